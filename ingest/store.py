@@ -1,0 +1,306 @@
+"""Every write to the database goes through this module, each inside one transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+
+from . import _db
+from ._anchor import reference_anchors
+from ._errors import UserError
+from ._pool_file import pool_shape, read_pool
+from ._verdict_file import read_verdicts
+from .formats import BUILTIN, Format, format_from_row, load_format_spec
+
+VERDICT_COLUMNS = ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
+                   "swapped", "sample", "raw", "label", "value", "status", "error", "attempts",
+                   "latency_ms", "tokens_in", "tokens_out")
+
+
+def _next_id(con, table: str, column: str) -> int:
+    # Table and column names come from this module only, never from input.
+    return con.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def pool_id(con, name: str) -> int | None:
+    row = _db.one(con, "SELECT pool_id FROM pools WHERE name = $name", {"name": name})
+    return row[0] if row else None
+
+
+def _delete_pool(con, pid: int) -> None:
+    for table in ("verdicts", "runs", "candidates", "prompts"):
+        con.execute(f"DELETE FROM {table} WHERE pool_id = $p", {"p": pid})
+    con.execute("DELETE FROM subset_members WHERE subset_id IN "
+                "(SELECT subset_id FROM subsets WHERE pool_id = $p)", {"p": pid})
+    con.execute("DELETE FROM subsets WHERE pool_id = $p", {"p": pid})
+    con.execute("DELETE FROM pools WHERE pool_id = $p", {"p": pid})
+
+
+def import_pool(db: str | os.PathLike | None, path: str | os.PathLike, name: str,
+                replace: bool = False) -> dict:
+    """Validate a pool file and store it under `name`. Lands whole or not at all."""
+    if not name or not name.strip():
+        raise UserError("--pool: a pool name is required")
+    data = read_pool(path)          # all validation happens before the database is touched
+    digest = _sha256(Path(path))
+    with _db.writer(db) as con, _db.transaction(con):
+        old = pool_id(con, name)
+        if old is not None and not replace:
+            raise UserError(f"pool '{name}' already exists (use --replace to overwrite it and "
+                            "its verdicts)")
+        replaced = 0
+        if old is not None:
+            replaced = _db.one(con, "SELECT count(*) FROM verdicts WHERE pool_id = $p", {"p": old})[0]
+            _delete_pool(con, old)
+        pid = _next_id(con, "pools", "pool_id")
+        con.execute("INSERT INTO pools (pool_id, name, source_file, source_sha256, layout) "
+                    "VALUES ($id, $name, $file, $sha, $layout)",
+                    {"id": pid, "name": name, "file": str(path), "sha": digest, "layout": data.layout})
+        prompts = data.prompts.with_columns(pl.lit(pid, pl.Int32).alias("pool_id"))
+        candidates = data.candidates.with_columns(pl.lit(pid, pl.Int32).alias("pool_id"))
+        con.register("prompts_df", prompts.to_arrow())
+        con.register("candidates_df", candidates.to_arrow())
+        con.execute("INSERT INTO prompts (pool_id, prompt_idx, prompt_id, prompt) "
+                    "SELECT pool_id, prompt_idx, prompt_id, prompt FROM prompts_df")
+        con.execute("INSERT INTO candidates (pool_id, cand_idx, prompt_idx, candidate_id, position, "
+                    "response, reference, model, split) SELECT pool_id, cand_idx, prompt_idx, "
+                    "candidate_id, position, response, reference, model, split FROM candidates_df")
+        con.unregister("prompts_df")
+        con.unregister("candidates_df")
+    return {"pool": name, "layout": data.layout, "replaced_verdicts": replaced,
+            **pool_shape(data.candidates)}
+
+
+def ensure_judge(con, name: str, provider: str, model: str | None = None,
+                 endpoint: str | None = None, settings: dict | None = None) -> int:
+    """The judge's id, creating it on first use. Settings never include secrets."""
+    row = _db.one(con, "SELECT judge_id FROM judges WHERE name = $n", {"n": name})
+    if row:
+        return row[0]
+    jid = _next_id(con, "judges", "judge_id")
+    con.execute("INSERT INTO judges (judge_id, name, provider, model, endpoint, settings) "
+                "VALUES ($id, $name, $provider, $model, $endpoint, $settings)",
+                {"id": jid, "name": name, "provider": provider, "model": model, "endpoint": endpoint,
+                 "settings": json.dumps(settings or {})})
+    return jid
+
+
+def stored_formats(con) -> dict[str, Format]:
+    rows = con.execute("SELECT name, spec, template FROM formats").fetchall()
+    return {name: format_from_row({"spec": spec, "template": template}) for name, spec, template in rows}
+
+
+def ensure_format(con, fmt: Format) -> int:
+    """The format's id, registering it on first use; a different definition under a known name
+    is refused."""
+    row = _db.one(con, "SELECT format_id, spec_hash FROM formats WHERE name = $n", {"n": fmt.name})
+    if row:
+        if row[1] != fmt.spec_hash:
+            raise UserError(f"format '{fmt.name}' is already stored with a different definition; "
+                            "give the new one another name")
+        return row[0]
+    fid = _next_id(con, "formats", "format_id")
+    con.execute("INSERT INTO formats (format_id, name, kind, pairing, spec, value_lo, value_hi, "
+                "template, spec_hash) VALUES ($id, $name, $kind, $pairing, $spec, $lo, $hi, "
+                "$template, $hash)",
+                {"id": fid, "name": fmt.name, "kind": fmt.kind, "pairing": fmt.pairing,
+                 "spec": json.dumps(fmt.spec()), "lo": fmt.value_lo, "hi": fmt.value_hi,
+                 "template": fmt.template, "hash": fmt.spec_hash})
+    return fid
+
+
+def start_run(con, pool: int, judge: int, fmt: Format, format_id: int, source: str,
+              source_file: str | None = None, template: str | None = None,
+              decoding: dict | None = None, judge_model: str | None = None,
+              schedule: str | None = None, seed: int | None = None, notes: str | None = None) -> int:
+    rid = _next_id(con, "runs", "run_id")
+    con.execute("INSERT INTO runs (run_id, pool_id, judge_id, format_id, source, source_file, "
+                "template, template_hash, decoding, judge_model, schedule, seed, notes, status) "
+                "VALUES ($id, $pool, $judge, $fmt, $source, $file, $template, $thash, $decoding, "
+                "$model, $schedule, $seed, $notes, 'running')",
+                {"id": rid, "pool": pool, "judge": judge, "fmt": format_id, "source": source,
+                 "file": source_file, "template": template,
+                 "thash": hashlib.sha256(template.encode()).hexdigest() if template else None,
+                 "decoding": json.dumps(decoding) if decoding is not None else None,
+                 "model": judge_model, "schedule": schedule, "seed": seed, "notes": notes})
+    return rid
+
+
+def finish_run(con, run_id: int, status: str = "finished") -> None:
+    con.execute("UPDATE runs SET status = $s, finished_at = current_timestamp WHERE run_id = $id",
+                {"s": status, "id": run_id})
+
+
+def insert_verdicts(con, rows: pl.DataFrame) -> int:
+    """Append verdict rows (columns from VERDICT_COLUMNS; missing optional ones become null)."""
+    defaults = {"b_idx": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
+                "error": pl.String, "latency_ms": pl.Float64, "tokens_in": pl.Int32,
+                "tokens_out": pl.Int32}
+    rows = rows.with_columns([pl.lit(None, dtype).alias(c) for c, dtype in defaults.items()
+                              if c not in rows.columns])
+    if "swapped" not in rows.columns:
+        rows = rows.with_columns(pl.lit(False).alias("swapped"))
+    if "attempts" not in rows.columns:
+        rows = rows.with_columns(pl.lit(1, pl.Int32).alias("attempts"))
+    con.register("verdict_rows", rows.select(VERDICT_COLUMNS).to_arrow())
+    try:
+        con.execute(f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) "
+                    f"SELECT {', '.join(VERDICT_COLUMNS)} FROM verdict_rows")
+    finally:
+        con.unregister("verdict_rows")
+    return rows.height
+
+
+def _parse_distinct(rows: pl.DataFrame, formats: dict[str, Format]) -> pl.DataFrame:
+    """Parse each distinct (format, raw) once: judges repeat themselves, so this is fast."""
+    pairs = rows.select("format", "raw").unique()
+    parsed = [formats[f].parse(raw) if raw is not None else None for f, raw in pairs.iter_rows()]
+    return pairs.with_columns(
+        pl.Series("value", [p.value if p else None for p in parsed], pl.Float64),
+        pl.Series("label", [p.label if p else None for p in parsed], pl.String),
+        pl.Series("status", [p.status if p else "empty" for p in parsed], pl.String))
+
+
+def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool: str,
+                    format_spec: str | os.PathLike | None = None) -> dict:
+    """Import verdicts made elsewhere (DESIGN.md 'Verdict file'). The whole file lands or nothing.
+
+    Rows whose call (judge, format, prompt, candidates, sample) is already stored are skipped, so
+    importing the same file twice changes nothing.
+    """
+    t, rows = read_verdicts(path)
+    extra = load_format_spec(format_spec) if format_spec else None
+    with _db.writer(db) as con, _db.transaction(con):
+        pid = pool_id(con, pool)
+        if pid is None:
+            raise UserError(f"no pool named '{pool}' (see `judgeaudit pools`)")
+        formats = {**stored_formats(con), **BUILTIN}
+        if extra is not None:
+            if extra.name in formats and formats[extra.name].spec_hash != extra.spec_hash:
+                raise UserError(f"{format_spec}: format '{extra.name}' is already stored with a "
+                                "different definition; give this one another name")
+            formats[extra.name] = extra
+        bad = pl.Series(rows["format"]).is_in(list(formats)).not_()
+        if bad.any():
+            row = int(bad.arg_true()[0])
+            raise UserError(f"{t.at(row, 'format')}: unknown format {rows['format'][row]!r} (known: "
+                            f"{', '.join(sorted(formats))}; define others with --format-spec)")
+        kinds = pl.DataFrame({"format": list(formats), "kind": [f.kind for f in formats.values()],
+                              "pairing": [f.pairing for f in formats.values()]})
+        rows = rows.join(kinds, on="format", how="left")
+        point = rows["kind"] == "pointwise"
+        for name, mask in (("candidate_id", point), ("a_id", ~point), ("b_id", ~point)):
+            row = next(iter((mask & rows[name].is_null()).arg_true()), None)
+            if row is not None:
+                kind = "pointwise" if name == "candidate_id" else "comparative"
+                raise UserError(f"{t.at(int(row), name)}: required for the {kind} format "
+                                f"{rows['format'][int(row)]!r}")
+
+        prompts = _db.frame(con, "SELECT prompt_id, prompt_idx FROM prompts WHERE pool_id = $p", {"p": pid})
+        cands = _db.frame(con, "SELECT prompt_idx, candidate_id, cand_idx, position, reference "
+                            "FROM candidates WHERE pool_id = $p", {"p": pid})
+        rows = rows.join(prompts, on="prompt_id", how="left")
+        row = next(iter(rows["prompt_idx"].is_null().arg_true()), None)
+        if row is not None:
+            raise UserError(f"{t.at(int(row), 'prompt_id')}: unknown prompt {rows['prompt_id'][int(row)]!r} "
+                            f"in pool '{pool}'")
+        rows = rows.with_columns(pl.when(point).then(pl.col("candidate_id")).otherwise(pl.col("a_id"))
+                                 .alias("_a"))
+        lookup = cands.select("prompt_idx", "candidate_id", "cand_idx", "position")
+        rows = rows.join(lookup.rename({"candidate_id": "_a", "cand_idx": "a_idx", "position": "_pa"}),
+                         on=["prompt_idx", "_a"], how="left") \
+            .join(lookup.rename({"candidate_id": "b_id", "cand_idx": "b_idx", "position": "_pb"}),
+                  on=["prompt_idx", "b_id"], how="left").sort("_row")
+        for fld, col in (("candidate_id", "a_idx"), ("a_id", "a_idx"), ("b_id", "b_idx")):
+            mask = rows[col].is_null() & (point if fld == "candidate_id" else ~point)
+            if fld == "b_id":
+                mask = mask & rows["b_id"].is_not_null()
+            row = next(iter(mask.arg_true()), None)
+            if row is not None:
+                r = int(row)
+                value = rows["_a"][r] if col == "a_idx" else rows["b_id"][r]
+                raise UserError(f"{t.at(r, fld)}: unknown candidate {value!r} for prompt "
+                                f"{rows['prompt_id'][r]!r} in pool '{pool}'")
+
+        key = ["judge", "format", "prompt_idx", "a_idx", "b_idx", "sample"]
+        dup = rows.with_columns(pl.col("_row").min().over(key).alias("_first")) \
+            .filter(pl.col("_row") != pl.col("_first"))
+        if dup.height:
+            raise UserError(f"{t.at(int(dup['_row'][0]))}: the same call (judge, format, prompt, "
+                            f"candidates, sample) appears twice; first at line "
+                            f"{t.line_of(int(dup['_first'][0]))}")
+
+        rows = rows.join(_parse_distinct(rows, formats), on=["format", "raw"], how="left",
+                         nulls_equal=True)
+        rows = rows.with_columns(
+            pl.when(pl.col("raw").is_null() & pl.col("error").is_not_null()).then(pl.lit("failed"))
+            .otherwise(pl.col("status")).alias("status"))
+        rows = _orient(rows, cands)
+
+        judges = {j: ensure_judge(con, j, "imported") for j in rows["judge"].unique().to_list()}
+        fids = {f: ensure_format(con, formats[f]) for f in rows["format"].unique().to_list()}
+        existing = _db.frame(con, "SELECT j.name AS judge, f.name AS format, prompt_idx, a_idx, b_idx, sample "
+                               "FROM verdicts v JOIN judges j USING (judge_id) JOIN formats f USING (format_id) "
+                               "WHERE v.pool_id = $p", {"p": pid})
+        n_in_file = rows.height
+        if existing.height:
+            rows = rows.join(existing.with_columns(pl.col("a_idx", "b_idx").cast(pl.Int32),
+                                                   pl.col("sample").cast(pl.Int64)),
+                             on=key, how="anti", nulls_equal=True)
+        runs = {}
+        for (judge, fmt_name) in rows.select("judge", "format").unique().sort("judge", "format").iter_rows():
+            runs[(judge, fmt_name)] = start_run(con, pid, judges[judge], formats[fmt_name], fids[fmt_name],
+                                                "import", source_file=str(path))
+        if rows.height:
+            run_frame = pl.DataFrame({"judge": [k[0] for k in runs], "format": [k[1] for k in runs],
+                                      "run_id": list(runs.values())})
+            rows = rows.join(run_frame, on=["judge", "format"]).with_columns(
+                pl.lit(pid).alias("pool_id"),
+                pl.col("judge").replace_strict(judges).alias("judge_id"),
+                pl.col("format").replace_strict(fids).alias("format_id"))
+            insert_verdicts(con, rows)
+        for rid in runs.values():
+            finish_run(con, rid)
+        counts = rows.group_by("status").len().sort("status") if rows.height else None
+    return {"pool": pool, "rows_in_file": n_in_file, "imported": rows.height,
+            "skipped_existing": n_in_file - rows.height,
+            "status_counts": dict(counts.iter_rows()) if counts is not None else {},
+            "judges": sorted(judges), "formats": sorted(fids)}
+
+
+def _orient(rows: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
+    """Mark comparative calls made in the reverse orientation of their item (DESIGN.md 'bias').
+
+    Anchored: reverse when the anchor is in slot A against another candidate. The anchor comes
+    from references; for a prompt without complete references it is the candidate shown as B most
+    often (forward calls always show the anchor as B). Tournament: reverse when the later-listed
+    candidate is in slot A.
+    """
+    anchors = reference_anchors(cands)
+    anch_rows = rows.filter(pl.col("pairing") == "anchored")
+    if anch_rows.height:
+        missing = anch_rows.join(anchors, on="prompt_idx", how="anti")
+        if missing.height:
+            mode = missing.group_by("prompt_idx", "b_idx").len() \
+                .sort("prompt_idx", "len", "b_idx", descending=[False, True, False]) \
+                .group_by("prompt_idx", maintain_order=True).first() \
+                .select("prompt_idx", pl.col("b_idx").alias("anchor_idx"))
+            anchors = pl.concat([anchors, mode.with_columns(pl.col("anchor_idx").cast(anchors["anchor_idx"].dtype))])
+    rows = rows.join(anchors, on="prompt_idx", how="left")
+    swapped = (pl.when(pl.col("pairing") == "anchored")
+               .then((pl.col("a_idx") == pl.col("anchor_idx")) & (pl.col("b_idx") != pl.col("a_idx")))
+               .when(pl.col("pairing") == "tournament").then(pl.col("_pa") > pl.col("_pb"))
+               .otherwise(False))
+    return rows.with_columns(swapped.fill_null(False).alias("swapped")).drop("anchor_idx")
