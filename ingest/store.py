@@ -174,24 +174,26 @@ def _parse_distinct(rows: pl.DataFrame, formats: dict[str, Format]) -> pl.DataFr
 
 
 def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool: str,
-                    format_spec: str | os.PathLike | None = None) -> dict:
+                    format_specs: list[str | os.PathLike] | str | os.PathLike | None = None) -> dict:
     """Import verdicts made elsewhere (DESIGN.md 'Verdict file'). The whole file lands or nothing.
 
     Rows whose call (judge, format, prompt, candidates, sample) is already stored are skipped, so
     importing the same file twice changes nothing.
     """
     t, rows = read_verdicts(path)
-    extra = load_format_spec(format_spec) if format_spec else None
+    if isinstance(format_specs, (str, os.PathLike)):
+        format_specs = [format_specs]
+    extra = {str(p): load_format_spec(p) for p in format_specs or []}
     with _db.writer(db) as con, _db.transaction(con):
         pid = pool_id(con, pool)
         if pid is None:
             raise UserError(f"no pool named '{pool}' (see `judgeaudit pools`)")
         formats = {**stored_formats(con), **BUILTIN}
-        if extra is not None:
-            if extra.name in formats and formats[extra.name].spec_hash != extra.spec_hash:
-                raise UserError(f"{format_spec}: format '{extra.name}' is already stored with a "
+        for spec_path, fmt in extra.items():
+            if fmt.name in formats and formats[fmt.name].spec_hash != fmt.spec_hash:
+                raise UserError(f"{spec_path}: format '{fmt.name}' is already stored with a "
                                 "different definition; give this one another name")
-            formats[extra.name] = extra
+            formats[fmt.name] = fmt
         bad = pl.Series(rows["format"]).is_in(list(formats)).not_()
         if bad.any():
             row = int(bad.arg_true()[0])

@@ -1,0 +1,234 @@
+"""The `judgeaudit` command line (DESIGN.md 'Command line'). Thin: parse flags, call ingest or
+audit, print. Errors go to stderr as one message naming the file, line and field; no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import click
+import polars as pl
+
+DB_HELP = "DuckDB file (default: $JUDGEAUDIT_DB or ./judgeaudit.duckdb)"
+
+
+def _jsonable(value):
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def emit_json(document: dict) -> None:
+    click.echo(json.dumps(_jsonable(document), allow_nan=False, ensure_ascii=False))
+
+
+def emit_table(frame: pl.DataFrame, title: str | None = None) -> None:
+    if title:
+        click.echo(title)
+    with pl.Config(tbl_cols=-1, tbl_rows=-1, tbl_width_chars=250, float_precision=4,
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+        click.echo(str(frame))
+
+
+def db_option(f):
+    return click.option("--db", "db", type=click.Path(dir_okay=True, path_type=Path), default=None,
+                        help=DB_HELP)(f)
+
+
+def json_option(f):
+    return click.option("--json", "as_json", is_flag=True, help="print one JSON document")(f)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli():
+    """judgeaudit: audit how an LLM judge's scoring format shapes what it can express."""
+
+
+@cli.command("import-pool")
+@click.argument("file", type=click.Path(path_type=Path, exists=False))
+@click.option("--pool", required=True, help="name to store the pool under")
+@click.option("--replace", is_flag=True, help="overwrite an existing pool of that name")
+@db_option
+@json_option
+def import_pool_cmd(file, pool, replace, db, as_json):
+    """Import a candidate pool (.jsonl, .csv, .parquet; also the UltraFeedback layout)."""
+    from ingest import import_pool
+    result = import_pool(db, file, pool, replace=replace)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"imported pool '{pool}' ({result['layout']} layout): {result['n_prompts']} prompts, "
+                   f"{result['n_candidates']} candidates ({result['k_min']}-{result['k_max']} per prompt)"
+                   + (f"; replaced {result['replaced_verdicts']} verdicts" if replace else ""))
+
+
+@cli.command("pools")
+@db_option
+@json_option
+def pools_cmd(db, as_json):
+    """List the pools in the database."""
+    from audit import pools
+    frame = pools(db)
+    if as_json:
+        emit_json({"pools": frame.to_dicts()})
+    else:
+        emit_table(frame)
+
+
+@cli.command("import-verdicts")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--pool", required=True, help="the pool the verdicts are about")
+@click.option("--format-spec", "format_specs", type=click.Path(path_type=Path), multiple=True,
+              help="TOML file defining a format the verdicts use (repeatable)")
+@db_option
+@json_option
+def import_verdicts_cmd(file, pool, format_specs, db, as_json):
+    """Import verdicts produced elsewhere (JSONL; parsed with the format's parser)."""
+    from ingest import import_verdicts
+    result = import_verdicts(db, file, pool, format_specs=list(format_specs))
+    if as_json:
+        emit_json(result)
+    else:
+        statuses = ", ".join(f"{k} {v}" for k, v in result["status_counts"].items()) or "none new"
+        click.echo(f"imported {result['imported']} verdicts into pool '{pool}' "
+                   f"({result['skipped_existing']} already present); parse status: {statuses}")
+
+
+@cli.command("audit")
+@click.option("--pool", required=True)
+@click.option("--seed", default=0, show_default=True, help="seed of the top-1 tie-break")
+@db_option
+@json_option
+def audit_cmd(pool, seed, db, as_json):
+    """Diagnostics per (judge, format): levels, ties, agreement with the reference."""
+    from audit import audit_cells
+    frame = audit_cells(db, pool, seed=seed)
+    if as_json:
+        emit_json({"pool": pool, "cells": frame.to_dicts()})
+    else:
+        emit_table(frame)
+
+
+@cli.command("bias")
+@click.option("--pool", required=True)
+@click.option("--seed", default=0, show_default=True, help="seed of the bootstrap")
+@click.option("--n-boot", default=2000, show_default=True, help="bootstrap resamples")
+@db_option
+@json_option
+def bias_cmd(pool, seed, n_boot, db, as_json):
+    """Slot-bias decomposition per (judge, comparative format)."""
+    from audit import bias
+    frame = bias(db, pool, seed=seed, n_boot=n_boot)
+    if as_json:
+        emit_json({"pool": pool, "cells": frame.to_dicts()})
+    else:
+        emit_table(frame)
+
+
+@cli.command("levels")
+@click.option("--pool", required=True)
+@click.option("--alpha", "alphas", multiple=True, type=float,
+              help="orders of D_alpha (repeatable; default 0, 0.5, 1, 2, inf)")
+@db_option
+@json_option
+def levels_cmd(pool, alphas, db, as_json):
+    """Effective number of levels D_alpha per (judge, format)."""
+    from audit import effective_levels
+    frame = effective_levels(db, pool, tuple(alphas) or (0, 0.5, 1, 2, float("inf")))
+    emit_json({"pool": pool, "rows": frame.to_dicts()}) if as_json else emit_table(frame)
+
+
+@cli.command("stability")
+@click.option("--pool", required=True)
+@click.option("--n-boot", default=200, show_default=True, help="subsamples per cell")
+@click.option("--fraction", default=1 / 3, show_default=True, help="subsample size / pool size")
+@click.option("--seed", default=0, show_default=True)
+@db_option
+@json_option
+def stability_cmd(pool, n_boot, fraction, seed, db, as_json):
+    """Subsampling stability of distinct, D1 and D2 per (judge, format)."""
+    from audit import stability
+    frame = stability(db, pool, n_boot=n_boot, fraction=fraction, seed=seed)
+    emit_json({"pool": pool, "rows": frame.to_dicts()}) if as_json else emit_table(frame)
+
+
+@cli.command("positions")
+@click.option("--pool", required=True)
+@click.option("--seed", default=0, show_default=True)
+@db_option
+@json_option
+def positions_cmd(pool, seed, db, as_json):
+    """Tournament selections of first- / last-listed candidates against 1/k."""
+    from audit import position_selection
+    frame = position_selection(db, pool, seed=seed)
+    emit_json({"pool": pool, "cells": frame.to_dicts()}) if as_json else emit_table(frame)
+
+
+@cli.command("variance")
+@click.option("--pool", required=True)
+@db_option
+@json_option
+def variance_cmd(pool, db, as_json):
+    """Format / judge / residual shares of each diagnostic, with leave-one-judge-out."""
+    from audit import variance
+    frame = variance(db, pool)
+    emit_json({"pool": pool, "rows": frame.to_dicts()}) if as_json else emit_table(frame)
+
+
+@cli.command("app")
+@click.option("--port", default=8501, show_default=True)
+@click.option("--address", default="localhost", show_default=True,
+              help="interface to listen on (localhost keeps the dashboard private)")
+@db_option
+def app_cmd(port, address, db):
+    """Start the dashboard (seeds an empty database with the bundled demo first)."""
+    from ingest import db_path
+    from ingest.demo import seed_demo
+    path = db_path(db).resolve()
+    seeded = seed_demo(path)
+    if seeded:
+        click.echo(f"seeded {path} with the bundled demo: {', '.join(seeded)}", err=True)
+    env = {**os.environ, "JUDGEAUDIT_DB": str(path)}
+    main = Path(__file__).with_name("main.py")
+    raise SystemExit(subprocess.call(
+        [sys.executable, "-m", "streamlit", "run", str(main), "--server.port", str(port),
+         "--server.address", address, "--browser.gatherUsageStats", "false"], env=env))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from audit import AuditError
+    from ingest import UserError
+    try:
+        cli.main(args=argv, prog_name="judgeaudit", standalone_mode=False)
+        return 0
+    except (UserError, AuditError) as exc:
+        click.echo(f"judgeaudit: error: {exc}", err=True)
+        return 1
+    except click.exceptions.Abort:
+        click.echo("judgeaudit: aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except Exception as exc:  # an unexpected failure: one line, the traceback only on request
+        if os.environ.get("JUDGEAUDIT_DEBUG"):
+            traceback.print_exc()
+        click.echo(f"judgeaudit: internal error: {type(exc).__name__}: {exc} "
+                   "(set JUDGEAUDIT_DEBUG=1 for the traceback)", err=True)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

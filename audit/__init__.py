@@ -1,0 +1,15 @@
+"""Read-only metrics over the judgeaudit database. Every public function takes a database path and
+plain parameters and returns a polars DataFrame whose columns its docstring lists.
+
+Never imports torch, httpx, streamlit or the other packages of this project.
+"""
+
+from ._bias import BIAS_COLUMNS, bias, bias_items
+from ._cells import CELL_COLUMNS, audit_cells
+from ._db import AuditError
+from ._extras import effective_levels, position_selection, stability, variance, variance_table
+from ._pools import pools
+
+__all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "bias", "bias_items",
+           "effective_levels", "pools", "position_selection", "stability", "variance",
+           "variance_table"]

@@ -1,0 +1,75 @@
+"""Slot (position) bias of comparative formats, from items seen in both orders (DESIGN.md)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import polars as pl
+
+from . import _metrics as m
+from ._db import connect, pool_id, query
+
+BIAS_COLUMNS = ["judge", "format", "pairing", "n_calls", "n_reverse_calls", "n_pairs", "q", "q_lo",
+                "q_hi", "b", "b_lo", "b_hi", "consistency", "self_tie_rate", "n_self",
+                "q_gap_corr"]
+
+
+def item_bias(v_fwd: np.ndarray, v_rev: np.ndarray, n_boot: int, rng: np.random.Generator) -> dict:
+    """q_i = (v_fwd - v_rev) / 2 (quality), b_i = (v_fwd + v_rev) / 2 (slot A bias); their means
+    with 95% percentile-bootstrap intervals over items, and both-order consistency:
+    sign(v_fwd) = -sign(v_rev) (a tie in both orders is consistent, in one order only is not)."""
+    q = (v_fwd - v_rev) / 2.0
+    b = (v_fwd + v_rev) / 2.0
+    out = {"n_pairs": int(q.size), "q": float(q.mean()), "b": float(b.mean()),
+           "consistency": float(np.mean(np.sign(v_fwd) == -np.sign(v_rev)))}
+    boots = m.bootstrap_means(np.column_stack((q, b)), n_boot, rng)
+    (q_lo, b_lo), (q_hi, b_hi) = np.percentile(boots, [2.5, 97.5], axis=0)
+    out.update(q_lo=float(q_lo), q_hi=float(q_hi), b_lo=float(b_lo), b_hi=float(b_hi))
+    return out
+
+
+def bias_items(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """One row per item seen in both orders: judge, format, prompt_idx, x, y (x = the anchored
+    candidate or the earlier-listed one), v_fwd, v_rev, q_i, b_i, ref_gap (r_x - r_y)."""
+    with connect(db) as con:
+        items = query(con, "bias_items", pool_id=pool_id(con, pool))
+    return items.with_columns(((pl.col("v_fwd") - pl.col("v_rev")) / 2).alias("q_i"),
+                              ((pl.col("v_fwd") + pl.col("v_rev")) / 2).alias("b_i"))
+
+
+def bias(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: int = 2000) -> pl.DataFrame:
+    """One row per (judge, comparative format) cell of the pool.
+
+    Columns: judge, format, pairing, n_calls, n_reverse_calls, n_pairs (items with a parsed
+    verdict in both orders), q, q_lo, q_hi, b, b_lo, b_hi (means and seeded 95% percentile-bootstrap
+    intervals), consistency, self_tie_rate (TIE share among self-comparison calls), n_self,
+    q_gap_corr (Pearson correlation of q_i with the reference gap r_x - r_y). Nulls where undefined.
+    """
+    with connect(db) as con:
+        pid = pool_id(con, pool)
+        cells = query(con, "comparative_cells", pool_id=pid)
+        items = query(con, "bias_items", pool_id=pid)
+    rows = []
+    for cell in cells.iter_rows(named=True):
+        row = {k: cell[k] for k in ("judge", "format", "pairing", "n_calls", "n_reverse_calls")}
+        row["n_self"] = cell["n_self"]
+        row["self_tie_rate"] = cell["n_self_tie"] / cell["n_self"] if cell["n_self"] else None
+        part = items.filter((pl.col("judge") == cell["judge"]) & (pl.col("format") == cell["format"]))
+        row["n_pairs"] = part.height
+        if part.height:
+            rng = np.random.default_rng([seed, len(rows)])
+            v_fwd, v_rev = part["v_fwd"].to_numpy(), part["v_rev"].to_numpy()
+            row.update(item_bias(v_fwd, v_rev, n_boot, rng))
+            gap = part["ref_gap"].to_numpy()
+            ok = ~np.isnan(gap.astype(float))
+            if ok.sum() >= 2:
+                row["q_gap_corr"] = m.pearson(((v_fwd - v_rev) / 2)[ok], gap[ok].astype(float))
+        rows.append(row)
+    schema = {"judge": pl.String, "format": pl.String, "pairing": pl.String, "n_calls": pl.Int64,
+              "n_reverse_calls": pl.Int64, "n_pairs": pl.Int64, "q": pl.Float64,
+              "q_lo": pl.Float64, "q_hi": pl.Float64, "b": pl.Float64, "b_lo": pl.Float64,
+              "b_hi": pl.Float64, "consistency": pl.Float64, "self_tie_rate": pl.Float64,
+              "n_self": pl.Int64, "q_gap_corr": pl.Float64}
+    return pl.DataFrame(rows, schema=schema).select(BIAS_COLUMNS) \
+        .with_columns(pl.selectors.float().fill_nan(None))

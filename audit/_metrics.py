@@ -1,0 +1,239 @@
+"""Pure metric functions on numpy arrays (DESIGN.md 'Metric definitions').
+
+Within-prompt statistics take flat arrays sorted so that each group (one prompt of one cell) is
+contiguous, plus a dense group index; everything is vectorised across all groups at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ROUND = 12  # scores are rounded to 12 decimals before any comparison
+
+
+def renyi_levels(p: np.ndarray, alpha: float) -> float:
+    """Effective number of levels D_alpha = exp(H_alpha) of a probability vector.
+
+    alpha = 0: the count of values; 1: exp(Shannon entropy); 2: 1 / sum p^2; inf: 1 / max p.
+    """
+    p = np.asarray(p, dtype=float)
+    p = p[p > 0]
+    if p.size == 0:
+        return float("nan")
+    if alpha == 0:
+        return float(p.size)
+    if alpha == 1:
+        return float(np.exp(-np.sum(p * np.log(p))))
+    if np.isinf(alpha):
+        return float(1.0 / p.max())
+    return float(np.sum(p ** alpha) ** (1.0 / (1.0 - alpha)))
+
+
+def group_starts(group: np.ndarray) -> np.ndarray:
+    """Start offsets of the runs of equal values in a sorted group array."""
+    if group.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+
+
+def pair_counts(group: np.ndarray, s: np.ndarray, r: np.ndarray, n_groups: int):
+    """Per group: n0 pairs, C - D, n1 pairs tied in s, n2 pairs tied in r.
+
+    Pairs are enumerated by offset d = 1, 2, ... within each contiguous group, so the work is the
+    number of pairs, done as a few whole-array operations per offset.
+    """
+    n = group.size
+    cd = np.zeros(n_groups)
+    n1 = np.zeros(n_groups)
+    n2 = np.zeros(n_groups)
+    sizes_per_group = np.bincount(group, minlength=n_groups)
+    n0 = sizes_per_group * (sizes_per_group - 1) / 2.0
+    if n == 0:
+        return n0, cd, n1, n2
+    starts = group_starts(group)
+    sizes = np.diff(np.append(starts, n))
+    after = np.repeat(starts + sizes, sizes) - np.arange(n) - 1  # members after i in its group
+    active = np.flatnonzero(after > 0)
+    d = 1
+    while active.size:
+        j = active + d
+        ds = np.sign(s[active] - s[j])
+        dr = np.sign(r[active] - r[j])
+        g = group[active]
+        cd += np.bincount(g, weights=ds * dr, minlength=n_groups)
+        n1 += np.bincount(g, weights=(ds == 0), minlength=n_groups)
+        n2 += np.bincount(g, weights=(dr == 0), minlength=n_groups)
+        d += 1
+        active = active[after[active] >= d]
+    return n0, cd, n1, n2
+
+
+def kendall_variants(n0, cd, n1, n2):
+    """tau_a, tau_b, Somers' D (reference independent) per group; NaN where undefined."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau_a = np.where(n0 > 0, cd / n0, np.nan)
+        denom_b = (n0 - n1) * (n0 - n2)
+        tau_b = np.where(denom_b > 0, cd / np.sqrt(np.where(denom_b > 0, denom_b, 1)), np.nan)
+        somers = np.where(n0 - n2 > 0, cd / np.where(n0 - n2 > 0, n0 - n2, 1), np.nan)
+    return tau_a, tau_b, somers
+
+
+SMALL_GROUP = 64  # groups up to this size are handled as (size x groups) matrices
+
+
+class PromptStats:
+    """Within-prompt statistics for one fixed set of candidates, reusable across cells.
+
+    `group` gives each element's dense, contiguous group (one prompt); `r` the references and
+    `key` a seeded random number per element (the tie-break). Everything that depends only on r is
+    computed once here; `compute(s)` then costs a few whole-row operations per group size.
+    """
+
+    def __init__(self, group: np.ndarray, r: np.ndarray, key: np.ndarray):
+        self.n_groups = int(group[-1]) + 1 if group.size else 0
+        starts = group_starts(group)
+        sizes = np.diff(np.append(starts, group.size))
+        self.buckets = []
+        for k in np.unique(sizes):
+            gids = np.flatnonzero(sizes == k)
+            idx = starts[gids][None, :] + np.arange(k)[:, None]        # k x G member indices
+            R = r[idx]
+            bucket = {"gids": gids, "k": int(k), "idx": idx, "K": key[idx],
+                      "rt": R == R.max(axis=0)}
+            if k <= SMALL_GROUP:
+                bucket["dr"] = [np.sign(R[i] - R[i + 1:]) for i in range(k - 1)]
+                bucket["n2"] = sum(((d == 0).sum(axis=0) for d in bucket["dr"]), np.zeros(len(gids)))
+            else:
+                bucket["local"] = np.repeat(np.arange(len(gids)), k)
+                bucket["members"] = idx.T.ravel()
+                bucket["r_members"] = r[bucket["members"]]
+            self.buckets.append(bucket)
+
+    def compute(self, s: np.ndarray) -> dict:
+        """Per group: n, n0, C - D, n1 (pairs tied in s), n2 (tied in r), top1, top1_expected,
+        top1_uniform.
+
+        judge-top = members holding the group's max s; reference-top = those holding max r.
+        top1_expected = |judge-top AND reference-top| / |judge-top|; top1_uniform =
+        |reference-top| / n; top1 = whether the judge-top member with the largest key is
+        reference-top.
+        """
+        out = {name: np.zeros(self.n_groups) for name in
+               ("n", "n0", "cd", "n1", "n2", "top1", "top1_expected", "top1_uniform")}
+        for b in self.buckets:
+            gids, k = b["gids"], b["k"]
+            S = s[b["idx"]]
+            if k <= SMALL_GROUP:
+                cd, n1 = np.zeros(len(gids)), np.zeros(len(gids))
+                for i in range(k - 1):
+                    ds = np.sign(S[i] - S[i + 1:])
+                    cd += (ds * b["dr"][i]).sum(axis=0)
+                    n1 += (ds == 0).sum(axis=0)
+                n0, n2 = np.full(len(gids), k * (k - 1) / 2.0), b["n2"]
+            else:  # few, large groups: enumerate pairs by offset instead of by row
+                n0, cd, n1, n2 = pair_counts(b["local"], s[b["members"]], b["r_members"], len(gids))
+            jt, rt = S == S.max(axis=0), b["rt"]
+            pick = np.argmax(np.where(jt, b["K"], -1.0), axis=0)
+            out["n"][gids] = k
+            out["n0"][gids], out["cd"][gids], out["n1"][gids], out["n2"][gids] = n0, cd, n1, n2
+            out["top1"][gids] = rt[pick, np.arange(len(gids))]
+            out["top1_expected"][gids] = (jt & rt).sum(axis=0) / jt.sum(axis=0)
+            out["top1_uniform"][gids] = rt.sum(axis=0) / k
+        return out
+
+
+def prompt_stats(group: np.ndarray, s: np.ndarray, r: np.ndarray, key: np.ndarray) -> dict:
+    """PromptStats(group, r, key).compute(s), for one-off use."""
+    return PromptStats(group, r, key).compute(s)
+
+
+def top_tied(group: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Per group: whether the maximum score is held by two or more members."""
+    n_groups = int(group[-1]) + 1 if group.size else 0
+    starts = group_starts(group)
+    sizes = np.diff(np.append(starts, group.size))
+    smax = np.repeat(np.maximum.reduceat(s, starts), sizes) if group.size else s
+    return np.bincount(group, weights=(s == smax), minlength=n_groups) >= 2
+
+
+def selected_member(group: np.ndarray, s: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Per group: the index (into the arrays) of the top-scored member, ties broken by max key."""
+    if group.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = group_starts(group)
+    sizes = np.diff(np.append(starts, group.size))
+    smax = np.repeat(np.maximum.reduceat(s, starts), sizes)
+    masked = np.where(s == smax, key, -1.0)
+    best = np.repeat(np.maximum.reduceat(masked, starts), sizes)
+    return np.flatnonzero(masked == best)
+
+
+def ranks_from_levels(x: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Average ranks of x when its values are among the sorted array `levels` (few distinct
+    values: a search per element instead of a sort)."""
+    pos = np.searchsorted(levels, x)
+    counts = np.bincount(pos, minlength=len(levels))
+    below = np.cumsum(counts) - counts
+    return below[pos] + (counts[pos] + 1) / 2.0
+
+
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n with ties given their average rank (scipy.stats.rankdata 'average')."""
+    n = x.size
+    if n == 0:
+        return x.astype(float)
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    change = np.concatenate(([True], xs[1:] != xs[:-1]))
+    tie_id = np.cumsum(change) - 1
+    first = np.flatnonzero(change)
+    last = np.append(first[1:], n) - 1
+    avg = (first + last) / 2.0 + 1.0
+    ranks = np.empty(n)
+    ranks[order] = avg[tie_id]
+    return ranks
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson correlation of x and y; NaN when either is constant or there are < 2 points."""
+    if x.size < 2:
+        return float("nan")
+    dx, dy = x - x.mean(), y - y.mean()
+    sxx, syy = float(np.dot(dx, dx)), float(np.dot(dy, dy))
+    if sxx <= 0 or syy <= 0:
+        return float("nan")
+    return float(np.dot(dx, dy) / np.sqrt(sxx * syy))
+
+
+def two_way_shares(table: np.ndarray) -> dict:
+    """Two-way ANOVA without replication on a (judge x format) table of one value per cell.
+
+    Returns the shares of the total sum of squares for format (columns), judge (rows) and the
+    residual, with the total.
+    """
+    grand = table.mean()
+    ss_total = float(((table - grand) ** 2).sum())
+    ss_format = float(table.shape[0] * ((table.mean(axis=0) - grand) ** 2).sum())
+    ss_judge = float(table.shape[1] * ((table.mean(axis=1) - grand) ** 2).sum())
+    ss_resid = ss_total - ss_format - ss_judge
+    if ss_total <= 0:
+        return {"share_format": float("nan"), "share_judge": float("nan"),
+                "share_residual": float("nan"), "ss_total": ss_total}
+    return {"share_format": ss_format / ss_total, "share_judge": ss_judge / ss_total,
+            "share_residual": max(ss_resid, 0.0) / ss_total, "ss_total": ss_total}
+
+
+def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Column means of `n_boot` resamples of the rows of `values` (n x m), with replacement.
+
+    One set of resampled rows serves every column. Done in chunks to bound memory.
+    """
+    values = np.asarray(values, dtype=float).reshape(len(values), -1)
+    n = values.shape[0]
+    out = np.empty((n_boot, values.shape[1]))
+    chunk = max(1, int(2e7 // max(n * values.shape[1], 1)))
+    for lo in range(0, n_boot, chunk):
+        hi = min(lo + chunk, n_boot)
+        idx = rng.integers(0, n, size=(hi - lo, n))
+        out[lo:hi] = values[idx].mean(axis=1)
+    return out

@@ -1,0 +1,67 @@
+"""Candidate scores per (judge, format) cell, as a dense matrix over the pool's candidates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from ._db import arrow, query
+from ._metrics import ROUND
+
+
+@dataclass
+class Scores:
+    """S[c, i] = normalised score of candidate i (cand_idx order) in cell c; NaN = no score.
+
+    `cells` lists the cells (row c of S) with their call counts (cell_calls.sql); `order` sorts
+    candidates by (prompt, position).
+    """
+    cells: pl.DataFrame
+    S: np.ndarray
+    prompt: np.ndarray
+    position: np.ndarray
+    reference: np.ndarray    # NaN where missing
+    order: np.ndarray
+
+
+def cell_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray,
+                swapped: np.ndarray, value: np.ndarray, n: int) -> np.ndarray:
+    """Each candidate's mean score over its parsed calls in one cell, rounded; NaN without one.
+
+    pointwise: (v - lo) / (hi - lo); anchored: the same over forward calls (candidate in slot A
+    against the anchor); tournament: sigma(v) as Response A, 1 - sigma(v) as Response B, over its
+    matches against other candidates.
+    """
+    if pairing == "tournament":
+        match = a != b
+        sig = 1.0 / (1.0 + np.exp(-value[match]))
+        idx = np.concatenate((a[match], b[match]))
+        val = np.concatenate((sig, 1.0 - sig))
+    else:
+        keep = ~swapped if pairing == "anchored" else slice(None)
+        idx, val = a[keep], (value[keep] - lo) / (hi - lo)
+    total = np.bincount(idx, weights=val, minlength=n)
+    count = np.bincount(idx, minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.round(total / count, ROUND)
+
+
+def load_scores(con, pool_id: int) -> Scores:
+    cells = query(con, "cell_calls", pool_id=pool_id)
+    cand = query(con, "candidates", pool_id=pool_id)
+    n = cand.height
+    prompt = cand["prompt_idx"].to_numpy()
+    position = cand["position"].to_numpy()
+    reference = cand["reference"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    S = np.full((cells.height, n), np.nan)
+    for c, cell in enumerate(cells.iter_rows(named=True)):
+        calls = arrow(con, "cell_values", pool_id=pool_id, judge_id=cell["judge_id"],
+                      format_id=cell["format_id"])
+        S[c] = cell_scores(cell["pairing"], cell["value_lo"], cell["value_hi"],
+                           calls.column("a_idx").to_numpy(),
+                           calls.column("b_idx").fill_null(-1).to_numpy(),
+                           calls.column("swapped").to_numpy(zero_copy_only=False),
+                           calls.column("value").to_numpy(), n)
+    return Scores(cells, S, prompt, position, reference, np.lexsort((position, prompt)))

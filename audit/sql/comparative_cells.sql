@@ -1,0 +1,13 @@
+-- One row per (judge, comparative format) cell of the pool: its calls, and its self-comparisons
+-- (a candidate against itself) with how many of them were answered TIE (margin 0).
+SELECT j.name AS judge, f.name AS format, f.pairing,
+       count(*) AS n_calls,
+       count(*) FILTER (WHERE v.swapped) AS n_reverse_calls,
+       count(*) FILTER (WHERE v.a_idx = v.b_idx) AS n_self,
+       count(*) FILTER (WHERE v.a_idx = v.b_idx AND v.value = 0) AS n_self_tie
+FROM verdicts v
+JOIN judges j USING (judge_id)
+JOIN formats f USING (format_id)
+WHERE v.pool_id = $pool_id AND f.kind = 'comparative'
+GROUP BY j.name, f.name, f.pairing
+ORDER BY j.name, f.name

@@ -1,0 +1,44 @@
+"""The bundled demo: real judge data (see README.md here for sources and licences), imported into
+an empty database on first launch of the dashboard."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .. import _db
+from ..store import import_pool, import_verdicts
+
+HERE = Path(__file__).parent
+# (pool name, pool file, verdict file), in the order they are seeded
+DEMO_POOLS = (
+    ("mtbench", "mtbench-pool.jsonl", "mtbench-verdicts.jsonl"),
+    ("llmbar", "llmbar-pool.jsonl", "llmbar-verdicts.jsonl"),
+    ("arena-bench", "arena-bench-pool.jsonl", "arena-bench-verdicts.jsonl"),
+    ("ko-arena-hard", "ko-arena-hard-pool.jsonl", "ko-arena-hard-verdicts.jsonl"),
+)
+
+
+def format_specs() -> list[Path]:
+    return sorted(HERE.glob("format-*.toml"))
+
+
+def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None) -> list[str]:
+    """Import the demo pools missing from a database that holds no other pool.
+
+    Returns the names seeded (none when the user already has pools of their own). Each pool and
+    its verdicts land in their own transactions, so an interrupted seeding resumes next time.
+    """
+    wanted = [p for p in DEMO_POOLS if pools is None or p[0] in pools]
+    with _db.writer(db) as con:
+        present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
+    if present - {p[0] for p in DEMO_POOLS}:
+        return []
+    seeded = []
+    for name, pool_file, verdict_file in wanted:
+        if name in present:
+            continue
+        import_pool(db, HERE / pool_file, name)
+        import_verdicts(db, HERE / verdict_file, name, format_specs=format_specs())
+        seeded.append(name)
+    return seeded
