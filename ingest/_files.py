@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +93,9 @@ def _locate_jsonl_problem(p: Path, data: bytes) -> str | None:
             return f"{where(p, number)}: not valid JSON ({exc.msg} at column {exc.colno})"
         if not isinstance(row, dict):
             return f"{where(p, number)}: a row must be a JSON object, not {type(row).__name__}"
+        for key, value in row.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"{where(p, number, key)}: not a finite number: {value}"
     return None
 
 
@@ -128,7 +132,7 @@ def read_csv(p: Path) -> Table:
     if not data.strip():
         raise UserError(f"{p}: empty file (no header, no rows)")
     try:
-        frame = pl.read_csv(io.BytesIO(data), infer_schema=False, missing_utf8_is_empty_string=False)
+        frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except Exception as exc:
         raise UserError(f"{p}: could not read as CSV ({str(exc).splitlines()[0]})") from None
     if frame.height == 0:

@@ -30,8 +30,8 @@ class PoolData:
 def _ultrafeedback_rows(t: Table) -> Table:
     """One row per prompt with a `completions` list -> one row per candidate."""
     df = t.frame.with_row_index("_row")
-    if not isinstance(df.schema["completions"], pl.List) or not isinstance(
-            df.schema["completions"].inner, pl.Struct):
+    dtype = df.schema["completions"]
+    if not isinstance(dtype, pl.List) or not isinstance(dtype.inner, pl.Struct):
         bad = first_row(df["completions"].is_not_null())
         raise UserError(f"{t.at(bad or 0, 'completions')}: must be a list of objects "
                         "(model, response, overall_score or fine-grained ratings)")
@@ -46,15 +46,14 @@ def _ultrafeedback_rows(t: Table) -> Table:
     df = df.filter(pl.col("completions").is_not_null())
     if df.height == 0:
         raise UserError(f"{t.path}: no completions in any row")
-    fields = set(df.schema["completions"].inner.fields and
-                 [f.name for f in df.schema["completions"].inner.fields])
+    item = dtype.inner
+    fields = {f.name for f in item.fields}
     c = pl.col("completions")
     if "response" not in fields:
         raise UserError(f"{t.at(0, 'completions')}: completion items need a 'response'")
     ref = pl.lit(None, dtype=pl.Float64)
-    if "annotations" in fields and isinstance(
-            df.schema["completions"].inner.to_schema()["annotations"], pl.Struct):
-        aspects = df.schema["completions"].inner.to_schema()["annotations"].fields
+    if "annotations" in fields and isinstance(item.to_schema()["annotations"], pl.Struct):
+        aspects = item.to_schema()["annotations"].fields
         ratings = [c.struct.field("annotations").struct.field(a.name).struct.field("Rating")
                    .cast(pl.String).cast(pl.Float64, strict=False)
                    for a in aspects if isinstance(a.dtype, pl.Struct)

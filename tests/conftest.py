@@ -1,0 +1,43 @@
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def db(tmp_path, monkeypatch) -> Path:
+    """Every test gets its own database file, named by JUDGEAUDIT_DB (llm's LLM_USER_PATH idea)."""
+    path = tmp_path / "judgeaudit.duckdb"
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(path))
+    monkeypatch.setenv("JUDGEAUDIT_LOCK_TIMEOUT", "60")
+    return path
+
+
+@pytest.fixture
+def write_jsonl(tmp_path):
+    """write_jsonl(name, rows) -> path; rows may be dicts or raw strings (written verbatim)."""
+    def write(name: str, rows) -> Path:
+        path = tmp_path / name
+        with open(path, "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(row if isinstance(row, str) else json.dumps(row))
+                fh.write("\n")
+        return path
+    return write
+
+
+def db_snapshot(path: Path) -> dict:
+    """Row counts of every table: to check that a refused import changed nothing."""
+    import duckdb
+    if not path.exists():
+        return {}
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+        return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in tables}
+    finally:
+        con.close()

@@ -1,0 +1,91 @@
+"""Table-driven parser tests: one row per odd judge output seen so far."""
+
+import pytest
+
+from ingest.formats import BUILTIN, format_from_spec
+
+LIKERT = BUILTIN["likert5"]
+NUMERIC = BUILTIN["numeric100"]
+BINARY = BUILTIN["binary"]
+COMPARATIVE = BUILTIN["anchored"]
+
+CASES = [
+    # (format, raw, value, status)
+    (LIKERT, "4", 4, "ok"),
+    (LIKERT, "Score: 4", 4, "ok"),
+    (LIKERT, "4/5", 4, "ok"),
+    (LIKERT, "**4**", 4, "ok"),
+    (LIKERT, " 4.\n", 4, "ok"),
+    (LIKERT, "Rating: 3/5 (acceptable)", 3, "ok"),
+    (LIKERT, "On a 1-5 scale, I give it 4.", 4, "ok"),
+    (LIKERT, "I'd give it a 4. Yes, 4.", 4, "ok"),
+    (LIKERT, "4 or 5", None, "ambiguous"),
+    (LIKERT, "7", None, "out_of_range"),
+    (LIKERT, "0", None, "out_of_range"),
+    (LIKERT, "3.5", None, "not_integer"),
+    (LIKERT, "", None, "empty"),
+    (LIKERT, "   ", None, "empty"),
+    (LIKERT, None, None, "empty"),
+    (LIKERT, "The response is good.", None, "no_label"),
+    (NUMERIC, "85", 85, "ok"),
+    (NUMERIC, "I'd say 85 out of 100", 85, "ok"),
+    (NUMERIC, "85/100", 85, "ok"),
+    (NUMERIC, "Score: 100", 100, "ok"),
+    (NUMERIC, "0", 0, "ok"),
+    (NUMERIC, "70 or 80", None, "ambiguous"),
+    (NUMERIC, "4/5", None, "ambiguous"),
+    (NUMERIC, "150", None, "out_of_range"),
+    (NUMERIC, "-5", None, "out_of_range"),
+    (NUMERIC, "On a 0-100 scale: 90", 90, "ok"),
+    (BINARY, "ACCEPT", 1, "ok"),
+    (BINARY, "ACCEPT.", 1, "ok"),
+    (BINARY, "accept", 1, "ok"),
+    (BINARY, "**REJECT**", 0, "ok"),
+    (BINARY, "Reject", 0, "ok"),
+    (BINARY, "I would ACCEPT this response.", 1, "ok"),
+    (BINARY, "ACCEPT or REJECT", None, "ambiguous"),
+    (BINARY, "unacceptable", None, "no_label"),
+    (BINARY, "Yes", None, "no_label"),
+    (BINARY, "", None, "empty"),
+    (COMPARATIVE, "A+ (A slightly better)", 1, "ok"),
+    (COMPARATIVE, "A++", 2, "ok"),
+    (COMPARATIVE, "A++ (A much better)", 2, "ok"),
+    (COMPARATIVE, "B+", -1, "ok"),
+    (COMPARATIVE, "b++", -2, "ok"),
+    (COMPARATIVE, "TIE", 0, "ok"),
+    (COMPARATIVE, "tie.", 0, "ok"),
+    (COMPARATIVE, "Verdict: B++", -2, "ok"),
+    (COMPARATIVE, "A+ or B+", None, "ambiguous"),
+    (COMPARATIVE, "A+++", None, "no_label"),
+    (COMPARATIVE, "Response A", None, "no_label"),
+    (COMPARATIVE, "", None, "empty"),
+]
+
+
+@pytest.mark.parametrize("fmt, raw, value, status", CASES,
+                         ids=[f"{c[0].name}:{c[1]!r}" for c in CASES])
+def test_parser_table(fmt, raw, value, status):
+    parsed = fmt.parse(raw)
+    assert parsed.status == status
+    assert parsed.value == (None if value is None else float(value))
+
+
+@pytest.mark.parametrize("raw", [b"\xff".decode("latin-1"), "\x00", "9" * 400, "{}" * 50, 42, 3.5, [], "🙂"])
+def test_parsers_never_raise(raw):
+    for fmt in BUILTIN.values():
+        parsed = fmt.parse(raw)
+        assert parsed.status in {"ok", "empty", "no_label", "ambiguous", "out_of_range", "not_integer"}
+
+
+def test_user_labels_match_case_insensitively_and_single_letters_exactly():
+    arena = format_from_spec({"name": "arena5", "kind": "comparative",
+                              "labels": {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}})
+    assert arena.parse("A>>B").value == 2
+    assert arena.parse("[[A>B]]").value == 1
+    assert arena.parse("My final verdict is tie: [[A=B]]").value == 0
+    assert arena.parse("b>>a").value == -2
+    ab = format_from_spec({"name": "ab", "kind": "comparative", "labels": {"A": 1, "B": -1}})
+    assert ab.parse("A").value == 1
+    assert ab.parse("b").value == -1                # whole output: case-insensitive
+    assert ab.parse("Output B is better").value == -1
+    assert ab.parse("a response like B").value == -1  # the article 'a' is not a verdict

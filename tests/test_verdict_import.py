@@ -1,0 +1,127 @@
+"""Verdict import: parsing, orientation of comparative calls, refusals, idempotency."""
+
+import duckdb
+import pytest
+
+from ingest import UserError, import_pool, import_verdicts
+from tests.conftest import db_snapshot
+
+POOL = [
+    {"prompt_id": "q1", "prompt": "P1", "candidate_id": "a", "response": "ra", "reference": 1},
+    {"prompt_id": "q1", "prompt": "P1", "candidate_id": "b", "response": "rb", "reference": 3},
+    {"prompt_id": "q1", "prompt": "P1", "candidate_id": "c", "response": "rc", "reference": 2},
+    {"prompt_id": "q2", "prompt": "P2", "candidate_id": "a", "response": "ra"},
+    {"prompt_id": "q2", "prompt": "P2", "candidate_id": "b", "response": "rb"},
+]
+
+
+@pytest.fixture
+def pool(db, write_jsonl):
+    import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
+    return "p"
+
+
+def _rows(db, sql):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_pointwise_and_comparative(db, pool, write_jsonl):
+    rows = [
+        {"judge": "j", "format": "likert5", "prompt_id": "q1", "candidate_id": "a", "raw": "Score: 4"},
+        {"judge": "j", "format": "likert5", "prompt_id": "q1", "candidate_id": "b", "raw": "nope"},
+        {"judge": "j", "format": "likert5", "prompt_id": "q1", "candidate_id": "b", "raw": "5", "sample": 1},
+        {"judge": "j", "format": "tournament", "prompt_id": "q1", "a_id": "a", "b_id": "c", "raw": "A+"},
+        {"judge": "j", "format": "tournament", "prompt_id": "q1", "a_id": "c", "b_id": "a", "raw": "B++"},
+        {"judge": "j", "format": "binary", "prompt_id": "q2", "candidate_id": "a", "raw": None,
+         "error": "HTTP 500"},
+    ]
+    result = import_verdicts(db, write_jsonl("v.jsonl", rows), pool)
+    assert result["imported"] == 6
+    assert result["status_counts"] == {"failed": 1, "no_label": 1, "ok": 4}
+    got = _rows(db, "SELECT f.name, a_idx, b_idx, swapped, sample, label, value, status "
+                    "FROM verdicts JOIN formats f USING (format_id) ORDER BY f.name, a_idx, sample")
+    assert got == [
+        ("binary", 3, None, False, 0, None, None, "failed"),
+        ("likert5", 0, None, False, 0, "4", 4.0, "ok"),
+        ("likert5", 1, None, False, 0, None, None, "no_label"),
+        ("likert5", 1, None, False, 1, "5", 5.0, "ok"),
+        # a (listed first) vs c: forward; c in slot A against a: the reverse orientation
+        ("tournament", 0, 2, False, 0, "A+", 1.0, "ok"),
+        ("tournament", 2, 0, True, 0, "B++", -2.0, "ok"),
+    ]
+    runs = _rows(db, "SELECT source, status, template FROM runs ORDER BY run_id")
+    assert runs == [("import", "finished", None)] * 3
+
+
+def test_reimport_is_idempotent(db, pool, write_jsonl):
+    path = write_jsonl("v.jsonl", [{"judge": "j", "format": "binary", "prompt_id": "q1",
+                                     "candidate_id": "a", "raw": "ACCEPT"}])
+    assert import_verdicts(db, path, pool)["imported"] == 1
+    again = import_verdicts(db, path, pool)
+    assert (again["imported"], again["skipped_existing"]) == (0, 1)
+    assert _rows(db, "SELECT count(*) FROM verdicts") == [(1,)]
+
+
+def test_anchored_orientation_uses_the_reference_anchor(db, pool, write_jsonl):
+    # q1 references a=1, b=3, c=2: sorted ascending a, c, b; k=3, index floor(3/2)=1 -> c
+    rows = [{"judge": "j", "format": "anchored", "prompt_id": "q1", "a_id": x, "b_id": y, "raw": "TIE"}
+            for x, y in (("a", "c"), ("b", "c"), ("c", "c"), ("c", "a"))]
+    import_verdicts(db, write_jsonl("v.jsonl", rows), pool)
+    got = _rows(db, "SELECT a_idx, b_idx, swapped FROM verdicts ORDER BY a_idx, b_idx")
+    assert got == [(0, 2, False), (1, 2, False), (2, 0, True), (2, 2, False)]
+
+
+def test_user_format_from_toml(db, pool, write_jsonl, tmp_path):
+    spec = tmp_path / "arena5.toml"
+    spec.write_text('name = "arena5"\nkind = "comparative"\n'
+                    'labels = { "A>>B" = 2, "A>B" = 1, "A=B" = 0, "B>A" = -1, "B>>A" = -2 }\n')
+    rows = [{"judge": "j", "format": "arena5", "prompt_id": "q2", "a_id": "a", "b_id": "b",
+             "raw": "[[A>>B]]"}]
+    import_verdicts(db, write_jsonl("v.jsonl", rows), pool, format_specs=[spec])
+    assert _rows(db, "SELECT value FROM verdicts") == [(2.0,)]
+    # a different definition under the same name is refused
+    spec.write_text('name = "arena5"\nkind = "comparative"\nlabels = { "A" = 1, "B" = -1 }\n')
+    with pytest.raises(UserError, match="already stored with a different definition"):
+        import_verdicts(db, write_jsonl("v2.jsonl", rows), pool, format_specs=[spec])
+
+
+@pytest.mark.parametrize("row, pattern", [
+    ({"judge": "j", "format": "likert7", "prompt_id": "q1", "candidate_id": "a", "raw": "4"},
+     r"v.jsonl, line 2, field 'format': unknown format 'likert7'"),
+    ({"judge": "j", "format": "likert5", "prompt_id": "q9", "candidate_id": "a", "raw": "4"},
+     r"v.jsonl, line 2, field 'prompt_id': unknown prompt 'q9' in pool 'p'"),
+    ({"judge": "j", "format": "likert5", "prompt_id": "q1", "candidate_id": "zz", "raw": "4"},
+     r"v.jsonl, line 2, field 'candidate_id': unknown candidate 'zz' for prompt 'q1'"),
+    ({"judge": "j", "format": "tournament", "prompt_id": "q1", "a_id": "a", "b_id": "zz", "raw": "A+"},
+     r"v.jsonl, line 2, field 'b_id': unknown candidate 'zz'"),
+    ({"judge": "j", "format": "tournament", "prompt_id": "q1", "candidate_id": "a", "raw": "A+"},
+     r"v.jsonl, line 2, field 'a_id': required for the comparative format 'tournament'"),
+    ({"judge": "j", "format": "binary", "prompt_id": "q1", "a_id": "a", "b_id": "b", "raw": "ACCEPT"},
+     r"v.jsonl, line 2, field 'candidate_id': required for the pointwise format 'binary'"),
+    ({"judge": None, "format": "binary", "prompt_id": "q1", "candidate_id": "a", "raw": "ACCEPT"},
+     r"v.jsonl, line 2, field 'judge': missing or empty"),
+    ({"judge": "j", "format": "binary", "prompt_id": "q1", "candidate_id": "a", "raw": "x", "sample": -1},
+     r"v.jsonl, line 2, field 'sample': must be a non-negative integer"),
+    ({"judge": "j", "format": "binary", "prompt_id": "q1", "candidate_id": "a", "raw": "REJECT"},
+     r"v.jsonl, line 2: the same call .* appears twice; first at line 1"),
+])
+def test_refusals_land_nothing(db, pool, write_jsonl, row, pattern):
+    first = {"judge": "j", "format": "binary", "prompt_id": "q1", "candidate_id": "a", "raw": "ACCEPT"}
+    before = db_snapshot(db)
+    with pytest.raises(UserError, match=pattern):
+        import_verdicts(db, write_jsonl("v.jsonl", [first, row]), pool)
+    assert db_snapshot(db) == before
+
+
+def test_unknown_pool_and_missing_fields(db, pool, write_jsonl):
+    path = write_jsonl("v.jsonl", [{"judge": "j", "format": "binary", "prompt_id": "q1",
+                                    "candidate_id": "a", "raw": "ACCEPT"}])
+    with pytest.raises(UserError, match="no pool named 'nope'"):
+        import_verdicts(db, path, "nope")
+    with pytest.raises(UserError, match=r"v2.jsonl: missing required field\(s\) 'raw'"):
+        import_verdicts(db, write_jsonl("v2.jsonl", [{"judge": "j", "format": "binary",
+                                                      "prompt_id": "q1", "candidate_id": "a"}]), pool)
