@@ -253,14 +253,16 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
 
         judges = {j: ensure_judge(con, j, "imported") for j in rows["judge"].unique().to_list()}
         fids = {f: ensure_format(con, formats[f]) for f in rows["format"].unique().to_list()}
-        existing = _db.frame(con, "SELECT j.name AS judge, f.name AS format, prompt_idx, a_idx, b_idx, sample "
-                               "FROM verdicts v JOIN judges j USING (judge_id) JOIN formats f USING (format_id) "
-                               "WHERE v.pool_id = $p", {"p": pid})
+        rows = rows.with_columns(pl.col("judge").replace_strict(judges, return_dtype=pl.Int32).alias("judge_id"),
+                                 pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
+        id_key = ["judge_id", "format_id", "prompt_idx", "a_idx", "b_idx", "sample"]
+        existing = _db.frame(con, "SELECT judge_id, format_id, prompt_idx, a_idx, b_idx, sample FROM verdicts "
+                                  "WHERE pool_id = $p AND list_contains($j, judge_id) AND list_contains($f, format_id)",
+                             {"p": pid, "j": list(judges.values()), "f": list(fids.values())})
         n_in_file = rows.height
         if existing.height:
-            rows = rows.join(existing.with_columns(pl.col("a_idx", "b_idx").cast(pl.Int32),
-                                                   pl.col("sample").cast(pl.Int64)),
-                             on=key, how="anti", nulls_equal=True)
+            rows = rows.join(existing.cast({c: rows.schema[c] for c in id_key}), on=id_key, how="anti",
+                             nulls_equal=True)
         runs = {}
         for (judge, fmt_name) in rows.select("judge", "format").unique().sort("judge", "format").iter_rows():
             runs[(judge, fmt_name)] = start_run(con, pid, judges[judge], formats[fmt_name], fids[fmt_name],
@@ -268,10 +270,7 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
         if rows.height:
             run_frame = pl.DataFrame({"judge": [k[0] for k in runs], "format": [k[1] for k in runs],
                                       "run_id": list(runs.values())})
-            rows = rows.join(run_frame, on=["judge", "format"]).with_columns(
-                pl.lit(pid).alias("pool_id"),
-                pl.col("judge").replace_strict(judges).alias("judge_id"),
-                pl.col("format").replace_strict(fids).alias("format_id"))
+            rows = rows.join(run_frame, on=["judge", "format"]).with_columns(pl.lit(pid).alias("pool_id"))
             insert_verdicts(con, rows)
         for rid in runs.values():
             finish_run(con, rid)
@@ -290,6 +289,8 @@ def _orient(rows: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
     often (forward calls always show the anchor as B). Tournament: reverse when the later-listed
     candidate is in slot A.
     """
+    if not (rows["pairing"] != "pointwise").any():
+        return rows.with_columns(pl.lit(False).alias("swapped"))
     anchors = reference_anchors(cands)
     anch_rows = rows.filter(pl.col("pairing") == "anchored")
     if anch_rows.height:
