@@ -78,8 +78,9 @@ def test_arena_bench_pointwise_scale_ties(db, tmp_path):
         for s in scores:
             fp.write(json.dumps({"prompt_id": s["question_id"], "prompt": prompts[s["question_id"]],
                                  "candidate_id": s["model"], "response": "-"}) + "\n")
+            raw = "" if s["score"] is None else str(s["score"])
             fv.write(json.dumps({"judge": "gpt-4", "format": "ten", "prompt_id": s["question_id"],
-                                 "candidate_id": s["model"], "raw": "" if s["score"] is None else str(s["score"])}) + "\n")
+                                 "candidate_id": s["model"], "raw": raw}) + "\n")
     spec = tmp_path / "ten.toml"
     spec.write_text('name = "ten"\nrange = [1, 10]\n')
     import_pool(db, pool, "arena")

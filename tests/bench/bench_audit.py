@@ -68,14 +68,12 @@ def kendall_loop_rate(db: Path, sample_prompts: int, seed: int = 0) -> float:
     rng = np.random.default_rng(seed)
     n_prompts = int(sc.prompt.max()) + 1
     chosen = rng.choice(n_prompts, size=min(sample_prompts, n_prompts), replace=False)
-    members = [np.flatnonzero(sc.prompt == p) for p in chosen[:50]]  # find members once
     by_prompt = {}
     order = np.argsort(sc.prompt, kind="stable")
     starts = np.searchsorted(sc.prompt[order], chosen)
     ends = np.searchsorted(sc.prompt[order], chosen, side="right")
     for p, a, b in zip(chosen, starts, ends):
         by_prompt[p] = order[a:b]
-    del members
     t = time.perf_counter()
     calls = 0
     with warnings.catch_warnings():
