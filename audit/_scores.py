@@ -48,8 +48,19 @@ def cell_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray
         return np.round(total / count, ROUND)
 
 
+def _with_expected_cells(cells: pl.DataFrame) -> pl.DataFrame:
+    """Add a 'FORMAT+expected' cell after each pointwise cell whose calls carry expected scores
+    (probability-weighted over the format's labels): its own distinct values, ties and agreement."""
+    cells = cells.with_columns(pl.lit(False).alias("expected"))
+    extra = cells.filter((pl.col("pairing") == "pointwise") & (pl.col("n_expected") > 0)).with_columns(
+        (pl.col("format") + "+expected").alias("format"), pl.col("n_expected").alias("n_parsed"),
+        pl.lit(None, pl.Float64).alias("mult5_share"), pl.lit(None).cast(cells["nominal_levels"].dtype)
+        .alias("nominal_levels"), pl.lit(True).alias("expected"))
+    return pl.concat([cells, extra]).sort("judge", "format")
+
+
 def load_scores(con, pool_id: int) -> Scores:
-    cells = query(con, "cell_calls", pool_id=pool_id)
+    cells = _with_expected_cells(query(con, "cell_calls", pool_id=pool_id))
     cand = query(con, "candidates", pool_id=pool_id)
     n = cand.height
     prompt = cand["prompt_idx"].to_numpy()
@@ -58,7 +69,7 @@ def load_scores(con, pool_id: int) -> Scores:
     S = np.full((cells.height, n), np.nan)
     for c, cell in enumerate(cells.iter_rows(named=True)):
         calls = arrow(con, "cell_values", pool_id=pool_id, judge_id=cell["judge_id"],
-                      format_id=cell["format_id"])
+                      format_id=cell["format_id"], expected=cell["expected"])
         S[c] = cell_scores(cell["pairing"], cell["value_lo"], cell["value_hi"],
                            calls.column("a_idx").to_numpy(),
                            calls.column("b_idx").fill_null(-1).to_numpy(),

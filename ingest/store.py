@@ -18,7 +18,7 @@ from .formats import BUILTIN, Format, format_from_row, load_format_spec
 
 VERDICT_COLUMNS = ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
                    "swapped", "sample", "raw", "label", "value", "status", "error", "attempts",
-                   "latency_ms", "tokens_in", "tokens_out")
+                   "latency_ms", "tokens_in", "tokens_out", "label_probs", "expected")
 
 
 def _next_id(con, table: str, column: str) -> int:
@@ -147,7 +147,7 @@ def insert_verdicts(con, rows: pl.DataFrame) -> int:
     """Append verdict rows (columns from VERDICT_COLUMNS; missing optional ones become null)."""
     defaults = {"b_idx": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
                 "error": pl.String, "latency_ms": pl.Float64, "tokens_in": pl.Int32,
-                "tokens_out": pl.Int32}
+                "tokens_out": pl.Int32, "label_probs": pl.String, "expected": pl.Float64}
     rows = rows.with_columns([pl.lit(None, dtype).alias(c) for c, dtype in defaults.items()
                               if c not in rows.columns])
     if "swapped" not in rows.columns:

@@ -52,6 +52,43 @@ class Format:
         """(value - lo) / (hi - lo): binary v, likert5 (v-1)/4, numeric100 v/100, anchored (v+2)/4."""
         return (value - self.value_lo) / (self.value_hi - self.value_lo)
 
+    def label_values(self) -> dict[str, float]:
+        """Every label with its value (a range lists its integers)."""
+        if self.range is not None:
+            return {str(v): float(v) for v in range(self.range[0], self.range[1] + 1)}
+        return dict(self.labels)
+
+    def label_probs_from_logprobs(self, top_logprobs: dict[str, float]) -> dict[str, float] | None:
+        """The distribution over labels read from the first generated token's alternatives.
+
+        An alternative counts for a label when, stripped and case-folded, it is the label or a
+        prefix of exactly one label ("AC" -> ACCEPT); alternatives that fit no label or several
+        ("8" on a 0-100 scale) are dropped, and the rest renormalised. None when no mass is left.
+        """
+        labels = {k.upper(): k for k in self.label_values()}
+        mass: dict[str, float] = {}
+        for token, logprob in top_logprobs.items():
+            t = token.strip().upper()
+            if not t:
+                continue
+            if t in labels:
+                hits = [labels[t]]
+            else:
+                hits = [orig for up, orig in labels.items() if up.startswith(t)]
+            if len(hits) == 1:
+                mass[hits[0]] = mass.get(hits[0], 0.0) + math.exp(logprob)
+        total = sum(mass.values())
+        if total <= 0:
+            return None
+        return {k: v / total for k, v in mass.items()}
+
+    def expected_value(self, probs: dict[str, float] | None) -> float | None:
+        """Probability-weighted value of a label distribution (on the format's value scale)."""
+        if not probs:
+            return None
+        values = self.label_values()
+        return float(sum(p * values[k] for k, p in probs.items() if k in values))
+
     def spec(self) -> dict:
         return {"name": self.name, "kind": self.kind, "pairing": self.pairing,
                 "labels": self.labels, "range": list(self.range) if self.range else None,

@@ -1,0 +1,62 @@
+"""Judge providers, chosen by a SPEC string and imported lazily (torch only for `local:`):
+
+    openai:MODEL@BASE_URL   any OpenAI-compatible chat-completions server
+    local:smollm2           the bundled SmolLM2-135M-Instruct GGUF, in-process (transformers)
+    fake:NAME[?k=v&...]     a deterministic simulated judge
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .._errors import UserError
+from .base import CallHints, Judge, JudgeError, JudgeReply
+
+
+@dataclass
+class JudgeSpec:
+    """A parsed SPEC: what to store about the judge, and a factory for one client per worker."""
+    name: str
+    provider: str
+    model: str | None
+    endpoint: str | None
+    settings: dict                      # stored with the judge; never holds a secret
+    factory: Callable[[], Judge]
+    shared: bool = False                # one instance for all workers (the in-process model)
+
+
+def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: str | None = None,
+                timeout: float = 60.0) -> JudgeSpec:
+    provider, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise UserError(f"--judge {spec!r}: expected openai:MODEL@BASE_URL, local:smollm2 or fake:NAME")
+    if provider == "openai":
+        model, at, base = rest.rpartition("@")
+        if not at or not model or not base.startswith(("http://", "https://")):
+            raise UserError(f"--judge {spec!r}: expected openai:MODEL@BASE_URL with an http(s) URL")
+
+        def make():
+            from .openai_compat import OpenAIJudge
+            return OpenAIJudge(model, base, name=name, api_key_env=api_key_env, timeout=timeout)
+        make()  # fail early (e.g. a missing key variable), before any run is recorded
+        return JudgeSpec(name or model, "openai", model, base.rstrip("/"),
+                         {"api_key_env": api_key_env, "timeout": timeout}, make)
+    if provider == "local":
+        if rest != "smollm2":
+            raise UserError(f"--judge {spec!r}: the bundled local model is local:smollm2")
+
+        def make_local():
+            from .local import LocalJudge
+            return LocalJudge(name=name or "smollm2")
+        return JudgeSpec(name or "smollm2", "local", "SmolLM2-135M-Instruct.Q4_1.gguf", None, {},
+                         make_local, shared=True)
+    if provider == "fake":
+        from .fake import FakeJudge, parse_fake_spec
+        fake_name, params = parse_fake_spec(rest)
+        return JudgeSpec(name or fake_name, "fake", f"fake-{fake_name}", None, params,
+                         lambda: FakeJudge(name or fake_name, params, formats))
+    raise UserError(f"--judge {spec!r}: unknown provider '{provider}' (openai, local, fake)")
+
+
+__all__ = ["CallHints", "Judge", "JudgeError", "JudgeReply", "JudgeSpec", "parse_judge"]

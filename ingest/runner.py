@@ -1,0 +1,360 @@
+"""Scoring runs: plan the calls, make them concurrently with retries, and persist every one.
+
+Work is split as in inspect_ai: providers only make a call (ingest/judges); retries, backoff,
+concurrency, resume and persistence live here, once. Many workers feed one writer task, which
+inserts in batches, each in its own short transaction on a freshly opened connection, so the
+dashboard and other readers get the file between batches. Every answer is appended to a journal
+the moment it arrives; after a crash (even SIGKILL) the next run replays the journal first, so
+nothing answered is lost and only the calls in flight are made again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from . import _db
+from ._errors import UserError
+from ._progress import Progress, progress_dir, run_key
+from ._schedule import SCHEDULES, plan_calls
+from .formats import BUILTIN, Format, load_format_spec
+from .judges import CallHints, JudgeError, JudgeReply, JudgeSpec, parse_judge
+from .store import ensure_format, ensure_judge, finish_run, insert_verdicts, pool_id, start_run, stored_formats
+
+KEY = ["judge_id", "format_id", "prompt_idx", "a_idx", "b_idx", "sample"]
+ROW_SCHEMA = {"run_id": pl.Int32, "pool_id": pl.Int32, "judge_id": pl.Int32, "format_id": pl.Int32,
+              "prompt_idx": pl.Int32, "a_idx": pl.Int32, "b_idx": pl.Int32, "swapped": pl.Boolean,
+              "sample": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
+              "status": pl.String, "error": pl.String, "attempts": pl.Int32, "latency_ms": pl.Float64,
+              "tokens_in": pl.Int32, "tokens_out": pl.Int32, "label_probs": pl.String,
+              "expected": pl.Float64}
+
+
+@dataclass
+class ScoreRequest:
+    pool: str
+    judge: str                                # SPEC: openai:MODEL@URL | local:smollm2 | fake:NAME
+    formats: list[str]
+    db: str | os.PathLike | None = None
+    concurrency: int = 8
+    swap_sample: int | str = 0
+    schedule: str = "listing"
+    seed: int = 0
+    timeout: float = 60.0
+    max_retries: int = 4
+    api_key_env: str | None = None
+    judge_name: str | None = None
+    logprobs: bool = True
+    format_specs: list[str | os.PathLike] = field(default_factory=list)
+    retry_base_s: float = 0.5                 # first backoff; doubles per attempt, with jitter
+    retry_cap_s: float = 30.0
+    flush_interval_s: float = 0.5
+    progress: bool = True
+
+
+def decoding_settings(req: ScoreRequest, spec: JudgeSpec) -> dict:
+    """The paper's decoding: greedy, a 16-token verdict budget, no reasoning."""
+    if spec.provider == "local":
+        return {"temperature": 0.0, "max_tokens": 16, "reasoning": "none",
+                "pointwise": "label-constrained: one forward pass per format over a shared prefix",
+                "comparative": "greedy generate"}
+    return {"temperature": 0.0, "max_tokens": 16, "reasoning": "none", "logprobs": req.logprobs,
+            "top_logprobs": 20 if req.logprobs else None, "seed": req.seed}
+
+
+def _resolve_formats(req: ScoreRequest, con) -> dict[str, Format]:
+    known = {**stored_formats(con), **BUILTIN}
+    for path in req.format_specs:
+        fmt = load_format_spec(path)
+        known[fmt.name] = fmt
+    unknown = [f for f in req.formats if f not in known]
+    if unknown:
+        raise UserError(f"--formats: unknown format(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    missing_template = [f for f in req.formats if known[f].template is None]
+    if missing_template:
+        raise UserError(f"--formats: {', '.join(missing_template)} has no prompt template (imported "
+                        "verdicts only); give one in a --format-spec")
+    return {f: known[f] for f in req.formats}
+
+
+def _journal_path(db: Path, pool: str, judge: str) -> Path:
+    return progress_dir(db) / f"{run_key(pool, judge)}.journal.jsonl"
+
+
+def _write_rows(db: Path, rows: list[dict]) -> None:
+    """One batch, one transaction: replace failed attempts of these calls, then insert."""
+    frame = pl.DataFrame(rows, schema=ROW_SCHEMA)
+    with _db.writer(db) as con, _db.transaction(con):
+        con.register("batch_keys", frame.select(KEY).to_arrow())
+        con.execute("DELETE FROM verdicts v USING batch_keys b WHERE v.status = 'failed' "
+                    "AND v.judge_id = b.judge_id AND v.format_id = b.format_id "
+                    "AND v.prompt_idx = b.prompt_idx AND v.a_idx = b.a_idx "
+                    "AND v.b_idx IS NOT DISTINCT FROM b.b_idx AND v.sample = b.sample")
+        con.unregister("batch_keys")
+        insert_verdicts(con, frame)
+
+
+def replay_journal(db: Path, pool: str, judge: str) -> int:
+    """Store what a crashed run had answered but not yet written. Returns rows recovered."""
+    path = _journal_path(db, pool, judge)
+    if not path.exists():
+        return 0
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # a line cut short by the crash: that call was still in flight
+    recovered = 0
+    if rows:
+        frame = pl.DataFrame(rows, schema=ROW_SCHEMA).unique(subset=KEY, keep="last")
+        with _db.writer(db) as con:
+            done = _db.frame(con, "SELECT judge_id, format_id, prompt_idx, a_idx, b_idx, sample FROM verdicts "
+                                  "WHERE pool_id = $p AND status <> 'failed'", {"p": int(frame["pool_id"][0])})
+        frame = frame.join(done.cast({c: ROW_SCHEMA[c] for c in KEY}), on=KEY, how="anti", nulls_equal=True)
+        if frame.height:
+            _write_rows(db, frame.to_dicts())
+        recovered = frame.height
+    path.unlink()
+    return recovered
+
+
+class _Run:
+    """The state of one scoring run while its calls are in flight."""
+
+    def __init__(self, req: ScoreRequest, spec: JudgeSpec, formats: dict[str, Format], db: Path):
+        self.req, self.spec, self.formats, self.db = req, spec, formats, db
+        self.buffer: list[dict] = []
+        self.journal = None
+        self.judge_models: set[str] = set()
+
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.req.retry_cap_s * 4)
+        return min(self.req.retry_cap_s, self.req.retry_base_s * 2 ** attempt) * random.uniform(0.5, 1.5)
+
+    def record(self, call: dict, reply: JudgeReply | None, error: str | None, attempts: int) -> dict:
+        fmt = self.formats[call["format"]]
+        row = {k: call[k] for k in ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx",
+                                    "b_idx", "swapped", "sample")}
+        row.update(attempts=attempts, label_probs=None, expected=None)
+        if reply is None:
+            row.update(raw=None, label=None, value=None, status="failed", error=error, latency_ms=None,
+                       tokens_in=None, tokens_out=None)
+            return row
+        parsed = fmt.parse(reply.text)
+        probs = reply.label_probs
+        if probs is None and reply.top_logprobs and reply.tokens and parsed.label is not None:
+            first = fmt.label_probs_from_logprobs({reply.tokens[0]: 0.0})
+            if first and list(first) == [parsed.label]:  # the first token alone names the verdict
+                probs = fmt.label_probs_from_logprobs(reply.top_logprobs[0])
+        if reply.model:
+            self.judge_models.add(reply.model)
+        row.update(raw=reply.text, label=parsed.label, value=parsed.value, status=parsed.status,
+                   error=None, latency_ms=reply.latency_ms, tokens_in=reply.tokens_in,
+                   tokens_out=reply.tokens_out, label_probs=json.dumps(probs) if probs else None,
+                   expected=fmt.expected_value(probs) if fmt.kind == "pointwise" else None)
+        return row
+
+    def keep(self, row: dict, progress: Progress) -> None:
+        self.journal.write(json.dumps(row) + "\n")
+        self.journal.flush()
+        self.buffer.append(row)
+        progress.count(row["status"], row["error"], row["tokens_in"], row["tokens_out"])
+
+
+def _messages(fmt: Format, call: dict, texts: dict) -> list[dict]:
+    prompt = texts["prompt"][call["prompt_idx"]]
+    if fmt.kind == "pointwise":
+        content = fmt.render(prompt, response=texts["response"][call["a_idx"]])
+    else:
+        content = fmt.render(prompt, a=texts["response"][call["a_idx"]], b=texts["response"][call["b_idx"]])
+    return [{"role": "user", "content": content}]
+
+
+async def _call_with_retries(run: _Run, judge, call: dict, texts: dict, hints: CallHints, settings: dict):
+    fmt = run.formats[call["format"]]
+    messages = _messages(fmt, call, texts)
+    last_error = None
+    for attempt in range(run.req.max_retries + 1):
+        try:
+            reply = await asyncio.wait_for(judge.complete(messages, settings, hints),
+                                           timeout=run.req.timeout + 5)
+            return reply, None, attempt + 1
+        except JudgeError as exc:
+            last_error = str(exc)
+            if not exc.retryable or attempt == run.req.max_retries:
+                return None, last_error, attempt + 1
+            await asyncio.sleep(run.backoff(attempt, exc.retry_after))
+        except asyncio.TimeoutError:
+            last_error = f"timeout after {run.req.timeout:.0f} s"
+            if attempt == run.req.max_retries:
+                return None, last_error, attempt + 1
+            await asyncio.sleep(run.backoff(attempt, None))
+        except Exception as exc:  # a provider bug must become a recorded failure, not a gap
+            return None, f"{type(exc).__name__}: {exc}", attempt + 1
+    return None, last_error, run.req.max_retries + 1
+
+
+async def _execute(run: _Run, calls: list[dict], texts: dict, refs: dict, progress: Progress) -> str:
+    req, spec = run.req, run.spec
+    settings = decoding_settings(req, spec)
+    queue: asyncio.Queue = asyncio.Queue()
+    for call in calls:
+        queue.put_nowait(call)
+    stop = asyncio.Event()
+
+    def hints_for(call: dict) -> CallHints:
+        fmt = run.formats[call["format"]]
+        return CallHints(format_name=fmt.name, kind=fmt.kind, reference_a=refs.get(call["a_idx"]),
+                         reference_b=refs.get(call["b_idx"]) if call["b_idx"] is not None else None,
+                         key=f"{fmt.name}|{call['prompt_idx']}|{call['a_idx']}|{call['b_idx']}|{call['sample']}")
+
+    async def worker(judge) -> None:
+        while not stop.is_set():
+            try:
+                call = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            reply, error, attempts = await _call_with_retries(run, judge, call, texts, hints_for(call), settings)
+            run.keep(run.record(call, reply, error, attempts), progress)
+
+    async def local_worker(judge) -> None:
+        """The in-process model: pointwise calls of one candidate share a prefix and go together."""
+        pending: dict[tuple, list[dict]] = {}
+        comparative = []
+        for call in calls:
+            if run.formats[call["format"]].kind == "pointwise":
+                pending.setdefault((call["prompt_idx"], call["a_idx"], call["sample"]), []).append(call)
+            else:
+                comparative.append(call)
+        for (p, a, _), group in pending.items():
+            if stop.is_set():
+                return
+            fmts = [run.formats[c["format"]] for c in group]
+            try:
+                replies = await asyncio.to_thread(judge.score_pointwise, texts["prompt"][p], texts["response"][a], fmts)
+                for call, reply in zip(group, replies):
+                    run.keep(run.record(call, reply, None, 1), progress)
+            except Exception as exc:
+                for call in group:
+                    run.keep(run.record(call, None, f"{type(exc).__name__}: {exc}", 1), progress)
+        for call in comparative:
+            if stop.is_set():
+                return
+            reply, error, attempts = await _call_with_retries(run, judge, call, texts, hints_for(call), settings)
+            run.keep(run.record(call, reply, error, attempts), progress)
+
+    async def writer() -> None:
+        while True:
+            finished = all(w.done() for w in workers)
+            if progress.cancelled():
+                stop.set()
+            if run.buffer:
+                rows, run.buffer = run.buffer, []
+                await asyncio.to_thread(_write_rows, run.db, rows)
+            progress.update()
+            if finished and not run.buffer:
+                return
+            await asyncio.sleep(req.flush_interval_s)
+
+    if spec.shared:
+        judge = await asyncio.to_thread(spec.factory)
+        judges = [judge]
+        workers = [asyncio.create_task(local_worker(judge))]
+    else:
+        judges = [spec.factory() for _ in range(max(1, min(req.concurrency, len(calls) or 1)))]
+        workers = [asyncio.create_task(worker(j)) for j in judges]
+    writer_task = asyncio.create_task(writer())
+    try:
+        await asyncio.gather(*workers)
+        await writer_task
+    finally:
+        for j in judges:
+            await j.aclose()
+    return "cancelled" if stop.is_set() else "finished"
+
+
+def score(req: ScoreRequest) -> dict:
+    """Score a pool with one judge under several formats; re-running resumes (DESIGN.md 'score')."""
+    if req.schedule not in SCHEDULES:
+        raise UserError(f"--schedule: one of {', '.join(SCHEDULES)}, not {req.schedule!r}")
+    if req.concurrency < 1:
+        raise UserError("--concurrency: at least 1")
+    db = _db.db_path(req.db).resolve()
+    with _db.writer(db) as con:
+        pid = pool_id(con, req.pool)
+        if pid is None:
+            raise UserError(f"no pool named '{req.pool}' (see `judgeaudit pools`)")
+        formats = _resolve_formats(req, con)
+        cands = _db.frame(con, "SELECT cand_idx, prompt_idx, position, reference, response FROM candidates "
+                               "WHERE pool_id = $p ORDER BY cand_idx", {"p": pid})
+        prompts = _db.frame(con, "SELECT prompt_idx, prompt FROM prompts WHERE pool_id = $p ORDER BY prompt_idx",
+                            {"p": pid})
+    spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
+    recovered = replay_journal(db, req.pool, spec.name)
+    plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed)
+
+    decoding = decoding_settings(req, spec)
+    with _db.writer(db) as con, _db.transaction(con):
+        jid = ensure_judge(con, spec.name, spec.provider, spec.model, spec.endpoint, spec.settings)
+        fids = {name: ensure_format(con, fmt) for name, fmt in formats.items()}
+        done = _db.frame(con, "SELECT judge_id, format_id, prompt_idx, a_idx, b_idx, sample FROM verdicts "
+                              "WHERE pool_id = $p AND judge_id = $j AND status <> 'failed'", {"p": pid, "j": jid})
+        plan = plan.with_columns(pl.lit(jid, pl.Int32).alias("judge_id"),
+                                 pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
+        todo = plan.join(done.cast({c: plan.schema[c] for c in KEY}), on=KEY, how="anti", nulls_equal=True)
+        runs = {}
+        for name in formats:
+            if todo.filter(pl.col("format") == name).height:
+                fmt_notes = [n for n in notes if n.startswith(name + ":")]
+                runs[name] = start_run(con, pid, jid, formats[name], fids[name], "score", template=formats[name].template,
+                                       decoding=decoding, schedule=req.schedule if formats[name].pairing == "tournament"
+                                       else formats[name].pairing, seed=req.seed,
+                                       notes="; ".join(fmt_notes) or None)
+    todo = todo.with_columns(pl.col("format").replace_strict(runs, default=None, return_dtype=pl.Int32).alias("run_id"),
+                             pl.lit(pid, pl.Int32).alias("pool_id"))
+    summary = {"pool": req.pool, "judge": spec.name, "formats": list(formats), "planned": plan.height,
+               "already_done": plan.height - todo.height, "recovered_from_journal": recovered,
+               "made": 0, "failed": 0, "unparsed": 0, "status": "finished", "notes": notes}
+    if todo.height == 0:
+        return summary
+
+    refs_raw = dict(zip(cands["cand_idx"].to_list(), cands["reference"].to_list()))
+    known = [v for v in refs_raw.values() if v is not None]
+    lo, hi = (min(known), max(known)) if known else (0.0, 1.0)
+    refs = {k: ((v - lo) / (hi - lo) if hi > lo else 0.5) for k, v in refs_raw.items() if v is not None}
+    texts = {"prompt": dict(zip(prompts["prompt_idx"].to_list(), prompts["prompt"].to_list())),
+             "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
+    run = _Run(req, spec, formats, db)
+    progress = Progress(db, req.pool, spec.name, todo.height, list(runs.values()), show_bar=req.progress)
+    journal_path = _journal_path(db, req.pool, spec.name)
+    with open(journal_path, "a", encoding="utf-8") as journal:
+        run.journal = journal
+        try:
+            status = asyncio.run(_execute(run, todo.to_dicts(), texts, refs, progress))
+        except KeyboardInterrupt:
+            status = "cancelled"
+            if run.buffer:
+                _write_rows(db, run.buffer)
+                run.buffer = []
+    journal_path.unlink(missing_ok=True)  # everything in it is in the database now
+    with _db.writer(db) as con, _db.transaction(con):
+        for rid in runs.values():
+            finish_run(con, rid, status)
+            if run.judge_models:
+                con.execute("UPDATE runs SET judge_model = $m WHERE run_id = $r",
+                            {"m": ", ".join(sorted(run.judge_models)), "r": rid})
+    progress.update(status)
+    rec = progress.record
+    summary.update(made=rec["done"], failed=rec["failed"], unparsed=rec["unparsed"], status=status,
+                   tokens_in=rec["tokens_in"], tokens_out=rec["tokens_out"], run_ids=list(runs.values()))
+    return summary
