@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -36,10 +37,12 @@ def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: 
         if not at or not model or not base.startswith(("http://", "https://")):
             raise UserError(f"--judge {spec!r}: expected openai:MODEL@BASE_URL with an http(s) URL")
 
+        if api_key_env and not os.environ.get(api_key_env):  # fail before any run is recorded
+            raise UserError(f"--api-key-env: the environment variable {api_key_env} is not set")
+
         def make():
             from .openai_compat import OpenAIJudge
             return OpenAIJudge(model, base, name=name, api_key_env=api_key_env, timeout=timeout)
-        make()  # fail early (e.g. a missing key variable), before any run is recorded
         return JudgeSpec(name or model, "openai", model, base.rstrip("/"),
                          {"api_key_env": api_key_env, "timeout": timeout}, make)
     if provider == "local":
