@@ -3,7 +3,10 @@ local OpenAI-compatible server, at concurrency 64, with the client CPU time per 
 baseline, measured in the same run, is the bare client: the same requests through one httpx
 client per connection, with no parsing and no database.
 
-    .venv/bin/python tests/bench/bench_ingest.py [--calls 6000] [--concurrency 64]
+The server is nginx answering a fixed chat completion (Debian's nginx, if installed: C, so it takes
+little of the 2 cores) or else tests/openai_server.py in its own process.
+
+    .venv/bin/python tests/bench/bench_ingest.py [--calls 6000] [--concurrency 64] [--server nginx|python]
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import argparse
 import asyncio
 import json
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +35,35 @@ with OpenAIServer() as s:
     print(s.port, flush=True)
     time.sleep(3600)
 """
+
+
+NGINX_CONF = """worker_processes 1; daemon off; pid {dir}/nginx.pid; error_log {dir}/error.log;
+events {{ worker_connections 1024; }}
+http {{ access_log off; client_body_temp_path {dir}; proxy_temp_path {dir}; fastcgi_temp_path {dir};
+  uwsgi_temp_path {dir}; scgi_temp_path {dir}; keepalive_requests 1000000;
+  server {{ listen 127.0.0.1:{port}; location / {{ default_type application/json;
+    return 200 '{{"id":"x","object":"chat.completion","model":"nginx","choices":[{{"index":0,"message":{{"role":"assistant","content":"ACCEPT"}},"finish_reason":"stop"}}],"usage":{{"prompt_tokens":30,"completion_tokens":1}}}}'; }} }} }}
+"""
+
+
+def start_server(kind: str, work: Path):
+    if kind == "nginx":
+        import socket
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        conf = work / "nginx.conf"
+        conf.write_text(NGINX_CONF.format(dir=work, port=port))
+        proc = subprocess.Popen(["nginx", "-c", str(conf), "-p", str(work)], stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json={})
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        return proc, port
+    proc = subprocess.Popen([sys.executable, "-c", SERVER.format(root=str(ROOT))], stdout=subprocess.PIPE, text=True)
+    return proc, int(proc.stdout.readline())
 
 
 def cpu_seconds() -> float:
@@ -58,15 +91,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=6000)
     ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--server", choices=["nginx", "python"], default="nginx" if shutil.which("nginx") else "python")
     args = ap.parse_args()
     from ingest import import_pool
     from ingest.runner import ScoreRequest, score
 
-    server = subprocess.Popen([sys.executable, "-c", SERVER.format(root=str(ROOT))], stdout=subprocess.PIPE, text=True)
-    port = int(server.stdout.readline())
+    work = Path(tempfile.mkdtemp(prefix="judgeaudit-ingest-"))
+    server, port = start_server(args.server, work)
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        work = Path(tempfile.mkdtemp(prefix="judgeaudit-ingest-"))
         pool = work / "pool.jsonl"
         with open(pool, "w") as fh:
             for i in range(args.calls):
@@ -88,7 +121,7 @@ def main() -> None:
     finally:
         server.kill()
     n = args.calls
-    print(f"{n} calls at concurrency {args.concurrency} against a zero-latency local server (its own process)")
+    print(f"{n} calls at concurrency {args.concurrency} against a zero-latency local server ({args.server})")
     print(f"bare httpx client (baseline): {n / bare_s:,.0f} calls/s, {bare_cpu / n * 1000:.2f} ms CPU per call")
     print(f"judgeaudit score end to end:  {n / full_s:,.0f} verdicts/s, {full_cpu / n * 1000:.2f} ms CPU per verdict "
           f"(incl. planning, journal, DuckDB writes)")
