@@ -42,6 +42,13 @@ def emit_table(frame: pl.DataFrame, title: str | None = None) -> None:
         click.echo(str(frame))
 
 
+def current(db):
+    """Upgrade an older database's schema before reading it; returns db."""
+    from ingest._db import ensure_current
+    ensure_current(db)
+    return db
+
+
 def db_option(f):
     return click.option("--db", "db", type=click.Path(dir_okay=True, path_type=Path), default=None,
                         help=DB_HELP)(f)
@@ -80,7 +87,7 @@ def import_pool_cmd(file, pool, replace, db, as_json):
 def pools_cmd(db, as_json):
     """List the pools in the database."""
     from audit import pools
-    frame = pools(db)
+    frame = pools(current(db))
     if as_json:
         emit_json({"pools": frame.to_dicts()})
     else:
@@ -160,7 +167,7 @@ def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, see
 def audit_cmd(pool, seed, db, as_json):
     """Diagnostics per (judge, format): levels, ties, agreement with the reference."""
     from audit import audit_cells
-    frame = audit_cells(db, pool, seed=seed)
+    frame = audit_cells(current(db), pool, seed=seed)
     if as_json:
         emit_json({"pool": pool, "cells": frame.to_dicts()})
     else:
@@ -176,7 +183,7 @@ def audit_cmd(pool, seed, db, as_json):
 def bias_cmd(pool, seed, n_boot, db, as_json):
     """Slot-bias decomposition per (judge, comparative format)."""
     from audit import bias
-    frame = bias(db, pool, seed=seed, n_boot=n_boot)
+    frame = bias(current(db), pool, seed=seed, n_boot=n_boot)
     if as_json:
         emit_json({"pool": pool, "cells": frame.to_dicts()})
     else:
@@ -192,7 +199,7 @@ def bias_cmd(pool, seed, n_boot, db, as_json):
 def levels_cmd(pool, alphas, db, as_json):
     """Effective number of levels D_alpha per (judge, format)."""
     from audit import effective_levels
-    frame = effective_levels(db, pool, tuple(alphas) or (0, 0.5, 1, 2, float("inf")))
+    frame = effective_levels(current(db), pool, tuple(alphas) or (0, 0.5, 1, 2, float("inf")))
     emit_json({"pool": pool, "rows": frame.to_dicts()}) if as_json else emit_table(frame)
 
 
@@ -206,7 +213,7 @@ def levels_cmd(pool, alphas, db, as_json):
 def stability_cmd(pool, n_boot, fraction, seed, db, as_json):
     """Subsampling stability of distinct, D1 and D2 per (judge, format)."""
     from audit import stability
-    frame = stability(db, pool, n_boot=n_boot, fraction=fraction, seed=seed)
+    frame = stability(current(db), pool, n_boot=n_boot, fraction=fraction, seed=seed)
     emit_json({"pool": pool, "rows": frame.to_dicts()}) if as_json else emit_table(frame)
 
 
@@ -218,7 +225,7 @@ def stability_cmd(pool, n_boot, fraction, seed, db, as_json):
 def positions_cmd(pool, seed, db, as_json):
     """Tournament selections of first- / last-listed candidates against 1/k."""
     from audit import position_selection
-    frame = position_selection(db, pool, seed=seed)
+    frame = position_selection(current(db), pool, seed=seed)
     emit_json({"pool": pool, "cells": frame.to_dicts()}) if as_json else emit_table(frame)
 
 
@@ -229,8 +236,31 @@ def positions_cmd(pool, seed, db, as_json):
 def variance_cmd(pool, db, as_json):
     """Format / judge / residual shares of each diagnostic, with leave-one-judge-out."""
     from audit import variance
-    frame = variance(db, pool)
+    frame = variance(current(db), pool)
     emit_json({"pool": pool, "rows": frame.to_dicts()}) if as_json else emit_table(frame)
+
+
+@cli.command("report")
+@click.option("--pool", required=True)
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+              help="FILE.md (Markdown) or FILE.json (the checklist document)")
+@click.option("--seed", default=0, show_default=True)
+@db_option
+@json_option
+def report_cmd(pool, out, seed, db, as_json):
+    """Export the reporting checklist (Markdown or JSON), from the database alone."""
+    from audit import checklist, checklist_markdown
+    from ingest import UserError
+    if out.suffix.lower() not in (".md", ".json"):
+        raise UserError(f"--out {out}: use a .md or .json file name")
+    doc = checklist(current(db), pool, seed=seed)
+    text = json.dumps(_jsonable(doc), indent=2, allow_nan=False) if out.suffix.lower() == ".json" \
+        else checklist_markdown(doc)
+    out.write_text(text, encoding="utf-8")
+    if as_json:
+        emit_json({"out": str(out), "cells": len(doc["cells"])})
+    else:
+        click.echo(f"wrote {out} ({len(doc['cells'])} judge x format cells)")
 
 
 @cli.command("app")

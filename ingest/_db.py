@@ -134,3 +134,19 @@ def one(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) ->
     """The first row of a query, or None; reads the result to its end so the connection is free."""
     rows = con.execute(sql, params or {}).fetchall()
     return rows[0] if rows else None
+
+
+def ensure_current(path: str | os.PathLike | None = None) -> None:
+    """Bring an existing database up to the current schema (readers never migrate themselves)."""
+    p = db_path(path)
+    if not p.is_file():
+        return
+    con = open_with_retry(p, read_only=True)
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        done = {r[0] for r in con.execute("SELECT id FROM _migrations").fetchall()} if "_migrations" in tables else set()
+    finally:
+        con.close()
+    if {n for n, _, _ in _migration_files()} - done:
+        with writer(p):
+            pass

@@ -1,0 +1,119 @@
+"""The reporting checklist (DESIGN.md): per judge x format, the format verbatim with its decoding
+rule, tie probability and D2 beside the distinct values and pool size, the slot scheme and b for
+comparative formats, and the parse rate. Built from the database alone."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import polars as pl
+
+from ._bias import bias
+from ._cells import audit_cells
+from ._db import connect, pool_id, query
+from ._pools import pools
+
+
+def score_values(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """One row per (judge, format, score value): how many candidates hold it.
+
+    Columns: judge, format, s (normalised score), n, mult5 (the raw 0-100 value is a multiple of 5;
+    null for other scales).
+    """
+    from ._scores import load_scores
+    import numpy as np
+    with connect(db) as con:
+        sc = load_scores(con, pool_id(con, pool))
+    frames = []
+    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
+        s = sc.S[c][~np.isnan(sc.S[c])]
+        counts = pl.DataFrame({"s": s}).group_by("s").len("n").sort("s")
+        is_100 = cell["mult5_share"] is not None
+        frames.append(counts.with_columns(
+            pl.lit(cell["judge"]).alias("judge"), pl.lit(cell["format"]).alias("format"),
+            (pl.when(pl.lit(is_100)).then(((pl.col("s") * 100).round(6) % 5) == 0)
+             .otherwise(None)).alias("mult5")))
+    if not frames:
+        return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "s": pl.Float64, "n": pl.UInt32,
+                                    "mult5": pl.Boolean})
+    return pl.concat(frames).select("judge", "format", "s", "n", "mult5")
+
+
+def pool_candidates(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """One row per candidate. Columns: prompt_idx, prompt_id, candidate_id, position, k (candidates
+    of its prompt), reference, model, split, response_chars."""
+    with connect(db) as con:
+        return query(con, "pool_candidates", pool_id=pool_id(con, pool))
+
+
+def _slot_scheme(run: dict | None, b_row: dict | None) -> str:
+    if run is None:
+        return "unknown"
+    swaps = ""
+    if b_row is not None:
+        swaps = (f"; {b_row['n_reverse_calls']} of {b_row['n_calls']} calls in the reverse order, "
+                 f"{b_row['n_pairs']} items seen in both orders")
+    if run["source"] == "import":
+        return "imported verdicts" + swaps
+    return {"anchored": "candidate in slot A against the prompt's anchor",
+            "listing": "tournament, earlier-listed candidate always Response A",
+            "balanced": "tournament, each candidate in slot A as often as in B",
+            "both": "tournament, every pair in both orders"}.get(run["schedule"] or "", run["schedule"] or "") + swaps
+
+
+def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
+    """The checklist as the JSON document of DESIGN.md."""
+    info = pools(db).filter(pl.col("name") == pool)
+    cells = audit_cells(db, pool, seed=seed)
+    slots = {(r["judge"], r["format"]): r for r in bias(db, pool, seed=seed).to_dicts()}
+    with connect(db) as con:
+        runs = {(r["judge"], r["format"]): r for r in query(con, "cell_runs", pool_id=pool_id(con, pool)).to_dicts()}
+    out = []
+    for cell in cells.to_dicts():
+        base = cell["format"].removesuffix("+expected")
+        run = runs.get((cell["judge"], base))
+        decoding = json.loads(run["decoding"]) if run and run["decoding"] else None
+        if cell["format"].endswith("+expected") and decoding is not None:
+            decoding = {**decoding, "score": "probability-weighted over the format's labels"}
+        entry = {"judge": cell["judge"], "format": cell["format"], "template": run["template"] if run else None,
+                 "decoding": decoding, "source": run["source"] if run else None,
+                 "judge_model": run["judge_model"] if run else None,
+                 "tie_prob": cell["tie_prob"], "d2": cell["d2"], "distinct": cell["distinct"],
+                 "n_candidates": cell["n_candidates"], "parse_rate": cell["parse_rate"], "slot": None}
+        if cell["kind"] == "comparative":
+            b = slots.get((cell["judge"], base))
+            entry["slot"] = {"scheme": _slot_scheme(run, b), "b": b["b"] if b else None,
+                             "b_lo": b["b_lo"] if b else None, "b_hi": b["b_hi"] if b else None}
+        out.append(entry)
+    row = info.to_dicts()[0]
+    return {"pool": {"name": pool, "n_prompts": row["n_prompts"], "n_candidates": row["n_candidates"]},
+            "cells": out}
+
+
+def _num(x, digits=3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def checklist_markdown(doc: dict) -> str:
+    """The same checklist as Markdown."""
+    p = doc["pool"]
+    lines = [f"# Reporting checklist: pool `{p['name']}`", "",
+             f"{p['n_prompts']} prompts, {p['n_candidates']} candidates.", ""]
+    for c in doc["cells"]:
+        lines += [f"## {c['judge']} × {c['format']}", ""]
+        if c["template"]:
+            lines += ["1. Format, verbatim:", "", "```", c["template"].rstrip(), "```", ""]
+        else:
+            lines += ["1. Format: verdicts imported; the prompt template was not recorded.", ""]
+        lines += [f"   Decoding: `{json.dumps(c['decoding'])}`" if c["decoding"] else "   Decoding: not recorded.", ""]
+        lines.append(f"2. Tie probability {_num(c['tie_prob'])}, D2 = {_num(c['d2'], 2)} effective levels; "
+                     f"{c['distinct']} distinct values over {c['n_candidates']} scored candidates.")
+        if c["slot"] is not None:
+            s = c["slot"]
+            lines.append(f"3. Slots: {s['scheme']}. Estimated slot bias b = {_num(s['b'])} "
+                         f"(95% CI {_num(s['b_lo'])} to {_num(s['b_hi'])}).")
+        else:
+            lines.append("3. Slots: pointwise format, no slot bias.")
+        lines += [f"4. Parse rate {_num(c['parse_rate'])}.", ""]
+    return "\n".join(lines)
