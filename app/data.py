@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import polars as pl
 import streamlit as st
 
 import audit
@@ -25,35 +24,48 @@ def db_state() -> tuple[str, float]:
     return str(p), max(mtimes, default=0.0)
 
 
-@st.cache_resource(show_spinner="Seeding the bundled demo...")
+@st.cache_resource(show_spinner="Preparing the database (the bundled demo on first launch)...")
 def ensure_demo(path: str) -> list[str]:
-    """Seed an empty database with the bundled demo, once per process."""
+    """Upgrade the schema and seed an empty database with the bundled demo, once per process."""
     from ingest.demo import seed_demo
     return seed_demo(path)
 
 
-@st.cache_data(show_spinner=False)
-def _pools(path: str, mtime: float) -> pl.DataFrame:
-    return audit.pools(path)
+_FUNCTIONS = {
+    "pools": lambda db: audit.pools(db),
+    "cells": lambda db, pool: audit.audit_cells(db, pool),
+    "bias": lambda db, pool: audit.bias(db, pool),
+    "bias_items": audit.bias_items,
+    "positions": audit.position_selection,
+    "variance": audit.variance,
+    "score_values": audit.score_values,
+    "pool_candidates": audit.pool_candidates,
+    "checklist": audit.checklist,
+    "candidate_scores": audit.candidate_scores,
+}
 
 
-@st.cache_data(show_spinner="Computing the audit...")
-def _cells(path: str, mtime: float, pool: str, seed: int) -> pl.DataFrame:
-    return audit.audit_cells(path, pool, seed=seed)
+@st.cache_data(show_spinner="Computing...", max_entries=128)
+def _run(name: str, path: str, mtime: float, *args):
+    """One cache for every audit call, keyed by (function, database path, mtime, arguments)."""
+    return _FUNCTIONS[name](path, *args)
 
 
-@st.cache_data(show_spinner="Bootstrapping slot bias...")
-def _bias(path: str, mtime: float, pool: str, seed: int) -> pl.DataFrame:
-    return audit.bias(path, pool, seed=seed)
+def _cached(name: str):
+    return lambda *args: _run(name, *db_state(), *args)
 
 
-def pools() -> pl.DataFrame:
-    return _pools(*db_state())
+pools = _cached("pools")
+cells = _cached("cells")
+bias = _cached("bias")
+bias_items = _cached("bias_items")
+positions = _cached("positions")
+variance = _cached("variance")
+score_values = _cached("score_values")
+pool_candidates = _cached("pool_candidates")
+checklist = _cached("checklist")
+candidate_scores = _cached("candidate_scores")
 
 
-def cells(pool: str, seed: int = 0) -> pl.DataFrame:
-    return _cells(*db_state(), pool, seed)
-
-
-def bias(pool: str, seed: int = 0) -> pl.DataFrame:
-    return _bias(*db_state(), pool, seed)
+def current_pool() -> str | None:
+    return st.session_state.get("pool")

@@ -17,11 +17,22 @@ with st.sidebar:
     st.caption(f"Database: `{data.db_file()}`")
     if seeded:
         st.caption("Seeded with the bundled demo: " + ", ".join(seeded))
-    if pools.height:
-        st.selectbox("Pool", pools["name"].to_list(), key="pool")
+    names = pools["name"].to_list() if pools.height else []
+    if names:
+        if st.session_state.get("pool") not in names:
+            st.session_state["pool"] = names[0]
+        st.selectbox("Pool", names, key="pool")
     else:
-        st.info("No pool yet: import one with `judgeaudit import-pool`.")
+        st.info("No pool yet: upload one on the Pool page.")
 
 views = Path(__file__).with_name("views")
-page = st.navigation([st.Page(str(views / "formats.py"), title="Formats", icon="📊", default=True)])
+page = st.navigation([
+    st.Page(str(views / "pool.py"), title="Pool", icon="📥"),
+    st.Page(str(views / "score.py"), title="Score", icon="▶️"),
+    st.Page(str(views / "formats.py"), title="Formats", icon="📊", default=True),
+    st.Page(str(views / "slot_bias.py"), title="Slot bias", icon="↔️"),
+    st.Page(str(views / "variance.py"), title="Variance", icon="🧮"),
+    st.Page(str(views / "curate.py"), title="Curate & Train", icon="✂️"),
+    st.Page(str(views / "report.py"), title="Report", icon="📝"),
+])
 page.run()

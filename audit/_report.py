@@ -117,3 +117,23 @@ def checklist_markdown(doc: dict) -> str:
             lines.append("3. Slots: pointwise format, no slot bias.")
         lines += [f"4. Parse rate {_num(c['parse_rate'])}.", ""]
     return "\n".join(lines)
+
+
+def candidate_scores(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """One row per (judge, format, scored candidate).
+
+    Columns: judge, format, cand_idx, prompt_idx, position, s (normalised score), r (reference).
+    """
+    from ._scores import load_scores
+    import numpy as np
+    with connect(db) as con:
+        sc = load_scores(con, pool_id(con, pool))
+    frames = []
+    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
+        idx = np.flatnonzero(~np.isnan(sc.S[c]))
+        frames.append(pl.DataFrame({"judge": [cell["judge"]] * idx.size, "format": [cell["format"]] * idx.size,
+                                    "cand_idx": idx, "prompt_idx": sc.prompt[idx], "position": sc.position[idx],
+                                    "s": sc.S[c][idx], "r": sc.reference[idx]}))
+    schema = {"judge": pl.String, "format": pl.String, "cand_idx": pl.Int64, "prompt_idx": pl.Int64,
+              "position": pl.Int64, "s": pl.Float64, "r": pl.Float64}
+    return pl.concat([f.cast(schema) for f in frames]) if frames else pl.DataFrame(schema=schema)

@@ -1,25 +1,39 @@
-"""Formats: the diagnostics table across judges x formats, and the slot-bias table."""
+"""Formats: per-format histograms for one judge, the diagnostics table, levels and ties, τ vs top-1."""
 
+import altair as alt
+import polars as pl
 import streamlit as st
 
-from app import data
+from app import data, charts
 
-pool = st.session_state.get("pool")
+pool = data.current_pool()
 st.header("Formats")
 if not pool:
     st.stop()
-
 cells = data.cells(pool)
-st.subheader(f"Diagnostics per judge × format — pool `{pool}`")
-st.caption("distinct = values used; tie_prob = chance two candidates share a score; D1/D2 = "
-           "effective levels; top_tied = share of prompts whose best score is shared; τa counts "
-           "ties against the judge, τb forgives them, top1_expected is the exact chance a "
-           "random tie-break picks a reference-best candidate.")
-st.dataframe(cells, hide_index=True, use_container_width=True)
+if cells.height == 0:
+    st.info("No verdicts in this pool yet: score it on the Score page or import verdicts.")
+    st.stop()
 
-bias = data.bias(pool)
-if bias.height:
-    st.subheader("Slot bias (comparative formats)")
-    st.caption("q = quality signal, b = slot-A bias, from items judged in both orders (95% bootstrap "
-               "intervals); consistency = same preferred candidate in both orders.")
-    st.dataframe(bias, hide_index=True, use_container_width=True)
+judges = sorted(cells["judge"].unique().to_list())
+judge = st.selectbox("Judge", judges, key="formats_judge")
+values = data.score_values(pool).filter(pl.col("judge") == judge)
+st.subheader(f"Score histograms — {judge}")
+st.caption("One panel per format (normalised score). On 0–100 scales, bars on multiples of 5 are darker.")
+st.altair_chart(charts.histograms(values), width="stretch")
+
+st.subheader("Diagnostics across judges × formats")
+st.caption("★ marks the best format of each judge per column (fewest ties, most levels, best agreement).")
+st.dataframe(charts.mark_best(cells), hide_index=True, width="stretch")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Ties and effective levels")
+    st.altair_chart(charts.level_bars(cells.filter(pl.col("judge") == judge)), width="stretch")
+with right:
+    st.subheader("τa vs τb vs top-1")
+    st.altair_chart(charts.agreement_bars(cells.filter(pl.col("judge") == judge)), width="stretch")
+st.info("Why τb flatters coarse formats: τb divides by the pairs the judge did *not* tie, so a binary "
+        "judge that ties most pairs is scored only on the few it separates. τa keeps ties in the "
+        "denominator, and top-1 (expected under random tie-breaking) shows what a selection actually "
+        "gets when the top of a prompt is tied.")

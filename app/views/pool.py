@@ -1,0 +1,56 @@
+"""Pool: upload a candidate pool in the browser (the CLI's validation and messages), and its summary."""
+
+import tempfile
+from pathlib import Path
+
+import altair as alt
+import streamlit as st
+
+from app import data
+
+st.header("Pool")
+with st.form("upload", clear_on_submit=False):
+    upload = st.file_uploader("Candidate pool (.jsonl, .csv, .parquet; UltraFeedback layout too)",
+                              type=["jsonl", "ndjson", "csv", "parquet"])
+    name = st.text_input("Pool name", placeholder="my-pool")
+    replace = st.checkbox("Replace a pool of the same name (its verdicts go too)")
+    submitted = st.form_submit_button("Import")
+if submitted:
+    from ingest import UserError, import_pool
+    if upload is None or not name.strip():
+        st.error("Choose a file and give the pool a name.")
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="judgeaudit-upload-"))
+        path = folder / Path(upload.name).name          # keep the name: messages cite it
+        path.write_bytes(upload.getvalue())
+        try:
+            result = import_pool(str(data.db_file()), path, name.strip(), replace=replace)
+        except UserError as exc:
+            st.error(str(exc).replace(str(folder) + "/", ""))
+        else:
+            st.session_state["pool"] = name.strip()
+            st.success(f"Imported pool '{name.strip()}': {result['n_prompts']} prompts, "
+                       f"{result['n_candidates']} candidates.")
+            st.rerun()
+
+pool = data.current_pool()
+if not pool:
+    st.stop()
+cands = data.pool_candidates(pool)
+st.subheader(f"Pool `{pool}`")
+a, b, c, d = st.columns(4)
+a.metric("prompts", cands["prompt_idx"].n_unique())
+b.metric("candidates", cands.height)
+c.metric("with a reference", int(cands["reference"].is_not_null().sum()))
+d.metric("held out", int((cands["split"] == "heldout").sum()))
+per_prompt = \
+    cands.unique("prompt_idx").group_by("k").len("prompts").sort("k")
+left, mid, right = st.columns(3)
+left.altair_chart(alt.Chart(per_prompt.to_pandas()).mark_bar().encode(
+    x=alt.X("k:O", title="candidates per prompt"), y="prompts:Q").properties(height=220), width="stretch")
+mid.altair_chart(alt.Chart(cands.select("reference").drop_nulls().to_pandas()).mark_bar().encode(
+    x=alt.X("reference:Q", bin=alt.Bin(maxbins=30)), y="count()").properties(height=220), width="stretch")
+right.altair_chart(alt.Chart(cands.select("response_chars").to_pandas()).mark_bar().encode(
+    x=alt.X("response_chars:Q", bin=alt.Bin(maxbins=30), title="response length (chars)"), y="count()")
+    .properties(height=220), width="stretch")
+st.dataframe(cands.head(200), hide_index=True, width="stretch")

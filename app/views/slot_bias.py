@@ -1,0 +1,40 @@
+"""Slot bias: q and b with intervals per judge and comparative format, consistency, self-TIE,
+tournament first/last-listed selections vs 1/k, q_i against the reference gap."""
+
+import polars as pl
+import streamlit as st
+
+from app import charts, data
+
+pool = data.current_pool()
+st.header("Slot bias")
+if not pool:
+    st.stop()
+b = data.bias(pool)
+if b.height == 0:
+    st.info("No comparative verdicts in this pool.")
+    st.stop()
+st.caption("From items judged in both orders: q = the quality signal (half the difference of the two "
+           "margins), b = the pull towards slot A (half their sum). 95% bootstrap intervals over items.")
+st.dataframe(b, hide_index=True, width="stretch")
+seen = b.filter(pl.col("n_pairs") > 0)
+if seen.height:
+    left, right = st.columns(2)
+    left.altair_chart(charts.interval_chart(seen, "b", "b_lo", "b_hi", "slot bias b (margin units)"),
+                      width="stretch")
+    right.altair_chart(charts.interval_chart(seen, "q", "q_lo", "q_hi", "quality signal q"),
+                       width="stretch")
+else:
+    st.info("No item was judged in both orders: score with --swap-sample to measure slot bias.")
+
+pos = data.positions(pool)
+if pos.height:
+    st.subheader("Tournament selections by listing position")
+    st.caption("How often the selected candidate is the first- or last-listed one, against 1/k.")
+    st.dataframe(pos, hide_index=True, width="stretch")
+
+items = data.bias_items(pool).drop_nulls("ref_gap")
+if items.height:
+    st.subheader("q_i against the reference gap")
+    st.altair_chart(charts.scatter(items.with_columns((pl.col("judge") + " / " + pl.col("format")).alias("cell")),
+                                   "ref_gap", "q_i", "cell"), width="stretch")

@@ -1,0 +1,21 @@
+"""Variance: how much of each diagnostic is the format, the judge, or their interaction."""
+
+import polars as pl
+import streamlit as st
+
+from app import charts, data
+
+pool = data.current_pool()
+st.header("Variance")
+if not pool:
+    st.stop()
+v = data.variance(pool)
+if v.height == 0:
+    st.info("The decomposition needs at least two judges that share at least two formats.")
+    st.stop()
+full = v.filter(pl.col("dropped_judge").is_null())
+st.caption("Two-way decomposition (format × judge, one value per cell) on the formats every judge used.")
+st.altair_chart(charts.share_bars(full), width="stretch")
+st.dataframe(full, hide_index=True, width="stretch")
+st.subheader("Leave one judge out")
+st.dataframe(v.filter(pl.col("dropped_judge").is_not_null()), hide_index=True, width="stretch")
