@@ -19,6 +19,8 @@ with st.sidebar:
         st.caption("Seeded with the bundled demo: " + ", ".join(seeded))
     names = pools["name"].to_list() if pools.height else []
     if names:
+        if st.session_state.get("next_pool") in names:      # a page asked to switch (e.g. after an upload)
+            st.session_state["pool"] = st.session_state.pop("next_pool")
         if st.session_state.get("pool") not in names:
             st.session_state["pool"] = names[0]
         st.selectbox("Pool", names, key="pool")

@@ -28,7 +28,7 @@ if submitted:
         except UserError as exc:
             st.error(str(exc).replace(str(folder) + "/", ""))
         else:
-            st.session_state["pool"] = name.strip()
+            st.session_state["next_pool"] = name.strip()   # the sidebar picks it up on the rerun
             st.success(f"Imported pool '{name.strip()}': {result['n_prompts']} prompts, "
                        f"{result['n_candidates']} candidates.")
             st.rerun()

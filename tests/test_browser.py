@@ -1,0 +1,96 @@
+"""End to end in a real browser: Debian's chromium, driven by Playwright, against `judgeaudit app`.
+Open the app, upload a pool, see the histograms and the tie table, download the checklist."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install "
+                                                         "chromium); .ci/run installs it where apt works")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run", "--disable-sync", "--disable-quic"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    port = _free_port()
+    env = {**os.environ, "JUDGEAUDIT_DB": str(tmp_path / "browser.duckdb")}
+    exe = str(Path(sys.executable).with_name("judgeaudit"))
+    proc = subprocess.Popen([exe, "app", "--port", str(port), "--address", "127.0.0.1"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            if httpx.get(url + "/_stcore/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("the dashboard did not start")
+    yield url
+    os.killpg(proc.pid, 15)
+    proc.wait(timeout=30)
+
+
+def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+    rows = synthetic_pool(15, seed=5)
+    pool_file = write_jsonl(tmp_path / "browser-pool.jsonl", rows)
+    bad_file = tmp_path / "bad-pool.jsonl"
+    bad_file.write_text('{"prompt_id": "q", "prompt": "x", "candidate_id": "a", "response": "r"}\n{oops\n')
+    verdicts = write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=5))
+
+    expect.set_options(timeout=90_000)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page(accept_downloads=True)
+        page.set_default_timeout(90_000)
+        page.goto(app_url)
+        expect(page.get_by_text("Diagnostics across judges")).to_be_visible()   # the demo, on first launch
+
+        page.get_by_role("link", name="Pool").click()
+        page.locator("input[type=file]").set_input_files(str(bad_file))
+        page.get_by_label("Pool name").fill("broken")
+        page.get_by_role("button", name="Import").click()
+        expect(page.get_by_text("bad-pool.jsonl, line 2: not valid JSON")).to_be_visible()
+
+        page.locator("input[type=file]").set_input_files(str(pool_file))
+        page.get_by_label("Pool name").fill("browser")
+        page.get_by_role("button", name="Import").click()
+        expect(page.get_by_role("heading", name="Pool browser")).to_be_visible()
+
+        # verdicts for the new pool arrive from the CLI while the dashboard is open
+        exe = str(Path(sys.executable).with_name("judgeaudit"))
+        subprocess.run([exe, "import-verdicts", str(verdicts), "--pool", "browser"], check=True,
+                       env={**os.environ, "JUDGEAUDIT_DB": str(tmp_path / "browser.duckdb")}, capture_output=True)
+
+        page.get_by_role("link", name="Formats").click()
+        expect(page.get_by_text("Score histograms")).to_be_visible()
+        expect(page.locator(".vega-embed").first).to_be_visible()
+        expect(page.get_by_text("Diagnostics across judges")).to_be_visible()
+        page.screenshot(path=str(tmp_path / "formats.png"), full_page=True)
+
+        page.get_by_role("link", name="Report").click()
+        with page.expect_download() as info:
+            page.get_by_role("button", name="Download Markdown").click()
+        text = Path(info.value.path()).read_text()
+        assert text.startswith("# Reporting checklist: pool `browser`") and "Parse rate" in text
+        browser.close()

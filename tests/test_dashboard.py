@@ -1,0 +1,83 @@
+"""The dashboard through Streamlit's AppTest: every page on the demo, and a scoring run launched
+from the Score page."""
+
+import time
+
+import duckdb
+import polars as pl
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import train
+from ingest.demo import seed_demo
+from tests.conftest import REPO
+
+PAGES = ["pool.py", "score.py", "formats.py", "slot_bias.py", "variance.py", "curate.py", "report.py"]
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dash") / "demo.duckdb"
+    seed_demo(path)
+    return path
+
+
+def _app(db, monkeypatch):
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    return AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+
+
+@pytest.mark.parametrize("pool", ["mtbench", "llmbar", "ko-arena-hard"])
+def test_every_page_renders(demo_db, monkeypatch, pool):
+    at = _app(demo_db, monkeypatch)
+    assert not at.exception
+    at.sidebar.selectbox[0].select(pool).run()
+    for page in PAGES:
+        at.switch_page(f"views/{page}").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        assert at.header[0].value
+    at.switch_page("views/formats.py").run()
+    assert any("Diagnostics" in s.value for s in at.subheader) and len(at.dataframe) >= 1
+
+
+def test_fresh_database_seeds_itself(tmp_path, monkeypatch):
+    at = _app(tmp_path / "fresh.duckdb", monkeypatch)
+    assert not at.exception
+    assert set(at.sidebar.selectbox[0].options) == {"mtbench", "llmbar", "arena-bench", "ko-arena-hard"}
+
+
+def test_score_page_launches_a_run(tmp_path, monkeypatch, write_jsonl):
+    from ingest import import_pool
+    db = tmp_path / "score.duckdb"
+    rows = [{"prompt_id": f"q{i // 3}", "prompt": f"Q{i // 3}", "candidate_id": f"c{i % 3}", "response": f"r{i}",
+             "reference": float(i % 3)} for i in range(12)]
+    import_pool(db, write_jsonl("pool.jsonl", rows), "mine")
+    at = _app(db, monkeypatch)
+    at.switch_page("views/score.py").run()
+    at.radio[0].set_value("fake")
+    at.text_input[0].set_value("dash")
+    at.button[0].click().run()
+    assert not at.exception
+    deadline = time.time() + 90
+    n = 0
+    while time.time() < deadline:
+        time.sleep(1)
+        try:
+            con = duckdb.connect(str(db), read_only=True)
+            n = con.execute("SELECT count(*) FROM verdicts").fetchall()[0][0]
+            con.close()
+        except duckdb.Error:
+            continue
+        if n == 36:
+            break
+    assert n == 36   # 12 candidates x binary, likert5, numeric100
+
+
+def test_curation_preview_counts_coin_flips():
+    # scores 1, 1, 1, 0: keeping 2 of 4 cuts through the three tied at 1 -> both kept are coin flips
+    scores = pl.DataFrame({"judge": ["j"] * 4, "format": ["f"] * 4, "cand_idx": [0, 1, 2, 3], "s": [1.0, 1.0, 1.0, 0.0]})
+    sel = train.select_top(scores, 0.5, seed=1)
+    assert sel["kept"].sum() == 2 and sel.filter("kept")["tie_broken"].all()
+    summary, overlap = train.preview(scores, "j", 0.75)
+    assert summary.to_dicts()[0]["n_kept"] == 3 and summary.to_dicts()[0]["n_tie_broken_kept"] == 0
+    assert overlap.height == 0
