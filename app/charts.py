@@ -20,7 +20,7 @@ def histograms(values: pl.DataFrame) -> alt.Chart:
         color=alt.Color("multiple_of_5:N", title="multiple of 5 (0-100)",
                         scale=alt.Scale(domain=[False, True], range=["#9ecae1", "#08519c"])),
         tooltip=["format", "s", "n"])
-    return base.properties(width=220, height=160).facet(facet=alt.Facet("format:N", title=None), columns=4) \
+    return base.properties(width=220, height=160).facet(facet=alt.Facet("format:N", title=None), columns=3) \
         .resolve_scale(y="independent")
 
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import data
 
-st.set_page_config(page_title="judgeaudit", page_icon="⚖️", layout="wide")
+st.set_page_config(page_title="judgeaudit", page_icon=":material/balance:", layout="wide")
 
 seeded = data.ensure_demo(str(data.db_file()))
 pools = data.pools()
@@ -29,12 +29,12 @@ with st.sidebar:
 
 views = Path(__file__).with_name("views")
 page = st.navigation([
-    st.Page(str(views / "pool.py"), title="Pool", icon="📥"),
-    st.Page(str(views / "score.py"), title="Score", icon="▶️"),
-    st.Page(str(views / "formats.py"), title="Formats", icon="📊", default=True),
-    st.Page(str(views / "slot_bias.py"), title="Slot bias", icon="↔️"),
-    st.Page(str(views / "variance.py"), title="Variance", icon="🧮"),
-    st.Page(str(views / "curate.py"), title="Curate & Train", icon="✂️"),
-    st.Page(str(views / "report.py"), title="Report", icon="📝"),
+    st.Page(str(views / "pool.py"), title="Pool", icon=":material/upload_file:"),
+    st.Page(str(views / "score.py"), title="Score", icon=":material/play_arrow:"),
+    st.Page(str(views / "formats.py"), title="Formats", icon=":material/bar_chart:", default=True),
+    st.Page(str(views / "slot_bias.py"), title="Slot bias", icon=":material/swap_horiz:"),
+    st.Page(str(views / "variance.py"), title="Variance", icon=":material/functions:"),
+    st.Page(str(views / "curate.py"), title="Curate & Train", icon=":material/content_cut:"),
+    st.Page(str(views / "report.py"), title="Report", icon=":material/description:"),
 ])
 page.run()
