@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import polars as pl
 
 from . import _metrics as m
-from ._db import connect, pool_id
-from ._scores import Scores, load_scores
+from ._scores import Scores, scores_for
 
 CELL_COLUMNS = [
     "judge", "format", "kind", "n_verdicts", "n_candidates", "n_prompts", "parse_rate",
@@ -96,7 +96,7 @@ def _cell_row(view: _PoolView, s: np.ndarray) -> dict:
     row["n_prompts"] = int(np.count_nonzero(pv[1:] != pv[:-1]) + 1)
     levels = pl.Series(sv).value_counts()
     values, counts = levels[:, 0].to_numpy(), levels[:, 1].to_numpy().astype(float)
-    p = counts / counts.sum()
+    p = np.sort(counts) / counts.sum()  # sorted: the sums do not depend on hash order
     row.update(distinct=int(values.size), tie_prob=float(np.sum(p ** 2)),
                d1=m.renyi_levels(p, 1), d2=1.0 / float(np.sum(p ** 2)))
     idx, g = view.tie_layout(valid)
@@ -118,7 +118,15 @@ def _cell_row(view: _PoolView, s: np.ndarray) -> dict:
 
 def compute_cells(sc: Scores, seed: int = 0) -> pl.DataFrame:
     view = _PoolView(sc, seed)
-    rows = [_cell_row(view, view.scores(sc.S[c])) for c in range(sc.S.shape[0])]
+    n_cells = sc.S.shape[0]
+    if n_cells > 1 and sc.S.shape[1] >= 100_000:
+        # large pools: two cells at a time (numpy and polars release the GIL in the heavy parts);
+        # the first cell runs alone so the shared layouts are built once
+        rows = [_cell_row(view, view.scores(sc.S[0]))]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            rows += list(pool.map(lambda c: _cell_row(view, view.scores(sc.S[c])), range(1, n_cells)))
+    else:
+        rows = [_cell_row(view, view.scores(sc.S[c])) for c in range(n_cells)]
     schema = {"n_candidates": pl.Int64, "n_prompts": pl.Int64, "distinct": pl.Int64,
               "tie_prob": pl.Float64, "d1": pl.Float64, "d2": pl.Float64, "top_tied": pl.Float64,
               "spearman": pl.Float64, "tau_a": pl.Float64, "tau_b": pl.Float64,
@@ -141,6 +149,4 @@ def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0) -> pl.Da
     somers_d, top1 (seeded tie-break), top1_expected, top1_uniform, n_ranked_prompts (prompts
     with >= 2 candidates having both a score and a reference). Undefined values are null.
     """
-    with connect(db) as con:
-        sc = load_scores(con, pool_id(con, pool))
-    return compute_cells(sc, seed)
+    return compute_cells(scores_for(db, pool), seed)

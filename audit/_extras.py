@@ -10,16 +10,14 @@ import polars as pl
 
 from . import _metrics as m
 from ._cells import audit_cells, dense_groups
-from ._db import connect, pool_id
-from ._scores import Scores, load_scores
+from ._scores import Scores, scores_for
 
 VARIANCE_METRICS = ("tie_prob", "d1", "d2", "distinct", "top_tied", "spearman", "tau_a", "tau_b",
                     "somers_d", "top1_expected", "parse_rate")
 
 
 def _scores(db, pool) -> Scores:
-    with connect(db) as con:
-        return load_scores(con, pool_id(con, pool))
+    return scores_for(db, pool)
 
 
 def _distribution(row: np.ndarray) -> np.ndarray:

@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import polars as pl
 
 from ._bias import bias
 from ._cells import audit_cells
 from ._db import connect, pool_id, query
 from ._pools import pools
+from ._scores import scores_for
 
 
 def score_values(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
@@ -21,10 +23,7 @@ def score_values(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     Columns: judge, format, s (normalised score), n, mult5 (the raw 0-100 value is a multiple of 5;
     null for other scales).
     """
-    from ._scores import load_scores
-    import numpy as np
-    with connect(db) as con:
-        sc = load_scores(con, pool_id(con, pool))
+    sc = scores_for(db, pool)
     frames = []
     for c, cell in enumerate(sc.cells.iter_rows(named=True)):
         s = sc.S[c][~np.isnan(sc.S[c])]
@@ -124,10 +123,7 @@ def candidate_scores(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
 
     Columns: judge, format, cand_idx, prompt_idx, position, s (normalised score), r (reference).
     """
-    from ._scores import load_scores
-    import numpy as np
-    with connect(db) as con:
-        sc = load_scores(con, pool_id(con, pool))
+    sc = scores_for(db, pool)
     frames = []
     for c, cell in enumerate(sc.cells.iter_rows(named=True)):
         idx = np.flatnonzero(~np.isnan(sc.S[c]))

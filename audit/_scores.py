@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from ._db import arrow, query
+from ._db import arrow, connect, db_path, pool_id, query
 from ._metrics import ROUND
 
 
@@ -26,8 +28,8 @@ class Scores:
     order: np.ndarray
 
 
-def cell_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray,
-                swapped: np.ndarray, value: np.ndarray, n: int) -> np.ndarray:
+def cell_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray | None,
+                swapped: np.ndarray | None, value: np.ndarray, n: int) -> np.ndarray:
     """Each candidate's mean score over its parsed calls in one cell, rounded; NaN without one.
 
     pointwise: (v - lo) / (hi - lo); anchored: the same over forward calls (candidate in slot A
@@ -70,9 +72,37 @@ def load_scores(con, pool_id: int) -> Scores:
     for c, cell in enumerate(cells.iter_rows(named=True)):
         calls = arrow(con, "cell_values", pool_id=pool_id, judge_id=cell["judge_id"],
                       format_id=cell["format_id"], expected=cell["expected"])
-        S[c] = cell_scores(cell["pairing"], cell["value_lo"], cell["value_hi"],
-                           calls.column("a_idx").to_numpy(),
-                           calls.column("b_idx").fill_null(-1).to_numpy(),
-                           calls.column("swapped").to_numpy(zero_copy_only=False),
+        a = calls.column("a_idx").to_numpy()
+        if cell["pairing"] == "pointwise":  # slot B and orientation play no part: skip converting them
+            b = swapped = None
+        else:
+            b = calls.column("b_idx").fill_null(-1).to_numpy()
+            swapped = calls.column("swapped").to_numpy(zero_copy_only=False)
+        S[c] = cell_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], a, b, swapped,
                            calls.column("value").to_numpy(), n)
     return Scores(cells, S, prompt, position, reference, np.lexsort((position, prompt)))
+
+
+_last: tuple | None = None
+_lock = threading.Lock()
+
+
+def _file_state(path: Path) -> tuple:
+    wal = path.with_name(path.name + ".wal")
+    return tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else None for f in (path, wal))
+
+
+def scores_for(db, pool: str) -> Scores:
+    """load_scores for a pool by name, reusing the last result while the database file is unchanged
+    (the diagnostics, histograms and curation views of one page all start from the same scores)."""
+    global _last
+    path = db_path(db).resolve()
+    with _lock:
+        key = (str(path), _file_state(path) if path.exists() else None, pool)
+        if _last is not None and _last[0] == key:
+            return _last[1]
+    with connect(db) as con:
+        sc = load_scores(con, pool_id(con, pool))
+    with _lock:
+        _last = (key, sc)
+    return sc

@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import random
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 

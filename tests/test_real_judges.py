@@ -1,7 +1,6 @@
 """Scoring with real models: the bundled SmolLM2 in-process, and the same GGUF served by a real
 OpenAI-compatible server we did not write (llama-cpp-python's). Slow-ish: a model load each."""
 
-import shutil
 import socket
 import subprocess
 import sys

@@ -1,6 +1,5 @@
 """Formats: per-format histograms for one judge, the diagnostics table, levels and ties, τ vs top-1."""
 
-import altair as alt
 import polars as pl
 import streamlit as st
 

@@ -30,6 +30,16 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
     its verdicts land in their own transactions, so an interrupted seeding resumes next time.
     """
     wanted = [p for p in DEMO_POOLS if pools is None or p[0] in pools]
+    path = _db.db_path(db)
+    if path.is_file():  # the usual case, every launch: look without taking the write lock
+        _db.ensure_current(path)
+        con = _db.open_with_retry(path, read_only=True)
+        try:
+            present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
+        finally:
+            con.close()
+        if present - {p[0] for p in DEMO_POOLS} or not {p[0] for p in wanted} - present:
+            return []
     with _db.writer(db) as con:
         present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
     if present - {p[0] for p in DEMO_POOLS}:
