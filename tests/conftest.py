@@ -40,3 +40,35 @@ def db_snapshot(path: Path) -> dict:
         return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in tables}
     finally:
         con.close()
+
+
+def query_rows(db: Path, sql: str) -> list[tuple]:
+    """Run one query on a database file, read-only, and close it again."""
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, seconds: float = 120) -> bool:
+    """Poll `url` until it answers 200; False after `seconds`."""
+    import time
+    import httpx
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    return False

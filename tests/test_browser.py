@@ -3,15 +3,13 @@ Open the app, upload a pool, see the histograms and the tie table, download the 
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests.conftest import free_port, wait_http
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -21,30 +19,17 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         "--no-first-run", "--disable-sync", "--disable-quic"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def app_url(tmp_path):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "JUDGEAUDIT_DB": str(tmp_path / "browser.duckdb")}
     exe = str(Path(sys.executable).with_name("judgeaudit"))
     proc = subprocess.Popen([exe, "app", "--port", str(port), "--address", "127.0.0.1"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if httpx.get(url + "/_stcore/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
+    if not wait_http(url + "/_stcore/health"):
         proc.kill()
-        pytest.fail("the dashboard did not start")
+        pytest.fail("the dashboard did not start within 120 s")
     yield url
     os.killpg(proc.pid, 15)
     proc.wait(timeout=30)

@@ -1,18 +1,15 @@
 """Scoring with real models: the bundled SmolLM2 in-process, and the same GGUF served by a real
 OpenAI-compatible server we did not write (llama-cpp-python's). Slow-ish: a model load each."""
 
-import socket
 import subprocess
 import sys
-import time
 
-import duckdb
-import httpx
 import pytest
 
 from audit import audit_cells, bias
 from ingest import import_pool
 from ingest.runner import ScoreRequest, score
+from tests.conftest import free_port, query_rows, wait_http
 
 FIVE = ["binary", "likert5", "numeric100", "anchored", "tournament"]
 POOL = [
@@ -26,37 +23,20 @@ POOL = [
 
 
 def _statuses(db):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute("SELECT f.name, count(*), count(v.value), count(v.expected) FROM verdicts v "
-                           "JOIN formats f USING (format_id) GROUP BY f.name ORDER BY f.name").fetchall()
-    finally:
-        con.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return query_rows(db, "SELECT f.name, count(*), count(v.value), count(v.expected) FROM verdicts v "
+                          "JOIN formats f USING (format_id) GROUP BY f.name ORDER BY f.name")
 
 
 @pytest.fixture(scope="module")
 def llama_server():
     pytest.importorskip("llama_cpp", reason="llama-cpp-python[server] is installed by `make test`")
     from ingest.judges.local import gguf_path
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()),
                              "--n_threads", "2", "--n_ctx", "2048", "--host", "127.0.0.1", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if httpx.get(url + "/models", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
+    if not wait_http(url + "/models"):
         proc.kill()
         pytest.fail("llama_cpp.server did not come up within 120 s")
     yield url
@@ -79,9 +59,7 @@ def test_llama_cpp_server_all_five_formats(db, write_jsonl, llama_server):
     assert all(cells["n_verdicts"].to_list())
     b = bias(db, "p", n_boot=50)
     assert set(b["format"]) == {"anchored", "tournament"} and b.filter(b["format"] == "anchored")["n_self"][0] == 2
-    con = duckdb.connect(str(db), read_only=True)
-    models = con.execute("SELECT DISTINCT judge_model FROM runs").fetchall()
-    con.close()
+    models = query_rows(db, "SELECT DISTINCT judge_model FROM runs")
     assert models and models[0][0]            # the model id the server reported is recorded
 
 

@@ -8,7 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pytest
 
@@ -17,6 +16,7 @@ from ingest import UserError, import_pool
 from ingest._schedule import plan_calls
 from ingest.formats import BUILTIN
 from ingest.runner import ScoreRequest, score
+from tests.conftest import query_rows
 from tests.openai_server import OpenAIServer
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
@@ -26,13 +26,6 @@ def _pool_rows(responses, prompt_of=lambda i: f"q{i}", reference=lambda i: float
     return [{"prompt_id": prompt_of(i), "prompt": f"Question {prompt_of(i)}", "candidate_id": f"c{i}",
              "response": text, "reference": reference(i)} for i, text in enumerate(responses)]
 
-
-def _rows(db, sql):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _request(server, **kw):
@@ -54,14 +47,14 @@ def test_fault_injection_exact_counts(db, write_jsonl):
         # always-500 -> max_retries + 1 = 3
         assert server.requests == 3 + 3 + 2 + 2 + 2 + 2 + 1 + 3
     assert (result["made"], result["failed"], result["unparsed"]) == (10, 1, 1)
-    got = dict(_rows(db, "SELECT status, count(*) FROM verdicts GROUP BY status"))
+    got = dict(query_rows(db, "SELECT status, count(*) FROM verdicts GROUP BY status"))
     assert got == {"ok": 8, "no_label": 1, "failed": 1}
-    failed = _rows(db, "SELECT error, attempts, raw FROM verdicts WHERE status = 'failed'")
+    failed = query_rows(db, "SELECT error, attempts, raw FROM verdicts WHERE status = 'failed'")
     assert failed == [("HTTP 500: {\"error\": {\"message\": \"internal error\"}}", 3, None)]
-    attempts = dict(_rows(db, "SELECT c.response, v.attempts FROM verdicts v JOIN candidates c "
+    attempts = dict(query_rows(db, "SELECT c.response, v.attempts FROM verdicts v JOIN candidates c "
                               "ON c.cand_idx = v.a_idx"))
     assert attempts["[fault=500x2]"] == 3 and attempts["[fault=hangx1]"] == 2 and attempts["fine"] == 1
-    run = _rows(db, "SELECT source, status, judge_model, template, decoding, template_hash FROM runs")[0]
+    run = query_rows(db, "SELECT source, status, judge_model, template, decoding, template_hash FROM runs")[0]
     assert run[:4] == ("score", "finished", "test-judge", BUILTIN["likert5"].template)
     assert json.loads(run[4])["max_tokens"] == 16 and json.loads(run[4])["temperature"] == 0.0
     assert run[5] and len(run[5]) == 64
@@ -70,7 +63,7 @@ def test_fault_injection_exact_counts(db, write_jsonl):
     with OpenAIServer() as server:
         again = score(_request(server))
         assert server.requests == 3 and again["already_done"] == 9    # always-500 fails 3 more times
-    assert dict(_rows(db, "SELECT status, count(*) FROM verdicts GROUP BY status")) == got
+    assert dict(query_rows(db, "SELECT status, count(*) FROM verdicts GROUP BY status")) == got
 
 
 def test_api_key_is_sent_and_never_stored(db, write_jsonl, monkeypatch, tmp_path):
@@ -83,7 +76,7 @@ def test_api_key_is_sent_and_never_stored(db, write_jsonl, monkeypatch, tmp_path
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
-    settings = _rows(db, "SELECT settings FROM judges")[0][0]
+    settings = query_rows(db, "SELECT settings FROM judges")[0][0]
     assert "JUDGE_KEY" in settings and secret not in settings
     monkeypatch.delenv("JUDGE_KEY")
     with pytest.raises(UserError, match="JUDGE_KEY is not set"):
@@ -95,10 +88,10 @@ def test_expected_scores_from_logprobs(db, write_jsonl):
     with OpenAIServer() as server:
         score(_request(server, formats=["likert5", "numeric100"]))
     # the server puts 0.7 on "4" and 0.3 on "3": expected 0.7*4 + 0.3*3 = 3.7
-    assert _rows(db, "SELECT DISTINCT expected FROM verdicts JOIN formats USING (format_id) "
+    assert query_rows(db, "SELECT DISTINCT expected FROM verdicts JOIN formats USING (format_id) "
                      "WHERE name = 'likert5'") == [(pytest.approx(3.7),)]
     # "85" with alternative "B+": only "85" names a label -> all mass on 85
-    assert _rows(db, "SELECT DISTINCT expected FROM verdicts JOIN formats USING (format_id) "
+    assert query_rows(db, "SELECT DISTINCT expected FROM verdicts JOIN formats USING (format_id) "
                      "WHERE name = 'numeric100'") == [(85.0,)]
     cells = audit_cells(db, "p")
     assert "likert5+expected" in cells["format"].to_list()
@@ -163,4 +156,4 @@ def test_sigkill_mid_run_then_resume(db, write_jsonl):
         # every answered call survived the kill (journal), only in-flight ones were asked again
         assert repeated <= 4
         assert result["already_done"] + result["made"] == 240
-    assert _rows(db, "SELECT count(*), count(DISTINCT (format_id, a_idx)) FROM verdicts") == [(240, 240)]
+    assert query_rows(db, "SELECT count(*), count(DISTINCT (format_id, a_idx)) FROM verdicts") == [(240, 240)]

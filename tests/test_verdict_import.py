@@ -1,10 +1,9 @@
 """Verdict import: parsing, orientation of comparative calls, refusals, idempotency."""
 
-import duckdb
 import pytest
 
 from ingest import UserError, import_pool, import_verdicts
-from tests.conftest import db_snapshot
+from tests.conftest import db_snapshot, query_rows
 
 POOL = [
     {"prompt_id": "q1", "prompt": "P1", "candidate_id": "a", "response": "ra", "reference": 1},
@@ -21,13 +20,6 @@ def pool(db, write_jsonl):
     return "p"
 
 
-def _rows(db, sql):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
 
 def test_pointwise_and_comparative(db, pool, write_jsonl):
     rows = [
@@ -42,7 +34,7 @@ def test_pointwise_and_comparative(db, pool, write_jsonl):
     result = import_verdicts(db, write_jsonl("v.jsonl", rows), pool)
     assert result["imported"] == 6
     assert result["status_counts"] == {"failed": 1, "no_label": 1, "ok": 4}
-    got = _rows(db, "SELECT f.name, a_idx, b_idx, swapped, sample, label, value, status "
+    got = query_rows(db, "SELECT f.name, a_idx, b_idx, swapped, sample, label, value, status "
                     "FROM verdicts JOIN formats f USING (format_id) ORDER BY f.name, a_idx, sample")
     assert got == [
         ("binary", 3, None, False, 0, None, None, "failed"),
@@ -53,7 +45,7 @@ def test_pointwise_and_comparative(db, pool, write_jsonl):
         ("tournament", 0, 2, False, 0, "A+", 1.0, "ok"),
         ("tournament", 2, 0, True, 0, "B++", -2.0, "ok"),
     ]
-    runs = _rows(db, "SELECT source, status, template FROM runs ORDER BY run_id")
+    runs = query_rows(db, "SELECT source, status, template FROM runs ORDER BY run_id")
     assert runs == [("import", "finished", None)] * 3
 
 
@@ -63,7 +55,7 @@ def test_reimport_is_idempotent(db, pool, write_jsonl):
     assert import_verdicts(db, path, pool)["imported"] == 1
     again = import_verdicts(db, path, pool)
     assert (again["imported"], again["skipped_existing"]) == (0, 1)
-    assert _rows(db, "SELECT count(*) FROM verdicts") == [(1,)]
+    assert query_rows(db, "SELECT count(*) FROM verdicts") == [(1,)]
 
 
 def test_anchored_orientation_uses_the_reference_anchor(db, pool, write_jsonl):
@@ -71,7 +63,7 @@ def test_anchored_orientation_uses_the_reference_anchor(db, pool, write_jsonl):
     rows = [{"judge": "j", "format": "anchored", "prompt_id": "q1", "a_id": x, "b_id": y, "raw": "TIE"}
             for x, y in (("a", "c"), ("b", "c"), ("c", "c"), ("c", "a"))]
     import_verdicts(db, write_jsonl("v.jsonl", rows), pool)
-    got = _rows(db, "SELECT a_idx, b_idx, swapped FROM verdicts ORDER BY a_idx, b_idx")
+    got = query_rows(db, "SELECT a_idx, b_idx, swapped FROM verdicts ORDER BY a_idx, b_idx")
     assert got == [(0, 2, False), (1, 2, False), (2, 0, True), (2, 2, False)]
 
 
@@ -82,7 +74,7 @@ def test_user_format_from_toml(db, pool, write_jsonl, tmp_path):
     rows = [{"judge": "j", "format": "arena5", "prompt_id": "q2", "a_id": "a", "b_id": "b",
              "raw": "[[A>>B]]"}]
     import_verdicts(db, write_jsonl("v.jsonl", rows), pool, format_specs=[spec])
-    assert _rows(db, "SELECT value FROM verdicts") == [(2.0,)]
+    assert query_rows(db, "SELECT value FROM verdicts") == [(2.0,)]
     # a different definition under the same name is refused
     spec.write_text('name = "arena5"\nkind = "comparative"\nlabels = { "A" = 1, "B" = -1 }\n')
     with pytest.raises(UserError, match="already stored with a different definition"):
