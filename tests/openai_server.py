@@ -76,7 +76,7 @@ class OpenAIServer:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
                 lines = head.decode("latin-1").split("\r\n")
-                headers = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:] if l)}
+                headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:] if h)}
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 if "authorization" in headers:
                     self.auth_headers.add(headers["authorization"])

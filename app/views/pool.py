@@ -43,8 +43,7 @@ a.metric("prompts", cands["prompt_idx"].n_unique())
 b.metric("candidates", cands.height)
 c.metric("with a reference", int(cands["reference"].is_not_null().sum()))
 d.metric("held out", int((cands["split"] == "heldout").sum()))
-per_prompt = \
-    cands.unique("prompt_idx").group_by("k").len("prompts").sort("k")
+per_prompt = cands.unique("prompt_idx").group_by("k").len("prompts").sort("k")
 left, mid, right = st.columns(3)
 left.altair_chart(alt.Chart(per_prompt.to_pandas()).mark_bar().encode(
     x=alt.X("k:O", title="candidates per prompt"), y="prompts:Q").properties(height=220), width="stretch")
