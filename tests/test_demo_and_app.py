@@ -44,4 +44,6 @@ def test_dashboard_renders_the_demo(demo_db, monkeypatch):
     assert at.sidebar.selectbox[0].options == sorted(p[0] for p in DEMO_POOLS)
     assert len(at.dataframe) >= 1
     at.sidebar.selectbox[0].select("llmbar").run()
-    assert not at.exception and len(at.dataframe) == 2   # diagnostics and slot bias
+    assert not at.exception and len(at.dataframe) == 1   # the Formats page's diagnostics table
+    at.switch_page("views/slot_bias.py").run()
+    assert not at.exception and len(at.dataframe) >= 1   # the slot-bias table
