@@ -88,9 +88,10 @@ def kendall_loop_rate(db: Path, sample_prompts: int, seed: int = 0) -> float:
 
 def child_audit(db: str, repeats: int) -> None:
     """Run in a child process: time audit_cells, print JSON with times and peak RSS."""
-    from audit import audit_cells
+    from audit import _scores, audit_cells
     times = []
     for _ in range(repeats):
+        _scores._last = None          # no reuse of the previous run's loaded scores: a full audit each time
         t = time.perf_counter()
         cells = audit_cells(db, "bench")
         times.append(time.perf_counter() - t)
@@ -99,29 +100,12 @@ def child_audit(db: str, repeats: int) -> None:
                       "verdicts": int(cells["n_verdicts"].sum())}))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--prompts", type=int, default=250_000)
-    ap.add_argument("--k", type=int, default=4)
-    ap.add_argument("--judges", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--sample", type=int, default=400, help="prompts in the kendalltau sample")
-    ap.add_argument("--workdir", type=Path, default=None)
-    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        child_audit(args.child[0], int(args.child[1]))
-        return
-
+def build(db: Path, work: Path, args) -> None:
     from ingest import import_pool, import_verdicts
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="judgeaudit-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    db = work / "bench.duckdb"
     db.unlink(missing_ok=True)
     t = time.perf_counter()
     pool_file, verdict_files = make_files(work, args.prompts, args.k, args.judges)
     print(f"generated files in {time.perf_counter() - t:.1f} s under {work}")
-
     t = time.perf_counter()
     import_pool(db, pool_file, "bench")
     print(f"import-pool: {args.prompts * args.k:,} candidates in {time.perf_counter() - t:.1f} s")
@@ -136,6 +120,27 @@ def main() -> None:
               f"({result['imported'] / dt:,.0f} rows/s)")
     print(f"verdict import: {total:,} rows, median {statistics.median(rates):,.0f} rows/s")
 
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", type=int, default=250_000)
+    ap.add_argument("--k", type=int, default=4)
+    ap.add_argument("--judges", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--sample", type=int, default=400, help="prompts in the kendalltau sample")
+    ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--skip-build", action="store_true", help="reuse WORKDIR/bench.duckdb from an earlier run")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child_audit(args.child[0], int(args.child[1]))
+        return
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="judgeaudit-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    db = work / "bench.duckdb"
+    if not (args.skip_build and db.exists()):
+        build(db, work, args)
     proc = subprocess.run([sys.executable, __file__, "--child", str(db), str(args.repeats)],
                           capture_output=True, text=True, check=True)
     child = json.loads(proc.stdout.strip().splitlines()[-1])
