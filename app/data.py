@@ -69,3 +69,12 @@ candidate_scores = _cached("candidate_scores")
 
 def current_pool() -> str | None:
     return st.session_state.get("pool")
+
+
+def page_pool(title: str) -> str:
+    """Write the page title and return the pool chosen in the sidebar; stop the page without one."""
+    st.header(title)
+    pool = current_pool()
+    if not pool:
+        st.stop()
+    return pool

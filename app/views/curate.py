@@ -7,10 +7,7 @@ import streamlit as st
 import train
 from app import data
 
-pool = data.current_pool()
-st.header("Curate & Train")
-if not pool:
-    st.stop()
+pool = data.page_pool("Curate & Train")
 scores = data.candidate_scores(pool)
 if scores.height == 0:
     st.info("No scores in this pool yet.")

@@ -5,10 +5,7 @@ import streamlit as st
 
 from app import data, charts
 
-pool = data.current_pool()
-st.header("Formats")
-if not pool:
-    st.stop()
+pool = data.page_pool("Formats")
 cells = data.cells(pool)
 if cells.height == 0:
     st.info("No verdicts in this pool yet: score it on the Score page or import verdicts.")

@@ -7,10 +7,7 @@ import streamlit as st
 import audit
 from app import data
 
-pool = data.current_pool()
-st.header("Report")
-if not pool:
-    st.stop()
+pool = data.page_pool("Report")
 doc = data.checklist(pool)
 markdown = audit.checklist_markdown(doc)
 left, right = st.columns(2)

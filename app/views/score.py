@@ -11,10 +11,7 @@ from app import data
 from ingest._progress import progress_dir, run_key
 from ingest.formats import BUILTIN
 
-pool = data.current_pool()
-st.header("Score")
-if not pool:
-    st.stop()
+pool = data.page_pool("Score")
 
 with st.form("score"):
     provider = st.radio("Judge", ["openai", "local", "fake"], horizontal=True,

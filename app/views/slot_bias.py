@@ -6,10 +6,7 @@ import streamlit as st
 
 from app import charts, data
 
-pool = data.current_pool()
-st.header("Slot bias")
-if not pool:
-    st.stop()
+pool = data.page_pool("Slot bias")
 b = data.bias(pool)
 if b.height == 0:
     st.info("No comparative verdicts in this pool.")

@@ -5,10 +5,7 @@ import streamlit as st
 
 from app import charts, data
 
-pool = data.current_pool()
-st.header("Variance")
-if not pool:
-    st.stop()
+pool = data.page_pool("Variance")
 v = data.variance(pool)
 if v.height == 0:
     st.info("The decomposition needs at least two judges that share at least two formats.")
