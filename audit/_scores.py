@@ -80,7 +80,15 @@ def load_scores(con, pool_id: int) -> Scores:
             swapped = calls.column("swapped").to_numpy(zero_copy_only=False)
         S[c] = cell_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], a, b, swapped,
                            calls.column("value").to_numpy(), n)
-    return Scores(cells, S, prompt, position, reference, np.lexsort((position, prompt)))
+    return Scores(cells, S, prompt, position, reference, listing_order(prompt, position))
+
+
+def listing_order(prompt: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """Candidate indices sorted by (prompt, position); a pool imported in listing order already is."""
+    dp = np.diff(prompt)
+    if np.all((dp > 0) | ((dp == 0) & (np.diff(position) > 0))):
+        return np.arange(prompt.size)
+    return np.lexsort((position, prompt))
 
 
 _last: tuple | None = None
