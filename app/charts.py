@@ -49,7 +49,7 @@ def level_bars(cells: pl.DataFrame) -> alt.Chart:
         y=alt.Y("value:Q", title="levels", scale=alt.Scale(type="symlog")),
         color="metric:N", tooltip=["format", "metric", "value"]).properties(height=220,
                                                                              title="effective vs nominal levels")
-    return alt.vconcat(ties, lv)
+    return alt.vconcat(ties, lv).resolve_scale(color="independent")
 
 
 def agreement_bars(cells: pl.DataFrame) -> alt.Chart:
