@@ -99,10 +99,12 @@ def _cell_row(view: _PoolView, s: np.ndarray) -> dict:
     p = np.sort(counts) / counts.sum()  # sorted: the sums do not depend on hash order
     row.update(distinct=int(values.size), tie_prob=float(np.sum(p ** 2)),
                d1=m.renyi_levels(p, 1), d2=1.0 / float(np.sum(p ** 2)))
-    idx, g = view.tie_layout(valid)
-    if idx.size:
-        row["top_tied"] = float(m.top_tied(g, s[idx]).mean())
     both = valid & view.has_r
+    every_scored_has_r = np.array_equal(both, valid)
+    if not every_scored_has_r:  # otherwise the ranked groups below are the same groups
+        idx, g = view.tie_layout(valid)
+        if idx.size:
+            row["top_tied"] = float(m.top_tied(g, s[idx]).mean())
     if both.any():
         rs = m.ranks_from_levels(s[both], np.sort(values))
         row["spearman"] = m.pearson(rs, view.reference_ranks(both))
@@ -110,6 +112,8 @@ def _cell_row(view: _PoolView, s: np.ndarray) -> dict:
         if idx.size:
             st = stats.compute(s[idx])
             tau_a, tau_b, somers = m.kendall_variants(st["n0"], st["cd"], st["n1"], st["n2"])
+            if every_scored_has_r:
+                row["top_tied"] = float(st["top_tied"].mean())
             row.update(tau_a=_mean(tau_a), tau_b=_mean(tau_b), somers_d=_mean(somers),
                        top1=_mean(st["top1"]), top1_expected=_mean(st["top1_expected"]),
                        top1_uniform=_mean(st["top1_uniform"]), n_ranked_prompts=stats.n_groups)

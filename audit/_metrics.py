@@ -111,7 +111,7 @@ class PromptStats:
 
     def compute(self, s: np.ndarray) -> dict:
         """Per group: n, n0, C - D, n1 (pairs tied in s), n2 (tied in r), top1, top1_expected,
-        top1_uniform.
+        top1_uniform, top_tied (the maximum score held by two or more members).
 
         judge-top = members holding the group's max s; reference-top = those holding max r.
         top1_expected = |judge-top AND reference-top| / |judge-top|; top1_uniform =
@@ -119,7 +119,7 @@ class PromptStats:
         reference-top.
         """
         out = {name: np.zeros(self.n_groups) for name in
-               ("n", "n0", "cd", "n1", "n2", "top1", "top1_expected", "top1_uniform")}
+               ("n", "n0", "cd", "n1", "n2", "top1", "top1_expected", "top1_uniform", "top_tied")}
         for b in self.buckets:
             gids, k = b["gids"], b["k"]
             S = s[b["idx"]]
@@ -139,6 +139,7 @@ class PromptStats:
             out["top1"][gids] = rt[pick, np.arange(len(gids))]
             out["top1_expected"][gids] = (jt & rt).sum(axis=0) / jt.sum(axis=0)
             out["top1_uniform"][gids] = rt.sum(axis=0) / k
+            out["top_tied"][gids] = jt.sum(axis=0) >= 2
         return out
 
 
