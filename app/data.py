@@ -32,9 +32,9 @@ def ensure_demo(path: str) -> list[str]:
 
 
 _FUNCTIONS = {
-    "pools": lambda db: audit.pools(db),
-    "cells": lambda db, pool: audit.audit_cells(db, pool),
-    "bias": lambda db, pool: audit.bias(db, pool),
+    "pools": audit.pools,
+    "cells": audit.audit_cells,
+    "bias": audit.bias,
     "bias_items": audit.bias_items,
     "positions": audit.position_selection,
     "variance": audit.variance,

@@ -129,8 +129,10 @@ def replay_journal(db: Path, pool: str, judge: str) -> int:
 class _Run:
     """The state of one scoring run while its calls are in flight."""
 
-    def __init__(self, req: ScoreRequest, spec: JudgeSpec, formats: dict[str, Format], db: Path):
+    def __init__(self, req: ScoreRequest, spec: JudgeSpec, formats: dict[str, Format], db: Path,
+                 settings: dict):
         self.req, self.spec, self.formats, self.db = req, spec, formats, db
+        self.settings = settings   # the decoding sent with every call, as recorded on the runs
         self.buffer: list[dict] = []
         self.journal = None
         self.judge_models: set[str] = set()
@@ -204,8 +206,7 @@ async def _call_with_retries(run: _Run, judge, call: dict, texts: dict, hints: C
 
 
 async def _execute(run: _Run, calls: list[dict], texts: dict, refs: dict, progress: Progress) -> str:
-    req, spec = run.req, run.spec
-    settings = decoding_settings(req, spec)
+    req, spec, settings = run.req, run.spec, run.settings
     queue: asyncio.Queue = asyncio.Queue()
     for call in calls:
         queue.put_nowait(call)
@@ -333,7 +334,7 @@ def score(req: ScoreRequest) -> dict:
     refs = {k: ((v - lo) / (hi - lo) if hi > lo else 0.5) for k, v in refs_raw.items() if v is not None}
     texts = {"prompt": dict(zip(prompts["prompt_idx"].to_list(), prompts["prompt"].to_list())),
              "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
-    run = _Run(req, spec, formats, db)
+    run = _Run(req, spec, formats, db, decoding)
     progress = Progress(db, req.pool, spec.name, todo.height, list(runs.values()), show_bar=req.progress)
     journal_path = _journal_path(db, req.pool, spec.name)
     with open(journal_path, "a", encoding="utf-8") as journal:
