@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import polars as pl
@@ -39,16 +38,18 @@ def _mean(values: np.ndarray) -> float:
 
 class _PoolView:
     """The pool's candidates in (prompt, position) order, with what every cell shares:
-    references, their ranks, the seeded tie-break keys, and cached prompt layouts."""
+    references as level codes, the seeded tie-break keys, and cached prompt layouts."""
 
     def __init__(self, sc: Scores, seed: int):
         self.order = sc.order
         self.identity = bool(np.all(np.diff(sc.order) == 1)) if sc.order.size else True
         self.prompt = sc.prompt[sc.order]
-        self.r = sc.reference[sc.order]
-        self.has_r = ~np.isnan(self.r)
+        self.n_prompts = int(np.count_nonzero(self.prompt[1:] != self.prompt[:-1]) + 1) if self.prompt.size else 0
+        r = sc.reference[sc.order]
+        self.has_r = ~np.isnan(r)
+        self.r_values, _ = m.levels(r[self.has_r])
+        self.r_code = m.level_codes(r, self.r_values)   # ranks and ties of r, as small integers
         self.key = np.random.default_rng(seed).random(sc.order.size)[sc.order]
-        self._r_ranks = None
         self._cache: list[tuple[str, np.ndarray, object]] = []
 
     def scores(self, row: np.ndarray) -> np.ndarray:
@@ -78,39 +79,39 @@ class _PoolView:
             idx = np.flatnonzero(both)
             keep, g = dense_groups(self.prompt[idx], 2)
             idx = idx[keep]
-            return idx, m.PromptStats(g, self.r[idx], self.key[idx])
+            return idx, m.PromptStats(g, self.r_code[idx], self.key[idx])
         return self._cached("rank", both, build)
 
     def reference_ranks(self, both: np.ndarray) -> np.ndarray:
         """Average ranks of r over the candidates in `both`."""
-        return self._cached("rr", both, lambda: m.average_ranks(self.r[both]))
+        return self._cached("rr", both, lambda: m.ranks_of_codes(self.r_code[both], self.r_values.size))
 
 
 def _cell_row(view: _PoolView, s: np.ndarray) -> dict:
     valid = ~np.isnan(s)
-    sv = s[valid]
+    all_valid = bool(valid.all())
+    sv = s if all_valid else s[valid]
     row = {"n_candidates": int(sv.size)}
     if sv.size == 0:
         return row
-    pv = view.prompt[valid]
-    row["n_prompts"] = int(np.count_nonzero(pv[1:] != pv[:-1]) + 1)
-    levels = pl.Series(sv).value_counts()
-    values, counts = levels[:, 0].to_numpy(), levels[:, 1].to_numpy().astype(float)
-    p = np.sort(counts) / counts.sum()  # sorted: the sums do not depend on hash order
+    pv = view.prompt if all_valid else view.prompt[valid]
+    row["n_prompts"] = view.n_prompts if all_valid else int(np.count_nonzero(pv[1:] != pv[:-1]) + 1)
+    values, counts = m.levels(sv)
+    p = counts / counts.sum()
     row.update(distinct=int(values.size), tie_prob=float(np.sum(p ** 2)),
                d1=m.renyi_levels(p, 1), d2=1.0 / float(np.sum(p ** 2)))
-    both = valid & view.has_r
-    every_scored_has_r = np.array_equal(both, valid)
+    code = m.level_codes(s, values)  # order and ties of s as small integers (NaN: masked below)
+    both = view.has_r if all_valid else valid & view.has_r
+    every_scored_has_r = bool(both.all()) if all_valid else np.array_equal(both, valid)
     if not every_scored_has_r:  # otherwise the ranked groups below are the same groups
         idx, g = view.tie_layout(valid)
         if idx.size:
-            row["top_tied"] = float(m.top_tied(g, s[idx]).mean())
+            row["top_tied"] = float(m.top_tied(g, code[idx]).mean())
     if both.any():
-        rs = m.ranks_from_levels(s[both], np.sort(values))
-        row["spearman"] = m.pearson(rs, view.reference_ranks(both))
+        row["spearman"] = m.rank_correlation(code[both], values.size, view.reference_ranks(both))
         idx, stats = view.ranked(both)
         if idx.size:
-            st = stats.compute(s[idx])
+            st = stats.compute(code[idx])
             tau_a, tau_b, somers = m.kendall_variants(st["n0"], st["cd"], st["n1"], st["n2"])
             if every_scored_has_r:
                 row["top_tied"] = float(st["top_tied"].mean())
@@ -122,15 +123,7 @@ def _cell_row(view: _PoolView, s: np.ndarray) -> dict:
 
 def compute_cells(sc: Scores, seed: int = 0) -> pl.DataFrame:
     view = _PoolView(sc, seed)
-    n_cells = sc.S.shape[0]
-    if n_cells > 1 and sc.S.shape[1] >= 100_000:
-        # large pools: two cells at a time (numpy and polars release the GIL in the heavy parts);
-        # the first cell runs alone so the shared layouts are built once
-        rows = [_cell_row(view, view.scores(sc.S[0]))]
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            rows += list(pool.map(lambda c: _cell_row(view, view.scores(sc.S[c])), range(1, n_cells)))
-    else:
-        rows = [_cell_row(view, view.scores(sc.S[c])) for c in range(n_cells)]
+    rows = [_cell_row(view, view.scores(sc.S[c])) for c in range(sc.S.shape[0])]
     schema = {"n_candidates": pl.Int64, "n_prompts": pl.Int64, "distinct": pl.Int64,
               "tie_prob": pl.Float64, "d1": pl.Float64, "d2": pl.Float64, "top_tied": pl.Float64,
               "spearman": pl.Float64, "tau_a": pl.Float64, "tau_b": pl.Float64,

@@ -71,6 +71,7 @@ def pool_id(con: duckdb.DuckDBPyConnection, pool: str) -> int:
     return rows[0][0]
 
 
-def arrow(con: duckdb.DuckDBPyConnection, name: str, **params):
-    """Run audit/sql/NAME.sql; a pyarrow Table (for large results headed to numpy)."""
-    return con.sql(sql(name), params=params).to_arrow_table()
+def numpy(con: duckdb.DuckDBPyConnection, name: str, **params) -> dict:
+    """Run audit/sql/NAME.sql; one numpy array per column (for large results headed to numpy;
+    the SQL replaces NULLs, which would otherwise arrive as masked arrays)."""
+    return con.sql(sql(name), params=params).fetchnumpy()

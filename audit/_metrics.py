@@ -85,8 +85,9 @@ class PromptStats:
     """Within-prompt statistics for one fixed set of candidates, reusable across cells.
 
     `group` gives each element's dense, contiguous group (one prompt); `r` the references and
-    `key` a seeded random number per element (the tie-break). Everything that depends only on r is
-    computed once here; `compute(s)` then costs a few whole-row operations per group size.
+    `key` a seeded random number per element (the tie-break). Groups are bucketed by size and
+    each bucket is laid out as a (size x groups) matrix; everything that depends only on r is
+    computed once here, so `compute(s)` costs a few whole-row operations per bucket.
     """
 
     def __init__(self, group: np.ndarray, r: np.ndarray, key: np.ndarray):
@@ -98,8 +99,9 @@ class PromptStats:
             gids = np.flatnonzero(sizes == k)
             idx = starts[gids][None, :] + np.arange(k)[:, None]        # k x G member indices
             R = r[idx]
-            bucket = {"gids": gids, "k": int(k), "idx": idx, "K": key[idx],
-                      "rt": R == R.max(axis=0)}
+            rt = R == R.max(axis=0)
+            bucket = {"gids": gids, "k": int(k), "idx": idx, "K": key[idx], "rt": rt,
+                      "n_rt": rt.sum(axis=0)}
             if k <= SMALL_GROUP:
                 bucket["dr"] = [np.sign(R[i] - R[i + 1:]) for i in range(k - 1)]
                 bucket["n2"] = sum(((d == 0).sum(axis=0) for d in bucket["dr"]), np.zeros(len(gids)))
@@ -116,31 +118,43 @@ class PromptStats:
         judge-top = members holding the group's max s; reference-top = those holding max r.
         top1_expected = |judge-top AND reference-top| / |judge-top|; top1_uniform =
         |reference-top| / n; top1 = whether the judge-top member with the largest key is
-        reference-top.
+        reference-top. s may be level codes (level_codes): only order and ties matter.
         """
-        out = {name: np.zeros(self.n_groups) for name in
-               ("n", "n0", "cd", "n1", "n2", "top1", "top1_expected", "top1_uniform", "top_tied")}
-        for b in self.buckets:
-            gids, k = b["gids"], b["k"]
-            S = s[b["idx"]]
-            if k <= SMALL_GROUP:
-                cd, n1 = np.zeros(len(gids)), np.zeros(len(gids))
-                for i in range(k - 1):
-                    ds = np.sign(S[i] - S[i + 1:])
-                    cd += (ds * b["dr"][i]).sum(axis=0)
-                    n1 += (ds == 0).sum(axis=0)
-                n0, n2 = np.full(len(gids), k * (k - 1) / 2.0), b["n2"]
-            else:  # few, large groups: enumerate pairs by offset instead of by row
-                n0, cd, n1, n2 = pair_counts(b["local"], s[b["members"]], b["r_members"], len(gids))
-            jt, rt = S == S.max(axis=0), b["rt"]
-            pick = np.argmax(np.where(jt, b["K"], -1.0), axis=0)
-            out["n"][gids] = k
-            out["n0"][gids], out["cd"][gids], out["n1"][gids], out["n2"][gids] = n0, cd, n1, n2
-            out["top1"][gids] = rt[pick, np.arange(len(gids))]
-            out["top1_expected"][gids] = (jt & rt).sum(axis=0) / jt.sum(axis=0)
-            out["top1_uniform"][gids] = rt.sum(axis=0) / k
-            out["top_tied"][gids] = jt.sum(axis=0) >= 2
+        parts = [self._bucket(b, s) for b in self.buckets]
+        if len(parts) == 1 and parts[0][0].size == self.n_groups:  # one size: already in group order
+            return parts[0][1]
+        out = {name: np.zeros(self.n_groups) for name in parts[0][1]} if parts else {}
+        for gids, values in parts:
+            for name, v in values.items():
+                out[name][gids] = v
         return out
+
+    @staticmethod
+    def _bucket(b: dict, s: np.ndarray) -> tuple[np.ndarray, dict]:
+        gids, k, n_g = b["gids"], b["k"], len(b["gids"])
+        S = s[b["idx"]]
+        if k <= SMALL_GROUP:
+            cd, n1 = np.zeros(n_g), np.zeros(n_g)
+            for i in range(k - 1):
+                ds = np.sign(S[i] - S[i + 1:])
+                cd += (ds * b["dr"][i]).sum(axis=0)
+                n1 += (ds == 0).sum(axis=0)
+            n0, n2 = np.full(n_g, k * (k - 1) / 2.0), b["n2"]
+        else:  # few, large groups: enumerate pairs by offset instead of by row
+            n0, cd, n1, n2 = pair_counts(b["local"], s[b["members"]], b["r_members"], n_g)
+        jt, rt, K = S == S.max(axis=0), b["rt"], b["K"]
+        n_jt = jt.sum(axis=0)
+        # the judge-top member with the largest key, row by row (an argmax over axis 0 of a
+        # k x G matrix is far slower for small k)
+        best = np.where(jt[0], K[0], -1.0)
+        top1 = rt[0].copy()
+        for i in range(1, k):
+            better = jt[i] & (K[i] > best)
+            best = np.where(better, K[i], best)
+            top1 = np.where(better, rt[i], top1)
+        return gids, {"n": np.full(n_g, float(k)), "n0": n0, "cd": cd, "n1": n1, "n2": n2,
+                      "top1": top1.astype(float), "top1_expected": (jt & rt).sum(axis=0) / n_jt,
+                      "top1_uniform": b["n_rt"] / k, "top_tied": (n_jt >= 2).astype(float)}
 
 
 def prompt_stats(group: np.ndarray, s: np.ndarray, r: np.ndarray, key: np.ndarray) -> dict:
@@ -169,30 +183,60 @@ def selected_member(group: np.ndarray, s: np.ndarray, key: np.ndarray) -> np.nda
     return np.flatnonzero(masked == best)
 
 
-def ranks_from_levels(x: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """Average ranks of x when its values are among the sorted array `levels` (few distinct
-    values: a search per element instead of a sort)."""
-    pos = np.searchsorted(levels, x)
-    counts = np.bincount(pos, minlength=len(levels))
+def levels(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of x (no NaN) and how many elements hold each."""
+    xs = np.sort(x)
+    if xs.size == 0:
+        return xs, np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], xs[1:] != xs[:-1])))
+    return xs[starts], np.diff(np.append(starts, xs.size))
+
+
+COMPARE_LEVELS = 48  # up to this many levels, codes come from one comparison per level
+
+
+def level_codes(x: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each element's index into the sorted array `values` that holds every non-NaN value of x,
+    in the smallest signed integer type that fits (comparisons on codes are cheaper than on
+    floats and keep order and ties). Codes of NaN elements are meaningless: mask them."""
+    n_levels = values.size
+    dtype = np.int8 if n_levels <= 127 else np.int16 if n_levels <= 32767 else np.int32
+    if n_levels <= COMPARE_LEVELS:
+        codes = np.zeros(x.size, dtype=dtype)
+        for v in values[1:]:
+            np.add(codes, x >= v, out=codes, casting="unsafe")
+        return codes
+    return np.searchsorted(values, x).astype(dtype, copy=False)
+
+
+def ranks_of_codes(codes: np.ndarray, n_levels: int) -> np.ndarray:
+    """Average ranks 1..n of elements given their level codes (ties share their average rank)."""
+    counts = np.bincount(codes, minlength=n_levels)
     below = np.cumsum(counts) - counts
-    return below[pos] + (counts[pos] + 1) / 2.0
+    return (below + (counts + 1) / 2.0)[codes]
+
+
+def rank_correlation(codes: np.ndarray, n_levels: int, other_ranks: np.ndarray) -> float:
+    """Spearman's rho between x, given as level codes, and y, given as its average ranks 1..m:
+    the Pearson correlation of the two rank vectors, summed level by level on the x side
+    (x's average ranks are constant within a level). NaN when either side is constant."""
+    m = codes.size
+    if m < 2:
+        return float("nan")
+    counts = np.bincount(codes, minlength=n_levels)
+    x = np.cumsum(counts) - counts + (counts + 1) / 2.0 - (m + 1) / 2.0   # centred level ranks
+    y = other_ranks - (m + 1) / 2.0                                         # mean rank is (m+1)/2
+    sxy = float(np.dot(x, np.bincount(codes, weights=y, minlength=n_levels)))
+    sxx, syy = float(np.dot(x * x, counts)), float(np.dot(y, y))
+    if sxx <= 0 or syy <= 0:
+        return float("nan")
+    return sxy / np.sqrt(sxx * syy)
 
 
 def average_ranks(x: np.ndarray) -> np.ndarray:
     """Ranks 1..n with ties given their average rank (scipy.stats.rankdata 'average')."""
-    n = x.size
-    if n == 0:
-        return x.astype(float)
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    change = np.concatenate(([True], xs[1:] != xs[:-1]))
-    tie_id = np.cumsum(change) - 1
-    first = np.flatnonzero(change)
-    last = np.append(first[1:], n) - 1
-    avg = (first + last) / 2.0 + 1.0
-    ranks = np.empty(n)
-    ranks[order] = avg[tie_id]
-    return ranks
+    values, _ = levels(x)
+    return ranks_of_codes(level_codes(x, values), values.size)
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ._db import arrow, connect, db_path, pool_id, query
+from ._db import connect, db_path, numpy, pool_id, query
 from ._metrics import ROUND
 
 
@@ -36,16 +36,22 @@ def cell_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray
     against the anchor); tournament: sigma(v) as Response A, 1 - sigma(v) as Response B, over its
     matches against other candidates.
     """
-    if pairing == "tournament":
+    if pairing == "tournament":   # self-comparisons carry no information about a candidate
         match = a != b
-        sig = 1.0 / (1.0 + np.exp(-value[match]))
-        idx = np.concatenate((a[match], b[match]))
-        val = np.concatenate((sig, 1.0 - sig))
+        if not match.all():
+            a, b, value = a[match], b[match], value[match]
+        sig = 1.0 / (1.0 + np.exp(-value))
+        count = np.bincount(a, minlength=n) + np.bincount(b, minlength=n)
+        total = np.bincount(a, weights=sig, minlength=n) + np.bincount(b, weights=1.0 - sig, minlength=n)
     else:
         keep = ~swapped if pairing == "anchored" else slice(None)
         idx, val = a[keep], (value[keep] - lo) / (hi - lo)
-    total = np.bincount(idx, weights=val, minlength=n)
-    count = np.bincount(idx, minlength=n)
+        count = np.bincount(idx, minlength=n)
+        if count.max(initial=0) <= 1:  # one call per candidate (the usual case): no mean to take
+            out = np.full(n, np.nan)
+            out[idx] = np.round(val, ROUND)
+            return out
+        total = np.bincount(idx, weights=val, minlength=n)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.round(total / count, ROUND)
 
@@ -56,30 +62,34 @@ def _with_expected_cells(cells: pl.DataFrame) -> pl.DataFrame:
     cells = cells.with_columns(pl.lit(False).alias("expected"))
     extra = cells.filter((pl.col("pairing") == "pointwise") & (pl.col("n_expected") > 0)).with_columns(
         (pl.col("format") + "+expected").alias("format"), pl.col("n_expected").alias("n_parsed"),
-        pl.lit(None, pl.Float64).alias("mult5_share"), pl.lit(None).cast(cells["nominal_levels"].dtype)
+        pl.lit(False).alias("scale_0_100"), pl.lit(None).cast(cells["nominal_levels"].dtype)
         .alias("nominal_levels"), pl.lit(True).alias("expected"))
     return pl.concat([cells, extra]).sort("judge", "format")
 
 
+def multiples_of_5_share(values: np.ndarray) -> float | None:
+    """The share of (parsed, 0-100) values that are multiples of 5; None without any."""
+    fifths = values / 5.0       # exact for multiples of 5 (np.fmod is several times slower)
+    return float(np.count_nonzero(fifths == np.floor(fifths)) / values.size) if values.size else None
+
+
 def load_scores(con, pool_id: int) -> Scores:
     cells = _with_expected_cells(query(con, "cell_calls", pool_id=pool_id))
-    cand = query(con, "candidates", pool_id=pool_id)
-    n = cand.height
-    prompt = cand["prompt_idx"].to_numpy()
-    position = cand["position"].to_numpy()
-    reference = cand["reference"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    cand = numpy(con, "candidates", pool_id=pool_id)
+    n = cand["cand_idx"].size
+    at = cand["cand_idx"]
+    if not np.array_equal(at, np.arange(n)):       # rows arrive unordered: place them by cand_idx
+        cand = {k: v[np.argsort(at)] for k, v in cand.items()}
+    prompt, position, reference = cand["prompt_idx"], cand["position"], cand["reference"]
     S = np.full((cells.height, n), np.nan)
+    mult5 = []
     for c, cell in enumerate(cells.iter_rows(named=True)):
-        calls = arrow(con, "cell_values", pool_id=pool_id, judge_id=cell["judge_id"],
+        calls = numpy(con, "cell_values", pool_id=pool_id, judge_id=cell["judge_id"],
                       format_id=cell["format_id"], expected=cell["expected"])
-        a = calls.column("a_idx").to_numpy()
-        if cell["pairing"] == "pointwise":  # slot B and orientation play no part: skip converting them
-            b = swapped = None
-        else:
-            b = calls.column("b_idx").fill_null(-1).to_numpy()
-            swapped = calls.column("swapped").to_numpy(zero_copy_only=False)
-        S[c] = cell_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], a, b, swapped,
-                           calls.column("value").to_numpy(), n)
+        S[c] = cell_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], calls["a_idx"],
+                           calls["b_idx"], calls["swapped"], calls["value"], n)
+        mult5.append(multiples_of_5_share(calls["value"]) if cell["scale_0_100"] else None)
+    cells = cells.with_columns(pl.Series("mult5_share", mult5, dtype=pl.Float64)).drop("scale_0_100")
     return Scores(cells, S, prompt, position, reference, listing_order(prompt, position))
 
 

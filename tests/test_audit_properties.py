@@ -122,11 +122,24 @@ def test_large_groups_take_the_offset_path_and_agree(k, seed):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from([0.0, 1.0, 2.0, 2.5]), min_size=1, max_size=40))
-def test_average_ranks_and_ranks_from_levels_match_rankdata(values):
-    x = np.array(values)
-    assert np.allclose(m.average_ranks(x), ss.rankdata(x))
-    assert np.allclose(m.ranks_from_levels(x, np.unique(x)), ss.rankdata(x))
+@given(st.lists(st.sampled_from([0.0, 1.0, 2.0, 2.5]), min_size=1, max_size=40),
+       st.lists(st.integers(0, 400), min_size=1, max_size=600))
+def test_levels_codes_and_ranks_match_numpy_and_rankdata(few, many):
+    # few levels take the comparison path of level_codes, many (up to 401) the search path
+    for x in (np.array(few), np.array(many) / 7.0):
+        values, counts = m.levels(x)
+        expected_values, expected_counts = np.unique(x, return_counts=True)
+        assert np.array_equal(values, expected_values) and np.array_equal(counts, expected_counts)
+        codes = m.level_codes(x, values)
+        assert np.array_equal(values[codes], x)
+        assert np.allclose(m.ranks_of_codes(codes, values.size), ss.rankdata(x))
+        assert np.allclose(m.average_ranks(x), ss.rankdata(x))
+        y = np.resize(np.array(few), x.size)[::-1] * 3 + np.arange(x.size) % 2    # ties on both sides
+        rho = m.rank_correlation(codes, values.size, ss.rankdata(y))
+        if np.unique(x).size > 1 and np.unique(y).size > 1:
+            assert rho == pytest.approx(ss.spearmanr(x, y).statistic, abs=1e-12)
+        else:
+            assert np.isnan(rho)
 
 
 @settings(max_examples=60, deadline=None)

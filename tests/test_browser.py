@@ -22,7 +22,8 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 @pytest.fixture
 def app_url(tmp_path):
     port = free_port()
-    env = {**os.environ, "JUDGEAUDIT_DB": str(tmp_path / "browser.duckdb")}
+    (tmp_path / "apptmp").mkdir()   # the app's temporary folder: uploads must not be left there
+    env = {**os.environ, "JUDGEAUDIT_DB": str(tmp_path / "browser.duckdb"), "TMPDIR": str(tmp_path / "apptmp")}
     exe = str(Path(sys.executable).with_name("judgeaudit"))
     proc = subprocess.Popen([exe, "app", "--port", str(port), "--address", "127.0.0.1"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -79,3 +80,4 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
         text = Path(info.value.path()).read_text()
         assert text.startswith("# Reporting checklist: pool `browser`") and "Parse rate" in text
         browser.close()
+    assert not list((tmp_path / "apptmp").glob("judgeaudit-upload-*"))   # both uploads cleaned up

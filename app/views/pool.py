@@ -20,14 +20,15 @@ if submitted:
     if upload is None or not name.strip():
         st.error("Choose a file and give the pool a name.")
     else:
-        folder = Path(tempfile.mkdtemp(prefix="judgeaudit-upload-"))
-        path = folder / Path(upload.name).name          # keep the name: messages cite it
-        path.write_bytes(upload.getvalue())
-        try:
-            result = import_pool(str(data.db_file()), path, name.strip(), replace=replace)
-        except UserError as exc:
-            st.error(str(exc).replace(str(folder) + "/", ""))
-        else:
+        with tempfile.TemporaryDirectory(prefix="judgeaudit-upload-") as folder:
+            path = Path(folder) / Path(upload.name).name   # keep the name: messages cite it
+            path.write_bytes(upload.getvalue())
+            try:
+                result = import_pool(str(data.db_file()), path, name.strip(), replace=replace)
+            except UserError as exc:
+                result = None
+                st.error(str(exc).replace(str(folder) + "/", ""))
+        if result is not None:
             st.session_state["next_pool"] = name.strip()   # the sidebar picks it up on the rerun
             st.success(f"Imported pool '{name.strip()}': {result['n_prompts']} prompts, "
                        f"{result['n_candidates']} candidates.")
@@ -46,10 +47,10 @@ d.metric("held out", int((cands["split"] == "heldout").sum()))
 per_prompt = cands.unique("prompt_idx").group_by("k").len("prompts").sort("k")
 left, mid, right = st.columns(3)
 left.altair_chart(alt.Chart(per_prompt.to_pandas()).mark_bar().encode(
-    x=alt.X("k:O", title="candidates per prompt"), y="prompts:Q").properties(height=220), width="stretch")
+    x=alt.X("k:O", title="candidates per prompt"), y=alt.Y("prompts:Q")).properties(height=220), width="stretch")
 mid.altair_chart(alt.Chart(cands.select("reference").drop_nulls().to_pandas()).mark_bar().encode(
-    x=alt.X("reference:Q", bin=alt.Bin(maxbins=30)), y="count()").properties(height=220), width="stretch")
+    x=alt.X("reference:Q", bin=alt.Bin(maxbins=30)), y=alt.Y("count()")).properties(height=220), width="stretch")
 right.altair_chart(alt.Chart(cands.select("response_chars").to_pandas()).mark_bar().encode(
-    x=alt.X("response_chars:Q", bin=alt.Bin(maxbins=30), title="response length (chars)"), y="count()")
+    x=alt.X("response_chars:Q", bin=alt.Bin(maxbins=30), title="response length (chars)"), y=alt.Y("count()"))
     .properties(height=220), width="stretch")
 st.dataframe(cands.head(200), hide_index=True, width="stretch")

@@ -1,5 +1,5 @@
--- One row per candidate of the pool, in cand_idx order (0..n-1): where it sits and its reference.
-SELECT cand_idx, prompt_idx, position, reference
+-- One row per candidate of the pool (cand_idx runs 0..n-1): where it sits and its reference (NaN
+-- where missing). Unordered: the caller places rows by cand_idx, cheaper than sorting here.
+SELECT cand_idx, prompt_idx, position, coalesce(CAST(reference AS DOUBLE), 'NaN'::DOUBLE) AS reference
 FROM candidates
 WHERE pool_id = $pool_id
-ORDER BY cand_idx
