@@ -40,6 +40,29 @@ def test_every_page_renders(demo_db, monkeypatch, pool):
     assert any("Diagnostics" in s.value for s in at.subheader) and len(at.dataframe) >= 1
 
 
+def test_every_page_renders_on_a_users_pool(tmp_path, monkeypatch, write_jsonl):
+    """A pool of the user's own, first without any verdict (the pages that need verdicts say so),
+    then with pointwise verdicts only (none for the slot-bias page): no page raises."""
+    from ingest import import_pool, import_verdicts
+    from tests.fixtures import synthetic_pool, synthetic_verdicts
+    db = tmp_path / "mine.duckdb"
+    rows = synthetic_pool(12, seed=3)
+    import_pool(db, write_jsonl("pool.jsonl", rows), "mine")
+    at = _app(db, monkeypatch)
+    assert at.sidebar.selectbox[0].options == ["mine"]          # a user's database is not seeded
+    for stage in ("no verdicts", "pointwise verdicts"):
+        for page in PAGES:
+            at.switch_page(f"views/{page}").run()
+            assert not at.exception, (stage, page, [e.value for e in at.exception])
+            if stage == "no verdicts" and page in ("formats.py", "slot_bias.py", "variance.py", "curate.py"):
+                assert at.info, page          # e.g. "No verdicts in this pool yet: score it ..."
+        if stage == "no verdicts":
+            pointwise = [v for v in synthetic_verdicts(rows, seed=3) if v["format"] != "tournament"]
+            import_verdicts(db, write_jsonl("verdicts.jsonl", pointwise), "mine")
+    at.switch_page("views/formats.py").run()
+    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 6   # 2 judges x 3 formats
+
+
 def test_fresh_database_seeds_itself(tmp_path, monkeypatch):
     at = _app(tmp_path / "fresh.duckdb", monkeypatch)
     assert not at.exception
