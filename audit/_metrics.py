@@ -233,12 +233,6 @@ def rank_correlation(codes: np.ndarray, n_levels: int, other_ranks: np.ndarray) 
     return sxy / np.sqrt(sxx * syy)
 
 
-def average_ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 1..n with ties given their average rank (scipy.stats.rankdata 'average')."""
-    values, _ = levels(x)
-    return ranks_of_codes(level_codes(x, values), values.size)
-
-
 def pearson(x: np.ndarray, y: np.ndarray) -> float:
     """Pearson correlation of x and y; NaN when either is constant or there are < 2 points."""
     if x.size < 2:
