@@ -47,14 +47,15 @@ def level_bars(cells: pl.DataFrame) -> alt.Chart:
     long = cells.select("format", "tie_prob", "top_tied").unpivot(index="format", variable_name="metric")
     ties = alt.Chart(long.to_pandas()).mark_bar().encode(
         x=alt.X("format:N", title=None), xOffset=alt.XOffset("metric:N"), y=alt.Y("value:Q", title="share"),
-        color=alt.Color("metric:N"), tooltip=_tips("format:N", "metric:N", "value:Q")).properties(height=220, title="ties")
+        color=alt.Color("metric:N"), tooltip=_tips("format:N", "metric:N", "value:Q")
+    ).properties(height=220, title="ties")
     levels = cells.select("format", "d1", "d2", pl.col("nominal_levels").cast(pl.Float64)) \
         .unpivot(index="format", variable_name="metric")
     lv = alt.Chart(levels.to_pandas()).mark_bar().encode(
         x=alt.X("format:N", title=None), xOffset=alt.XOffset("metric:N"),
         y=alt.Y("value:Q", title="levels", scale=alt.Scale(type="symlog")),
-        color=alt.Color("metric:N"), tooltip=_tips("format:N", "metric:N", "value:Q")).properties(height=220,
-                                                                             title="effective vs nominal levels")
+        color=alt.Color("metric:N"), tooltip=_tips("format:N", "metric:N", "value:Q")
+    ).properties(height=220, title="effective vs nominal levels")
     return alt.vconcat(ties, lv).resolve_scale(color="independent")
 
 
@@ -69,9 +70,11 @@ def agreement_bars(cells: pl.DataFrame) -> alt.Chart:
 def interval_chart(frame: pl.DataFrame, est: str, lo: str, hi: str, title: str) -> alt.Chart:
     df = frame.with_columns((pl.col("judge") + " / " + pl.col("format")).alias("cell")).to_pandas()
     points = alt.Chart(df).mark_point(filled=True, size=60).encode(
-        y=alt.Y("cell:N", title=None), x=alt.X(f"{est}:Q", title=title), tooltip=_tips("cell:N", f"{est}:Q", f"{lo}:Q", f"{hi}:Q"))
+        y=alt.Y("cell:N", title=None), x=alt.X(f"{est}:Q", title=title),
+        tooltip=_tips("cell:N", f"{est}:Q", f"{lo}:Q", f"{hi}:Q"))
     bars = alt.Chart(df).mark_rule().encode(y=alt.Y("cell:N"), x=alt.X(f"{lo}:Q"), x2=alt.X2(f"{hi}:Q"))
-    zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.X("x:Q"))
+    zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \
+        .encode(x=alt.X("x:Q"))
     return (bars + points + zero).properties(height=max(120, 24 * len(df)))
 
 

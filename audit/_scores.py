@@ -28,8 +28,8 @@ class Scores:
     order: np.ndarray
 
 
-def cell_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray | None,
-                swapped: np.ndarray | None, value: np.ndarray, n: int) -> np.ndarray:
+def cell_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray, swapped: np.ndarray,
+                value: np.ndarray, n: int) -> np.ndarray:
     """Each candidate's mean score over its parsed calls in one cell, rounded; NaN without one.
 
     pointwise: (v - lo) / (hi - lo); anchored: the same over forward calls (candidate in slot A
@@ -77,9 +77,9 @@ def load_scores(con, pool_id: int) -> Scores:
     cells = _with_expected_cells(query(con, "cell_calls", pool_id=pool_id))
     cand = numpy(con, "candidates", pool_id=pool_id)
     n = cand["cand_idx"].size
-    at = cand["cand_idx"]
-    if not np.array_equal(at, np.arange(n)):       # rows arrive unordered: place them by cand_idx
-        cand = {k: v[np.argsort(at)] for k, v in cand.items()}
+    if not np.array_equal(cand["cand_idx"], np.arange(n)):   # unordered rows: place them by cand_idx
+        order = np.argsort(cand["cand_idx"])
+        cand = {k: v[order] for k, v in cand.items()}
     prompt, position, reference = cand["prompt_idx"], cand["position"], cand["reference"]
     S = np.full((cells.height, n), np.nan)
     mult5 = []

@@ -24,4 +24,5 @@ if overlap.height:
     st.subheader("Overlap of the kept sets between formats (Jaccard)")
     st.altair_chart(alt.Chart(overlap.to_pandas()).mark_rect().encode(
         x=alt.X("format_a:N"), y=alt.Y("format_b:N"), color=alt.Color("jaccard:Q", scale=alt.Scale(domain=[0, 1])),
-        tooltip=[alt.Tooltip("format_a:N"), alt.Tooltip("format_b:N"), alt.Tooltip("jaccard:Q")]).properties(height=300), width="stretch")
+        tooltip=[alt.Tooltip("format_a:N"), alt.Tooltip("format_b:N"), alt.Tooltip("jaccard:Q")]
+    ).properties(height=300), width="stretch")
