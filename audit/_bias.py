@@ -61,10 +61,10 @@ def bias(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: int = 2
             rng = np.random.default_rng([seed, len(rows)])
             v_fwd, v_rev = part["v_fwd"].to_numpy(), part["v_rev"].to_numpy()
             row.update(item_bias(v_fwd, v_rev, n_boot, rng))
-            gap = part["ref_gap"].to_numpy()
-            ok = ~np.isnan(gap.astype(float))
+            gap = part["ref_gap"].to_numpy().astype(float)
+            ok = ~np.isnan(gap)
             if ok.sum() >= 2:
-                row["q_gap_corr"] = m.pearson(((v_fwd - v_rev) / 2)[ok], gap[ok].astype(float))
+                row["q_gap_corr"] = m.pearson(((v_fwd - v_rev) / 2)[ok], gap[ok])
         rows.append(row)
     schema = {"judge": pl.String, "format": pl.String, "pairing": pl.String, "n_calls": pl.Int64,
               "n_reverse_calls": pl.Int64, "n_pairs": pl.Int64, "q": pl.Float64,

@@ -36,7 +36,7 @@ def _mean(values: np.ndarray) -> float:
     return float(values.mean()) if values.size else float("nan")
 
 
-class _PoolView:
+class PoolView:
     """The pool's candidates in (prompt, position) order, with what every cell shares:
     references as level codes, the seeded tie-break keys, and cached prompt layouts."""
 
@@ -87,7 +87,7 @@ class _PoolView:
         return self._cached("rr", both, lambda: m.ranks_of_codes(self.r_code[both], self.r_values.size))
 
 
-def _cell_row(view: _PoolView, s: np.ndarray) -> dict:
+def _cell_row(view: PoolView, s: np.ndarray) -> dict:
     valid = ~np.isnan(s)
     all_valid = bool(valid.all())
     sv = s if all_valid else s[valid]
@@ -122,7 +122,7 @@ def _cell_row(view: _PoolView, s: np.ndarray) -> dict:
 
 
 def compute_cells(sc: Scores, seed: int = 0) -> pl.DataFrame:
-    view = _PoolView(sc, seed)
+    view = PoolView(sc, seed)
     rows = [_cell_row(view, view.scores(sc.S[c])) for c in range(sc.S.shape[0])]
     schema = {"n_candidates": pl.Int64, "n_prompts": pl.Int64, "distinct": pl.Int64,
               "tie_prob": pl.Float64, "d1": pl.Float64, "d2": pl.Float64, "top_tied": pl.Float64,

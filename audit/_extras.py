@@ -9,23 +9,16 @@ import numpy as np
 import polars as pl
 
 from . import _metrics as m
-from ._cells import audit_cells, dense_groups
-from ._scores import Scores, scores_for
+from ._cells import PoolView, audit_cells
+from ._scores import scores_for
 
 VARIANCE_METRICS = ("tie_prob", "d1", "d2", "distinct", "top_tied", "spearman", "tau_a", "tau_b",
                     "somers_d", "top1_expected", "parse_rate")
 
 
-def _scores(db, pool) -> Scores:
-    return scores_for(db, pool)
-
-
 def _distribution(row: np.ndarray) -> np.ndarray:
-    """Counts of each distinct score value among a cell's scored candidates."""
-    values = row[~np.isnan(row)]
-    if values.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    return pl.Series(values).value_counts()[:, 1].to_numpy().astype(np.int64)
+    """Counts of each distinct score value among a cell's scored candidates, in value order."""
+    return m.levels(row[~np.isnan(row)])[1]
 
 
 def effective_levels(db: str | os.PathLike | None, pool: str,
@@ -35,7 +28,7 @@ def effective_levels(db: str | os.PathLike | None, pool: str,
     Columns: judge, format, alpha, d_alpha, n_candidates. alpha 0 = distinct values, 1 = exp of
     Shannon entropy (D1), 2 = 1 / tie probability (D2), inf = 1 / largest share.
     """
-    sc = _scores(db, pool)
+    sc = scores_for(db, pool)
     rows = []
     for c, cell in enumerate(sc.cells.iter_rows(named=True)):
         counts = _distribution(sc.S[c])
@@ -56,7 +49,7 @@ def stability(db: str | os.PathLike | None, pool: str, n_boot: int = 200, fracti
     Columns: judge, format, metric (distinct | d1 | d2), full (on all candidates), sub_size,
     mean, sd (over subsamples), shift (mean - full).
     """
-    sc = _scores(db, pool)
+    sc = scores_for(db, pool)
     rows = []
     for c, cell in enumerate(sc.cells.iter_rows(named=True)):
         counts = _distribution(sc.S[c])
@@ -91,21 +84,19 @@ def position_selection(db: str | os.PathLike | None, pool: str, seed: int = 0) -
     Columns: judge, format, n_prompts (with >= 2 scored candidates), first_rate, last_rate,
     uniform_rate (mean of 1/k).
     """
-    sc = _scores(db, pool)
-    key_all = np.random.default_rng(seed).random(sc.S.shape[1])
-    prompt, position = sc.prompt[sc.order], sc.position[sc.order]
+    sc = scores_for(db, pool)
+    view = PoolView(sc, seed)              # the same seeded tie-break keys as the audit's top-1
+    position = sc.position[sc.order]
     rows = []
     for c, cell in enumerate(sc.cells.iter_rows(named=True)):
         if cell["pairing"] != "tournament":
             continue
-        s = sc.S[c][sc.order]
-        idx = np.flatnonzero(~np.isnan(s))
-        keep, g = dense_groups(prompt[idx], 2)
-        idx = idx[keep]
+        s = view.scores(sc.S[c])
+        idx, g = view.tie_layout(~np.isnan(s))
         if idx.size == 0:
             rows.append({"judge": cell["judge"], "format": cell["format"], "n_prompts": 0})
             continue
-        chosen = idx[m.selected_member(g, s[idx], key_all[sc.order][idx])]
+        chosen = idx[m.selected_member(g, s[idx], view.key[idx])]
         starts = m.group_starts(g)
         sizes = np.diff(np.append(starts, g.size))
         first = position[idx][starts]

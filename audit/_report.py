@@ -10,6 +10,7 @@ import os
 import numpy as np
 import polars as pl
 
+from . import _metrics as m
 from ._bias import bias
 from ._cells import audit_cells
 from ._db import connect, pool_id, query
@@ -26,8 +27,8 @@ def score_values(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     sc = scores_for(db, pool)
     frames = []
     for c, cell in enumerate(sc.cells.iter_rows(named=True)):
-        s = sc.S[c][~np.isnan(sc.S[c])]
-        counts = pl.DataFrame({"s": s}).group_by("s").len("n").sort("s")
+        values, n = m.levels(sc.S[c][~np.isnan(sc.S[c])])
+        counts = pl.DataFrame({"s": values, "n": n}, schema={"s": pl.Float64, "n": pl.UInt32})
         is_100 = cell["mult5_share"] is not None
         frames.append(counts.with_columns(
             pl.lit(cell["judge"]).alias("judge"), pl.lit(cell["format"]).alias("format"),

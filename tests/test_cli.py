@@ -46,6 +46,8 @@ def test_end_to_end_json(db, files):
     for command in ("levels", "stability", "positions", "variance"):
         out = run(command, "--pool", "s", "--json").stdout
         assert out.count("\n") == 1 and json.loads(out)
+    # seeded subsampling gives the same figures in every process
+    assert len({run("stability", "--pool", "s", "--json").stdout for _ in range(3)}) == 1
     # the human-readable table mentions every judge
     text = run("audit", "--pool", "s").stdout
     assert "alpha" in text and "beta" in text
