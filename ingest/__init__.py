@@ -1,4 +1,4 @@
-"""Everything that writes: the schema, pool and verdict import, formats and (later) judges.
+"""Everything that writes: the schema, pool and verdict import, formats, judges and scoring runs.
 
 The database is DuckDB; `store` is the only module that writes to it.
 """

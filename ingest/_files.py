@@ -164,3 +164,21 @@ def first_row(mask: pl.Series) -> int | None:
     """Index of the first True in a boolean series, or None."""
     idx = mask.arg_true()
     return int(idx[0]) if len(idx) else None
+
+
+def text_column(t: Table, name: str) -> pl.Series:
+    """Column `name` as text (all null where the file lacks it); lists and objects are refused."""
+    if name not in t.frame.columns:
+        return pl.Series(name, [None] * t.frame.height, pl.String)
+    col = t.frame[name]
+    if isinstance(col.dtype, (pl.List, pl.Struct, pl.Array)):
+        raise UserError(f"{t.at(first_row(col.is_not_null()) or 0, name)}: must be text, not {col.dtype}")
+    return col.cast(pl.String)
+
+
+def first_repeat(frame: pl.DataFrame, key: list[str]) -> tuple[int, int] | None:
+    """(row, first): the first row of `frame` whose `key` an earlier row already had, and that
+    earlier row; None when every key is unique. `frame` needs a _row column of row positions."""
+    dup = frame.select("_row", pl.col("_row").min().over(key).alias("_first")) \
+        .filter(pl.col("_row") != pl.col("_first"))
+    return (int(dup["_row"][0]), int(dup["_first"][0])) if dup.height else None

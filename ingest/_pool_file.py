@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from ._errors import UserError
-from ._files import Table, first_row, read_table
+from ._files import Table, first_repeat, first_row, read_table, text_column
 
 REQUIRED = ("prompt_id", "prompt", "candidate_id", "response")
 SPLITS = ("pool", "heldout")
@@ -76,13 +76,6 @@ def _ultrafeedback_rows(t: Table) -> Table:
     return Table(t.path, t.kind, out.drop("_row"), lines, t.raw)
 
 
-def _as_text(t: Table, name: str) -> pl.Series:
-    col = t.frame[name]
-    if isinstance(col.dtype, (pl.List, pl.Struct, pl.Array)):
-        raise UserError(f"{t.at(first_row(col.is_not_null()) or 0, name)}: must be text, not {col.dtype}")
-    return col.cast(pl.String)
-
-
 def _reference(t: Table) -> pl.Series:
     col = t.frame["reference"]
     if col.dtype == pl.String:
@@ -115,7 +108,7 @@ def read_pool(path: str | Path) -> PoolData:
         head = f"{t.path}, line 1" if t.kind == "csv" else str(t.path)
         raise UserError(f"{head}: missing required field(s) {', '.join(repr(m) for m in missing)} "
                         f"(found: {', '.join(sorted(cols)) or 'none'})")
-    text = {name: _as_text(t, name) for name in REQUIRED}
+    text = {name: text_column(t, name) for name in REQUIRED}
     for name in REQUIRED:
         bad = first_row(text[name].is_null())
         if bad is not None:
@@ -126,20 +119,19 @@ def read_pool(path: str | Path) -> PoolData:
             raise UserError(f"{t.at(bad, name)}: empty id")
     n = t.frame.height
     reference = _reference(t) if "reference" in cols else pl.Series("reference", [None] * n, pl.Float64)
-    model = _as_text(t, "model") if "model" in cols else pl.Series("model", [None] * n, pl.String)
-    split = _as_text(t, "split").fill_null("pool") if "split" in cols else pl.Series("split", ["pool"] * n)
+    model = text_column(t, "model")
+    split = text_column(t, "split").fill_null("pool")
     bad = first_row(~split.is_in(SPLITS))
     if bad is not None:
         raise UserError(f"{t.at(bad, 'split')}: must be 'pool' or 'heldout', not {split[bad]!r}")
 
     df = pl.DataFrame({**text, "reference": reference, "model": model, "split": split}) \
         .with_row_index("_row")
-    first_of_pair = pl.col("_row").min().over("prompt_id", "candidate_id")
-    dup = df.with_columns(first_of_pair.alias("_first")).filter(pl.col("_row") != pl.col("_first"))
-    if dup.height:
-        row, first = dup["_row"][0], dup["_first"][0]
+    dup = first_repeat(df, ["prompt_id", "candidate_id"])
+    if dup:
+        row, first = dup
         raise UserError(f"{t.at(row, 'candidate_id')}: duplicate candidate "
-                        f"{dup['candidate_id'][0]!r} for prompt {dup['prompt_id'][0]!r} "
+                        f"{df['candidate_id'][row]!r} for prompt {df['prompt_id'][row]!r} "
                         f"(first at line {t.line_of(first)})")
     first_text = pl.col("prompt").first().over("prompt_id", order_by="_row")
     clash = df.filter(pl.col("prompt") != first_text)

@@ -7,18 +7,9 @@ from pathlib import Path
 import polars as pl
 
 from ._errors import UserError
-from ._files import Table, first_row, read_table
+from ._files import Table, first_row, read_table, text_column
 
 REQUIRED = ("judge", "format", "prompt_id", "raw")
-
-
-def _text(t: Table, name: str) -> pl.Series:
-    if name not in t.frame.columns:
-        return pl.Series(name, [None] * t.frame.height, pl.String)
-    col = t.frame[name]
-    if isinstance(col.dtype, (pl.List, pl.Struct, pl.Array)):
-        raise UserError(f"{t.at(first_row(col.is_not_null()) or 0, name)}: must be text, not {col.dtype}")
-    return col.cast(pl.String)
 
 
 def read_verdicts(path: str | Path) -> tuple[Table, pl.DataFrame]:
@@ -32,7 +23,7 @@ def read_verdicts(path: str | Path) -> tuple[Table, pl.DataFrame]:
     if "candidate_id" not in cols and not {"a_id", "b_id"} <= cols:
         raise UserError(f"{t.path}: each row needs 'candidate_id' (pointwise) or 'a_id' and 'b_id' "
                         "(comparative)")
-    df = pl.DataFrame({name: _text(t, name) for name in
+    df = pl.DataFrame({name: text_column(t, name) for name in
                        ("judge", "format", "prompt_id", "candidate_id", "a_id", "b_id", "raw", "error")})
     for name in ("judge", "format", "prompt_id"):
         bad = first_row(df[name].is_null() | (df[name].str.strip_chars() == ""))

@@ -25,9 +25,9 @@ from ._progress import Progress, progress_dir, run_key
 from ._schedule import SCHEDULES, plan_calls
 from .formats import BUILTIN, Format, load_format_spec
 from .judges import CallHints, JudgeError, JudgeReply, JudgeSpec, parse_judge
-from .store import ensure_format, ensure_judge, finish_run, insert_verdicts, pool_id, start_run, stored_formats
+from .store import (ANSWER_KEY, ensure_format, ensure_judge, finish_run, insert_answers, pool_id, start_run,
+                    stored_formats, unanswered)
 
-KEY = ["judge_id", "format_id", "prompt_idx", "a_idx", "b_idx", "sample"]
 ROW_SCHEMA = {"run_id": pl.Int32, "pool_id": pl.Int32, "judge_id": pl.Int32, "format_id": pl.Int32,
               "prompt_idx": pl.Int32, "a_idx": pl.Int32, "b_idx": pl.Int32, "swapped": pl.Boolean,
               "sample": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
@@ -89,15 +89,8 @@ def _journal_path(db: Path, pool: str, judge: str) -> Path:
 
 def _write_rows(db: Path, rows: list[dict]) -> None:
     """One batch, one transaction: replace failed attempts of these calls, then insert."""
-    frame = pl.DataFrame(rows, schema=ROW_SCHEMA)
     with _db.writer(db) as con, _db.transaction(con):
-        con.register("batch_keys", frame.select(KEY).to_arrow())
-        con.execute("DELETE FROM verdicts v USING batch_keys b WHERE v.status = 'failed' "
-                    "AND v.judge_id = b.judge_id AND v.format_id = b.format_id "
-                    "AND v.prompt_idx = b.prompt_idx AND v.a_idx = b.a_idx "
-                    "AND v.b_idx IS NOT DISTINCT FROM b.b_idx AND v.sample = b.sample")
-        con.unregister("batch_keys")
-        insert_verdicts(con, frame)
+        insert_answers(con, pl.DataFrame(rows, schema=ROW_SCHEMA))
 
 
 def replay_journal(db: Path, pool: str, judge: str) -> int:
@@ -114,11 +107,9 @@ def replay_journal(db: Path, pool: str, judge: str) -> int:
                 break  # a line cut short by the crash: that call was still in flight
     recovered = 0
     if rows:
-        frame = pl.DataFrame(rows, schema=ROW_SCHEMA).unique(subset=KEY, keep="last")
+        frame = pl.DataFrame(rows, schema=ROW_SCHEMA).unique(subset=ANSWER_KEY, keep="last")
         with _db.writer(db) as con:
-            done = _db.frame(con, "SELECT judge_id, format_id, prompt_idx, a_idx, b_idx, sample FROM verdicts "
-                                  "WHERE pool_id = $p AND status <> 'failed'", {"p": int(frame["pool_id"][0])})
-        frame = frame.join(done.cast({c: ROW_SCHEMA[c] for c in KEY}), on=KEY, how="anti", nulls_equal=True)
+            frame = unanswered(con, frame, int(frame["pool_id"][0]))
         if frame.height:
             _write_rows(db, frame.to_dicts())
         recovered = frame.height
@@ -181,13 +172,13 @@ def _messages(fmt: Format, call: dict, texts: dict) -> list[dict]:
     return [{"role": "user", "content": content}]
 
 
-async def _call_with_retries(run: _Run, judge, call: dict, texts: dict, hints: CallHints, settings: dict):
+async def _call_with_retries(run: _Run, judge, call: dict, texts: dict, hints: CallHints):
     fmt = run.formats[call["format"]]
     messages = _messages(fmt, call, texts)
     last_error = None
     for attempt in range(run.req.max_retries + 1):
         try:
-            reply = await asyncio.wait_for(judge.complete(messages, settings, hints),
+            reply = await asyncio.wait_for(judge.complete(messages, run.settings, hints),
                                            timeout=run.req.timeout + 5)
             return reply, None, attempt + 1
         except JudgeError as exc:
@@ -206,7 +197,7 @@ async def _call_with_retries(run: _Run, judge, call: dict, texts: dict, hints: C
 
 
 async def _execute(run: _Run, calls: list[dict], texts: dict, refs: dict, progress: Progress) -> str:
-    req, spec, settings = run.req, run.spec, run.settings
+    req, spec = run.req, run.spec
     queue: asyncio.Queue = asyncio.Queue()
     for call in calls:
         queue.put_nowait(call)
@@ -224,7 +215,7 @@ async def _execute(run: _Run, calls: list[dict], texts: dict, refs: dict, progre
                 call = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            reply, error, attempts = await _call_with_retries(run, judge, call, texts, hints_for(call), settings)
+            reply, error, attempts = await _call_with_retries(run, judge, call, texts, hints_for(call))
             run.keep(run.record(call, reply, error, attempts), progress)
 
     async def local_worker(judge) -> None:
@@ -250,7 +241,7 @@ async def _execute(run: _Run, calls: list[dict], texts: dict, refs: dict, progre
         for call in comparative:
             if stop.is_set():
                 return
-            reply, error, attempts = await _call_with_retries(run, judge, call, texts, hints_for(call), settings)
+            reply, error, attempts = await _call_with_retries(run, judge, call, texts, hints_for(call))
             run.keep(run.record(call, reply, error, attempts), progress)
 
     async def writer() -> None:
@@ -307,11 +298,9 @@ def score(req: ScoreRequest) -> dict:
     with _db.writer(db) as con, _db.transaction(con):
         jid = ensure_judge(con, spec.name, spec.provider, spec.model, spec.endpoint, spec.settings)
         fids = {name: ensure_format(con, fmt) for name, fmt in formats.items()}
-        done = _db.frame(con, "SELECT judge_id, format_id, prompt_idx, a_idx, b_idx, sample FROM verdicts "
-                              "WHERE pool_id = $p AND judge_id = $j AND status <> 'failed'", {"p": pid, "j": jid})
         plan = plan.with_columns(pl.lit(jid, pl.Int32).alias("judge_id"),
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
-        todo = plan.join(done.cast({c: plan.schema[c] for c in KEY}), on=KEY, how="anti", nulls_equal=True)
+        todo = unanswered(con, plan, pid, jid)
         runs = {}
         for name in formats:
             if todo.filter(pl.col("format") == name).height:
@@ -349,10 +338,7 @@ def score(req: ScoreRequest) -> dict:
     journal_path.unlink(missing_ok=True)  # everything in it is in the database now
     with _db.writer(db) as con, _db.transaction(con):
         for rid in runs.values():
-            finish_run(con, rid, status)
-            if run.judge_models:
-                con.execute("UPDATE runs SET judge_model = $m WHERE run_id = $r",
-                            {"m": ", ".join(sorted(run.judge_models)), "r": rid})
+            finish_run(con, rid, status, judge_model=", ".join(sorted(run.judge_models)) or None)
     progress.update(status)
     rec = progress.record
     summary.update(made=rec["done"], failed=rec["failed"], unparsed=rec["unparsed"], status=status,

@@ -11,6 +11,7 @@ import polars as pl
 
 from . import _db
 from ._anchor import reference_anchors
+from ._files import first_repeat, first_row
 from ._errors import UserError
 from ._pool_file import pool_shape, read_pool
 from ._verdict_file import read_verdicts
@@ -138,9 +139,11 @@ def start_run(con, pool: int, judge: int, fmt: Format, format_id: int, source: s
     return rid
 
 
-def finish_run(con, run_id: int, status: str = "finished") -> None:
-    con.execute("UPDATE runs SET status = $s, finished_at = current_timestamp WHERE run_id = $id",
-                {"s": status, "id": run_id})
+def finish_run(con, run_id: int, status: str = "finished", judge_model: str | None = None) -> None:
+    """Close a run; `judge_model` (the model id the judge reported) replaces the recorded one."""
+    con.execute("UPDATE runs SET status = $s, finished_at = current_timestamp, "
+                "judge_model = coalesce($m, judge_model) WHERE run_id = $id",
+                {"s": status, "m": judge_model, "id": run_id})
 
 
 def insert_verdicts(con, rows: pl.DataFrame) -> int:
@@ -161,6 +164,32 @@ def insert_verdicts(con, rows: pl.DataFrame) -> int:
     finally:
         con.unregister("verdict_rows")
     return rows.height
+
+
+ANSWER_KEY = ["judge_id", "format_id", "prompt_idx", "a_idx", "b_idx", "sample"]   # one judge call
+
+
+def insert_answers(con, rows: pl.DataFrame) -> int:
+    """A scoring run's batch: drop the failed attempts of these calls, then insert the new rows."""
+    con.register("batch_keys", rows.select(ANSWER_KEY).to_arrow())
+    try:
+        con.execute("DELETE FROM verdicts v USING batch_keys b WHERE v.status = 'failed' "
+                    "AND v.judge_id = b.judge_id AND v.format_id = b.format_id "
+                    "AND v.prompt_idx = b.prompt_idx AND v.a_idx = b.a_idx "
+                    "AND v.b_idx IS NOT DISTINCT FROM b.b_idx AND v.sample = b.sample")
+    finally:
+        con.unregister("batch_keys")
+    return insert_verdicts(con, rows)
+
+
+def unanswered(con, calls: pl.DataFrame, pool: int, judge: int | None = None) -> pl.DataFrame:
+    """The calls (ANSWER_KEY columns) the pool holds no answer for, from any judge or one; a
+    failed attempt is not an answer."""
+    done = _db.frame(con, "SELECT judge_id, format_id, prompt_idx, a_idx, b_idx, sample FROM verdicts "
+                          "WHERE pool_id = $p AND status <> 'failed' AND ($j IS NULL OR judge_id = $j)",
+                     {"p": pool, "j": judge})
+    return calls.join(done.cast({c: calls.schema[c] for c in ANSWER_KEY}), on=ANSWER_KEY, how="anti",
+                      nulls_equal=True)
 
 
 def _parse_distinct(rows: pl.DataFrame, formats: dict[str, Format]) -> pl.DataFrame:
@@ -194,9 +223,8 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                 raise UserError(f"{spec_path}: format '{fmt.name}' is already stored with a "
                                 "different definition; give this one another name")
             formats[fmt.name] = fmt
-        bad = pl.Series(rows["format"]).is_in(list(formats)).not_()
-        if bad.any():
-            row = int(bad.arg_true()[0])
+        row = first_row(~rows["format"].is_in(list(formats)))
+        if row is not None:
             raise UserError(f"{t.at(row, 'format')}: unknown format {rows['format'][row]!r} (known: "
                             f"{', '.join(sorted(formats))}; define others with --format-spec)")
         kinds = pl.DataFrame({"format": list(formats), "kind": [f.kind for f in formats.values()],
@@ -204,20 +232,18 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
         rows = rows.join(kinds, on="format", how="left")
         point = rows["kind"] == "pointwise"
         for name, mask in (("candidate_id", point), ("a_id", ~point), ("b_id", ~point)):
-            row = next(iter((mask & rows[name].is_null()).arg_true()), None)
+            row = first_row(mask & rows[name].is_null())
             if row is not None:
                 kind = "pointwise" if name == "candidate_id" else "comparative"
-                raise UserError(f"{t.at(int(row), name)}: required for the {kind} format "
-                                f"{rows['format'][int(row)]!r}")
+                raise UserError(f"{t.at(row, name)}: required for the {kind} format {rows['format'][row]!r}")
 
         prompts = _db.frame(con, "SELECT prompt_id, prompt_idx FROM prompts WHERE pool_id = $p", {"p": pid})
         cands = _db.frame(con, "SELECT prompt_idx, candidate_id, cand_idx, position, reference "
                             "FROM candidates WHERE pool_id = $p", {"p": pid})
         rows = rows.join(prompts, on="prompt_id", how="left")
-        row = next(iter(rows["prompt_idx"].is_null().arg_true()), None)
+        row = first_row(rows["prompt_idx"].is_null())
         if row is not None:
-            raise UserError(f"{t.at(int(row), 'prompt_id')}: unknown prompt {rows['prompt_id'][int(row)]!r} "
-                            f"in pool '{pool}'")
+            raise UserError(f"{t.at(row, 'prompt_id')}: unknown prompt {rows['prompt_id'][row]!r} in pool '{pool}'")
         rows = rows.with_columns(pl.when(point).then(pl.col("candidate_id")).otherwise(pl.col("a_id"))
                                  .alias("_a"))
         lookup = cands.select("prompt_idx", "candidate_id", "cand_idx", "position")
@@ -229,20 +255,16 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
             mask = rows[col].is_null() & (point if fld == "candidate_id" else ~point)
             if fld == "b_id":
                 mask = mask & rows["b_id"].is_not_null()
-            row = next(iter(mask.arg_true()), None)
+            row = first_row(mask)
             if row is not None:
-                r = int(row)
-                value = rows["_a"][r] if col == "a_idx" else rows["b_id"][r]
-                raise UserError(f"{t.at(r, fld)}: unknown candidate {value!r} for prompt "
-                                f"{rows['prompt_id'][r]!r} in pool '{pool}'")
+                value = rows["_a"][row] if col == "a_idx" else rows["b_id"][row]
+                raise UserError(f"{t.at(row, fld)}: unknown candidate {value!r} for prompt "
+                                f"{rows['prompt_id'][row]!r} in pool '{pool}'")
 
-        key = ["judge", "format", "prompt_idx", "a_idx", "b_idx", "sample"]
-        dup = rows.with_columns(pl.col("_row").min().over(key).alias("_first")) \
-            .filter(pl.col("_row") != pl.col("_first"))
-        if dup.height:
-            raise UserError(f"{t.at(int(dup['_row'][0]))}: the same call (judge, format, prompt, "
-                            f"candidates, sample) appears twice; first at line "
-                            f"{t.line_of(int(dup['_first'][0]))}")
+        dup = first_repeat(rows, ["judge", "format", "prompt_idx", "a_idx", "b_idx", "sample"])
+        if dup:
+            raise UserError(f"{t.at(dup[0])}: the same call (judge, format, prompt, candidates, sample) "
+                            f"appears twice; first at line {t.line_of(dup[1])}")
 
         rows = rows.join(_parse_distinct(rows, formats), on=["format", "raw"], how="left",
                          nulls_equal=True)

@@ -69,13 +69,11 @@ class FakeJudge:
             qb = self._quality(hints.reference_b, rng)
             target = (qa - qb) * (hi - lo) + self.params["slot_bias"] + rng.gauss(0, noise * (hi - lo) / 2)
         target = min(max(target, lo), hi)
+        options = fmt.label_values()
         if fmt.range is not None:
             step = self.params["round"] if fmt.range == (0, 100) and self.params["round"] > 1 else 1
-            value = int(round(target / step) * step)
-            value = min(max(value, fmt.range[0]), fmt.range[1])
-            label, options = str(value), {str(v): float(v) for v in range(fmt.range[0], fmt.range[1] + 1)}
+            label = str(min(max(int(round(target / step) * step), fmt.range[0]), fmt.range[1]))
         else:
-            options = fmt.labels
             label = min(options, key=lambda k: (abs(options[k] - target), -options[k]))
         text = PROSE if rng.random() < self.params["unparsed"] else label
         probs = None
