@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import streamlit as st
 
@@ -37,8 +38,9 @@ if launch:
     judge_name = {"openai": model, "local": "smollm2", "fake": model.split("?")[0]}[provider]
     log = progress_dir(data.db_file()) / f"{run_key(pool, judge_name)}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True,
-                            env=dict(os.environ))
+    with open(log, "w") as out:   # the run keeps its own copy of the file; ours closes here
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                env=dict(os.environ))
     st.session_state["scoring"] = {"pid": proc.pid, "judge": judge_name, "log": str(log)}
 
 
@@ -63,9 +65,9 @@ def follow() -> None:
             st.code("\n".join(sorted(set(record["failures"]))))
     if st.button("Cancel run"):
         (folder / f"{run_key(pool, job['judge'])}.cancel").touch()
-    log = job.get("log")
-    if log and os.path.exists(log):
-        tail = open(log).read()[-2000:]
+    log = Path(job["log"])
+    if log.exists():
+        tail = log.read_text(errors="replace")[-2000:]
         if tail.strip():
             st.code(tail)
 
