@@ -1,4 +1,3 @@
-import json
 from pathlib import Path
 
 import pytest
@@ -18,15 +17,9 @@ def db(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def write_jsonl(tmp_path):
-    """write_jsonl(name, rows) -> path; rows may be dicts or raw strings (written verbatim)."""
-    def write(name: str, rows) -> Path:
-        path = tmp_path / name
-        with open(path, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(row if isinstance(row, str) else json.dumps(row))
-                fh.write("\n")
-        return path
-    return write
+    """write_jsonl(name, rows) -> path in the test's folder (tests.fixtures.write_jsonl)."""
+    from tests.fixtures import write_jsonl as write
+    return lambda name, rows: write(tmp_path / name, rows)
 
 
 def db_snapshot(path: Path) -> dict:

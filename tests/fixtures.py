@@ -72,9 +72,10 @@ def synthetic_verdicts(pool_rows, judges=("alpha", "beta"), seed: int = 0, unpar
 
 
 def write_jsonl(path: Path, rows) -> Path:
+    """One line per row: dicts as JSON, strings verbatim (for malformed-input tests)."""
     with open(path, "w", encoding="utf-8") as fh:
         for row in rows:
-            fh.write(json.dumps(row) + "\n")
+            fh.write((row if isinstance(row, str) else json.dumps(row)) + "\n")
     return path
 
 

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import train
 from ingest.demo import seed_demo
-from tests.conftest import REPO
+from tests.conftest import REPO, query_rows
 
 PAGES = ["pool.py", "score.py", "formats.py", "slot_bias.py", "variance.py", "curate.py", "report.py"]
 
@@ -86,10 +86,8 @@ def test_score_page_launches_a_run(tmp_path, monkeypatch, write_jsonl):
     while time.time() < deadline:
         time.sleep(1)
         try:
-            con = duckdb.connect(str(db), read_only=True)
-            n = con.execute("SELECT count(*) FROM verdicts").fetchall()[0][0]
-            con.close()
-        except duckdb.Error:
+            n = query_rows(db, "SELECT count(*) FROM verdicts")[0][0]
+        except duckdb.Error:          # the run holds the file between batches
             continue
         if n == 36:
             break

@@ -7,7 +7,7 @@ import pytest
 
 from audit import pools
 from ingest import UserError, import_pool
-from tests.conftest import db_snapshot
+from tests.conftest import db_snapshot, query_rows
 
 ROWS = [
     {"prompt_id": "q1", "prompt": "Say hi", "candidate_id": "a", "response": "hi", "reference": 2},
@@ -21,11 +21,8 @@ def test_jsonl_import_and_listing_order(db, write_jsonl):
     result = import_pool(db, path, "demo")
     assert (result["n_prompts"], result["n_candidates"]) == (2, 3)
     assert pools(db).to_dicts() == [{"name": "demo", "n_prompts": 2, "n_candidates": 3}]
-    import duckdb
-    con = duckdb.connect(str(db), read_only=True)
-    got = con.execute("SELECT prompt_idx, candidate_id, position, reference, model, split "
-                      "FROM candidates ORDER BY cand_idx").fetchall()
-    con.close()
+    got = query_rows(db, "SELECT prompt_idx, candidate_id, position, reference, model, split "
+                         "FROM candidates ORDER BY cand_idx")
     assert got == [(0, "a", 0, 2.0, None, "pool"), (0, "b", 1, 3.5, None, "pool"),
                    (1, "a", 0, None, "m1", "pool")]
 
@@ -73,10 +70,7 @@ def test_ultrafeedback_layout(db, write_jsonl):
     result = import_pool(db, write_jsonl("uf.jsonl", rows), "uf")
     assert result["layout"] == "ultrafeedback"
     assert (result["n_prompts"], result["n_candidates"]) == (2, 3)
-    import duckdb
-    con = duckdb.connect(str(db), read_only=True)
-    got = con.execute("SELECT candidate_id, reference FROM candidates ORDER BY cand_idx").fetchall()
-    con.close()
+    got = query_rows(db, "SELECT candidate_id, reference FROM candidates ORDER BY cand_idx")
     # overall_score where present, else the mean of the fine-grained ratings (5)
     assert got == [("m1", 7.5), ("m2", 6.0), ("m1", 5.0)]
 
