@@ -283,6 +283,14 @@ def app_cmd(port, address, db):
          "--server.address", address, "--browser.gatherUsageStats", "false"], env=env))
 
 
+# Subcommands that live in their own modules (app/cli_<area>.py), one line each.
+def _register_commands() -> None:
+    pass
+
+
+_register_commands()
+
+
 def main(argv: list[str] | None = None) -> int:
     from audit import AuditError
     from ingest import UserError
