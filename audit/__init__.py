@@ -7,10 +7,11 @@ Never imports torch, httpx, streamlit or the other packages of this project.
 from ._bias import BIAS_COLUMNS, bias, bias_items
 from ._cells import CELL_COLUMNS, audit_cells
 from ._db import AuditError
+from ._metrics import tiebreak_key
 from ._extras import effective_levels, position_selection, stability, variance, variance_table
 from ._pools import pools
 from ._report import candidate_scores, checklist, checklist_markdown, pool_candidates, score_values
 
 __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
-           "score_values", "stability", "variance", "variance_table"]
+           "score_values", "stability", "tiebreak_key", "variance", "variance_table"]

@@ -49,7 +49,7 @@ class PoolView:
         self.has_r = ~np.isnan(r)
         self.r_values, _ = m.levels(r[self.has_r])
         self.r_code = m.level_codes(r, self.r_values)   # ranks and ties of r, as small integers
-        self.key = np.random.default_rng(seed).random(sc.order.size)[sc.order]
+        self.key = m.tiebreak_key(sc.order.size, seed)[sc.order]
         self._cache: list[tuple[str, np.ndarray, object]] = []
 
     def scores(self, row: np.ndarray) -> np.ndarray:

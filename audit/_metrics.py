@@ -162,6 +162,13 @@ def prompt_stats(group: np.ndarray, s: np.ndarray, r: np.ndarray, key: np.ndarra
     return PromptStats(group, r, key).compute(s)
 
 
+def tiebreak_key(n: int, seed: int) -> np.ndarray:
+    """The seeded tie-break key of each of a pool's n candidates, indexed by cand_idx: among
+    candidates tied at the top of a prompt, the one with the largest key is picked (the audit's
+    top1, its position selection and curation all use this key)."""
+    return np.random.default_rng(seed).random(n)
+
+
 def top_tied(group: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Per group: whether the maximum score is held by two or more members."""
     n_groups = int(group[-1]) + 1 if group.size else 0

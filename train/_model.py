@@ -1,0 +1,96 @@
+"""Loading a base model for fine-tuning or generation: the bundled GGUF, a local folder or a hub id.
+
+torch and transformers are imported inside the functions only. Remote code is never trusted.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+LOCAL_PREFIX = "local:"
+BUNDLED = {"smollm2"}
+
+
+def resolve_base(base: str) -> dict:
+    """Where a `--base` value points, without loading anything.
+
+    Returns {"kind": "gguf" | "folder" | "hub", "path" (folder or hub id), "gguf_file" (or None),
+    "name" (what config.json records)}. Raises ingest.UserError for an unknown local:NAME.
+    """
+    from ingest import UserError
+    if not base or not base.strip():
+        raise UserError("--base: a model is required (local:smollm2, a model folder or a hub id)")
+    base = base.strip()
+    if base.startswith(LOCAL_PREFIX):
+        name = base[len(LOCAL_PREFIX):]
+        if name not in BUNDLED:
+            raise UserError(f"--base {base}: unknown bundled model (known: "
+                            f"{', '.join(LOCAL_PREFIX + n for n in sorted(BUNDLED))})")
+        from ingest.judges.local import gguf_path
+        path = gguf_path()
+        return {"kind": "gguf", "path": str(path.parent), "gguf_file": path.name, "name": base}
+    p = Path(base).expanduser()
+    if p.is_dir():
+        if not (p / "config.json").is_file():
+            raise UserError(f"--base {base}: the folder has no config.json (not a transformers model)")
+        return {"kind": "folder", "path": str(p.resolve()), "gguf_file": None, "name": str(p.resolve())}
+    if p.exists() or base.startswith((".", "/", "~")):
+        raise UserError(f"--base {base}: no such model folder")
+    return {"kind": "hub", "path": base, "gguf_file": None, "name": base}
+
+
+def pick_device() -> str:
+    """cuda when a GPU is visible (under `accelerate launch`, LOCAL_RANK's), else cpu."""
+    import torch
+    if torch.cuda.is_available():
+        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+    return "cpu"
+
+
+def bf16_supported() -> bool:
+    import torch
+    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+
+
+def load_tokenizer(base: str):
+    """The base's tokenizer, with a pad token (the end-of-sequence token where it has none)."""
+    from transformers import AutoTokenizer
+    where = resolve_base(base)
+    _quiet()
+    tok = AutoTokenizer.from_pretrained(where["path"], gguf_file=where["gguf_file"], trust_remote_code=False,
+                                        local_files_only=where["kind"] != "hub")
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def load_base(base: str, *, dtype=None, device: str | None = None, tokenizer: bool = True):
+    """(model, tokenizer) for `base`: "local:smollm2" (the bundled GGUF, dequantised by
+    transformers' `gguf_file=`), a local model folder, or a hub id (downloaded by transformers
+    if the user has a hub; a folder or the bundled model never touches the network).
+
+    dtype: a torch dtype, or None for bfloat16 on a GPU that supports it, else float32.
+    device: None = `pick_device()`. The model comes back in eval mode; tokenizer is None when
+    tokenizer=False.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM
+    where = resolve_base(base)
+    if where["kind"] != "hub":
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    _quiet()
+    if dtype is None:
+        dtype = torch.bfloat16 if bf16_supported() else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(
+        where["path"], gguf_file=where["gguf_file"], dtype=dtype, trust_remote_code=False,
+        local_files_only=where["kind"] != "hub")
+    model.to(device or pick_device())
+    model.eval()
+    return model, (load_tokenizer(base) if tokenizer else None)
+
+
+def _quiet() -> None:
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
