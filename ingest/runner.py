@@ -22,6 +22,7 @@ import polars as pl
 from . import _db
 from ._errors import UserError
 from ._progress import Progress, progress_dir, run_key
+from ._redact import redact
 from ._schedule import SCHEDULES, plan_calls
 from .formats import BUILTIN, Format, load_format_spec
 from .judges import CallHints, JudgeError, JudgeReply, JudgeSpec, parse_judge
@@ -139,7 +140,7 @@ class _Run:
                                     "b_idx", "swapped", "sample")}
         row.update(attempts=attempts, label_probs=None, expected=None)
         if reply is None:
-            row.update(raw=None, label=None, value=None, status="failed", error=error, latency_ms=None,
+            row.update(raw=None, label=None, value=None, status="failed", error=redact(error), latency_ms=None,
                        tokens_in=None, tokens_out=None)
             return row
         parsed = fmt.parse(reply.text)

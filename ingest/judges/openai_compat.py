@@ -14,6 +14,7 @@ import time
 
 import httpx
 
+from .._redact import redact
 from .base import CallHints, JudgeError, JudgeReply
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -50,6 +51,7 @@ class OpenAIJudge:
             from .._errors import UserError
             raise UserError(f"--api-key-env: the environment variable {api_key_env} is not set")
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._secrets = (key,) if key else ()   # redacted from any error text, wherever it appears
         # one connection per client: httpx slows down as one client's pool grows, so the runner
         # gives every worker its own
         self._client = client or httpx.AsyncClient(
@@ -72,10 +74,11 @@ class OpenAIJudge:
         except httpx.TimeoutException as exc:
             raise JudgeError(f"timeout: {type(exc).__name__}") from None
         except httpx.TransportError as exc:
-            raise JudgeError(f"transport error: {type(exc).__name__}: {exc}") from None
+            raise JudgeError(redact(f"transport error: {type(exc).__name__}: {exc}", self._secrets)) from None
         latency = (time.perf_counter() - started) * 1000
         if response.status_code != 200:
-            snippet = response.text[:200].replace("\n", " ")
+            # a server's error body may echo a key: redact before cutting, so no key is half-cut
+            snippet = redact(response.text[:2000].replace("\n", " "), self._secrets)[:200]
             raise JudgeError(f"HTTP {response.status_code}: {snippet}",
                              retryable=response.status_code in RETRYABLE_STATUS,
                              retry_after=_retry_after(response))
@@ -84,7 +87,8 @@ class OpenAIJudge:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
         except (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise JudgeError(f"malformed response: {type(exc).__name__}: {response.text[:120]!r}") from None
+            body = redact(response.text[:2000], self._secrets)[:120]
+            raise JudgeError(f"malformed response: {type(exc).__name__}: {body!r}") from None
         usage = data.get("usage") or {}
         top = tokens = None
         content = (choice.get("logprobs") or {}).get("content")
