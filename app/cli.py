@@ -285,7 +285,7 @@ def app_cmd(port, address, db):
 
 # Subcommands that live in their own modules (app/cli_<area>.py), one line each.
 def _register_commands() -> None:
-    pass
+    from .cli_eval import contrasts_cmd, evaluate_cmd; cli.add_command(evaluate_cmd); cli.add_command(contrasts_cmd)
 
 
 _register_commands()

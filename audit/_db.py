@@ -25,10 +25,12 @@ def db_path(path: str | os.PathLike | None = None) -> Path:
 
 
 @contextlib.contextmanager
-def connect(path: str | os.PathLike | None = None,
-            timeout_s: float = float(os.environ.get("JUDGEAUDIT_LOCK_TIMEOUT", "600"))
+def connect(path: str | os.PathLike | None = None, timeout_s: float | None = None
             ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection; waits with backoff while a writer holds the file."""
+    """A read-only connection; waits with backoff while a writer holds the file, up to timeout_s
+    (default: $JUDGEAUDIT_LOCK_TIMEOUT, read now rather than at import; 600 s when unset)."""
+    if timeout_s is None:
+        timeout_s = float(os.environ.get("JUDGEAUDIT_LOCK_TIMEOUT", "600"))
     p = db_path(path)
     if not p.is_file():
         raise AuditError(f"{p}: no such database (import a pool first, or pass --db)")

@@ -18,7 +18,11 @@ from typing import Iterator
 import duckdb
 
 DEFAULT_DB = "judgeaudit.duckdb"
-LOCK_TIMEOUT_S = float(os.environ.get("JUDGEAUDIT_LOCK_TIMEOUT", "600"))
+
+
+def lock_timeout_s() -> float:
+    """$JUDGEAUDIT_LOCK_TIMEOUT (seconds, default 600), read when a connection is opened."""
+    return float(os.environ.get("JUDGEAUDIT_LOCK_TIMEOUT", "600"))
 
 
 def db_path(path: str | os.PathLike | None = None) -> Path:
@@ -31,9 +35,11 @@ def _is_lock_error(exc: Exception) -> bool:
     return "lock" in text and ("conflicting" in text or "could not set" in text)
 
 
-def open_with_retry(path: Path, read_only: bool, timeout_s: float = LOCK_TIMEOUT_S,
+def open_with_retry(path: Path, read_only: bool, timeout_s: float | None = None,
                     notify=None) -> duckdb.DuckDBPyConnection:
-    """Connect, waiting (exponential backoff with jitter) while another process holds the lock."""
+    """Connect, waiting (exponential backoff with jitter) while another process holds the lock,
+    up to timeout_s (default: $JUDGEAUDIT_LOCK_TIMEOUT as it is now)."""
+    timeout_s = lock_timeout_s() if timeout_s is None else timeout_s
     notify = notify or (lambda msg: print(msg, file=sys.stderr, flush=True))
     deadline = time.monotonic() + timeout_s
     delay, told = 0.05, False

@@ -1,0 +1,223 @@
+"""Downstream statistics (train/contrasts.py) against scipy, numpy and hand arithmetic."""
+
+import json
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+from ingest import UserError
+from train import contrasts as C
+
+
+def outcomes(rows):
+    return pl.DataFrame(rows, schema=C.SCHEMA)
+
+
+def random_outcomes(n_prompts=12, seeds=None, judges=("j1", "j2"), rng_seed=0, covariates=True):
+    """Outcomes for base (1 seed) and two conditions with 2 and 3 seeds, with covariates."""
+    rng = np.random.default_rng(rng_seed)
+    seeds = seeds or {"base": [0], "fmtA": [1, 2], "fmtB": [1, 2, 3]}
+    rows = []
+    for judge in judges:
+        for cond, ss in seeds.items():
+            for s in ss:
+                for p in range(n_prompts):
+                    row = {"condition": cond, "seed": s, "prompt_id": f"p{p}", "judge": judge,
+                           "outcome": float(rng.choice([0, 0.5, 1]))}
+                    if covariates:
+                        row.update(answer_len=int(rng.integers(10, 400)), ref_len=int(rng.integers(50, 300)),
+                                   markdown=bool(rng.random() < 0.4))
+                    rows.append(row)
+    return outcomes(rows)
+
+
+def paired(n_plus, n_minus):
+    """Two conditions, one seed each: n_plus prompts where a wins (1 vs 0), n_minus where it loses."""
+    rows = []
+    for p in range(n_plus + n_minus):
+        win = p < n_plus
+        rows.append({"condition": "a", "seed": 0, "prompt_id": f"p{p:03d}", "judge": "j", "outcome": 1.0 if win else 0.0})
+        rows.append({"condition": "base", "seed": 0, "prompt_id": f"p{p:03d}", "judge": "j", "outcome": 0.0 if win else 1.0})
+    return outcomes(rows)
+
+
+def test_friedman_equals_scipy():
+    frame = random_outcomes()
+    doc = C.analyse(frame, boot=200, seed=0)
+    for judge in ("j1", "j2"):
+        # independently: average over seeds per (condition, prompt), then scipy over conditions
+        means = (frame.filter(pl.col("judge") == judge).group_by("condition", "prompt_id")
+                 .agg(pl.col("outcome").mean()).sort("prompt_id"))
+        groups = [means.filter(pl.col("condition") == c)["outcome"].to_numpy() for c in ("base", "fmtA", "fmtB")]
+        expected = stats.friedmanchisquare(*groups)
+        row = next(r for r in doc["friedman"] if r["judge"] == judge)
+        assert row["statistic"] == pytest.approx(expected.statistic, rel=1e-12)
+        assert row["p"] == pytest.approx(expected.pvalue, rel=1e-12)
+        assert (row["n_blocks"], row["k"]) == (12, 3)
+
+
+def test_friedman_needs_three_conditions():
+    doc = C.analyse(paired(5, 3), boot=50)
+    assert doc["friedman"] == [{"judge": "j", "statistic": None, "p": None, "n_blocks": 8, "k": 2}]
+
+
+def test_holm_by_hand():
+    # p = 0.01, 0.04, 0.03, 0.20 (m = 4). Sorted: 0.01*4 = 0.04; 0.03*3 = 0.09; 0.04*2 = 0.08,
+    # raised to the running max 0.09; 0.20*1 = 0.20. Back in the input order: 0.04, 0.09, 0.09, 0.20.
+    assert C.holm(np.array([0.01, 0.04, 0.03, 0.20])) == pytest.approx([0.04, 0.09, 0.09, 0.20])
+    # capped at 1: 0.5*2 = 1.0, 0.6*1 = 0.6 -> running max 1.0
+    assert C.holm(np.array([0.6, 0.5])) == pytest.approx([1.0, 1.0])
+
+
+def test_bootstrap_p_by_hand():
+    # <= 0: -0.2 and 0 (2 of 5 = 0.4); >= 0: 0, 0.1, 0.3, 0.5 (4 of 5). p = 2 * 0.4 = 0.8
+    assert C.bootstrap_p(np.array([-0.2, 0.0, 0.1, 0.3, 0.5])) == pytest.approx(0.8)
+    # <= 0: 1 of 4 -> p = 0.5; a sum that is zero up to rounding counts as zero
+    assert C.bootstrap_p(np.array([0.1, 0.2, 0.3, 0.1 + 0.2 - 0.3 - 1e-17 - 0.0])) == pytest.approx(0.5)
+    assert C.bootstrap_p(np.array([0.0, 0.0])) == 1.0
+
+
+def test_interval_of_plus_minus_one_differences_follows_the_binomial():
+    # 50 prompts with paired differences +1 (25) and -1 (25), one seed each: a resample has
+    # K ~ Binomial(50, 1/2) prompts of +1 and diff* = (2K - 50) / 50. P(K <= 17) = 0.0164 and
+    # P(K <= 18) = 0.0325, so the 2.5% quantile is K = 18: lo = -14/50 = -0.28, and hi = +0.28.
+    assert stats.binom.cdf(17, 50, 0.5) < 0.02 and stats.binom.cdf(18, 50, 0.5) > 0.03
+    row = C.analyse(paired(25, 25), boot=10_000, seed=3)["contrasts"][0]
+    assert (row["a"], row["b"], row["diff"]) == ("a", "base", 0.0)
+    assert row["lo"] == pytest.approx(-0.28) and row["hi"] == pytest.approx(0.28)
+    assert row["p"] == 1.0
+
+
+def test_p_of_an_unbalanced_pair_follows_the_binomial():
+    # 30 of 50 prompts +1, 20 -1: diff* <= 0 iff K <= 25 with K ~ Binomial(50, 0.6); p = 2 P(K <= 25)
+    row = C.analyse(paired(30, 20), boot=10_000, seed=1)["contrasts"][0]
+    assert row["diff"] == pytest.approx(0.2)
+    assert row["p"] == pytest.approx(2 * stats.binom.cdf(25, 50, 0.6), abs=0.02)
+    # all prompts won: every resample is +1
+    row = C.analyse(paired(6, 0), boot=500)["contrasts"][0]
+    assert (row["diff"], row["lo"], row["hi"], row["p"]) == (1.0, 1.0, 1.0, 0.0)
+
+
+def test_bootstrap_is_reproducible_with_a_seed():
+    frame = random_outcomes()
+    one, two = C.analyse(frame, boot=2000, seed=11), C.analyse(frame, boot=2000, seed=11)
+    assert one == two
+    other = C.analyse(frame, boot=2000, seed=12)
+    assert [r["lo"] for r in other["contrasts"]] != [r["lo"] for r in one["contrasts"]]
+    assert [r["diff"] for r in other["contrasts"]] == [r["diff"] for r in one["contrasts"]]
+
+
+def test_seeds_are_resampled_within_a_condition():
+    # a wins every prompt with seed 0 and loses every prompt with seed 1; base is always 0.5.
+    # Per prompt the seed mean is 0.5, so diff = 0, but a resample of seeds is {0,0}, {0,1} or {1,1}
+    # (probabilities 1/4, 1/2, 1/4), giving diff* = +0.5, 0, -0.5: the interval is [-0.5, 0.5].
+    rows = [{"condition": "a", "seed": s, "prompt_id": f"p{p}", "judge": "j", "outcome": float(1 - s)}
+            for s in (0, 1) for p in range(10)]
+    rows += [{"condition": "base", "seed": 0, "prompt_id": f"p{p}", "judge": "j", "outcome": 0.5} for p in range(10)]
+    row = C.analyse(outcomes(rows), boot=4000, seed=0)["contrasts"][0]
+    assert row["diff"] == 0.0 and (row["lo"], row["hi"]) == (-0.5, 0.5)
+    assert row["p"] == 1.0
+
+
+def test_mdd_by_hand():
+    # differences 1, 0, 1, 0: sd (n-1) = sqrt(4 * 0.25 / 3) = 0.57735; z_.975 + z_.80 = 1.959964 +
+    # 0.841621 = 2.801585; mdd = 2.801585 * 0.57735 / sqrt(4) = 0.80875
+    assert C.mdd(math.sqrt(1 / 3), 4) == pytest.approx(0.80875, abs=1e-5)
+    rows = []
+    for p, d in enumerate([1, 0, 1, 0]):
+        rows.append({"condition": "a", "seed": 0, "prompt_id": f"p{p}", "judge": "j", "outcome": float(d)})
+        rows.append({"condition": "base", "seed": 0, "prompt_id": f"p{p}", "judge": "j", "outcome": 0.0})
+    doc = C.analyse(outcomes(rows), boot=100)
+    assert doc["mdd"]["contrasts"][0]["mdd"] == pytest.approx(0.80875, abs=1e-5)
+    assert doc["mdd"]["by_judge"][0]["mdd"] == pytest.approx(0.80875, abs=1e-5)
+    assert doc["mdd"]["by_judge"][0]["seeds"] == {"a": 1, "base": 1}
+    assert C.mdd(0.5, 1) is None
+
+
+def test_adjusted_contrasts_equal_a_least_squares_fit():
+    frame = random_outcomes(n_prompts=9, judges=("j1",), rng_seed=5)
+    doc = C.analyse(frame, boot=300, seed=0)
+    # independently: outcome ~ prompt dummies + condition dummies (base as reference) + log length
+    # ratio + markdown, by numpy lstsq over every (condition, seed, prompt) row
+    prompts = sorted(frame["prompt_id"].unique().to_list())
+    X = np.column_stack(
+        [(frame["prompt_id"] == p).to_numpy().astype(float) for p in prompts]
+        + [(frame["condition"] == c).to_numpy().astype(float) for c in ("fmtA", "fmtB")]
+        + [np.log(frame["answer_len"].to_numpy() / frame["ref_len"].to_numpy()),
+           frame["markdown"].to_numpy().astype(float)])
+    beta = np.linalg.lstsq(X, frame["outcome"].to_numpy(), rcond=None)[0]
+    effect = {"base": 0.0, "fmtA": beta[len(prompts)], "fmtB": beta[len(prompts) + 1]}
+    adjusted = {(r["a"], r["b"]): r for r in doc["adjusted"]}
+    assert set(adjusted) == {("fmtA", "fmtB"), ("fmtA", "base"), ("fmtB", "base")}
+    for (a, b), row in adjusted.items():
+        assert row["diff"] == pytest.approx(effect[a] - effect[b], abs=1e-10)
+        assert row["coef_log_len_ratio"] == pytest.approx(beta[-2], abs=1e-10)
+        assert row["coef_markdown"] == pytest.approx(beta[-1], abs=1e-10)
+        assert row["lo"] <= row["diff"] <= row["hi"] and 0 <= row["p_holm"] <= 1
+
+
+def test_adjusted_drops_a_covariate_without_variation_and_needs_covariates():
+    frame = random_outcomes(n_prompts=6, judges=("j1",), rng_seed=2).with_columns(pl.lit(False).alias("markdown"))
+    row = C.analyse(frame, boot=100)["adjusted"][0]
+    assert row["coef_markdown"] is None and row["coef_log_len_ratio"] is not None
+    doc = C.analyse(random_outcomes(n_prompts=6, covariates=False), boot=100)
+    assert doc["adjusted"] == [] and any("adjusted" in n for n in doc["notes"])
+
+
+def test_concurrence_counts_judges_with_the_same_sign_and_holm_below_005():
+    # three judges on 40 prompts: j1 and j2 see a win everywhere, j3 a loss everywhere
+    rows = []
+    for judge, a_out in (("j1", 1.0), ("j2", 1.0), ("j3", 0.0)):
+        for p in range(40):
+            rows.append({"condition": "a", "seed": 0, "prompt_id": f"p{p}", "judge": judge, "outcome": a_out})
+            rows.append({"condition": "base", "seed": 0, "prompt_id": f"p{p}", "judge": judge, "outcome": 0.5})
+    agree = {r["judge"]: r["n_judges_agree"] for r in C.analyse(outcomes(rows), boot=500)["contrasts"]}
+    assert agree == {"j1": 2, "j2": 2, "j3": 1}
+
+
+def test_incomplete_prompts_are_left_out():
+    frame = random_outcomes(n_prompts=5, judges=("j1",), covariates=False)
+    frame = frame.filter(~((pl.col("condition") == "fmtB") & (pl.col("seed") == 2) & (pl.col("prompt_id") == "p3")))
+    doc = C.analyse(frame, boot=100)
+    assert doc["friedman"][0]["n_blocks"] == 4
+    assert any("1 prompt(s) left out" in n for n in doc["notes"])
+
+
+def test_read_outcomes_names_line_and_field(tmp_path):
+    good = {"condition": "a", "seed": 0, "prompt_id": "p1", "judge": "j", "outcome": 0.5}
+    path = tmp_path / "o.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "prompt_id": "p2", "outcome": 0.7}) + "\n")
+    with pytest.raises(UserError, match=r"o.jsonl, line 2, field 'outcome'"):
+        C.read_outcomes(path)
+    path.write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n")
+    with pytest.raises(UserError, match=r"line 2: repeats the outcome of line 1"):
+        C.read_outcomes(path)
+    path.write_text(json.dumps({**good, "seed": "x"}) + "\n")
+    with pytest.raises(UserError, match=r"line 1, field 'seed'"):
+        C.read_outcomes(path)
+    path.write_text(json.dumps({**good, "answer_len": 10, "ref_len": 20, "markdown": True}) + "\n")
+    assert C.read_outcomes(path).row(0, named=True)["markdown"] is True
+
+
+def test_contrasts_cli_json(tmp_path):
+    from app.cli import main
+    path = tmp_path / "o.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in random_outcomes(n_prompts=6).to_dicts()) + "\n")
+    import subprocess
+    import sys
+    from pathlib import Path
+    exe = str(Path(sys.executable).with_name("judgeaudit"))
+    proc = subprocess.run([exe, "contrasts", "--outcomes", str(path), "--boot", "300", "--seed", "4", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert {"friedman", "contrasts", "adjusted", "mdd"} <= set(doc)
+    keys = {"judge", "a", "b", "diff", "lo", "hi", "p", "p_holm", "n_judges_agree"}
+    assert len(doc["contrasts"]) == 6 and all(keys <= set(r) for r in doc["contrasts"])
+    assert {"judge", "statistic", "p", "n_blocks", "k"} <= set(doc["friedman"][0])
+    assert doc == json.loads(subprocess.run([exe, "contrasts", "--outcomes", str(path), "--boot", "300", "--seed", "4",
+                                             "--json"], capture_output=True, text=True, timeout=120).stdout)
+    assert main(["contrasts", "--outcomes", str(tmp_path / "missing.jsonl")]) == 1

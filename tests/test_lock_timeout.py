@@ -1,0 +1,47 @@
+"""JUDGEAUDIT_LOCK_TIMEOUT is read when a connection is opened, not when the module is imported:
+a test (or a long-lived app) that sets it later gets the timeout it set."""
+
+import subprocess
+import sys
+import time
+
+import duckdb
+import pytest
+
+from audit._db import connect
+from ingest._db import open_with_retry
+
+HOLD_S = 20   # the writer holds the file this long; a timeout read at import (600 s) waits it out
+
+
+@pytest.fixture
+def held(tmp_path):
+    """A database file whose write lock another process holds for HOLD_S seconds."""
+    path = tmp_path / "held.duckdb"
+    proc = subprocess.Popen(
+        [sys.executable, "-c",
+         "import duckdb, sys, time\n"
+         f"con = duckdb.connect({str(path)!r})\n"
+         "con.execute('CREATE TABLE t (x INTEGER)')\n"
+         "print('ready', flush=True)\n"
+         f"time.sleep({HOLD_S})\n"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        yield path
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("opener", [
+    lambda p: connect(p).__enter__(),
+    lambda p: open_with_retry(p, read_only=False, notify=lambda msg: None),
+], ids=["audit.connect", "ingest.open_with_retry"])
+def test_lock_timeout_is_read_when_used(held, monkeypatch, opener):
+    monkeypatch.setenv("JUDGEAUDIT_LOCK_TIMEOUT", "0.5")   # set after both modules were imported
+    start = time.monotonic()
+    with pytest.raises(duckdb.IOException, match="(?i)lock"):
+        opener(held)
+    # 0.5 s plus at most one backoff sleep (<= 2 s x 1.5); far below the holder's HOLD_S
+    assert time.monotonic() - start < 5
