@@ -1,0 +1,33 @@
+"""Which prompts are held out from curation and answered in evaluation (DESIGN.md 'Curation and
+training'): the prompts a pool marks (any candidate with split = 'heldout'); in a pool that marks
+none, a seeded share set aside: the round(share x n) prompts (at least one, halves up) with the
+smallest key blake2b('heldout|SEED|PROMPT_ID'). The key depends on the prompt id alone, so the
+choice does not move when rows are reordered, and curation and evaluation pick the same prompts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import polars as pl
+
+SHARE = 0.1
+SEED = 0
+
+
+def _key(prompt_id: str, seed: int) -> bytes:
+    return hashlib.blake2b(f"heldout|{seed}|{prompt_id}".encode(), digest_size=8).digest()
+
+
+def heldout_prompt_ids(prompts: pl.DataFrame, share: float = SHARE, seed: int = SEED) -> tuple[list[str], dict]:
+    """(held-out prompt ids, the rule used). `prompts` has prompt_id and marked_heldout (bool)."""
+    if not 0 < share < 1:
+        raise ValueError(f"share must be in (0, 1), not {share}")
+    marked = prompts.filter(pl.col("marked_heldout").fill_null(False))["prompt_id"].to_list()
+    if marked:
+        return sorted(marked), {"rule": "split", "n": len(marked)}
+    ids = prompts["prompt_id"].to_list()
+    n = min(len(ids), max(1, math.floor(share * len(ids) + 0.5))) if ids else 0
+    chosen = sorted(sorted(ids, key=lambda p: _key(p, seed))[:n])
+    return chosen, {"rule": "share", "share": share, "seed": seed, "n": n}
