@@ -1,7 +1,9 @@
-"""The audit on real judge data from ../shared/data, checked against independent counts."""
+"""The audit on real judge data, checked against independent counts: the LLMBar slice committed
+under tests/data (runs everywhere, CI included) and arena-bench from ../shared/data (when present)."""
 
 import json
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,8 +12,8 @@ from audit import audit_cells, bias
 from ingest import import_pool, import_verdicts
 from tests.conftest import SHARED_DATA
 
-LLMBAR = SHARED_DATA / "llmbar"
-pytestmark = pytest.mark.skipif(not LLMBAR.exists(), reason="../shared/data is not beside the repository")
+LLMBAR = Path(__file__).resolve().parent / "data" / "llmbar"   # see its README (MIT, credit)
+ARENA = SHARED_DATA / "arena_bench_v1"
 
 
 def _rows(path):
@@ -56,6 +58,7 @@ def test_llmbar_slot_bias_equals_an_independent_count(db, tmp_path):
             expect[judge]["consistent"].append(np.sign(o["original"]) == -np.sign(o["swapped"]))
     got = {row["judge"]: row for row in bias(db, "natural", n_boot=300).to_dicts()}
     assert set(got) == set(expect) == {"GPT-4", "ChatGPT", "ChatGPT-0301", "PaLM2", "LLaMA2", "Falcon"}
+    assert len(instances) == 85 and len(verdicts) == 1020           # the committed slice, whole
     for judge, e in expect.items():
         assert got[judge]["n_pairs"] == len(e["b"])
         assert got[judge]["b"] == pytest.approx(np.mean(e["b"]))
@@ -65,12 +68,17 @@ def test_llmbar_slot_bias_equals_an_independent_count(db, tmp_path):
     assert got["GPT-4"]["b"] < got["ChatGPT"]["b"] < got["Falcon"]["b"]
 
     cells = {row["judge"]: row for row in audit_cells(db, "natural").to_dicts()}
+    for judge in expect:   # parse rate: verdicts with a winner / all verdicts of the judge
+        mine = [r for r in verdicts if r["judge"] == judge]
+        assert cells[judge]["n_verdicts"] == len(mine)
+        assert cells[judge]["parse_rate"] == pytest.approx(sum(r["winner"] is not None for r in mine) / len(mine))
     # GPT-4 Vanilla on Natural: ~95% correct per order -> top-1 (gold) expectation far above 1/2
     assert cells["GPT-4"]["top1_expected"] > 0.85 and cells["GPT-4"]["top1_uniform"] == 0.5
 
 
+@pytest.mark.skipif(not ARENA.exists(), reason="../shared/data is not beside the repository")
 def test_arena_bench_pointwise_scale_ties(db, tmp_path):
-    src = SHARED_DATA / "arena_bench_v1"
+    src = ARENA
     scores = _rows(src / "scores.jsonl")
     prompts = {q["question_id"]: q["prompt"] for q in _rows(src / "questions.jsonl")}
     pool, vfile = tmp_path / "pool.jsonl", tmp_path / "v.jsonl"
