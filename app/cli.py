@@ -132,10 +132,12 @@ def import_verdicts_cmd(file, pool, format_specs, db, as_json):
               help="TOML file defining a format (repeatable)")
 @click.option("--logprobs/--no-logprobs", default=True, show_default=True,
               help="ask for token log-probabilities (expected scores)")
+@click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default="greedy", show_default=True,
+              help="greedy: generate, then parse (the paper's protocol); constrained: restricted to the labels")
 @db_option
 @json_option
 def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, seed, timeout, max_retries,
-              api_key_env, judge_name, format_specs, logprobs, db, as_json):
+              api_key_env, judge_name, format_specs, logprobs, decoding, db, as_json):
     """Score a pool with a judge under several formats. Re-running the same command resumes."""
     from ingest import UserError
     from ingest.runner import ScoreRequest, score
@@ -148,7 +150,7 @@ def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, see
         pool=pool, judge=judge_spec, formats=[f.strip() for f in formats.split(",") if f.strip()], db=db,
         concurrency=concurrency, swap_sample=swap_sample, schedule=schedule, seed=seed, timeout=timeout,
         max_retries=max_retries, api_key_env=api_key_env, judge_name=judge_name, logprobs=logprobs,
-        format_specs=list(format_specs)))
+        decoding=decoding, format_specs=list(format_specs)))
     if as_json:
         emit_json(result)
     else:
@@ -266,12 +268,17 @@ def report_cmd(pool, out, seed, db, as_json):
 @cli.command("app")
 @click.option("--port", default=8501, show_default=True)
 @click.option("--address", default="localhost", show_default=True,
-              help="interface to listen on (localhost keeps the dashboard private)")
+              help="interface to listen on (localhost keeps the dashboard private; any other "
+                   "needs a login: $JUDGEAUDIT_APP_PASSWORD or [auth] in .streamlit/secrets.toml)")
 @db_option
 def app_cmd(port, address, db):
     """Start the dashboard (seeds an empty database with the bundled demo first)."""
+    from app.auth import check_serving
     from ingest import db_path
     from ingest.demo import seed_demo
+    mode = check_serving(address)   # beyond localhost only with a login (README: for a team)
+    if mode:
+        click.echo(f"login required ({mode})", err=True)
     path = db_path(db).resolve()
     seeded = seed_demo(path)
     if seeded:
@@ -285,6 +292,8 @@ def app_cmd(port, address, db):
 
 # Subcommands that live in their own modules (app/cli_<area>.py), one line each.
 def _register_commands() -> None:
+    from .cli_runs import cancel_cmd, runs_cmd; cli.add_command(runs_cmd); cli.add_command(cancel_cmd)
+    from .cli_trust import rank_cmd; cli.add_command(rank_cmd)
     from .cli_eval import contrasts_cmd, evaluate_cmd; cli.add_command(evaluate_cmd); cli.add_command(contrasts_cmd)
 
 

@@ -19,22 +19,23 @@ from pathlib import Path
 
 import polars as pl
 
-from . import _db
+from . import _db, runs
 from ._errors import UserError
 from ._progress import Progress, progress_dir, run_key
 from ._redact import redact
 from ._schedule import SCHEDULES, plan_calls
 from .formats import BUILTIN, Format, load_format_spec
 from .judges import CallHints, JudgeError, JudgeReply, JudgeSpec, parse_judge
-from .store import (ANSWER_KEY, ensure_format, ensure_judge, finish_run, insert_answers, pool_id, start_run,
-                    stored_formats, unanswered)
+from .store import (CALL_KEY, close_orphan_cell_runs, ensure_format, ensure_judge, finish_run, insert_answers,
+                    judge_identity, pool_id, start_run, stored_formats, unanswered)
 
 ROW_SCHEMA = {"run_id": pl.Int32, "pool_id": pl.Int32, "judge_id": pl.Int32, "format_id": pl.Int32,
               "prompt_idx": pl.Int32, "a_idx": pl.Int32, "b_idx": pl.Int32, "swapped": pl.Boolean,
               "sample": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
               "status": pl.String, "error": pl.String, "attempts": pl.Int32, "latency_ms": pl.Float64,
               "tokens_in": pl.Int32, "tokens_out": pl.Int32, "label_probs": pl.String,
-              "expected": pl.Float64}
+              "expected": pl.Float64, "decoding": pl.String}
+DECODINGS = ("greedy", "constrained")
 
 
 @dataclass
@@ -52,6 +53,7 @@ class ScoreRequest:
     api_key_env: str | None = None
     judge_name: str | None = None
     logprobs: bool = True
+    decoding: str = "greedy"                  # greedy (the paper's protocol) | constrained to the labels
     format_specs: list[str | os.PathLike] = field(default_factory=list)
     retry_base_s: float = 0.5                 # first backoff; doubles per attempt, with jitter
     retry_cap_s: float = 30.0
@@ -60,13 +62,21 @@ class ScoreRequest:
 
 
 def decoding_settings(req: ScoreRequest, spec: JudgeSpec) -> dict:
-    """The paper's decoding: greedy, a 16-token verdict budget, no reasoning."""
+    """The paper's decoding: greedy, a 16-token verdict budget, no reasoning; `mode` says whether
+    the verdict is generated then parsed (greedy) or restricted to the format's labels."""
     if spec.provider == "local":
-        return {"temperature": 0.0, "max_tokens": 16, "reasoning": "none",
-                "pointwise": "label-constrained: one forward pass per format over a shared prefix",
-                "comparative": "greedy generate"}
-    return {"temperature": 0.0, "max_tokens": 16, "reasoning": "none", "logprobs": req.logprobs,
-            "top_logprobs": 20 if req.logprobs else None, "seed": req.seed}
+        pointwise = ("label-constrained: one forward pass per format over a shared prefix"
+                     if req.decoding == "constrained" else "greedy generate")
+        return {"mode": req.decoding, "temperature": 0.0, "max_tokens": 16, "reasoning": "none",
+                "pointwise": pointwise, "comparative": "greedy generate"}
+    return {"mode": req.decoding, "temperature": 0.0, "max_tokens": 16, "reasoning": "none",
+            "logprobs": req.logprobs, "top_logprobs": 20 if req.logprobs else None, "seed": req.seed}
+
+
+def identity_decoding(settings: dict) -> dict:
+    """The decoding settings that bind a judge name (DESIGN.md 'Judge identity'). The mode is not
+    among them: the same judge read greedily and constrained gives two cells of one judge."""
+    return {k: settings.get(k) for k in ("temperature", "max_tokens", "reasoning")}
 
 
 def _resolve_formats(req: ScoreRequest, con) -> dict[str, Format]:
@@ -88,14 +98,16 @@ def _journal_path(db: Path, pool: str, judge: str) -> Path:
     return progress_dir(db) / f"{run_key(pool, judge)}.journal.jsonl"
 
 
-def _write_rows(db: Path, rows: list[dict]) -> None:
-    """One batch, one transaction: replace failed attempts of these calls, then insert."""
+def _write_rows(db: Path, rows: list[dict]) -> dict:
+    """One batch, one transaction: upsert the answers (store.insert_answers)."""
     with _db.writer(db) as con, _db.transaction(con):
-        insert_answers(con, pl.DataFrame(rows, schema=ROW_SCHEMA))
+        return insert_answers(con, pl.DataFrame(rows, schema=ROW_SCHEMA))
 
 
-def replay_journal(db: Path, pool: str, judge: str) -> int:
-    """Store what a crashed run had answered but not yet written. Returns rows recovered."""
+def replay_journal(db: Path, pool: str, judge: str, pool_id_now: int | None = None) -> int:
+    """Store what a crashed run had answered but not yet written; returns the rows it stored.
+    Replaying twice changes nothing (answers are upserted), and rows of a pool that has since been
+    replaced (its id is never reused) are dropped."""
     path = _journal_path(db, pool, judge)
     if not path.exists():
         return 0
@@ -106,16 +118,16 @@ def replay_journal(db: Path, pool: str, judge: str) -> int:
                 rows.append(json.loads(line))
             except json.JSONDecodeError:
                 break  # a line cut short by the crash: that call was still in flight
-    recovered = 0
+    stored = 0
     if rows:
-        frame = pl.DataFrame(rows, schema=ROW_SCHEMA).unique(subset=ANSWER_KEY, keep="last")
-        with _db.writer(db) as con:
-            frame = unanswered(con, frame, int(frame["pool_id"][0]))
+        frame = pl.DataFrame(rows, schema=ROW_SCHEMA)
+        if pool_id_now is not None:
+            frame = frame.filter(pl.col("pool_id") == pool_id_now)
         if frame.height:
-            _write_rows(db, frame.to_dicts())
-        recovered = frame.height
+            counts = _write_rows(db, frame.to_dicts())
+            stored = counts["inserted"] + counts["replaced"]
     path.unlink()
-    return recovered
+    return stored
 
 
 class _Run:
@@ -128,6 +140,8 @@ class _Run:
         self.buffer: list[dict] = []
         self.journal = None
         self.judge_models: set[str] = set()
+        self.job: runs.Run | None = None        # the background run doing this (cancel, progress)
+        self.write_error: str | None = None     # set when the writer failed: the workers stop
 
     def backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -137,7 +151,7 @@ class _Run:
     def record(self, call: dict, reply: JudgeReply | None, error: str | None, attempts: int) -> dict:
         fmt = self.formats[call["format"]]
         row = {k: call[k] for k in ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx",
-                                    "b_idx", "swapped", "sample")}
+                                    "b_idx", "swapped", "sample", "decoding")}
         row.update(attempts=attempts, label_probs=None, expected=None)
         if reply is None:
             row.update(raw=None, label=None, value=None, status="failed", error=redact(error), latency_ms=None,
@@ -224,7 +238,7 @@ async def _execute(run: _Run, calls: list[dict], texts: dict, refs: dict, progre
         pending: dict[tuple, list[dict]] = {}
         comparative = []
         for call in calls:
-            if run.formats[call["format"]].kind == "pointwise":
+            if run.formats[call["format"]].kind == "pointwise" and call["decoding"] == "constrained":
                 pending.setdefault((call["prompt_idx"], call["a_idx"], call["sample"]), []).append(call)
             else:
                 comparative.append(call)
@@ -248,12 +262,20 @@ async def _execute(run: _Run, calls: list[dict], texts: dict, refs: dict, progre
     async def writer() -> None:
         while True:
             finished = all(w.done() for w in workers)
-            if progress.cancelled():
+            if progress.cancelled() or (run.job is not None and run.job.cancelled()):
                 stop.set()
             if run.buffer:
                 rows, run.buffer = run.buffer, []
-                await asyncio.to_thread(_write_rows, run.db, rows)
+                try:
+                    await asyncio.to_thread(_write_rows, run.db, rows)
+                except Exception as exc:
+                    # The answers are in the journal; make no more (paid) calls and fail the run.
+                    run.write_error = f"could not write verdicts to the database: {type(exc).__name__}: {exc}"
+                    stop.set()
+                    return
             progress.update()
+            if run.job is not None:
+                run.job.progress(progress.record)
             if finished and not run.buffer:
                 return
             await asyncio.sleep(req.flush_interval_s)
@@ -272,49 +294,75 @@ async def _execute(run: _Run, calls: list[dict], texts: dict, refs: dict, progre
     finally:
         for j in judges:
             await j.aclose()
+    if run.write_error:
+        return "failed"
     return "cancelled" if stop.is_set() else "finished"
 
 
 def score(req: ScoreRequest) -> dict:
-    """Score a pool with one judge under several formats; re-running resumes (DESIGN.md 'score')."""
+    """Score a pool with one judge under several formats; re-running resumes (DESIGN.md 'score').
+
+    The work is a background run (ingest/runs.py) keyed by pool and judge, so a second run of the
+    same pool and judge is refused while the first is alive; the judge name must keep standing for
+    the same judge (provider, model, endpoint, decoding), or the run is refused before any call.
+    """
     if req.schedule not in SCHEDULES:
         raise UserError(f"--schedule: one of {', '.join(SCHEDULES)}, not {req.schedule!r}")
     if req.concurrency < 1:
         raise UserError("--concurrency: at least 1")
+    if req.decoding not in DECODINGS:
+        raise UserError(f"--decoding: one of {', '.join(DECODINGS)}, not {req.decoding!r}")
     db = _db.db_path(req.db).resolve()
     with _db.writer(db) as con:
         pid = pool_id(con, req.pool)
         if pid is None:
             raise UserError(f"no pool named '{req.pool}' (see `judgeaudit pools`)")
         formats = _resolve_formats(req, con)
+    spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
+    decoding = decoding_settings(req, spec)
+    identity = judge_identity(spec.provider, spec.model, spec.endpoint,
+                              params=spec.settings if spec.provider == "fake" else None,
+                              decoding=identity_decoding(decoding))
+    with _db.writer(db) as con, _db.transaction(con):
+        jid = ensure_judge(con, spec.name, spec.provider, spec.model, spec.endpoint, spec.settings, identity)
+    config = {"pool": req.pool, "judge": spec.name, "provider": spec.provider, "model": spec.model,
+              "endpoint": spec.endpoint, "formats": list(formats), "schedule": req.schedule,
+              "swap_sample": req.swap_sample, "seed": req.seed, "decoding": req.decoding,
+              "concurrency": req.concurrency, "api_key_env": req.api_key_env}
+    with runs.running(db, "score", pool=req.pool, key=f"score:{req.pool}:{spec.name}", config=config) as job:
+        return _score(req, db, pid, jid, spec, formats, decoding, job)
+
+
+def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, formats: dict[str, Format],
+           decoding: dict, job: runs.Run) -> dict:
+    with _db.writer(db) as con, _db.transaction(con):
+        close_orphan_cell_runs(con, pid, jid, "its process ended without closing it")
         cands = _db.frame(con, "SELECT cand_idx, prompt_idx, position, reference, response FROM candidates "
                                "WHERE pool_id = $p ORDER BY cand_idx", {"p": pid})
         prompts = _db.frame(con, "SELECT prompt_idx, prompt FROM prompts WHERE pool_id = $p ORDER BY prompt_idx",
                             {"p": pid})
-    spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
-    recovered = replay_journal(db, req.pool, spec.name)
+    recovered = replay_journal(db, req.pool, spec.name, pid)
     plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed)
-
-    decoding = decoding_settings(req, spec)
     with _db.writer(db) as con, _db.transaction(con):
-        jid = ensure_judge(con, spec.name, spec.provider, spec.model, spec.endpoint, spec.settings)
         fids = {name: ensure_format(con, fmt) for name, fmt in formats.items()}
-        plan = plan.with_columns(pl.lit(jid, pl.Int32).alias("judge_id"),
+        plan = plan.with_columns(pl.lit(jid, pl.Int32).alias("judge_id"), pl.lit(req.decoding).alias("decoding"),
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
         todo = unanswered(con, plan, pid, jid)
-        runs = {}
+        cell_runs = {}
         for name in formats:
             if todo.filter(pl.col("format") == name).height:
                 fmt_notes = [n for n in notes if n.startswith(name + ":")]
-                runs[name] = start_run(con, pid, jid, formats[name], fids[name], "score", template=formats[name].template,
-                                       decoding=decoding, schedule=req.schedule if formats[name].pairing == "tournament"
-                                       else formats[name].pairing, seed=req.seed,
-                                       notes="; ".join(fmt_notes) or None)
-    todo = todo.with_columns(pl.col("format").replace_strict(runs, default=None, return_dtype=pl.Int32).alias("run_id"),
-                             pl.lit(pid, pl.Int32).alias("pool_id"))
-    summary = {"pool": req.pool, "judge": spec.name, "formats": list(formats), "planned": plan.height,
-               "already_done": plan.height - todo.height, "recovered_from_journal": recovered,
-               "made": 0, "failed": 0, "unparsed": 0, "status": "finished", "notes": notes}
+                cell_runs[name] = start_run(con, pid, jid, formats[name], fids[name], "score",
+                                            template=formats[name].template, decoding=decoding,
+                                            schedule=req.schedule if formats[name].pairing == "tournament"
+                                            else formats[name].pairing, seed=req.seed,
+                                            notes="; ".join(fmt_notes) or None, job_id=job.id)
+    todo = todo.with_columns(pl.col("format").replace_strict(cell_runs, default=None, return_dtype=pl.Int32)
+                             .alias("run_id"), pl.lit(pid, pl.Int32).alias("pool_id"))
+    summary = {"pool": req.pool, "judge": spec.name, "formats": list(formats), "decoding": req.decoding,
+               "planned": plan.height, "already_done": plan.height - todo.height,
+               "recovered_from_journal": recovered, "made": 0, "failed": 0, "unparsed": 0,
+               "status": "finished", "notes": notes, "background_run": job.id}
     if todo.height == 0:
         return summary
 
@@ -325,7 +373,8 @@ def score(req: ScoreRequest) -> dict:
     texts = {"prompt": dict(zip(prompts["prompt_idx"].to_list(), prompts["prompt"].to_list())),
              "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
     run = _Run(req, spec, formats, db, decoding)
-    progress = Progress(db, req.pool, spec.name, todo.height, list(runs.values()), show_bar=req.progress)
+    run.job = job
+    progress = Progress(db, req.pool, spec.name, todo.height, list(cell_runs.values()), show_bar=req.progress)
     journal_path = _journal_path(db, req.pool, spec.name)
     with open(journal_path, "a", encoding="utf-8") as journal:
         run.journal = journal
@@ -336,12 +385,17 @@ def score(req: ScoreRequest) -> dict:
             if run.buffer:
                 _write_rows(db, run.buffer)
                 run.buffer = []
-    journal_path.unlink(missing_ok=True)  # everything in it is in the database now
+    if status != "failed":
+        journal_path.unlink(missing_ok=True)  # everything in it is in the database now
     with _db.writer(db) as con, _db.transaction(con):
-        for rid in runs.values():
+        for rid in cell_runs.values():
             finish_run(con, rid, status, judge_model=", ".join(sorted(run.judge_models)) or None)
     progress.update(status)
+    job.progress(progress.record)
+    if status == "failed":
+        raise UserError(f"{run.write_error}. The run stopped making calls; the answers it had received "
+                        f"are kept in {journal_path.name} and are stored by the next run of this command")
     rec = progress.record
     summary.update(made=rec["done"], failed=rec["failed"], unparsed=rec["unparsed"], status=status,
-                   tokens_in=rec["tokens_in"], tokens_out=rec["tokens_out"], run_ids=list(runs.values()))
+                   tokens_in=rec["tokens_in"], tokens_out=rec["tokens_out"], run_ids=list(cell_runs.values()))
     return summary

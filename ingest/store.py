@@ -19,12 +19,20 @@ from .formats import BUILTIN, Format, format_from_row, load_format_spec
 
 VERDICT_COLUMNS = ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
                    "swapped", "sample", "raw", "label", "value", "status", "error", "attempts",
-                   "latency_ms", "tokens_in", "tokens_out", "label_probs", "expected")
+                   "latency_ms", "tokens_in", "tokens_out", "label_probs", "expected", "decoding")
 
 
 def _next_id(con, table: str, column: str) -> int:
-    # Table and column names come from this module only, never from input.
-    return con.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0]
+    """A fresh id for `table`, never one handed out before (even if its rows were deleted): the
+    high-water mark lives in id_marks. Table and column names come from this module only."""
+    used = con.execute(f"SELECT coalesce(max({column}), 0) FROM {table}").fetchone()[0]
+    mark = _db.one(con, "SELECT last_id FROM id_marks WHERE name = $n", {"n": table})
+    new = max(used, mark[0] if mark else 0) + 1
+    if mark:
+        con.execute("UPDATE id_marks SET last_id = $id WHERE name = $n", {"id": new, "n": table})
+    else:
+        con.execute("INSERT INTO id_marks VALUES ($n, $id)", {"n": table, "id": new})
+    return new
 
 
 def _sha256(path: Path) -> str:
@@ -41,7 +49,7 @@ def pool_id(con, name: str) -> int | None:
 
 
 def _delete_pool(con, pid: int) -> None:
-    for table in ("verdicts", "runs", "candidates", "prompts"):
+    for table in ("verdicts", "cell_runs", "candidates", "prompts"):
         con.execute(f"DELETE FROM {table} WHERE pool_id = $p", {"p": pid})
     con.execute("DELETE FROM subset_members WHERE subset_id IN "
                 "(SELECT subset_id FROM subsets WHERE pool_id = $p)", {"p": pid})
@@ -84,17 +92,49 @@ def import_pool(db: str | os.PathLike | None, path: str | os.PathLike, name: str
             **pool_shape(data.candidates)}
 
 
+def judge_identity(provider: str, model: str | None = None, endpoint: str | None = None,
+                   params: dict | None = None, decoding: dict | None = None) -> dict:
+    """What a judge name stands for (DESIGN.md 'Judge identity'): provider, model, endpoint (without
+    credentials or query string), the simulated judge's parameters and the decoding settings."""
+    return {"provider": provider, "model": model, "endpoint": endpoint, "params": params or {},
+            "decoding": decoding or {}}
+
+
+def _identity_differences(stored: dict, wanted: dict) -> list[str]:
+    out = []
+    for key in ("provider", "model", "endpoint", "params", "decoding"):
+        if key in stored and stored[key] != wanted.get(key):
+            out.append(f"{key} {json.dumps(stored[key])} is stored, this run has {json.dumps(wanted.get(key))}")
+    return out
+
+
 def ensure_judge(con, name: str, provider: str, model: str | None = None,
-                 endpoint: str | None = None, settings: dict | None = None) -> int:
-    """The judge's id, creating it on first use. Settings never include secrets."""
-    row = _db.one(con, "SELECT judge_id FROM judges WHERE name = $n", {"n": name})
+                 endpoint: str | None = None, settings: dict | None = None,
+                 identity: dict | None = None) -> int:
+    """The judge's id, creating it on first use. A known name with another identity is refused,
+    saying what differs. Settings never include secrets."""
+    identity = identity or judge_identity(provider, model, endpoint)
+    row = _db.one(con, "SELECT judge_id, provider, model, endpoint, identity FROM judges WHERE name = $n",
+                  {"n": name})
     if row:
-        return row[0]
+        jid, s_provider, s_model, s_endpoint, s_identity = row
+        # Judges stored before identities were recorded are known by provider, model and endpoint.
+        stored = json.loads(s_identity) if s_identity else {"provider": s_provider, "model": s_model,
+                                                              "endpoint": s_endpoint}
+        differences = _identity_differences(stored, identity)
+        if differences:
+            raise UserError(f"judge name '{name}' already stands for another judge: "
+                            + "; ".join(differences) + ". Score this one under its own name with "
+                            "--judge-name (e.g. --judge-name '" + f"{name}-2'" + ")")
+        if not s_identity:
+            con.execute("UPDATE judges SET identity = $i WHERE judge_id = $id",
+                        {"i": json.dumps(identity), "id": jid})
+        return jid
     jid = _next_id(con, "judges", "judge_id")
-    con.execute("INSERT INTO judges (judge_id, name, provider, model, endpoint, settings) "
-                "VALUES ($id, $name, $provider, $model, $endpoint, $settings)",
+    con.execute("INSERT INTO judges (judge_id, name, provider, model, endpoint, settings, identity) "
+                "VALUES ($id, $name, $provider, $model, $endpoint, $settings, $identity)",
                 {"id": jid, "name": name, "provider": provider, "model": model, "endpoint": endpoint,
-                 "settings": json.dumps(settings or {})})
+                 "settings": json.dumps(settings or {}), "identity": json.dumps(identity)})
     return jid
 
 
@@ -125,13 +165,16 @@ def ensure_format(con, fmt: Format) -> int:
 def start_run(con, pool: int, judge: int, fmt: Format, format_id: int, source: str,
               source_file: str | None = None, template: str | None = None,
               decoding: dict | None = None, judge_model: str | None = None,
-              schedule: str | None = None, seed: int | None = None, notes: str | None = None) -> int:
-    rid = _next_id(con, "runs", "run_id")
-    con.execute("INSERT INTO runs (run_id, pool_id, judge_id, format_id, source, source_file, "
-                "template, template_hash, decoding, judge_model, schedule, seed, notes, status) "
+              schedule: str | None = None, seed: int | None = None, notes: str | None = None,
+              job_id: int | None = None) -> int:
+    """Record how one (judge, format) cell's verdicts are being made; `job_id` is the background
+    run (runs table) doing it, if any."""
+    rid = _next_id(con, "cell_runs", "run_id")
+    con.execute("INSERT INTO cell_runs (run_id, pool_id, judge_id, format_id, source, source_file, "
+                "template, template_hash, decoding, judge_model, schedule, seed, notes, status, job_id) "
                 "VALUES ($id, $pool, $judge, $fmt, $source, $file, $template, $thash, $decoding, "
-                "$model, $schedule, $seed, $notes, 'running')",
-                {"id": rid, "pool": pool, "judge": judge, "fmt": format_id, "source": source,
+                "$model, $schedule, $seed, $notes, 'running', $job)",
+                {"id": rid, "pool": pool, "judge": judge, "fmt": format_id, "source": source, "job": job_id,
                  "file": source_file, "template": template,
                  "thash": hashlib.sha256(template.encode()).hexdigest() if template else None,
                  "decoding": json.dumps(decoding) if decoding is not None else None,
@@ -141,23 +184,40 @@ def start_run(con, pool: int, judge: int, fmt: Format, format_id: int, source: s
 
 def finish_run(con, run_id: int, status: str = "finished", judge_model: str | None = None) -> None:
     """Close a run; `judge_model` (the model id the judge reported) replaces the recorded one."""
-    con.execute("UPDATE runs SET status = $s, finished_at = current_timestamp, "
+    con.execute("UPDATE cell_runs SET status = $s, finished_at = current_timestamp, "
                 "judge_model = coalesce($m, judge_model) WHERE run_id = $id",
                 {"s": status, "m": judge_model, "id": run_id})
 
 
-def insert_verdicts(con, rows: pl.DataFrame) -> int:
-    """Append verdict rows (columns from VERDICT_COLUMNS; missing optional ones become null)."""
+def close_orphan_cell_runs(con, pool: int, judge: int, reason: str) -> int:
+    """Mark as failed the cell runs of (pool, judge) still 'running': called by a run that holds the
+    pool and judge exclusively, so no live process is making them."""
+    n = _db.one(con, "SELECT count(*) FROM cell_runs WHERE pool_id = $p AND judge_id = $j AND status = 'running'",
+                {"p": pool, "j": judge})[0]
+    if n:
+        con.execute("UPDATE cell_runs SET status = 'failed', finished_at = current_timestamp, "
+                    "notes = concat_ws('; ', notes, $why) WHERE pool_id = $p AND judge_id = $j "
+                    "AND status = 'running'", {"p": pool, "j": judge, "why": reason})
+    return n
+
+
+def _complete(rows: pl.DataFrame) -> pl.DataFrame:
+    """Verdict rows with every column of VERDICT_COLUMNS (missing optional ones null/default)."""
     defaults = {"b_idx": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
                 "error": pl.String, "latency_ms": pl.Float64, "tokens_in": pl.Int32,
                 "tokens_out": pl.Int32, "label_probs": pl.String, "expected": pl.Float64}
     rows = rows.with_columns([pl.lit(None, dtype).alias(c) for c, dtype in defaults.items()
                               if c not in rows.columns])
-    if "swapped" not in rows.columns:
-        rows = rows.with_columns(pl.lit(False).alias("swapped"))
-    if "attempts" not in rows.columns:
-        rows = rows.with_columns(pl.lit(1, pl.Int32).alias("attempts"))
-    con.register("verdict_rows", rows.select(VERDICT_COLUMNS).to_arrow())
+    fixed = {"swapped": pl.lit(False), "attempts": pl.lit(1, pl.Int32), "decoding": pl.lit("greedy")}
+    rows = rows.with_columns([value.alias(c) for c, value in fixed.items() if c not in rows.columns])
+    return rows.select(VERDICT_COLUMNS)
+
+
+def insert_verdicts(con, rows: pl.DataFrame) -> int:
+    """Append verdict rows for calls not stored yet (columns from VERDICT_COLUMNS; missing optional
+    ones become null). A call already stored violates the unique index and fails the transaction."""
+    rows = _complete(rows)
+    con.register("verdict_rows", rows.to_arrow())
     try:
         con.execute(f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) "
                     f"SELECT {', '.join(VERDICT_COLUMNS)} FROM verdict_rows")
@@ -166,29 +226,44 @@ def insert_verdicts(con, rows: pl.DataFrame) -> int:
     return rows.height
 
 
-ANSWER_KEY = ["judge_id", "format_id", "prompt_idx", "a_idx", "b_idx", "sample"]   # one judge call
+# One judge call, within a pool: the database holds at most one row per key (migration 003).
+CALL_KEY = ["judge_id", "format_id", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
+_SAME_CALL = " AND ".join(["v.pool_id = n.pool_id"] + [
+    f"v.{c} IS NOT DISTINCT FROM n.{c}" if c == "b_idx" else f"v.{c} = n.{c}" for c in CALL_KEY])
+_ANSWER_COLUMNS = [c for c in VERDICT_COLUMNS if c not in CALL_KEY and c not in ("pool_id", "attempts")]
 
 
-def insert_answers(con, rows: pl.DataFrame) -> int:
-    """A scoring run's batch: drop the failed attempts of these calls, then insert the new rows."""
-    con.register("batch_keys", rows.select(ANSWER_KEY).to_arrow())
+def insert_answers(con, rows: pl.DataFrame) -> dict:
+    """Upsert a scoring run's batch (DESIGN.md 'Judge identity'): a call not stored yet is inserted;
+    a stored failed attempt is replaced by the new row (attempts add up); a stored answer (parsed
+    or not) is never replaced. Every match is within the row's own pool. Returns the counts."""
+    rows = _complete(rows)
+    if rows.height == 0:
+        return {"inserted": 0, "replaced": 0, "kept": 0}
+    # Within the batch too, one row per call: an answer before a failed attempt, then the latest.
+    rows = (rows.with_row_index("_order").sort([pl.col("status") != "failed", "_order"])
+            .unique(subset=["pool_id", *CALL_KEY], keep="last", maintain_order=True).drop("_order"))
+    con.register("new_rows", rows.to_arrow())
     try:
-        con.execute("DELETE FROM verdicts v USING batch_keys b WHERE v.status = 'failed' "
-                    "AND v.judge_id = b.judge_id AND v.format_id = b.format_id "
-                    "AND v.prompt_idx = b.prompt_idx AND v.a_idx = b.a_idx "
-                    "AND v.b_idx IS NOT DISTINCT FROM b.b_idx AND v.sample = b.sample")
+        replaced = con.execute(
+            f"UPDATE verdicts v SET {', '.join(f'{c} = n.{c}' for c in _ANSWER_COLUMNS)}, "
+            f"attempts = v.attempts + n.attempts, created_at = current_timestamp "
+            f"FROM new_rows n WHERE {_SAME_CALL} AND v.status = 'failed'").fetchall()[0][0]
+        inserted = con.execute(
+            f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) SELECT {', '.join('n.' + c for c in VERDICT_COLUMNS)} "
+            f"FROM new_rows n WHERE NOT EXISTS (SELECT 1 FROM verdicts v WHERE {_SAME_CALL})").fetchall()[0][0]
     finally:
-        con.unregister("batch_keys")
-    return insert_verdicts(con, rows)
+        con.unregister("new_rows")
+    return {"inserted": inserted, "replaced": replaced, "kept": rows.height - inserted - replaced}
 
 
 def unanswered(con, calls: pl.DataFrame, pool: int, judge: int | None = None) -> pl.DataFrame:
-    """The calls (ANSWER_KEY columns) the pool holds no answer for, from any judge or one; a
-    failed attempt is not an answer."""
-    done = _db.frame(con, "SELECT judge_id, format_id, prompt_idx, a_idx, b_idx, sample FROM verdicts "
+    """The calls (CALL_KEY columns) the pool holds no answer for, from any judge or one; a failed
+    attempt is not an answer."""
+    done = _db.frame(con, f"SELECT {', '.join(CALL_KEY)} FROM verdicts "
                           "WHERE pool_id = $p AND status <> 'failed' AND ($j IS NULL OR judge_id = $j)",
                      {"p": pool, "j": judge})
-    return calls.join(done.cast({c: calls.schema[c] for c in ANSWER_KEY}), on=ANSWER_KEY, how="anti",
+    return calls.join(done.cast({c: calls.schema[c] for c in CALL_KEY}), on=CALL_KEY, how="anti",
                       nulls_equal=True)
 
 
@@ -277,13 +352,14 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
         fids = {f: ensure_format(con, formats[f]) for f in rows["format"].unique().to_list()}
         rows = rows.with_columns(pl.col("judge").replace_strict(judges, return_dtype=pl.Int32).alias("judge_id"),
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
-        id_key = ["judge_id", "format_id", "prompt_idx", "a_idx", "b_idx", "sample"]
-        existing = _db.frame(con, "SELECT judge_id, format_id, prompt_idx, a_idx, b_idx, sample FROM verdicts "
-                                  "WHERE pool_id = $p AND list_contains($j, judge_id) AND list_contains($f, format_id)",
+        # Imported verdicts are read as they come (the paper's protocol: generate, then parse).
+        rows = rows.with_columns(pl.lit("greedy").alias("decoding"))
+        existing = _db.frame(con, f"SELECT {', '.join(CALL_KEY)} FROM verdicts WHERE pool_id = $p "
+                                  "AND list_contains($j, judge_id) AND list_contains($f, format_id)",
                              {"p": pid, "j": list(judges.values()), "f": list(fids.values())})
         n_in_file = rows.height
         if existing.height:
-            rows = rows.join(existing.cast({c: rows.schema[c] for c in id_key}), on=id_key, how="anti",
+            rows = rows.join(existing.cast({c: rows.schema[c] for c in CALL_KEY}), on=CALL_KEY, how="anti",
                              nulls_equal=True)
         runs = {}
         for (judge, fmt_name) in rows.select("judge", "format").unique().sort("judge", "format").iter_rows():

@@ -34,8 +34,9 @@ def verdict_for(prompt: str) -> str:
 
 
 class OpenAIServer:
-    def __init__(self, latency_s: float = 0.0, hang_s: float = 3.0, model: str = "test-judge"):
+    def __init__(self, latency_s: float = 0.0, hang_s: float = 3.0, model: str = "test-judge", port: int = 0):
         self.latency_s, self.hang_s, self.model = latency_s, hang_s, model
+        self._want_port = port        # 0: any free port; a fixed one to restart "the same" endpoint
         self.attempts: Counter = Counter()        # call content -> requests seen
         self.requests = 0
         self.auth_headers: set[str] = set()
@@ -66,7 +67,7 @@ class OpenAIServer:
 
     def _serve(self):
         asyncio.set_event_loop(self._loop)
-        server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
+        server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", self._want_port))
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         self._loop.run_forever()

@@ -59,7 +59,7 @@ def test_llama_cpp_server_all_five_formats(db, write_jsonl, llama_server):
     assert all(cells["n_verdicts"].to_list())
     b = bias(db, "p", n_boot=50)
     assert set(b["format"]) == {"anchored", "tournament"} and b.filter(b["format"] == "anchored")["n_self"][0] == 2
-    models = query_rows(db, "SELECT DISTINCT judge_model FROM runs")
+    models = query_rows(db, "SELECT DISTINCT judge_model FROM cell_runs")
     assert models and models[0][0]            # the model id the server reported is recorded
 
 

@@ -54,13 +54,13 @@ def test_fault_injection_exact_counts(db, write_jsonl):
     attempts = dict(query_rows(db, "SELECT c.response, v.attempts FROM verdicts v JOIN candidates c "
                               "ON c.cand_idx = v.a_idx"))
     assert attempts["[fault=500x2]"] == 3 and attempts["[fault=hangx1]"] == 2 and attempts["fine"] == 1
-    run = query_rows(db, "SELECT source, status, judge_model, template, decoding, template_hash FROM runs")[0]
+    run = query_rows(db, "SELECT source, status, judge_model, template, decoding, template_hash FROM cell_runs")[0]
     assert run[:4] == ("score", "finished", "test-judge", BUILTIN["likert5"].template)
     assert json.loads(run[4])["max_tokens"] == 16 and json.loads(run[4])["temperature"] == 0.0
     assert run[5] and len(run[5]) == 64
 
     # Re-running resumes: only the failed call is made again, and its failed row is replaced.
-    with OpenAIServer() as server:
+    with OpenAIServer(port=server.port) as server:     # the same endpoint, restarted
         again = score(_request(server))
         assert server.requests == 3 and again["already_done"] == 9    # always-500 fails 3 more times
     assert dict(query_rows(db, "SELECT status, count(*) FROM verdicts GROUP BY status")) == got
@@ -94,7 +94,11 @@ def test_expected_scores_from_logprobs(db, write_jsonl):
     assert query_rows(db, "SELECT DISTINCT expected FROM verdicts JOIN formats USING (format_id) "
                      "WHERE name = 'numeric100'") == [(85.0,)]
     cells = audit_cells(db, "p")
-    assert "likert5+expected" in cells["format"].to_list()
+    # the expected score is a second kind of cell of the same format, not a format of its own
+    assert sorted(zip(cells["format"], cells["score"])) == [("likert5", "expected"), ("likert5", "label"),
+                                                            ("numeric100", "expected"), ("numeric100", "label")]
+    expected = cells.filter((pl.col("format") == "likert5") & (pl.col("score") == "expected"))
+    assert expected["distinct"][0] == 1 and expected["decoding"][0] == "greedy"
 
 
 def test_fake_judge_all_formats_and_schedules(db, write_jsonl):

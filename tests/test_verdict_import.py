@@ -45,7 +45,7 @@ def test_pointwise_and_comparative(db, pool, write_jsonl):
         ("tournament", 0, 2, False, 0, "A+", 1.0, "ok"),
         ("tournament", 2, 0, True, 0, "B++", -2.0, "ok"),
     ]
-    runs = query_rows(db, "SELECT source, status, template FROM runs ORDER BY run_id")
+    runs = query_rows(db, "SELECT source, status, template FROM cell_runs ORDER BY run_id")
     assert runs == [("import", "finished", None)] * 3
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Callable
+from urllib.parse import urlsplit, urlunsplit
 
 from .._errors import UserError
 from .base import CallHints, Judge, JudgeError, JudgeReply
@@ -27,6 +28,17 @@ class JudgeSpec:
     shared: bool = False                # one instance for all workers (the in-process model)
 
 
+def public_endpoint(url: str) -> str:
+    """The endpoint as stored and shown: no credentials, query string or fragment, no final '/'."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
 def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: str | None = None,
                 timeout: float = 60.0) -> JudgeSpec:
     provider, sep, rest = spec.partition(":")
@@ -42,8 +54,8 @@ def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: 
 
         def make():
             from .openai_compat import OpenAIJudge
-            return OpenAIJudge(model, base, name=name, api_key_env=api_key_env, timeout=timeout)
-        return JudgeSpec(name or model, "openai", model, base.rstrip("/"),
+            return OpenAIJudge(model, base, name=name, api_key_env=api_key_env, timeout=timeout, formats=formats)
+        return JudgeSpec(name or model, "openai", model, public_endpoint(base),
                          {"api_key_env": api_key_env, "timeout": timeout}, make)
     if provider == "local":
         if rest != "smollm2":
@@ -51,7 +63,7 @@ def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: 
 
         def make_local():
             from .local import LocalJudge
-            return LocalJudge(name=name or "smollm2")
+            return LocalJudge(name=name or "smollm2", formats=formats)
         return JudgeSpec(name or "smollm2", "local", "SmolLM2-135M-Instruct.Q4_1.gguf", None, {},
                          make_local, shared=True)
     if provider == "fake":
@@ -62,4 +74,4 @@ def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: 
     raise UserError(f"--judge {spec!r}: unknown provider '{provider}' (openai, local, fake)")
 
 
-__all__ = ["CallHints", "Judge", "JudgeError", "JudgeReply", "JudgeSpec", "parse_judge"]
+__all__ = ["CallHints", "Judge", "JudgeError", "JudgeReply", "JudgeSpec", "parse_judge", "public_endpoint"]

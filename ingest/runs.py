@@ -1,0 +1,439 @@
+"""Background runs (score, train, evaluate, probe): one table, written only here.
+
+A run is its own process in its own session, recorded in the `runs` table with its pid, heartbeat,
+frozen config, output folder, log and status. The dashboard starts one with `launch()` (stdout and
+stderr go to the run's log file, never to a pipe nobody reads); the command doing the work wraps
+itself in `running()`, which adopts the launched row (or records a new one when the command was
+typed in a terminal), waits its turn in a queue, refuses to share an exclusive key with a live
+run, heartbeats, and closes the row as finished, cancelled or failed. Every read reconciles first:
+a run whose process is gone, or whose heartbeat went stale, becomes `failed` with the reason, and
+a cancelled run that did not stop within CANCEL_GRACE_S has its process group killed.
+
+    run_id = launch(db, "train", ["train", "--subset", ...], pool="mt", queue="train")
+    with running(db, "train", queue="train") as run:     # inside the `judgeaudit train` process
+        while work and not run.cancelled(): ...; run.progress({...})
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from . import _db
+from ._errors import UserError
+
+STATUSES = ("queued", "running", "finished", "failed", "cancelled")
+ACTIVE = ("queued", "running")
+HEARTBEAT_S = 5.0           # how often a live run writes its heartbeat and progress
+CANCEL_GRACE_S = 60.0       # a cancelled run that is still alive after this is killed
+RUN_ENV = "JUDGEAUDIT_RUN_ID"
+COLUMNS = ("run_id", "kind", "status", "pool", "run_key", "queue", "pid", "pid_start", "host",
+           "created_at", "started_at", "finished_at", "heartbeat_at", "cancel_requested_at",
+           "config", "out_dir", "log_path", "progress", "error")
+
+
+def stale_after_s() -> float:
+    """Seconds without a heartbeat after which a live-looking run counts as hung (read at use)."""
+    return float(os.environ.get("JUDGEAUDIT_STALE_S", "300"))
+
+
+def queue_slots(queue: str) -> int:
+    """How many runs of a queue may run at once on this machine (JUDGEAUDIT_<QUEUE>_SLOTS, default 1)."""
+    return max(1, int(os.environ.get(f"JUDGEAUDIT_{queue.upper()}_SLOTS", "1")))
+
+
+def runs_dir(db: str | os.PathLike | None) -> Path:
+    """The folder beside the database that holds every run's output folder."""
+    p = _db.db_path(db).resolve()
+    return p.with_name(p.name + ".runs")
+
+
+# -- processes -------------------------------------------------------------------------------------
+
+def _proc_start(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (Linux), to tell a reused pid apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()
+    return int(fields[19])
+
+
+def _alive(pid: int | None, pid_start: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:   # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    fields = stat[stat.rindex(")") + 2:].split()
+    if fields[0] in ("Z", "X"):          # exited, not yet reaped by its parent
+        return False
+    return pid_start is None or int(fields[19]) == pid_start
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)   # launched runs lead their own session and group
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+def _row(values: tuple) -> dict:
+    row = dict(zip(COLUMNS, values))
+    for key in ("config", "progress"):
+        row[key] = json.loads(row[key]) if row[key] else None
+    for key in ("created_at", "started_at", "finished_at", "heartbeat_at", "cancel_requested_at"):
+        if row[key] is not None:
+            row[key] = row[key].isoformat(sep=" ", timespec="seconds")
+    return row
+
+
+def _select(con, where: str = "true", params: dict | None = None) -> list[dict]:
+    rows = con.execute(f"SELECT {', '.join(COLUMNS)} FROM runs WHERE {where} ORDER BY run_id",
+                       params or {}).fetchall()
+    return [_row(r) for r in rows]
+
+
+def _verdict_of(row: dict, now: float) -> tuple[str, str] | None:
+    """(new status, reason) for an active run that is in fact dead, hung or cancelled too long."""
+    if row["host"] and row["host"] != socket.gethostname():
+        return None                       # another machine's process: only its heartbeat can tell
+    age = now - _ts(row["created_at"])
+    if row["pid"] is None:
+        if age > 60:
+            return "failed", "its process never started"
+        return None
+    if not _alive(row["pid"], row["pid_start"]):
+        if row["cancel_requested_at"]:
+            return "cancelled", "stopped on request"
+        return "failed", f"its process (pid {row['pid']}) is gone without closing the run"
+    if row["cancel_requested_at"] and now - _ts(row["cancel_requested_at"]) > CANCEL_GRACE_S:
+        _kill_group(row["pid"])
+        return "cancelled", f"killed: it did not stop within {CANCEL_GRACE_S:.0f} s of the cancel request"
+    beat = row["heartbeat_at"] or row["started_at"]
+    if beat and now - _ts(beat) > stale_after_s():
+        return "failed", f"no heartbeat for {now - _ts(beat):.0f} s (process {row['pid']} seems hung)"
+    return None
+
+
+def _ts(text: str) -> float:
+    """Stored times are UTC (naive in the database)."""
+    return dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc).timestamp()
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def _now_ts() -> float:
+    return time.time()
+
+
+def _reconcile(con) -> None:
+    """Close active runs that are dead (inside an open write connection)."""
+    for row in _select(con, "status IN ('queued', 'running')"):
+        verdict = _verdict_of(row, _now_ts())
+        if verdict:
+            status, reason = verdict
+            con.execute("UPDATE runs SET status = $s, error = coalesce(error, $e), finished_at = "
+                        "$now WHERE run_id = $id AND status IN ('queued', 'running')",
+                        {"s": status, "e": reason if status == "failed" or "killed" in reason else None,
+                         "id": row["run_id"], "now": _utcnow()})
+            con.execute("UPDATE cell_runs SET status = 'failed', finished_at = current_timestamp "
+                        "WHERE job_id = $id AND status = 'running'", {"id": row["run_id"]})
+
+
+def _needs_reconcile(con) -> bool:
+    now = _now_ts()
+    return any(_verdict_of(r, now) for r in _select(con, "status IN ('queued', 'running')"))
+
+
+def list_runs(db: str | os.PathLike | None, kind: str | None = None,
+              pool: str | None = None) -> list[dict]:
+    """Every background run (optionally of one kind or pool), oldest first, after reconciling."""
+    path = _db.db_path(db)
+    if not path.exists():
+        return []
+    _db.ensure_current(path)
+    with _db.reader(path) as con:
+        dirty = _needs_reconcile(con)
+    if dirty:
+        with _db.writer(path) as con, _db.transaction(con):
+            _reconcile(con)
+    with _db.reader(path) as con:
+        rows = _select(con, "($k IS NULL OR kind = $k) AND ($p IS NULL OR pool = $p)",
+                       {"k": kind, "p": pool})
+    return rows
+
+
+def get_run(db: str | os.PathLike | None, run_id: int) -> dict | None:
+    return next((r for r in list_runs(db) if r["run_id"] == run_id), None)
+
+
+def active(db: str | os.PathLike | None, key: str) -> dict | None:
+    """The live run holding an exclusive key, if any (the dashboard asks before launching)."""
+    return next((r for r in list_runs(db) if r["run_key"] == key and r["status"] in ACTIVE), None)
+
+
+def log_tail(db: str | os.PathLike | None, run_id: int, n_chars: int = 4000) -> str:
+    row = get_run(db, run_id)
+    if not row or not row["log_path"] or not Path(row["log_path"]).exists():
+        return ""
+    with open(row["log_path"], "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, fh.tell() - n_chars))
+        return fh.read().decode("utf-8", errors="replace")
+
+
+# -- writing ---------------------------------------------------------------------------------------
+
+def _holder(con, key: str, exclude: int | None) -> dict | None:
+    for row in _select(con, "run_key = $k AND status IN ('queued', 'running')", {"k": key}):
+        if row["run_id"] != exclude:
+            return row
+    return None
+
+
+def _refusal(key: str, holder: dict) -> UserError:
+    return UserError(
+        f"another {holder['kind']} run is already working on this ({key}): run {holder['run_id']}, "
+        f"process {holder['pid']} on {holder['host'] or 'this machine'}, status {holder['status']} "
+        f"since {holder['started_at'] or holder['created_at']}. Wait for it to finish, or stop it "
+        f"with `judgeaudit cancel {holder['run_id']}`")
+
+
+def _create(con, kind: str, status: str, pool: str | None, config: dict | None, key: str | None,
+            queue: str | None, db: Path) -> dict:
+    from .store import _next_id
+    rid = _next_id(con, "runs", "run_id")
+    out = runs_dir(db) / f"{rid}-{kind}"
+    con.execute("INSERT INTO runs (run_id, kind, status, pool, run_key, queue, host, config, out_dir, "
+                "log_path, created_at) VALUES ($id, $kind, $status, $pool, $key, $queue, $host, $config, "
+                "$out, $log, $now)",
+                {"id": rid, "kind": kind, "status": status, "pool": pool, "key": key, "queue": queue,
+                 "host": socket.gethostname(), "config": json.dumps(config or {}), "out": str(out),
+                 "log": str(out / "run.log"), "now": _utcnow()})
+    return {"run_id": rid, "out_dir": out}
+
+
+def launch(db: str | os.PathLike | None, kind: str, argv: list[str], *, pool: str | None = None,
+           config: dict | None = None, key: str | None = None, queue: str | None = None,
+           env: dict | None = None) -> int:
+    """Record a run and start `python -m app.cli ARGV...` for it, detached in its own session, its
+    output going to the run's log file. Refused (UserError) while a live run holds the same key."""
+    db = _db.db_path(db).resolve()
+    with _db.writer(db) as con, _db.transaction(con):
+        _reconcile(con)
+        if key and (holder := _holder(con, key, None)):
+            raise _refusal(key, holder)
+        made = _create(con, kind, "queued", pool, {"argv": argv, **(config or {})}, key, queue, db)
+    out = made["out_dir"]
+    out.mkdir(parents=True, exist_ok=True)
+    child_env = {**os.environ, **(env or {}), RUN_ENV: str(made["run_id"]), "JUDGEAUDIT_DB": str(db),
+                 "PYTHONUNBUFFERED": "1"}
+    with open(out / "run.log", "ab") as log:     # the child keeps its own copy of the handle
+        proc = subprocess.Popen([sys.executable, "-m", "app.cli", *argv], stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=child_env, cwd=os.getcwd())
+    with _db.writer(db) as con, _db.transaction(con):
+        con.execute("UPDATE runs SET pid = coalesce(pid, $pid), pid_start = coalesce(pid_start, $ps) "
+                    "WHERE run_id = $id", {"pid": proc.pid, "ps": _proc_start(proc.pid), "id": made["run_id"]})
+    _reap_later(proc)
+    return made["run_id"]
+
+
+_children: list[subprocess.Popen] = []
+
+
+def _reap_later(proc: subprocess.Popen) -> None:
+    """Keep the handle so the launching process can reap its finished children (no zombies)."""
+    _children.append(proc)
+    _children[:] = [p for p in _children if p.poll() is None]
+
+
+def cancel(db: str | os.PathLike | None, run_id: int, wait_s: float = 0.0) -> dict:
+    """Ask a run to stop (a training run saves its adapter first). A queued run that has no live
+    process is cancelled at once. With wait_s, wait that long for it to stop, then kill it."""
+    db = _db.db_path(db).resolve()
+    with _db.writer(db) as con, _db.transaction(con):
+        rows = _select(con, "run_id = $id", {"id": run_id})
+        if not rows:
+            raise UserError(f"no run {run_id} (see `judgeaudit runs`)")
+        row = rows[0]
+        if row["status"] not in ACTIVE:
+            return row
+        con.execute("UPDATE runs SET cancel_requested_at = coalesce(cancel_requested_at, $now) "
+                    "WHERE run_id = $id", {"id": run_id, "now": _utcnow()})
+        if not _alive(row["pid"], row["pid_start"]) and row["status"] == "queued":
+            con.execute("UPDATE runs SET status = 'cancelled', finished_at = $now "
+                        "WHERE run_id = $id", {"id": run_id, "now": _utcnow()})
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        row = get_run(db, run_id)
+        if row["status"] not in ACTIVE:
+            return row
+        time.sleep(0.5)
+    if wait_s > 0:
+        row = get_run(db, run_id)
+        if row["status"] in ACTIVE and row["pid"]:
+            _kill_group(row["pid"])
+            with _db.writer(db) as con, _db.transaction(con):
+                con.execute("UPDATE runs SET status = 'cancelled', finished_at = $now, "
+                            "error = $e WHERE run_id = $id AND status IN ('queued', 'running')",
+                            {"id": run_id, "e": f"killed: it did not stop within {wait_s:.0f} s", "now": _utcnow()})
+    return get_run(db, run_id)
+
+
+@dataclass
+class Run:
+    """The run a process is doing: poll cancelled() between steps, report progress()."""
+    id: int
+    db: Path
+    out_dir: Path
+    log_path: Path | None
+    _progress: dict | None = None
+    _cancel_seen: bool = False
+    _cancel_checked: float = 0.0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def cancelled(self) -> bool:
+        """True once a cancel was requested (checked against the database at most once a second)."""
+        if self._cancel_seen:
+            return True
+        now = time.monotonic()
+        if now - self._cancel_checked >= 1.0:
+            self._cancel_checked = now
+            with _db.reader(self.db) as con:
+                row = _db.one(con, "SELECT cancel_requested_at FROM runs WHERE run_id = $id", {"id": self.id})
+            self._cancel_seen = bool(row and row[0] is not None)
+        return self._cancel_seen
+
+    def progress(self, record: dict) -> None:
+        """The latest progress, written with the next heartbeat (every HEARTBEAT_S)."""
+        with self._lock:
+            self._progress = dict(record)
+
+    def _beat(self) -> None:
+        with self._lock:
+            progress = json.dumps(self._progress) if self._progress is not None else None
+        with _db.writer(self.db) as con, _db.transaction(con):
+            con.execute("UPDATE runs SET heartbeat_at = $now, progress = coalesce($p, progress) "
+                        "WHERE run_id = $id", {"p": progress, "id": self.id, "now": _utcnow()})
+
+    def _heartbeat_loop(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            with contextlib.suppress(Exception):   # a busy database delays a beat, never the work
+                self._beat()
+
+
+def _claim(con, run_id: int, queue: str | None) -> bool:
+    """Start a queued run when it is at the head of its queue and a slot is free."""
+    if queue:
+        ahead = _select(con, "queue = $q AND status IN ('queued', 'running') AND run_id <> $id",
+                        {"q": queue, "id": run_id})
+        running_now = sum(r["status"] == "running" for r in ahead)
+        older_waiting = sum(r["status"] == "queued" and r["run_id"] < run_id for r in ahead)
+        if running_now + older_waiting >= queue_slots(queue):
+            return False
+    con.execute("UPDATE runs SET status = 'running', started_at = $now, "
+                "heartbeat_at = $now WHERE run_id = $id", {"id": run_id, "now": _utcnow()})
+    return True
+
+
+@contextlib.contextmanager
+def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
+            config: dict | None = None, key: str | None = None, queue: str | None = None,
+            poll_s: float = 2.0) -> Iterator[Run]:
+    """Do the work of a run: adopt the launched row ($JUDGEAUDIT_RUN_ID) or record a new one, wait
+    while queued, then yield a Run. A normal exit closes it `finished` (or `cancelled` when a cancel
+    was requested); an exception closes it `failed` with the error, and propagates."""
+    db = _db.db_path(db).resolve()
+    me, me_start, host = os.getpid(), _proc_start(os.getpid()), socket.gethostname()
+    launched = os.environ.get(RUN_ENV)
+    with _db.writer(db) as con, _db.transaction(con):
+        _reconcile(con)
+        row = None
+        if launched:
+            rows = _select(con, "run_id = $id AND kind = $kind", {"id": int(launched), "kind": kind})
+            row = rows[0] if rows and rows[0]["status"] == "queued" else None
+        holder = _holder(con, key, row["run_id"] if row else None) if key else None
+        if holder and row:
+            con.execute("UPDATE runs SET status = 'failed', finished_at = $now, error = $e "
+                        "WHERE run_id = $id", {"e": str(_refusal(key, holder)), "id": row["run_id"], "now": _utcnow()})
+    if holder:
+        raise _refusal(key, holder)
+    with _db.writer(db) as con, _db.transaction(con):
+        if row is None:
+            made = _create(con, kind, "queued", pool, config, key, queue, db)
+            run_id, out_dir, log_path = made["run_id"], made["out_dir"], None
+            con.execute("UPDATE runs SET log_path = NULL WHERE run_id = $id", {"id": run_id})
+        else:
+            run_id, out_dir, log_path = row["run_id"], Path(row["out_dir"]), Path(row["log_path"])
+            if config:
+                merged = {**(row["config"] or {}), **config}
+                con.execute("UPDATE runs SET config = $c WHERE run_id = $id",
+                            {"c": json.dumps(merged), "id": run_id})
+        con.execute("UPDATE runs SET pid = $pid, pid_start = $ps, host = $host, pool = coalesce(pool, $pool) "
+                    "WHERE run_id = $id", {"pid": me, "ps": me_start, "host": host, "pool": pool, "id": run_id})
+        started = _claim(con, run_id, queue)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    run = Run(run_id, db, out_dir, log_path)
+    try:
+        told = False
+        while not started:                      # our turn in the queue
+            if not told:
+                print(f"judgeaudit: run {run_id} is queued behind other {queue} runs", file=sys.stderr, flush=True)
+                told = True
+            time.sleep(poll_s)
+            if run.cancelled():
+                _close(db, run_id, "cancelled", None)
+                return
+            with _db.writer(db) as con, _db.transaction(con):
+                _reconcile(con)
+                started = _claim(con, run_id, queue)
+        beat = threading.Thread(target=run._heartbeat_loop, name=f"run-{run_id}-heartbeat", daemon=True)
+        beat.start()
+        try:
+            yield run
+        finally:
+            run._stop.set()
+            beat.join(timeout=5)
+    except BaseException as exc:
+        reason = "cancelled" if isinstance(exc, KeyboardInterrupt) else None
+        _close(db, run_id, "cancelled" if reason else "failed",
+               None if reason else f"{type(exc).__name__}: {exc}" if not isinstance(exc, UserError) else str(exc),
+               run._progress)
+        raise
+    _close(db, run_id, "cancelled" if run.cancelled() else "finished", None, run._progress)
+
+
+def _close(db: Path, run_id: int, status: str, error: str | None, progress: dict | None = None) -> None:
+    with _db.writer(db) as con, _db.transaction(con):
+        con.execute("UPDATE runs SET status = $s, error = $e, finished_at = $now, "
+                    "heartbeat_at = $now, progress = coalesce($p, progress) WHERE run_id = $id",
+                    {"s": status, "e": error, "p": json.dumps(progress) if progress is not None else None,
+                     "id": run_id, "now": _utcnow()})
