@@ -34,7 +34,8 @@ def pools(draw):
 
 def _scores(S, r, prompt, position):
     cells = pl.DataFrame({"judge": [f"j{c}" for c in range(S.shape[0])],
-                          "format": ["f"] * S.shape[0], "kind": ["pointwise"] * S.shape[0],
+                          "format": ["f"] * S.shape[0], "decoding": ["greedy"] * S.shape[0],
+                          "score": ["label"] * S.shape[0], "kind": ["pointwise"] * S.shape[0],
                           "n_verdicts": [S.shape[1]] * S.shape[0],
                           "n_parsed": (~np.isnan(S)).sum(axis=1).tolist(),
                           "mult5_share": [None] * S.shape[0], "nominal_levels": [5] * S.shape[0]})
