@@ -134,10 +134,12 @@ def import_verdicts_cmd(file, pool, format_specs, db, as_json):
               help="ask for token log-probabilities (expected scores)")
 @click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default="greedy", show_default=True,
               help="greedy: generate, then parse (the paper's protocol); constrained: restricted to the labels")
+@click.option("--strategy", default=None, help="mitigation wrappers, combinable: swap, ensemble:K, "
+              "cross:SPEC;SPEC, reason, rubric, reference, combined (the judge is stored as NAME+STRATEGY)")
 @db_option
 @json_option
 def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, seed, timeout, max_retries,
-              api_key_env, judge_name, format_specs, logprobs, decoding, db, as_json):
+              api_key_env, judge_name, format_specs, logprobs, decoding, strategy, db, as_json):
     """Score a pool with a judge under several formats. Re-running the same command resumes."""
     from ingest import UserError
     from ingest.runner import ScoreRequest, score
@@ -150,7 +152,7 @@ def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, see
         pool=pool, judge=judge_spec, formats=[f.strip() for f in formats.split(",") if f.strip()], db=db,
         concurrency=concurrency, swap_sample=swap_sample, schedule=schedule, seed=seed, timeout=timeout,
         max_retries=max_retries, api_key_env=api_key_env, judge_name=judge_name, logprobs=logprobs,
-        decoding=decoding, format_specs=list(format_specs)))
+        decoding=decoding, format_specs=list(format_specs), strategy=strategy))
     if as_json:
         emit_json(result)
     else:
@@ -295,6 +297,7 @@ def _register_commands() -> None:
     from .cli_runs import cancel_cmd, runs_cmd; cli.add_command(runs_cmd); cli.add_command(cancel_cmd)
     from .cli_trust import rank_cmd; cli.add_command(rank_cmd)
     from .cli_eval import contrasts_cmd, evaluate_cmd; cli.add_command(evaluate_cmd); cli.add_command(contrasts_cmd)
+    from .cli_probe import mitigations_cmd, probe_cmd; cli.add_command(probe_cmd); cli.add_command(mitigations_cmd)
 
 
 _register_commands()

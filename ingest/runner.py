@@ -26,6 +26,7 @@ from ._redact import redact
 from ._schedule import SCHEDULES, plan_calls
 from .formats import BUILTIN, Format, load_format_spec
 from .judges import CallHints, JudgeError, JudgeReply, JudgeSpec, parse_judge
+from .judges.strategies import with_strategy
 from .store import (CALL_KEY, close_orphan_cell_runs, ensure_format, ensure_judge, finish_run, insert_answers,
                     judge_identity, pool_id, start_run, stored_formats, unanswered)
 
@@ -59,6 +60,8 @@ class ScoreRequest:
     retry_cap_s: float = 30.0
     flush_interval_s: float = 0.5
     progress: bool = True
+    strategy: str | None = None               # mitigation wrappers, e.g. "swap,ensemble:3" (judges/strategies.py)
+    run_kind: str = "score"                   # the background run's kind ("probe" for judgeaudit probe)
 
 
 def decoding_settings(req: ScoreRequest, spec: JudgeSpec) -> dict:
@@ -222,7 +225,9 @@ async def _execute(run: _Run, calls: list[dict], texts: dict, refs: dict, progre
         fmt = run.formats[call["format"]]
         return CallHints(format_name=fmt.name, kind=fmt.kind, reference_a=refs.get(call["a_idx"]),
                          reference_b=refs.get(call["b_idx"]) if call["b_idx"] is not None else None,
-                         key=f"{fmt.name}|{call['prompt_idx']}|{call['a_idx']}|{call['b_idx']}|{call['sample']}")
+                         key=f"{fmt.name}|{call['prompt_idx']}|{call['a_idx']}|{call['b_idx']}|{call['sample']}",
+                         texts={"prompt": texts["prompt"][call["prompt_idx"]], "a": texts["response"][call["a_idx"]],
+                                "b": texts["response"].get(call["b_idx"])})
 
     async def worker(judge) -> None:
         while not stop.is_set():
@@ -319,6 +324,8 @@ def score(req: ScoreRequest) -> dict:
             raise UserError(f"no pool named '{req.pool}' (see `judgeaudit pools`)")
         formats = _resolve_formats(req, con)
     spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
+    spec = with_strategy(spec, req.strategy, formats, name=req.judge_name, api_key_env=req.api_key_env,
+                         timeout=req.timeout)
     decoding = decoding_settings(req, spec)
     identity = judge_identity(spec.provider, spec.model, spec.endpoint,
                               params=spec.settings if spec.provider == "fake" else None,
@@ -328,8 +335,8 @@ def score(req: ScoreRequest) -> dict:
     config = {"pool": req.pool, "judge": spec.name, "provider": spec.provider, "model": spec.model,
               "endpoint": spec.endpoint, "formats": list(formats), "schedule": req.schedule,
               "swap_sample": req.swap_sample, "seed": req.seed, "decoding": req.decoding,
-              "concurrency": req.concurrency, "api_key_env": req.api_key_env}
-    with runs.running(db, "score", pool=req.pool, key=f"score:{req.pool}:{spec.name}", config=config) as job:
+              "concurrency": req.concurrency, "api_key_env": req.api_key_env, "strategy": req.strategy}
+    with runs.running(db, req.run_kind, pool=req.pool, key=f"score:{req.pool}:{spec.name}", config=config) as job:
         return _score(req, db, pid, jid, spec, formats, decoding, job)
 
 

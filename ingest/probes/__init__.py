@@ -68,16 +68,20 @@ def ensure_probe_pool(db, sample: int | None = None, seed: int = 0) -> str:
     """Import the probe pool (or its sample) under its fixed name unless it is there already."""
     name = pool_name(sample, seed)
     path = _db.db_path(db)
-    if path.exists():
-        with _db.writer(path) as con:
-            if pool_id(con, name) is not None:
-                return name
+    with _db.writer(path) as con:
+        if pool_id(con, name) is not None:
+            return name
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / f"{name}.jsonl"
         with open(file, "w", encoding="utf-8") as fh:
             for row in probe_rows(sample, seed):
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        import_pool(path, file, name)
+        try:
+            import_pool(path, file, name)
+        except UserError:                   # another process imported it meanwhile
+            with _db.writer(path) as con:
+                if pool_id(con, name) is None:
+                    raise
     return name
 
 
@@ -89,11 +93,8 @@ def run_probe(db, judge: str, strategy: str | None = None, sample: int | None = 
     pool = ensure_probe_pool(db, sample, seed)
     req = ScoreRequest(pool=pool, judge=judge, formats=[FORMAT], db=db, schedule="both", seed=seed,
                        concurrency=concurrency, api_key_env=api_key_env, timeout=timeout,
-                       max_retries=max_retries, judge_name=judge_name, logprobs=False, progress=progress)
-    if strategy:
-        if not hasattr(req, "strategy"):
-            raise UserError("--strategy: this runner has no strategy hook yet")
-        req.strategy = strategy
+                       max_retries=max_retries, judge_name=judge_name, logprobs=False, progress=progress,
+                       strategy=strategy, run_kind="probe")
     summary = score(req)
     return {"pool": pool, **summary}
 
