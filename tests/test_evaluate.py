@@ -1,0 +1,166 @@
+"""Downstream evaluation end to end: a tiny Llama built from a config (no download), LoRA adapters
+made with peft, the simulated judge, and the outcomes stored in a real DuckDB file."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from ingest import UserError, import_pool
+from tests.conftest import query_rows
+from train.evaluate import EvalRequest, evaluate, export_outcomes, generate, has_markdown, outcome
+from train.heldout import heldout_prompt_ids
+
+CHAT = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def test_outcome_of_both_orders():
+    # the student is Response A first (margin > 0 favours it), then Response B (margin < 0 favours it)
+    assert outcome(2, -1) == 1.0          # wins both
+    assert outcome(-1, 2) == 0.0          # loses both
+    assert outcome(1, 1) == 0.5           # slot A wins both times: no preference
+    assert outcome(0, -2) == 0.5          # a tie, then a win
+    assert outcome(None, -2) is None      # a verdict that did not parse
+
+
+def test_markdown_detection():
+    assert has_markdown("# Title\nText") and has_markdown("Steps:\n1. one\n2. two") and has_markdown("a **bold** b")
+    assert has_markdown("- item") and has_markdown("```python\nx\n```") and has_markdown("| a | b |")
+    assert not has_markdown("Plain prose, with a number 3.5 and a dash - inside.")
+
+
+def test_heldout_rule():
+    frame = pl.DataFrame({"prompt_id": [f"p{i}" for i in range(25)], "marked_heldout": [False] * 25})
+    ids, rule = heldout_prompt_ids(frame, share=0.1, seed=0)
+    # round(0.1 x 25) = round(2.5) = 3, halves up; the choice does not depend on row order
+    assert len(ids) == 3 and rule == {"rule": "share", "share": 0.1, "seed": 0, "n": 3}
+    assert heldout_prompt_ids(frame.reverse(), 0.1, 0)[0] == ids
+    assert heldout_prompt_ids(frame, 0.1, 1)[0] != ids
+    marked = frame.with_columns((pl.col("prompt_id") == "p7").alias("marked_heldout"))
+    assert heldout_prompt_ids(marked)[0] == ["p7"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny Llama with a byte-level BPE tokenizer and a chat template, saved as a model folder,
+    and two LoRA adapters (seeds 0 and 1 of one condition) in run folders."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    root = tmp_path_factory.mktemp("tiny")
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(["Answer the question about prompts and answers, briefly. # - 1."] * 20,
+                            trainers.BpeTrainer(vocab_size=320, special_tokens=["<unk>", "<|im_start|>", "<|im_end|>"],
+                                                initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, unk_token="<unk>", bos_token="<|im_start|>",
+                                  eos_token="<|im_end|>", pad_token="<|im_end|>")
+    tok.chat_template = CHAT
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    base = root / "base"
+    LlamaForCausalLM(config).save_pretrained(base)
+    tok.save_pretrained(base)
+    runs = []
+    for seed in (0, 1):
+        torch.manual_seed(seed + 1)
+        lm = get_peft_model(LlamaForCausalLM.from_pretrained(base),
+                            LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+        folder = root / f"run{seed}"
+        lm.save_pretrained(folder)
+        (folder / "config.json").write_text(json.dumps({
+            "base": str(base), "subset": {"policy": "judge", "judge": "sim", "format": "likert5", "rate": 0.5},
+            "hyper_parameters": {"seed": seed}}))
+        runs.append(folder)
+    return {"base": base, "runs": runs, "tokenizer": tok}
+
+
+@pytest.mark.slow
+def test_batched_left_padded_generation_equals_one_at_a_time(tiny):
+    from train._model import load_base
+    model, tok = load_base(str(tiny["base"]), device="cpu")
+    prompts = ["Answer briefly.", "A much longer question about prompts and answers, answer it", "1."]
+    one = generate(model, tok, prompts, max_new_tokens=6, batch_size=1)
+    batched = generate(model, tok, prompts, max_new_tokens=6, batch_size=3)
+    assert [a["answer"] for a in one] == [a["answer"] for a in batched]
+    assert all(a["tokens_out"] <= 6 for a in batched)
+
+
+def pool_rows(n_prompts=8, heldout=(0, 1, 2)):
+    rows = []
+    for p in range(n_prompts):
+        for c in range(3):
+            rows.append({"prompt_id": f"p{p}", "prompt": f"Question {p}: answer briefly.", "candidate_id": f"c{c}",
+                         "response": f"Answer {c} to question {p}" + (" - **bold**" if c == 2 else ""),
+                         "reference": float(c), "split": "heldout" if p in heldout else "pool"})
+    return rows
+
+
+@pytest.mark.slow
+def test_evaluate_end_to_end(tiny, db, write_jsonl, tmp_path):
+    import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
+    req = EvalRequest(runs=[str(r) for r in tiny["runs"]], pool="demo", judges=["fake:e1", "fake:e2?noise=0.4"],
+                      db=db, max_new_tokens=6, batch_size=2, concurrency=2)
+    result = evaluate(req)
+    # 3 held-out prompts x (condition sim/likert5@0.5 with seeds 0 and 1, and the base model)
+    assert result["status"] == "finished" and result["n_prompts"] == 3
+    assert result["generated"] == 9 and result["generations_stored"] == 9
+    assert {(c["condition"], c["seed"]) for c in result["conditions"]} == {
+        ("sim/likert5@0.5", 0), ("sim/likert5@0.5", 1), ("base", 0)}
+    # one outcome per (condition, seed, prompt, judge): 9 answers x 2 judges, both orders parsed
+    assert result["judged"] == 18 and result["unparsed"] == 0
+    rows = query_rows(db, "SELECT j.name, count(*), count(outcome), min(outcome), max(outcome) FROM evaluations e "
+                          "JOIN judges j USING (judge_id) GROUP BY j.name ORDER BY j.name")
+    assert [r[:3] for r in rows] == [("e1", 9, 9), ("e2", 9, 9)]
+    assert all(0 <= r[3] <= r[4] <= 1 for r in rows)
+    # the reference is the top-reference candidate c2, whose markdown and length are recorded
+    assert query_rows(db, "SELECT DISTINCT ref_len FROM generations") == [(len("Answer 2 to question 0 - **bold**"),)]
+    assert query_rows(db, "SELECT count(*) FROM generations WHERE prompt_idx > 2") == [(0,)]
+
+    # re-running resumes: nothing generated or judged twice
+    again = evaluate(req)
+    assert (again["generated"], again["judged"]) == (0, 0)
+    assert query_rows(db, "SELECT count(*) FROM evaluations") == [(18,)]
+
+    # a failed call is asked again; a parsed one is kept
+    import duckdb
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE evaluations SET status_ab = 'failed', outcome = NULL WHERE prompt_idx = 0 AND condition = 'base'")
+    con.close()
+    assert evaluate(req)["judged"] == 2
+    assert query_rows(db, "SELECT count(*), count(outcome) FROM evaluations") == [(18, 18)]
+
+    # outcomes export in the form `contrasts` reads, and contrasts run on the study
+    out = tmp_path / "outcomes.jsonl"
+    assert export_outcomes(db, "demo", out) == 18
+    first = json.loads(out.read_text().splitlines()[0])
+    assert set(first) == {"condition", "seed", "prompt_id", "judge", "outcome", "answer_len", "ref_len", "markdown"}
+    exe = str(Path(sys.executable).with_name("judgeaudit"))
+    proc = subprocess.run([exe, "contrasts", "--study", "demo", "--boot", "200", "--json"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [(r["judge"], r["a"], r["b"]) for r in doc["contrasts"]] == [("e1", "sim/likert5@0.5", "base"),
+                                                                        ("e2", "sim/likert5@0.5", "base")]
+    from train.contrasts import analyse, read_outcomes
+    assert analyse(read_outcomes(out), boot=200)["contrasts"] == doc["contrasts"]
+
+
+def test_evaluate_refuses_bad_runs(tiny, db, write_jsonl, tmp_path):
+    import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
+    with pytest.raises(UserError, match="neither a run id nor a run folder"):
+        evaluate(EvalRequest(runs=[str(tmp_path / "nope")], pool="demo", judges=["fake:e"], db=db))
+    with pytest.raises(UserError, match="lacks config.json or adapter_config.json"):
+        evaluate(EvalRequest(runs=[str(tmp_path)], pool="demo", judges=["fake:e"], db=db))
+    with pytest.raises(UserError, match="both condition 'sim/likert5@0.5' with seed 0"):
+        evaluate(EvalRequest(runs=[str(tiny["runs"][0])] * 2, pool="demo", judges=["fake:e"], db=db))
+    with pytest.raises(UserError, match="no pool named"):
+        evaluate(EvalRequest(runs=[str(tiny["runs"][0])], pool="other", judges=["fake:e"], db=db))
