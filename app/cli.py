@@ -134,12 +134,17 @@ def import_verdicts_cmd(file, pool, format_specs, db, as_json):
               help="ask for token log-probabilities (expected scores)")
 @click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default="greedy", show_default=True,
               help="greedy: generate, then parse (the paper's protocol); constrained: restricted to the labels")
+@click.option("--constraint", default=None,
+              type=click.Choice(["structured_outputs", "guided_choice", "grammar", "json_schema", "response_format"]),
+              help="openai: judges under --decoding constrained: the server's mechanism (vLLM structured_outputs "
+                   "or guided_choice, llama.cpp grammar or json_schema, OpenAI response_format; default "
+                   "response_format); checked with one call before the run")
 @click.option("--strategy", default=None, help="mitigation wrappers, combinable: swap, ensemble:K, "
               "cross:SPEC;SPEC, reason, rubric, reference, combined (the judge is stored as NAME+STRATEGY)")
 @db_option
 @json_option
 def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, seed, timeout, max_retries,
-              api_key_env, judge_name, format_specs, logprobs, decoding, strategy, db, as_json):
+              api_key_env, judge_name, format_specs, logprobs, decoding, constraint, strategy, db, as_json):
     """Score a pool with a judge under several formats. Re-running the same command resumes."""
     from ingest import UserError
     from ingest.runner import ScoreRequest, score

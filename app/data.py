@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 import audit
+from ingest._paths import file_stem, safe_name  # noqa: F401  (pages: names typed in the browser)
 
 
 def db_file() -> Path:
@@ -65,6 +66,19 @@ score_values = _cached("score_values")
 pool_candidates = _cached("pool_candidates")
 checklist = _cached("checklist")
 candidate_scores = _cached("candidate_scores")
+
+
+def endpoints() -> dict:
+    """The judge endpoints configured on the server (ingest.endpoints: judgeaudit.toml beside the
+    database); the only ones a page may send an API key to. {} when none."""
+    from ingest.endpoints import endpoints as configured
+    return configured(db_file())
+
+
+def base_models() -> dict[str, str]:
+    """Base models a page may offer for training: the bundled one and the server's [models]."""
+    from ingest.endpoints import base_models as configured
+    return configured(db_file())
 
 
 def current_pool() -> str | None:

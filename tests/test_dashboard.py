@@ -4,11 +4,9 @@ from the Score page."""
 import time
 
 import duckdb
-import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import train
 from ingest.demo import seed_demo
 from tests.conftest import REPO, query_rows
 
@@ -92,13 +90,3 @@ def test_score_page_launches_a_run(tmp_path, monkeypatch, write_jsonl):
         if n == 36:
             break
     assert n == 36   # 12 candidates x binary, likert5, numeric100
-
-
-def test_curation_preview_counts_coin_flips():
-    # scores 1, 1, 1, 0: keeping 2 of 4 cuts through the three tied at 1 -> both kept are coin flips
-    scores = pl.DataFrame({"judge": ["j"] * 4, "format": ["f"] * 4, "cand_idx": [0, 1, 2, 3], "s": [1.0, 1.0, 1.0, 0.0]})
-    sel = train.select_top(scores, 0.5, seed=1)
-    assert sel["kept"].sum() == 2 and sel.filter("kept")["tie_broken"].all()
-    summary, overlap = train.preview(scores, "j", 0.75)
-    assert summary.to_dicts()[0]["n_kept"] == 3 and summary.to_dicts()[0]["n_tie_broken_kept"] == 0
-    assert overlap.height == 0

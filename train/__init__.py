@@ -1,6 +1,6 @@
-"""Curation, fine-tuning and downstream evaluation. `curate` is pure polars; fine-tuning (torch,
-peft, transformers) will live in its own module and import those only inside its functions."""
+"""Curation, fine-tuning and downstream evaluation. `curate` is pure polars; `finetune` and
+`_model` import torch, peft and transformers inside their functions only."""
 
-from .curate import preview, select_top
+from .curate import POLICIES, curate, keep_count, overlap, preview, select, to_messages
 
-__all__ = ["preview", "select_top"]
+__all__ = ["POLICIES", "curate", "keep_count", "overlap", "preview", "select", "to_messages"]

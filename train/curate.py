@@ -1,53 +1,201 @@
-"""Curation: which candidates a judge x format keeps at a retention rate. Pure polars, frame in,
-frame out; the selection is made the way it would be in practice, ties at the cut-off broken by a
-seeded coin, and marked, because those selections say nothing about quality."""
+"""Curation (DESIGN.md 'Curation and training'): a policy picks one response per prompt, then keeps
+a share r of the prompts. Pure polars and numpy, frames in, frames out.
+
+- judge x format: per prompt the highest score, ties broken by `audit.tiebreak_key` (the key of
+  the audit's top1, so both pick the same candidate for the same seed); then the top r of prompts
+  by that score, ties at the cut broken by a seeded key per prompt.
+- random: a uniform response per prompt, a uniform r of prompts (the same machinery with every
+  value equal: each pick is a draw).
+- length: the longest response (characters), then the top r of prompts by that length.
+- full: every prompt (r = 1), its reference-top response; prompts without a reference are left out.
+
+Held-out prompts are never eligible: those the pool marks (split = heldout), else the seeded share
+that evaluation answers (train.heldout, shared with evaluation). The subset holds
+round(r x eligible prompts) prompts, rounded half up. Both stages record which picks were
+tie-breaks: a pick among >= 2 candidates sharing the prompt's top value, and a prompt kept by the
+coin among prompts sharing the value at the cut.
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import polars as pl
 
+from audit import tiebreak_key
 
-def select_top(scores: pl.DataFrame, rate: float, seed: int = 0) -> pl.DataFrame:
-    """Keep the top `rate` share of scored candidates (at least one).
+from . import heldout
 
-    `scores` needs cand_idx and s. Adds: kept (bool), tie_broken (kept or dropped only by the
-    seeded tie-break among candidates sharing the cut-off score).
-    """
+POLICIES = ("judge", "random", "length", "full")
+
+PICK_SCHEMA = {"prompt_idx": pl.Int64, "cand_idx": pl.Int64, "value": pl.Float64, "n_top": pl.Int64,
+               "pick_tied": pl.Boolean, "rank": pl.Int64, "kept": pl.Boolean, "cut_tied": pl.Boolean}
+
+
+def keep_count(rate: float, n_eligible: int) -> int:
+    """round(rate x n_eligible), halves rounded up (0.5 -> 1, 2.5 -> 3)."""
     if not 0 < rate <= 1:
-        raise ValueError("rate must be in (0, 1]")
-    n = scores.height
-    if n == 0:
-        return scores.with_columns(pl.lit(False).alias("kept"), pl.lit(False).alias("tie_broken"))
-    keep = max(1, int(round(rate * n)))
-    key = np.random.default_rng(seed).random(n)
-    ranked = scores.with_columns(pl.Series("_key", key)).sort(["s", "_key"], descending=[True, True]) \
-        .with_row_index("_rank")
-    cut = ranked["s"][keep - 1]
-    ranked = ranked.with_columns((pl.col("_rank") < keep).alias("kept"))
-    split = ranked.filter(pl.col("s") == cut)["kept"].n_unique() > 1   # the cut runs through a tie
-    return ranked.with_columns((pl.lit(split) & (pl.col("s") == cut)).alias("tie_broken")) \
-        .drop("_rank", "_key").sort("cand_idx")
+        raise ValueError(f"rate must be in (0, 1], not {rate}")
+    return min(n_eligible, int(math.floor(rate * n_eligible + 0.5)))
 
 
-def preview(scores: pl.DataFrame, judge: str, rate: float, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Per format of one judge: subset size and tie-broken selections; and the overlap (Jaccard)
-    of the kept sets between each pair of formats.
+def prompt_key(n_prompts: int, seed: int) -> np.ndarray:
+    """The seeded key of each of a pool's prompts (by prompt_idx) for ties at the cut; a stream of
+    its own, so it does not repeat the candidates' keys."""
+    return np.random.default_rng([seed, 1]).random(n_prompts)
 
-    `scores` as audit.candidate_scores returns it. Returns (summary, overlap) with columns
-    format, n_scored, n_kept, n_tie_broken_kept, share_tie_broken; and format_a, format_b, jaccard.
+
+def select(cands: pl.DataFrame, rate: float, seed: int, n_pool_candidates: int,
+           n_pool_prompts: int) -> pl.DataFrame:
+    """The two stages on eligible candidates.
+
+    `cands`: prompt_idx, cand_idx, value (higher is better; no nulls). The candidate key is
+    tiebreak_key(n_pool_candidates, seed)[cand_idx], the prompt key prompt_key(n_pool_prompts,
+    seed)[prompt_idx]. Returns one row per eligible prompt (columns PICK_SCHEMA, by rank):
+    the picked cand_idx and its value, n_top (candidates holding the prompt's top value),
+    pick_tied (n_top >= 2), rank (0 = best), kept, cut_tied (decided by the coin at the cut: its
+    value equals the cut value and that group is split between kept and dropped).
     """
-    rows, kept_sets = [], {}
+    if cands.height == 0:
+        return pl.DataFrame(schema=PICK_SCHEMA)
+    if cands["value"].null_count() or cands["value"].is_nan().any():
+        raise ValueError("select: every candidate needs a value")
+    ckey = tiebreak_key(n_pool_candidates, seed)
+    pkey = prompt_key(n_pool_prompts, seed)
+    c = cands.select(pl.col("prompt_idx").cast(pl.Int64), pl.col("cand_idx").cast(pl.Int64),
+                     pl.col("value").cast(pl.Float64)).with_columns(
+        pl.Series("_key", ckey[cands["cand_idx"].to_numpy()]))
+    c = c.with_columns((pl.col("value") == pl.col("value").max().over("prompt_idx")).alias("_top"))
+    picks = (c.filter("_top").sort(["prompt_idx", "_key"], descending=[False, True])
+             .group_by("prompt_idx", maintain_order=True)
+             .agg(pl.col("cand_idx").first(), pl.col("value").first(), pl.len().cast(pl.Int64).alias("n_top")))
+    picks = picks.with_columns(pl.Series("_pkey", pkey[picks["prompt_idx"].to_numpy()]))
+    picks = picks.sort(["value", "_pkey"], descending=[True, True]).with_row_index("rank")
+    n_keep = keep_count(rate, picks.height)
+    picks = picks.with_columns(pl.col("rank").cast(pl.Int64), (pl.col("rank") < n_keep).alias("kept"))
+    if 0 < n_keep:
+        cut = picks["value"][n_keep - 1]
+        at_cut = picks.filter(pl.col("value") == cut)
+        split = at_cut["kept"].n_unique() > 1
+    else:
+        cut, split = None, False
+    return picks.with_columns((pl.col("n_top") >= 2).alias("pick_tied"),
+                              (pl.lit(split) & (pl.col("value") == cut)).fill_null(False).alias("cut_tied")) \
+        .select(list(PICK_SCHEMA))
+
+
+def heldout_prompts(pool_cands: pl.DataFrame, share: float | None = heldout.SHARE) -> pl.Series:
+    """prompt_idx of the held-out prompts, by the rule evaluation shares (train.heldout): those
+    the pool marks (any candidate with split 'heldout'); in a pool that marks none, the seeded
+    `share` of prompts (share None: marked ones only)."""
+    prompts = pool_cands.group_by("prompt_idx", maintain_order=True).agg(
+        pl.col("prompt_id").first(), (pl.col("split") == "heldout").any().alias("marked_heldout"))
+    if share is None:
+        return prompts.filter("marked_heldout")["prompt_idx"]
+    ids, _ = heldout.heldout_prompt_ids(prompts, share)
+    return prompts.filter(pl.col("prompt_id").is_in(ids))["prompt_idx"]
+
+
+def eligible(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str, judge: str | None = None,
+             fmt: str | None = None, held: pl.Series | None = None) -> pl.DataFrame:
+    """The candidates a policy chooses among, with the value it selects by: prompt_idx, cand_idx,
+    value. The prompts in `held` (prompt_idx; default: heldout_prompts) are left out.
+
+    `pool_cands` as audit.pool_candidates returns it (row = cand_idx); `scores` as
+    audit.candidate_scores (needed for policy 'judge' only).
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
+    cands = pool_cands.with_row_index("cand_idx").with_columns(pl.col("cand_idx").cast(pl.Int64))
+    held = heldout_prompts(pool_cands) if held is None else held
+    cands = cands.filter(~pl.col("prompt_idx").is_in(held.implode()))
+    if policy == "judge":
+        if scores is None or judge is None or fmt is None:
+            raise ValueError("policy 'judge' needs scores, a judge and a format")
+        cell = scores.filter((pl.col("judge") == judge) & (pl.col("format") == fmt))
+        out = cands.select("cand_idx").join(cell.select("cand_idx", pl.col("s").alias("value")),
+                                            on="cand_idx").join(cands.select("cand_idx", "prompt_idx"), on="cand_idx")
+    elif policy == "random":
+        out = cands.select("cand_idx", "prompt_idx", pl.lit(0.0).alias("value"))
+    elif policy == "length":
+        out = cands.select("cand_idx", "prompt_idx", pl.col("response_chars").cast(pl.Float64).alias("value"))
+    else:
+        out = cands.filter(pl.col("reference").is_not_null()) \
+            .select("cand_idx", "prompt_idx", pl.col("reference").cast(pl.Float64).alias("value"))
+    return out.select(pl.col("prompt_idx").cast(pl.Int64), "cand_idx", pl.col("value").cast(pl.Float64)) \
+        .filter(pl.col("value").is_not_nan()).sort("cand_idx")
+
+
+def curate(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str, rate: float, seed: int = 0,
+           judge: str | None = None, fmt: str | None = None,
+           holdout_share: float | None = heldout.SHARE) -> tuple[pl.DataFrame, dict]:
+    """(picks, summary): `select` over `eligible`; policy 'full' always keeps every prompt.
+    Held-out prompts: heldout_prompts(pool_cands, holdout_share).
+
+    summary: policy, judge, format, rate, seed, n_eligible (prompts), n_selected, n_pick_tied
+    (selected prompts whose response was a tie-break), n_cut_tied (selected prompts kept by the
+    coin at the cut), n_tie_broken (selected prompts with either), n_heldout_prompts, cut_value (the lowest kept value; None when empty).
+    """
+    if policy == "full":
+        rate = 1.0
+    held = heldout_prompts(pool_cands, holdout_share)
+    cands = eligible(pool_cands, scores, policy, judge, fmt, held)
+    n_prompts = int(pool_cands["prompt_idx"].max()) + 1 if pool_cands.height else 0
+    picks = select(cands, rate, seed, pool_cands.height, n_prompts)
+    kept = picks.filter("kept")
+    summary = {"policy": policy, "judge": judge if policy == "judge" else None,
+               "format": fmt if policy == "judge" else None, "rate": float(rate), "seed": int(seed),
+               "n_eligible": picks.height, "n_selected": kept.height,
+               "n_pick_tied": int(kept["pick_tied"].sum()), "n_cut_tied": int(kept["cut_tied"].sum()),
+               "n_tie_broken": int((kept["pick_tied"] | kept["cut_tied"]).sum()),
+               "n_heldout_prompts": held.len(),
+               "cut_value": float(kept["value"][-1]) if kept.height else None}
+    return picks, summary
+
+
+def subset_name(summary: dict) -> str:
+    """A subset's name in the store: judge x format (or the baseline) @ rate, seed."""
+    what = f"{summary['judge']}×{summary['format']}" if summary["policy"] == "judge" else summary["policy"]
+    return f"{what}@{summary['rate']:g}#s{summary['seed']}"
+
+
+def overlap(pool_cands: pl.DataFrame, scores: pl.DataFrame, judge: str, formats: list[str],
+            rates: list[float], seed: int = 0, holdout_share: float | None = heldout.SHARE) -> pl.DataFrame:
+    """Jaccard overlap of the selected examples (cand_idx sets) between each pair of formats of
+    one judge, at each rate. Columns: rate, format_a, format_b, n_a, n_b, jaccard (null when both
+    are empty)."""
+    rows = []
+    for rate in rates:
+        sets = {f: set(curate(pool_cands, scores, "judge", rate, seed, judge, f, holdout_share)[0]
+                       .filter("kept")["cand_idx"].to_list()) for f in formats}
+        for i, a in enumerate(formats):
+            for b in formats[i + 1:]:
+                union = sets[a] | sets[b]
+                rows.append({"rate": float(rate), "format_a": a, "format_b": b, "n_a": len(sets[a]),
+                             "n_b": len(sets[b]), "jaccard": len(sets[a] & sets[b]) / len(union) if union else None})
+    return pl.DataFrame(rows, schema={"rate": pl.Float64, "format_a": pl.String, "format_b": pl.String,
+                                      "n_a": pl.Int64, "n_b": pl.Int64, "jaccard": pl.Float64})
+
+
+def preview(pool_cands: pl.DataFrame, scores: pl.DataFrame, judge: str, rate: float,
+            seed: int = 0, holdout_share: float | None = heldout.SHARE) -> pl.DataFrame:
+    """One row per format of a judge at one rate: its summary (see `curate`), with
+    share_tie_broken = n_tie_broken / n_selected."""
+    rows = []
     for fmt in sorted(scores.filter(pl.col("judge") == judge)["format"].unique().to_list()):
-        sel = select_top(scores.filter((pl.col("judge") == judge) & (pl.col("format") == fmt)), rate, seed)
-        kept = sel.filter("kept")
-        kept_sets[fmt] = set(kept["cand_idx"].to_list())
-        n_tb = int(kept["tie_broken"].sum())
-        rows.append({"format": fmt, "n_scored": sel.height, "n_kept": kept.height, "n_tie_broken_kept": n_tb,
-                     "share_tie_broken": n_tb / kept.height if kept.height else None})
-    pairs = [{"format_a": a, "format_b": b,
-              "jaccard": len(kept_sets[a] & kept_sets[b]) / max(len(kept_sets[a] | kept_sets[b]), 1)}
-             for i, a in enumerate(kept_sets) for b in list(kept_sets)[i + 1:]]
-    return (pl.DataFrame(rows, schema={"format": pl.String, "n_scored": pl.Int64, "n_kept": pl.Int64,
-                                       "n_tie_broken_kept": pl.Int64, "share_tie_broken": pl.Float64}),
-            pl.DataFrame(pairs, schema={"format_a": pl.String, "format_b": pl.String, "jaccard": pl.Float64}))
+        s = curate(pool_cands, scores, "judge", rate, seed, judge, fmt, holdout_share)[1]
+        rows.append({**s, "share_tie_broken": s["n_tie_broken"] / s["n_selected"]
+                     if s["n_selected"] else None})
+    return pl.DataFrame(rows, schema={"policy": pl.String, "judge": pl.String, "format": pl.String,
+                                      "rate": pl.Float64, "seed": pl.Int64, "n_eligible": pl.Int64,
+                                      "n_selected": pl.Int64, "n_pick_tied": pl.Int64, "n_cut_tied": pl.Int64,
+                                      "n_tie_broken": pl.Int64,
+                                      "n_heldout_prompts": pl.Int64, "cut_value": pl.Float64,
+                                      "share_tie_broken": pl.Float64})
+
+
+def to_messages(examples: pl.DataFrame) -> list[dict]:
+    """TRL conversational prompt-completion rows from a frame with prompt and response columns."""
+    return [{"prompt": [{"role": "user", "content": p}], "completion": [{"role": "assistant", "content": r}]}
+            for p, r in zip(examples["prompt"].to_list(), examples["response"].to_list())]
