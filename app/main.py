@@ -6,9 +6,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import data
+from app import auth, data
 
 st.set_page_config(page_title="judgeaudit", page_icon=":material/balance:", layout="wide")
+auth.gate()   # a login before any page when one is configured; refuses beyond localhost without one
 
 seeded = data.ensure_demo(str(data.db_file()))
 pools = data.pools()

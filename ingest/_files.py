@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,27 @@ import polars as pl
 from ._errors import UserError, where
 
 EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+# Limits on what a file may hold once decompressed (a small Parquet upload can hold gigabytes);
+# a server's admin sets them with these environment variables.
+MAX_ROWS_ENV, MAX_BYTES_ENV = "JUDGEAUDIT_MAX_ROWS", "JUDGEAUDIT_MAX_BYTES"
+DEFAULT_MAX_ROWS, DEFAULT_MAX_BYTES = 5_000_000, 2 * 2**30
+
+
+def limits() -> tuple[int, int]:
+    """(rows, bytes): the most a table file may hold, decompressed."""
+    return (int(os.environ.get(MAX_ROWS_ENV) or DEFAULT_MAX_ROWS),
+            int(os.environ.get(MAX_BYTES_ENV) or DEFAULT_MAX_BYTES))
+
+
+def check_limits(p: Path, rows: int | None = None, nbytes: int | None = None) -> None:
+    """A UserError when a file holds more rows or (decompressed) bytes than limits() allows."""
+    max_rows, max_bytes = limits()
+    if nbytes is not None and nbytes > max_bytes:
+        raise UserError(f"{p}: more than {max_bytes / 2**20:,.1f} MiB of data once decompressed, over the "
+                        f"limit ({MAX_BYTES_ENV}); split the file")
+    if rows is not None and rows > max_rows:
+        raise UserError(f"{p}: {rows:,} rows is over the limit of {max_rows:,} rows ({MAX_ROWS_ENV}); "
+                        "split the file")
 
 
 @dataclass
@@ -100,6 +122,7 @@ def _locate_jsonl_problem(p: Path, data: bytes) -> str | None:
 
 
 def read_jsonl(p: Path) -> Table:
+    check_limits(p, nbytes=p.stat().st_size)
     data = p.read_bytes()
     _check_utf8(p, data)
     if not data.strip():
@@ -110,6 +133,7 @@ def read_jsonl(p: Path) -> Table:
         problem = _locate_jsonl_problem(p, data)
         raise UserError(problem or f"{p}: could not read as JSON lines ({exc})") from None
     lines = _nonblank_lines(data)
+    check_limits(p, rows=frame.height)
     if len(lines) != frame.height:  # a reader that skips differently from us: find the culprit
         problem = _locate_jsonl_problem(p, data)
         raise UserError(problem or f"{p}: could not map rows to lines")
@@ -127,6 +151,7 @@ def _csv_record_lines(data: bytes) -> np.ndarray:
 
 
 def read_csv(p: Path) -> Table:
+    check_limits(p, nbytes=p.stat().st_size)
     data = p.read_bytes()
     _check_utf8(p, data)
     if not data.strip():
@@ -137,6 +162,7 @@ def read_csv(p: Path) -> Table:
         raise UserError(f"{p}: could not read as CSV ({str(exc).splitlines()[0]})") from None
     if frame.height == 0:
         raise UserError(f"{where(p, 1)}: empty file (a header but no rows)")
+    check_limits(p, rows=frame.height)
     # Records usually sit one per line; only multi-line quoted fields need the exact scan.
     if data.count(b"\n") - (1 if data.endswith(b"\n") else 0) == frame.height:
         lines = np.arange(2, frame.height + 2)
@@ -146,8 +172,21 @@ def read_csv(p: Path) -> Table:
 
 
 def read_parquet(p: Path) -> Table:
+    # A small Parquet file can unpack to gigabytes (dictionary pages, compression): check the row
+    # count in the footer first, then add up the decoded batches and stop at the size limit.
     try:
-        frame = pl.read_parquet(p)
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        source = pq.ParquetFile(p)
+        check_limits(p, rows=source.metadata.num_rows)
+        batches, size = [], 0
+        for batch in source.iter_batches(batch_size=65_536):
+            size += batch.nbytes
+            check_limits(p, nbytes=size)
+            batches.append(batch)
+        frame = pl.from_arrow(pa.Table.from_batches(batches, schema=source.schema_arrow))
+    except UserError:
+        raise
     except Exception as exc:
         raise UserError(f"{p}: could not read as Parquet ({str(exc).splitlines()[0]})") from None
     if frame.height == 0:

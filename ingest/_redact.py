@@ -21,7 +21,7 @@ _PATTERNS = [
                   |(?:access|auth|refresh|id|session)[_-]?token|token|authorization)\b["']?)
         (\s*[:=]\s*)
         (?!\[redacted\])(?:(?:Bearer|Basic)\s+)?
-        (?:"[^"]*"|'[^']*'|[^\s"',;&}]+)"""), rf"\1\2{MARK}"),
+        (?:"[^"]*"|'[^']*'|[^\s"',;&})\]]+)"""), rf"\1\2{MARK}"),
     # well-known key shapes: OpenAI sk-..., Hugging Face hf_..., GitHub ghp_..., Slack xox?-, AWS AKIA...
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), f"sk-{MARK}"),
     (re.compile(r"\b(?:hf|ghp|gho|ghs|github_pat|glpat|xox[abprs])[_-][A-Za-z0-9_\-]{10,}"), MARK),

@@ -17,20 +17,26 @@ with st.form("upload", clear_on_submit=False):
     submitted = st.form_submit_button("Import")
 if submitted:
     from ingest import UserError, import_pool
-    if upload is None or not name.strip():
-        st.error("Choose a file and give the pool a name.")
-    else:
+    try:   # names typed in the browser: one plain name each, never a path (no '../', no '/etc/...')
+        pool_name = data.safe_name(name, "Pool name")
+        file_name = data.safe_name(Path(upload.name).name, "File name") if upload is not None else None
+    except UserError as exc:
+        pool_name = file_name = None
+        st.error(str(exc))
+    if pool_name and file_name is None:
+        st.error("Choose a file to import.")
+    elif pool_name:
         with tempfile.TemporaryDirectory(prefix="judgeaudit-upload-") as folder:
-            path = Path(folder) / Path(upload.name).name   # keep the name: messages cite it
+            path = Path(folder) / file_name   # keep the name: messages cite it
             path.write_bytes(upload.getvalue())
             try:
-                result = import_pool(str(data.db_file()), path, name.strip(), replace=replace)
+                result = import_pool(str(data.db_file()), path, pool_name, replace=replace)
             except UserError as exc:
                 result = None
                 st.error(str(exc).replace(str(folder) + "/", ""))
         if result is not None:
-            st.session_state["next_pool"] = name.strip()   # the sidebar picks it up on the rerun
-            st.success(f"Imported pool '{name.strip()}': {result['n_prompts']} prompts, "
+            st.session_state["next_pool"] = pool_name   # the sidebar picks it up on the rerun
+            st.success(f"Imported pool '{pool_name}': {result['n_prompts']} prompts, "
                        f"{result['n_candidates']} candidates.")
             st.rerun()
 

@@ -10,8 +10,9 @@ from app import data
 pool = data.page_pool("Report")
 doc = data.checklist(pool)
 markdown = audit.checklist_markdown(doc)
+stem = f"checklist-{data.file_stem(pool)}"   # a pool imported from the CLI may have any name
 left, right = st.columns(2)
-left.download_button("Download Markdown", markdown, file_name=f"checklist-{pool}.md", mime="text/markdown")
-right.download_button("Download JSON", json.dumps(doc, indent=2, default=str), file_name=f"checklist-{pool}.json",
+left.download_button("Download Markdown", markdown, file_name=f"{stem}.md", mime="text/markdown")
+right.download_button("Download JSON", json.dumps(doc, indent=2, default=str), file_name=f"{stem}.json",
                       mime="application/json")
 st.markdown(markdown)

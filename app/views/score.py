@@ -8,19 +8,34 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import data
+from app import data, score_form
+from ingest import UserError
 from ingest._progress import progress_dir, run_key
 from ingest.formats import BUILTIN
 
 pool = data.page_pool("Score")
+try:
+    configured = data.endpoints()  # from the server's judgeaudit.toml: the only endpoints that get a key
+except UserError as exc:
+    st.error(str(exc))
+    configured = {}
+choices = score_form.providers(configured)
+provider = st.radio("Judge", choices, horizontal=True, format_func=score_form.PROVIDERS.get,
+                    index=0 if configured else choices.index("fake"))
 
 with st.form("score"):
-    provider = st.radio("Judge", ["openai", "local", "fake"], horizontal=True,
-                        format_func={"openai": "OpenAI-compatible endpoint", "local": "bundled SmolLM2 (in-process)",
-                                     "fake": "simulated judge"}.get)
-    model = st.text_input("Model (OpenAI) or name (simulated)", value="sim")
-    endpoint = st.text_input("Base URL (OpenAI)", value="http://localhost:8000/v1")
-    key_env = st.text_input("API key variable (its NAME; the key stays in the environment)", value="")
+    endpoint, model, base_url = None, "", ""
+    if provider == "endpoint":
+        pairs = [(name, m) for name, ep in configured.items() for m in ep.models]
+        endpoint, model = st.selectbox("Endpoint and model", pairs,
+                                       format_func=lambda p: f"{p[0]} · {p[1]} ({configured[p[0]].base_url})")
+    elif provider == "custom":
+        st.caption("No API key is ever sent to an endpoint typed here; keys go only to the endpoints "
+                   "configured on the server (judgeaudit.toml beside the database).")
+        base_url = st.text_input("Base URL", value="http://localhost:8000/v1")
+        model = st.text_input("Model")
+    elif provider == "fake":
+        model = st.text_input("Simulated judge name", value="sim")
     formats = st.multiselect("Formats", list(BUILTIN), default=["binary", "likert5", "numeric100"])
     schedule = st.selectbox("Tournament schedule", ["listing", "balanced", "both"])
     a, b = st.columns(2)
@@ -28,14 +43,15 @@ with st.form("score"):
     swap = b.text_input("Swap sample (N or all)", value="0")
     launch = st.form_submit_button("Launch")
 
+argv = None
 if launch:
-    spec = {"openai": f"openai:{model}@{endpoint}", "local": "local:smollm2", "fake": f"fake:{model}"}[provider]
-    cmd = [sys.executable, "-m", "app.cli", "score", "--pool", pool, "--judge", spec,
-           "--formats", ",".join(formats), "--schedule", schedule, "--concurrency", str(concurrency),
-           "--swap-sample", swap.strip() or "0", "--db", str(data.db_file()), "--json"]
-    if key_env.strip():
-        cmd += ["--api-key-env", key_env.strip()]
-    judge_name = {"openai": model, "local": "smollm2", "fake": model.split("?")[0]}[provider]
+    form = score_form.ScoreForm(pool, provider, formats, endpoint, model, base_url, schedule, concurrency, swap)
+    try:
+        argv, judge_name = score_form.score_argv(form, str(data.db_file()), configured)
+    except UserError as exc:
+        st.error(str(exc))
+if argv:
+    cmd = [sys.executable, "-m", "app.cli", *argv]
     log = progress_dir(data.db_file()) / f"{run_key(pool, judge_name)}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as out:   # the run keeps its own copy of the file; ours closes here

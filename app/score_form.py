@@ -1,0 +1,78 @@
+"""The Score page's form, as data: which judge a browser user may pick, and the `judgeaudit score`
+arguments it becomes. Pure (no Streamlit), so the rules are unit-tested:
+
+- a configured endpoint (ingest.endpoints, from the server's judgeaudit.toml) is the ONLY way an
+  API key is sent: its `--api-key-env` comes from the server config, never from the browser;
+- a free-typed endpoint ("custom") is allowed, and never carries a key;
+- the bundled model (local:smollm2) and the simulated judge (fake:NAME) need no key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ingest import UserError
+from ingest.endpoints import Endpoint
+
+PROVIDERS = {"endpoint": "Configured endpoint", "local": "Bundled SmolLM2 (in-process)",
+             "fake": "Simulated judge", "custom": "Other endpoint (no API key)"}
+_FAKE = re.compile(r"[\w.\-]+(\?[\w.=&\-]*)?")
+_SWAP = re.compile(r"\d+|all")
+
+
+@dataclass
+class ScoreForm:
+    pool: str
+    provider: str                       # endpoint | local | fake | custom
+    formats: list[str] = field(default_factory=list)
+    endpoint: str | None = None         # provider 'endpoint': its configured name
+    model: str = ""                     # endpoint/custom: the model; fake: the judge's name
+    base_url: str = ""                  # provider 'custom' only
+    schedule: str = "listing"
+    concurrency: int = 8
+    swap: str = "0"
+
+
+def providers(endpoints: dict[str, Endpoint]) -> list[str]:
+    """The choices the page offers: configured endpoints first when there are any."""
+    return (["endpoint"] if endpoints else []) + ["local", "fake", "custom"]
+
+
+def _judge_argv(form: ScoreForm, endpoints: dict[str, Endpoint]) -> tuple[list[str], str]:
+    model = form.model.strip()
+    if form.provider == "endpoint":
+        ep = endpoints.get(form.endpoint or "")
+        if ep is None:
+            raise UserError(f"endpoint {form.endpoint!r}: not configured on this server "
+                            f"(configured: {', '.join(endpoints) or 'none'})")
+        return ep.judge_argv(model), model
+    if form.provider == "custom":
+        url = form.base_url.strip()
+        if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):
+            raise UserError(f"base URL {url!r}: an http(s) URL, e.g. http://localhost:8000/v1")
+        if not model or any(c.isspace() or not c.isprintable() for c in model):
+            raise UserError(f"model {model!r}: a model name without spaces")
+        return ["--judge", f"openai:{model}@{url}"], model          # no key, by construction
+    if form.provider == "local":
+        return ["--judge", "local:smollm2"], "smollm2"
+    if form.provider == "fake":
+        if not _FAKE.fullmatch(model):
+            raise UserError(f"simulated judge {model!r}: a name of letters, digits, '_', '-', '.' "
+                            "(optionally ?noise=..&slot_bias=..)")
+        return ["--judge", f"fake:{model}"], model.split("?")[0]
+    raise UserError(f"judge provider {form.provider!r}: one of {', '.join(PROVIDERS)}")
+
+
+def score_argv(form: ScoreForm, db: str, endpoints: dict[str, Endpoint]) -> tuple[list[str], str]:
+    """(arguments for `python -m app.cli`, the judge's name) for a submitted form; UserError if
+    the form is not acceptable."""
+    judge, name = _judge_argv(form, endpoints)
+    if not form.formats:
+        raise UserError("formats: choose at least one")
+    swap = form.swap.strip() or "0"
+    if not _SWAP.fullmatch(swap):
+        raise UserError(f"swap sample {swap!r}: a number or 'all'")
+    return (["score", "--pool", form.pool, *judge, "--formats", ",".join(form.formats),
+             "--schedule", form.schedule, "--concurrency", str(int(form.concurrency)),
+             "--swap-sample", swap, "--db", str(db), "--json"], name)

@@ -1,0 +1,136 @@
+"""The server's own configuration: the judge endpoints a dashboard user may pick (and which
+environment variable holds each one's API key), and the base-model folders training may use.
+
+The browser names an endpoint or a model only by its configured name; a key is sent only to the
+endpoint it is configured for, and no page can name an environment variable.
+
+The file is `judgeaudit.toml` in the folder of the database, or the path in $JUDGEAUDIT_CONFIG:
+
+    [endpoints.team-vllm]                         # the name the Score page shows
+    base_url = "http://gpu-box:8000/v1"           # an OpenAI-compatible server
+    models = ["Qwen/Qwen2.5-7B-Instruct"]         # or: model = "..."
+    api_key_env = "TEAM_VLLM_KEY"                 # the NAME of the variable holding the key (optional)
+
+    [models]                                      # base models the browser may fine-tune from
+    qwen2.5-0.5b = "/srv/models/Qwen2.5-0.5B-Instruct"   # a local folder (relative: to this file)
+
+A missing file means: no endpoints, and only the bundled model. Helpers:
+    load_config(db) -> ServerConfig;  endpoints(db) -> {name: Endpoint}
+    base_models(db) -> {name: path}   (always holds BUNDLED, the bundled SmolLM2)
+    resolve_base_model(db, name) -> str (the bundled spec or a configured folder; else UserError)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._db import db_path
+from ._errors import UserError
+
+CONFIG_ENV = "JUDGEAUDIT_CONFIG"
+CONFIG_NAME = "judgeaudit.toml"
+BUNDLED = "local:smollm2"
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"[\w][\w.\-]*")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    base_url: str
+    models: tuple[str, ...]
+    api_key_env: str | None = None      # a variable NAME, never the key
+
+    def judge_argv(self, model: str) -> list[str]:
+        """`judgeaudit score` arguments that pick this endpoint and model (with its key variable)."""
+        if model not in self.models:
+            raise UserError(f"endpoint {self.name!r}: model {model!r} is not configured "
+                            f"(configured: {', '.join(self.models)})")
+        argv = ["--judge", f"openai:{model}@{self.base_url}"]
+        if self.api_key_env:
+            argv += ["--api-key-env", self.api_key_env]
+        return argv
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    path: Path
+    endpoints: dict[str, Endpoint] = field(default_factory=dict)
+    models: dict[str, Path] = field(default_factory=dict)
+
+
+def config_path(db: str | os.PathLike | None = None) -> Path:
+    """$JUDGEAUDIT_CONFIG, else judgeaudit.toml beside the database."""
+    if os.environ.get(CONFIG_ENV):
+        return Path(os.environ[CONFIG_ENV])
+    return db_path(db).resolve().parent / CONFIG_NAME
+
+
+def _endpoint(path: Path, name: str, spec) -> Endpoint:
+    at = f"{path}, field 'endpoints.{name}"
+    if not isinstance(spec, dict):
+        raise UserError(f"{at}': a table (base_url, models, api_key_env)")
+    if not _NAME.fullmatch(name):
+        raise UserError(f"{at}': use letters, digits, '_', '-' and '.' in endpoint names")
+    unknown = set(spec) - {"base_url", "model", "models", "api_key_env"}
+    if unknown:
+        raise UserError(f"{at}.{sorted(unknown)[0]}': unknown setting (base_url, models, api_key_env)")
+    base = spec.get("base_url")
+    if not isinstance(base, str) or not base.startswith(("http://", "https://")):
+        raise UserError(f"{at}.base_url': an http(s) URL is required")
+    models = spec.get("models", [spec["model"]] if "model" in spec else None)
+    if not isinstance(models, list) or not models or not all(isinstance(m, str) and m.strip() for m in models):
+        raise UserError(f"{at}.models': a non-empty list of model names (or model = \"...\")")
+    key_env = spec.get("api_key_env")
+    if key_env is not None and (not isinstance(key_env, str) or not _ENV_NAME.fullmatch(key_env)):
+        raise UserError(f"{at}.api_key_env': the NAME of an environment variable, e.g. TEAM_KEY")
+    return Endpoint(name, base.rstrip("/"), tuple(m.strip() for m in models), key_env)
+
+
+def load_config(db: str | os.PathLike | None = None) -> ServerConfig:
+    """Read the server config (an empty one when the file does not exist)."""
+    path = config_path(db)
+    if not path.exists():
+        return ServerConfig(path)
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: not valid TOML ({exc})") from None
+    unknown = set(doc) - {"endpoints", "models"}
+    if unknown:
+        raise UserError(f"{path}, field '{sorted(unknown)[0]}': unknown section (endpoints, models)")
+    eps = doc.get("endpoints", {})
+    if not isinstance(eps, dict):
+        raise UserError(f"{path}, field 'endpoints': a table of [endpoints.NAME] tables")
+    models = doc.get("models", {})
+    if not isinstance(models, dict):
+        raise UserError(f"{path}, field 'models': a table of NAME = \"folder\"")
+    folders = {}
+    for name, folder in models.items():
+        if not isinstance(folder, str) or not folder.strip() or not _NAME.fullmatch(name) or name == BUNDLED:
+            raise UserError(f"{path}, field 'models.{name}': NAME = \"a model folder\"")
+        p = Path(folder).expanduser()
+        folders[name] = (p if p.is_absolute() else path.parent / p).resolve()
+    return ServerConfig(path, {n: _endpoint(path, n, s) for n, s in eps.items()}, folders)
+
+
+def endpoints(db: str | os.PathLike | None = None) -> dict[str, Endpoint]:
+    return load_config(db).endpoints
+
+
+def base_models(db: str | os.PathLike | None = None) -> dict[str, str]:
+    """The base models a browser user may choose: {name: what `train --base` takes}."""
+    return {BUNDLED: BUNDLED, **{n: str(p) for n, p in load_config(db).models.items()}}
+
+
+def resolve_base_model(db: str | os.PathLike | None, name: str) -> str:
+    """The bundled model or a configured folder, by name; anything else is refused."""
+    choices = base_models(db)
+    if name not in choices:
+        raise UserError(f"base model {name!r}: choose the bundled model or one listed under [models] "
+                        f"in {config_path(db)} ({', '.join(choices)})")
+    return choices[name]
