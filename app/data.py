@@ -81,6 +81,59 @@ def base_models() -> dict[str, str]:
     return configured(db_file())
 
 
+# -- downstream evaluation (ingest._evaluations, train.contrasts, ingest.runs) -----------------------
+
+def _evaluation(name: str, path: str, *args):
+    from ingest import _evaluations as ev
+    from train import contrasts as ct
+    if name == "contrasts":
+        study, boot, seed = args
+        return ct.analyse(ev.study_outcomes(path, study), boot=boot, seed=seed)
+    if name == "prompt_differences":
+        study, judge, a, b = args
+        return ct.prompt_differences(ev.study_outcomes(path, study), judge, a, b)
+    return {"studies": ev.studies, "outcomes": ev.study_outcomes, "generations": ev.study_generations}[name](path, *args)
+
+
+@st.cache_data(show_spinner="Computing...", max_entries=64)
+def _evaluation_cached(name: str, path: str, mtime: float, *args):
+    return _evaluation(name, path, *args)
+
+
+def studies():
+    """Evaluation studies: study, pool, created_at, n_conditions, n_prompts, n_generations, n_outcomes."""
+    return _evaluation_cached("studies", *db_state())
+
+
+def study_outcomes(study: str):
+    return _evaluation_cached("outcomes", *db_state(), study)
+
+
+def study_generations(study: str):
+    return _evaluation_cached("generations", *db_state(), study)
+
+
+def contrasts(study: str, boot: int, seed: int) -> dict:
+    """train.contrasts.analyse of the study's outcomes: friedman, contrasts, adjusted, mdd, notes."""
+    return _evaluation_cached("contrasts", *db_state(), study, boot, seed)
+
+
+def prompt_differences(study: str, judge: str, a: str, b: str):
+    return _evaluation_cached("prompt_differences", *db_state(), study, judge, a, b)
+
+
+def runs_of(kind: str) -> list[dict]:
+    """Background runs of one kind (ingest.runs.list_runs), oldest first."""
+    from ingest.runs import list_runs
+    return list_runs(db_file(), kind=kind)
+
+
+def launch_evaluation(argv: list[str], pool: str, study: str) -> int:
+    """Start `judgeaudit evaluate ARGV` as a background run; its id."""
+    from ingest.runs import launch
+    return launch(db_file(), "evaluate", argv, pool=pool, key=f"evaluate:{study}")
+
+
 def current_pool() -> str | None:
     return st.session_state.get("pool")
 

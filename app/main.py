@@ -36,6 +36,7 @@ page = st.navigation([
     st.Page(str(views / "slot_bias.py"), title="Slot bias", icon=":material/swap_horiz:"),
     st.Page(str(views / "variance.py"), title="Variance", icon=":material/functions:"),
     st.Page(str(views / "curate.py"), title="Curate & Train", icon=":material/content_cut:"),
+    st.Page(str(views / "evaluate.py"), title="Evaluate", icon=":material/leaderboard:"),
     st.Page(str(views / "report.py"), title="Report", icon=":material/description:"),
 ])
 page.run()

@@ -164,3 +164,36 @@ def test_evaluate_refuses_bad_runs(tiny, db, write_jsonl, tmp_path):
         evaluate(EvalRequest(runs=[str(tiny["runs"][0])] * 2, pool="demo", judges=["fake:e"], db=db))
     with pytest.raises(UserError, match="no pool named"):
         evaluate(EvalRequest(runs=[str(tiny["runs"][0])], pool="other", judges=["fake:e"], db=db))
+
+
+def test_evaluate_page(db, write_jsonl, monkeypatch):
+    """A study stored through ingest._evaluations (base and two conditions with 1-2 seeds, two
+    judges): the page shows the contrasts, the forest plot, the drill-down and the downloads."""
+    import numpy as np
+    from streamlit.testing.v1 import AppTest
+
+    from ingest._evaluations import ensure_study, eval_judge_id, insert_evaluations, insert_generations
+    from ingest.judges import parse_judge
+    from ingest.formats import BUILTIN
+    from tests.conftest import REPO
+    import_pool(db, write_jsonl("pool.jsonl", pool_rows(n_prompts=8, heldout=range(6))), "demo")
+    sid = ensure_study(db, "demo", "demo", {"rule": "split"})
+    rng = np.random.default_rng(0)
+    conds = [("base", 0), ("sim/likert5@0.5", 0), ("sim/likert5@0.5", 1), ("random@0.5", 0)]
+    insert_generations(db, sid, [
+        {"condition": c, "seed": s, "train_run": None, "base_model": "tiny", "prompt_idx": p,
+         "answer": f"answer of {c} {s} to {p}", "answer_len": 20 + p, "ref_idx": 3 * p + 2, "ref_len": 30,
+         "markdown": bool(p % 2), "tokens_out": 5, "truncated": False} for c, s in conds for p in range(6)])
+    for name in ("e1", "e2"):
+        jid = eval_judge_id(db, parse_judge(f"fake:{name}", {"tournament": BUILTIN["tournament"]}), {})
+        insert_evaluations(db, sid, [
+            {"condition": c, "seed": s, "prompt_idx": p, "judge_id": jid, "raw_ab": "A+", "value_ab": 1.0,
+             "status_ab": "ok", "raw_ba": "B+", "value_ba": -1.0, "status_ba": "ok",
+             "outcome": float(rng.choice([0, 0.5, 1]))} for c, s in conds for p in range(6)])
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    at.switch_page("views/evaluate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.dataframe) >= 1 and at.dataframe[0].value.shape[0] == 2 * 3    # 3 contrasts per judge
+    assert any("Prompt by prompt" in s.value for s in at.subheader)
+    assert len(at.expander) >= 3

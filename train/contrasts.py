@@ -303,3 +303,16 @@ def analyse(frame: pl.DataFrame, boot: int = 10_000, seed: int = 0) -> dict:
     concurrence(out["contrasts"])
     concurrence(out["adjusted"])
     return out
+
+
+def prompt_differences(frame: pl.DataFrame, judge: str, a: str, b: str) -> pl.DataFrame:
+    """One judge's contrast a - b prompt by prompt (complete blocks): prompt_id, mean_a, mean_b
+    (outcomes averaged over seeds) and diff = mean_a - mean_b, largest first."""
+    d = design(frame.filter(pl.col("outcome").is_not_null()), judge)
+    if a not in d.conditions or b not in d.conditions:
+        return pl.DataFrame(schema={"prompt_id": pl.String, "mean_a": pl.Float64, "mean_b": pl.Float64,
+                                    "diff": pl.Float64})
+    m = d.means()
+    i, j = d.conditions.index(a), d.conditions.index(b)
+    return pl.DataFrame({"prompt_id": d.prompts, "mean_a": m[i], "mean_b": m[j], "diff": m[i] - m[j]}) \
+        .sort(["diff", "prompt_id"], descending=[True, False])

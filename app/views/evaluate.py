@@ -1,0 +1,83 @@
+"""Evaluate: answer held-out prompts with trained adapters and the base model, judge them against the
+reference-top answer in both orders, and read the contrasts (DESIGN.md 'Metric definitions')."""
+
+import json
+
+import altair as alt
+import polars as pl
+import streamlit as st
+
+from app import data
+
+pool = data.page_pool("Evaluate")
+trained = [r for r in data.runs_of("train") if r["status"] in ("finished", "cancelled")]
+with st.expander("Launch an evaluation", expanded=not trained):
+    with st.form("evaluate"):
+        runs = st.multiselect("Training runs", [r["run_id"] for r in trained],
+                              format_func=lambda i: f"run {i}: " + str(next(r for r in trained if r["run_id"] == i)
+                                                                         .get("config", {}).get("argv", ""))[:90])
+        judges = st.text_area("Evaluation judges (one SPEC a line)", "fake:eval")
+        a, b, c, d = st.columns(4)
+        study = a.text_input("Study", value=pool)
+        max_new = b.number_input("Max new tokens", 8, 4096, 256)
+        batch = c.number_input("Batch size", 1, 256, 8)
+        max_prompts = d.number_input("Max prompts (0 = all)", 0, 100_000, 0)
+        go = st.form_submit_button("Evaluate", disabled=not trained)
+    if go and runs:
+        argv = ["evaluate", "--runs", ",".join(map(str, runs)), "--pool", pool, "--study", study,
+                "--max-new-tokens", str(max_new), "--batch-size", str(batch), "--json"]
+        argv += [x for j in judges.split() for x in ("--judge", j)] + (["--max-prompts", str(max_prompts)] if max_prompts else [])
+        st.success(f"Started evaluation run {data.launch_evaluation(argv, pool, study)}.")
+    for r in [r for r in data.runs_of("evaluate") if r["pool"] == pool][-3:]:
+        st.caption(f"Run {r['run_id']}: {r['status']} · {json.dumps(r.get('progress') or {})}"
+                   + (f" · {r['error']}" if r.get("error") else ""))
+
+found = data.studies().filter(pl.col("pool") == pool)
+if found.height == 0:
+    st.info("No evaluation study for this pool yet.")
+    st.stop()
+a, b, c = st.columns(3)
+study = a.selectbox("Study", found["study"].to_list())
+boot = b.select_slider("Bootstrap resamples", [500, 2000, 10_000], 2000)
+seed = c.number_input("Bootstrap seed", 0, 10_000, 0)
+doc = data.contrasts(study, boot, int(seed))
+if not doc["contrasts"]:
+    st.info("Too few conditions or outcomes for a contrast yet.")
+    st.stop()
+table = pl.DataFrame(doc["contrasts"]).with_columns((pl.col("a") + " − " + pl.col("b")).alias("contrast"))
+st.subheader("Contrasts (paired bootstrap, Holm within each judge)")
+st.dataframe(table.select("judge", "contrast", "diff", "lo", "hi", "p", "p_holm", "n_judges_agree"), hide_index=True)
+base = alt.Chart(table.to_pandas()).encode(y=alt.Y("contrast:N", sort=None, title=None),
+                                           yOffset=alt.YOffset("judge:N"), color=alt.Color("judge:N"))
+forest = base.mark_rule().encode(x=alt.X("lo:Q", title="difference in outcome (a − b)"), x2=alt.X2("hi:Q")) \
+    + base.mark_point(filled=True).encode(x="diff:Q", tooltip=["judge:N", "contrast:N", "diff:Q", "lo:Q", "hi:Q",
+                                                                 "p_holm:Q"]) \
+    + alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
+st.altair_chart(forest.properties(height=40 + 28 * table["contrast"].n_unique()), width="stretch")
+with st.expander("Friedman, length- and markdown-adjusted contrasts, minimum detectable difference"):
+    st.dataframe(pl.DataFrame(doc["friedman"]), hide_index=True)
+    if doc["adjusted"]:
+        st.dataframe(pl.DataFrame(doc["adjusted"]).drop("n_prompts", "sd_diff"), hide_index=True)
+    st.dataframe(pl.DataFrame(doc["mdd"]["contrasts"]), hide_index=True)
+    for note in doc["notes"]:
+        st.caption(note)
+
+st.subheader("Prompt by prompt")
+pick = st.selectbox("Contrast", table.rows(named=True), format_func=lambda r: f"{r['judge']}: {r['contrast']}")
+diffs = data.prompt_differences(study, pick["judge"], pick["a"], pick["b"])
+gens = data.study_generations(study)
+for title, rows in (("Best for a", diffs.head(3)), ("Worst for a", diffs.tail(3).reverse())):
+    st.markdown(f"**{title}**")
+    for r in rows.iter_rows(named=True):
+        g = gens.filter(pl.col("prompt_id") == r["prompt_id"]).sort("seed")
+        with st.expander(f"{r['prompt_id']}: {pick['a']} {r['mean_a']:.2f} vs {pick['b']} {r['mean_b']:.2f}"):
+            st.write(g["prompt"][0])
+            answers = [(c, g.filter(pl.col("condition") == c)["answer"].first() or "") for c in (pick["a"], pick["b"])]
+            for col, (label, text) in zip(st.columns(3), answers + [("reference-top answer", g["reference_answer"][0])]):
+                col.caption(label)
+                col.text(text)
+
+a, b, c = st.columns(3)
+a.download_button("Outcomes (JSONL)", data.study_outcomes(study).write_ndjson(), f"{study}-outcomes.jsonl")
+b.download_button("Generations (JSONL)", gens.write_ndjson(), f"{study}-generations.jsonl")
+c.download_button("Statistics (JSON)", json.dumps(doc, indent=2, default=str), f"{study}-contrasts.json")
