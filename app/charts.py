@@ -16,8 +16,21 @@ def _tips(*fields: str) -> list[alt.Tooltip]:
     return [alt.Tooltip(f) for f in fields]
 
 
+def _modes(frame: pl.DataFrame) -> int:
+    return frame["decoding"].n_unique() if "decoding" in frame.columns and frame.height else 1
+
+
+def cell_labels(cells: pl.DataFrame) -> pl.DataFrame:
+    """Adds `cell`: the format, and its decoding mode when the frame holds more than one, so the
+    two modes of one format stand side by side on a chart's axis."""
+    if _modes(cells) > 1:
+        return cells.with_columns((pl.col("format") + " · " + pl.col("decoding")).alias("cell"))
+    return cells.with_columns(pl.col("format").alias("cell"))
+
+
 def histograms(values: pl.DataFrame) -> alt.Chart:
-    """values: format, s, n, mult5 -> one bar panel per format."""
+    """values: format, [decoding,] s, n, mult5 -> one bar panel per format; with two decoding
+    modes, one row of panels per mode (each format's two modes one above the other)."""
     df = values.with_columns(pl.col("mult5").fill_null(False).alias("multiple_of_5")).to_pandas() \
         if values.height else values.to_pandas()
     base = alt.Chart(df).mark_bar(size=6).encode(
@@ -26,15 +39,21 @@ def histograms(values: pl.DataFrame) -> alt.Chart:
         color=alt.Color("multiple_of_5:N", title="multiple of 5 (0-100)",
                         scale=alt.Scale(domain=[False, True], range=["#9ecae1", "#08519c"])),
         tooltip=_tips("format:N", "s:Q", "n:Q"))
+    if _modes(values) > 1:
+        return base.properties(width=160, height=130).facet(
+            column=alt.Column("format:N", title=None), row=alt.Row("decoding:N", title="decoding")) \
+            .resolve_scale(y="independent")
     return base.properties(width=220, height=160).facet(facet=alt.Facet("format:N", title=None), columns=3) \
         .resolve_scale(y="independent")
 
 
 def mark_best(cells: pl.DataFrame) -> pl.DataFrame:
-    """The diagnostics table with a ★ on each judge's best format per column."""
+    """The diagnostics table with a ★ on each judge's best cell per column (within one kind of
+    score: label and expected scores are not ranked against each other)."""
     out = cells
+    group = ["judge", "score"] if "score" in cells.columns else ["judge"]
     for col, bigger in BETTER.items():
-        best = (pl.col(col).max() if bigger else pl.col(col).min()).over("judge")
+        best = (pl.col(col).max() if bigger else pl.col(col).min()).over(group)
         out = out.with_columns(
             pl.when(pl.col(col).is_not_null() & (pl.col(col) == best))
             .then(pl.col(col).round(4).cast(pl.String) + " ★")
@@ -43,32 +62,37 @@ def mark_best(cells: pl.DataFrame) -> pl.DataFrame:
 
 
 def level_bars(cells: pl.DataFrame) -> alt.Chart:
-    """Tie probability and top-tied share (0-1), and D1/D2 against the nominal number of levels."""
-    long = cells.select("format", "tie_prob", "top_tied").unpivot(index="format", variable_name="metric")
+    """Tie probability and top-tied share (0-1), and D1/D2 against the nominal number of levels,
+    per format (and decoding mode, when there are two)."""
+    cells = cell_labels(cells)
+    long = cells.select("cell", "tie_prob", "top_tied").unpivot(index="cell", variable_name="metric")
     ties = alt.Chart(long.to_pandas()).mark_bar().encode(
-        x=alt.X("format:N", title=None), xOffset=alt.XOffset("metric:N"), y=alt.Y("value:Q", title="share"),
-        color=alt.Color("metric:N"), tooltip=_tips("format:N", "metric:N", "value:Q")
+        x=alt.X("cell:N", title=None), xOffset=alt.XOffset("metric:N"), y=alt.Y("value:Q", title="share"),
+        color=alt.Color("metric:N"), tooltip=_tips("cell:N", "metric:N", "value:Q")
     ).properties(height=220, title="ties")
-    levels = cells.select("format", "d1", "d2", pl.col("nominal_levels").cast(pl.Float64)) \
-        .unpivot(index="format", variable_name="metric")
+    levels = cells.select("cell", "d1", "d2", pl.col("nominal_levels").cast(pl.Float64)) \
+        .unpivot(index="cell", variable_name="metric")
     lv = alt.Chart(levels.to_pandas()).mark_bar().encode(
-        x=alt.X("format:N", title=None), xOffset=alt.XOffset("metric:N"),
+        x=alt.X("cell:N", title=None), xOffset=alt.XOffset("metric:N"),
         y=alt.Y("value:Q", title="levels", scale=alt.Scale(type="symlog")),
-        color=alt.Color("metric:N"), tooltip=_tips("format:N", "metric:N", "value:Q")
+        color=alt.Color("metric:N"), tooltip=_tips("cell:N", "metric:N", "value:Q")
     ).properties(height=220, title="effective vs nominal levels")
     return alt.vconcat(ties, lv).resolve_scale(color="independent")
 
 
 def agreement_bars(cells: pl.DataFrame) -> alt.Chart:
-    long = cells.select("format", "tau_a", "tau_b", "top1_expected", "top1_uniform") \
-        .unpivot(index="format", variable_name="metric")
+    long = cell_labels(cells).select("cell", "tau_a", "tau_b", "top1_expected", "top1_uniform") \
+        .unpivot(index="cell", variable_name="metric")
     return alt.Chart(long.to_pandas()).mark_bar().encode(
-        x=alt.X("format:N", title=None), xOffset=alt.XOffset("metric:N"), y=alt.Y("value:Q", title="agreement"),
-        color=alt.Color("metric:N"), tooltip=_tips("format:N", "metric:N", "value:Q")).properties(height=460)
+        x=alt.X("cell:N", title=None), xOffset=alt.XOffset("metric:N"), y=alt.Y("value:Q", title="agreement"),
+        color=alt.Color("metric:N"), tooltip=_tips("cell:N", "metric:N", "value:Q")).properties(height=460)
 
 
 def interval_chart(frame: pl.DataFrame, est: str, lo: str, hi: str, title: str) -> alt.Chart:
-    df = frame.with_columns((pl.col("judge") + " / " + pl.col("format")).alias("cell")).to_pandas()
+    label = pl.col("judge") + " / " + pl.col("format")
+    if "decoding" in frame.columns and frame["decoding"].n_unique() > 1:
+        label = label + " / " + pl.col("decoding")
+    df = frame.with_columns(label.alias("cell")).to_pandas()
     points = alt.Chart(df).mark_point(filled=True, size=60).encode(
         y=alt.Y("cell:N", title=None), x=alt.X(f"{est}:Q", title=title),
         tooltip=_tips("cell:N", f"{est}:Q", f"{lo}:Q", f"{hi}:Q"))

@@ -157,7 +157,7 @@ def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, see
         pool=pool, judge=judge_spec, formats=[f.strip() for f in formats.split(",") if f.strip()], db=db,
         concurrency=concurrency, swap_sample=swap_sample, schedule=schedule, seed=seed, timeout=timeout,
         max_retries=max_retries, api_key_env=api_key_env, judge_name=judge_name, logprobs=logprobs,
-        decoding=decoding, format_specs=list(format_specs), strategy=strategy))
+        decoding=decoding, constraint=constraint, format_specs=list(format_specs), strategy=strategy))
     if as_json:
         emit_json(result)
     else:

@@ -10,8 +10,8 @@ import polars as pl
 from . import _metrics as m
 from ._db import connect, pool_id, query
 
-BIAS_COLUMNS = ["judge", "format", "pairing", "n_calls", "n_reverse_calls", "n_pairs", "q", "q_lo",
-                "q_hi", "b", "b_lo", "b_hi", "consistency", "self_tie_rate", "n_self",
+BIAS_COLUMNS = ["judge", "format", "decoding", "pairing", "n_calls", "n_reverse_calls", "n_pairs", "q",
+                "q_lo", "q_hi", "b", "b_lo", "b_hi", "consistency", "self_tie_rate", "n_self",
                 "q_gap_corr"]
 
 
@@ -30,8 +30,8 @@ def item_bias(v_fwd: np.ndarray, v_rev: np.ndarray, n_boot: int, rng: np.random.
 
 
 def bias_items(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
-    """One row per item seen in both orders: judge, format, prompt_idx, x, y (x = the anchored
-    candidate or the earlier-listed one), v_fwd, v_rev, q_i, b_i, ref_gap (r_x - r_y)."""
+    """One row per item seen in both orders: judge, format, decoding, prompt_idx, x, y (x = the
+    anchored candidate or the earlier-listed one), v_fwd, v_rev, q_i, b_i, ref_gap (r_x - r_y)."""
     with connect(db) as con:
         items = query(con, "bias_items", pool_id=pool_id(con, pool))
     return items.with_columns(((pl.col("v_fwd") - pl.col("v_rev")) / 2).alias("q_i"),
@@ -39,11 +39,11 @@ def bias_items(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
 
 
 def bias(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: int = 2000) -> pl.DataFrame:
-    """One row per (judge, comparative format) cell of the pool.
+    """One row per (judge, comparative format, decoding) cell of the pool.
 
-    Columns: judge, format, pairing, n_calls, n_reverse_calls, n_pairs (items with a parsed
-    verdict in both orders), q, q_lo, q_hi, b, b_lo, b_hi (means and seeded 95% percentile-bootstrap
-    intervals), consistency, self_tie_rate (TIE share among self-comparison calls), n_self,
+    Columns: judge, format, decoding (greedy | constrained), pairing, n_calls, n_reverse_calls,
+    n_pairs (items with a parsed verdict in both orders), q, q_lo, q_hi, b, b_lo, b_hi (means and
+    seeded 95% percentile-bootstrap intervals), consistency, self_tie_rate (TIE share among self-comparison calls), n_self,
     q_gap_corr (Pearson correlation of q_i with the reference gap r_x - r_y). Nulls where undefined.
     """
     with connect(db) as con:
@@ -52,10 +52,11 @@ def bias(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: int = 2
         items = query(con, "bias_items", pool_id=pid)
     rows = []
     for cell in cells.iter_rows(named=True):
-        row = {k: cell[k] for k in ("judge", "format", "pairing", "n_calls", "n_reverse_calls")}
+        row = {k: cell[k] for k in ("judge", "format", "decoding", "pairing", "n_calls", "n_reverse_calls")}
         row["n_self"] = cell["n_self"]
         row["self_tie_rate"] = cell["n_self_tie"] / cell["n_self"] if cell["n_self"] else None
-        part = items.filter((pl.col("judge") == cell["judge"]) & (pl.col("format") == cell["format"]))
+        part = items.filter((pl.col("judge") == cell["judge"]) & (pl.col("format") == cell["format"])
+                            & (pl.col("decoding") == cell["decoding"]))
         row["n_pairs"] = part.height
         if part.height:
             rng = np.random.default_rng([seed, len(rows)])
@@ -66,7 +67,8 @@ def bias(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: int = 2
             if ok.sum() >= 2:
                 row["q_gap_corr"] = m.pearson(((v_fwd - v_rev) / 2)[ok], gap[ok])
         rows.append(row)
-    schema = {"judge": pl.String, "format": pl.String, "pairing": pl.String, "n_calls": pl.Int64,
+    schema = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "pairing": pl.String,
+              "n_calls": pl.Int64,
               "n_reverse_calls": pl.Int64, "n_pairs": pl.Int64, "q": pl.Float64,
               "q_lo": pl.Float64, "q_hi": pl.Float64, "b": pl.Float64, "b_lo": pl.Float64,
               "b_hi": pl.Float64, "consistency": pl.Float64, "self_tie_rate": pl.Float64,

@@ -1,4 +1,5 @@
-"""The per (judge, format) diagnostics table: levels, ties and agreement with the reference."""
+"""The per (judge, format, decoding, score) diagnostics table: levels, ties and agreement with the
+reference."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from . import _metrics as m
 from ._scores import Scores, scores_for
 
 CELL_COLUMNS = [
-    "judge", "format", "kind", "n_verdicts", "n_candidates", "n_prompts", "parse_rate",
-    "nominal_levels", "distinct", "tie_prob", "d1", "d2", "mult5_share", "top_tied", "spearman",
-    "tau_a", "tau_b", "somers_d", "top1", "top1_expected", "top1_uniform", "n_ranked_prompts",
+    "judge", "format", "decoding", "score", "kind", "n_verdicts", "n_candidates", "n_prompts",
+    "parse_rate", "nominal_levels", "distinct", "tie_prob", "d1", "d2", "mult5_share", "top_tied",
+    "spearman", "tau_a", "tau_b", "somers_d", "top1", "top1_expected", "top1_uniform", "n_ranked_prompts",
 ]
 
 
@@ -139,11 +140,16 @@ def compute_cells(sc: Scores, seed: int = 0) -> pl.DataFrame:
 
 
 def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0) -> pl.DataFrame:
-    """One row per (judge, format) cell of the pool, ordered by judge and format.
+    """One row per (judge, format, decoding, score) cell of the pool, in that order.
 
-    Columns: judge, format, kind, n_verdicts, n_candidates, n_prompts, parse_rate, nominal_levels,
-    distinct, tie_prob, d1, d2, mult5_share (0-100 scales only), top_tied, spearman, tau_a, tau_b,
-    somers_d, top1 (seeded tie-break), top1_expected, top1_uniform, n_ranked_prompts (prompts
-    with >= 2 candidates having both a score and a reference). Undefined values are null.
+    decoding: 'greedy' (the paper's protocol) or 'constrained' (to the format's labels); the same
+    judge and format under both are two cells. score: 'label' (the parsed verdicts' values) or
+    'expected' (the probability-weighted value over the format's labels, for pointwise calls that
+    carry a label distribution; n_verdicts then counts the calls, parse_rate those with one).
+
+    Columns: judge, format, decoding, score, kind, n_verdicts, n_candidates, n_prompts, parse_rate,
+    nominal_levels, distinct, tie_prob, d1, d2, mult5_share (0-100 scales only), top_tied, spearman,
+    tau_a, tau_b, somers_d, top1 (seeded tie-break), top1_expected, top1_uniform, n_ranked_prompts
+    (prompts with >= 2 candidates having both a score and a reference). Undefined values are null.
     """
     return compute_cells(scores_for(db, pool), seed)

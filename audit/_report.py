@@ -19,10 +19,10 @@ from ._scores import scores_for
 
 
 def score_values(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
-    """One row per (judge, format, score value): how many candidates hold it.
+    """One row per (judge, format, decoding, score, score value): how many candidates hold it.
 
-    Columns: judge, format, s (normalised score), n, mult5 (the raw 0-100 value is a multiple of 5;
-    null for other scales).
+    Columns: judge, format, decoding, score (label | expected), s (normalised score), n, mult5 (the
+    raw 0-100 value is a multiple of 5; null for other scales).
     """
     sc = scores_for(db, pool)
     frames = []
@@ -32,12 +32,13 @@ def score_values(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
         is_100 = cell["mult5_share"] is not None
         frames.append(counts.with_columns(
             pl.lit(cell["judge"]).alias("judge"), pl.lit(cell["format"]).alias("format"),
+            pl.lit(cell["decoding"]).alias("decoding"), pl.lit(cell["score"]).alias("score"),
             (pl.when(pl.lit(is_100)).then(((pl.col("s") * 100).round(6) % 5) == 0)
              .otherwise(None)).alias("mult5")))
     if not frames:
-        return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "s": pl.Float64, "n": pl.UInt32,
-                                    "mult5": pl.Boolean})
-    return pl.concat(frames).select("judge", "format", "s", "n", "mult5")
+        return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "decoding": pl.String,
+                                    "score": pl.String, "s": pl.Float64, "n": pl.UInt32, "mult5": pl.Boolean})
+    return pl.concat(frames).select("judge", "format", "decoding", "score", "s", "n", "mult5")
 
 
 def pool_candidates(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
@@ -62,27 +63,39 @@ def _slot_scheme(run: dict | None, b_row: dict | None) -> str:
             "both": "tournament, every pair in both orders"}.get(run["schedule"] or "", run["schedule"] or "") + swaps
 
 
+DECODING_RULES = {
+    "greedy": "greedy: the judge's own answer (temperature 0, at most 16 new tokens), parsed against "
+              "the format's labels; an answer that names no label is an unparsed verdict",
+    "constrained": "constrained: the answer restricted to the format's labels while decoding, so "
+                   "every verdict parses",
+}
+SCORE_RULES = {"label": "the parsed label's value",
+               "expected": "the probability-weighted value over the format's labels (expected score)"}
+
+
 def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
-    """The checklist as the JSON document of DESIGN.md."""
+    """The checklist as the JSON document of DESIGN.md; a cell is (judge, format, decoding, score),
+    and its `decoding` holds the recorded settings with the mode (greedy | constrained) as `mode`."""
     info = pools(db).filter(pl.col("name") == pool)
     cells = audit_cells(db, pool, seed=seed)
-    slots = {(r["judge"], r["format"]): r for r in bias(db, pool, seed=seed).to_dicts()}
+    slots = {(r["judge"], r["format"], r["decoding"]): r for r in bias(db, pool, seed=seed).to_dicts()}
     with connect(db) as con:
-        runs = {(r["judge"], r["format"]): r for r in query(con, "cell_runs", pool_id=pool_id(con, pool)).to_dicts()}
+        runs = {(r["judge"], r["format"], r["decoding"]): r
+                for r in query(con, "cell_runs", pool_id=pool_id(con, pool)).to_dicts()}
     out = []
     for cell in cells.to_dicts():
-        base = cell["format"].removesuffix("+expected")
-        run = runs.get((cell["judge"], base))
-        decoding = json.loads(run["decoding"]) if run and run["decoding"] else None
-        if cell["format"].endswith("+expected") and decoding is not None:
-            decoding = {**decoding, "score": "probability-weighted over the format's labels"}
-        entry = {"judge": cell["judge"], "format": cell["format"], "template": run["template"] if run else None,
-                 "decoding": decoding, "source": run["source"] if run else None,
-                 "judge_model": run["judge_model"] if run else None,
+        key = (cell["judge"], cell["format"], cell["decoding"])
+        run = runs.get(key)
+        settings = json.loads(run["settings"]) if run and run["settings"] else {}
+        decoding = {**settings, "mode": cell["decoding"], "rule": DECODING_RULES.get(cell["decoding"])}
+        entry = {"judge": cell["judge"], "format": cell["format"], "score": cell["score"],
+                 "score_rule": SCORE_RULES[cell["score"]],
+                 "template": run["template"] if run else None, "decoding": decoding,
+                 "source": run["source"] if run else None, "judge_model": run["judge_model"] if run else None,
                  "tie_prob": cell["tie_prob"], "d2": cell["d2"], "distinct": cell["distinct"],
                  "n_candidates": cell["n_candidates"], "parse_rate": cell["parse_rate"], "slot": None}
         if cell["kind"] == "comparative":
-            b = slots.get((cell["judge"], base))
+            b = slots.get(key)
             entry["slot"] = {"scheme": _slot_scheme(run, b), "b": b["b"] if b else None,
                              "b_lo": b["b_lo"] if b else None, "b_hi": b["b_hi"] if b else None}
         out.append(entry)
@@ -101,12 +114,18 @@ def checklist_markdown(doc: dict) -> str:
     lines = [f"# Reporting checklist: pool `{p['name']}`", "",
              f"{p['n_prompts']} prompts, {p['n_candidates']} candidates.", ""]
     for c in doc["cells"]:
-        lines += [f"## {c['judge']} × {c['format']}", ""]
+        d = c["decoding"]
+        mode = d.get("mode", "greedy")
+        expected = " (expected score)" if c["score"] == "expected" else ""
+        lines += [f"## {c['judge']} × {c['format']} × {mode}{expected}", ""]
         if c["template"]:
             lines += ["1. Format, verbatim:", "", "```", c["template"].rstrip(), "```", ""]
         else:
             lines += ["1. Format: verdicts imported; the prompt template was not recorded.", ""]
-        lines += [f"   Decoding: `{json.dumps(c['decoding'])}`" if c["decoding"] else "   Decoding: not recorded.", ""]
+        lines.append(f"   Decoding: {d.get('rule') or mode}.")
+        settings = {k: v for k, v in d.items() if k not in ("mode", "rule")}
+        lines += [f"   Settings: `{json.dumps(settings)}`." if settings else "   Settings: not recorded.",
+                  f"   Score: {c['score_rule']}.", ""]
         lines.append(f"2. Tie probability {_num(c['tie_prob'])}, D2 = {_num(c['d2'], 2)} effective levels; "
                      f"{c['distinct']} distinct values over {c['n_candidates']} scored candidates.")
         if c["slot"] is not None:
@@ -120,17 +139,19 @@ def checklist_markdown(doc: dict) -> str:
 
 
 def candidate_scores(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
-    """One row per (judge, format, scored candidate).
+    """One row per (judge, format, decoding, score, scored candidate).
 
-    Columns: judge, format, cand_idx, prompt_idx, position, s (normalised score), r (reference).
+    Columns: judge, format, decoding, score (label | expected), cand_idx, prompt_idx, position,
+    s (normalised score), r (reference).
     """
     sc = scores_for(db, pool)
     frames = []
     for c, cell in enumerate(sc.cells.iter_rows(named=True)):
         idx = np.flatnonzero(~np.isnan(sc.S[c]))
         frames.append(pl.DataFrame({"judge": [cell["judge"]] * idx.size, "format": [cell["format"]] * idx.size,
+                                    "decoding": [cell["decoding"]] * idx.size, "score": [cell["score"]] * idx.size,
                                     "cand_idx": idx, "prompt_idx": sc.prompt[idx], "position": sc.position[idx],
                                     "s": sc.S[c][idx], "r": sc.reference[idx]}))
-    schema = {"judge": pl.String, "format": pl.String, "cand_idx": pl.Int64, "prompt_idx": pl.Int64,
+    schema = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "score": pl.String, "cand_idx": pl.Int64, "prompt_idx": pl.Int64,
               "position": pl.Int64, "s": pl.Float64, "r": pl.Float64}
     return pl.concat([f.cast(schema) for f in frames]) if frames else pl.DataFrame(schema=schema)

@@ -15,7 +15,8 @@ from ._metrics import ROUND
 
 @dataclass
 class Scores:
-    """S[c, i] = normalised score of candidate i (cand_idx order) in cell c; NaN = no score.
+    """S[c, i] = normalised score of candidate i (cand_idx order) in cell c; NaN = no score. A cell
+    is (judge, format, decoding, score), score `label` or `expected` (see _with_expected_cells).
 
     `cells` lists the cells (row c of S) with their call counts (cell_calls.sql); `order` sorts
     candidates by (prompt, position).
@@ -57,14 +58,17 @@ def cell_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray
 
 
 def _with_expected_cells(cells: pl.DataFrame) -> pl.DataFrame:
-    """Add a 'FORMAT+expected' cell after each pointwise cell whose calls carry expected scores
-    (probability-weighted over the format's labels): its own distinct values, ties and agreement."""
-    cells = cells.with_columns(pl.lit(False).alias("expected"))
+    """A cell is (judge, format, decoding, score): every (judge, format, decoding) gives a `label`
+    cell (the parsed labels' values) and, for a pointwise format whose calls carry a label
+    distribution, an `expected` cell (the probability-weighted value over the format's labels),
+    with its own distinct values, ties and agreement. The expected cell keeps the format's name."""
+    cells = cells.with_columns(pl.lit("label").alias("score"))
     extra = cells.filter((pl.col("pairing") == "pointwise") & (pl.col("n_expected") > 0)).with_columns(
-        (pl.col("format") + "+expected").alias("format"), pl.col("n_expected").alias("n_parsed"),
+        pl.col("n_expected").alias("n_parsed"),
         pl.lit(False).alias("scale_0_100"), pl.lit(None).cast(cells["nominal_levels"].dtype)
-        .alias("nominal_levels"), pl.lit(True).alias("expected"))
-    return pl.concat([cells, extra]).sort("judge", "format")
+        .alias("nominal_levels"), pl.lit("expected").alias("score"))
+    return pl.concat([cells, extra]).sort("judge", "format", "decoding", "score",
+                                          descending=[False, False, False, True])   # label first
 
 
 def multiples_of_5_share(values: np.ndarray) -> float | None:
@@ -85,7 +89,8 @@ def load_scores(con, pool_id: int) -> Scores:
     mult5 = []
     for c, cell in enumerate(cells.iter_rows(named=True)):
         calls = numpy(con, "cell_values", pool_id=pool_id, judge_id=cell["judge_id"],
-                      format_id=cell["format_id"], expected=cell["expected"])
+                      format_id=cell["format_id"], decoding=cell["decoding"],
+                      expected=cell["score"] == "expected")
         S[c] = cell_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], calls["a_idx"],
                            calls["b_idx"], calls["swapped"], calls["value"], n)
         mult5.append(multiples_of_5_share(calls["value"]) if cell["scale_0_100"] else None)

@@ -26,6 +26,7 @@ from ._redact import redact
 from ._schedule import SCHEDULES, plan_calls
 from .formats import BUILTIN, Format, load_format_spec
 from .judges import CallHints, JudgeError, JudgeReply, JudgeSpec, parse_judge
+from .judges._constraint import check_server, settings_for as constraint_settings
 from .judges.strategies import with_strategy
 from .store import (CALL_KEY, close_orphan_cell_runs, ensure_format, ensure_judge, finish_run, insert_answers,
                     judge_identity, pool_id, start_run, stored_formats, unanswered)
@@ -55,6 +56,7 @@ class ScoreRequest:
     judge_name: str | None = None
     logprobs: bool = True
     decoding: str = "greedy"                  # greedy (the paper's protocol) | constrained to the labels
+    constraint: str | None = None             # openai: the server's mechanism (judges/_constraint.py)
     format_specs: list[str | os.PathLike] = field(default_factory=list)
     retry_base_s: float = 0.5                 # first backoff; doubles per attempt, with jitter
     retry_cap_s: float = 30.0
@@ -68,12 +70,19 @@ def decoding_settings(req: ScoreRequest, spec: JudgeSpec) -> dict:
     """The paper's decoding: greedy, a 16-token verdict budget, no reasoning; `mode` says whether
     the verdict is generated then parsed (greedy) or restricted to the format's labels."""
     if spec.provider == "local":
-        pointwise = ("label-constrained: one forward pass per format over a shared prefix"
-                     if req.decoding == "constrained" else "greedy generate")
+        if req.decoding == "constrained":
+            pointwise = "label-constrained: one forward pass per format over a shared prefix, the most probable label"
+            comparative = "label-constrained: the most probable label over the labels' token trie"
+        else:
+            pointwise = "greedy generate, then parse; the label distribution kept for the expected score"
+            comparative = "greedy generate, then parse"
         return {"mode": req.decoding, "temperature": 0.0, "max_tokens": 16, "reasoning": "none",
-                "pointwise": pointwise, "comparative": "greedy generate"}
-    return {"mode": req.decoding, "temperature": 0.0, "max_tokens": 16, "reasoning": "none",
-            "logprobs": req.logprobs, "top_logprobs": 20 if req.logprobs else None, "seed": req.seed}
+                "pointwise": pointwise, "comparative": comparative}
+    out = {"mode": req.decoding, "temperature": 0.0, "max_tokens": 16, "reasoning": "none",
+           "logprobs": req.logprobs, "top_logprobs": 20 if req.logprobs else None, "seed": req.seed}
+    if req.decoding == "constrained" and spec.provider == "openai":
+        out["constraint"] = constraint_settings(req.constraint)   # the server's mechanism, recorded
+    return out
 
 
 def identity_decoding(settings: dict) -> dict:
@@ -326,7 +335,12 @@ def score(req: ScoreRequest) -> dict:
     spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
     spec = with_strategy(spec, req.strategy, formats, name=req.judge_name, api_key_env=req.api_key_env,
                          timeout=req.timeout)
+    if req.constraint is not None and (req.decoding != "constrained" or spec.provider != "openai"):
+        raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge "
+                        "(local: and fake: judges constrain by themselves)")
     decoding = decoding_settings(req, spec)
+    if "constraint" in decoding:   # one check call, before anything of the run is recorded or spent
+        check_server(spec, next(iter(formats.values())), decoding)
     identity = judge_identity(spec.provider, spec.model, spec.endpoint,
                               params=spec.settings if spec.provider == "fake" else None,
                               decoding=identity_decoding(decoding))

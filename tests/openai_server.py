@@ -8,6 +8,10 @@ inject faults, chosen by a marker in the prompt text so counts are exact and det
     [fault=dropxN]    close the connection without answering, N times
     [fault=hangxN]    answer only after `hang_s` seconds (past the client's timeout), N times
     [fault=prose]     always answer prose instead of a verdict
+Constrained decoding: `constraints` names the request fields it honours (structured_outputs,
+guided_choice, grammar, json_schema, response_format): under one, it answers a label allowed there
+(as JSON {"verdict": ...} for the JSON ones). A constraint field it does not honour is refused with
+HTTP 400 when `refuse_unknown`, else silently ignored (as many servers do).
 Runs in a background thread: `with OpenAIServer() as srv: srv.url`.
 """
 
@@ -19,6 +23,21 @@ import math
 import re
 import threading
 from collections import Counter
+
+CONSTRAINT_FIELDS = ("structured_outputs", "guided_choice", "grammar", "json_schema", "response_format")
+
+
+def allowed_labels(field: str, value) -> list[str]:
+    """The labels a constraint allows, read back from the request field."""
+    if field == "structured_outputs":
+        return list(value["choice"])
+    if field == "guided_choice":
+        return list(value)
+    if field == "grammar":
+        return [m.replace('\\"', '"') for m in re.findall(r'"((?:[^"\\]|\\.)*)"', value)]
+    schema = value["json_schema"]["schema"] if field == "response_format" else value
+    return list(schema["properties"]["verdict"]["enum"])
+
 
 FAULT = re.compile(r"\[fault=(500|429|badjson|drop|hang|prose)(?:x(\d+))?\]")
 
@@ -34,8 +53,11 @@ def verdict_for(prompt: str) -> str:
 
 
 class OpenAIServer:
-    def __init__(self, latency_s: float = 0.0, hang_s: float = 3.0, model: str = "test-judge", port: int = 0):
+    def __init__(self, latency_s: float = 0.0, hang_s: float = 3.0, model: str = "test-judge", port: int = 0,
+                 constraints: tuple[str, ...] = (), refuse_unknown: bool = True):
         self.latency_s, self.hang_s, self.model = latency_s, hang_s, model
+        self.constraints, self.refuse_unknown = set(constraints), refuse_unknown
+        self.constrained_requests = 0
         self._want_port = port        # 0: any free port; a fixed one to restart "the same" endpoint
         self.attempts: Counter = Counter()        # call content -> requests seen
         self.requests = 0
@@ -116,6 +138,16 @@ class OpenAIServer:
             if kind == "hang":
                 await asyncio.sleep(self.hang_s)
         text = "The response seems fine to me." if kind == "prose" else verdict_for(prompt)
+        for field in [f for f in CONSTRAINT_FIELDS if f in request]:
+            if field not in self.constraints:
+                if self.refuse_unknown:
+                    return 400, {"error": {"message": f"Unrecognized request argument supplied: {field}"}}, []
+                continue
+            self.constrained_requests += 1
+            allowed = allowed_labels(field, request[field])
+            text = text if text in allowed else allowed[0]
+            if field in ("json_schema", "response_format"):
+                text = json.dumps({"verdict": text})
         choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         if request.get("logprobs"):
             first = text.split()[0]

@@ -27,7 +27,7 @@ def test_audit_imports_no_sibling_package():
 def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
     con = duckdb.connect(str(tmp_path / "empty.duckdb"))
     migrate(con)
-    params = {"pool_id": 1, "judge_id": 1, "format_id": 1, "expected": False}
+    params = {"pool_id": 1, "judge_id": 1, "format_id": 1, "decoding": "greedy", "expected": False}
     files = [f for f in (resources.files("audit") / "sql").iterdir() if f.name.endswith(".sql")]
     assert len(files) >= 6
     for f in files:

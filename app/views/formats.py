@@ -1,4 +1,6 @@
-"""Formats: per-format histograms for one judge, the diagnostics table, levels and ties, τ vs top-1."""
+"""Formats: per-format histograms for one judge, the diagnostics table, levels and ties, τ vs top-1.
+The two decoding modes of a judge and format stand side by side; a toggle switches between the
+parsed labels and the expected (probability-weighted) scores."""
 
 import polars as pl
 import streamlit as st
@@ -11,24 +13,42 @@ if cells.height == 0:
     st.info("No verdicts in this pool yet: score it on the Score page or import verdicts.")
     st.stop()
 
+left, right = st.columns([2, 3])
 judges = sorted(cells["judge"].unique().to_list())
-judge = st.selectbox("Judge", judges, key="formats_judge")
-values = data.score_values(pool).filter(pl.col("judge") == judge)
-st.subheader(f"Score histograms — {judge}")
-st.caption("One panel per format (normalised score). On 0–100 scales, bars on multiples of 5 are darker.")
+judge = left.selectbox("Judge", judges, key="formats_judge")
+mine = cells.filter(pl.col("judge") == judge)
+has_expected = "expected" in mine["score"].to_list()
+expected = right.toggle("Expected scores (probability-weighted over the labels)", key="formats_expected",
+                        disabled=not has_expected,
+                        help="Off: each verdict's parsed label. On: the label distribution's expected value, "
+                             "for pointwise calls that carry one." if has_expected else
+                             "This judge's calls carry no label distribution.")
+kind = "expected" if expected and has_expected else "label"
+mine = mine.filter(pl.col("score") == kind)
+modes = sorted(mine["decoding"].unique().to_list())
+if len(modes) > 1:
+    right.caption("Both decoding modes: greedy (the paper's protocol: the judge's own answer, parsed) and "
+                  "constrained (restricted to the format's labels), side by side.")
+
+values = data.score_values(pool).filter((pl.col("judge") == judge) & (pl.col("score") == kind))
+st.subheader(f"Score histograms — {judge}" + (" (expected scores)" if kind == "expected" else ""))
+st.caption("One panel per format (normalised score)" + (", one row per decoding mode" if len(modes) > 1 else "")
+           + ". On 0–100 scales, bars on multiples of 5 are darker.")
 st.altair_chart(charts.histograms(values), width="stretch")
 
 st.subheader("Diagnostics across judges × formats")
-st.caption("★ marks the best format of each judge per column (fewest ties, most levels, best agreement).")
-st.dataframe(charts.mark_best(cells), hide_index=True, width="stretch")
+st.caption("★ marks the best cell of each judge per column (fewest ties, most levels, best agreement). "
+           + ("Expected scores only." if kind == "expected" else "Parsed labels only; the expected scores "
+              "are behind the toggle above."))
+st.dataframe(charts.mark_best(cells.filter(pl.col("score") == kind)), hide_index=True, width="stretch")
 
 left, right = st.columns(2)
 with left:
     st.subheader("Ties and effective levels")
-    st.altair_chart(charts.level_bars(cells.filter(pl.col("judge") == judge)), width="stretch")
+    st.altair_chart(charts.level_bars(mine), width="stretch")
 with right:
     st.subheader("τa vs τb vs top-1")
-    st.altair_chart(charts.agreement_bars(cells.filter(pl.col("judge") == judge)), width="stretch")
+    st.altair_chart(charts.agreement_bars(mine), width="stretch")
 st.info("Why τb flatters coarse formats: τb divides by the pairs the judge did *not* tie, so a binary "
         "judge that ties most pairs is scored only on the few it separates. τa keeps ties in the "
         "denominator, and top-1 (expected under random tie-breaking) shows what a selection actually "

@@ -1,9 +1,9 @@
 -- One row per comparative item seen with a parsed verdict in both orders: a (judge, format,
--- prompt, x, y) where x is the anchored candidate (y its anchor) or the earlier-listed of the two.
+-- decoding, prompt, x, y) where x is the anchored candidate (y its anchor) or the earlier-listed of the two.
 -- v_fwd = mean margin for slot A with x in slot A; v_rev = mean margin for slot A with x in slot B;
 -- ref_gap = reference of x minus reference of y (null when either is missing).
 WITH calls AS (
-    SELECT v.judge_id, v.format_id, v.prompt_idx,
+    SELECT v.judge_id, v.format_id, v.decoding, v.prompt_idx,
            CASE WHEN v.swapped THEN v.b_idx ELSE v.a_idx END AS x,
            CASE WHEN v.swapped THEN v.a_idx ELSE v.b_idx END AS y,
            v.swapped, v.value
@@ -13,13 +13,13 @@ WITH calls AS (
       AND v.value IS NOT NULL
 ),
 items AS (
-    SELECT judge_id, format_id, prompt_idx, x, y,
+    SELECT judge_id, format_id, decoding, prompt_idx, x, y,
            avg(value) FILTER (WHERE NOT swapped) AS v_fwd,
            avg(value) FILTER (WHERE swapped) AS v_rev
     FROM calls
-    GROUP BY judge_id, format_id, prompt_idx, x, y
+    GROUP BY judge_id, format_id, decoding, prompt_idx, x, y
 )
-SELECT j.name AS judge, f.name AS format, i.prompt_idx, i.x, i.y, i.v_fwd, i.v_rev,
+SELECT j.name AS judge, f.name AS format, i.decoding, i.prompt_idx, i.x, i.y, i.v_fwd, i.v_rev,
        cx.reference - cy.reference AS ref_gap
 FROM items i
 JOIN judges j USING (judge_id)
@@ -27,4 +27,4 @@ JOIN formats f USING (format_id)
 JOIN candidates cx ON cx.pool_id = $pool_id AND cx.cand_idx = i.x
 JOIN candidates cy ON cy.pool_id = $pool_id AND cy.cand_idx = i.y
 WHERE i.v_fwd IS NOT NULL AND i.v_rev IS NOT NULL
-ORDER BY j.name, f.name, i.prompt_idx, i.x, i.y
+ORDER BY j.name, f.name, i.decoding, i.prompt_idx, i.x, i.y

@@ -1,15 +1,16 @@
--- One row per (judge, format) cell of the pool: its judge calls, how many parsed, how many carry a
--- probability-weighted (expected) score, the format's kind and nominal levels (range size or
--- label count), and whether it is a 0-100 scale (its share of multiples of 5 is taken from the
--- parsed values themselves, in numpy: a modulo over every verdict here costs more than the rest).
+-- One row per (judge, format, decoding) cell of the pool: its judge calls, how many parsed, how
+-- many carry a probability-weighted (expected) score, the format's kind and nominal levels (range
+-- size or label count), and whether it is a 0-100 scale (its share of multiples of 5 is taken from
+-- the parsed values themselves, in numpy: a modulo over every verdict here costs more than the
+-- rest). decoding: 'greedy' (the paper's protocol) or 'constrained' (to the format's labels).
 WITH counts AS (
-    SELECT judge_id, format_id,
+    SELECT judge_id, format_id, decoding,
            count(*) AS n_verdicts,
            count(value) AS n_parsed,
            count(expected) AS n_expected
     FROM verdicts
     WHERE pool_id = $pool_id
-    GROUP BY judge_id, format_id
+    GROUP BY judge_id, format_id, decoding
 ),
 fmt AS (
     SELECT format_id, name, kind, pairing, value_lo, value_hi,
@@ -18,11 +19,11 @@ fmt AS (
            json_array_length(json_keys(json_extract(spec, '$.labels'))) AS n_labels
     FROM formats
 )
-SELECT j.judge_id, j.name AS judge, f.format_id, f.name AS format, f.kind, f.pairing,
+SELECT j.judge_id, j.name AS judge, f.format_id, f.name AS format, c.decoding, f.kind, f.pairing,
        f.value_lo, f.value_hi, c.n_verdicts, c.n_parsed, c.n_expected,
        coalesce(f.range_lo = 0 AND f.range_hi = 100, false) AS scale_0_100,
        coalesce(f.range_hi - f.range_lo + 1, f.n_labels) AS nominal_levels
 FROM counts c
 JOIN judges j USING (judge_id)
 JOIN fmt f USING (format_id)
-ORDER BY j.name, f.name
+ORDER BY j.name, f.name, c.decoding

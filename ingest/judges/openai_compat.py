@@ -15,6 +15,7 @@ import time
 import httpx
 
 from .._redact import redact
+from . import _constraint
 from .base import CallHints, JudgeError, JudgeReply
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -41,8 +42,9 @@ class OpenAIJudge:
 
     def __init__(self, model: str, base_url: str, name: str | None = None,
                  api_key_env: str | None = None, timeout: float = 60.0,
-                 client: httpx.AsyncClient | None = None):
+                 client: httpx.AsyncClient | None = None, formats: dict | None = None):
         self.model = model
+        self.formats = formats or {}   # format name -> Format: the labels of constrained decoding
         self.name = name or model
         self.endpoint = base_url.rstrip("/")
         self._url = self.endpoint + "/chat/completions"
@@ -68,6 +70,9 @@ class OpenAIJudge:
             body["top_logprobs"] = settings.get("top_logprobs", 20)
         if settings.get("seed") is not None:
             body["seed"] = settings["seed"]
+        constraint = settings.get("constraint") if settings.get("mode") == "constrained" else None
+        if constraint is not None:
+            body.update(_constraint.request_fields(constraint, list(self.formats[hints.format_name].label_values())))
         started = time.perf_counter()
         try:
             response = await self._client.post(self._url, json=body, headers=self._headers)
@@ -89,6 +94,8 @@ class OpenAIJudge:
         except (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError) as exc:
             body = redact(response.text[:2000], self._secrets)[:120]
             raise JudgeError(f"malformed response: {type(exc).__name__}: {body!r}") from None
+        if constraint is not None:
+            text = _constraint.verdict_text(constraint, text)
         usage = data.get("usage") or {}
         top = tokens = None
         content = (choice.get("logprobs") or {}).get("content")
@@ -99,6 +106,22 @@ class OpenAIJudge:
         return JudgeReply(text=text, model=data.get("model"), tokens_in=usage.get("prompt_tokens"),
                           tokens_out=usage.get("completion_tokens"), latency_ms=latency,
                           tokens=tokens, top_logprobs=top, raw=data)
+
+    async def check_constraint(self, fmt, settings: dict) -> None:
+        """One call under the run's constraint, before any call of the run: a UserError when the
+        server refuses the constraint or ignores it (answers something other than a label)."""
+        constraint = settings["constraint"]
+        hints = CallHints(format_name=fmt.name, kind=fmt.kind, key="constraint-check")
+        formats, self.formats = self.formats, {**self.formats, fmt.name: fmt}
+        try:
+            reply = await self.complete([{"role": "user", "content": _constraint.CHECK_PROMPT}],
+                                        {**settings, "logprobs": False}, hints)
+        except JudgeError as exc:    # its text is redacted already
+            _constraint.check_reply(self.endpoint, constraint, fmt, error=str(exc))
+            return
+        finally:
+            self.formats = formats
+        _constraint.check_reply(self.endpoint, constraint, fmt, answer=reply.text)
 
     async def aclose(self) -> None:
         if self._owns_client:
