@@ -138,12 +138,21 @@ def test_evaluate_end_to_end(tiny, db, write_jsonl, tmp_path):
     assert evaluate(req)["judged"] == 2
     assert query_rows(db, "SELECT count(*), count(outcome) FROM evaluations") == [(18, 18)]
 
-    # outcomes export in the form `contrasts` reads, and contrasts run on the study
+    # the command line: a background run (runs table) that resumes and exports
     out = tmp_path / "outcomes.jsonl"
+    exe = str(Path(sys.executable).with_name("judgeaudit"))
+    proc = subprocess.run([exe, "evaluate", "--runs", ",".join(map(str, tiny["runs"])), "--pool", "demo",
+                           "--judge", "fake:e1", "--judge", "fake:e2?noise=0.4", "--max-new-tokens", "6",
+                           "--export", str(out), "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["exported"] == 18 and json.loads(proc.stdout)["generated"] == 0
+    runs = json.loads(subprocess.run([exe, "runs", "--json"], capture_output=True, text=True, timeout=60).stdout)["runs"]
+    assert [(r["kind"], r["status"]) for r in runs] == [("evaluate", "finished")]
+
+    # outcomes export in the form `contrasts` reads, and contrasts run on the study
     assert export_outcomes(db, "demo", out) == 18
     first = json.loads(out.read_text().splitlines()[0])
     assert set(first) == {"condition", "seed", "prompt_id", "judge", "outcome", "answer_len", "ref_len", "markdown"}
-    exe = str(Path(sys.executable).with_name("judgeaudit"))
     proc = subprocess.run([exe, "contrasts", "--study", "demo", "--boot", "200", "--json"], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
