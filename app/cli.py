@@ -306,7 +306,8 @@ def _register_commands() -> None:
     from .cli_train import curate_cmd, train_cmd; cli.add_command(curate_cmd); cli.add_command(train_cmd)
 
 
-_register_commands()
+if __name__ != "__main__":      # `python -m app.cli` registers them on the imported module below
+    _register_commands()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,4 +334,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from app.cli import main as imported_main   # the module proper, with every subcommand registered
+    sys.exit(imported_main())

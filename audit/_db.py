@@ -39,8 +39,10 @@ def connect(path: str | os.PathLike | None = None, timeout_s: float | None = Non
         try:
             con = duckdb.connect(str(p), read_only=True)
             break
-        except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+        except (duckdb.IOException, duckdb.ConnectionException) as exc:
+            # another process writes, or this process has the file open read-write right now
+            text = str(exc).lower()
+            if ("lock" not in text and "different configuration" not in text) or time.monotonic() > deadline:
                 raise
             if not told:
                 print(f"judgeaudit: {p} is being written by another process; waiting...",

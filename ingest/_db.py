@@ -31,8 +31,12 @@ def db_path(path: str | os.PathLike | None = None) -> Path:
 
 
 def _is_lock_error(exc: Exception) -> bool:
+    """Another process holds the file, or another connection of this process holds it in the other
+    mode (DuckDB refuses read-only and read-write connections to one file side by side in a process):
+    both pass when that connection closes, and connections here are short-lived."""
     text = str(exc).lower()
-    return "lock" in text and ("conflicting" in text or "could not set" in text)
+    return ("lock" in text and ("conflicting" in text or "could not set" in text)) \
+        or "different configuration" in text
 
 
 def open_with_retry(path: Path, read_only: bool, timeout_s: float | None = None,
@@ -46,7 +50,7 @@ def open_with_retry(path: Path, read_only: bool, timeout_s: float | None = None,
     while True:
         try:
             return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.IOException as exc:
+        except (duckdb.IOException, duckdb.ConnectionException) as exc:
             if not _is_lock_error(exc) or time.monotonic() > deadline:
                 raise
             if not told:

@@ -45,9 +45,11 @@ def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: 
     if not sep or not rest:
         raise UserError(f"--judge {spec!r}: expected openai:MODEL@BASE_URL, local:smollm2 or fake:NAME")
     if provider == "openai":
-        model, at, base = rest.rpartition("@")
-        if not at or not model or not base.startswith(("http://", "https://")):
-            raise UserError(f"--judge {spec!r}: expected openai:MODEL@BASE_URL with an http(s) URL")
+        cut = min((i for i in (rest.find("@http://"), rest.find("@https://")) if i >= 0), default=-1)
+        model, base = (rest[:cut], rest[cut + 1:]) if cut >= 0 else (rest, "")
+        if not model or not base:
+            raise UserError("--judge: expected openai:MODEL@BASE_URL with an http(s) URL, e.g. "
+                            "openai:my-model@http://localhost:8000/v1")
 
         if api_key_env and not os.environ.get(api_key_env):  # fail before any run is recorded
             raise UserError(f"--api-key-env: the environment variable {api_key_env} is not set")

@@ -14,22 +14,48 @@
 ALTER TABLE runs RENAME TO cell_runs;
 ALTER TABLE cell_runs ADD COLUMN job_id INTEGER;
 
-ALTER TABLE verdicts ADD COLUMN decoding VARCHAR DEFAULT 'greedy';
-UPDATE verdicts SET decoding = 'constrained'
-WHERE b_idx IS NULL AND judge_id IN (SELECT judge_id FROM judges WHERE provider = 'local');
-UPDATE verdicts SET decoding = 'greedy' WHERE decoding IS NULL;
-ALTER TABLE verdicts ALTER COLUMN decoding SET NOT NULL;
+-- The verdicts table is rebuilt (DuckDB cannot index rows deleted in the same transaction).
+CREATE TABLE verdicts_v3 (
+    run_id      INTEGER NOT NULL,
+    pool_id     INTEGER NOT NULL,
+    judge_id    INTEGER NOT NULL,
+    format_id   INTEGER NOT NULL,
+    decoding    VARCHAR NOT NULL DEFAULT 'greedy',   -- 'greedy' | 'constrained'
+    prompt_idx  INTEGER NOT NULL,
+    a_idx       INTEGER NOT NULL,
+    b_idx       INTEGER,
+    swapped     BOOLEAN NOT NULL DEFAULT false,
+    sample      INTEGER NOT NULL DEFAULT 0,
+    raw         VARCHAR,
+    label       VARCHAR,
+    value       DOUBLE,
+    status      VARCHAR NOT NULL,
+    error       VARCHAR,
+    attempts    INTEGER NOT NULL DEFAULT 1,
+    latency_ms  DOUBLE,
+    tokens_in   INTEGER,
+    tokens_out  INTEGER,
+    created_at  TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    label_probs JSON,
+    expected    DOUBLE
+);
 
-DELETE FROM verdicts WHERE rowid IN (
-    SELECT rid FROM (
-        SELECT rowid AS rid,
-               row_number() OVER (
-                   PARTITION BY pool_id, judge_id, format_id, decoding, prompt_idx, a_idx,
-                                coalesce(b_idx, -1), sample
-                   ORDER BY (status = 'ok') DESC, (status <> 'failed') DESC, created_at DESC,
-                            run_id DESC) AS keep_rank
-        FROM verdicts)
-    WHERE keep_rank > 1);
+INSERT INTO verdicts_v3 (run_id, pool_id, judge_id, format_id, decoding, prompt_idx, a_idx, b_idx, swapped,
+                         sample, raw, label, value, status, error, attempts, latency_ms, tokens_in,
+                         tokens_out, created_at, label_probs, expected)
+SELECT run_id, pool_id, judge_id, format_id, decoding, prompt_idx, a_idx, b_idx, swapped, sample, raw,
+       label, value, status, error, attempts, latency_ms, tokens_in, tokens_out, created_at,
+       label_probs, expected
+FROM (
+    SELECT *, CASE WHEN b_idx IS NULL AND judge_id IN (SELECT judge_id FROM judges WHERE provider = 'local')
+                   THEN 'constrained' ELSE 'greedy' END AS decoding
+    FROM verdicts)
+QUALIFY row_number() OVER (
+    PARTITION BY pool_id, judge_id, format_id, decoding, prompt_idx, a_idx, coalesce(b_idx, -1), sample
+    ORDER BY (status = 'ok') DESC, (status <> 'failed') DESC, created_at DESC, run_id DESC) = 1;
+
+DROP TABLE verdicts;
+ALTER TABLE verdicts_v3 RENAME TO verdicts;
 
 CREATE UNIQUE INDEX verdicts_one_per_call ON verdicts
     (pool_id, judge_id, format_id, decoding, prompt_idx, a_idx, coalesce(b_idx, -1), sample);
