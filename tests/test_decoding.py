@@ -238,3 +238,22 @@ def test_local_constrained_is_the_label_argmax(db, write_jsonl, shared_model):
     assert {(c["format"], c["decoding"], c["score"]) for c in cells} >= {
         ("likert5", "constrained", "label"), ("likert5", "constrained", "expected"),
         ("tournament", "constrained", "label")}
+
+
+def test_curation_reads_one_cell_of_a_judge_and_format(db, write_jsonl):
+    """With both decoding modes and expected scores stored, curating by a judge x format reads one
+    cell (the greedy labels unless a mode is named): one value per candidate, not four."""
+    from audit import candidate_scores, pool_candidates
+    from train.curate import eligible
+    import_pool(db, write_jsonl("pool.jsonl", _pool(3, 3)), "p")
+    for mode in ("greedy", "constrained"):
+        score(ScoreRequest(pool="p", judge="fake:j?unparsed=0.5", formats=["likert5"], decoding=mode,
+                           progress=False))
+    scores, cands = candidate_scores(db, "p"), pool_candidates(db, "p")
+    assert scores.height > 9                                 # 4 cells' scores of 9 candidates
+    greedy = eligible(cands, scores, "judge", "j", "likert5", held=pl.Series([], dtype=pl.Int64))
+    constrained = eligible(cands, scores, "judge", "j", "likert5", held=pl.Series([], dtype=pl.Int64),
+                           decoding="constrained")
+    labels = scores.filter(pl.col("score") == "label")
+    assert greedy["cand_idx"].to_list() == sorted(labels.filter(pl.col("decoding") == "greedy")["cand_idx"])
+    assert constrained.height == 9 and greedy.height < 9     # greedy left some unparsed

@@ -98,7 +98,7 @@ def heldout_prompts(pool_cands: pl.DataFrame, share: float | None = heldout.SHAR
 
 
 def eligible(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str, judge: str | None = None,
-             fmt: str | None = None, held: pl.Series | None = None) -> pl.DataFrame:
+             fmt: str | None = None, held: pl.Series | None = None, decoding: str | None = None) -> pl.DataFrame:
     """The candidates a policy chooses among, with the value it selects by: prompt_idx, cand_idx,
     value. The prompts in `held` (prompt_idx; default: heldout_prompts) are left out.
 
@@ -114,6 +114,12 @@ def eligible(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str,
         if scores is None or judge is None or fmt is None:
             raise ValueError("policy 'judge' needs scores, a judge and a format")
         cell = scores.filter((pl.col("judge") == judge) & (pl.col("format") == fmt))
+        # a cell is (judge, format, decoding, score): the parsed labels' scores, and of two decoding
+        # modes the paper's (greedy) unless `decoding` names one
+        if "score" in cell.columns:
+            cell = cell.filter(pl.col("score") == "label")
+        if "decoding" in cell.columns and (decoding is not None or cell["decoding"].n_unique() > 1):
+            cell = cell.filter(pl.col("decoding") == (decoding or "greedy"))
         out = cands.select("cand_idx").join(cell.select("cand_idx", pl.col("s").alias("value")),
                                             on="cand_idx").join(cands.select("cand_idx", "prompt_idx"), on="cand_idx")
     elif policy == "random":
