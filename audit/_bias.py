@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import numpy as np
@@ -13,6 +14,13 @@ from ._db import connect, pool_id, query
 BIAS_COLUMNS = ["judge", "format", "decoding", "pairing", "n_calls", "n_reverse_calls", "n_pairs", "q",
                 "q_lo", "q_hi", "b", "b_lo", "b_hi", "consistency", "self_tie_rate", "n_self",
                 "q_gap_corr"]
+
+
+def cell_rng(seed: int, *identity: str) -> np.random.Generator:
+    """The bootstrap generator of one cell, seeded by the user's seed and the cell's identity
+    (judge, format, decoding), so adding or removing another cell changes no cell's interval."""
+    digest = hashlib.sha256("\x1f".join(identity).encode("utf-8")).digest()
+    return np.random.default_rng([seed, *np.frombuffer(digest[:16], dtype=np.uint32).tolist()])
 
 
 def item_bias(v_fwd: np.ndarray, v_rev: np.ndarray, n_boot: int, rng: np.random.Generator) -> dict:
@@ -43,7 +51,8 @@ def bias(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: int = 2
 
     Columns: judge, format, decoding (greedy | constrained), pairing, n_calls, n_reverse_calls,
     n_pairs (items with a parsed verdict in both orders), q, q_lo, q_hi, b, b_lo, b_hi (means and
-    seeded 95% percentile-bootstrap intervals), consistency, self_tie_rate (TIE share among self-comparison calls), n_self,
+    seeded 95% percentile-bootstrap intervals, the seed derived from the cell's identity), consistency,
+    self_tie_rate (TIE share among parsed self-comparison calls), n_self (self-comparison calls),
     q_gap_corr (Pearson correlation of q_i with the reference gap r_x - r_y). Nulls where undefined.
     """
     with connect(db) as con:
@@ -54,12 +63,13 @@ def bias(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: int = 2
     for cell in cells.iter_rows(named=True):
         row = {k: cell[k] for k in ("judge", "format", "decoding", "pairing", "n_calls", "n_reverse_calls")}
         row["n_self"] = cell["n_self"]
-        row["self_tie_rate"] = cell["n_self_tie"] / cell["n_self"] if cell["n_self"] else None
+        parsed = cell["n_self_parsed"]
+        row["self_tie_rate"] = cell["n_self_tie"] / parsed if parsed else None
         part = items.filter((pl.col("judge") == cell["judge"]) & (pl.col("format") == cell["format"])
                             & (pl.col("decoding") == cell["decoding"]))
         row["n_pairs"] = part.height
         if part.height:
-            rng = np.random.default_rng([seed, len(rows)])
+            rng = cell_rng(seed, cell["judge"], cell["format"], cell["decoding"])
             v_fwd, v_rev = part["v_fwd"].to_numpy(), part["v_rev"].to_numpy()
             row.update(item_bias(v_fwd, v_rev, n_boot, rng))
             gap = part["ref_gap"].to_numpy().astype(float)

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from audit import audit_cells, bias, effective_levels, position_selection, stability
+from audit import audit_cells, bias, candidate_scores, effective_levels, position_selection, stability
 from ingest import import_pool, import_verdicts
 
 
@@ -97,7 +97,16 @@ def test_tournament_scores_and_slot_bias(db, write_jsonl):
     assert _cell(cells, "tournament")["top1_expected"] == 1.0           # a is top by both
     pos = position_selection(db, "p").to_dicts()[0]
     assert (pos["first_rate"], pos["last_rate"], pos["uniform_rate"]) == (1.0, 0.0, pytest.approx(1 / 3))
-    assert (3 * sig + 1 - sig) / 4 > 0.5
+    # candidate scores, sig(1) = 0.7310586, sig(0) = 1/2, sig(-1) = 1 - sig(1):
+    #   a: as A vs b sig(1); as B in (b, a, B+ = -1) 1 - sig(-1) = sig(1); as A vs c sig(1);
+    #      as B in (c, a, A+) 1 - sig(1)            -> (3 sig(1) + 1 - sig(1)) / 4 = 0.6155293
+    #   b: as B in (a, b, A+) 1 - sig(1); as A in (b, a, B+) sig(-1); as A in (b, c, TIE) 1/2
+    #                                               -> (2 (1 - sig(1)) + 1/2) / 3 = 0.3459609
+    #   c: as B in (a, c, A+) 1 - sig(1); as A in (c, a, A+) sig(1); as B in (b, c, TIE) 1/2
+    #                                               -> (1 + 1/2) / 3 = 1/2
+    got = {r["cand_idx"]: r["s"] for r in candidate_scores(db, "p").to_dicts() if r["format"] == "tournament"}
+    assert got == pytest.approx({0: (3 * sig + 1 - sig) / 4, 1: (2 * (1 - sig) + 0.5) / 3, 2: 0.5}, abs=1e-12)
+    assert got[0] == pytest.approx(0.6155292893, abs=1e-9) and got[1] == pytest.approx(0.3459609, abs=1e-7)
 
 
 def test_anchored_scores_use_forward_calls_only(db, write_jsonl):
@@ -109,7 +118,10 @@ def test_anchored_scores_use_forward_calls_only(db, write_jsonl):
                 for x, y, raw in calls]
     import_verdicts(db, write_jsonl("v.jsonl", verdicts), "p")
     cell = _cell(audit_cells(db, "p"), "anchored")
-    # scores (v+2)/4: a = 1/4, b = 2/4 (self TIE), c = 4/4: perfectly ordered
+    # scores (v+2)/4 over forward calls only: a = (-1+2)/4 = 1/4, b = (0+2)/4 = 1/2 (self TIE),
+    # c = (2+2)/4 = 1 (its reverse call B+ is not a score): perfectly ordered
+    got = {r["cand_idx"]: r["s"] for r in candidate_scores(db, "p").to_dicts()}
+    assert got == {0: 0.25, 1: 0.5, 2: 1.0}
     assert cell["tau_a"] == 1.0 and cell["distinct"] == 3
     row = bias(db, "p", n_boot=100).to_dicts()[0]
     # item c vs anchor b: v_fwd = 2, v_rev = -1 -> q = 1.5, b = 0.5

@@ -1,0 +1,116 @@
+"""Slot bias (DESIGN.md 'Metric definitions'): intervals of known width, consistency, the
+self-tie rate's denominator, the reference-gap correlation's sign, and bootstrap seeds that belong
+to the cell (judge, format, decoding) rather than to its position in the table."""
+
+import numpy as np
+import pytest
+import scipy.stats as ss
+
+from audit import bias, bias_items
+from ingest import import_pool, import_verdicts
+
+LABEL = {2: "A++", 1: "A+", 0: "TIE", -1: "B+", -2: "B++"}
+
+
+def _two_candidate_pool(db, write_jsonl, refs, name="p"):
+    """One prompt per entry of refs: candidates x (listed first) and y with references (r_x, r_y)."""
+    rows = []
+    for p, (rx, ry) in enumerate(refs):
+        rows += [{"prompt_id": f"q{p}", "prompt": f"prompt {p}", "candidate_id": c, "response": c,
+                  "reference": r} for c, r in (("x", rx), ("y", ry))]
+    import_pool(db, write_jsonl(f"{name}.jsonl", rows), name)
+
+
+def _items(judge, margins, fmt="tournament"):
+    """Verdict rows for items (v_fwd, v_rev), one per prompt: x in slot A, then y in slot A."""
+    out = []
+    for p, (fwd, rev) in enumerate(margins):
+        out.append({"judge": judge, "format": fmt, "prompt_id": f"q{p}", "a_id": "x", "b_id": "y", "raw": LABEL[fwd]})
+        out.append({"judge": judge, "format": fmt, "prompt_id": f"q{p}", "a_id": "y", "b_id": "x", "raw": LABEL[rev]})
+    return out
+
+
+def test_bootstrap_interval_of_plus_minus_one_items_has_the_binomial_width(db, write_jsonl):
+    """40 items whose q_i and b_i are each +1 for half of them and -1 for the other half:
+    (v_fwd, v_rev) = (2, 0): q = 1, b = 1; (0, 2): q = -1, b = 1; (0, -2): q = 1, b = -1;
+    (-2, 0): q = -1, b = -1; ten of each. A bootstrap mean of 40 values +-1 with 20 of each is
+    2X/40 - 1 with X ~ Binomial(40, 1/2). Its 2.5% and 97.5% quantiles are X = 14 and 26
+    (binom cdf(13) = 0.0192 < 0.025 < cdf(14) = 0.0403; cdf(25) = 0.9597 < 0.975 < cdf(26) = 0.9808),
+    so the 95% interval is [2*14/40 - 1, 2*26/40 - 1] = [-0.3, 0.3]. A 90% interval would be
+    X = 15 and 25: [-0.25, 0.25]."""
+    assert (ss.binom.ppf(0.025, 40, 0.5), ss.binom.ppf(0.975, 40, 0.5)) == (14, 26)
+    margins = [(2, 0)] * 10 + [(0, 2)] * 10 + [(0, -2)] * 10 + [(-2, 0)] * 10
+    _two_candidate_pool(db, write_jsonl, [(1, 0)] * 40)
+    import_verdicts(db, write_jsonl("v.jsonl", _items("j", margins)), "p")
+    for seed in (0, 1):
+        row = bias(db, "p", seed=seed, n_boot=20_000).to_dicts()[0]
+        assert (row["n_pairs"], row["q"], row["b"]) == (40, 0.0, 0.0)
+        assert (row["q_lo"], row["q_hi"]) == (pytest.approx(-0.3), pytest.approx(0.3))
+        assert (row["b_lo"], row["b_hi"]) == (pytest.approx(-0.3), pytest.approx(0.3))
+        assert row["consistency"] == 0.0      # every item is a tie in one order only
+
+
+def test_consistency_counts_a_tie_in_both_orders_but_not_a_one_sided_tie(db, write_jsonl):
+    # sign(v_fwd) = -sign(v_rev)?  (1,-1) yes; (0,0) yes; (-2,1) yes; (1,0) no (one-sided tie);
+    # (0,-1) no (one-sided tie); (1,1) no (slot A both times)  -> 3 of 6 = 0.5
+    margins = [(1, -1), (0, 0), (-2, 1), (1, 0), (0, -1), (1, 1)]
+    _two_candidate_pool(db, write_jsonl, [(1, 0)] * 6)
+    import_verdicts(db, write_jsonl("v.jsonl", _items("j", margins)), "p")
+    row = bias(db, "p", n_boot=50).to_dicts()[0]
+    assert row["consistency"] == pytest.approx(3 / 6)
+    # q_i = (fwd - rev)/2: 1, 0, -1.5, .5, .5, 0 -> sum 0.5, mean 0.5/6;
+    # b_i = (fwd + rev)/2: 0, 0, -.5, .5, -.5, 1 -> sum 0.5, mean 0.5/6
+    assert row["q"] == pytest.approx(0.5 / 6) and row["b"] == pytest.approx(0.5 / 6)
+
+
+def test_q_gap_corr_follows_the_reference_gap_of_x_minus_y(db, write_jsonl):
+    # items (x listed first): q_i = (fwd - rev)/2 and ref_gap = r_x - r_y
+    margins = [(1, -1), (1, 0), (0, 1), (2, -2)]          # q_i = 1, 0.5, -0.5, 2
+    refs = [(3, 1), (2, 1.5), (0, 1), (4, 0)]             # gaps = 2, 0.5, -1, 4
+    _two_candidate_pool(db, write_jsonl, refs)
+    import_verdicts(db, write_jsonl("v.jsonl", _items("j", margins)), "p")
+    items = bias_items(db, "p").sort("prompt_idx").to_dicts()
+    assert [i["ref_gap"] for i in items] == [2, 0.5, -1, 4]
+    assert [i["q_i"] for i in items] == [1, 0.5, -0.5, 2]
+    assert [i["b_i"] for i in items] == [0, 0.5, 0.5, 0]
+    assert [(i["v_fwd"], i["v_rev"]) for i in items] == margins
+    row = bias(db, "p", n_boot=50).to_dicts()[0]
+    expect = ss.pearsonr([1, 0.5, -0.5, 2], [2, 0.5, -1, 4]).statistic     # 0.99..., positive
+    assert expect > 0.9 and row["q_gap_corr"] == pytest.approx(expect)
+
+
+def test_self_tie_rate_counts_only_parsed_self_comparisons(db, write_jsonl):
+    # anchored, prompts of 3 candidates with references 1, 2, 3: the anchor is the middle one, b.
+    rows = []
+    for p in range(4):
+        rows += [{"prompt_id": f"q{p}", "prompt": "P", "candidate_id": c, "response": c, "reference": r}
+                 for c, r in (("a", 1), ("b", 2), ("c", 3))]
+    import_pool(db, write_jsonl("p.jsonl", rows), "p")
+    raws = ["TIE", "TIE", "A+", "no idea"]        # the anchor against itself, one call per prompt
+    verdicts = [{"judge": "j", "format": "anchored", "prompt_id": f"q{p}", "a_id": "b", "b_id": "b",
+                 "raw": raw} for p, raw in enumerate(raws)]
+    import_verdicts(db, write_jsonl("v.jsonl", verdicts), "p")
+    row = bias(db, "p", n_boot=50).to_dicts()[0]
+    # 4 self-comparisons, 3 parsed, 2 of them TIE: 2/3 (the unparsed call is no answer, not a non-TIE)
+    assert row["n_self"] == 4 and row["self_tie_rate"] == pytest.approx(2 / 3)
+    assert row["n_pairs"] == 0 and row["b"] is None
+
+
+def test_adding_a_judge_leaves_other_cells_intervals_unchanged(db, write_jsonl):
+    rng = np.random.default_rng(5)
+    _two_candidate_pool(db, write_jsonl, [(1, 0)] * 30)
+
+    def margins():
+        return [tuple(int(v) for v in rng.integers(-2, 3, 2)) for _ in range(30)]
+
+    import_verdicts(db, write_jsonl("v1.jsonl", _items("m", margins()) + _items("z", margins())), "p")
+    before = {r["judge"]: r for r in bias(db, "p", n_boot=500).to_dicts()}
+    # a judge that sorts first: every other cell moves down one row of the table
+    import_verdicts(db, write_jsonl("v2.jsonl", _items("a", margins())), "p")
+    after = {r["judge"]: r for r in bias(db, "p", n_boot=500).to_dicts()}
+    assert set(after) == {"a", "m", "z"}
+    for judge in ("m", "z"):
+        for key in ("q_lo", "q_hi", "b_lo", "b_hi"):
+            assert after[judge][key] == before[judge][key], (judge, key)
+    # and a cell's interval is its own: the same items under another judge's name draw other resamples
+    assert before["m"]["q_lo"] != pytest.approx(before["z"]["q_lo"]) or before["m"]["q"] != before["z"]["q"]
