@@ -122,10 +122,30 @@ def prompt_differences(study: str, judge: str, a: str, b: str):
     return _evaluation_cached("prompt_differences", *db_state(), study, judge, a, b)
 
 
-def runs_of(kind: str) -> list[dict]:
-    """Background runs of one kind (ingest.runs.list_runs), oldest first."""
+def runs_of(kind: str, pool: str | None = None) -> list[dict]:
+    """Background runs of one kind (ingest.runs.list_runs; dead runs are marked failed first),
+    oldest first. Never cached: two tabs and a reloaded page read the same live rows."""
     from ingest.runs import list_runs
-    return list_runs(db_file(), kind=kind)
+    return list_runs(db_file(), kind=kind, pool=pool)
+
+
+def launch_run(kind: str, argv: list[str], pool: str | None = None, key: str | None = None,
+               queue: str | None = None) -> int:
+    """Start `judgeaudit ARGV` as a background run (ingest.runs.launch); its id. UserError while a
+    live run holds the same key (e.g. the same pool and judge)."""
+    from ingest.runs import launch
+    return launch(db_file(), kind, argv, pool=pool, key=key, queue=queue)
+
+
+def cancel_run(run_id: int) -> dict:
+    """Ask a run to stop; a run still alive CANCEL_GRACE_S later is killed on a later read."""
+    from ingest.runs import cancel
+    return cancel(db_file(), run_id)
+
+
+def run_log(run_id: int, n_chars: int = 3000) -> str:
+    from ingest.runs import log_tail
+    return log_tail(db_file(), run_id, n_chars)
 
 
 def launch_evaluation(argv: list[str], pool: str, study: str) -> int:

@@ -35,7 +35,7 @@ from ._errors import UserError
 
 STATUSES = ("queued", "running", "finished", "failed", "cancelled")
 ACTIVE = ("queued", "running")
-HEARTBEAT_S = 5.0           # how often a live run writes its heartbeat and progress
+HEARTBEAT_S = 2.0           # how often a live run writes its heartbeat and progress
 CANCEL_GRACE_S = 60.0       # a cancelled run that is still alive after this is killed
 RUN_ENV = "JUDGEAUDIT_RUN_ID"
 COLUMNS = ("run_id", "kind", "status", "pool", "run_key", "queue", "pid", "pid_start", "host",

@@ -78,7 +78,9 @@ def test_score_page_launches_a_run(tmp_path, monkeypatch, write_jsonl):
     at.radio[0].set_value("fake")
     at.text_input[0].set_value("dash")
     at.button[0].click().run()
-    assert not at.exception
+    assert not at.exception and "Started run 1" in at.success[0].value
+    at.button[0].click().run()        # a double click: refused while the first run is alive
+    assert "already working on this" in at.error[0].value and "run 1, process" in at.error[0].value
     deadline = time.time() + 90
     n = 0
     while time.time() < deadline:
@@ -90,3 +92,12 @@ def test_score_page_launches_a_run(tmp_path, monkeypatch, write_jsonl):
         if n == 36:
             break
     assert n == 36   # 12 candidates x binary, likert5, numeric100
+    # a reload (a new browser session) reads the same run from the database
+    again = _app(db, monkeypatch)
+    again.switch_page("views/score.py").run()
+    deadline = time.time() + 30
+    while "Run 1 · finished" not in " ".join(m.value for m in again.markdown) and time.time() < deadline:
+        time.sleep(0.5)
+        again.run()
+    assert "Run 1 · finished" in " ".join(m.value for m in again.markdown)
+    assert query_rows(db, "SELECT count(*), count(DISTINCT (format_id, a_idx)) FROM verdicts") == [(36, 36)]

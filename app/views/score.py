@@ -1,16 +1,10 @@
-"""Score: launch a scoring run (a `judgeaudit score` process), follow its progress, cancel it."""
-
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+"""Score: launch a scoring run (a background `judgeaudit score` run), follow its progress, stop it."""
 
 import streamlit as st
 
 from app import data, score_form
+from app.runs_panel import runs_panel
 from ingest import UserError
-from ingest._progress import progress_dir, run_key
 from ingest.formats import BUILTIN
 
 pool = data.page_pool("Score")
@@ -51,41 +45,11 @@ if launch:
     except UserError as exc:
         st.error(str(exc))
 if argv:
-    cmd = [sys.executable, "-m", "app.cli", *argv]
-    log = progress_dir(data.db_file()) / f"{run_key(pool, judge_name)}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "w") as out:   # the run keeps its own copy of the file; ours closes here
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                env=dict(os.environ))
-    st.session_state["scoring"] = {"pid": proc.pid, "judge": judge_name, "log": str(log)}
+    try:    # refused while a run of the same pool and judge is alive (a double click included)
+        run_id = data.launch_run("score", argv, pool=pool, key=f"score:{pool}:{judge_name}")
+        st.success(f"Started run {run_id}: it goes on if this page is closed or reloaded.")
+    except UserError as exc:
+        st.error(str(exc))
 
-
-@st.fragment(run_every=1.0)
-def follow() -> None:
-    job = st.session_state.get("scoring")
-    if not job:
-        st.caption("No run launched from this page yet.")
-        return
-    folder = progress_dir(data.db_file())
-    record_path = folder / f"{run_key(pool, job['judge'])}.json"
-    record = json.loads(record_path.read_text()) if record_path.exists() else None
-    if record is None:
-        st.info("Starting (loading the judge)...")
-    else:
-        total = max(record["total"], 1)
-        st.progress(record["done"] / total, text=f"{record['done']}/{record['total']} calls · "
-                    f"{record['rate']:.1f}/s · failed {record['failed']} · unparsed {record['unparsed']} · "
-                    f"{record['status']}")
-        if record["failures"]:
-            st.write("Failures (reasons):")
-            st.code("\n".join(sorted(set(record["failures"]))))
-    if st.button("Cancel run"):
-        (folder / f"{run_key(pool, job['judge'])}.cancel").touch()
-    log = Path(job["log"])
-    if log.exists():
-        tail = log.read_text(errors="replace")[-2000:]
-        if tail.strip():
-            st.code(tail)
-
-
-follow()
+st.subheader("Runs")
+runs_panel("score", pool)

@@ -1,0 +1,59 @@
+"""The runs panel every page that starts background work shares (Score, Train, Evaluate, Probes):
+the runs of one kind read from the database on every refresh, so a reload or a second tab shows the
+same runs; a progress bar with rate and ETA, the error and log tail of a failed run, Stop."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import data
+
+ICONS = {"queued": ":material/schedule:", "running": ":material/progress_activity:",
+         "finished": ":material/check_circle:", "failed": ":material/error:", "cancelled": ":material/cancel:"}
+
+
+def _progress(row: dict) -> None:
+    p = row["progress"] or {}
+    total, done = p.get("total"), p.get("done")
+    if total:
+        eta = p.get("eta_s")
+        text = f"{done}/{total}" + (f" · {p['rate']:.1f}/s" if p.get("rate") else "") + \
+            (f" · ETA {eta:.0f} s" if eta is not None and row["status"] == "running" else "")
+        if "failed" in p:
+            text += f" · failed {p['failed']} · unparsed {p.get('unparsed', 0)}"
+        st.progress(min(done / total, 1.0), text=text)
+    elif row["status"] == "running":
+        st.caption("Starting (loading the judge or the model)...")
+
+
+def show_run(row: dict, key_prefix: str) -> None:
+    head = f"Run {row['run_id']} · {row['status']} · started {row['started_at'] or row['created_at']}"
+    with st.container(border=True):
+        st.markdown(f"{ICONS.get(row['status'], '')} **{head}**")
+        _progress(row)
+        if row["error"]:
+            st.error(row["error"])
+        if row["status"] in ("queued", "running"):
+            if st.button("Stop", key=f"{key_prefix}-stop-{row['run_id']}", icon=":material/stop:"):
+                data.cancel_run(row["run_id"])
+                st.toast(f"Asked run {row['run_id']} to stop")
+        with st.expander("Config and log"):
+            st.json(row["config"] or {}, expanded=False)
+            tail = data.run_log(row["run_id"])
+            st.code(tail or "(no output yet)", language=None)
+        if row["status"] == "failed" and row["log_path"]:
+            st.caption("Log tail of the failed run:")
+            st.code(data.run_log(row["run_id"], 1500) or "(empty log)", language=None)
+
+
+def runs_panel(kind: str, pool: str | None = None, limit: int = 5, refresh_s: float = 1.0) -> None:
+    """The latest runs of `kind` (for `pool`), newest first, refreshed every refresh_s seconds."""
+    @st.fragment(run_every=refresh_s)
+    def panel() -> None:
+        rows = data.runs_of(kind, pool)[::-1][:limit]
+        if not rows:
+            st.caption(f"No {kind} runs yet.")
+            return
+        for row in rows:
+            show_run(row, kind)
+    panel()
