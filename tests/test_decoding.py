@@ -257,3 +257,27 @@ def test_curation_reads_one_cell_of_a_judge_and_format(db, write_jsonl):
     labels = scores.filter(pl.col("score") == "label")
     assert greedy["cand_idx"].to_list() == sorted(labels.filter(pl.col("decoding") == "greedy")["cand_idx"])
     assert constrained.height == 9 and greedy.height < 9     # greedy left some unparsed
+
+
+def test_formats_page_shows_both_modes_and_toggles_expected_scores(db, write_jsonl, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+    from tests.conftest import REPO
+    import_pool(db, write_jsonl("pool.jsonl", _pool(4, 3)), "p")
+    for mode in ("greedy", "constrained"):
+        score(ScoreRequest(pool="p", judge="fake:j?unparsed=0.3", formats=["binary", "likert5"], decoding=mode,
+                           progress=False))
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    at.switch_page("views/formats.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    # labels: 2 formats x 2 modes, side by side; no expected-score rows until the toggle is on
+    assert sorted(zip(table["format"], table["decoding"])) == [
+        ("binary", "constrained"), ("binary", "greedy"), ("likert5", "constrained"), ("likert5", "greedy")]
+    assert set(table["score"]) == {"label"}
+    assert any("Both decoding modes" in c.value for c in at.caption)
+    at.toggle(key="formats_expected").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert set(table["score"]) == {"expected"} and len(table) == 4
+    assert any("expected scores" in s.value for s in at.subheader)
