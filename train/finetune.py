@@ -237,7 +237,7 @@ def make_callback(out: Path, counter: dict, cancelled: Callable[[], bool], progr
             if "loss" in logs:
                 self.t_last, self.tokens_last = now, tokens
             if "eval_loss" in logs:
-                self.last_eval = logs["eval_loss"]
+                self.last_eval = (state.global_step, logs["eval_loss"])
             elapsed = now - self.t0
             step, total = state.global_step, state.max_steps
             eta = elapsed / step * (total - step) if step and total else None
@@ -362,7 +362,12 @@ def fit(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool] = l
         f"({config['precision']}), effective batch {config['effective_batch']}")
     started = time.monotonic()
     result = trainer.train()
-    final_eval = trainer.evaluate() if eval_rows else {}
+    if not eval_rows:
+        final_eval = {}
+    elif callback.last_eval and callback.last_eval[0] == trainer.state.global_step:
+        final_eval = {"eval_loss": callback.last_eval[1]}      # evaluated at the last step already
+    else:
+        final_eval = trainer.evaluate()
     trainer.save_model(str(out))   # rank 0 writes adapter_config.json + adapter_model.safetensors
     seconds = time.monotonic() - started
     metrics = {"status": "cancelled" if callback.cancelled_at is not None else "finished",

@@ -1,0 +1,233 @@
+"""Fine-tuning: tokenisation with the prompt masked, the Trainer run folder, cancel, the background
+run. Fast tests use a tiny Llama built from a config with a character-level tokenizer (no
+download); the slow ones train the bundled SmolLM2 for 2 steps, loading it once."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest import UserError
+from train.finetune import IGNORE, TrainConfig, fit, read_subset, tokenize
+
+CHAT = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def build_tiny(folder: Path) -> Path:
+    """A 2-layer Llama (hidden 32) and a tokenizer with one token per character, saved as a folder."""
+    import torch
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    specials = ["<unk>", "<pad>", "<|im_start|>", "<|im_end|>"]
+    vocab = {t: i for i, t in enumerate(specials + [chr(c) for c in range(32, 127)] + ["\n"])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    tok.add_special_tokens(specials)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
+                                   eos_token="<|im_end|>", bos_token="<|im_start|>")
+    fast.chat_template = CHAT
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                         pad_token_id=vocab["<pad>"], eos_token_id=vocab["<|im_end|>"],
+                         bos_token_id=vocab["<|im_start|>"])
+    LlamaForCausalLM(config).save_pretrained(folder)
+    fast.save_pretrained(folder)
+    return folder
+
+
+def row(prompt: str, answer: str) -> dict:
+    return {"prompt": [{"role": "user", "content": prompt}], "completion": [{"role": "assistant", "content": answer}]}
+
+
+def write_subset(path: Path, n: int) -> Path:
+    rows = [row(f"Question {i}: " + "x" * (i % 7), f"Answer {i} " + "y" * (3 * i % 11)) for i in range(n)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return build_tiny(tmp_path_factory.mktemp("tiny") / "model")
+
+
+def test_labels_mask_the_prompt(tiny):
+    from train._model import load_tokenizer
+    tok = load_tokenizer(str(tiny))
+    examples, stats = tokenize([row("Hi", "Yo")], tok, 1024)
+    # "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" = 1 + 4 + 1 + 2 + 1 + 1 + 1 + 9 + 1 = 21
+    # tokens (one per character, one per special); the completion "Yo<|im_end|>\n" = 4 tokens
+    labels, ids = examples[0]["labels"], examples[0]["input_ids"]
+    assert len(ids) == 25 and labels[:21] == [IGNORE] * 21 and labels[21:] == ids[21:]
+    assert tok.convert_ids_to_tokens(ids[21:]) == ["Y", "o", "<|im_end|>", "\n"]
+    assert stats == {"n_examples": 1, "n_cut": 0, "share_cut": 0.0, "n_dropped": 0, "n_tokens": 25,
+                     "n_completion_tokens": 4}
+    # a cap of 23 cuts the first after two completion tokens; the second ("<|im_end|>\n") is 23 long
+    examples, stats = tokenize([row("Hi", "Yo"), row("Hi", "")], tok, 23)
+    assert [len(e["input_ids"]) for e in examples] == [23, 23] and stats["n_cut"] == 1 and stats["share_cut"] == 0.5
+    # a cap of 21 leaves no completion token: both are dropped
+    examples, stats = tokenize([row("Hi", "Yo"), row("Hello there", "Yo")], tok, 21)
+    assert examples == [] and stats["n_dropped"] == 2
+
+
+def test_bad_subset_lines_are_named(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(row("a", "b")) + "\n" + json.dumps({"prompt": "text", "completion": []}) + "\n")
+    with pytest.raises(UserError, match=r"bad.jsonl line 2: field 'prompt'"):
+        read_subset(bad)
+    bad.write_text(json.dumps(row("a", "b")) + "\n{oops\n")
+    with pytest.raises(UserError, match=r"line 2: not JSON"):
+        read_subset(bad)
+
+
+def test_fit_writes_the_run_folder_and_keeps_the_base(tiny, tmp_path):
+    import torch
+    from peft import PeftModel
+    from train._model import load_base
+    subset = write_subset(tmp_path / "s.jsonl", 40)
+    model, tok = load_base(str(tiny))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    cfg = TrainConfig(subset=str(subset), base=str(tiny), out=str(tmp_path / "run"), max_steps=3, learning_rate=1e-2)
+    peft_model, metrics = fit(cfg, model, tok)
+    out = Path(cfg.out)
+    assert metrics["status"] == "finished" and metrics["steps"] == 3 and metrics["eval_loss"] is not None
+    adapter = json.loads((out / "adapter_config.json").read_text())
+    assert adapter["modules_to_save"] is None and adapter["r"] == 16 and adapter["lora_alpha"] == 32
+    assert sorted(adapter["target_modules"]) == ["down_proj", "gate_proj", "k_proj", "o_proj", "q_proj", "up_proj",
+                                                 "v_proj"]
+    assert (out / "adapter_model.safetensors").stat().st_size > 0
+    config = json.loads((out / "config.json").read_text())
+    # 40 examples: round(0.05 x 40) = 2 held for eval_loss; effective batch 8 = 4 x 2 accumulation
+    assert config["data"]["n_train"] == 38 and config["data"]["n_eval"] == 2 and config["effective_batch"] == 8
+    assert config["subset"]["sha256"] and config["versions"]["torch"] and config["hyper_parameters"]["lora_r"] == 16
+    lines = [json.loads(x) for x in (out / "progress.jsonl").read_text().splitlines()]
+    train_lines = [x for x in lines if x["loss"] is not None]
+    assert [x["step"] for x in train_lines] == [1, 2, 3]
+    assert all(x["tokens_per_s"] > 0 and x["learning_rate"] > 0 and x["eta_s"] is not None for x in train_lines)
+    assert any(x["eval_loss"] is not None for x in lines)
+    # the base's own weights did not move; the adapter did
+    base = peft_model.get_base_model()
+    for name, value in before.items():
+        now = dict(base.named_parameters()).get(name.replace(".weight", ".base_layer.weight"),
+                                                dict(base.named_parameters()).get(name))
+        if now is not None:
+            assert torch.equal(now.detach(), value), name
+    lora_b = [p for n, p in peft_model.named_parameters() if "lora_B" in n]
+    assert lora_b and any(p.abs().sum() > 0 for p in lora_b)      # lora_B starts at zero
+    # a fresh base with the saved adapter gives the trained model's logits
+    peft_model.eval()
+    x = torch.tensor([tok.encode("Question 3: xxx")])
+    with torch.no_grad():
+        trained = peft_model(input_ids=x).logits
+        fresh, _ = load_base(str(tiny), tokenizer=False)
+        reloaded = PeftModel.from_pretrained(fresh, str(out)).eval()(input_ids=x).logits
+    assert torch.equal(trained, reloaded)
+
+
+def test_cancel_stops_at_the_next_step_and_saves(tiny, tmp_path):
+    from train._model import load_base
+    subset = write_subset(tmp_path / "s.jsonl", 40)
+    model, tok = load_base(str(tiny))
+    calls = []
+
+    def cancelled():
+        calls.append(1)
+        return True
+    cfg = TrainConfig(subset=str(subset), base=str(tiny), out=str(tmp_path / "run"), max_steps=50)
+    _, metrics = fit(cfg, model, tok, cancelled=cancelled)
+    assert metrics["status"] == "cancelled" and metrics["steps"] == 1 and calls
+    assert (tmp_path / "run" / "adapter_model.safetensors").exists()
+
+
+def test_length_grouping_cuts_padding(tiny, tmp_path):
+    from train._model import load_base
+    from train.finetune import build_trainer
+    # 512 examples: the sampler sorts mega-batches of min(512 // 32, 50) x 8 = 128 by length
+    rows = [row("q", "y" * (i * 37 % 200)) for i in range(512)]
+    model, tok = load_base(str(tiny))
+    examples, _ = tokenize(rows, tok, 1024)
+    share = {}
+    for grouped in (True, False):
+        cfg = TrainConfig(subset="-", base=str(tiny), out=str(tmp_path / "t"), group_by_length=grouped)
+        trainer = build_trainer(cfg, model, tok, examples, [])
+        batches = list(trainer.get_train_dataloader())
+        assert sum(b["input_ids"].shape[0] for b in batches) == 512
+        share[grouped] = 1 - sum(int(b["attention_mask"].sum()) for b in batches) / sum(
+            b["attention_mask"].numel() for b in batches)
+    assert share[True] < 0.1 < share[False]
+
+
+def test_train_command_runs_in_the_background_and_cancels(tiny, tmp_path, db):
+    from ingest import runs
+    subset = write_subset(tmp_path / "s.jsonl", 200)
+    run_id = runs.launch(db, "train", ["train", "--subset", str(subset), "--base", str(tiny), "--max-steps", "400",
+                                       "--eval-steps", "1000"], queue="train")
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        row_ = runs.get_run(db, run_id)
+        if (row_["progress"] or {}).get("step", 0) >= 2 or row_["status"] not in runs.ACTIVE:
+            break
+        time.sleep(1)
+    assert row_["status"] == "running", runs.log_tail(db, run_id)
+    runs.cancel(db, run_id, wait_s=60)
+    row_ = runs.get_run(db, run_id)
+    out = Path(row_["out_dir"])
+    assert row_["status"] == "cancelled", runs.log_tail(db, run_id)
+    assert (out / "adapter_model.safetensors").exists() and (out / "config.json").exists()
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["status"] == "cancelled" and 2 <= metrics["steps"] < 400
+    assert "cancel requested" in (out / "train.log").read_text()
+
+
+def test_train_command_refuses_bad_input(tmp_path):
+    import subprocess
+    import sys
+    exe = str(Path(sys.executable).with_name("judgeaudit"))
+    proc = subprocess.run([exe, "train", "--subset", str(tmp_path / "none.jsonl"), "--base", "local:smollm2",
+                           "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "none.jsonl: no such file" in proc.stderr
+    subset = write_subset(tmp_path / "s.jsonl", 3)
+    proc = subprocess.run([exe, "train", "--subset", str(subset), "--base", "local:nope"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "unknown bundled model" in proc.stderr
+
+
+# -- the bundled model ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def smollm2():
+    from train._model import load_base
+    return load_base("local:smollm2")
+
+
+@pytest.mark.slow
+def test_bundled_model_two_steps(smollm2, tmp_path):
+    import torch
+    from peft import PeftModel
+    model, tok = smollm2
+    examples, _ = tokenize([row("Name a colour.", "Blue.")], tok, 1024)
+    prompt = tok.apply_chat_template(row("Name a colour.", "")["prompt"], add_generation_prompt=True, tokenize=True,
+                                     return_dict=False)
+    labels = examples[0]["labels"]
+    assert labels[:len(prompt)] == [IGNORE] * len(prompt) and IGNORE not in labels[len(prompt):]
+    assert tok.decode(labels[len(prompt):]).startswith("Blue.")
+    subset = tmp_path / "s.jsonl"
+    subset.write_text("".join(json.dumps(row(f"Say {w}.", f"{w}!")) + "\n" for w in
+                              ["red", "green", "blue", "cyan", "pink", "grey", "gold", "navy", "teal", "plum"]))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    cfg = TrainConfig(subset=str(subset), base="local:smollm2", out=str(tmp_path / "run"), max_steps=2,
+                      batch_size=4, micro_batch_size=2)
+    peft_model, metrics = fit(cfg, model, tok)
+    assert metrics["steps"] == 2 and (tmp_path / "run" / "adapter_model.safetensors").exists()
+    peft_model.eval()
+    x = torch.tensor([tok.encode("Say red.")])
+    with torch.no_grad():
+        trained = peft_model(input_ids=x).logits
+    base = peft_model.unload()            # the base model with the LoRA layers taken out again
+    after = base.state_dict()
+    assert all(torch.equal(after[k], v) for k, v in before.items())
+    with torch.no_grad():
+        reloaded = PeftModel.from_pretrained(base, str(tmp_path / "run")).eval()(input_ids=x).logits
+    assert torch.equal(trained, reloaded)
