@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 
 from . import _metrics as m
+from ._bias import cell_rng
 from ._cells import PoolView, audit_cells
 from ._scores import scores_for
 
@@ -63,7 +64,7 @@ def stability(db: str | os.PathLike | None, pool: str, n_boot: int = 200, fracti
         size = int(n * fraction)
         if size < 1:
             continue
-        rng = np.random.default_rng([seed, c])
+        rng = cell_rng(seed, *(cell[k] for k in IDENTITY))   # by identity: other cells change nothing
         draws = rng.multivariate_hypergeometric(counts, size, size=n_boot).astype(float)
         p = draws / size
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -281,3 +281,16 @@ def test_formats_page_shows_both_modes_and_toggles_expected_scores(db, write_jso
     table = at.dataframe[0].value
     assert set(table["score"]) == {"expected"} and len(table) == 4
     assert any("expected scores" in s.value for s in at.subheader)
+
+
+def test_stability_of_a_cell_does_not_move_when_cells_are_added(db, write_jsonl):
+    from audit import stability
+    import_pool(db, write_jsonl("pool.jsonl", _pool(6, 4)), "p")
+    score(ScoreRequest(pool="p", judge="fake:b?noise=0.3", formats=["numeric100"], progress=False))
+    before = stability(db, "p", n_boot=30).filter(pl.col("judge") == "b")
+    # a judge sorting before it, and the other decoding mode of its own format: new cells ahead of it
+    score(ScoreRequest(pool="p", judge="fake:a", formats=["numeric100"], progress=False))
+    score(ScoreRequest(pool="p", judge="fake:b?noise=0.3", formats=["numeric100"], decoding="constrained",
+                       progress=False))
+    after = stability(db, "p", n_boot=30).filter((pl.col("judge") == "b") & (pl.col("decoding") == "greedy"))
+    assert before["sd"].to_list() == after["sd"].to_list() and before.height == after.height == 6
