@@ -81,3 +81,45 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
         assert text.startswith("# Reporting checklist: pool `browser`") and "Parse rate" in text
         browser.close()
     assert not list((tmp_path / "apptmp").glob("judgeaudit-upload-*"))   # both uploads cleaned up
+
+
+@pytest.fixture
+def locked_app_url(tmp_path):
+    """`judgeaudit app` with a password set: every page is behind the login."""
+    port = free_port()
+    env = {**os.environ, "JUDGEAUDIT_DB": str(tmp_path / "locked.duckdb"), "JUDGEAUDIT_APP_PASSWORD": "open sesame"}
+    exe = str(Path(sys.executable).with_name("judgeaudit"))
+    proc = subprocess.Popen([exe, "app", "--port", str(port), "--address", "127.0.0.1"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    if not wait_http(url + "/_stcore/health"):
+        proc.kill()
+        pytest.fail("the dashboard did not start within 120 s")
+    yield url
+    os.killpg(proc.pid, 15)
+    proc.wait(timeout=30)
+
+
+def test_password_gate(locked_app_url):
+    from playwright.sync_api import expect, sync_playwright
+    expect.set_options(timeout=90_000)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page()
+        page.set_default_timeout(90_000)
+        page.goto(locked_app_url)
+        password = page.get_by_label("Password", exact=True)
+        expect(password).to_be_visible()
+        expect(page.get_by_role("link", name="Formats")).to_have_count(0)      # no page before the login
+        password.fill("open sesame!")
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_text("Wrong password.")).to_be_visible()
+        expect(page.get_by_text("Diagnostics across judges")).to_have_count(0)
+        page.wait_for_timeout(1000)                                            # the delay after one failure
+        password.fill("open sesame")
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_text("Diagnostics across judges")).to_be_visible()
+        page.get_by_role("link", name="Score").click()
+        expect(page.get_by_text("API key variable")).to_have_count(0)         # no key box on the Score page
+        expect(page.get_by_role("radio", name="Simulated judge")).to_be_visible()
+        browser.close()
