@@ -262,7 +262,7 @@ def two_way_shares(table: np.ndarray) -> dict:
     ss_format = float(table.shape[0] * ((table.mean(axis=0) - grand) ** 2).sum())
     ss_judge = float(table.shape[1] * ((table.mean(axis=1) - grand) ** 2).sum())
     ss_resid = ss_total - ss_format - ss_judge
-    if ss_total <= 0:
+    if ss_total <= table.size * (1e-12 * float(np.abs(table).max())) ** 2:   # constant up to rounding
         return {"share_format": float("nan"), "share_judge": float("nan"),
                 "share_residual": float("nan"), "ss_total": ss_total}
     return {"share_format": ss_format / ss_total, "share_judge": ss_judge / ss_total,

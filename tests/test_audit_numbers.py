@@ -1,0 +1,258 @@
+"""The audit's other tables as numbers derived by hand (arithmetic in comments) or from scipy:
+subsampling stability on data that varies, score values, effective levels, the variance
+decomposition with leave-one-judge-out, the reporting checklist (JSON and Markdown), pools."""
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+import scipy.stats as ss
+
+from audit import (bias, checklist, checklist_markdown, effective_levels, pool_candidates, pools,
+                   score_values, stability, variance, variance_table)
+from audit import _metrics as m
+from ingest import import_pool, import_verdicts
+
+
+def _cand(pid, cid, ref=None, response=None):
+    return {"prompt_id": pid, "prompt": f"prompt {pid}", "candidate_id": cid,
+            "response": response or cid, "reference": ref}
+
+
+def _pointwise(judge, fmt, raws):
+    """One verdict per (prompt, candidate, raw) triple."""
+    return [{"judge": judge, "format": fmt, "prompt_id": p, "candidate_id": c, "raw": raw} for p, c, raw in raws]
+
+
+# --- stability ------------------------------------------------------------------------------
+
+def test_stability_on_varying_scores_matches_the_hypergeometric_law(db, write_jsonl):
+    """32 candidates (not a multiple of 3), 20 ACCEPT and 12 REJECT. Subsamples hold
+    floor(32/3) = 10 (rounding would give 11). The ACCEPT count X of a subsample is
+    Hypergeometric(32, 20, 10); distinct = 2 unless X in {0, 10}; D2 = 1/((X/10)^2 + (1-X/10)^2).
+    Full pool: p = (12/32, 20/32) = (.375, .625), D2 = 1/(.140625 + .390625) = 1.882353,
+    D1 = exp(-(.375 ln .375 + .625 ln .625)) = exp(0.36781 + 0.29375) = 1.937819."""
+    n, n_accept, size = 32, 20, 10
+    _pool = [_cand(f"q{i:02d}", "a", 1) for i in range(n)]
+    import_pool(db, write_jsonl("p.jsonl", _pool), "p")
+    raws = [(f"q{i:02d}", "a", "ACCEPT" if i < n_accept else "REJECT") for i in range(n)]
+    import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "binary", raws)), "p")
+    n_boot = 4000
+    rows = {r["metric"]: r for r in stability(db, "p", n_boot=n_boot).to_dicts()}
+    x = np.arange(size + 1)
+    pmf = ss.hypergeom.pmf(x, n, n_accept, size)
+    p = x / size
+    exact = {"distinct": 2 - pmf[0] - pmf[-1],
+             "d2": 1 / (p ** 2 + (1 - p) ** 2),
+             "d1": np.exp(-(np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0)
+                            + np.where(p < 1, (1 - p) * np.log(np.where(p < 1, 1 - p, 1)), 0)))}
+    full = {"distinct": 2.0, "d2": 1 / (0.375 ** 2 + 0.625 ** 2), "d1": 1.937819}
+    for metric in ("distinct", "d1", "d2"):
+        r = rows[metric]
+        assert r["sub_size"] == 10
+        assert r["full"] == pytest.approx(full[metric], rel=1e-6)
+        values = exact[metric] if metric != "distinct" else np.where((x == 0) | (x == size), 1.0, 2.0)
+        mean = float(np.sum(pmf * values))
+        sd = float(np.sqrt(np.sum(pmf * (values - mean) ** 2)))
+        # the mean of 4000 draws is within 4.5 standard errors of the exact mean
+        assert abs(r["mean"] - mean) < 4.5 * sd / math.sqrt(n_boot) + 1e-12, metric
+        assert r["sd"] == pytest.approx(sd, rel=0.08, abs=1e-3), metric
+        assert r["shift"] == pytest.approx(r["mean"] - r["full"])
+    # d2 varies between subsamples: a constant answer would fail the sd check above
+    assert rows["d2"]["sd"] > 0.05
+
+
+def test_stability_skips_cells_too_small_to_subsample(db, write_jsonl):
+    # two scored candidates: floor(2/3) = 0, no subsample of size >= 1
+    import_pool(db, write_jsonl("p.jsonl", [_cand("q", "a", 1), _cand("q", "b", 2)]), "p")
+    import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "likert5", [("q", "a", "2"), ("q", "b", "4")])), "p")
+    assert stability(db, "p").height == 0
+    # with fraction 1/2 it is 1: a one-candidate subsample always holds one level
+    rows = {r["metric"]: r for r in stability(db, "p", fraction=0.5, n_boot=30).to_dicts()}
+    assert rows["distinct"]["sub_size"] == 1 and rows["distinct"]["mean"] == 1.0
+    assert rows["d2"]["full"] == 2.0 and rows["d2"]["shift"] == -1.0
+
+
+# --- score values and effective levels -------------------------------------------------------
+
+def test_score_values_and_multiples_of_five(db, write_jsonl):
+    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcd")]), "p")
+    raws = [("q", "a", "85"), ("q", "b", "90"), ("q", "c", "87"), ("q", "d", "85")]
+    likert = [("q", "a", "3"), ("q", "b", "3"), ("q", "c", "5"), ("q", "d", "nope")]
+    import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "numeric100", raws)
+                                    + _pointwise("j", "likert5", likert)), "p")
+    got = score_values(db, "p")
+    num = got.filter(pl.col("format") == "numeric100").sort("s").select("s", "n", "mult5").rows()
+    # 85 twice, 87 once, 90 once; 85 and 90 are multiples of 5
+    assert num == [(0.85, 2, True), (0.87, 1, False), (0.9, 1, True)]
+    lik = got.filter(pl.col("format") == "likert5").sort("s").select("s", "n", "mult5").rows()
+    # (3-1)/4 = 0.5 twice, (5-1)/4 = 1 once; not a 0-100 scale: mult5 is null
+    assert lik == [(0.5, 2, None), (1.0, 1, None)]
+
+
+def test_effective_levels_for_each_alpha(db, write_jsonl):
+    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcd")]), "p")
+    raws = [("q", "a", "2"), ("q", "b", "2"), ("q", "c", "4"), ("q", "d", "5")]
+    import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "likert5", raws)), "p")
+    got = {r["alpha"]: r for r in effective_levels(db, "p").to_dicts()}
+    # shares p = (1/2, 1/4, 1/4)
+    assert got[0.0]["d_alpha"] == 3                                          # distinct values
+    assert got[0.5]["d_alpha"] == pytest.approx((math.sqrt(.5) + 2 * math.sqrt(.25)) ** 2)   # 2.914214
+    assert got[1.0]["d_alpha"] == pytest.approx(math.exp(ss.entropy([.5, .25, .25])))     # 2.828427
+    assert got[2.0]["d_alpha"] == pytest.approx(1 / (.25 + .0625 + .0625))               # 2.666667
+    assert got[math.inf]["d_alpha"] == pytest.approx(2.0)                                # 1 / 0.5
+    assert {r["n_candidates"] for r in got.values()} == {4}
+
+
+# --- variance decomposition ------------------------------------------------------------------
+
+def _grid(values, decoding="greedy", score="label"):
+    return pl.DataFrame([{"judge": j, "format": f, "decoding": decoding, "score": score, "tie_prob": v}
+                         for (j, f), v in values.items()])
+
+
+def test_variance_table_largest_complete_grid_and_leave_one_judge_out():
+    # judges x formats (tie_prob); j3 has no f2:
+    #        f1  f2  f3
+    #   j1    1   2   3
+    #   j2    3   4   8
+    #   j3    2   -   5
+    values = {("j1", "f1"): 1, ("j1", "f2"): 2, ("j1", "f3"): 3, ("j2", "f1"): 3, ("j2", "f2"): 4,
+              ("j2", "f3"): 8, ("j3", "f1"): 2, ("j3", "f3"): 5}
+    # a second kind of cell (constrained decoding) with one judge only: no grid, no rows
+    cells = pl.concat([_grid(values), _grid({("j1", "f1"): 9, ("j1", "f2"): 1}, decoding="constrained")])
+    rows = {r["dropped_judge"]: r for r in variance_table(cells, metrics=("tie_prob",)).to_dicts()}
+    assert set(rows) == {None, "j1", "j2", "j3"}
+    assert {r["decoding"] for r in rows.values()} == {"greedy"}
+    # all judges: formats f1, f3 only, table (1,3), (3,8), (2,5), grand mean 22/6.
+    # SS_total = 94/3; format means 2, 16/3: SS_f = 3 (25/9 + 25/9) = 50/3;
+    # judge means 2, 5.5, 3.5: SS_j = 2 (25/9 + 121/36 + 1/36) = 37/3; residual 7/3
+    full = rows[None]
+    assert (full["n_judges"], full["n_formats"]) == (3, 2)
+    assert full["ss_total"] == pytest.approx(94 / 3)
+    assert full["share_format"] == pytest.approx(50 / 94) and full["share_judge"] == pytest.approx(37 / 94)
+    assert full["share_residual"] == pytest.approx(7 / 94)
+    # without j3 every format is complete: (1,2,3), (3,4,8): SS 29.5, format 13, judge 13.5, residual 3
+    assert (rows["j3"]["n_judges"], rows["j3"]["n_formats"]) == (2, 3)
+    assert rows["j3"]["share_format"] == pytest.approx(13 / 29.5)
+    assert rows["j3"]["share_judge"] == pytest.approx(13.5 / 29.5)
+    # without j1: (3,8), (2,5): grand 4.5, SS 21, format means 2.5, 6.5: 16; judge means 5.5, 3.5: 4
+    assert rows["j1"]["ss_total"] == pytest.approx(21) and rows["j1"]["share_format"] == pytest.approx(16 / 21)
+    assert rows["j1"]["share_residual"] == pytest.approx(1 / 21)
+    # without j2: (1,3), (2,5): grand 2.75, SS 8.75, format 6.25, judge 2.25, residual 0.25
+    assert rows["j2"]["share_judge"] == pytest.approx(2.25 / 8.75)
+    assert rows["j2"]["share_residual"] == pytest.approx(0.25 / 8.75)
+
+
+def test_variance_table_keeps_kinds_apart_and_a_hand_grid_is_one_kind():
+    plain = pl.DataFrame([{"judge": j, "format": f, "tie_prob": v} for (j, f), v in
+                          {("a", "x"): 1.0, ("a", "y"): 2.0, ("b", "x"): 3.0, ("b", "y"): 6.0}.items()])
+    rows = variance_table(plain, metrics=("tie_prob",)).to_dicts()
+    # (1,2),(3,6): grand 3; SS 4+1+0+9 = 14; format means 2, 4: SS_f = 2*(1+1) = 4;
+    # judge means 1.5, 4.5: SS_j = 2*(2.25+2.25) = 9; residual 1
+    full = [r for r in rows if r["dropped_judge"] is None]
+    assert len(full) == 1 and (full[0]["decoding"], full[0]["score"]) == ("greedy", "label")
+    assert full[0]["share_format"] == pytest.approx(4 / 14) and full[0]["share_judge"] == pytest.approx(9 / 14)
+    # the same grid as label and as expected score: two decompositions, never one 2x4 grid
+    both = pl.concat([_grid({("a", "x"): 1, ("a", "y"): 2, ("b", "x"): 3, ("b", "y"): 6}),
+                      _grid({("a", "x"): 1, ("a", "y"): 1, ("b", "x"): 5, ("b", "y"): 5}, score="expected")])
+    out = variance_table(both, metrics=("tie_prob",)).filter(pl.col("dropped_judge").is_null())
+    assert out.select("score", "n_formats").rows() == [("label", 2), ("expected", 2)]
+    # expected: (1,1),(5,5): all of the variance is the judge's
+    assert out.filter(pl.col("score") == "expected")["share_judge"][0] == pytest.approx(1.0)
+
+
+def test_two_way_shares_of_a_constant_table_are_undefined():
+    # 0.4 is not exact in binary: the grand mean's rounding leaves SS_total ~ 1e-32, not 0, and
+    # shares of that noise would be meaningless numbers
+    out = m.two_way_shares(np.full((2, 3), 0.4))
+    assert out["ss_total"] < 1e-24
+    assert all(math.isnan(out[k]) for k in ("share_format", "share_judge", "share_residual"))
+
+
+def test_variance_through_the_database(db, write_jsonl):
+    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abc")]), "p")
+    rows = []
+    # judge u: binary (1,1,0) -> tie_prob 5/9; likert5 (2,3,4) -> 1/3
+    # judge v: binary (1,0,0) -> 5/9;           likert5 (2,2,2) -> 1
+    for judge, binary, likert in (("u", "AAR", "234"), ("v", "ARR", "222")):
+        rows += _pointwise(judge, "binary", [("q", c, "ACCEPT" if x == "A" else "REJECT") for c, x in zip("abc", binary)])
+        rows += _pointwise(judge, "likert5", list(zip("qqq", "abc", likert)))
+    import_verdicts(db, write_jsonl("v.jsonl", rows), "p")
+    got = variance(db, "p").filter((pl.col("metric") == "tie_prob") & pl.col("dropped_judge").is_null()).to_dicts()[0]
+    # table (5/9, 1/3), (5/9, 1): grand 11/18; deviations -1/18, -5/18, -1/18, 7/18
+    # SS_total = (1 + 25 + 1 + 49)/324 = 76/324; format means 5/9, 2/3: SS_f = 2 (1/324 + 1/324) = 4/324
+    # judge means 4/9, 7/9: SS_j = 2 (9/324 + 9/324) = 36/324; residual 36/324
+    assert got["ss_total"] == pytest.approx(76 / 324)
+    assert got["share_format"] == pytest.approx(4 / 76) and got["share_judge"] == pytest.approx(36 / 76)
+    assert got["share_residual"] == pytest.approx(36 / 76)
+
+
+# --- checklist -------------------------------------------------------------------------------
+
+def test_checklist_numbers_and_markdown(db, write_jsonl):
+    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, r) for c, r in (("a", 3), ("b", 1), ("c", 2))]
+                                + [_cand("r", "a", 1), _cand("r", "b", 2)]), "p")
+    rows = _pointwise("j", "binary", [("q", "a", "ACCEPT"), ("q", "b", "ACCEPT"), ("q", "c", "REJECT"),
+                                      ("r", "a", "ACCEPT"), ("r", "b", "maybe")])
+    calls = [("q", "a", "b", "A+"), ("q", "b", "a", "B+"), ("q", "a", "c", "A+"), ("q", "c", "a", "A+"),
+             ("q", "b", "c", "TIE")]
+    rows += [{"judge": "j", "format": "tournament", "prompt_id": p, "a_id": x, "b_id": y, "raw": raw}
+             for p, x, y, raw in calls]
+    import_verdicts(db, write_jsonl("v.jsonl", rows), "p")
+    doc = checklist(db, "p")
+    assert doc["pool"] == {"name": "p", "n_prompts": 2, "n_candidates": 5}
+    cells = {c["format"]: c for c in doc["cells"]}
+    binary = cells["binary"]
+    # binary: 4 of 5 calls parsed; scores (1, 1, 0, 1): shares 3/4, 1/4 -> tie_prob 9/16 + 1/16 = 10/16
+    assert binary["parse_rate"] == pytest.approx(4 / 5)
+    assert (binary["distinct"], binary["n_candidates"]) == (2, 4)
+    assert binary["tie_prob"] == pytest.approx(10 / 16) and binary["d2"] == pytest.approx(1.6)
+    assert binary["slot"] is None and binary["template"] is None and binary["source"] == "import"
+    assert binary["score"] == "label" and binary["decoding"]["mode"] == "greedy"
+    tour = cells["tournament"]
+    # tournament: three distinct scores (see test_audit_hand) -> tie_prob 3 * (1/3)^2 = 1/3, D2 = 3
+    assert (tour["distinct"], tour["tie_prob"], tour["d2"]) == (3, pytest.approx(1 / 3), pytest.approx(3.0))
+    b = bias(db, "p").to_dicts()[0]
+    assert tour["slot"]["scheme"] == "imported verdicts; 2 of 5 calls in the reverse order, 2 items seen in both orders"
+    assert (tour["slot"]["b"], tour["slot"]["b_lo"], tour["slot"]["b_hi"]) == (b["b"], b["b_lo"], b["b_hi"])
+    assert b["b"] == pytest.approx(0.5)   # items (1, -1): b 0; (1, 1): b 1
+    md = checklist_markdown(doc)
+    assert md.startswith("# Reporting checklist: pool `p`\n\n2 prompts, 5 candidates.\n")
+    assert "## j × binary × greedy\n" in md
+    assert "1. Format: verdicts imported; the prompt template was not recorded." in md
+    assert "2. Tie probability 0.625, D2 = 1.60 effective levels; 2 distinct values over 4 scored candidates." in md
+    assert "3. Slots: pointwise format, no slot bias." in md
+    assert "4. Parse rate 0.800." in md
+    assert (f"3. Slots: imported verdicts; 2 of 5 calls in the reverse order, 2 items seen in both orders. "
+            f"Estimated slot bias b = 0.500 (95% CI {b['b_lo']:.3f} to {b['b_hi']:.3f}).") in md
+    assert "2. Tie probability 0.333, D2 = 3.00 effective levels; 3 distinct values over 3 scored candidates." in md
+
+
+def test_checklist_markdown_of_a_scored_cell_with_template_and_missing_numbers():
+    doc = {"pool": {"name": "x", "n_prompts": 1, "n_candidates": 2},
+           "cells": [{"judge": "J", "format": "likert5", "score": "expected", "score_rule": "the rule",
+                      "template": "Rate {response}.\n\n", "decoding": {"mode": "constrained", "rule": "R", "temperature": 0},
+                      "tie_prob": None, "d2": None, "distinct": 0, "n_candidates": 0, "parse_rate": 1.0,
+                      "slot": {"scheme": "S", "b": None, "b_lo": None, "b_hi": None}}]}
+    md = checklist_markdown(doc).split("\n")
+    assert "## J × likert5 × constrained (expected score)" in md
+    i = md.index("1. Format, verbatim:")
+    assert md[i + 1: i + 5] == ["", "```", "Rate {response}.", "```"]
+    assert "   Decoding: R." in md and '   Settings: `{"temperature": 0}`.' in md and "   Score: the rule." in md
+    assert "2. Tie probability n/a, D2 = n/a effective levels; 0 distinct values over 0 scored candidates." in md
+    assert "3. Slots: S. Estimated slot bias b = n/a (95% CI n/a to n/a)." in md
+    assert "4. Parse rate 1.000." in md
+
+
+# --- pools -----------------------------------------------------------------------------------
+
+def test_pools_and_pool_candidates(db, write_jsonl):
+    import_pool(db, write_jsonl("a.jsonl", [_cand("q", "x", 2.5, "hello"), _cand("q", "y", None, "hi"),
+                                            _cand("r", "z", 1, "")]), "a")
+    import_pool(db, write_jsonl("b.jsonl", [_cand("q", "x", 1)]), "b")
+    assert pools(db).rows() == [("a", 2, 3), ("b", 1, 1)]
+    got = pool_candidates(db, "a").select("prompt_id", "candidate_id", "position", "k", "reference",
+                                          "response_chars").rows()
+    assert got == [("q", "x", 0, 2, 2.5, 5), ("q", "y", 1, 2, None, 2), ("r", "z", 0, 1, 1.0, 1)]
