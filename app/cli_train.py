@@ -15,13 +15,17 @@ from .cli import db_option, emit_json, json_option
               show_default=True, help="judge = the judge x format's scores; or a baseline")
 @click.option("--judge", default=None, help="judge name (policy judge)")
 @click.option("--format", "fmt", default=None, help="format name (policy judge)")
+@click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default=None,
+              help="the cell's decoding (default: its only one, else greedy)")
+@click.option("--score", "score_kind", type=click.Choice(["label", "expected"]), default="label", show_default=True,
+              help="the parsed labels' scores or the probability-weighted (expected) ones")
 @click.option("--rate", type=float, default=None, help="share of eligible prompts to keep, in (0, 1] (full: 1)")
 @click.option("--seed", default=0, show_default=True, help="seed of the tie-breaks (the audit's top-1 key)")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="the subset as TRL conversational prompt-completion JSONL")
 @db_option
 @json_option
-def curate_cmd(pool, policy, judge, fmt, rate, seed, out, db, as_json):
+def curate_cmd(pool, policy, judge, fmt, decoding, score_kind, rate, seed, out, db, as_json):
     """Select one response per prompt, keep the top share of prompts; store and export the subset."""
     from ingest import UserError
     from train.subsets import make_subset
@@ -29,7 +33,8 @@ def curate_cmd(pool, policy, judge, fmt, rate, seed, out, db, as_json):
         if policy != "full":
             raise UserError("--rate is required (except for --policy full)")
         rate = 1.0
-    result = make_subset(db, pool, policy, rate, out, seed=seed, judge=judge, fmt=fmt)
+    result = make_subset(db, pool, policy, rate, out, seed=seed, judge=judge, fmt=fmt, decoding=decoding,
+                         score=score_kind)
     if as_json:
         emit_json(result)
     else:
@@ -40,8 +45,16 @@ def curate_cmd(pool, policy, judge, fmt, rate, seed, out, db, as_json):
 
 
 @click.command("train")
-@click.option("--subset", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--subset", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="TRL prompt-completion JSONL (from `judgeaudit curate`)")
+@click.option("--pool", default=None, help="instead of --subset: curate from this pool first, into the run folder "
+              "(with --policy, --judge, --format, --rate; the tie-breaks use --seed)")
+@click.option("--policy", type=click.Choice(["judge", "random", "length", "full"]), default="judge", show_default=True)
+@click.option("--judge", default=None)
+@click.option("--format", "fmt", default=None)
+@click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default=None)
+@click.option("--score", "score_kind", type=click.Choice(["label", "expected"]), default="label", show_default=True)
+@click.option("--rate", type=float, default=None)
 @click.option("--base", required=True, help="local:smollm2 (the bundled model), a model folder or a hub id")
 @click.option("--out", default=None, type=click.Path(file_okay=False, path_type=Path),
               help="run folder for config, progress, log and adapter (default: the run's own folder)")
@@ -61,11 +74,18 @@ def curate_cmd(pool, policy, judge, fmt, rate, seed, out, db, as_json):
 @click.option("--seed", default=0, show_default=True)
 @db_option
 @json_option
-def train_cmd(subset, base, out, max_steps, epochs, learning_rate, batch_size, micro_batch_size, lora_r,
+def train_cmd(subset, pool, policy, judge, fmt, decoding, score_kind, rate, base, out, max_steps, epochs, learning_rate, batch_size, micro_batch_size, lora_r,
               lora_alpha, lora_dropout, max_length, eval_share, eval_steps, group_by_length, seed, db, as_json):
     """Fine-tune a LoRA adapter on a subset (peft + transformers Trainer), as a background run."""
+    from ingest import UserError
     from train.jobs import train_job
-    metrics = train_job(db, subset=subset, base=base, out=out, max_steps=max_steps, epochs=epochs,
+    curation = None
+    if pool is not None:
+        if rate is None and policy != "full":
+            raise UserError("--rate is required with --pool (except for --policy full)")
+        curation = {"pool": pool, "policy": policy, "judge": judge, "format": fmt, "decoding": decoding,
+                    "score": score_kind, "rate": rate or 1.0}
+    metrics = train_job(db, subset=subset, curation=curation, base=base, out=out, max_steps=max_steps, epochs=epochs,
                         learning_rate=learning_rate, batch_size=batch_size, micro_batch_size=micro_batch_size,
                         lora_r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout, max_length=max_length,
                         eval_share=eval_share, eval_steps=eval_steps, group_by_length=group_by_length, seed=seed)

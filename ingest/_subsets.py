@@ -11,7 +11,7 @@ from . import _db
 from ._errors import UserError
 from .store import _next_id, pool_id
 
-SUBSET_COLUMNS = ("subset_id", "pool", "name", "policy", "judge", "format", "rate", "seed", "n_eligible",
+SUBSET_COLUMNS = ("subset_id", "pool", "name", "policy", "judge", "format", "decoding", "score", "rate", "seed", "n_eligible",
                   "n_selected", "n_pick_tied", "n_cut_tied", "n_heldout_prompts", "cut_value", "sha256",
                   "export_path", "created_at")
 
@@ -63,13 +63,15 @@ def save_subset(db: str | os.PathLike | None, pool: str, name: str, summary: dic
         fmt = _db.one(con, "SELECT format_id FROM formats WHERE name = $n", {"n": summary.get("format")})
         con.execute("""
             INSERT INTO subsets (subset_id, pool_id, name, judge_id, format_id, policy, rate, seed, judge, format,
-                                 n_eligible, n_selected, n_pick_tied, n_cut_tied, n_heldout_prompts, cut_value,
+                                 decoding, score, n_eligible, n_selected, n_pick_tied, n_cut_tied, n_heldout_prompts, cut_value,
                                  sha256, export_path)
-            VALUES ($sid, $pid, $name, $jid, $fid, $policy, $rate, $seed, $judge, $format, $n_eligible,
+            VALUES ($sid, $pid, $name, $jid, $fid, $policy, $rate, $seed, $judge, $format, $decoding, $score,
+                    $n_eligible,
                     $n_selected, $n_pick_tied, $n_cut_tied, $n_heldout, $cut, $sha, $path)""",
                     {"sid": sid, "pid": pid, "name": name, "jid": judge[0] if judge else None,
                      "fid": fmt[0] if fmt else None, "policy": summary["policy"], "rate": summary["rate"],
                      "seed": summary["seed"], "judge": summary.get("judge"), "format": summary.get("format"),
+                     "decoding": summary.get("decoding"), "score": summary.get("score"),
                      "n_eligible": summary["n_eligible"], "n_selected": summary["n_selected"],
                      "n_pick_tied": summary["n_pick_tied"], "n_cut_tied": summary["n_cut_tied"],
                      "n_heldout": summary["n_heldout_prompts"], "cut": summary["cut_value"],
@@ -84,7 +86,7 @@ def save_subset(db: str | os.PathLike | None, pool: str, name: str, summary: dic
 
 
 _SELECT = """
-    SELECT s.subset_id, p.name AS pool, s.name, s.policy, s.judge, s.format, s.rate, s.seed, s.n_eligible,
+    SELECT s.subset_id, p.name AS pool, s.name, s.policy, s.judge, s.format, s.decoding, s.score, s.rate, s.seed, s.n_eligible,
            s.n_selected, s.n_pick_tied, s.n_cut_tied, s.n_heldout_prompts, s.cut_value, s.sha256,
            s.export_path, s.created_at
     FROM subsets s JOIN pools p ON p.pool_id = s.pool_id"""

@@ -85,9 +85,22 @@ def load_base(base: str, *, dtype=None, device: str | None = None, tokenizer: bo
     model = AutoModelForCausalLM.from_pretrained(
         where["path"], gguf_file=where["gguf_file"], dtype=dtype, trust_remote_code=False,
         local_files_only=where["kind"] != "hub")
+    if where["kind"] == "gguf":
+        _drop_gguf_marker(model)
     model.to(device or pick_device())
     model.eval()
     return model, (load_tokenizer(base) if tokenizer else None)
+
+
+def _drop_gguf_marker(model) -> None:
+    """transformers dequantises GGUF tensors on load into plain float weights but keeps a GGUF
+    'quantizer' on the model, which makes the Trainer refuse to train it. Remove the marker."""
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None:
+        quantizer.remove_quantization_config(model)
+    for module in model.modules():
+        if hasattr(module, "config") and getattr(module.config, "_is_quantized", False):
+            module.config._is_quantized = False
 
 
 def _quiet() -> None:

@@ -97,13 +97,29 @@ def heldout_prompts(pool_cands: pl.DataFrame, share: float | None = heldout.SHAR
     return prompts.filter(pl.col("prompt_id").is_in(ids))["prompt_idx"]
 
 
+def cell_scores(scores: pl.DataFrame, judge: str, fmt: str, decoding: str | None = None,
+                score: str = "label") -> tuple[pl.DataFrame, str | None]:
+    """The scores of one audit cell (judge, format, decoding, score kind) and its decoding: with
+    decoding None, the cell's only mode, or of two the paper's (greedy)."""
+    cell = scores.filter((pl.col("judge") == judge) & (pl.col("format") == fmt))
+    if "score" in cell.columns:
+        cell = cell.filter(pl.col("score") == score)
+    if "decoding" not in cell.columns:
+        return cell, decoding
+    if decoding is None:
+        modes = sorted(cell["decoding"].unique().to_list())
+        decoding = modes[0] if len(modes) == 1 else "greedy"
+    return cell.filter(pl.col("decoding") == decoding), decoding
+
+
 def eligible(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str, judge: str | None = None,
-             fmt: str | None = None, held: pl.Series | None = None, decoding: str | None = None) -> pl.DataFrame:
+             fmt: str | None = None, held: pl.Series | None = None, decoding: str | None = None,
+             score: str = "label") -> pl.DataFrame:
     """The candidates a policy chooses among, with the value it selects by: prompt_idx, cand_idx,
     value. The prompts in `held` (prompt_idx; default: heldout_prompts) are left out.
 
     `pool_cands` as audit.pool_candidates returns it (row = cand_idx); `scores` as
-    audit.candidate_scores (needed for policy 'judge' only).
+    audit.candidate_scores (policy 'judge' only; the cell as `cell_scores` picks it).
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
@@ -113,13 +129,7 @@ def eligible(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str,
     if policy == "judge":
         if scores is None or judge is None or fmt is None:
             raise ValueError("policy 'judge' needs scores, a judge and a format")
-        cell = scores.filter((pl.col("judge") == judge) & (pl.col("format") == fmt))
-        # a cell is (judge, format, decoding, score): the parsed labels' scores, and of two decoding
-        # modes the paper's (greedy) unless `decoding` names one
-        if "score" in cell.columns:
-            cell = cell.filter(pl.col("score") == "label")
-        if "decoding" in cell.columns and (decoding is not None or cell["decoding"].n_unique() > 1):
-            cell = cell.filter(pl.col("decoding") == (decoding or "greedy"))
+        cell, _ = cell_scores(scores, judge, fmt, decoding, score)
         out = cands.select("cand_idx").join(cell.select("cand_idx", pl.col("s").alias("value")),
                                             on="cand_idx").join(cands.select("cand_idx", "prompt_idx"), on="cand_idx")
     elif policy == "random":
@@ -135,23 +145,27 @@ def eligible(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str,
 
 def curate(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str, rate: float, seed: int = 0,
            judge: str | None = None, fmt: str | None = None,
-           holdout_share: float | None = heldout.SHARE) -> tuple[pl.DataFrame, dict]:
+           holdout_share: float | None = heldout.SHARE, decoding: str | None = None,
+           score: str = "label") -> tuple[pl.DataFrame, dict]:
     """(picks, summary): `select` over `eligible`; policy 'full' always keeps every prompt.
     Held-out prompts: heldout_prompts(pool_cands, holdout_share).
 
-    summary: policy, judge, format, rate, seed, n_eligible (prompts), n_selected, n_pick_tied
+    summary: policy, judge, format, decoding, score, rate, seed, n_eligible (prompts), n_selected, n_pick_tied
     (selected prompts whose response was a tie-break), n_cut_tied (selected prompts kept by the
     coin at the cut), n_tie_broken (selected prompts with either), n_heldout_prompts, cut_value (the lowest kept value; None when empty).
     """
     if policy == "full":
         rate = 1.0
     held = heldout_prompts(pool_cands, holdout_share)
-    cands = eligible(pool_cands, scores, policy, judge, fmt, held)
+    if policy == "judge" and scores is not None:
+        decoding = cell_scores(scores, judge, fmt, decoding, score)[1]
+    cands = eligible(pool_cands, scores, policy, judge, fmt, held, decoding, score)
     n_prompts = int(pool_cands["prompt_idx"].max()) + 1 if pool_cands.height else 0
     picks = select(cands, rate, seed, pool_cands.height, n_prompts)
     kept = picks.filter("kept")
     summary = {"policy": policy, "judge": judge if policy == "judge" else None,
-               "format": fmt if policy == "judge" else None, "rate": float(rate), "seed": int(seed),
+               "format": fmt if policy == "judge" else None, "decoding": decoding if policy == "judge" else None,
+               "score": score if policy == "judge" else None, "rate": float(rate), "seed": int(seed),
                "n_eligible": picks.height, "n_selected": kept.height,
                "n_pick_tied": int(kept["pick_tied"].sum()), "n_cut_tied": int(kept["cut_tied"].sum()),
                "n_tie_broken": int((kept["pick_tied"] | kept["cut_tied"]).sum()),
@@ -162,18 +176,22 @@ def curate(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str, r
 
 def subset_name(summary: dict) -> str:
     """A subset's name in the store: judge x format (or the baseline) @ rate, seed."""
-    what = f"{summary['judge']}×{summary['format']}" if summary["policy"] == "judge" else summary["policy"]
+    what = summary["policy"]
+    if what == "judge":
+        what = f"{summary['judge']}×{summary['format']}" + "".join(
+            f"·{v}" for v in (summary.get("decoding"), summary.get("score")) if v not in (None, "greedy", "label"))
     return f"{what}@{summary['rate']:g}#s{summary['seed']}"
 
 
 def overlap(pool_cands: pl.DataFrame, scores: pl.DataFrame, judge: str, formats: list[str],
-            rates: list[float], seed: int = 0, holdout_share: float | None = heldout.SHARE) -> pl.DataFrame:
+            rates: list[float], seed: int = 0, holdout_share: float | None = heldout.SHARE,
+            decoding: str | None = None, score: str = "label") -> pl.DataFrame:
     """Jaccard overlap of the selected examples (cand_idx sets) between each pair of formats of
     one judge, at each rate. Columns: rate, format_a, format_b, n_a, n_b, jaccard (null when both
     are empty)."""
     rows = []
     for rate in rates:
-        sets = {f: set(curate(pool_cands, scores, "judge", rate, seed, judge, f, holdout_share)[0]
+        sets = {f: set(curate(pool_cands, scores, "judge", rate, seed, judge, f, holdout_share, decoding, score)[0]
                        .filter("kept")["cand_idx"].to_list()) for f in formats}
         for i, a in enumerate(formats):
             for b in formats[i + 1:]:
@@ -185,16 +203,17 @@ def overlap(pool_cands: pl.DataFrame, scores: pl.DataFrame, judge: str, formats:
 
 
 def preview(pool_cands: pl.DataFrame, scores: pl.DataFrame, judge: str, rate: float,
-            seed: int = 0, holdout_share: float | None = heldout.SHARE) -> pl.DataFrame:
+            seed: int = 0, holdout_share: float | None = heldout.SHARE, decoding: str | None = None,
+            score: str = "label") -> pl.DataFrame:
     """One row per format of a judge at one rate: its summary (see `curate`), with
     share_tie_broken = n_tie_broken / n_selected."""
     rows = []
     for fmt in sorted(scores.filter(pl.col("judge") == judge)["format"].unique().to_list()):
-        s = curate(pool_cands, scores, "judge", rate, seed, judge, fmt, holdout_share)[1]
+        s = curate(pool_cands, scores, "judge", rate, seed, judge, fmt, holdout_share, decoding, score)[1]
         rows.append({**s, "share_tie_broken": s["n_tie_broken"] / s["n_selected"]
                      if s["n_selected"] else None})
     return pl.DataFrame(rows, schema={"policy": pl.String, "judge": pl.String, "format": pl.String,
-                                      "rate": pl.Float64, "seed": pl.Int64, "n_eligible": pl.Int64,
+                                      "decoding": pl.String, "score": pl.String, "rate": pl.Float64, "seed": pl.Int64, "n_eligible": pl.Int64,
                                       "n_selected": pl.Int64, "n_pick_tied": pl.Int64, "n_cut_tied": pl.Int64,
                                       "n_tie_broken": pl.Int64,
                                       "n_heldout_prompts": pl.Int64, "cut_value": pl.Float64,

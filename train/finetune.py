@@ -248,7 +248,8 @@ def make_callback(out: Path, counter: dict, cancelled: Callable[[], bool], progr
                    "elapsed_s": round(elapsed, 3), "eta_s": round(eta, 1) if eta is not None else None}
             with open(out / "progress.jsonl", "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(rec) + "\n")
-            progress({"phase": "train", **rec, "fraction": step / total if total else None})
+            progress({"phase": "train", **rec, "done": step, "total": total,   # done/total: the runs panel's bar
+                      "out": str(out)})
             parts = [f"step {step}/{total}"] + [f"{k} {rec[k]:.4g}" for k in ("loss", "eval_loss", "learning_rate",
                                                                            "tokens_per_s") if rec[k] is not None]
             if rec["eta_s"] is not None:
@@ -382,8 +383,9 @@ def fit(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool] = l
             import shutil
             shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
     say(f"{metrics['status']} after {metrics['steps']} steps in {seconds:.1f} s; adapter saved in {out}")
-    progress({"phase": "done", "step": metrics["steps"], "max_steps": metrics["max_steps"], "fraction": 1.0,
-              "eval_loss": metrics["eval_loss"], "status": metrics["status"]})
+    progress({"phase": "done", "step": metrics["steps"], "max_steps": metrics["max_steps"], "done": metrics["steps"],
+              "total": metrics["max_steps"], "eval_loss": metrics["eval_loss"], "status": metrics["status"],
+              "out": str(out)})
     return peft_model, metrics
 
 

@@ -1,5 +1,6 @@
 """`judgeaudit train` as a background run (ingest.runs): rank 0 holds the run (queue 'train', one at
-a time), polls its cancel and reports progress; other ranks of `accelerate launch` just train."""
+a time), polls its cancel and reports progress; other ranks of `accelerate launch` just train.
+With a curation instead of a subset file, the run curates first, into its own folder."""
 
 from __future__ import annotations
 
@@ -8,29 +9,49 @@ from pathlib import Path
 
 from ingest import UserError
 
+RECORD_KEYS = ("subset_id", "pool", "name", "policy", "judge", "format", "decoding", "score", "rate", "seed", "n_selected",
+               "n_pick_tied", "n_cut_tied")
 
-def train_job(db, *, subset, base: str, out=None, **hyper) -> dict:
-    """Train under `ingest.runs.running(db, "train", queue="train")`; the metrics."""
+
+def train_job(db, *, base: str, subset=None, curation: dict | None = None, out=None, **hyper) -> dict:
+    """Train under `ingest.runs.running(db, "train", queue="train")`; the metrics.
+
+    Either `subset` (a TRL JSONL file; its stored record is found by hash) or `curation`
+    ({pool, policy, judge, format, rate}: curated with the training seed into DIR/subset.jsonl).
+    """
     from ingest._subsets import subset_by_hash
     from ingest.runs import running
 
     from ._model import resolve_base
     from .finetune import TrainConfig, file_sha256, train
-    subset = Path(subset)
-    if not subset.is_file():
-        raise UserError(f"--subset {subset}: no such file")
+    from .subsets import make_subset
+    if (subset is None) == (curation is None):
+        raise UserError("give either --subset FILE or --pool NAME (with --policy/--judge/--format/--rate)")
     resolve_base(base)                              # a bad --base fails before the run is recorded
-    record = subset_by_hash(db, file_sha256(subset)) or {}
-    record = {k: record.get(k) for k in ("subset_id", "pool", "name", "policy", "judge", "format", "rate", "seed")
-              if k in record}
+    record = {}
+    if subset is not None:
+        subset = Path(subset)
+        if not subset.is_file():
+            raise UserError(f"--subset {subset}: no such file")
+        record = subset_by_hash(db, file_sha256(subset)) or {}
     rank0 = int(os.environ.get("RANK", "0")) == 0
     if not rank0:
-        if out is None:
-            raise UserError("--out is required with more than one process (accelerate launch)")
-        return train(TrainConfig(subset=str(subset), base=base, out=str(out), **hyper), subset_record=record)
-    config = {"subset": str(subset.resolve()), "base": base, "out": str(Path(out).resolve()) if out else None, **hyper, **{f"subset_{k}": v for k, v in record.items()}}
-    with running(db, "train", pool=record.get("pool"), config=config, queue="train") as run:
+        if out is None or subset is None:
+            raise UserError("with more than one process (accelerate launch) give --out and --subset")
+        return train(TrainConfig(subset=str(subset), base=base, out=str(out), **hyper),
+                     subset_record={k: record.get(k) for k in RECORD_KEYS if k in record})
+    pool = curation["pool"] if curation else record.get("pool")
+    config = {"base": base, "out": str(Path(out).resolve()) if out else None, **hyper,
+              **({"subset": str(subset.resolve())} if subset is not None else {"curation": curation})}
+    with running(db, "train", pool=pool, config=config, queue="train") as run:
         folder = Path(out) if out is not None else run.out_dir
+        if curation:
+            run.progress({"phase": "curating"})
+            record = make_subset(db, curation["pool"], curation.get("policy") or "judge", curation["rate"],
+                                 folder / "subset.jsonl", seed=hyper.get("seed", 0), judge=curation.get("judge"),
+                                 fmt=curation.get("format"), decoding=curation.get("decoding"),
+                                 score=curation.get("score") or "label")
+            subset = folder / "subset.jsonl"
         cfg = TrainConfig(subset=str(subset), base=base, out=str(folder), **hyper)
-        return train(cfg, cancelled=run.cancelled, progress=lambda rec: run.progress({**rec, "out": str(folder)}),
-                     run_id=run.id, subset_record=record)
+        return train(cfg, cancelled=run.cancelled, progress=run.progress, run_id=run.id,
+                     subset_record={k: record.get(k) for k in RECORD_KEYS if k in record})

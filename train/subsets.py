@@ -13,11 +13,12 @@ from ingest import UserError
 from ingest._db import ensure_current
 from ingest._subsets import candidate_texts, save_subset
 
-from .curate import POLICIES, curate, subset_name, to_messages
+from .curate import POLICIES, cell_scores, curate, subset_name, to_messages
 
 
 def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: float, out: str | os.PathLike,
-                seed: int = 0, judge: str | None = None, fmt: str | None = None) -> dict:
+                seed: int = 0, judge: str | None = None, fmt: str | None = None, decoding: str | None = None,
+                score: str = "label") -> dict:
     """Curate, export `out` (TRL conversational prompt-completion JSONL) and store the subset.
 
     Returns the curation summary with subset_id, name, out, sha256 and n_examples.
@@ -33,12 +34,13 @@ def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     scores = None
     if policy == "judge":
         scores = audit.candidate_scores(db, pool)
-        cell = scores.filter((scores["judge"] == judge) & (scores["format"] == fmt))
+        cell, _ = cell_scores(scores, judge, fmt, decoding, score)
         if cell.height == 0:
             known = sorted({f"{j} × {f}" for j, f in scores.select("judge", "format").unique().iter_rows()})
-            raise UserError(f"--judge {judge} --format {fmt}: no scores for that cell in pool '{pool}' "
-                            f"(scored: {', '.join(known) or 'none'})")
-    picks, summary = curate(pool_cands, scores, policy, rate, seed, judge, fmt)
+            raise UserError(f"--judge {judge} --format {fmt}"
+                            + (f" --decoding {decoding}" if decoding else "") + (f" --score {score}" if score != "label" else "")
+                            + f": no scores for that cell in pool '{pool}' (scored: {', '.join(known) or 'none'})")
+    picks, summary = curate(pool_cands, scores, policy, rate, seed, judge, fmt, decoding=decoding, score=score)
     kept = picks.filter("kept").sort("prompt_idx")
     if kept.height == 0:
         raise UserError(f"--rate {rate}: keeps 0 of {summary['n_eligible']} eligible prompts; raise the rate")

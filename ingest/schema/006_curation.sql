@@ -1,8 +1,10 @@
 -- Version 6: curation subsets record how they were made (DESIGN.md 'Curation and training'):
--- the judge and format by name (a '+expected' cell has no format row), the stage counts with
+-- the cell (judge and format by name, decoding, score kind), the stage counts with
 -- their tie-breaks, and the exported file with its hash (a training run finds its subset by it).
 ALTER TABLE subsets ADD COLUMN judge VARCHAR;
 ALTER TABLE subsets ADD COLUMN format VARCHAR;
+ALTER TABLE subsets ADD COLUMN decoding VARCHAR;      -- the cell's decoding (greedy | constrained)
+ALTER TABLE subsets ADD COLUMN score VARCHAR;         -- the cell's score kind (label | expected)
 ALTER TABLE subsets ADD COLUMN n_eligible INTEGER;
 ALTER TABLE subsets ADD COLUMN n_selected INTEGER;
 ALTER TABLE subsets ADD COLUMN n_pick_tied INTEGER;   -- selected prompts whose response was a tie-break
