@@ -1,4 +1,11 @@
-"""Table-driven parser tests: one row per odd judge output seen so far."""
+"""Table-driven parser tests: one row per odd judge output seen so far.
+
+The rule (README "Parsing"): a verdict is parsed when the stripped output (markup, surrounding
+spaces and punctuation removed) is a label, case-insensitively; otherwise when exactly one
+distinct label appears in the output as a standalone token ("I would ACCEPT this response.",
+"Output B is better"), multi-letter labels case-insensitively and one-letter labels exactly. Two
+different labels are 'ambiguous'; none is 'no_label'. A range format reads one integer the same way.
+"""
 
 import pytest
 
@@ -56,6 +63,10 @@ CASES = [
     (COMPARATIVE, "tie.", 0, "ok"),
     (COMPARATIVE, "Verdict: B++", -2, "ok"),
     (COMPARATIVE, "A+ or B+", None, "ambiguous"),
+    # two-letter labels match case-insensitively in prose too (only one-letter ones are exact)
+    (COMPARATIVE, "My verdict: b+", -1, "ok"),
+    (COMPARATIVE, "verdict: a++, clearly", 2, "ok"),
+    (COMPARATIVE, "I'd call it a tie", 0, "ok"),
     (COMPARATIVE, "A+++", None, "no_label"),
     (COMPARATIVE, "Response A", None, "no_label"),
     (COMPARATIVE, "", None, "empty"),
@@ -89,3 +100,41 @@ def test_user_labels_match_case_insensitively_and_single_letters_exactly():
     assert ab.parse("b").value == -1                # whole output: case-insensitive
     assert ab.parse("Output B is better").value == -1
     assert ab.parse("a response like B").value == -1  # the article 'a' is not a verdict
+
+
+def test_a_label_inside_prose_counts_when_it_is_the_only_label():
+    ab = format_from_spec({"name": "ab", "kind": "comparative", "labels": {"A": 1, "B": -1}})
+    assert ab.parse("Output B is better").status == "ok"          # one label in prose: parsed
+    assert ab.parse("Output B is better than Output A").status == "ambiguous"   # two labels
+    assert ab.parse("a better answer").status == "no_label"      # 'a' is an article, not the label A
+    assert ab.parse("(b)").value == -1 == ab.parse("b").value        # the whole output: any case
+    assert ab.parse("Output (b)").status == "no_label"              # in prose a one-letter label is exact
+
+
+@pytest.mark.parametrize("fmt, raw, label", [
+    (LIKERT, "3.5", "3.5"), (LIKERT, "7", "7"), (NUMERIC, "-5", "-5"), (LIKERT, "4/5", "4"),
+    (NUMERIC, "85 out of 100", "85"), (BINARY, "**accept**", "ACCEPT"), (COMPARATIVE, "b++", "B++"),
+    (COMPARATIVE, "verdict: tie", "TIE"), (LIKERT, "4 or 5", None), (BINARY, "", None),
+])
+def test_parsed_label_is_the_format_label(fmt, raw, label):
+    assert fmt.parse(raw).label == label
+
+
+def test_parse_rate_follows_the_rule(db, write_jsonl):
+    """parse_rate = parsed calls / all calls, by the rule above: whole label, one label in prose and
+    a one-letter label in prose parse; two labels, no label, an article and an empty output don't."""
+    from audit import audit_cells
+    from ingest import import_pool, import_verdicts
+    raws = {"binary": ["ACCEPT", "I would REJECT it.", "ACCEPT or REJECT", "unacceptable", ""],   # 2 of 5
+            "ab": ["A", "Output B is better", "a fine answer", "A or B", "B"]}                   # 3 of 5
+    import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": f"c{i}",
+                                             "response": "r"} for i in range(5)]), "p")
+    rows = [{"judge": "j", "format": "binary", "prompt_id": "q", "candidate_id": f"c{i}", "raw": raw}
+            for i, raw in enumerate(raws["binary"])]
+    rows += [{"judge": "j", "format": "ab", "prompt_id": "q", "a_id": f"c{i}", "b_id": f"c{(i + 1) % 5}", "raw": raw}
+             for i, raw in enumerate(raws["ab"])]
+    spec = write_jsonl("unused", []).with_name("ab.toml")
+    spec.write_text('name = "ab"\nkind = "comparative"\nlabels = { "A" = 1, "B" = -1 }\n')
+    import_verdicts(db, write_jsonl("v.jsonl", rows), "p", format_specs=[spec])
+    rates = {r["format"]: r["parse_rate"] for r in audit_cells(db, "p").to_dicts()}
+    assert rates == {"binary": pytest.approx(2 / 5), "ab": pytest.approx(3 / 5)}
