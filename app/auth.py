@@ -145,7 +145,7 @@ def _password_gate(st, expected: str) -> None:
 
 
 def _oidc_gate(st) -> None:
-    if not st.user.is_logged_in:
+    if st.user.get("is_logged_in") is not True:      # fail closed when Streamlit reports nothing
         st.header("judgeaudit")
         st.button("Log in", on_click=st.login)
         st.stop()

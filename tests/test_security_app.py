@@ -151,3 +151,14 @@ def test_upload_with_a_plain_name_still_imports(tmp_path, monkeypatch, write_jso
     at.button[0].click().run()
     assert not at.exception and not at.error
     assert sorted(r[0] for r in query_rows(db, "SELECT name FROM pools")) == ["mini", "second pool"]
+
+
+def test_oidc_gate_shows_only_a_login_button(tmp_path, monkeypatch):
+    """With [auth] in secrets.toml (Streamlit's st.login), a visitor who is not logged in sees a
+    login button and nothing else."""
+    monkeypatch.delenv(auth.PASSWORD_ENV, raising=False)
+    monkeypatch.setattr(auth, "oidc_configured", lambda: True)
+    db = tmp_path / "oidc.duckdb"
+    at = _app(db, monkeypatch)
+    assert not at.exception
+    assert [b.label for b in at.button] == ["Log in"] and not at.sidebar.selectbox and not db.exists()
