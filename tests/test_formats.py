@@ -1,7 +1,7 @@
 import pytest
 
 from ingest import UserError, load_format_spec
-from ingest.formats import BUILTIN
+from ingest.formats import BUILTIN, format_from_row, format_from_spec
 
 
 def test_builtin_templates_are_the_paper_prompts():
@@ -72,3 +72,103 @@ def test_toml_spec_file_errors(tmp_path):
     clash.write_text('name = "likert5"\nrange = [1, 5]\n')
     with pytest.raises(UserError, match="built-in"):
         load_format_spec(clash)
+
+
+# --- label distributions, expected values, stored formats (numbers by hand) -------------------
+
+def test_label_probs_from_logprobs_by_hand():
+    import math
+    binary = BUILTIN["binary"]
+    # " ACCEPT" is ACCEPT; "RE" is a prefix of REJECT only; "A" is a prefix of ACCEPT only; "X"
+    # fits nothing and "" is dropped: mass ACCEPT = e^-1 + e^-3, REJECT = e^-2, renormalised
+    probs = binary.label_probs_from_logprobs({" ACCEPT": -1.0, "RE": -2.0, "a": -3.0, "X": -0.5, " ": -0.1})
+    total = math.exp(-1) + math.exp(-3) + math.exp(-2)
+    assert probs == pytest.approx({"ACCEPT": (math.exp(-1) + math.exp(-3)) / total, "REJECT": math.exp(-2) / total})
+    assert binary.label_probs_from_logprobs({"X": 0.0, "maybe": -1.0}) is None
+    # on 0-100, "85" is the label 85 itself and "10" the label 10; "-" fits no label
+    num = BUILTIN["numeric100"]
+    assert num.label_probs_from_logprobs({"85": -1.0, " 10 ": -1.0, "-": 0.0}) == {"85": 0.5, "10": 0.5}
+    likert = BUILTIN["likert5"]
+    assert likert.label_probs_from_logprobs({"4": math.log(0.6), "5": math.log(0.2)}) == pytest.approx({"4": 0.75, "5": 0.25})
+
+
+def test_expected_value_and_label_values_by_hand():
+    likert = BUILTIN["likert5"]
+    assert likert.label_values() == {"1": 1.0, "2": 2.0, "3": 3.0, "4": 4.0, "5": 5.0}
+    assert likert.expected_value({"4": 0.75, "5": 0.25}) == pytest.approx(4.25)      # 3 + 1.25
+    assert likert.expected_value({}) is None and likert.expected_value(None) is None
+    comp = BUILTIN["anchored"]
+    assert comp.label_values() == {"A++": 2, "A+": 1, "TIE": 0, "B+": -1, "B++": -2}
+    assert comp.expected_value({"A+": 0.5, "B++": 0.5}) == pytest.approx(-0.5)       # (1 - 2)/2
+    assert (comp.value_lo, comp.value_hi) == (-2.0, 2.0)
+
+
+def test_user_scale_overrides_normalisation_bounds():
+    fmt = format_from_spec({"name": "r", "range": [1, 10], "scale": [0, 20]})
+    assert (fmt.value_lo, fmt.value_hi) == (0.0, 20.0) and fmt.normalise(5) == 0.25   # 5/20
+    labels = format_from_spec({"name": "l", "labels": {"good": 3, "bad": -1}})
+    assert (labels.value_lo, labels.value_hi) == (-1.0, 3.0) and labels.normalise(0) == 0.25  # (0+1)/4
+
+
+def test_format_from_row_round_trip_and_spec_hash():
+    import json
+    for fmt in BUILTIN.values():   # (the store keeps using BUILTIN itself for the built-in names)
+        assert format_from_row({"spec": json.dumps(fmt.spec()), "template": fmt.template}) == fmt
+    user = format_from_spec({"name": "u", "kind": "comparative", "pairing": "anchored",
+                             "labels": {"L": 1, "R": -1}, "scale": [-2, 2], "template": "T {a} {b}"})
+    back = format_from_row({"spec": json.dumps(user.spec()), "template": "T {a} {b}"})
+    assert back == user and back.spec_hash == user.spec_hash
+    assert user.spec() == {"name": "u", "kind": "comparative", "pairing": "anchored",
+                           "labels": {"L": 1.0, "R": -1.0}, "range": None, "scale": [-2.0, 2.0]}
+    # the hash covers spec and template: another template, another hash
+    other = format_from_row({"spec": user.spec(), "template": "other"})
+    assert other.spec_hash != user.spec_hash and len(user.spec_hash) == 64
+
+
+def test_render_fills_only_its_kind_of_slots():
+    assert BUILTIN["likert5"].render("P", response=None).count("{") == 0
+    pw = format_from_spec({"name": "pw", "range": [1, 3], "template": "{prompt}|{response}|{a}"})
+    assert pw.render("p", response="r", a="x") == "p|r|{a}"
+    cmp_ = format_from_spec({"name": "c", "kind": "comparative", "labels": {"A": 1, "B": -1},
+                             "template": "{prompt}|{a}|{b}|{response}"})
+    assert cmp_.render("p", a="x", b=None) == "p|x||{response}"
+    with pytest.raises(UserError, match="format 'nt' has no prompt template"):
+        format_from_spec({"name": "nt", "range": [1, 3]}).render("p", response="r")
+
+
+@pytest.mark.parametrize("spec, field, message", [
+    ({"name": "  "}, "name", "required"),
+    ({"name": 3, "range": [1, 2]}, "name", "required"),
+    ({"name": "x", "labels": {"a": 1}, "range": [1, 2]}, "labels", "exactly one"),
+    ({"name": "x", "labels": ["a", "b"]}, "labels", "at least two"),
+    ({"name": "x", "labels": {"a": 1}}, "labels", "at least two"),
+    ({"name": "x", "labels": {"a": 1, "b": 1.0}}, "labels", "two different values"),
+    ({"name": "x", "labels": {"a": True, "b": 0}}, "labels.a", "finite number"),
+    ({"name": "x", "labels": {"a": float("inf"), "b": 0}}, "labels.a", "finite number"),
+    ({"name": "x", "range": [1, True]}, "range", "integers"),
+    ({"name": "x", "range": [1, 2, 3]}, "range", "integers"),
+    ({"name": "x", "range": [2, 2]}, "range", "lo < hi"),
+    ({"name": "x", "range": [1, 5], "pairing": "anchored"}, "pairing", "pointwise"),
+    ({"name": "x", "kind": "comparative", "labels": {"a": 1, "b": 0}, "pairing": "pointwise"}, "pairing", "tournament"),
+    ({"name": "x", "range": [1, 5], "scale": [1]}, "scale", "lo < hi"),
+    ({"name": "x", "range": [1, 5], "scale": [5, 1]}, "scale", "lo < hi"),
+    ({"name": "x", "range": [1, 5], "scale": ["a", 1]}, "scale", "numbers"),
+    ({"name": "x", "range": [1, 5], "template": 7}, "template", "string"),
+])
+def test_format_spec_errors_name_the_field_and_the_rule(spec, field, message):
+    with pytest.raises(UserError, match=rf"field '{field}'.*{message}"):
+        format_from_spec(spec, source="s.toml")
+
+
+def test_format_spec_defaults_and_a_directory_or_binary_file(tmp_path):
+    from ingest.formats import format_from_spec as spec_of
+    assert spec_of({"name": " x ", "range": [1, 3]}).name == "x"
+    comp = spec_of({"name": "c", "kind": "comparative", "labels": {"a": 1, "b": 0}})
+    assert (comp.kind, comp.pairing) == ("comparative", "tournament")
+    assert spec_of({"name": "p", "range": [0, 1]}).pairing == "pointwise"
+    with pytest.raises(UserError, match="is a directory"):
+        load_format_spec(tmp_path)
+    bad = tmp_path / "bin.toml"
+    bad.write_bytes(b"name = \"\xff\"\n")
+    with pytest.raises(UserError, match="bin.toml: not UTF-8"):
+        load_format_spec(bad)
