@@ -176,7 +176,8 @@ def test_parquet_that_unpacks_past_the_size_limit_is_refused(tmp_path, monkeypat
     _pool_frame(400).write_parquet(path, compression="zstd")   # ~800 kB of text, a few kB on disk
     assert path.stat().st_size < 100_000
     monkeypatch.setenv("JUDGEAUDIT_MAX_BYTES", str(200_000))
-    with pytest.raises(UserError, match=r"bomb.parquet: more than 0.2 MiB of data once decompressed, over the limit \(JUDGEAUDIT_MAX_BYTES\)"):
+    message = r"bomb.parquet: more than 0.2 MiB of data once decompressed, over the limit \(JUDGEAUDIT_MAX_BYTES\)"
+    with pytest.raises(UserError, match=message):
         read_table(path)
 
 
@@ -324,7 +325,8 @@ def test_app_with_oidc_configured(no_login, monkeypatch, tmp_path, db):
     (tmp_path / ".streamlit").mkdir()
     (tmp_path / ".streamlit" / "secrets.toml").write_text(
         '[auth]\nredirect_uri = "https://dash.example/oauth2callback"\ncookie_secret = "x"\n'
-        'client_id = "id"\nclient_secret = "s"\nserver_metadata_url = "https://idp.example/.well-known/openid-configuration"\n')
+        'client_id = "id"\nclient_secret = "s"\n'
+        'server_metadata_url = "https://idp.example/.well-known/openid-configuration"\n')
     assert auth.auth_mode() == "oidc"
     monkeypatch.setattr("importlib.util.find_spec", lambda name: None if name == "authlib" else object())
     with pytest.raises(UserError, match="needs the Authlib package"):
