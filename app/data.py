@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 import audit
+from audit import _probes
 from ingest._paths import file_stem, safe_name  # noqa: F401  (pages: names typed in the browser)
 
 
@@ -43,6 +44,8 @@ _FUNCTIONS = {
     "pool_candidates": audit.pool_candidates,
     "checklist": audit.checklist,
     "candidate_scores": audit.candidate_scores,
+    "probes": _probes.probes,
+    "mitigations": _probes.mitigations,
 }
 
 
@@ -66,6 +69,25 @@ score_values = _cached("score_values")
 pool_candidates = _cached("pool_candidates")
 checklist = _cached("checklist")
 candidate_scores = _cached("candidate_scores")
+probes = _cached("probes")
+mitigations = _cached("mitigations")
+
+
+def probe_pools() -> list[str]:
+    """The pools holding the built-in probe set or a sample of it (probes, probes-N-sS)."""
+    return [n for n in pools()["name"].to_list() if n == "probes" or n.startswith("probes-")]
+
+
+def launch_probe(judge_argv: list[str], judge_name: str, strategy: str, sample: int | None) -> int:
+    """Start `judgeaudit probe` as a background run; its id. UserError for a bad strategy, or while
+    a run of the same probe pool and judge is alive."""
+    from ingest.judges.strategies import parse_strategy
+    from ingest.probes import pool_name
+    s = parse_strategy(strategy)
+    name, pool = (f"{judge_name}+{s.canonical}" if s else judge_name), pool_name(sample, 0)
+    argv = ["probe", *judge_argv, "--db", str(db_file()), "--json"] + (["--strategy", s.canonical] if s else []) \
+        + (["--sample", str(sample)] if sample else [])
+    return launch_run("probe", argv, pool=pool, key=f"score:{pool}:{name}")
 
 
 def endpoints() -> dict:
@@ -152,6 +174,58 @@ def launch_evaluation(argv: list[str], pool: str, study: str) -> int:
     """Start `judgeaudit evaluate ARGV` as a background run; its id."""
     from ingest.runs import launch
     return launch(db_file(), "evaluate", argv, pool=pool, key=f"evaluate:{study}")
+
+
+# -- curation and training (train.curate on audit's frames; run folders of ingest.runs) --------------
+
+@st.cache_data(show_spinner="Curating...", max_entries=64)
+def _curation(path: str, mtime: float, pool: str, policy: str, judge, fmt, decoding, rate: float, seed: int):
+    import train
+    scores = audit.candidate_scores(path, pool) if policy == "judge" else None
+    return train.curate(audit.pool_candidates(path, pool), scores, policy, rate, seed, judge, fmt, decoding=decoding)
+
+
+def curation(pool: str, policy: str, judge: str | None, fmt: str | None, decoding: str | None, rate: float,
+             seed: int):
+    """(picks, summary) of train.curate: one row per eligible prompt, and the counts."""
+    return _curation(*db_state(), pool, policy, judge, fmt, decoding, rate, seed)
+
+
+@st.cache_data(show_spinner="Comparing formats...", max_entries=32)
+def _overlap(path: str, mtime: float, pool: str, judge: str, formats: tuple, decoding, rates: tuple, seed: int):
+    import train
+    return train.overlap(audit.pool_candidates(path, pool), audit.candidate_scores(path, pool), judge,
+                         list(formats), list(rates), seed, decoding=decoding)
+
+
+def curation_overlap(pool: str, judge: str, formats: list[str], decoding: str | None, rates: list[float], seed: int):
+    """Jaccard overlap of the selected examples between formats, at each rate (train.overlap)."""
+    return _overlap(*db_state(), pool, judge, tuple(formats), decoding, tuple(rates), seed)
+
+
+def candidate_texts(pool: str, cand_idx: list[int]):
+    """cand_idx, prompt_idx, prompt_id, candidate_id, prompt, response of the given candidates."""
+    from ingest._subsets import candidate_texts as texts
+    return texts(db_file(), pool, list(cand_idx))
+
+
+def train_curves(rows: list[dict], label) -> "pl.DataFrame":
+    """run, step, loss, kind (train | eval) from the progress.jsonl of each training run's folder."""
+    import json
+
+    import polars as pl
+    out = []
+    for row in rows:
+        folder = (row.get("progress") or {}).get("out") or (row.get("config") or {}).get("out") or row["out_dir"]
+        path = Path(folder) / "progress.jsonl"
+        if not path.is_file():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line) if line.strip() else {}
+            for kind, key in (("train", "loss"), ("eval", "eval_loss")):
+                if rec.get(key) is not None:
+                    out.append({"run": label(row), "step": rec["step"], "loss": rec[key], "kind": kind})
+    return pl.DataFrame(out, schema={"run": pl.String, "step": pl.Int64, "loss": pl.Float64, "kind": pl.String})
 
 
 def current_pool() -> str | None:

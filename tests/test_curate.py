@@ -234,3 +234,49 @@ def test_curate_command_stores_and_exports(db, write_jsonl, tmp_path):
     proc = subprocess.run([EXE, "curate", "--pool", "hand", "--judge", "j", "--format", "binary", "--rate", "0.5",
                            "--out", str(out)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "no scores for that cell" in proc.stderr and "j × likert5" in proc.stderr
+
+
+@pytest.mark.slow
+def test_curate_and_train_page(tmp_path, monkeypatch, write_jsonl):
+    """The page on a user's pool: the preview's counts, the exact train command, and Train
+    launching a background run of the tiny model configured on the server, which finishes."""
+    import time
+
+    from streamlit.testing.v1 import AppTest
+
+    from ingest import runs
+    from tests.conftest import REPO
+    from tests.test_train import build_tiny
+    db = tmp_path / "mine.duckdb"
+    rows = synthetic_pool(40, seed=2)
+    import_pool(db, write_jsonl("pool.jsonl", rows), "mine")
+    import_verdicts(db, write_jsonl("v.jsonl", [v for v in synthetic_verdicts(rows, ("alpha",), seed=2)
+                                                 if v["format"] != "tournament"]), "mine")
+    build_tiny(tmp_path / "tiny")
+    (tmp_path / "judgeaudit.toml").write_text('[models]\ntiny = "tiny"\n')
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    at.switch_page("views/curate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    pool, scores = audit.pool_candidates(db, "mine"), audit.candidate_scores(db, "mine")
+    fmt = at.selectbox[2].value
+    _, s = curate(pool, scores, "judge", 0.25, 0, "alpha", fmt)       # the page's defaults
+    assert at.metric[0].value == str(s["n_eligible"]) and at.metric[1].value == str(s["n_selected"])
+    base = next(sb for sb in at.selectbox if sb.label == "Base model")
+    base.select("tiny").run()
+    next(n for n in at.number_input if n.label.startswith("Max steps")).set_value(2).run()
+    command = at.code[0].value
+    assert command.startswith("judgeaudit train --pool mine --policy judge --judge alpha --format " + fmt)
+    assert "--max-steps 2" in command and "--rate 0.25" in command
+    next(b for b in at.button if b.label == "Train").click().run()
+    assert not at.exception and at.success, [e.value for e in at.exception]
+    deadline = time.time() + 150
+    while time.time() < deadline:
+        found = runs.list_runs(db, kind="train")
+        if found and found[-1]["status"] not in runs.ACTIVE:
+            break
+        time.sleep(2)
+    assert found[-1]["status"] == "finished", runs.log_tail(db, found[-1]["run_id"])
+    out = Path(found[-1]["out_dir"])
+    assert (out / "adapter_model.safetensors").exists() and (out / "subset.jsonl").exists()
+    assert len((out / "subset.jsonl").read_text().splitlines()) == s["n_selected"]

@@ -1,0 +1,80 @@
+"""The Curate & Train page's pieces that are not widgets: presets, the `judgeaudit train` argv of
+one run or of a grid, run labels, and the charts (frames in, charts out)."""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+# the source paper's settings, and a quick one that finishes on the bundled model in a few
+# minutes on a 2-core CPU (the same LoRA, fewer steps, shorter sequences)
+PAPER = {"epochs": 2.0, "max_steps": 0, "learning_rate": 2e-4, "batch_size": 8, "micro_batch_size": 4,
+         "lora_r": 16, "lora_alpha": 32, "lora_dropout": 0.05, "max_length": 1024}
+QUICK = {**PAPER, "max_steps": 10, "max_length": 512}
+PRESETS = {"quick": QUICK, "paper": PAPER}
+
+
+def curation_args(policy: str, judge: str | None, fmt: str | None, decoding: str | None, rate: float) -> list[str]:
+    args = ["--policy", policy]
+    if policy == "judge":
+        args += ["--judge", judge, "--format", fmt] + (["--decoding", decoding] if decoding else [])
+    return args + (["--rate", f"{rate:g}"] if policy != "full" else [])
+
+
+def train_argv(pool: str, curation: list[str], base: str, seed: int, hp: dict) -> list[str]:
+    """`judgeaudit train` arguments: curate from the pool into the run folder, then train."""
+    argv = ["train", "--pool", pool, *curation, "--base", base, "--seed", str(seed)]
+    for key, value in hp.items():
+        if key == "max_steps" and not value:
+            continue
+        argv += [f"--{key.replace('_', '-')}", f"{value:g}" if isinstance(value, float) else str(value)]
+    return argv
+
+
+def grid_argvs(pool: str, judge: str, formats: list[str], decoding: str | None, rates: list[float],
+               seeds: list[int], base: str, hp: dict) -> list[list[str]]:
+    """Formats x rates x seeds, plus the random and length baselines at each rate and full, per seed."""
+    out = []
+    for seed in seeds:
+        for rate in rates:
+            out += [train_argv(pool, curation_args("judge", judge, f, decoding, rate), base, seed, hp) for f in formats]
+            out += [train_argv(pool, curation_args(p, None, None, None, rate), base, seed, hp)
+                    for p in ("random", "length")]
+        out.append(train_argv(pool, curation_args("full", None, None, None, 1.0), base, seed, hp))
+    return out
+
+
+def run_label(row: dict) -> str:
+    c = (row.get("config") or {}).get("curation") or {}
+    what = f"{c.get('judge')}×{c.get('format')}" if c.get("policy") == "judge" else c.get("policy") or "subset"
+    rate = f"@{c['rate']:g}" if c.get("rate") and c.get("policy") != "full" else ""
+    return f"{row['run_id']}: {what}{rate} s{(row.get('config') or {}).get('seed', 0)}"
+
+
+def cut_histogram(picks: pl.DataFrame, cut: float | None, title: str) -> alt.Chart:
+    """The selecting value of each eligible prompt's pick, kept vs dropped, with the cut marked."""
+    df = picks.with_columns(pl.when(pl.col("kept")).then(pl.lit("kept")).otherwise(pl.lit("dropped")).alias("set"))
+    bars = alt.Chart(df.to_pandas()).mark_bar(opacity=0.8).encode(
+        x=alt.X("value:Q", bin=alt.Bin(maxbins=40), title=title), y=alt.Y("count():Q", title="prompts"),
+        color=alt.Color("set:N", scale=alt.Scale(domain=["kept", "dropped"], range=["#2b8cbe", "#bdbdbd"])))
+    if cut is None:
+        return bars.properties(height=220)
+    rule = alt.Chart(pl.DataFrame({"cut": [cut]}).to_pandas()).mark_rule(color="#d7301f", strokeWidth=2).encode(
+        x="cut:Q")
+    return (bars + rule).properties(height=220)
+
+
+def length_chart(lengths: pl.DataFrame) -> alt.Chart:
+    """lengths: set (kept | dropped), chars -> response lengths of the picks, side by side."""
+    return alt.Chart(lengths.to_pandas()).mark_bar(opacity=0.7).encode(
+        x=alt.X("chars:Q", bin=alt.Bin(maxbins=30), title="response length (characters; ~4 per token)"),
+        y=alt.Y("count():Q", title="prompts", stack=None), color=alt.Color("set:N")).properties(height=180)
+
+
+def loss_chart(curves: pl.DataFrame) -> alt.Chart:
+    """curves: run, step, loss, kind (train | eval) -> one line per run and kind (eval dashed)."""
+    return alt.Chart(curves.to_pandas()).mark_line(point=True).encode(
+        x=alt.X("step:Q"), y=alt.Y("loss:Q", scale=alt.Scale(zero=False)), color=alt.Color("run:N"),
+        strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["train", "eval"], range=[[1, 0], [4, 3]])),
+        tooltip=[alt.Tooltip("run:N"), alt.Tooltip("kind:N"), alt.Tooltip("step:Q"), alt.Tooltip("loss:Q")]
+    ).properties(height=260)
