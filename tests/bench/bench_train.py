@@ -1,0 +1,141 @@
+"""Fine-tuning throughput on the bundled model (SmolLM2-135M, CPU unless a GPU is visible).
+
+    python tests/bench/bench_train.py [--examples 96] [--steps 3] [--repeats 3] [--max-length 256]
+
+Prints, for a subset built from the bundled MT-Bench demo pool (one response per prompt):
+- non-padding tokens/s of `transformers.Trainer` (LoRA, the paper's settings, length grouping);
+- the padding share of the training batches with and without length grouping;
+- the ratio of the Trainer's tokens/s to a bare forward + backward + optimiser step over batches
+  of the same sampler and collator on the same model, measured in the same process (target: >= 0.8, i.e. at most 20%
+  Trainer overhead), and the padding share with grouping (target: <= 10%).
+Medians over --repeats; each repeat runs --steps optimiser steps (x accumulation micro-batches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from train.finetune import TrainConfig, build_trainer, lora_config, tokenize  # noqa: E402
+
+
+def demo_rows(n: int) -> list[dict]:
+    """One response per prompt of the demo MT-Bench pool (the first listed), as TRL rows."""
+    seen, rows = set(), []
+    with open(ROOT / "ingest" / "demo" / "mtbench-pool.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            r = json.loads(line)
+            key = r["prompt_id"]
+            if key in seen:
+                continue
+            seen.add(key)
+            rows.append({"prompt": [{"role": "user", "content": r["prompt"]}],
+                         "completion": [{"role": "assistant", "content": r["response"]}]})
+            if len(rows) == n:
+                break
+    return rows
+
+
+def padding_share(batches) -> float:
+    real = sum(int(b["attention_mask"].sum()) for b in batches)
+    return 1 - real / sum(b["attention_mask"].numel() for b in batches)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--examples", type=int, default=96)
+    ap.add_argument("--steps", type=int, default=3, help="optimiser steps per repeat")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--max-length", type=int, default=256)
+    ap.add_argument("--micro-batch-size", type=int, default=4)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--base", default="local:smollm2")
+    args = ap.parse_args()
+
+    import torch
+    from peft import get_peft_model
+    from transformers import TrainerCallback
+
+    from train._model import load_base
+    t = time.perf_counter()
+    model, tok = load_base(args.base)
+    print(f"loaded {args.base} in {time.perf_counter() - t:.1f} s on {next(model.parameters()).device}, "
+          f"{torch.get_num_threads()} threads")
+    examples, stats = tokenize(demo_rows(args.examples), tok, args.max_length)
+    print(f"{len(examples)} examples, {stats['n_tokens']} tokens, {100 * stats['share_cut']:.0f}% cut at "
+          f"{args.max_length}")
+    tmp = Path(tempfile.mkdtemp(prefix="bench_train_"))
+
+    def cfg(grouped=True, steps=args.steps):
+        return TrainConfig(subset="-", base=args.base, out=str(tmp / "run"), max_steps=steps, eval_share=0,
+                           batch_size=args.batch_size, micro_batch_size=args.micro_batch_size,
+                           max_length=args.max_length, group_by_length=grouped)
+
+    # padding over a whole epoch, with and without length grouping
+    model.config.use_cache = False
+    peft_model = get_peft_model(model, lora_config(cfg(), model))
+    pad = {g: padding_share(list(build_trainer(cfg(g), peft_model, tok, examples, []).get_train_dataloader()))
+           for g in (True, False)}
+
+    class Clock(TrainerCallback):
+        def on_train_begin(self, a, state, control, **kw):
+            self.t0 = time.perf_counter()
+
+        def on_train_end(self, a, state, control, **kw):
+            self.t1 = time.perf_counter()
+
+    trainer_rates, bare_rates = [], []
+    for rep in range(args.repeats):
+        clock, counter = Clock(), {"tokens": 0}
+        trainer = build_trainer(cfg(), peft_model, tok, examples, [clock], counter)
+        accum = trainer.args.gradient_accumulation_steps
+        batches = []
+        for b in trainer.get_train_dataloader():     # batches as the Trainer makes them (its own draw
+            batches.append(b)                        # may order them differently: each side counts its own)
+            if len(batches) == args.steps * accum:
+                break
+        tokens = sum(int(b["attention_mask"].sum()) for b in batches)
+        trainer.train()
+        trainer_rates.append(counter["tokens"] / (clock.t1 - clock.t0))
+        # the bare loop: the same batches, forward + backward + AdamW step, nothing else
+        opt = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=2e-4)
+        peft_model.train()
+        device = next(peft_model.parameters()).device
+        t0 = time.perf_counter()
+        for i, b in enumerate(batches):
+            b = {k: v.to(device) for k, v in b.items()}
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=trainer.args.bf16):
+                loss = peft_model(**b).loss / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        bare_rates.append(tokens / (time.perf_counter() - t0))
+        print(f"repeat {rep + 1}: Trainer {trainer_rates[-1]:.0f} tokens/s, bare {bare_rates[-1]:.0f} tokens/s "
+              f"({tokens} non-padding tokens in {len(batches)} micro-batches)")
+
+    tr, br = statistics.median(trainer_rates), statistics.median(bare_rates)
+    ratios = [a / b for a, b in zip(trainer_rates, bare_rates)]
+    print(f"\nnon-padding tokens/s (Trainer, median): {tr:.0f}")
+    print(f"bare forward+backward+step tokens/s (median): {br:.0f}")
+    print(f"ratio Trainer / bare: median {statistics.median(ratios):.3f} (per repeat: "
+          f"{', '.join(f'{r:.3f}' for r in ratios)}); target >= 0.8")
+    print(f"padding share: {100 * pad[True]:.1f}% with length grouping, {100 * pad[False]:.1f}% without "
+          f"(micro-batch {args.micro_batch_size}); target <= 10% with grouping")
+    if torch.cuda.is_available():
+        print(f"GPU {torch.cuda.get_device_name()}: precision {'bf16' if trainer.args.bf16 else 'fp32'}, "
+              f"peak memory {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
+
+
+if __name__ == "__main__":
+    main()
