@@ -162,3 +162,36 @@ def test_the_bundled_model_on_a_small_sample(db):
     assert {"position", "length", "truncation", "markdown", "origin"} <= set(rows)
     for r in rows.values():
         assert r["bias"] is None or -1 <= r["bias"] <= 1
+
+
+def test_probes_page_shows_biases_and_launches_a_run(db, monkeypatch):
+    import time
+
+    import duckdb
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO, query_rows
+    for strategy in (None, "swap"):
+        run_probe(db, "fake:sim?slot_bias=0.5", sample=2, strategy=strategy)
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    at.switch_page("views/probes.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.header[0].value == "Probes & mitigations"
+    assert len(at.dataframe) == 2                     # truncation accuracy; the mitigations table
+    at.text_input[0].set_value("dash")
+    at.text_input[1].set_value("swap")
+    at.number_input[0].set_value(1)
+    next(b for b in at.button if b.label == "Launch").click().run()
+    assert not at.exception and "Started probe run" in at.success[0].value
+    deadline, status = time.time() + 120, None
+    while time.time() < deadline and status not in ("finished", "failed"):
+        time.sleep(1)
+        try:
+            status = query_rows(db, "SELECT status FROM runs WHERE config->>'judge' = 'dash+swap'")
+            status = status[0][0] if status else None
+        except duckdb.Error:          # the run holds the file between batches
+            continue
+    assert status == "finished"
+    assert query_rows(db, "SELECT count(*) FROM verdicts v JOIN judges j USING (judge_id) "
+                          "WHERE j.name = 'dash+swap'") == [(10,)]      # 5 pairs x 2 orders

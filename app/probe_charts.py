@@ -1,0 +1,36 @@
+"""Charts of the Probes & mitigations page: frames in (audit._probes), altair charts out."""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+
+def bias_bars(table: pl.DataFrame) -> alt.Chart:
+    """One bar per (probe type, judge): P(treated) - P(control), with its 95% interval."""
+    df = table.filter(pl.col("bias").is_not_null()).to_pandas()
+    order = list(dict.fromkeys(table["type"].to_list()))
+    y = alt.Y("type:N", sort=order, title=None)
+    bars = alt.Chart(df).mark_bar(opacity=0.75).encode(
+        y=y, yOffset=alt.YOffset("judge:N"), x=alt.X("bias:Q", title="bias: P(treated) - P(control)",
+                                                       scale=alt.Scale(domain=[-1, 1])),
+        color=alt.Color("judge:N"),
+        tooltip=[alt.Tooltip(c) for c in ("judge:N", "type:N", "n:Q", "bias:Q", "lo:Q", "hi:Q", "treated:N")])
+    rules = alt.Chart(df).mark_rule(color="black").encode(y=y, yOffset=alt.YOffset("judge:N"), x=alt.X("lo:Q"),
+                                                          x2=alt.X2("hi:Q"))
+    zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \
+        .encode(x=alt.X("x:Q"))
+    return (bars + rules + zero).properties(height=max(160, 22 * len(df)))
+
+
+def frontier(rows: pl.DataFrame) -> alt.Chart:
+    """Agreement with the expected verdicts against tokens per verdict; the frontier as a line."""
+    df = rows.to_pandas()
+    tips = [alt.Tooltip(c) for c in ("judge:N", "strategy:N", "agreement:Q", "calls_per_verdict:Q",
+                                     "tokens_per_verdict:Q", "b:Q", "c:Q", "p_holm:Q")]
+    x = alt.X("tokens_per_verdict:Q", title="tokens per verdict (log)", scale=alt.Scale(type="log"))
+    y = alt.Y("agreement:Q", title="agreement with the expected verdict", scale=alt.Scale(domain=[0, 1]))
+    points = alt.Chart(df).mark_circle(size=110).encode(x=x, y=y, color=alt.Color("strategy:N"), tooltip=tips)
+    line = alt.Chart(rows.filter(pl.col("frontier")).sort("tokens_per_verdict").to_pandas()).mark_line(
+        color="gray", strokeDash=[4, 3]).encode(x=x, y=y, detail=alt.Detail("format:N"))
+    return (line + points).properties(height=300)

@@ -1,0 +1,71 @@
+"""Probes & mitigations: bias per probe type with intervals, the cost-agreement frontier of the
+strategies, and a probe run launched in the background (`judgeaudit probe`)."""
+
+import streamlit as st
+
+from app import data, probe_charts, score_form
+from app.runs_panel import runs_panel
+from ingest import UserError
+
+st.header("Probes & mitigations")
+st.caption("The built-in probe set: 325 controlled pairs (Soumik, *Judging the Judges*, MIT) judged with the "
+           "paper's comparative format in both orders. Bias = P(prefers the treated response) − P(prefers "
+           "the control), 95% bootstrap interval over pairs; a judge without the bias scores 0.")
+
+names = data.probe_pools()
+if names:
+    pool = st.selectbox("Probe pool", names)
+    table = data.probes(pool)
+    judges = st.multiselect("Judges", table["judge"].unique(maintain_order=True).to_list(),
+                            default=table["judge"].unique(maintain_order=True).to_list()[:4])
+    shown = table.filter(table["judge"].is_in(judges))
+    if shown.height:
+        st.altair_chart(probe_charts.bias_bars(shown), width="stretch")
+        trunc = shown.filter(shown["type"] == "truncation").select("judge", "accuracy", "acc_lo", "acc_hi")
+        if trunc.height:
+            st.caption("Truncation accuracy (share of calls preferring the complete response):")
+            st.dataframe(trunc, hide_index=True)
+    m = data.mitigations(pool)
+    if m.height > 1:
+        st.subheader("Mitigations: cost against agreement")
+        st.caption("Agreement = share of calls whose verdict is the expected one (a tie, or the complete "
+                   "response). McNemar against the baseline judge (exact under 25 discordant calls, else "
+                   "continuity-corrected), Holm-adjusted; the dashed line is the frontier.")
+        st.altair_chart(probe_charts.frontier(m), width="stretch")
+        st.dataframe(m.drop("format", "p_exact", "p_cc"), hide_index=True, width="stretch")
+else:
+    st.info("No probe run yet: launch one below (the simulated judge takes seconds).")
+
+st.subheader("Run the probes")
+try:
+    configured = data.endpoints()
+except UserError as exc:
+    st.error(str(exc))
+    configured = {}
+choices = score_form.providers(configured)
+provider = st.radio("Judge", choices, horizontal=True, format_func=score_form.PROVIDERS.get,
+                    index=choices.index("fake"), key="probe_provider")
+with st.form("probe"):
+    endpoint, model, base_url = None, "", ""
+    if provider == "endpoint":
+        pairs = [(name, m) for name, ep in configured.items() for m in ep.models]
+        endpoint, model = st.selectbox("Endpoint and model", pairs, format_func=lambda p: f"{p[0]} · {p[1]}")
+    elif provider == "custom":
+        base_url = st.text_input("Base URL (no API key is sent)", value="http://localhost:8000/v1")
+        model = st.text_input("Model")
+    elif provider == "fake":
+        model = st.text_input("Simulated judge", value="sim?slot_bias=0.5")
+    strategy = st.text_input("Strategy (empty = baseline)", placeholder="swap,ensemble:3 · reason · rubric · "
+                             "reference · combined · cross:SPEC;SPEC")
+    sample = st.number_input("Pairs per probe type (0 = all 325 pairs)", 0, 150, 5 if provider == "local" else 0)
+    go = st.form_submit_button("Launch")
+if go:
+    try:
+        form = score_form.ScoreForm("probes", provider, ["tournament"], endpoint, model, base_url)
+        argv, judge_name = score_form.score_argv(form, str(data.db_file()), configured)
+        judge_argv = argv[3:argv.index("--formats")]          # --judge SPEC [--api-key-env VAR]
+        run_id = data.launch_probe(judge_argv, judge_name, strategy, int(sample) or None)
+        st.success(f"Started probe run {run_id}: it goes on if this page is closed.")
+    except UserError as exc:
+        st.error(str(exc))
+runs_panel("probe")
