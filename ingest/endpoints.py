@@ -133,4 +133,6 @@ def resolve_base_model(db: str | os.PathLike | None, name: str) -> str:
     if name not in choices:
         raise UserError(f"base model {name!r}: choose the bundled model or one listed under [models] "
                         f"in {config_path(db)} ({', '.join(choices)})")
+    if name != BUNDLED and not Path(choices[name]).is_dir():
+        raise UserError(f"{config_path(db)}, field 'models.{name}': {choices[name]} is not a folder")
     return choices[name]

@@ -86,7 +86,10 @@ def test_endpoints_and_models_load(db):
     assert eps["open"].models == ("m3",)
     models = base_models(db)
     assert models == {BUNDLED: BUNDLED, "qwen": str(db.resolve().parent / "models" / "qwen")}
-    assert resolve_base_model(db, "qwen") == models["qwen"]
+    with pytest.raises(UserError, match="field 'models.qwen': .* is not a folder"):
+        resolve_base_model(db, "qwen")
+    (db.parent / "models" / "qwen").mkdir(parents=True)
+    assert resolve_base_model(db, "qwen") == models["qwen"] and resolve_base_model(db, BUNDLED) == BUNDLED
     for bad in ("/srv/other-model", "../models/qwen", "Qwen/Qwen2.5-0.5B"):   # paths and hub ids: refused
         with pytest.raises(UserError, match="bundled model or one listed under \\[models\\]"):
             resolve_base_model(db, bad)
@@ -272,7 +275,7 @@ def test_no_model_is_loaded_with_remote_code():
 
 def test_the_bundled_judge_loads_from_a_local_file_without_remote_code():
     source = (REPO / "ingest" / "judges" / "local.py").read_text()
-    assert "from_pretrained(str(path.parent), gguf_file" in source and "trust_remote_code" not in source
+    assert "gguf_file" in source and "trust_remote_code" not in source and "HF_HUB_OFFLINE" in source
 
 
 # -- not on localhost means a login --------------------------------------------------------------------------
