@@ -81,6 +81,13 @@ def test_only_a_configured_endpoint_gets_a_key(tmp_path, monkeypatch, write_json
         assert _verdicts(db, "team-model", 12) == 12
         assert srv.auth_headers == {"Bearer team-key-123"}
     assert not any("supersecret" in h for h in srv.auth_headers)
+    # and the key itself is written nowhere: not in any table, log or run folder
+    tables = [r[0] for r in query_rows(db, "SELECT table_name FROM information_schema.tables")]
+    stored = " ".join(str(query_rows(db, f'SELECT * FROM "{t}"')) for t in tables)
+    assert "TEAM_KEY" in stored and "team-key-123" not in stored and "supersecret" not in stored
+    for f in tmp_path.rglob("*"):
+        if f.is_file() and f != db:
+            assert b"team-key-123" not in f.read_bytes(), f
 
 
 def test_password_gate(tmp_path, monkeypatch):
