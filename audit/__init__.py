@@ -10,8 +10,10 @@ from ._db import AuditError
 from ._metrics import tiebreak_key
 from ._extras import effective_levels, position_selection, stability, variance, variance_table
 from ._pools import pools
+from ._rank import RANK_COLUMNS, rank, rank_calls
 from ._report import candidate_scores, checklist, checklist_markdown, pool_candidates, score_values
 
 __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
+           "RANK_COLUMNS", "rank", "rank_calls",
            "score_values", "stability", "tiebreak_key", "variance", "variance_table"]
