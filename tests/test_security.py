@@ -375,3 +375,17 @@ def test_the_data_folder_helpers_are_what_pages_get():
     from app import data
     assert data.safe_name is safe_name and data.file_stem is file_stem
     assert Path(data.db_file()).name == "judgeaudit.duckdb"
+
+
+def test_console_script_refuses_a_public_address_without_a_login(tmp_path):
+    """As a user runs it: the real `judgeaudit app`, which exits before seeding or serving anything."""
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != auth.PASSWORD_ENV} | {"HOME": str(tmp_path)}
+    exe = str(Path(sys.executable).with_name("judgeaudit"))
+    proc = subprocess.run([exe, "app", "--address", "0.0.0.0", "--db", str(tmp_path / "x.duckdb")], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("judgeaudit: error: --address 0.0.0.0: refusing to serve the dashboard")
+    assert not (tmp_path / "x.duckdb").exists()
