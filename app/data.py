@@ -166,8 +166,10 @@ def cancel_run(run_id: int) -> dict:
 
 
 def run_log(run_id: int, n_chars: int = 3000) -> str:
+    """The tail of a run's log, with key-like strings redacted (a crash may print anything)."""
+    from ingest._redact import redact
     from ingest.runs import log_tail
-    return log_tail(db_file(), run_id, n_chars)
+    return redact(log_tail(db_file(), run_id, n_chars))
 
 
 def launch_evaluation(argv: list[str], pool: str, study: str) -> int:

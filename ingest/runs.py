@@ -32,6 +32,7 @@ from typing import Iterator
 
 from . import _db
 from ._errors import UserError
+from ._redact import redact
 
 STATUSES = ("queued", "running", "finished", "failed", "cancelled")
 ACTIVE = ("queued", "running")
@@ -432,6 +433,7 @@ def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
 
 
 def _close(db: Path, run_id: int, status: str, error: str | None, progress: dict | None = None) -> None:
+    error = redact(error)      # an exception's text may quote a server's reply
     with _db.writer(db) as con, _db.transaction(con):
         con.execute("UPDATE runs SET status = $s, error = $e, finished_at = $now, "
                     "heartbeat_at = $now, progress = coalesce($p, progress) WHERE run_id = $id",
