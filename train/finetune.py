@@ -363,8 +363,8 @@ def fit(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool] = l
         f"({config['precision']}), effective batch {config['effective_batch']}")
     started = time.monotonic()
     result = trainer.train()
-    if not eval_rows:
-        final_eval = {}
+    if not eval_rows or callback.cancelled_at is not None:      # a cancelled run exits promptly
+        final_eval = {"eval_loss": callback.last_eval[1]} if callback.last_eval else {}
     elif callback.last_eval and callback.last_eval[0] == trainer.state.global_step:
         final_eval = {"eval_loss": callback.last_eval[1]}      # evaluated at the last step already
     else:
