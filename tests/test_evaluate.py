@@ -222,3 +222,14 @@ def test_every_evaluation_query_runs_on_an_empty_migrated_database(tmp_path):
         text = f.read_text()
         assert text.startswith("--"), f"{f.name} should start with a comment saying what a row is"
         con.execute(text, {k: v for k, v in {"pool_id": 1, "study": "s"}.items() if f"${k}" in text}).fetchall()
+
+
+def test_condition_names():
+    from train.evaluate import condition_name
+    subset = {"policy": "judge", "judge": "gpt", "format": "likert5", "rate": 0.25}
+    assert condition_name({"subset": subset}) == "gpt/likert5@0.25"
+    assert condition_name({"subset": {**subset, "score": "expected", "decoding": "constrained"}}) == \
+        "gpt/likert5+expected~constrained@0.25"
+    assert condition_name({"subset": {"policy": "random", "rate": 0.5}}) == "random@0.5"
+    assert condition_name({"subset": {"policy": "full", "rate": 1.0}}) == "full"
+    assert condition_name({"condition": "mine", "subset": subset}) == "mine"

@@ -8,7 +8,8 @@ verdict did not parse (or the call failed), and a re-run asks again for failed c
 torch, transformers and peft are imported inside the functions that need them.
 
 A training run's folder holds config.json (`base`; the condition comes from `condition` or from
-the subset record: 'JUDGE/FORMAT@RATE', 'POLICY@RATE' or 'full'; the seed from
+the subset record: 'JUDGE/FORMAT@RATE' (with '+expected' for expected scores, '~constrained'
+for constrained decoding), 'POLICY@RATE' or 'full'; the seed from
 hyper_parameters.seed) and the adapter. The base model is condition 'base', seed 0 (with several
 bases: 'base:NAME').
 """
@@ -132,7 +133,10 @@ def condition_name(config: dict) -> str:
     if policy == "full":
         return "full"
     if policy in (None, "judge") and subset.get("judge") and subset.get("format"):
-        return f"{subset['judge']}/{subset['format']}@{rate:g}" if rate is not None else f"{subset['judge']}/{subset['format']}"
+        cell = f"{subset['judge']}/{subset['format']}"
+        cell += "+expected" if subset.get("score") == "expected" else ""
+        cell += f"~{subset['decoding']}" if subset.get("decoding") not in (None, "greedy") else ""
+        return f"{cell}@{rate:g}" if rate is not None else cell
     if policy:
         return f"{policy}@{rate:g}" if rate is not None else str(policy)
     return Path(subset.get("path") or "adapter").stem

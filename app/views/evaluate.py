@@ -13,9 +13,9 @@ pool = data.page_pool("Evaluate")
 trained = [r for r in data.runs_of("train") if r["status"] in ("finished", "cancelled")]
 with st.expander("Launch an evaluation", expanded=not trained):
     with st.form("evaluate"):
-        runs = st.multiselect("Training runs", [r["run_id"] for r in trained],
-                              format_func=lambda i: f"run {i}: " + str(next(r for r in trained if r["run_id"] == i)
-                                                                         .get("config", {}).get("argv", ""))[:90])
+        about = {r["run_id"]: f"run {r['run_id']} ({r['status']}): " + str((r["config"] or {}).get("curation")
+                 or (r["config"] or {}).get("subset") or "")[-80:] for r in trained}
+        runs = st.multiselect("Training runs", list(about), format_func=about.get)
         judges = st.text_area("Evaluation judges (one SPEC a line)", "fake:eval")
         a, b, c, d = st.columns(4)
         study = a.text_input("Study", value=pool)
