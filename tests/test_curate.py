@@ -185,6 +185,23 @@ def test_unmarked_pools_hold_out_the_share_evaluation_answers():
         assert s["n_eligible"] == 27 and not set(held) & set(picks["prompt_idx"].to_list())
 
 
+def test_a_cell_is_judge_format_decoding_and_score():
+    pool, scores = frames({0: [5, 1], 1: [2, 4]})
+    cells = pl.concat([
+        scores.with_columns(pl.lit("greedy").alias("decoding"), pl.lit("label").alias("score")),
+        scores.with_columns(pl.lit("constrained").alias("decoding"), pl.lit("label").alias("score"),
+                            pl.Series("s", [0.0, 1.0, 1.0, 0.0])),
+        scores.with_columns(pl.lit("constrained").alias("decoding"), pl.lit("expected").alias("score"),
+                            pl.Series("s", [0.9, 0.1, 0.2, 0.8]))])
+    picked = {}
+    for decoding, score in ((None, "label"), ("constrained", "label"), ("constrained", "expected")):
+        picks, s = cur(pool, cells, "judge", 1.0, judge="j", fmt="f", decoding=decoding, score=score)
+        picked[(decoding, score)] = picks.sort("prompt_idx")["cand_idx"].to_list()
+        assert s["decoding"] == (decoding or "greedy") and s["score"] == score
+    # greedy (the default of two modes): c0 (5) and c3 (4); constrained labels: c1, c2; expected: c0, c3
+    assert picked == {(None, "label"): [0, 3], ("constrained", "label"): [1, 2], ("constrained", "expected"): [0, 3]}
+
+
 def test_overlap_and_preview():
     pool, scores = frames({0: [5, 1], 1: [4, 2], 2: [3, 3], 3: [1, 5]})
     other = scores.with_columns(pl.lit("g").alias("format"),
@@ -280,3 +297,6 @@ def test_curate_and_train_page(tmp_path, monkeypatch, write_jsonl):
     out = Path(found[-1]["out_dir"])
     assert (out / "adapter_model.safetensors").exists() and (out / "subset.jsonl").exists()
     assert len((out / "subset.jsonl").read_text().splitlines()) == s["n_selected"]
+    record = json.loads((out / "config.json").read_text())["subset"]
+    assert (record["policy"], record["judge"], record["format"], record["n_selected"]) == ("judge", "alpha", fmt,
+                                                                                          s["n_selected"])
