@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: app test bench demo-files
+.PHONY: app test bench demo-files mutate
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -24,3 +24,15 @@ bench: $(STAMP)
 
 demo-files: $(STAMP)
 	$(PY) -m ingest.demo.build ../shared/data
+
+# Mutation testing (mutmut 3, config in pyproject.toml [tool.mutmut]); standalone, not part of
+# `make test` or CI. A fresh run each time (KEEP=1 resumes the last one); MUTATE_JOBS workers.
+MUTATE_JOBS ?= 2
+mutate: $(STAMP)
+	@if [ -z "$(KEEP)" ]; then rm -rf mutants; fi
+	@mkdir -p mutants; start=$$(date +%s); \
+	POLARS_MAX_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+	  $(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) > mutants/run.log 2>&1 || true; \
+	echo "mutmut run: $$(( $$(date +%s) - start )) s (log: mutants/run.log)"
+	$(PY) tests/mutation/report.py
+	$(PY) tests/mutation/nine.py
