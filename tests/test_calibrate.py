@@ -1,0 +1,208 @@
+"""Agreement with humans (`import-labels`, `calibrate`): Cohen's kappa by hand and against
+scikit-learn, orientation of judgements, the human ceiling, the threshold saved before the run,
+whole-file label imports, and every LLMBar judge against the gold labels."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from audit import calibrate, calibrate_frames, human_agreement
+from audit._calibrate import kappa, pairs_needed
+from ingest import UserError
+from ingest._labels import import_labels
+from tests.conftest import db_snapshot, query_rows
+
+EXE = str(Path(sys.executable).with_name("judgeaudit"))
+DEMO = Path(__file__).resolve().parents[1] / "ingest" / "demo"
+
+
+def test_kappa_by_hand():
+    # humans by rows (yes, no), judge by columns: yes/yes 20, yes/no 5, no/yes 10, no/no 15.
+    # p_o = 35/50 = 0.7; p_e = (25/50)(30/50) + (25/50)(20/50) = 0.3 + 0.2 = 0.5;
+    # kappa = (0.7 - 0.5) / (1 - 0.5) = 0.4
+    table = np.array([[20, 5], [10, 15]])
+    assert kappa(table) == pytest.approx(0.4, abs=1e-12)
+    human = ["yes"] * 25 + ["no"] * 25
+    judge = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
+    assert cohen_kappa_score(human, judge) == pytest.approx(0.4, abs=1e-12)
+
+
+def _random_cell(seed, n_pairs=60):
+    """Labels (one annotator per pair, some given B-first) and judge calls in both orders."""
+    rng = np.random.default_rng(seed)
+    labels, calls = [], []
+    for p in range(n_pairs):
+        x, y = (0, 1) if rng.random() < 0.7 else (1, 0)     # the label's orientation
+        truth = rng.choice(["A", "B", "tie"], p=[0.45, 0.35, 0.2])
+        labels.append({"prompt_idx": p, "a_idx": x, "b_idx": y, "label": truth, "annotator": "h"})
+        for a, b in ((0, 1), (1, 0)):
+            calls.append({"judge": "j", "format": "f", "decoding": "greedy", "prompt_idx": p, "a_idx": a,
+                          "b_idx": b, "value": float(rng.choice([2, 1, 0, -1, -2]))})
+    return pl.DataFrame(labels), pl.DataFrame(calls)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_calibrate_equals_sklearn_on_oriented_judgements(seed):
+    labels, calls = _random_cell(seed)
+    human, judge = [], []
+    lab = {r["prompt_idx"]: r for r in labels.iter_rows(named=True)}
+    for c in calls.iter_rows(named=True):
+        r = lab[c["prompt_idx"]]
+        slot = "A" if c["value"] > 0 else "B" if c["value"] < 0 else "tie"
+        if c["a_idx"] != r["a_idx"] and slot != "tie":      # shown the other way round: turn it
+            slot = "B" if slot == "A" else "A"
+        human.append(r["label"])
+        judge.append(slot)
+    cell = calibrate_frames(calls, labels, n_boot=300, seed=seed).row(0, named=True)
+    assert cell["n"] == 120 and cell["n_pairs"] == 60
+    assert cell["kappa"] == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
+    assert cell["agreement"] == pytest.approx(np.mean(np.array(human) == np.array(judge)), abs=1e-12)
+    keep = [(h, j) for h, j in zip(human, judge) if h != "tie" and j != "tie"]
+    assert cell["n_no_ties"] == len(keep)
+    assert cell["kappa_no_ties"] == pytest.approx(cohen_kappa_score(*zip(*keep)), abs=1e-12)
+    assert cell["kappa_lo"] <= cell["kappa"] <= cell["kappa_hi"]
+    confusion = np.array(cell["confusion"]).reshape(3, 3)
+    for r, h in enumerate(["A", "B", "tie"]):
+        for c, j in enumerate(["A", "B", "tie"]):
+            assert confusion[r, c] == sum(1 for a, b in zip(human, judge) if a == h and b == j)
+
+
+def test_human_ceiling_equals_sklearn_over_annotator_pairs():
+    rng = np.random.default_rng(5)
+    rows, first, second = [], [], []
+    for p in range(40):
+        k = int(rng.integers(1, 5))                         # 1-4 annotators; single ones do not count
+        votes = list(rng.choice(["A", "B", "tie"], size=k, p=[0.5, 0.3, 0.2]))
+        rows += [{"prompt_idx": p, "a_idx": 0, "b_idx": 1, "label": v, "annotator": f"h{i}"}
+                 for i, v in enumerate(votes)]
+        for i in range(k):
+            for j in range(k):
+                if i != j:
+                    first.append(votes[i])
+                    second.append(votes[j])
+    out = human_agreement(pl.DataFrame(rows), n_boot=200).row(0, named=True)
+    assert out["n_comparisons"] == len(first)
+    assert out["kappa"] == pytest.approx(cohen_kappa_score(first, second), abs=1e-12)
+    assert out["agreement"] == pytest.approx(np.mean(np.array(first) == np.array(second)), abs=1e-12)
+
+
+def test_plurality_label_and_reversed_votes():
+    # pair 0: A, A, and B given the other way round (= A) -> A; pair 1: A and B -> an even split, tie
+    labels = pl.DataFrame([
+        {"prompt_idx": 0, "a_idx": 0, "b_idx": 1, "label": "A", "annotator": "u"},
+        {"prompt_idx": 0, "a_idx": 0, "b_idx": 1, "label": "A", "annotator": "v"},
+        {"prompt_idx": 0, "a_idx": 1, "b_idx": 0, "label": "B", "annotator": "w"},
+        {"prompt_idx": 1, "a_idx": 0, "b_idx": 1, "label": "A", "annotator": "u"},
+        {"prompt_idx": 1, "a_idx": 0, "b_idx": 1, "label": "B", "annotator": "v"}])
+    calls = pl.DataFrame([{"judge": "j", "format": "f", "decoding": "greedy", "prompt_idx": p, "a_idx": 0,
+                           "b_idx": 1, "value": 1.0} for p in (0, 1)])
+    cell = calibrate_frames(calls, labels, n_boot=10).row(0, named=True)
+    # humans A then tie; judge A twice
+    assert cell["confusion"] == [1, 0, 0, 0, 0, 0, 1, 0, 0]
+    # ordered annotator pairs: pair 0 has 3 * 2 = 6, all agreeing; pair 1 has 2, none agreeing
+    assert human_agreement(labels, n_boot=10)["agreement"][0] == pytest.approx(6 / 8)
+
+
+def test_threshold_decision_and_pairs_needed():
+    labels, calls = _random_cell(3, n_pairs=50)
+    one = calibrate_frames(calls, labels, n_boot=1000, threshold=-1.0).row(0, named=True)
+    assert one["decision"] == "pass" and one["passes"] is True
+    assert calibrate_frames(calls, labels, n_boot=1000, threshold=0.99)["decision"][0] == "fail"
+    # four copies of every pair: the same kappa, an interval about half as wide (1 / sqrt(4))
+    big_labels = pl.concat([labels.with_columns(pl.col("prompt_idx") + 1000 * k) for k in range(4)])
+    big_calls = pl.concat([calls.with_columns(pl.col("prompt_idx") + 1000 * k) for k in range(4)])
+    four = calibrate_frames(big_calls, big_labels, n_boot=1000).row(0, named=True)
+    assert four["kappa"] == pytest.approx(one["kappa"], abs=1e-12)
+    ratio = (four["kappa_hi"] - four["kappa_lo"]) / (one["kappa_hi"] - one["kappa_lo"])
+    assert ratio == pytest.approx(0.5, abs=0.1)
+    # pairs needed for half the observed width: four times the pairs
+    assert pairs_needed(50, 0.1, 0.5, 0.2) == 200
+    assert one["n_pairs_needed"] == math.ceil(50 * ((one["kappa_hi"] - one["kappa_lo"]) / 0.2) ** 2)
+
+
+def _pool(tmp_path, db):
+    from ingest import import_pool
+    rows = [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c, "response": f"{c} {p}"}
+            for p in range(3) for c in ("x", "y", "z")]
+    path = tmp_path / "pool.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_pool(db, path, "tiny")
+
+
+def test_label_import_is_whole_or_nothing_with_located_errors(db, tmp_path, write_jsonl):
+    _pool(tmp_path, db)
+    good = {"prompt_id": "p0", "a_id": "x", "b_id": "y", "label": "A"}
+    cases = [({**good, "label": "better"}, "line 2, field 'label'"),
+             ({**good, "b_id": "w"}, "line 2, field 'b_id': unknown candidate 'w'"),
+             ({**good, "prompt_id": "p9"}, "line 2, field 'prompt_id': unknown prompt 'p9'"),
+             ({k: v for k, v in good.items() if k != "a_id"}, "line 2, field 'a_id': required"),
+             ({**good, "a_id": "y", "b_id": "x", "label": "A"}, "line 2, field 'label': contradicts line 1"),
+             ("{not json", "line 2: not valid JSON")]
+    before = db_snapshot(db)
+    for bad, message in cases:
+        path = write_jsonl("labels.jsonl", [good, bad])
+        with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            import_labels(db, path, "tiny")
+        assert db_snapshot(db) == before
+    path = write_jsonl("labels.jsonl", [good, {**good, "a_id": "y", "b_id": "x", "label": "B"},
+                                        {**good, "annotator": "second", "label": "tie"}])
+    out = import_labels(db, path, "tiny")
+    assert out["imported"] == 2 and out["skipped"] == {"repeated label": 1} and out["n_annotators"] == 2
+    assert import_labels(db, path, "tiny")["imported"] == 0           # importing again changes nothing
+    assert query_rows(db, "SELECT count(*) FROM labels") == [(2,)]
+
+
+def test_calibrate_cli_saves_the_threshold_with_the_result(db, tmp_path, write_jsonl):
+    _pool(tmp_path, db)
+    verdicts = write_jsonl("v.jsonl", [
+        {"judge": "j", "format": "tournament", "prompt_id": f"p{p}", "a_id": a, "b_id": b, "raw": raw}
+        for p in range(3) for (a, b, raw) in (("x", "y", "A+"), ("y", "x", "B+"), ("x", "z", "TIE"))])
+    subprocess.run([EXE, "import-verdicts", verdicts, "--pool", "tiny"], check=True, capture_output=True)
+    labels = write_jsonl("l.jsonl", [{"prompt_id": f"p{p}", "a_id": "x", "b_id": "y", "label": "A"} for p in range(3)]
+                         + [{"prompt_id": "p0", "a_id": "x", "b_id": "z", "label": "B"}])
+    proc = subprocess.run([EXE, "calibrate", "--pool", "tiny", "--labels", labels, "--threshold", "0.5",
+                           "--n-boot", "200", "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    cell = doc["cells"][0]
+    assert {"judge", "format", "n", "agreement", "kappa", "kappa_lo", "kappa_hi"} <= set(cell)
+    # 6 judgements A on x-y pairs (humans A), 1 tie on x-z (humans B): agreement 6/7
+    assert cell["n"] == 7 and cell["agreement"] == pytest.approx(6 / 7)
+    assert cell["confusion"]["A"]["A"] == 6 and cell["confusion"]["B"]["tie"] == 1
+    assert doc["threshold"] == 0.5 and cell["threshold"] == 0.5
+    saved = query_rows(db, "SELECT threshold, result IS NOT NULL, labels FROM calibrations")
+    assert saved[0][:2] == (0.5, True) and saved[0][2].startswith(str(labels))
+    # without --labels nothing is stored yet; after import-labels the stored labels are used, and
+    # the threshold declared before applies again
+    proc = subprocess.run([EXE, "calibrate", "--pool", "tiny", "--json"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "has no labels" in proc.stderr
+    subprocess.run([EXE, "import-labels", labels, "--pool", "tiny"], check=True, capture_output=True)
+    again = json.loads(subprocess.run([EXE, "calibrate", "--pool", "tiny", "--json", "--n-boot", "200"],
+                                      capture_output=True, text=True, check=True).stdout)
+    assert again["threshold"] == 0.5 and again["cells"][0]["kappa"] == cell["kappa"]
+
+
+def test_every_llmbar_judge_against_gold(db, capsys):
+    """The bundled LLMBar pool against its gold labels: GPT-4 agrees best (LLMBar's own finding)."""
+    from ingest.demo import seed_demo
+    seed_demo(db, pools=("llmbar",))
+    import_labels(db, DEMO / "llmbar-gold-labels.jsonl", "llmbar")
+    cells = calibrate(db, "llmbar", n_boot=1000)
+    assert cells.height >= 20 and (cells["n_pairs"] > 0).all()
+    with capsys.disabled():
+        print("\nLLMBar judges against gold: kappa [95% interval] (n judgements)")
+        for c in cells.sort("format", "kappa", descending=[False, True]).iter_rows(named=True):
+            print(f"  {c['judge']:>13} {c['format']:<34} {c['kappa']:.3f} [{c['kappa_lo']:.3f}, "
+                  f"{c['kappa_hi']:.3f}]  n={c['n']}")
+    for fmt, part in cells.group_by("format"):
+        best = part.sort("kappa", descending=True)["judge"][0]
+        assert best == "GPT-4", (fmt, part)
+    # gold labels have no ties, and the binary verdicts none either: both kappas are the same
+    assert (cells["kappa"] - cells["kappa_no_ties"]).abs().max() < 1e-12
