@@ -302,6 +302,7 @@ def _register_commands() -> None:
     from .cli_runs import cancel_cmd, runs_cmd; cli.add_command(runs_cmd); cli.add_command(cancel_cmd)
     from .cli_trust import rank_cmd; cli.add_command(rank_cmd)
     from .cli_trust import calibrate_cmd, import_labels_cmd; cli.add_command(import_labels_cmd); cli.add_command(calibrate_cmd)
+    from .cli_trust import drift_cmd; cli.add_command(drift_cmd)
     from .cli_eval import contrasts_cmd, evaluate_cmd; cli.add_command(evaluate_cmd); cli.add_command(contrasts_cmd)
     from .cli_probe import mitigations_cmd, probe_cmd; cli.add_command(probe_cmd); cli.add_command(mitigations_cmd)
     from .cli_train import curate_cmd, train_cmd; cli.add_command(curate_cmd); cli.add_command(train_cmd)

@@ -1,0 +1,107 @@
+"""Drift (`judgeaudit drift`): the pure comparison by hand, judge versions, and the command line on
+two stored judges, one a re-run of the other."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from audit import AuditError, compare_verdicts, drift, drift_items
+from audit._drift import versions_of
+
+EXE = str(Path(sys.executable).with_name("judgeaudit"))
+
+
+def _verdicts(readings, run_id=1, model="m", template="t", settings="{}"):
+    """readings: (prompt_idx, a_idx, b_idx, reading, s) for one format."""
+    return pl.DataFrame([{"format": "f", "decoding": "greedy", "prompt_idx": p, "prompt_id": f"p{p}", "a_idx": a,
+                          "b_idx": b, "a_id": f"c{a}", "b_id": None if b is None else f"c{b}", "sample": 0,
+                          "reading": r, "s": s, "run_id": run_id, "judge_model": model,
+                          "template_hash": template, "settings": settings}
+                         for p, a, b, r, s in readings],
+                        schema_overrides={"b_idx": pl.Int64, "b_id": pl.String, "s": pl.Float64})
+
+
+def test_compare_by_hand():
+    old = _verdicts([(0, 0, None, "4", 0.75), (1, 0, None, "3", 0.5), (2, 0, None, "5", 1.0),
+                     (3, 0, None, "2", 0.25), (4, 0, None, "1", 0.0)])
+    # call 0 unchanged; call 1: 3 -> 5 (+0.5); call 2 no longer parses; call 3 unchanged;
+    # call 4 only in the old version (not compared); call 5 only in the new one
+    new = _verdicts([(0, 0, None, "4", 0.75), (1, 0, None, "5", 1.0), (2, 0, None, "no_label", None),
+                     (3, 0, None, "2", 0.25), (5, 0, None, "3", 0.5)], run_id=2)
+    cells, moved = compare_verdicts(old, new)
+    cell = cells.row(0, named=True)
+    # 4 calls in both; 2 changed -> 0.5; scored in both: calls 0, 1, 3 -> |0| + |0.5| + |0| over 3
+    assert (cell["n"], cell["n_changed"], cell["n_scored"]) == (4, 2, 3)
+    assert cell["share_changed"] == pytest.approx(0.5)
+    assert cell["mean_abs_change"] == pytest.approx(0.5 / 3)
+    assert moved["prompt_id"].to_list() == ["p1", "p2"]
+    assert moved.row(0, named=True)["change"] == pytest.approx(0.5)
+    assert moved.row(1, named=True)["reading"] == "no_label" and moved.row(1, named=True)["change"] is None
+
+
+def test_versions_are_model_template_and_decoding():
+    a = _verdicts([(0, 0, None, "4", 0.75)], run_id=1)
+    b = _verdicts([(1, 0, None, "4", 0.75)], run_id=2)                        # same version, later run
+    c = _verdicts([(2, 0, None, "4", 0.75)], run_id=3, settings='{"temperature": 0.7}')
+    d = _verdicts([(3, 0, None, "4", 0.75)], run_id=4, model="m-2024-06")
+    v = versions_of(pl.concat([a, b, c, d]))
+    assert v["version"].to_list() == [1, 2, 3]
+    assert v["n_verdicts"].to_list() == [2, 1, 1] and v["last_run"].to_list() == [2, 3, 4]
+
+
+@pytest.fixture
+def two_versions(db, tmp_path, write_jsonl):
+    """A pool judged by 'j' and by 'j-v2', a re-run that changed 3 of 12 pointwise verdicts and one
+    comparative verdict."""
+    from ingest import import_pool, import_verdicts
+    pool = write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
+                                       "response": f"{c}{p}"} for p in range(4) for c in ("x", "y", "z")])
+    import_pool(db, pool, "s")
+    rows = []
+    for judge in ("j", "j-v2"):
+        for p in range(4):
+            for k, c in enumerate(("x", "y", "z")):
+                score = 1 + (p + k) % 5
+                if judge == "j-v2" and (p, c) in {(0, "x"), (1, "y")}:
+                    score = min(score + 2, 5)          # (0, x): 1 -> 3; (1, y): 3 -> 5
+                raw = "unsure" if judge == "j-v2" and (p, c) == (2, "z") else str(score)
+                rows.append({"judge": judge, "format": "likert5", "prompt_id": f"p{p}", "candidate_id": c, "raw": raw})
+            rows.append({"judge": judge, "format": "tournament", "prompt_id": f"p{p}", "a_id": "x", "b_id": "y",
+                         "raw": "B+" if judge == "j-v2" and p == 3 else "A+"})
+    import_verdicts(db, write_jsonl("v.jsonl", rows), "s")
+    return db
+
+
+def test_drift_between_two_stored_judges(two_versions):
+    cells = drift(two_versions, "s", "j-v2", against="j").sort("format")
+    likert = cells.row(0, named=True)
+    # 12 calls; 3 changed (two scores, one unparsed); scored in both: 11, |change| = 0.5 + 0.5 over 11
+    assert likert["format"] == "likert5" and (likert["n"], likert["n_changed"], likert["n_scored"]) == (12, 3, 11)
+    assert likert["mean_abs_change"] == pytest.approx(1.0 / 11)
+    tournament = cells.row(1, named=True)
+    # A+ (+1) -> B+ (-1) on one of 4 calls: tournament normalised score (v + 2) / 4 moves by 0.5
+    assert (tournament["n"], tournament["n_changed"]) == (4, 1)
+    assert tournament["mean_abs_change"] == pytest.approx(0.5 / 4)
+    items = drift_items(two_versions, "s", "j-v2", against="j")
+    assert items.height == 4 and set(items["prompt_id"]) == {"p0", "p1", "p2", "p3"}
+    with pytest.raises(AuditError, match="one stored version"):
+        drift(two_versions, "s", "j")
+
+
+def test_drift_cli(two_versions):
+    proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", "j-v2", "--against", "j", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["judge"] == "j-v2" and doc["against"] == "j"
+    assert {c["format"]: c["n_changed"] for c in doc["cells"]} == {"likert5": 3, "tournament": 1}
+    moved = next(c for c in doc["cells"] if c["format"] == "tournament")["moved"]
+    assert moved == [{"prompt_id": "p3", "a_id": "x", "b_id": "y", "sample": 0, "reading_old": "A+",
+                      "reading": "B+", "s_old": 0.75, "s": 0.25, "change": -0.5}]
+    assert set(doc["current_version"]) >= {"judge_model", "template_hash", "settings"}
+    proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", "nobody"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "no judge named 'nobody'" in proc.stderr
