@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from audit import audit_cells, bias
-from ingest import import_pool
+from ingest import UserError, import_pool
+from ingest.formats import BUILTIN
 from ingest.runner import ScoreRequest, score
 from tests.conftest import free_port, query_rows, wait_http
 
@@ -55,7 +56,7 @@ def test_llama_cpp_server_all_five_formats(db, write_jsonl, llama_server):
     assert rows == {k: (v, rows[k][1]) for k, v in
                     {"anchored": 6, "binary": 4, "likert5": 4, "numeric100": 4, "tournament": 4}.items()}
     cells = audit_cells(db, "p")
-    assert sorted(set(cells["format"]) - {f + "+expected" for f in FIVE}) == sorted(FIVE)
+    assert sorted(set(cells["format"])) == sorted(FIVE) and set(cells["decoding"]) == {"greedy"}
     assert all(cells["n_verdicts"].to_list())
     b = bias(db, "p", n_boot=50)
     assert set(b["format"]) == {"anchored", "tournament"} and b.filter(b["format"] == "anchored")["n_self"][0] == 2
@@ -66,12 +67,37 @@ def test_llama_cpp_server_all_five_formats(db, write_jsonl, llama_server):
 def test_local_judge_in_process(db, write_jsonl):
     import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
     result = score(ScoreRequest(pool="p", judge="local:smollm2", formats=["binary", "likert5", "numeric100",
-                                                                         "tournament"], progress=False))
+                                                                         "tournament"], decoding="constrained",
+                                progress=False))
     assert result["made"] == 12 + 2 and result["failed"] == 0
     got = {name: (n, parsed, expected) for name, n, parsed, expected in _statuses(db)}
-    # pointwise verdicts come from the label-constrained reading: always a label, with its distribution
+    # the label-constrained reading: always a label, with its distribution (comparative ones too)
     for fmt in ("binary", "likert5", "numeric100"):
         assert got[fmt] == (4, 4, 4)
-    assert got["tournament"][0] == 2            # free generation: parsed or not, each call is a row
+    assert got["tournament"][:2] == (2, 2)
     cells = audit_cells(db, "p")
-    assert {"likert5+expected", "numeric100+expected"} <= set(cells["format"])
+    assert {("likert5", "expected"), ("numeric100", "expected")} <= set(zip(cells["format"], cells["score"]))
+    assert set(cells["decoding"]) == {"constrained"}
+
+
+def test_llama_cpp_server_constrained_by_grammar(db, write_jsonl, llama_server):
+    """llama-cpp-python's server honours a GBNF grammar: under --decoding constrained every verdict
+    is one of the format's labels; a field it does not know (vLLM's guided_choice) it silently
+    ignores, which the check call made before the run tells the user."""
+    import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
+    judge = f"openai:smollm2-gguf@{llama_server}"
+    with pytest.raises(UserError, match="ignored it"):
+        score(ScoreRequest(pool="p", judge=judge, formats=["binary"], decoding="constrained",
+                           constraint="guided_choice", timeout=120, progress=False))
+    assert query_rows(db, "SELECT count(*) FROM verdicts") == [(0,)]
+    formats = ["binary", "likert5", "anchored"]
+    result = score(ScoreRequest(pool="p", judge=judge, formats=formats, decoding="constrained",
+                                constraint="grammar", concurrency=2, timeout=120, max_retries=1, progress=False))
+    assert result["made"] == 4 + 4 + 4 and result["failed"] == 0
+    rows = query_rows(db, "SELECT f.name, v.raw, v.status, v.decoding FROM verdicts v JOIN formats f USING (format_id)")
+    for name, raw, status, decoding in rows:
+        assert status == "ok" and decoding == "constrained"
+        assert raw in BUILTIN[name].label_values(), (name, raw)     # exactly a label, nothing around it
+    cells = audit_cells(db, "p")
+    assert set(zip(cells["format"], cells["decoding"], cells["parse_rate"])) >= {
+        ("binary", "constrained", 1.0), ("likert5", "constrained", 1.0), ("anchored", "constrained", 1.0)}
