@@ -14,13 +14,14 @@ ITEM_KEYS = ("id", "strength", "lo", "hi", "rank", "games", "wins")
 
 
 def rank_document(frame: pl.DataFrame, pool: str, by: str) -> dict:
-    """{"pool", "by", "cells": [{judge, format, order: "both", n_calls, n_units, prior, items,
-    single_order: {n_calls, n_units, prior, items}, rank_changes}]}: one cell per (judge, format);
+    """{"pool", "by", "cells": [{judge, format, decoding, order: "both", n_calls, n_units, prior, items,
+    single_order: {n_calls, n_units, prior, items}, rank_changes}]}: one cell per (judge, format,
+    decoding);
     `items` rank from every call (both orders), `single_order` from the forward calls alone."""
     keys = ITEM_KEYS + (("prompt_id",) if by == "prompt" else ())
     cells = []
-    for (judge, fmt), part in frame.group_by("judge", "format", maintain_order=True):
-        doc = {"judge": judge, "format": fmt}
+    for (judge, fmt, decoding), part in frame.group_by("judge", "format", "decoding", maintain_order=True):
+        doc = {"judge": judge, "format": fmt, "decoding": decoding}
         for order in ("both", "single"):
             rows = part.filter(pl.col("order") == order).sort("prompt_id", "rank", "id", nulls_last=True)
             if rows.height == 0:

@@ -32,7 +32,7 @@ from ._db import connect, pool_id, query
 TOL = 1e-10
 MAX_ITER = 100_000
 DEFAULT_PRIOR = 0.5
-RANK_COLUMNS = ["judge", "format", "order", "prompt_id", "id", "strength", "lo", "hi", "rank", "games",
+RANK_COLUMNS = ["judge", "format", "decoding", "order", "prompt_id", "id", "strength", "lo", "hi", "rank", "games",
                 "wins", "n_calls", "n_units", "prior"]
 ORDERS = ("both", "single")
 
@@ -229,7 +229,8 @@ def _rank_group(calls: pl.DataFrame, n_boot: int, rng: np.random.Generator, prio
 
 def rank_calls(calls: pl.DataFrame, by: str = "candidate_id", n_boot: int = 1000, seed: int = 0,
                prior: float | None = None) -> pl.DataFrame:
-    """Pure: rankings from calls (columns judge, format, prompt_id, a_id, b_id, swapped, value).
+    """Pure: rankings from calls (columns judge, format, [decoding,] prompt_id, a_id, b_id, swapped,
+    value); one cell per (judge, format, decoding).
 
     by='candidate_id': one ranking of systems per (judge, format, order), resampling prompts;
     by='prompt': one ranking of candidates per prompt, resampling that prompt's calls.
@@ -238,9 +239,11 @@ def rank_calls(calls: pl.DataFrame, by: str = "candidate_id", n_boot: int = 1000
     if by not in ("candidate_id", "prompt"):
         raise ValueError(f"by must be 'candidate_id' or 'prompt', not {by!r}")
     frames = []
-    cells = calls.select("judge", "format").unique(maintain_order=True).sort("judge", "format")
-    for c, (judge, fmt) in enumerate(cells.iter_rows()):
-        cell = calls.filter((pl.col("judge") == judge) & (pl.col("format") == fmt))
+    if "decoding" not in calls.columns:
+        calls = calls.with_columns(pl.lit("greedy").alias("decoding"))
+    cells = calls.select("judge", "format", "decoding").unique().sort("judge", "format", "decoding")
+    for c, (judge, fmt, decoding) in enumerate(cells.iter_rows()):
+        cell = calls.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("decoding") == decoding))
         for o, order in enumerate(ORDERS):
             part = cell if order == "both" else cell.filter(~pl.col("swapped"))
             if part.height == 0:
@@ -254,9 +257,10 @@ def rank_calls(calls: pl.DataFrame, by: str = "candidate_id", n_boot: int = 1000
                                  .with_columns(pl.lit(pid).alias("prompt_id"))
                                  for (pid,), g in part.group_by("prompt_id", maintain_order=True)])
             frames.append(out.with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),
-                                           pl.lit(order).alias("order")))
+                                           pl.lit(decoding).alias("decoding"), pl.lit(order).alias("order")))
     if not frames:
-        return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "order": pl.String,
+        return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "decoding": pl.String,
+                                    "order": pl.String,
                                     "prompt_id": pl.String, "id": pl.String, "strength": pl.Float64,
                                     "lo": pl.Float64, "hi": pl.Float64, "rank": pl.Int64,
                                     "games": pl.Float64, "wins": pl.Float64, "n_calls": pl.Int64,
@@ -267,10 +271,10 @@ def rank_calls(calls: pl.DataFrame, by: str = "candidate_id", n_boot: int = 1000
 
 def rank(db: str | os.PathLike | None, pool: str, by: str = "candidate_id", n_boot: int = 1000,
          seed: int = 0, prior: float | None = None) -> pl.DataFrame:
-    """Bradley-Terry rankings per (judge, comparative format) cell of the pool, from both orders
+    """Bradley-Terry rankings per (judge, comparative format, decoding) cell of the pool, from both orders
     (every parsed call; order='both') and from the forward order alone (order='single').
 
-    Columns: judge, format, order, prompt_id (by='prompt' only), id (candidate_id), strength,
+    Columns: judge, format, decoding, order, prompt_id (by='prompt' only), id (candidate_id), strength,
     lo, hi, rank, games, wins (ties as halves), n_calls, n_units (prompts resampled; calls for
     by='prompt'), prior (virtual tie games per met pair; 0 = the plain MLE).
     """

@@ -1,8 +1,8 @@
--- One row per parsed comparative call between two different candidates of the pool: the judge,
--- the format, the prompt, the candidate ids in slot A and slot B, whether the call is in the
+-- One row per parsed comparative call between two different candidates of the pool: the cell
+-- (judge, format, decoding), the prompt, the candidate ids in slot A and slot B, whether the call is in the
 -- reverse orientation of its item (`swapped`: the later-listed or anchor candidate in slot A),
 -- and the margin in favour of slot A (> 0 A wins, < 0 B wins, 0 a tie).
-SELECT j.name AS judge, f.name AS format, p.prompt_id, v.prompt_idx,
+SELECT j.name AS judge, f.name AS format, v.decoding, p.prompt_id, v.prompt_idx,
        ca.candidate_id AS a_id, cb.candidate_id AS b_id, v.swapped, v.value
 FROM verdicts v
 JOIN judges j USING (judge_id)
@@ -12,4 +12,4 @@ JOIN candidates ca ON ca.pool_id = v.pool_id AND ca.cand_idx = v.a_idx
 JOIN candidates cb ON cb.pool_id = v.pool_id AND cb.cand_idx = v.b_idx
 WHERE v.pool_id = $pool_id AND f.kind = 'comparative' AND v.a_idx <> v.b_idx
   AND v.value IS NOT NULL
-ORDER BY j.name, f.name, v.prompt_idx, v.a_idx, v.b_idx, v.sample
+ORDER BY j.name, f.name, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.sample
