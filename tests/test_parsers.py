@@ -138,3 +138,31 @@ def test_parse_rate_follows_the_rule(db, write_jsonl):
     import_verdicts(db, write_jsonl("v.jsonl", rows), "p", format_specs=[spec])
     rates = {r["format"]: r["parse_rate"] for r in audit_cells(db, "p").to_dicts()}
     assert rates == {"binary": pytest.approx(2 / 5), "ab": pytest.approx(3 / 5)}
+
+
+@pytest.mark.parametrize("fmt, raw, value, status", [
+    (LIKERT, "On a 1 to 5 scale: 4", 4, "ok"),            # the scale's own mention, three spellings
+    (LIKERT, "Scale 1–5: score 2", 2, "ok"),
+    (LIKERT, "1 -5 scale, 3", 3, "ok"),
+    (LIKERT, "3/4", None, "ambiguous"),                   # not out of 5: two numbers
+    (LIKERT, "4 OUT OF 5", 4, "ok"),
+    (LIKERT, "5", 5, "ok"), (LIKERT, "1", 1, "ok"),       # both ends of the scale are on it
+    (LIKERT, "6", None, "out_of_range"),
+    (LIKERT, "2.0", 2, "ok"),                             # an integer written as a decimal
+    (LIKERT, "v4", None, "no_label"), (LIKERT, "4.5.", None, "not_integer"),
+    (NUMERIC, "100/100", 100, "ok"), (NUMERIC, "0 to 100: 55", 55, "ok"), (NUMERIC, "-0", 0, "ok"),
+    (NUMERIC, "`90`", 90, "ok"), (NUMERIC, "“70”", 70, "ok"), (NUMERIC, "# 80", 80, "ok"),
+    (BINARY, "'ACCEPT'", 1, "ok"), (BINARY, "(REJECT)", 0, "ok"), (BINARY, "_accept_!", 1, "ok"),
+    (BINARY, "ACCEPTED", None, "no_label"), (BINARY, "PREACCEPT", None, "no_label"),
+    (COMPARATIVE, "=A+", None, "no_label"), (COMPARATIVE, "<B++>", -2, "ok"), (COMPARATIVE, "A+-", None, "no_label"),
+    (COMPARATIVE, "[A+]", 1, "ok"), (COMPARATIVE, "1A+", None, "no_label"),
+])
+def test_parser_edges(fmt, raw, value, status):
+    parsed = fmt.parse(raw)
+    assert (parsed.value, parsed.status) == (None if value is None else float(value), status)
+
+
+def test_a_parser_failure_is_a_status_not_an_exception():
+    from ingest.formats import Format
+    broken = Format("broken", "pointwise", "pointwise")          # neither labels nor a range
+    assert broken.parse("4") == (None, None, "no_label")
