@@ -45,3 +45,17 @@ def test_lock_timeout_is_read_when_used(held, monkeypatch, opener):
         opener(held)
     # 0.5 s plus at most one backoff sleep (<= 2 s x 1.5); far below the holder's HOLD_S
     assert time.monotonic() - start < 5
+
+
+def test_audit_says_once_that_it_waits_for_the_writer(held, monkeypatch, capsys):
+    monkeypatch.setenv("JUDGEAUDIT_LOCK_TIMEOUT", "1.5")   # several backoff rounds, one message
+    with pytest.raises(duckdb.IOException):
+        connect(held).__enter__()
+    err = capsys.readouterr().err
+    assert err == f"judgeaudit: {held} is being written by another process; waiting...\n"
+
+
+def test_audit_refuses_a_missing_database(tmp_path):
+    from audit import AuditError
+    with pytest.raises(AuditError, match=r"missing.duckdb: no such database \(import a pool first, or pass --db\)"):
+        connect(tmp_path / "missing.duckdb").__enter__()
