@@ -44,6 +44,10 @@ _FUNCTIONS = {
     "pool_candidates": audit.pool_candidates,
     "checklist": audit.checklist,
     "candidate_scores": audit.candidate_scores,
+    "rank": audit.rank,
+    "calibrate": audit.calibrate,
+    "human_ceiling": audit.human_ceiling,
+    "stored_labels": audit.stored_labels,
     "probes": _probes.probes,
     "mitigations": _probes.mitigations,
 }
@@ -69,6 +73,10 @@ score_values = _cached("score_values")
 pool_candidates = _cached("pool_candidates")
 checklist = _cached("checklist")
 candidate_scores = _cached("candidate_scores")
+rank = _cached("rank")
+calibrate = _cached("calibrate")
+human_ceiling = _cached("human_ceiling")
+stored_labels = _cached("stored_labels")
 probes = _cached("probes")
 mitigations = _cached("mitigations")
 
@@ -241,3 +249,31 @@ def page_pool(title: str) -> str:
     if not pool:
         st.stop()
     return pool
+
+
+def import_labels(path, pool: str, source: str = "jsonl", replace: bool = False) -> dict:
+    """Store a labels file for the pool through the CLI's importer (whole file or nothing)."""
+    from ingest._labels import import_labels as run
+    return run(str(db_file()), path, pool, source=source, replace=replace)
+
+
+def bundled_labels(pool: str):
+    """The labels file shipped with a bundled demo pool (LLMBar gold, MT-Bench experts), or None."""
+    from ingest.demo import HERE
+    path = HERE / {"llmbar": "llmbar-gold-labels.jsonl", "mtbench": "mtbench-human-labels.jsonl"}.get(pool, "-")
+    return path if path.is_file() else None
+
+
+def declared_threshold(pool: str):
+    from ingest._labels import declared_threshold as run
+    return run(str(db_file()), pool)
+
+
+def run_calibration(pool: str, threshold, target_width: float) -> int:
+    """Declare the threshold (saved before anything is computed), compute, save the result."""
+    from ingest._labels import declare_calibration, finish_calibration
+    cid = declare_calibration(str(db_file()), pool, threshold, target_width, "stored")
+    cells = calibrate(pool, None, 2000, 0, threshold, target_width)
+    finish_calibration(str(db_file()), cid, {"pool": pool, "threshold": threshold, "cells": cells.to_dicts(),
+                                             "humans": human_ceiling(pool).to_dicts()[0]})
+    return cid

@@ -1,0 +1,74 @@
+"""Calibration: agreement of each judge with human labels (Cohen's kappa with intervals), against
+the human-human ceiling and an acceptance threshold declared before the run; label upload."""
+
+import tempfile
+from pathlib import Path
+
+import polars as pl
+import streamlit as st
+
+from app import charts_trust, data
+
+pool = data.page_pool("Calibration")
+labels = data.stored_labels(pool)
+with st.expander(f"Human labels ({labels.height} stored)", expanded=labels.height == 0):
+    with st.form("labels", clear_on_submit=True):
+        upload = st.file_uploader("Labels (.jsonl)", type=["jsonl", "ndjson"])
+        source = st.radio("Layout", ["jsonl", "mtbench", "llmfao"], horizontal=True,
+                          help="jsonl: prompt_id, a_id, b_id, label (A, B or tie), optional annotator; "
+                               "mtbench: MT-Bench expert votes; llmfao: LLMFAO crowd votes")
+        replace = st.checkbox("Replace the pool's stored labels")
+        submitted = st.form_submit_button("Import labels")
+    bundled = data.bundled_labels(pool)
+    if bundled is not None and labels.height == 0 and st.button(f"Import the bundled labels ({bundled.name})"):
+        data.import_labels(bundled, pool)
+        st.rerun()
+if submitted and upload is not None:
+    from ingest import UserError
+    with tempfile.TemporaryDirectory(prefix="judgeaudit-labels-") as folder:
+        path = Path(folder) / Path(upload.name).name      # keep the name: messages cite it
+        path.write_bytes(upload.getvalue())
+        try:
+            out = data.import_labels(path, pool, source, replace)
+            st.session_state["labels_note"] = (f"Imported {out['imported']} labels ({out['n_pairs']} pairs, "
+                                               f"{out['n_annotators']} annotators).")
+            st.rerun()
+        except UserError as exc:
+            st.error(str(exc).replace(str(folder) + "/", ""))
+if "labels_note" in st.session_state:
+    st.success(st.session_state.pop("labels_note"))
+if labels.height == 0:
+    st.info("No human labels for this pool yet: upload a labels file above.")
+    st.stop()
+
+left, mid, right = st.columns([1, 1, 1])
+declared = data.declared_threshold(pool)
+threshold = left.number_input("Acceptance threshold on kappa", -1.0, 1.0, value=declared if declared is not None else 0.6,
+                              step=0.05, help="Declared before the run and saved with it; a cell passes when its "
+                                              "whole interval lies above it.")
+width = mid.number_input("Target interval width", 0.01, 2.0, 0.2, 0.05)
+if right.button("Declare threshold and run", type="primary"):
+    data.run_calibration(pool, threshold, width)
+    st.rerun()
+if declared is None:
+    st.caption("No threshold declared yet: the decision column stays empty until one is declared.")
+cells = data.calibrate(pool, None, 2000, 0, declared, width)
+humans = data.human_ceiling(pool).to_dicts()[0]
+if cells.height == 0:
+    st.info("No comparative verdict on a labelled pair.")
+    st.stop()
+a, b, c = st.columns(3)
+a.metric("labelled pairs", labels.select("prompt_idx", pl.min_horizontal("a_idx", "b_idx").alias("x"),
+                                         pl.max_horizontal("a_idx", "b_idx").alias("y")).unique().height)
+b.metric("human-human kappa (ceiling)", "n/a" if humans["kappa"] is None else f"{humans['kappa']:.3f}",
+         help=f"{humans['n_pairs']} pairs with several annotators, {humans['n_comparisons']} annotator pairs")
+c.metric("declared threshold", "none" if declared is None else f"{declared:.2f}")
+st.altair_chart(charts_trust.kappa_forest(cells, humans, declared), width="stretch")
+st.caption("Points: kappa over A / B / tie with 95% bootstrap intervals over pairs. Green band: human-human "
+           "kappa (the ceiling); dashed red: the declared threshold.")
+st.dataframe(cells.drop("confusion", "threshold", "target_width"), hide_index=True, width="stretch")
+names = [f"{r['judge']} / {r['format']} / {r['decoding']}" for r in cells.iter_rows(named=True)]
+pick = names.index(st.selectbox("Confusion table of", names))
+conf = cells["confusion"][pick].to_list()
+st.dataframe(pl.DataFrame({"humans \\ judge": ["A", "B", "tie"], "A": conf[0::3], "B": conf[1::3], "tie": conf[2::3]}),
+             hide_index=True)
