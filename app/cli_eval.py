@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 
@@ -10,15 +9,6 @@ import click
 import polars as pl
 
 from .cli import db_option, emit_json, emit_table, json_option
-
-
-def _background(db, pool: str, config: dict, key: str):
-    """The background-run record of this evaluation (ingest.runs), or none where it is missing."""
-    try:
-        from ingest.runs import running
-    except ImportError:
-        return contextlib.nullcontext(None)
-    return running(db, "evaluate", pool=pool, config=config, key=key)
 
 
 @click.command("evaluate")
@@ -51,8 +41,9 @@ def evaluate_cmd(runs, pool, judges, max_new_tokens, batch_size, study, heldout_
                       db=db, study=study, max_new_tokens=max_new_tokens, batch_size=batch_size,
                       heldout_share=heldout_share, heldout_seed=heldout_seed, max_prompts=max_prompts,
                       concurrency=concurrency, timeout=timeout, max_retries=max_retries, api_key_env=api_key_env)
+    from ingest.runs import running
     req.check()
-    with _background(db, pool, req.config(), f"evaluate:{req.study_name}") as run:
+    with running(db, "evaluate", pool=pool, config=req.config(), key=f"evaluate:{req.study_name}") as run:
         result = evaluate(req, run=run)
     if export:
         result["exported"] = export_outcomes(db, result["study"], export)
