@@ -1,0 +1,48 @@
+"""Expected-score cells, checked against the label distributions stored with each call: a
+candidate's expected score is sum_k p_k * v_k over the format's labels, normalised like its label
+score; the cell counts the calls that carry a distribution. Scored with the (deterministic, local)
+fake judge through the real runner and store."""
+
+import json
+
+import polars as pl
+import pytest
+
+from audit import audit_cells, candidate_scores
+from ingest import import_pool
+from ingest.runner import ScoreRequest, score
+from tests.conftest import query_rows
+
+
+def test_expected_scores_are_the_probability_weighted_labels(db, write_jsonl):
+    rows = [{"prompt_id": f"q{p}", "prompt": f"Question {p}?", "candidate_id": f"c{c}",
+             "response": f"Answer {c} to {p}.", "reference": float((p * 7 + c) % 4)} for p in range(5) for c in range(3)]
+    import_pool(db, write_jsonl("pool.jsonl", rows), "p")
+    score(ScoreRequest(pool="p", judge="fake:j", formats=["likert5", "numeric100"], progress=False))
+    stored = query_rows(db, "SELECT f.name, v.a_idx, v.label_probs, v.value FROM verdicts v "
+                            "JOIN formats f USING (format_id) ORDER BY f.name, v.a_idx")
+    assert len(stored) == 30
+    scale = {"likert5": (1, 5), "numeric100": (0, 100)}
+    got = candidate_scores(db, "p")
+    cells = {(r["format"], r["score"]): r for r in audit_cells(db, "p").to_dicts()}
+    for fmt, (lo, hi) in scale.items():
+        calls = [(a, json.loads(p) if p else None, v) for f, a, p, v in stored if f == fmt]
+        with_probs = [c for c in calls if c[1]]
+        assert with_probs, "the fake judge gives label distributions"
+        expect = {a: (sum(q * float(k) for k, q in probs.items()) - lo) / (hi - lo) for a, probs, _ in with_probs}
+        mine = got.filter((pl.col("format") == fmt) & (pl.col("score") == "expected"))
+        assert dict(zip(mine["cand_idx"], mine["s"])) == pytest.approx(expect, abs=1e-12)
+        label = got.filter((pl.col("format") == fmt) & (pl.col("score") == "label"))
+        assert dict(zip(label["cand_idx"], label["s"])) == pytest.approx(
+            {a: (v - lo) / (hi - lo) for a, _, v in calls if v is not None}, abs=1e-12)
+        exp_cell = cells[(fmt, "expected")]
+        # n_verdicts counts the calls; parse_rate the share that carries a distribution
+        assert exp_cell["n_verdicts"] == 15 and exp_cell["parse_rate"] == pytest.approx(len(with_probs) / 15)
+        assert exp_cell["nominal_levels"] is None and cells[(fmt, "label")]["nominal_levels"] == hi - lo + 1
+        assert exp_cell["n_candidates"] == len(expect)
+    values = [v for f, _, _, v in stored if f == "numeric100" and v is not None]
+    assert cells[("numeric100", "label")]["mult5_share"] == pytest.approx(sum(v % 5 == 0 for v in values) / len(values))
+    assert cells[("numeric100", "expected")]["mult5_share"] is None and cells[("likert5", "label")]["mult5_share"] is None
+    # the label cell lists first, then the expected one, format by format
+    order = [(r["format"], r["score"]) for r in audit_cells(db, "p").to_dicts()]
+    assert order == [("likert5", "label"), ("likert5", "expected"), ("numeric100", "label"), ("numeric100", "expected")]
