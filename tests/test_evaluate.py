@@ -186,6 +186,10 @@ def test_evaluate_page(db, write_jsonl, monkeypatch):
     from ingest.formats import BUILTIN
     from tests.conftest import REPO
     import_pool(db, write_jsonl("pool.jsonl", pool_rows(n_prompts=8, heldout=range(6))), "demo")
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    at.switch_page("views/evaluate.py").run()
+    assert not at.exception and any("No evaluation study" in i.value for i in at.info)
     sid = ensure_study(db, "demo", "demo", {"rule": "split"})
     rng = np.random.default_rng(0)
     conds = [("base", 0), ("sim/likert5@0.5", 0), ("sim/likert5@0.5", 1), ("random@0.5", 0)]
@@ -199,8 +203,6 @@ def test_evaluate_page(db, write_jsonl, monkeypatch):
             {"condition": c, "seed": s, "prompt_idx": p, "judge_id": jid, "raw_ab": "A+", "value_ab": 1.0,
              "status_ab": "ok", "raw_ba": "B+", "value_ba": -1.0, "status_ba": "ok",
              "outcome": float(rng.choice([0, 0.5, 1]))} for c, s in conds for p in range(6)])
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
-    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
     at.switch_page("views/evaluate.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.dataframe) >= 1 and at.dataframe[0].value.shape[0] == 2 * 3    # 3 contrasts per judge
