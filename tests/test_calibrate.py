@@ -206,3 +206,52 @@ def test_every_llmbar_judge_against_gold(db, capsys):
         assert best == "GPT-4", (fmt, part)
     # gold labels have no ties, and the binary verdicts none either: both kappas are the same
     assert (cells["kappa"] - cells["kappa_no_ties"]).abs().max() < 1e-12
+
+
+def test_llmfao_crowd_votes_and_mtbench_votes_as_they_come(db, tmp_path, write_jsonl):
+    """The public layouts: only crowd votes are labels, candidates by numeric id or name; MT-Bench
+    second-turn votes are skipped."""
+    from ingest import import_pool
+    pool = write_jsonl("pool.jsonl", [{"prompt_id": "8", "prompt": "haiku", "candidate_id": c, "response": c}
+                                      for c in ("97", "Weaver 12k", "29")])
+    import_pool(db, pool, "fao")
+    base = {"pair_set": "crowd", "pair_id": 0, "prompt_id": 8, "model_x": 97, "model_y": 98,
+            "model_x_name": "Airoboros L2 70B", "model_y_name": "Weaver 12k"}
+    rows = [{**base, "judge": "crowd", "worker": 58, "winner": "tie"},
+            {**base, "judge": "crowd", "worker": 14, "winner": "y"},
+            {**base, "judge": "gpt-4", "worker": None, "winner": "x"},
+            {**base, "prompt_id": 99, "judge": "crowd", "worker": 3, "winner": "x"}]
+    out = import_labels(db, write_jsonl("fao.jsonl", rows), "fao", source="llmfao")
+    assert out["imported"] == 2 and out["n_annotators"] == 2
+    assert out["skipped"] == {"not a crowd vote": 1, "prompt not in the pool": 1}
+    assert sorted(query_rows(db, "SELECT label, annotator FROM labels")) == [("B", "crowd:14"), ("tie", "crowd:58")]
+    mt = [{"question_id": 8, "turn": 1, "model_a": "29", "model_b": "97", "winner": "model_a", "judge": "expert_1"},
+          {"question_id": 8, "turn": 2, "model_a": "29", "model_b": "97", "winner": "model_b", "judge": "expert_1"},
+          {"question_id": 8, "turn": 1, "model_a": "29", "model_b": "97", "winner": "which?", "judge": "expert_2"}]
+    with pytest.raises(UserError, match="line 3, field 'winner'"):
+        import_labels(db, write_jsonl("mt.jsonl", mt), "fao", source="mtbench")
+    out = import_labels(db, write_jsonl("mt.jsonl", mt[:2]), "fao", source="mtbench")
+    assert out["imported"] == 1 and out["skipped"] == {"second turn": 1}
+
+
+def test_calibration_page_imports_the_bundled_labels_and_declares_a_threshold(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from ingest.demo import seed_demo
+    from tests.conftest import REPO
+    db = tmp_path / "demo.duckdb"
+    seed_demo(db, pools=("llmbar",))
+    _pool(tmp_path, db)                  # a pool of the user's own: the app seeds nothing more
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300).run()
+    at.sidebar.selectbox[0].select("llmbar").run()
+    at.switch_page("views/calibration.py").run()
+    assert not at.exception and "No human labels" in at.info[0].value
+    next(b for b in at.button if "bundled labels" in b.label).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {m.label: m.value for m in at.metric}["labelled pairs"] == "351"
+    at.number_input[0].set_value(0.5).run()
+    next(b for b in at.button if b.label == "Declare threshold and run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert query_rows(db, "SELECT threshold, result IS NOT NULL FROM calibrations") == [(0.5, True)]
+    assert {m.label: m.value for m in at.metric}["declared threshold"] == "0.50"

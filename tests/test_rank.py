@@ -150,3 +150,19 @@ def test_rank_on_a_database_and_from_the_command_line(db, tmp_path):
     assert all("prompt_id" in item for item in json.loads(proc.stdout)["cells"][0]["items"])
     proc = subprocess.run([EXE, "rank", "--pool", "nope"], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "no pool named 'nope'" in proc.stderr
+
+
+def test_rankings_page(db, tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO
+    build_db(db, tmp_path, n_prompts=20)
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300).run()
+    at.switch_page("views/rankings.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["calls (single order)"]) < int(metrics["calls (both orders)"])
+    at.radio[0].set_value("prompt").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox[-1].label.startswith("Prompt (")
