@@ -114,3 +114,41 @@ def share_bars(frame: pl.DataFrame) -> alt.Chart:
     return alt.Chart(long.to_pandas()).mark_bar().encode(
         y=alt.Y("metric:N", title=None), x=alt.X("value:Q", stack="normalize", title="share of variance"),
         color=alt.Color("source:N"), tooltip=_tips("metric:N", "source:N", "value:Q")).properties(height=320)
+
+
+# the Overview's grid: (column, title, is bigger better); the colour runs from worse to better
+GRID_METRICS = (("parse_rate", "parse rate", True), ("top_tied", "top tied (share of prompts)", False),
+                ("d2", "effective levels D2", True), ("tie_prob", "tie probability", False),
+                ("tau_a", "τa vs reference", True), ("top1_expected", "top-1 (expected)", True))
+
+
+def diagnostic_grid(cells: pl.DataFrame, metrics=GRID_METRICS) -> alt.Chart:
+    """Small multiples: one judges × formats heatmap per diagnostic, each with its own colour
+    scale (darker = better) and the value written in each cell."""
+    df = cell_labels(cells).to_pandas()
+    charts = []
+    for col, title, bigger in metrics:
+        base = alt.Chart(df).encode(x=alt.X("cell:N", title=None, axis=alt.Axis(labelAngle=-40)),
+                                    y=alt.Y("judge:N", title=None))
+        heat = base.mark_rect().encode(
+            color=alt.Color(f"{col}:Q", title=None, scale=alt.Scale(scheme="blues", reverse=not bigger),
+                            legend=alt.Legend(orient="bottom", gradientLength=120)),
+            tooltip=_tips("judge:N", "cell:N", f"{col}:Q", "n_verdicts:Q"))
+        text = base.mark_text(fontSize=10).encode(text=alt.Text(f"{col}:Q", format=".2f"))
+        charts.append((heat + text).properties(title=title, width=alt.Step(46), height=alt.Step(22)))
+    return alt.concat(*charts, columns=3).resolve_scale(color="independent")
+
+
+def binned_means(frame: pl.DataFrame, x: str, y: str, color: str, x_title: str, y_title: str) -> alt.Chart:
+    """frame: color, x (bin centre: mean of x in the bin), y (mean), lo, hi, n -> means with their
+    intervals as error bars, joined per series."""
+    df = frame.to_pandas()
+    base = alt.Chart(df).encode(x=alt.X(f"{x}:Q", title=x_title), color=alt.Color(f"{color}:N", title=None))
+    line = base.mark_line(opacity=0.5).encode(y=alt.Y(f"{y}:Q", title=y_title))
+    points = base.mark_point(filled=True).encode(
+        y=alt.Y(f"{y}:Q"), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200])),
+        tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q", "lo:Q", "hi:Q", "n:Q"))
+    bars = base.mark_rule().encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q"))
+    zero = alt.Chart(pl.DataFrame({"y": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \
+        .encode(y=alt.Y("y:Q"))
+    return (zero + bars + line + points).properties(height=320)

@@ -81,6 +81,33 @@ probes = _cached("probes")
 mitigations = _cached("mitigations")
 
 
+DEFAULT_POOL = "mtbench-formats"   # the bundled five-format demo: the pool a first launch opens on
+
+
+@st.cache_data(show_spinner="Reading the audit...", max_entries=64)
+def _findings(path: str, mtime: float, pool: str) -> dict:
+    from app.findings import findings as sentences
+    return sentences(cells(pool), bias(pool), candidate_scores(pool))
+
+
+def findings(pool: str) -> dict:
+    """app.findings.findings for the pool: {judge: [Finding, ...]} from the cached audit frames."""
+    return _findings(*db_state(), pool)
+
+
+def bias_bins(pool: str, n_bins: int = 6):
+    """q_i against the reference gap, binned per cell (judge / format [/ decoding]): cell, ref_gap,
+    q_i (mean), lo, hi, n (app.reading.binned_means)."""
+    import polars as pl
+
+    from app.reading import binned_means
+    items = bias_items(pool).drop_nulls("ref_gap")
+    label = pl.col("judge") + " / " + pl.col("format")
+    if items.height and items["decoding"].n_unique() > 1:
+        label = label + " / " + pl.col("decoding")
+    return binned_means(items.with_columns(label.alias("cell")), "ref_gap", "q_i", "cell", n_bins)
+
+
 def probe_pools() -> list[str]:
     """The pools holding the built-in probe set or a sample of it (probes, probes-N-sS)."""
     return [n for n in pools()["name"].to_list() if n == "probes" or n.startswith("probes-")]
@@ -165,6 +192,32 @@ def launch_run(kind: str, argv: list[str], pool: str | None = None, key: str | N
     live run holds the same key (e.g. the same pool and judge)."""
     from ingest.runs import launch
     return launch(db_file(), kind, argv, pool=pool, key=key, queue=queue)
+
+
+def active_run(key: str) -> dict | None:
+    """The live run holding this key (e.g. score:POOL:JUDGE), if any: a launch would be refused."""
+    from ingest.runs import active
+    return active(db_file(), key)
+
+
+def call_count(pool: str, formats: list[str], schedule: str, swap: str) -> dict:
+    """The calls `judgeaudit score` would plan: {"total", "per_format"} (ingest._probe_call)."""
+    from ingest._probe_call import count_calls
+    return count_calls(db_file(), pool, formats, schedule, swap if swap == "all" else int(swap or 0))
+
+
+def estimate_seconds(n_calls: int, provider: str, decoding: str) -> float | None:
+    from ingest._probe_call import estimate_seconds as estimate
+    return estimate(n_calls, provider, decoding)
+
+
+def test_call(pool: str, judge_argv: list[str], fmt: str, decoding: str) -> dict:
+    """ONE real call of the judge the form names (its --judge and, for a configured endpoint only,
+    its --api-key-env) on the pool's first candidate: raw reply and parsed label."""
+    from ingest._probe_call import test_call as call
+    judge = judge_argv[judge_argv.index("--judge") + 1]
+    key_env = judge_argv[judge_argv.index("--api-key-env") + 1] if "--api-key-env" in judge_argv else None
+    return call(db_file(), pool, judge, fmt, api_key_env=key_env, decoding=decoding)
 
 
 def cancel_run(run_id: int) -> dict:

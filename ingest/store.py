@@ -277,6 +277,24 @@ def _parse_distinct(rows: pl.DataFrame, formats: dict[str, Format]) -> pl.DataFr
         pl.Series("status", [p.status if p else "empty" for p in parsed], pl.String))
 
 
+def _expected(t, rows: pl.DataFrame, formats: dict[str, Format]) -> pl.Series:
+    """The expected value of each row's `label_probs` (pointwise formats; null otherwise), after
+    checking that every label in it is one of its format's labels."""
+    out = []
+    for i, (fmt_name, probs) in enumerate(zip(rows["format"].to_list(), rows["label_probs"].to_list())):
+        if probs is None:
+            out.append(None)
+            continue
+        fmt = formats[fmt_name]
+        probs = json.loads(probs)
+        unknown = [k for k in probs if k not in fmt.label_values()]
+        if unknown:
+            raise UserError(f"{t.at(int(rows['_row'][i]), 'label_probs')}: {unknown[0]!r} is not a label of "
+                            f"format {fmt_name!r}")
+        out.append(fmt.expected_value(probs) if fmt.kind == "pointwise" else None)
+    return pl.Series("expected", out, pl.Float64)
+
+
 def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool: str,
                     format_specs: list[str | os.PathLike] | str | os.PathLike | None = None) -> dict:
     """Import verdicts made elsewhere (DESIGN.md 'Verdict file'). The whole file lands or nothing.
@@ -336,10 +354,11 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                 raise UserError(f"{t.at(row, fld)}: unknown candidate {value!r} for prompt "
                                 f"{rows['prompt_id'][row]!r} in pool '{pool}'")
 
-        dup = first_repeat(rows, ["judge", "format", "prompt_idx", "a_idx", "b_idx", "sample"])
+        dup = first_repeat(rows, ["judge", "format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"])
         if dup:
-            raise UserError(f"{t.at(dup[0])}: the same call (judge, format, prompt, candidates, sample) "
-                            f"appears twice; first at line {t.line_of(dup[1])}")
+            raise UserError(f"{t.at(dup[0])}: the same call (judge, format, decoding, prompt, candidates, "
+                            f"sample) appears twice; first at line {t.line_of(dup[1])}")
+        rows = rows.with_columns(_expected(t, rows, formats))
 
         rows = rows.join(_parse_distinct(rows, formats), on=["format", "raw"], how="left",
                          nulls_equal=True)
@@ -352,8 +371,7 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
         fids = {f: ensure_format(con, formats[f]) for f in rows["format"].unique().to_list()}
         rows = rows.with_columns(pl.col("judge").replace_strict(judges, return_dtype=pl.Int32).alias("judge_id"),
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
-        # Imported verdicts are read as they come (the paper's protocol: generate, then parse).
-        rows = rows.with_columns(pl.lit("greedy").alias("decoding"))
+        # `decoding` comes from the file: greedy (the paper's protocol: generate, then parse) by default.
         existing = _db.frame(con, f"SELECT {', '.join(CALL_KEY)} FROM verdicts WHERE pool_id = $p "
                                   "AND list_contains($j, judge_id) AND list_contains($f, format_id)",
                              {"p": pid, "j": list(judges.values()), "f": list(fids.values())})

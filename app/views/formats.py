@@ -6,6 +6,7 @@ import polars as pl
 import streamlit as st
 
 from app import data, charts
+from app.reading import column_config
 
 pool = data.page_pool("Formats")
 cells = data.cells(pool)
@@ -40,7 +41,8 @@ st.subheader("Diagnostics across judges × formats")
 st.caption("★ marks the best cell of each judge per column (fewest ties, most levels, best agreement). "
            + ("Expected scores only." if kind == "expected" else "Parsed labels only; the expected scores "
               "are behind the toggle above."))
-st.dataframe(charts.mark_best(cells.filter(pl.col("score") == kind)), hide_index=True, width="stretch")
+table = charts.mark_best(cells.filter(pl.col("score") == kind))
+st.dataframe(table, hide_index=True, width="stretch", column_config=column_config(table.columns))
 
 left, right = st.columns(2)
 with left:

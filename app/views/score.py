@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import data, score_form
+from app import data, score_form, score_help
 from app.runs_panel import runs_panel
 from ingest import UserError
 from ingest.formats import BUILTIN
@@ -17,34 +17,72 @@ choices = score_form.providers(configured)
 provider = st.radio("Judge", choices, horizontal=True, format_func=score_form.PROVIDERS.get,
                     index=0 if configured else choices.index("fake"))
 
-with st.form("score"):
-    endpoint, model, base_url = None, "", ""
-    if provider == "endpoint":
-        pairs = [(name, m) for name, ep in configured.items() for m in ep.models]
-        endpoint, model = st.selectbox("Endpoint and model", pairs,
-                                       format_func=lambda p: f"{p[0]} · {p[1]} ({configured[p[0]].base_url})")
-    elif provider == "custom":
-        st.caption("No API key is ever sent to an endpoint typed here; keys go only to the endpoints "
-                   "configured on the server (judgeaudit.toml beside the database).")
-        base_url = st.text_input("Base URL", value="http://localhost:8000/v1")
-        model = st.text_input("Model")
-    elif provider == "fake":
-        model = st.text_input("Simulated judge name", value="sim")
-    formats = st.multiselect("Formats", list(BUILTIN), default=["binary", "likert5", "numeric100"])
-    schedule = st.selectbox("Tournament schedule", ["listing", "balanced", "both"])
-    a, b = st.columns(2)
-    concurrency = a.number_input("Concurrency", 1, 256, 8)
-    swap = b.text_input("Swap sample (N or all)", value="0")
-    launch = st.form_submit_button("Launch")
+# No st.form: the call count and the estimate follow every change. Only the chosen provider's fields show.
+endpoint, model, base_url = None, "", ""
+if provider == "endpoint":
+    pairs = [(name, m) for name, ep in configured.items() for m in ep.models]
+    endpoint, model = st.selectbox("Endpoint and model", pairs,
+                                   format_func=lambda p: f"{p[0]} · {p[1]} ({configured[p[0]].base_url})")
+elif provider == "custom":
+    st.caption("No API key is ever sent to an endpoint typed here; keys go only to the endpoints "
+               "configured on the server (judgeaudit.toml beside the database).")
+    base_url = st.text_input("Base URL", value="http://localhost:8000/v1")
+    model = st.text_input("Model")
+elif provider == "fake":
+    model = st.text_input("Simulated judge name", value="sim")
+else:
+    st.caption("SmolLM2-135M-Instruct, bundled and run in this server's process (loading takes 15-45 s).")
+formats = st.multiselect("Formats", list(BUILTIN), default=["binary", "likert5", "numeric100"])
+decoding = st.radio("Decoding", ["greedy", "constrained"], horizontal=True,
+                    help="greedy: the judge's own answer, parsed (the paper's protocol); constrained: the answer "
+                         "restricted to the format's labels (by the server's mechanism for an endpoint).")
+schedule = st.selectbox("Tournament schedule", ["listing", "balanced", "both"])
+a, b = st.columns(2)
+concurrency = a.number_input("Concurrency", 1, 256, 8)
+swap = b.text_input("Swap sample (N or all)", value="0")
 
-argv = None
-if launch:
-    form = score_form.ScoreForm(pool, provider, formats, endpoint, model, base_url, schedule, concurrency, swap)
-    try:
-        argv, judge_name = score_form.score_argv(form, str(data.db_file()), configured)
-    except UserError as exc:
-        st.error(str(exc))
-if argv:
+form = score_form.ScoreForm(pool, provider, formats, endpoint, model, base_url, schedule, concurrency, swap)
+argv, judge_name, problem = None, None, None
+try:
+    argv, judge_name = score_form.score_argv(form, str(data.db_file()), configured)
+    argv += ["--decoding", decoding]
+    count = data.call_count(pool, formats, schedule, swap.strip() or "0")
+except UserError as exc:
+    problem = str(exc)
+if problem:
+    st.warning(problem)
+else:
+    eta = data.estimate_seconds(count["total"], provider, decoding)
+    st.info(score_help.estimate_text(count, eta, st.session_state.get("score_test"), judge_name, int(concurrency)))
+busy = data.active_run(f"score:{pool}:{judge_name}") if judge_name else None
+if busy:
+    st.error(f"Run {busy['run_id']} is already scoring pool '{pool}' with judge '{judge_name}' ({busy['status']}): "
+             "a second identical run is refused until it ends or is stopped below.")
+left, right = st.columns(2)
+test = left.button("Test connection", key="score-test", disabled=argv is None or not formats,
+                   help="One real call on the pool's first candidate in the first chosen format: the raw reply "
+                        "and the parsed label. Nothing is stored.")
+launch = right.button("Launch", key="score-launch", type="primary", disabled=argv is None or bool(busy))
+
+if test:
+    with st.spinner("One call..."):
+        try:
+            st.session_state["score_test"] = data.test_call(pool, argv, formats[0], decoding)
+        except UserError as exc:
+            st.session_state["score_test"] = {"judge": judge_name, "error": str(exc)}
+    st.rerun()    # the estimate above now uses the call's latency
+tested = st.session_state.get("score_test")
+if tested and tested.get("judge") == judge_name:
+    if tested.get("error"):
+        st.error(f"Test call failed: {tested['error']}")
+    else:
+        (st.success if tested["label"] is not None else st.warning)(
+            f"{tested['format']}: parsed label **{tested['label']}**" if tested["label"] is not None
+            else f"{tested['format']}: the reply did not parse to a label ({tested['status']})")
+        st.caption(f"Model {tested['model']} · {tested['latency_ms']:.0f} ms. Raw reply:")
+        st.code(tested["raw"] or "(empty)", language=None)
+
+if launch and argv:
     try:    # refused while a run of the same pool and judge is alive (a double click included)
         run_id = data.launch_run("score", argv, pool=pool, key=f"score:{pool}:{judge_name}")
         st.success(f"Started run {run_id}: it goes on if this page is closed or reloaded.")

@@ -5,6 +5,7 @@ import polars as pl
 import streamlit as st
 
 from app import charts, data
+from app.reading import column_config
 
 pool = data.page_pool("Slot bias")
 b = data.bias(pool)
@@ -13,7 +14,7 @@ if b.height == 0:
     st.stop()
 st.caption("From items judged in both orders: q = the quality signal (half the difference of the two "
            "margins), b = the pull towards slot A (half their sum). 95% bootstrap intervals over items.")
-st.dataframe(b, hide_index=True, width="stretch")
+st.dataframe(b, hide_index=True, width="stretch", column_config=column_config(b.columns))
 seen = b.filter(pl.col("n_pairs") > 0)
 if seen.height:
     left, right = st.columns(2)
@@ -28,10 +29,13 @@ pos = data.positions(pool)
 if pos.height:
     st.subheader("Tournament selections by listing position")
     st.caption("How often the selected candidate is the first- or last-listed one, against 1/k.")
-    st.dataframe(pos, hide_index=True, width="stretch")
+    st.dataframe(pos, hide_index=True, width="stretch", column_config=column_config(pos.columns))
 
-items = data.bias_items(pool).drop_nulls("ref_gap")
-if items.height:
+bins = data.bias_bins(pool)
+if bins.height:
     st.subheader("q_i against the reference gap")
-    st.altair_chart(charts.scatter(items.with_columns((pl.col("judge") + " / " + pl.col("format")).alias("cell")),
-                                   "ref_gap", "q_i", "cell"), width="stretch")
+    st.caption("Each item's quality signal q_i, averaged within bins of the reference gap r_x − r_y (each "
+               "distinct gap when there are few, else sextiles), with 95% intervals (mean ± 1.96 s/√n; none "
+               "for a single item); point size = items. A judge that reads quality rises from left to right.")
+    st.altair_chart(charts.binned_means(bins, "ref_gap", "q_i", "cell", "reference gap r_x − r_y",
+                                        "mean q_i"), width="stretch")

