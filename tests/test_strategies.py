@@ -102,6 +102,8 @@ def test_strategy_canonical_order_and_calls():
     assert parse_strategy("combined").canonical == "swap,reason,rubric"
     assert parse_strategy("cross:fake:x;fake:y").calls_per_verdict == 3
     assert parse_strategy(None) is None and parse_strategy("none") is None
+    with pytest.raises(UserError, match="decodes greedily"):
+        with_strategy(parse_judge("local:smollm2", FORMATS), "ensemble:3", FORMATS)    # nothing is loaded
     for bad, word in (("ensemble:x", "whole number"), ("swapp", "unknown part"), ("cross:", "other judges"),
                       ("ensemble:1", "2 <= K")):
         with pytest.raises(UserError, match=word):

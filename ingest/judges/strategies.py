@@ -296,6 +296,9 @@ def with_strategy(spec, strategy: str | Strategy | None, formats: dict, name: st
     s = parse_strategy(strategy) if isinstance(strategy, str) or strategy is None else strategy
     if s is None:
         return spec
+    if s.ensemble > 1 and spec.provider == "local":
+        raise UserError(f"--strategy {s.canonical}: the bundled model decodes greedily (temperature is not "
+                        "used), so an ensemble over temperatures would repeat one answer; use another judge")
     others = [parse_judge(c, formats, api_key_env=api_key_env, timeout=timeout) for c in s.cross]
     settings = {**spec.settings, "strategy": s.canonical, "calls_per_verdict": s.calls_per_verdict,
                 "base_judge": spec.name}
