@@ -28,7 +28,8 @@ def frontier(rows: pl.DataFrame) -> alt.Chart:
     df = rows.to_pandas()
     tips = [alt.Tooltip(c) for c in ("judge:N", "strategy:N", "agreement:Q", "calls_per_verdict:Q",
                                      "tokens_per_verdict:Q", "b:Q", "c:Q", "p_holm:Q")]
-    x = alt.X("tokens_per_verdict:Q", title="tokens per verdict (log)", scale=alt.Scale(type="log"))
+    x = alt.X("tokens_per_verdict:Q", title="tokens per verdict (log)", scale=alt.Scale(type="log")) \
+        if (rows["tokens_per_verdict"] > 0).all() else alt.X("calls_per_verdict:Q", title="calls per verdict")
     y = alt.Y("agreement:Q", title="agreement with the expected verdict", scale=alt.Scale(domain=[0, 1]))
     points = alt.Chart(df).mark_circle(size=110).encode(x=x, y=y, color=alt.Color("strategy:N"), tooltip=tips)
     line = alt.Chart(rows.filter(pl.col("frontier")).sort("tokens_per_verdict").to_pandas()).mark_line(
