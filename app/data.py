@@ -211,10 +211,10 @@ def estimate_seconds(n_calls: int, provider: str, decoding: str) -> float | None
     return estimate(n_calls, provider, decoding)
 
 
-def test_call(pool: str, judge_argv: list[str], fmt: str, decoding: str) -> dict:
+def check_call(pool: str, judge_argv: list[str], fmt: str, decoding: str) -> dict:
     """ONE real call of the judge the form names (its --judge and, for a configured endpoint only,
     its --api-key-env) on the pool's first candidate: raw reply and parsed label."""
-    from ingest._probe_call import test_call as call
+    from ingest._probe_call import check_call as call
     judge = judge_argv[judge_argv.index("--judge") + 1]
     key_env = judge_argv[judge_argv.index("--api-key-env") + 1] if "--api-key-env" in judge_argv else None
     return call(db_file(), pool, judge, fmt, api_key_env=key_env, decoding=decoding)

@@ -1,7 +1,7 @@
 """Before a scoring run: one real call to check a judge (the Score page's Test connection), and the
 number of calls a run will make with its estimated time.
 
-test_call() renders one of the pool's own candidates in a format, makes ONE call through the same
+check_call() renders one of the pool's own candidates in a format, makes ONE call through the same
 provider code a run uses (parse_judge), and parses the answer with the format's parser. Nothing is
 stored. An API key is read only from the environment variable the caller names (the Score page
 names one only for an endpoint configured on the server).
@@ -76,7 +76,7 @@ def estimate_seconds(n_calls: int, provider: str, decoding: str = "greedy", conc
     return n_calls / LOCAL_RATE[decoding]
 
 
-def test_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None = None,
+def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None = None,
               decoding: str = "greedy", timeout: float = 60.0) -> dict:
     """ONE call of `judge` (a SPEC) in format `fmt_name` on the pool's first candidate (and its
     second, for a comparative format). Returns {judge, model, format, prompt, raw, label, value,

@@ -67,7 +67,7 @@ launch = right.button("Launch", key="score-launch", type="primary", disabled=arg
 if test:
     with st.spinner("One call..."):
         try:
-            st.session_state["score_test"] = data.test_call(pool, argv, formats[0], decoding)
+            st.session_state["score_test"] = data.check_call(pool, argv, formats[0], decoding)
         except UserError as exc:
             st.session_state["score_test"] = {"judge": judge_name, "error": str(exc)}
     st.rerun()    # the estimate above now uses the call's latency
