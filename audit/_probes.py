@@ -158,7 +158,8 @@ def pareto(cost: list[float], quality: list[float]) -> list[bool]:
 
 
 def mitigations(db: str | os.PathLike | None, pool: str, baseline: str | None = None) -> pl.DataFrame:
-    """Each judge (a strategy is a judge named '<judge>+<strategy>') against its baseline on the
+    """Each judge (a strategy is a judge named '<judge>+<strategy>') against its baseline (or every
+    judge against `baseline` when one is named, e.g. imported verdicts of prompting strategies) on the
     pool's comparative calls between candidates with references; one row per (format, judge):
     format, judge, baseline, strategy, n_calls, agreement (share of calls whose preferred slot,
     or TIE, is the references' order; unparsed calls count as disagreeing), calls_per_verdict,
@@ -188,7 +189,7 @@ def mitigations(db: str | os.PathLike | None, pool: str, baseline: str | None = 
                    "tokens_per_verdict": float((tok_in or 0) + (tok_out or 0)) / part.height}
             base = baseline or (settings.get("base_judge") if settings.get("base_judge") in judges else None) \
                 or (plain[0] if plain else None)
-            if settings.get("strategy") and base in judges and base != name:
+            if (settings.get("strategy") or baseline) and base in judges and base != name:
                 paired = part.select(*key, "ok").join(judges[base][0].select(*key, pl.col("ok").alias("ok_base")),
                                                       on=key)
                 b = int((paired["ok_base"] & ~paired["ok"]).sum())
