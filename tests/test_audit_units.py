@@ -162,3 +162,48 @@ def test_bootstrap_means_of_a_constant_and_of_one_row():
 ])
 def test_slot_scheme_wording(run, b_row, text):
     assert _slot_scheme(run, b_row) == text
+
+
+# --- empty and degenerate pools ------------------------------------------------------------
+
+def test_a_pool_without_verdicts_gives_empty_tables_with_their_columns(db, write_jsonl):
+    import audit
+    import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": "a",
+                                             "response": "a"}]), "p")
+    assert audit.audit_cells(db, "p").columns == audit.CELL_COLUMNS and audit.audit_cells(db, "p").height == 0
+    assert audit.bias(db, "p").columns == audit.BIAS_COLUMNS and audit.bias(db, "p").height == 0
+    for frame, columns in ((audit.candidate_scores(db, "p"), ["judge", "format", "decoding", "score", "cand_idx",
+                                                               "prompt_idx", "position", "s", "r"]),
+                           (audit.score_values(db, "p"), ["judge", "format", "decoding", "score", "s", "n", "mult5"]),
+                           (audit.stability(db, "p"), None), (audit.effective_levels(db, "p"), None),
+                           (audit.position_selection(db, "p"), None)):
+        assert frame.height == 0
+        if columns:
+            assert frame.columns == columns
+
+
+def test_an_unknown_pool_names_the_known_ones(db, write_jsonl):
+    import audit
+    import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": "a",
+                                             "response": "a"}]), "known")
+    with pytest.raises(audit.AuditError, match=r"^no pool named 'nope' \(known: known\)$"):
+        audit.audit_cells(db, "nope")
+
+
+def test_a_cell_without_any_parsed_verdict(db, write_jsonl):
+    import audit
+    import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": c,
+                                             "response": c, "reference": 1} for c in "ab"]), "p")
+    v = [{"judge": "j", "format": "likert5", "prompt_id": "q", "candidate_id": c, "raw": "no idea"} for c in "ab"]
+    # a tournament whose only call is a self-comparison: no candidate gets a tournament score
+    v.append({"judge": "j", "format": "tournament", "prompt_id": "q", "a_id": "a", "b_id": "a", "raw": "TIE"})
+    import_verdicts(db, write_jsonl("v.jsonl", v), "p")
+    cells = {c["format"]: c for c in audit.audit_cells(db, "p").to_dicts()}
+    for fmt, n_verdicts, rate in (("likert5", 2, 0.0), ("tournament", 1, 1.0)):
+        c = cells[fmt]
+        assert (c["n_verdicts"], c["parse_rate"], c["n_candidates"], c["n_prompts"], c["distinct"],
+                c["n_ranked_prompts"]) == (n_verdicts, rate, 0, 0, 0, 0)
+        assert c["tie_prob"] is None and c["top1"] is None and c["spearman"] is None
+    pos = audit.position_selection(db, "p").to_dicts()
+    assert pos == [{"judge": "j", "format": "tournament", "decoding": "greedy", "n_prompts": 0,
+                    "first_rate": None, "last_rate": None, "uniform_rate": None}]
