@@ -3,8 +3,8 @@
 Strengths p_i by Hunter's MM algorithm, p_i <- W_i / sum_j n_ij / (p_i + p_j), where W_i counts the
 wins of i (a tie is half a win to each side) and n_ij the games between i and j, iterated to a
 relative change < 1e-10. `strength` = log p_i centred to mean 0; `lo`/`hi` = the 95% percentile
-bootstrap over prompts (seeded); `rank` 1 = strongest. A margin > 0 is a win for slot A, < 0 for
-slot B, 0 a tie; its size is not used.
+bootstrap over prompts (seeded; its refits start from the fit and stop at 1e-8); `rank` 1 =
+strongest. A margin > 0 is a win for slot A, < 0 for slot B, 0 a tie; its size is not used.
 
 The maximum-likelihood strengths exist only when every item has beaten, or tied, a chain of items
 leading to every other one (the win graph is strongly connected: Zermelo, Ford). Where it is not
@@ -30,6 +30,7 @@ from scipy.sparse.csgraph import connected_components
 from ._db import connect, pool_id, query
 
 TOL = 1e-10
+BOOT_TOL = 1e-8          # bootstrap refits start from the fit and feed percentiles only
 MAX_ITER = 100_000
 DEFAULT_PRIOR = 0.5
 RANK_COLUMNS = ["judge", "format", "decoding", "order", "prompt_id", "id", "strength", "lo", "hi", "rank", "games",
@@ -190,7 +191,7 @@ def fit_cell(unit: np.ndarray, i: np.ndarray, j: np.ndarray, credit: np.ndarray,
                 else np.full(size, used)
             met = (bf + bb) > 0
             add = bprior[:, None] / 2 * met
-            logs, _ = _mm_edges(ei, ej, bf + add, bb + add, m, start=strength[idx])
+            logs, _ = _mm_edges(ei, ej, bf + add, bb + add, m, tol=BOOT_TOL, start=strength[idx])
             draws.append(logs)
         draws = np.concatenate(draws)
         with np.errstate(all="ignore"):
@@ -227,6 +228,115 @@ def _rank_group(calls: pl.DataFrame, n_boot: int, rng: np.random.Generator, prio
         "prior": fit["prior"]}).with_columns(pl.col("rank").replace(0, None))
 
 
+def _largest_groups(ei, ej, met: np.ndarray, n: int) -> np.ndarray:
+    """(B, n) mask of each member's largest connected group (ties: the one holding the lowest
+    item), by min-label propagation over the met pairs; items without games are outside."""
+    B = met.shape[0]
+    label = np.tile(np.arange(n), (B, 1))
+    rows = np.nonzero(met)
+    while True:
+        old = label.copy()
+        li, lj = label[rows[0], ei[rows[1]]], label[rows[0], ej[rows[1]]]
+        low = np.minimum(li, lj)
+        np.minimum.at(label, (rows[0], ei[rows[1]]), low)
+        np.minimum.at(label, (rows[0], ej[rows[1]]), low)
+        if (label == old).all():
+            break
+    active = np.zeros((B, n), bool)
+    active[rows[0], ei[rows[1]]] = True
+    active[rows[0], ej[rows[1]]] = True
+    counts = np.zeros((B, n), int)
+    np.add.at(counts, (np.nonzero(active)[0], label[active]), 1)
+    return active & (label == counts.argmax(axis=1)[:, None])
+
+
+def _nan_percentiles(draws: np.ndarray, q=(2.5, 97.5)) -> tuple[np.ndarray, np.ndarray]:
+    """Percentiles (linear interpolation, as numpy's default) along axis 1 of (P, B, n), ignoring
+    NaN; NaN where a slice has no value."""
+    srt = np.sort(draws, axis=1)                           # NaN sort last
+    valid = (~np.isnan(draws)).sum(axis=1)                 # (P, n)
+    out = []
+    for quantile in q:
+        pos = quantile / 100 * np.maximum(valid - 1, 0)
+        below = np.floor(pos).astype(int)
+        above = np.minimum(below + 1, np.maximum(valid - 1, 0))
+        v_lo = np.take_along_axis(srt, below[:, None, :], axis=1)[:, 0]
+        v_hi = np.take_along_axis(srt, above[:, None, :], axis=1)[:, 0]
+        out.append(np.where(valid > 0, v_lo + (pos - below) * (v_hi - v_lo), np.nan))
+    return out[0], out[1]
+
+
+def _rank_within_prompts(calls: pl.DataFrame, n_boot: int, rng: np.random.Generator,
+                         prior: float | None) -> pl.DataFrame:
+    """One ranking per prompt, all prompts of a cell at once: each prompt is a member of one
+    batched MM fit over its candidates (local indices), and its bootstrap resamples its own calls."""
+    cands = pl.concat([calls.select("prompt_id", pl.col("a_id").alias("id")),
+                       calls.select("prompt_id", pl.col("b_id").alias("id"))]).unique().sort("prompt_id", "id") \
+        .with_columns(pl.int_range(pl.len()).over("prompt_id").alias("k"),
+                      pl.col("prompt_id").rank("dense").cast(pl.Int64).alias("p") - 1)
+    local = cands.select("prompt_id", "id", "k", "p")
+    calls = calls.join(local.rename({"id": "a_id", "k": "ka"}), on=["prompt_id", "a_id"]) \
+        .join(local.select("prompt_id", pl.col("id").alias("b_id"), pl.col("k").alias("kb")), on=["prompt_id", "b_id"]) \
+        .sort("p", maintain_order=True)
+    n_prompts, k_max = int(cands["p"].max()) + 1, int(cands["k"].max()) + 1
+    ei, ej = np.triu_indices(k_max, 1)
+    eid = np.full((k_max, k_max), -1)
+    eid[ei, ej] = np.arange(ei.size)
+    E = ei.size
+    ka, kb, p = calls["ka"].to_numpy(), calls["kb"].to_numpy(), calls["p"].to_numpy()
+    v = calls["value"].to_numpy()
+    credit_a = np.where(v > 0, 1.0, np.where(v < 0, 0.0, 0.5))
+    e = eid[np.minimum(ka, kb), np.maximum(ka, kb)]
+    credit = np.where(ka < kb, credit_a, 1.0 - credit_a)     # the lower-numbered item's share
+    # calls outside their prompt's largest connected group cannot be placed on its scale: left out
+    met = np.zeros((n_prompts, E), bool)
+    met[p, e] = True
+    keep_item = _largest_groups(ei, ej, met, k_max)
+    inside = keep_item[p, ka] & keep_item[p, kb]
+    wf = np.zeros((n_prompts, E))
+    wb = np.zeros((n_prompts, E))
+    np.add.at(wf, (p[inside], e[inside]), credit[inside])
+    np.add.at(wb, (p[inside], e[inside]), 1.0 - credit[inside])
+    credit = np.where(inside, credit, 0.0)                   # resampled calls outside count for nothing
+    lost = ~inside
+    used = np.where(_strong(ei, ej, wf, wb, k_max), 0.0, DEFAULT_PRIOR) if prior is None else np.full(n_prompts, prior)
+    add = used[:, None] / 2 * ((wf + wb) > 0)
+    logs, _ = _mm_edges(ei, ej, wf + add, wb + add, k_max)
+    lo, hi = np.full(logs.shape, np.nan), np.full(logs.shape, np.nan)
+    n_calls = np.bincount(p, minlength=n_prompts)
+    if n_boot > 0:
+        starts = np.concatenate([[0], np.cumsum(n_calls)])
+        per = max(1, 2_000_000 // max(n_boot * E, 1))       # prompts per batch
+        for first in range(0, n_prompts, per):
+            last = min(first + per, n_prompts)
+            c = slice(starts[first], starts[last])
+            # each prompt's calls resampled with replacement, n_boot times: (n_boot, calls in block)
+            weights = np.concatenate([rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot)
+                                      for m in n_calls[first:last]], axis=1).astype(float)
+            member = (p[c] - first)[None, :] * n_boot + np.arange(n_boot)[:, None]     # (n_boot, calls)
+            index = (member * E + e[c][None, :]).ravel()
+            size = (last - first) * n_boot * E
+            bf = np.bincount(index, (weights * credit[c]).ravel(), size).reshape(-1, E)
+            bb = np.bincount(index, (weights * np.where(lost[c], 0.0, 1.0 - credit[c])).ravel(), size).reshape(-1, E)
+            owner = np.repeat(np.arange(first, last), n_boot)
+            bprior = np.where(_strong(ei, ej, bf, bb, k_max), 0.0, DEFAULT_PRIOR) if prior is None \
+                else np.full(owner.size, prior)
+            badd = bprior[:, None] / 2 * ((bf + bb) > 0)
+            draws, _ = _mm_edges(ei, ej, bf + badd, bb + badd, k_max, tol=BOOT_TOL, start=logs[owner])
+            lo[first:last], hi[first:last] = _nan_percentiles(draws.reshape(last - first, n_boot, k_max))
+    games = _onto_items(ei, ej, wf + wb, wf + wb, k_max)
+    wins = _onto_items(ei, ej, wf, wb, k_max)
+    pk = (cands["p"].to_numpy(), cands["k"].to_numpy())
+    out = cands.with_columns(pl.Series("strength", logs[pk]).fill_nan(None), pl.Series("lo", lo[pk]), pl.Series("hi", hi[pk]),
+                             pl.Series("games", games[pk]), pl.Series("wins", wins[pk]),
+                             pl.Series("n_calls", n_calls[pk[0]]), pl.Series("prior", used[pk[0]]))
+    out = out.sort("p", pl.col("strength").round(12), "id", descending=[False, True, False], nulls_last=True) \
+        .with_columns(pl.when(pl.col("strength").is_not_null())
+                      .then(pl.int_range(pl.len()).over("p") + 1).alias("rank"))
+    return out.with_columns(pl.col("n_calls").alias("n_units")).select(
+        "prompt_id", "id", "strength", "lo", "hi", "rank", "games", "wins", "n_calls", "n_units", "prior")
+
+
 def rank_calls(calls: pl.DataFrame, by: str = "candidate_id", n_boot: int = 1000, seed: int = 0,
                prior: float | None = None) -> pl.DataFrame:
     """Pure: rankings from calls (columns judge, format, [decoding,] prompt_id, a_id, b_id, swapped,
@@ -253,9 +363,7 @@ def rank_calls(calls: pl.DataFrame, by: str = "candidate_id", n_boot: int = 1000
                 out = _rank_group(part, n_boot, rng, prior, "prompt_id") \
                     .with_columns(pl.lit(None, pl.String).alias("prompt_id"))
             else:
-                out = pl.concat([_rank_group(g, n_boot, rng, prior, "_call")
-                                 .with_columns(pl.lit(pid).alias("prompt_id"))
-                                 for (pid,), g in part.group_by("prompt_id", maintain_order=True)])
+                out = _rank_within_prompts(part, n_boot, rng, prior)
             frames.append(out.with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),
                                            pl.lit(decoding).alias("decoding"), pl.lit(order).alias("order")))
     if not frames:
