@@ -118,6 +118,11 @@ def test_metric_helpers_on_empty_and_tiny_inputs():
     # two groups: (s 1, 0 | r 0, 1) discordant; (s 2, 2 | r 1, 1) tied in both
     n0, cd, n1, n2 = m.pair_counts(_arr(0, 0, 1, 1), np.array([1.0, 0, 2, 2]), np.array([0.0, 1, 1, 1]), 2)
     assert (n0.tolist(), cd.tolist(), n1.tolist(), n2.tolist()) == ([1, 1], [-1, 0], [0, 1], [0, 1])
+    # trailing groups of one member have no pairs: (s 2, 1 | r 1, 2) discordant, then two singletons
+    n0, cd, n1, n2 = m.pair_counts(_arr(0, 0, 1, 2), np.array([2.0, 1, 5, 5]), np.array([1.0, 2, 0, 0]), 3)
+    assert (n0.tolist(), cd.tolist(), n1.tolist(), n2.tolist()) == ([1, 0, 0], [-1, 0, 0], [0, 0, 0], [0, 0, 0])
+    n0, cd, n1, n2 = m.pair_counts(_arr(0, 0, 1, 1, 2), np.array([2.0, 2, 1, 0, 5]), np.array([1.0, 1, 2, 3, 0]), 3)
+    assert (cd.tolist(), n1.tolist(), n2.tolist()) == ([0, -1, 0], [1, 0, 0], [1, 0, 0])
     n0, cd, n1, n2 = m.pair_counts(_arr(), np.zeros(0), np.zeros(0), 2)
     assert n0.tolist() == [0, 0] and cd.tolist() == [0, 0]
     tau_a, tau_b, somers = m.kendall_variants(n0=np.array([1.0, 1.0, 0.0]), cd=np.array([-1.0, 0.0, 0.0]),

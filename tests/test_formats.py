@@ -81,7 +81,7 @@ def test_label_probs_from_logprobs_by_hand():
     binary = BUILTIN["binary"]
     # " ACCEPT" is ACCEPT; "RE" is a prefix of REJECT only; "A" is a prefix of ACCEPT only; "X"
     # fits nothing and "" is dropped: mass ACCEPT = e^-1 + e^-3, REJECT = e^-2, renormalised
-    probs = binary.label_probs_from_logprobs({" ACCEPT": -1.0, "RE": -2.0, "a": -3.0, "X": -0.5, " ": -0.1})
+    probs = binary.label_probs_from_logprobs({" ": -0.1, " ACCEPT": -1.0, "RE": -2.0, "a": -3.0, "X": -0.5})
     total = math.exp(-1) + math.exp(-3) + math.exp(-2)
     assert probs == pytest.approx({"ACCEPT": (math.exp(-1) + math.exp(-3)) / total, "REJECT": math.exp(-2) / total})
     assert binary.label_probs_from_logprobs({"X": 0.0, "maybe": -1.0}) is None
