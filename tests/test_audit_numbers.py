@@ -63,6 +63,24 @@ def test_stability_on_varying_scores_matches_the_hypergeometric_law(db, write_js
     assert rows["d2"]["sd"] > 0.05
 
 
+def test_stability_sd_is_the_sample_sd_of_the_subsamples(db, write_jsonl):
+    """9 ACCEPT and 3 REJECT, subsamples of floor(12/3) = 4: a subsample holds one level (all
+    ACCEPT) with probability C(9,4)/C(12,4) = 126/495 = 0.2545, else two. With `distinct` taking
+    only the values 1 and 2, its sample sd (ddof 1) over n draws follows from their mean alone:
+    p = share of 1s = 2 - mean, sd = sqrt(n/(n-1) p (1-p))."""
+    import_pool(db, write_jsonl("p.jsonl", [_cand(f"q{i:02d}", "a", 1) for i in range(12)]), "p")
+    raws = [(f"q{i:02d}", "a", "ACCEPT" if i < 9 else "REJECT") for i in range(12)]
+    import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "binary", raws)), "p")
+    for n_boot in (2, 50, 200):
+        row = [r for r in stability(db, "p", n_boot=n_boot, seed=3).to_dicts() if r["metric"] == "distinct"][0]
+        p = 2 - row["mean"]
+        assert row["sd"] == pytest.approx(math.sqrt(n_boot / (n_boot - 1) * p * (1 - p)), rel=1e-12, abs=1e-15)
+    # 200 draws: the share of one-level subsamples is 0.2545 +- 4.5 sd (sd sqrt(.2545 .7455 / 200) = 0.0308)
+    assert abs(p - 126 / 495) < 4.5 * 0.0308
+    one = stability(db, "p", n_boot=1).to_dicts()
+    assert all(math.isnan(r["sd"]) for r in one)      # one subsample has no spread
+
+
 def test_stability_skips_cells_too_small_to_subsample(db, write_jsonl):
     # two scored candidates: floor(2/3) = 0, no subsample of size >= 1
     import_pool(db, write_jsonl("p.jsonl", [_cand("q", "a", 1), _cand("q", "b", 2)]), "p")
@@ -211,6 +229,9 @@ def test_checklist_numbers_and_markdown(db, write_jsonl):
     assert binary["tie_prob"] == pytest.approx(10 / 16) and binary["d2"] == pytest.approx(1.6)
     assert binary["slot"] is None and binary["template"] is None and binary["source"] == "import"
     assert binary["score"] == "label" and binary["decoding"]["mode"] == "greedy"
+    assert binary["decoding"]["rule"].startswith("greedy: the judge's own answer")
+    assert binary["score_rule"] == "the parsed label's value" and binary["judge_model"] is None
+    assert (binary["judge"], binary["format"]) == ("j", "binary")
     tour = cells["tournament"]
     # tournament: three distinct scores (see test_audit_hand) -> tie_prob 3 * (1/3)^2 = 1/3, D2 = 3
     assert (tour["distinct"], tour["tie_prob"], tour["d2"]) == (3, pytest.approx(1 / 3), pytest.approx(3.0))
