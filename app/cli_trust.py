@@ -27,8 +27,8 @@ def rank_document(frame: pl.DataFrame, pool: str, by: str) -> dict:
             if rows.height == 0:
                 block = {"n_calls": 0, "n_units": 0, "prior": None, "items": []}
             else:
-                block = {"n_calls": int(rows["n_calls"].sum() if by == "prompt" else rows["n_calls"][0]),
-                         "n_units": int(rows["n_units"].sum() if by == "prompt" else rows["n_units"][0]),
+                per = rows.unique("prompt_id")                   # one row per prompt (by='prompt')
+                block = {"n_calls": int(per["n_calls"].sum()), "n_units": int(per["n_units"].sum()),
                          "prior": float(rows["prior"].max()), "items": rows.select(keys).to_dicts()}
             if order == "both":
                 doc.update(order="both", **block)

@@ -147,7 +147,9 @@ def test_rank_on_a_database_and_from_the_command_line(db, tmp_path):
     proc = subprocess.run([EXE, "rank", "--pool", "synth", "--by", "prompt", "--json", "--n-boot", "20"],
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
-    assert all("prompt_id" in item for item in json.loads(proc.stdout)["cells"][0]["items"])
+    cell = json.loads(proc.stdout)["cells"][0]
+    assert all("prompt_id" in item for item in cell["items"])
+    assert cell["n_calls"] == frame.filter((pl.col("judge") == cell["judge"]) & (pl.col("order") == "both"))["n_calls"][0]
     proc = subprocess.run([EXE, "rank", "--pool", "nope"], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "no pool named 'nope'" in proc.stderr
 
