@@ -48,6 +48,8 @@ _FUNCTIONS = {
     "calibrate": audit.calibrate,
     "human_ceiling": audit.human_ceiling,
     "stored_labels": audit.stored_labels,
+    "drift": audit.drift,
+    "drift_items": audit.drift_items,
     "probes": _probes.probes,
     "mitigations": _probes.mitigations,
 }
@@ -77,6 +79,8 @@ rank = _cached("rank")
 calibrate = _cached("calibrate")
 human_ceiling = _cached("human_ceiling")
 stored_labels = _cached("stored_labels")
+drift = _cached("drift")
+drift_items = _cached("drift_items")
 probes = _cached("probes")
 mitigations = _cached("mitigations")
 

@@ -36,6 +36,7 @@ page = st.navigation([
     st.Page(str(views / "slot_bias.py"), title="Slot bias", icon=":material/swap_horiz:"),
     st.Page(str(views / "rankings.py"), title="Rankings", icon=":material/format_list_numbered:"),
     st.Page(str(views / "calibration.py"), title="Calibration", icon=":material/fact_check:"),
+    st.Page(str(views / "drift.py"), title="Drift", icon=":material/difference:"),
     st.Page(str(views / "probes.py"), title="Probes & mitigations", icon=":material/science:"),
     st.Page(str(views / "variance.py"), title="Variance", icon=":material/functions:"),
     st.Page(str(views / "curate.py"), title="Curate & Train", icon=":material/content_cut:"),

@@ -105,3 +105,16 @@ def test_drift_cli(two_versions):
     assert set(doc["current_version"]) >= {"judge_model", "template_hash", "settings"}
     proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", "nobody"], capture_output=True, text=True)
     assert proc.returncode != 0 and "no judge named 'nobody'" in proc.stderr
+
+
+def test_drift_page(two_versions, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(two_versions))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300).run()
+    at.switch_page("views/drift.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox[-2].select("j-v2").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(s.value.startswith("Calls that moved (4)") for s in at.subheader)
