@@ -113,6 +113,8 @@ def test_metric_helpers_on_empty_and_tiny_inputs():
     assert values.size == 0 and counts.size == 0
     assert math.isnan(m.rank_correlation(_arr(0), 1, np.array([1.0])))
     assert math.isnan(m.pearson(np.array([1.0]), np.array([2.0])))
+    assert m.pearson(np.array([1.0, 2.0]), np.array([5.0, 3.0])) == -1.0      # two points: a line
+    assert m.rank_correlation(_arr(0, 1), 2, np.array([1.0, 2.0])) == 1.0
     assert math.isnan(m.pearson(np.array([1.0, 1.0]), np.array([2.0, 3.0])))
     assert m.pearson(np.array([1.0, 2.0, 4.0]), np.array([1.0, 3.0, 2.0])) == pytest.approx(0.3273268, abs=1e-7)
     # two groups: (s 1, 0 | r 0, 1) discordant; (s 2, 2 | r 1, 1) tied in both
