@@ -235,3 +235,36 @@ def test_condition_names():
     assert condition_name({"subset": {"policy": "random", "rate": 0.5}}) == "random@0.5"
     assert condition_name({"subset": {"policy": "full", "rate": 1.0}}) == "full"
     assert condition_name({"condition": "mine", "subset": subset}) == "mine"
+
+
+@pytest.mark.slow
+def test_evaluate_page_launches_a_background_run(tiny, db, write_jsonl, monkeypatch):
+    """Press Evaluate on the page: a background run answers, judges and stores the outcomes."""
+    import time
+
+    from streamlit.testing.v1 import AppTest
+
+    from ingest.runs import list_runs, running
+    from tests.conftest import REPO
+    import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
+    with running(db, "train", pool="demo", config={"out": str(tiny["runs"][0])}) as run:
+        train_id = run.id                                  # a finished training run with its adapter
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    at.switch_page("views/evaluate.py").run()
+    at.multiselect[0].set_value([train_id])
+    at.number_input[0].set_value(6)                        # max new tokens
+    next(b for b in at.button if b.label == "Evaluate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Started evaluation run" in s.value for s in at.success)
+    deadline = time.time() + 240
+    while time.time() < deadline:
+        runs = [r for r in list_runs(db, kind="evaluate")]
+        if runs and runs[-1]["status"] not in ("queued", "running"):
+            break
+        time.sleep(5)          # each look takes the database lock the run writes through
+    assert runs[-1]["status"] == "finished", runs[-1]
+    # 3 held-out prompts x (the adapter and the base model) x one judge (fake:eval)
+    assert query_rows(db, "SELECT count(*), count(outcome) FROM evaluations") == [(6, 6)]
+    at.run()
+    assert not at.exception and at.dataframe[0].value.shape[0] == 1     # sim/likert5@0.5 - base
