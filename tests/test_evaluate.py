@@ -268,3 +268,19 @@ def test_evaluate_page_launches_a_background_run(tiny, db, write_jsonl, monkeypa
     assert query_rows(db, "SELECT count(*), count(outcome) FROM evaluations") == [(6, 6)]
     at.run()
     assert not at.exception and at.dataframe[0].value.shape[0] == 1     # sim/likert5@0.5 - base
+
+
+@pytest.mark.slow
+def test_failed_judge_calls_are_rows_and_are_asked_again(tiny, db, write_jsonl):
+    from tests.conftest import free_port
+    import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
+    dead = f"openai:m@http://127.0.0.1:{free_port()}/v1"         # nothing listens there
+    req = EvalRequest(runs=[str(tiny["runs"][0])], pool="demo", judges=[dead], db=db, max_new_tokens=4,
+                      max_retries=0, timeout=5)
+    result = evaluate(req)
+    assert (result["generated"], result["judged"], result["unparsed"]) == (6, 6, 6)
+    rows = query_rows(db, "SELECT status_ab, status_ba, outcome, error_ab IS NOT NULL FROM evaluations")
+    assert rows == [("failed", "failed", None, True)] * 6
+    again = evaluate(req)                                        # failed calls are made again
+    assert (again["generated"], again["judged"]) == (0, 6)
+    assert query_rows(db, "SELECT count(*) FROM evaluations") == [(6,)]

@@ -274,6 +274,7 @@ class _Judging:
 
 async def _judge_one(spec_str: str, spec, req: EvalRequest, db: Path, calls: list[dict], texts: dict,
                      flush, cancelled) -> str:
+    from ingest._redact import redact
     from ingest.formats import BUILTIN
     from ingest.judges import CallHints
     from ingest.runner import ScoreRequest, _call_with_retries, _Run, decoding_settings
@@ -295,7 +296,7 @@ async def _judge_one(spec_str: str, spec, req: EvalRequest, db: Path, calls: lis
             row.update({f"raw_{order}": reply.text if reply is not None else None,
                         f"value_{order}": parsed.value if parsed is not None else None,
                         f"status_{order}": parsed.status if parsed is not None else "failed",
-                        f"error_{order}": error})
+                        f"error_{order}": redact(error) if error else None})
         row["outcome"] = outcome(row["value_ab"], row["value_ba"])
         return row
 
