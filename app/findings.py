@@ -71,9 +71,9 @@ def _cell_findings(c: dict, modes: int, scores: pl.DataFrame | None) -> list[Fin
     name = _label(c["format"], c["decoding"], modes)
     ident = dict(judge=c["judge"], format=c["format"], decoding=c["decoding"])
     if c["parse_rate"] is not None and c["parse_rate"] < 0.95:
-        out.append(Finding(f"{name}: only {pct(c['parse_rate'])} of the {c['n_verdicts']} verdicts parse "
-                           "to a label; the rest are answers the format cannot read.", FORMATS_PAGE,
-                           topic="parse", **ident))
+        share = "none" if c["parse_rate"] == 0 else f"only {pct(c['parse_rate'])}"
+        out.append(Finding(f"{name}: {share} of the {c['n_verdicts']} verdicts parse to a label; the rest "
+                           "are answers the format cannot read.", FORMATS_PAGE, topic="parse", **ident))
     parts, page = [], FORMATS_PAGE
     if c["top_tied"] is not None and c["n_ranked_prompts"]:
         parts.append(f"the top score is tied in {pct(c['top_tied'])} of prompts")
@@ -90,7 +90,8 @@ def _cell_findings(c: dict, modes: int, scores: pl.DataFrame | None) -> list[Fin
                 page = CURATE_PAGE if flip[0] > 0 else FORMATS_PAGE
     if c["d2"] is not None:
         of = f" of {c['nominal_levels']}" if c["nominal_levels"] and c["kind"] == "pointwise" else ""
-        parts.append(f"{c['distinct']} distinct scores, {c['d2']:.1f} effective levels (D2){of}")
+        plural = "" if c["distinct"] == 1 else "s"
+        parts.append(f"{c['distinct']} distinct score{plural}, {c['d2']:.1f} effective levels (D2){of}")
     if parts:
         out.append(Finding(f"{name}: " + "; ".join(parts) + ".", page, topic="ties", **ident))
     if c["mult5_share"] is not None and c["n_candidates"]:

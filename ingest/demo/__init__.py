@@ -12,6 +12,7 @@ from ..store import import_pool, import_verdicts
 HERE = Path(__file__).parent
 # (pool name, pool file, verdict file), in the order they are seeded
 DEMO_POOLS = (
+    ("mtbench-formats", "mtbench-formats-pool.jsonl", "mtbench-formats-verdicts.jsonl"),   # build.py --formats-demo
     ("mtbench", "mtbench-pool.jsonl", "mtbench-verdicts.jsonl"),
     ("llmbar", "llmbar-pool.jsonl", "llmbar-verdicts.jsonl"),
     ("arena-bench", "arena-bench-pool.jsonl", "arena-bench-verdicts.jsonl"),

