@@ -22,17 +22,18 @@ with st.sidebar:
     if names:
         if st.session_state.get("next_pool") in names:      # a page asked to switch (e.g. after an upload)
             st.session_state["pool"] = st.session_state.pop("next_pool")
-        if st.session_state.get("pool") not in names:
-            st.session_state["pool"] = names[0]
+        if st.session_state.get("pool") not in names:   # first launch: the five-format demo
+            st.session_state["pool"] = data.DEFAULT_POOL if data.DEFAULT_POOL in names else names[0]
         st.selectbox("Pool", names, key="pool")
     else:
         st.info("No pool yet: upload one on the Pool page.")
 
 views = Path(__file__).with_name("views")
 page = st.navigation([
+    st.Page(str(views / "overview.py"), title="Overview", icon=":material/dashboard:", default=True),
     st.Page(str(views / "pool.py"), title="Pool", icon=":material/upload_file:"),
     st.Page(str(views / "score.py"), title="Score", icon=":material/play_arrow:"),
-    st.Page(str(views / "formats.py"), title="Formats", icon=":material/bar_chart:", default=True),
+    st.Page(str(views / "formats.py"), title="Formats", icon=":material/bar_chart:"),
     st.Page(str(views / "slot_bias.py"), title="Slot bias", icon=":material/swap_horiz:"),
     st.Page(str(views / "rankings.py"), title="Rankings", icon=":material/format_list_numbered:"),
     st.Page(str(views / "calibration.py"), title="Calibration", icon=":material/fact_check:"),

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import free_port, wait_http
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
+from tests.openai_server import OpenAIServer
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install "
@@ -45,12 +46,15 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
     verdicts = write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=5))
 
     expect.set_options(timeout=90_000)
-    with sync_playwright() as pw:
+    with OpenAIServer() as srv, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         page = browser.new_page(accept_downloads=True)
         page.set_default_timeout(90_000)
         page.goto(app_url)
-        expect(page.get_by_text("Diagnostics across judges")).to_be_visible()   # the demo, on first launch
+        # the landing page: the five-format demo's Overview, with findings in words
+        expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+        expect(page.get_by_text("greedy → constrained decoding").first).to_be_visible()
+        expect(page.locator(".vega-embed").first).to_be_visible()
 
         page.get_by_role("link", name="Pool").click()
         page.locator("input[type=file]").set_input_files(str(bad_file))
@@ -73,6 +77,16 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
         expect(page.locator(".vega-embed").first).to_be_visible()
         expect(page.get_by_text("Diagnostics across judges")).to_be_visible()
         page.screenshot(path=str(tmp_path / "formats.png"), full_page=True)
+
+        # Test connection: one real call to the loopback test server, its raw reply and parsed label
+        page.get_by_role("link", name="Score").click()
+        page.get_by_text("Other endpoint (no API key)").click()
+        page.get_by_label("Base URL").fill(srv.url)
+        page.get_by_label("Model", exact=True).fill("test-judge")
+        page.get_by_label("Model", exact=True).press("Enter")
+        page.get_by_role("button", name="Test connection").click()
+        expect(page.get_by_text("parsed label ACCEPT")).to_be_visible()
+        assert srv.requests >= 1
 
         page.get_by_role("link", name="Report").click()
         with page.expect_download() as info:
@@ -114,11 +128,11 @@ def test_password_gate(locked_app_url):
         password.fill("open sesame!")
         page.get_by_role("button", name="Log in").click()
         expect(page.get_by_text("Wrong password.")).to_be_visible()
-        expect(page.get_by_text("Diagnostics across judges")).to_have_count(0)
+        expect(page.get_by_text("Findings")).to_have_count(0)
         page.wait_for_timeout(1000)                                            # the delay after one failure
         password.fill("open sesame")
         page.get_by_role("button", name="Log in").click()
-        expect(page.get_by_text("Diagnostics across judges")).to_be_visible()
+        expect(page.get_by_role("heading", name="Overview")).to_be_visible()
         page.get_by_role("link", name="Score").click()
         expect(page.get_by_text("API key variable")).to_have_count(0)         # no key box on the Score page
         expect(page.get_by_role("radio", name="Simulated judge")).to_be_visible()

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from ingest.demo import seed_demo
 from tests.conftest import REPO, query_rows
 
-PAGES = ["pool.py", "score.py", "formats.py", "slot_bias.py", "variance.py", "curate.py", "report.py"]
+PAGES = ["overview.py", "pool.py", "score.py", "formats.py", "slot_bias.py", "variance.py", "curate.py", "report.py"]
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def _app(db, monkeypatch):
     return AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
 
 
-@pytest.mark.parametrize("pool", ["mtbench", "llmbar", "ko-arena-hard"])
+@pytest.mark.parametrize("pool", ["mtbench-formats", "mtbench", "llmbar", "ko-arena-hard"])
 def test_every_page_renders(demo_db, monkeypatch, pool):
     at = _app(demo_db, monkeypatch)
     assert not at.exception
@@ -52,7 +52,7 @@ def test_every_page_renders_on_a_users_pool(tmp_path, monkeypatch, write_jsonl):
         for page in PAGES:
             at.switch_page(f"views/{page}").run()
             assert not at.exception, (stage, page, [e.value for e in at.exception])
-            if stage == "no verdicts" and page in ("formats.py", "slot_bias.py", "variance.py", "curate.py"):
+            if stage == "no verdicts" and page in ("overview.py", "formats.py", "slot_bias.py", "variance.py", "curate.py"):
                 assert at.info, page          # e.g. "No verdicts in this pool yet: score it ..."
         if stage == "no verdicts":
             pointwise = [v for v in synthetic_verdicts(rows, seed=3) if v["format"] != "tournament"]
@@ -64,7 +64,9 @@ def test_every_page_renders_on_a_users_pool(tmp_path, monkeypatch, write_jsonl):
 def test_fresh_database_seeds_itself(tmp_path, monkeypatch):
     at = _app(tmp_path / "fresh.duckdb", monkeypatch)
     assert not at.exception
-    assert set(at.sidebar.selectbox[0].options) == {"mtbench", "llmbar", "arena-bench", "ko-arena-hard"}
+    assert set(at.sidebar.selectbox[0].options) == {"mtbench-formats", "mtbench", "llmbar", "arena-bench",
+                                                    "ko-arena-hard"}
+    assert at.sidebar.selectbox[0].value == "mtbench-formats" and at.header[0].value == "Overview"
 
 
 def test_score_page_launches_a_run(tmp_path, monkeypatch, write_jsonl):
@@ -77,10 +79,12 @@ def test_score_page_launches_a_run(tmp_path, monkeypatch, write_jsonl):
     at.switch_page("views/score.py").run()
     at.radio[0].set_value("fake")
     at.text_input[0].set_value("dash")
-    at.button[0].click().run()
+    at.button(key="score-launch").click().run()
     assert not at.exception and "Started run 1" in at.success[0].value
-    at.button[0].click().run()        # a double click: refused while the first run is alive
-    assert "already working on this" in at.error[0].value and "run 1, process" in at.error[0].value
+    at.button(key="score-launch").click().run()   # a double click: refused while the first run is alive
+    errors = " ".join(e.value for e in at.error)
+    assert "Run 1 is already scoring pool 'mine' with judge 'dash'" in errors and "refused" in errors
+    assert not any("Started run 2" in s.value for s in at.success)
     deadline = time.time() + 90
     n = 0
     while time.time() < deadline:

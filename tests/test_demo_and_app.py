@@ -18,6 +18,7 @@ def demo_db(tmp_path_factory):
 def test_demo_pools_and_real_figures(demo_db):
     got = {r["name"]: r for r in pools(demo_db).to_dicts()}
     assert got["mtbench"]["n_candidates"] == 480 and got["mtbench"]["n_prompts"] == 80
+    assert got["mtbench-formats"]["n_candidates"] == 12 and got["mtbench-formats"]["n_prompts"] == 4
     assert got["llmbar"]["n_candidates"] == 702
     assert got["arena-bench"]["n_candidates"] == 3792
     assert seed_demo(demo_db) == []                      # already seeded: nothing to do
@@ -42,8 +43,10 @@ def test_dashboard_renders_the_demo(demo_db, monkeypatch):
     at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=120).run()
     assert not at.exception
     assert at.sidebar.selectbox[0].options == sorted(p[0] for p in DEMO_POOLS)
-    assert len(at.dataframe) >= 1
+    # the landing page: the Overview of the five-format demo
+    assert at.header[0].value == "Overview" and at.sidebar.selectbox[0].value == "mtbench-formats"
     at.sidebar.selectbox[0].select("llmbar").run()
+    at.switch_page("views/formats.py").run()
     assert not at.exception and len(at.dataframe) == 1   # the Formats page's diagnostics table
     at.switch_page("views/slot_bias.py").run()
     assert not at.exception and len(at.dataframe) >= 1   # the slot-bias table
