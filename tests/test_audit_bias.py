@@ -9,6 +9,12 @@ import scipy.stats as ss
 from audit import bias, bias_items
 from ingest import import_pool, import_verdicts
 
+
+@pytest.fixture(autouse=True)
+def _database_named_by_argument(monkeypatch, tmp_path):
+    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+
 LABEL = {2: "A++", 1: "A+", 0: "TIE", -1: "B+", -2: "B++"}
 
 

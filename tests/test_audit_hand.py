@@ -8,6 +8,12 @@ from audit import audit_cells, bias, candidate_scores, effective_levels, positio
 from ingest import import_pool, import_verdicts
 
 
+@pytest.fixture(autouse=True)
+def _database_named_by_argument(monkeypatch, tmp_path):
+    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+
+
 def _pool(db, write_jsonl, rows, name="p"):
     import_pool(db, write_jsonl(f"{name}.jsonl", rows), name)
 

@@ -15,6 +15,12 @@ from audit import _metrics as m
 from ingest import import_pool, import_verdicts
 
 
+@pytest.fixture(autouse=True)
+def _database_named_by_argument(monkeypatch, tmp_path):
+    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+
+
 def _cand(pid, cid, ref=None, response=None):
     return {"prompt_id": pid, "prompt": f"prompt {pid}", "candidate_id": cid,
             "response": response or cid, "reference": ref}
@@ -101,6 +107,8 @@ def test_score_values_and_multiples_of_five(db, write_jsonl):
     import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "numeric100", raws)
                                     + _pointwise("j", "likert5", likert)), "p")
     got = score_values(db, "p")
+    assert got.columns == ["judge", "format", "decoding", "score", "s", "n", "mult5"]
+    assert got.schema["n"] == pl.UInt32 and got.schema["s"] == pl.Float64      # as in an empty table
     num = got.filter(pl.col("format") == "numeric100").sort("s").select("s", "n", "mult5").rows()
     # 85 twice, 87 once, 90 once; 85 and 90 are multiples of 5
     assert num == [(0.85, 2, True), (0.87, 1, False), (0.9, 1, True)]
@@ -181,6 +189,23 @@ def test_variance_table_keeps_kinds_apart_and_a_hand_grid_is_one_kind():
     assert out.filter(pl.col("score") == "expected")["share_judge"][0] == pytest.approx(1.0)
 
 
+def test_variance_table_skips_a_judge_whose_removal_leaves_no_grid_and_goes_on():
+    # j1: f1 f2; j2: f1 only; j3: f1 f2. All judges and without j1 or j3: only f1 is complete (no
+    # grid); without j2: j1 and j3 over f1, f2 -> (1, 2), (3, 7): grand 3.25,
+    # SS = 5.0625 + 1.5625 + 0.0625 + 14.0625 = 20.75; format means 2, 4.5: SS_f = 2 (1.5625 +
+    # 1.5625) = 6.25; judge means 1.5, 5: SS_j = 2 (3.0625 + 3.0625) = 12.25; residual 2.25
+    grid = _grid({("j1", "f1"): 1, ("j1", "f2"): 2, ("j2", "f1"): 5, ("j3", "f1"): 3, ("j3", "f2"): 7})
+    rows = variance_table(grid, metrics=("tie_prob",)).to_dicts()
+    assert [r["dropped_judge"] for r in rows] == ["j2"]
+    assert rows[0]["ss_total"] == pytest.approx(20.75) and rows[0]["share_judge"] == pytest.approx(12.25 / 20.75)
+    assert rows[0]["share_residual"] == pytest.approx(2.25 / 20.75)
+    # no grid at all: no rows, but the columns
+    empty = variance_table(_grid({("j1", "f1"): 1}), metrics=("tie_prob",))
+    assert empty.height == 0 and empty.columns == ["decoding", "score", "metric", "dropped_judge", "n_judges",
+                                                   "n_formats", "share_format", "share_judge", "share_residual",
+                                                   "ss_total"]
+
+
 def test_two_way_shares_of_a_constant_table_are_undefined():
     # 0.4 is not exact in binary: the grand mean's rounding leaves SS_total ~ 1e-32, not 0, and
     # shares of that noise would be meaningless numbers
@@ -239,13 +264,18 @@ def test_checklist_numbers_and_markdown(db, write_jsonl):
     assert tour["slot"]["scheme"] == "imported verdicts; 2 of 5 calls in the reverse order, 2 items seen in both orders"
     assert (tour["slot"]["b"], tour["slot"]["b_lo"], tour["slot"]["b_hi"]) == (b["b"], b["b_lo"], b["b_hi"])
     assert b["b"] == pytest.approx(0.5)   # items (1, -1): b 0; (1, 1): b 1
-    md = checklist_markdown(doc)
-    assert md.startswith("# Reporting checklist: pool `p`\n\n2 prompts, 5 candidates.\n")
-    assert "## j × binary × greedy\n" in md
-    assert "1. Format: verdicts imported; the prompt template was not recorded." in md
-    assert "2. Tie probability 0.625, D2 = 1.60 effective levels; 2 distinct values over 4 scored candidates." in md
-    assert "3. Slots: pointwise format, no slot bias." in md
-    assert "4. Parse rate 0.800." in md
+    md = checklist_markdown(doc).split("\n")
+    assert md[:4] == ["# Reporting checklist: pool `p`", "", "2 prompts, 5 candidates.", ""]
+    i = md.index("## j × binary × greedy")
+    assert md[i:i + 11] == [
+        "## j × binary × greedy", "",
+        "1. Format: verdicts imported; the prompt template was not recorded.", "",
+        "   Decoding: " + binary["decoding"]["rule"] + ".",
+        "   Settings: not recorded.",                       # an import records no decoding settings
+        "   Score: the parsed label's value.", "",
+        "2. Tie probability 0.625, D2 = 1.60 effective levels; 2 distinct values over 4 scored candidates.",
+        "3. Slots: pointwise format, no slot bias.",
+        "4. Parse rate 0.800."]
     assert (f"3. Slots: imported verdicts; 2 of 5 calls in the reverse order, 2 items seen in both orders. "
             f"Estimated slot bias b = 0.500 (95% CI {b['b_lo']:.3f} to {b['b_hi']:.3f}).") in md
     assert "2. Tie probability 0.333, D2 = 3.00 effective levels; 3 distinct values over 3 scored candidates." in md
@@ -260,7 +290,7 @@ def test_checklist_markdown_of_a_scored_cell_with_template_and_missing_numbers()
     md = checklist_markdown(doc).split("\n")
     assert "## J × likert5 × constrained (expected score)" in md
     i = md.index("1. Format, verbatim:")
-    assert md[i + 1: i + 5] == ["", "```", "Rate {response}.", "```"]
+    assert md[i + 1: i + 6] == ["", "```", "Rate {response}.", "```", ""]
     assert "   Decoding: R." in md and '   Settings: `{"temperature": 0}`.' in md and "   Score: the rule." in md
     assert "2. Tie probability n/a, D2 = n/a effective levels; 0 distinct values over 0 scored candidates." in md
     assert "3. Slots: S. Estimated slot bias b = n/a (95% CI n/a to n/a)." in md

@@ -22,6 +22,12 @@ from audit._scores import Scores
 from ingest import import_pool, import_verdicts
 
 
+@pytest.fixture(autouse=True)
+def _database_named_by_argument(monkeypatch, tmp_path):
+    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+
+
 def _scores(S, r, sizes):
     """Scores for cells S (cells x n) over prompts of the given sizes, in listing order."""
     S = np.atleast_2d(np.asarray(S, float))

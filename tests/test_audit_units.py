@@ -13,6 +13,12 @@ from audit._report import _slot_scheme
 from audit._scores import cell_scores, listing_order, multiples_of_5_share, scores_for
 from ingest import import_pool, import_verdicts
 
+
+@pytest.fixture(autouse=True)
+def _database_named_by_argument(monkeypatch, tmp_path):
+    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+
 SIG1, SIG2 = 1 / (1 + math.exp(-1)), 1 / (1 + math.exp(-2))
 NO = np.zeros(0, dtype=bool)
 

@@ -120,11 +120,12 @@ def test_parsed_label_is_the_format_label(fmt, raw, label):
     assert fmt.parse(raw).label == label
 
 
-def test_parse_rate_follows_the_rule(db, write_jsonl):
+def test_parse_rate_follows_the_rule(db, write_jsonl, monkeypatch, tmp_path):
     """parse_rate = parsed calls / all calls, by the rule above: whole label, one label in prose and
     a one-letter label in prose parse; two labels, no label, an article and an empty output don't."""
     from audit import audit_cells
     from ingest import import_pool, import_verdicts
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))   # every call names db
     raws = {"binary": ["ACCEPT", "I would REJECT it.", "ACCEPT or REJECT", "unacceptable", ""],   # 2 of 5
             "ab": ["A", "Output B is better", "a fine answer", "A or B", "B"]}                   # 3 of 5
     import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": f"c{i}",

@@ -12,6 +12,12 @@ from audit import audit_cells, bias
 from ingest import import_pool, import_verdicts
 from tests.conftest import SHARED_DATA
 
+
+@pytest.fixture(autouse=True)
+def _database_named_by_argument(monkeypatch, tmp_path):
+    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+
 LLMBAR = Path(__file__).resolve().parent / "data" / "llmbar"   # see its README (MIT, credit)
 ARENA = SHARED_DATA / "arena_bench_v1"
 
