@@ -172,3 +172,8 @@ def test_format_spec_defaults_and_a_directory_or_binary_file(tmp_path):
     bad.write_bytes(b"name = \"\xff\"\n")
     with pytest.raises(UserError, match="bin.toml: not UTF-8"):
         load_format_spec(bad)
+
+
+def test_a_bad_stored_format_names_the_store():
+    with pytest.raises(UserError, match=r"^stored format, field 'range': must be \[lo, hi\]"):
+        format_from_row({"spec": '{"name": "x", "range": [3, 1]}', "template": None})
