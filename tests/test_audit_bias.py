@@ -118,5 +118,17 @@ def test_adding_a_judge_leaves_other_cells_intervals_unchanged(db, write_jsonl):
     for judge in ("m", "z"):
         for key in ("q_lo", "q_hi", "b_lo", "b_hi"):
             assert after[judge][key] == before[judge][key], (judge, key)
-    # and a cell's interval is its own: the same items under another judge's name draw other resamples
-    assert before["m"]["q_lo"] != pytest.approx(before["z"]["q_lo"]) or before["m"]["q"] != before["z"]["q"]
+
+
+def test_the_bootstrap_seed_is_the_whole_identity_judge_format_and_decoding(db, write_jsonl):
+    """The same 30 items under three judge names: the means agree, and each cell draws its own
+    resamples (a seed from format and decoding alone would give every judge one interval)."""
+    rng = np.random.default_rng(8)
+    margins = [tuple(int(v) for v in rng.integers(-2, 3, 2)) for _ in range(30)]
+    _two_candidate_pool(db, write_jsonl, [(1, 0)] * 30)
+    rows = [r for judge in ("k", "m", "z") for r in _items(judge, margins)]
+    import_verdicts(db, write_jsonl("v.jsonl", rows), "p")
+    got = bias(db, "p", n_boot=400).to_dicts()
+    assert len(got) == 3 and len({r["q"] for r in got}) == 1 and len({r["b"] for r in got}) == 1
+    # 400 resamples of 30 items: independent seeds give different percentile pairs
+    assert len({(r["q_lo"], r["q_hi"], r["b_lo"], r["b_hi"]) for r in got}) == 3

@@ -136,28 +136,46 @@ def test_render_fills_only_its_kind_of_slots():
         format_from_spec({"name": "nt", "range": [1, 3]}).render("p", response="r")
 
 
+TWO = "must be a table of at least two label = number entries"
+LOHI = "must be [lo, hi] with numbers lo < hi"
+
+
 @pytest.mark.parametrize("spec, field, message", [
-    ({"name": "  "}, "name", "required"),
-    ({"name": 3, "range": [1, 2]}, "name", "required"),
-    ({"name": "x", "labels": {"a": 1}, "range": [1, 2]}, "labels", "exactly one"),
-    ({"name": "x", "labels": ["a", "b"]}, "labels", "at least two"),
-    ({"name": "x", "labels": {"a": 1}}, "labels", "at least two"),
-    ({"name": "x", "labels": {"a": 1, "b": 1.0}}, "labels", "two different values"),
-    ({"name": "x", "labels": {"a": True, "b": 0}}, "labels.a", "finite number"),
-    ({"name": "x", "labels": {"a": float("inf"), "b": 0}}, "labels.a", "finite number"),
-    ({"name": "x", "range": [1, True]}, "range", "integers"),
-    ({"name": "x", "range": [1, 2, 3]}, "range", "integers"),
-    ({"name": "x", "range": [2, 2]}, "range", "lo < hi"),
-    ({"name": "x", "range": [1, 5], "pairing": "anchored"}, "pairing", "pointwise"),
-    ({"name": "x", "kind": "comparative", "labels": {"a": 1, "b": 0}, "pairing": "pointwise"}, "pairing", "tournament"),
-    ({"name": "x", "range": [1, 5], "scale": [1]}, "scale", "lo < hi"),
-    ({"name": "x", "range": [1, 5], "scale": [5, 1]}, "scale", "lo < hi"),
-    ({"name": "x", "range": [1, 5], "scale": ["a", 1]}, "scale", "numbers"),
-    ({"name": "x", "range": [1, 5], "template": 7}, "template", "string"),
+    ({"name": "  "}, "name", "required, a non-empty string"),
+    ({"name": 3, "range": [1, 2]}, "name", "required, a non-empty string"),
+    ({"name": "x", "labels": {"a": 1}, "range": [1, 2]}, "labels",
+     "give exactly one of 'labels' (a table label = value) or 'range' = [lo, hi]"),
+    ({"name": "x", "labels": ["a", "b"]}, "labels", TWO),
+    ({"name": "x", "labels": {"a": 1}}, "labels", TWO),
+    ({"name": "x", "labels": {"a": 1, "b": 1.0}}, "labels", "needs at least two different values"),
+    ({"name": "x", "labels": {"a": True, "b": 0}}, "labels.a", "value must be a finite number, not True"),
+    ({"name": "x", "labels": {"a": float("inf"), "b": 0}}, "labels.a", "value must be a finite number, not inf"),
+    ({"name": "x", "range": [1, True]}, "range", "must be [lo, hi] with integers lo < hi, not [1, True]"),
+    ({"name": "x", "range": [1, 2, 3]}, "range", "must be [lo, hi] with integers lo < hi, not [1, 2, 3]"),
+    ({"name": "x", "range": [2, 2]}, "range", "must be [lo, hi] with integers lo < hi, not [2, 2]"),
+    ({"name": "x", "kind": "comparative", "range": [1, 5]}, "range",
+     "an integer range is for pointwise formats; comparative ones need labels"),
+    ({"name": "x", "kind": "weird", "range": [1, 5]}, "kind", "must be one of pointwise, comparative, not 'weird'"),
+    ({"name": "x", "range": [1, 5], "pairing": "anchored"}, "pairing", "for a pointwise format must be one of pointwise"),
+    ({"name": "x", "kind": "comparative", "labels": {"a": 1, "b": 0}, "pairing": "pointwise"}, "pairing",
+     "for a comparative format must be one of tournament, anchored"),
+    ({"name": "x", "range": [1, 5], "scale": [1]}, "scale", LOHI),
+    ({"name": "x", "range": [1, 5], "scale": [5, 1]}, "scale", LOHI),
+    ({"name": "x", "range": [1, 5], "scale": ["a", 1]}, "scale", LOHI),
+    ({"name": "x", "range": [1, 5], "template": 7}, "template", "must be a string"),
+    ({"name": "x", "range": [1, 5], "colour": "red"}, "colour",
+     "unknown key (known: kind, labels, name, pairing, range, scale, template)"),
 ])
 def test_format_spec_errors_name_the_field_and_the_rule(spec, field, message):
-    with pytest.raises(UserError, match=rf"field '{field}'.*{message}"):
+    with pytest.raises(UserError) as err:
         format_from_spec(spec, source="s.toml")
+    assert str(err.value) == f"s.toml, field '{field}': {message}"
+
+
+def test_format_spec_errors_without_a_source_say_format_spec():
+    with pytest.raises(UserError) as err:
+        format_from_spec({"name": ""})
+    assert str(err.value) == "format spec, field 'name': required, a non-empty string"
 
 
 def test_format_spec_defaults_and_a_directory_or_binary_file(tmp_path):
