@@ -125,28 +125,36 @@ GRID_METRICS = (("parse_rate", "parse rate", True), ("top_tied", "top tied (shar
 def diagnostic_grid(cells: pl.DataFrame, metrics=GRID_METRICS) -> alt.Chart:
     """Small multiples: one judges × formats heatmap per diagnostic, each with its own colour
     scale (darker = better) and the value written in each cell."""
-    df = cell_labels(cells).to_pandas()
+    labelled = cell_labels(cells).sort("format", "decoding")
+    df = labelled.to_pandas()
+    # every panel shows every cell and judge, even where its value is undefined (an empty square)
+    x = alt.X("cell:N", title=None, scale=alt.Scale(domain=labelled["cell"].unique(maintain_order=True).to_list()),
+              axis=alt.Axis(labelAngle=-40, labelLimit=200, labelOverlap=False))
+    y = alt.Y("judge:N", title=None, scale=alt.Scale(domain=sorted(labelled["judge"].unique().to_list())),
+              axis=alt.Axis(labelLimit=220))
     charts = []
     for col, title, bigger in metrics:
-        base = alt.Chart(df).encode(x=alt.X("cell:N", title=None, axis=alt.Axis(labelAngle=-40)),
-                                    y=alt.Y("judge:N", title=None))
+        base = alt.Chart(df).encode(x=x, y=y)
         heat = base.mark_rect().encode(
             color=alt.Color(f"{col}:Q", title=None, scale=alt.Scale(scheme="blues", reverse=not bigger),
                             legend=alt.Legend(orient="bottom", gradientLength=120)),
             tooltip=_tips("judge:N", "cell:N", f"{col}:Q", "n_verdicts:Q"))
-        text = base.mark_text(fontSize=10).encode(text=alt.Text(f"{col}:Q", format=".2f"))
-        charts.append((heat + text).properties(title=title, width=alt.Step(46), height=alt.Step(22)))
-    return alt.concat(*charts, columns=3).resolve_scale(color="independent")
+        text = base.mark_text(fontSize=10).encode(text=alt.Text(f"{col}:Q", format=".2f")) \
+            .transform_filter(f"isValid(datum['{col}'])")   # an undefined value: an empty cell, no "null"
+        charts.append((heat + text).properties(title=title, width=alt.Step(38), height=alt.Step(22)))
+    return alt.concat(*charts, columns=2).resolve_scale(color="independent")
 
 
 def binned_means(frame: pl.DataFrame, x: str, y: str, color: str, x_title: str, y_title: str) -> alt.Chart:
     """frame: color, x (bin centre: mean of x in the bin), y (mean), lo, hi, n -> means with their
     intervals as error bars, joined per series."""
     df = frame.to_pandas()
-    base = alt.Chart(df).encode(x=alt.X(f"{x}:Q", title=x_title), color=alt.Color(f"{color}:N", title=None))
+    base = alt.Chart(df).encode(x=alt.X(f"{x}:Q", title=x_title),
+                                color=alt.Color(f"{color}:N", title=None, legend=alt.Legend(labelLimit=400)))
     line = base.mark_line(opacity=0.5).encode(y=alt.Y(f"{y}:Q", title=y_title))
     points = base.mark_point(filled=True).encode(
-        y=alt.Y(f"{y}:Q"), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200])),
+        y=alt.Y(f"{y}:Q"), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200]),
+                                         legend=alt.Legend(format="d", tickMinStep=1)),
         tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q", "lo:Q", "hi:Q", "n:Q"))
     bars = base.mark_rule().encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q"))
     zero = alt.Chart(pl.DataFrame({"y": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \

@@ -147,15 +147,17 @@ def _agreement_finding(judge: str, cells: pl.DataFrame, modes: int) -> Finding |
 
 def findings(cells: pl.DataFrame, bias: pl.DataFrame | None = None,
              scores: pl.DataFrame | None = None) -> dict[str, list[Finding]]:
-    """Per judge (in name order): its findings, mode comparisons first, then per cell (in the
-    cells' order) parse rate, ties and levels, multiples of 5; then slot bias, then agreement."""
+    """Per judge (in name order): its findings, mode comparisons first, then per cell (by format,
+    greedy before constrained) parse rate, ties and levels, multiples of 5; then slot bias, then
+    agreement."""
     labels = cells.filter(pl.col("score") == "label") if "score" in cells.columns else cells
     out: dict[str, list[Finding]] = {}
     for judge in sorted(labels["judge"].unique().to_list()):
         mine = labels.filter(pl.col("judge") == judge)
         modes = mine["decoding"].n_unique()
         items = _mode_findings(judge, mine)
-        for c in mine.iter_rows(named=True):
+        order = mine.with_columns((pl.col("decoding") != "greedy").alias("_g")).sort("format", "_g")
+        for c in order.iter_rows(named=True):     # by format, greedy (the paper's protocol) first
             items += _cell_findings(c, modes, scores)
         if bias is not None and bias.height:
             for b in bias.filter(pl.col("judge") == judge).iter_rows(named=True):
