@@ -176,3 +176,10 @@ def test_audit_top1_and_position_selection_agree_through_the_database(db, write_
         assert pos["uniform_rate"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4 + 1 / 3 + 1 / 2) / 5)
         firsts.append(pos["first_rate"])
     assert len(set(firsts)) > 1     # the seed does change the tie-breaks
+    # the default seed is 0 (as curation's): the audit's top1 is then the one of tiebreak_key(n, 0),
+    # worked out prompt by prompt as in _by_hand_top1 (every candidate ties at the top)
+    sizes = [2, 3, 4, 3, 2]
+    ref = np.concatenate([[1.0] + [0.0] * (k - 1) for k in sizes])
+    expect = _by_hand_top1(np.zeros(ref.size), ref, sizes, tiebreak_key(ref.size, 0))
+    assert audit_cells(db, "p").to_dicts()[0]["top1"] == pytest.approx(expect)
+    assert position_selection(db, "p").to_dicts()[0]["first_rate"] == pytest.approx(expect)
