@@ -203,10 +203,10 @@ async def _call_with_retries(run: _Run, judge, call: dict, texts: dict, hints: C
     fmt = run.formats[call["format"]]
     messages = _messages(fmt, call, texts)
     last_error = None
+    limit = run.req.timeout * run.spec.settings.get("calls_per_verdict", 1)   # a strategy's verdict: several calls
     for attempt in range(run.req.max_retries + 1):
         try:
-            reply = await asyncio.wait_for(judge.complete(messages, run.settings, hints),
-                                           timeout=run.req.timeout + 5)
+            reply = await asyncio.wait_for(judge.complete(messages, run.settings, hints), timeout=limit + 5)
             return reply, None, attempt + 1
         except JudgeError as exc:
             last_error = str(exc)
@@ -214,7 +214,7 @@ async def _call_with_retries(run: _Run, judge, call: dict, texts: dict, hints: C
                 return None, last_error, attempt + 1
             await asyncio.sleep(run.backoff(attempt, exc.retry_after))
         except asyncio.TimeoutError:
-            last_error = f"timeout after {run.req.timeout:.0f} s"
+            last_error = f"timeout after {limit:.0f} s"
             if attempt == run.req.max_retries:
                 return None, last_error, attempt + 1
             await asyncio.sleep(run.backoff(attempt, None))
