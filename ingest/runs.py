@@ -226,6 +226,20 @@ def _refusal(key: str, holder: dict) -> UserError:
         f"with `judgeaudit cancel {holder['run_id']}`")
 
 
+def _frozen(config: dict | None) -> str:
+    """A run's config as stored: JSON with credentials in URLs and key-like strings redacted (a
+    command line may carry openai:MODEL@https://user:password@host/v1?api_key=...)."""
+    def clean(value):
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return value
+    return json.dumps(clean(config or {}))
+
+
 def _create(con, kind: str, status: str, pool: str | None, config: dict | None, key: str | None,
             queue: str | None, db: Path) -> dict:
     from .store import _next_id
@@ -235,7 +249,7 @@ def _create(con, kind: str, status: str, pool: str | None, config: dict | None, 
                 "log_path, created_at) VALUES ($id, $kind, $status, $pool, $key, $queue, $host, $config, "
                 "$out, $log, $now)",
                 {"id": rid, "kind": kind, "status": status, "pool": pool, "key": key, "queue": queue,
-                 "host": socket.gethostname(), "config": json.dumps(config or {}), "out": str(out),
+                 "host": socket.gethostname(), "config": _frozen(config), "out": str(out),
                  "log": str(out / "run.log"), "now": _utcnow()})
     return {"run_id": rid, "out_dir": out}
 
@@ -397,7 +411,7 @@ def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
             if config:
                 merged = {**(row["config"] or {}), **config}
                 con.execute("UPDATE runs SET config = $c WHERE run_id = $id",
-                            {"c": json.dumps(merged), "id": run_id})
+                            {"c": _frozen(merged), "id": run_id})
         con.execute("UPDATE runs SET pid = $pid, pid_start = $ps, host = $host, pool = coalesce(pool, $pool) "
                     "WHERE run_id = $id", {"pid": me, "ps": me_start, "host": host, "pool": pool, "id": run_id})
         started = _claim(con, run_id, queue)

@@ -143,3 +143,15 @@ def test_a_failed_run_does_not_stop_the_queue(db):
     rows = runs.list_runs(db)
     assert [r["status"] for r in rows] == ["failed", "finished"]
     assert rows[0]["error"] == "ValueError: out of memory" and rows[1]["run_id"] == run.id
+
+
+def test_credentials_in_a_command_line_never_reach_the_runs_table(db):
+    secret_url = "openai:m@http://user:s3cretpw@127.0.0.1:9/v1?api_key=sk-abcdef1234567890"
+    with pytest.raises(Exception):
+        with runs.running(db, "evaluate", config={"judges": [secret_url]}):
+            raise RuntimeError("stop")
+    rid = runs.launch(db, "probe", ["probe", "--judge", secret_url, "--json"])
+    runs.cancel(db, rid, wait_s=30)
+    stored = json.dumps(query_rows(db, "SELECT config, error FROM runs"))
+    assert "s3cretpw" not in stored and "sk-abcdef1234567890" not in stored
+    assert "127.0.0.1:9/v1" in stored            # the rest of the endpoint is still readable
