@@ -156,7 +156,7 @@ def test_probe_cli_end_to_end(db, capsys):
 @pytest.mark.slow
 def test_the_bundled_model_on_a_small_sample(db):
     """local:smollm2 on 1 pair per probe type, both orders (10 calls)."""
-    out = run_probe(db, "local:smollm2", sample=1)
+    out = run_probe(db, "local:smollm2", sample=1, timeout=600)     # a loaded 2-core machine: ~60 s a call
     assert out["made"] == 10 and out["failed"] == 0
     rows = by_type(probes(db, "probes-1-s0", n_boot=200))
     assert {"position", "length", "truncation", "markdown", "origin"} <= set(rows)
