@@ -92,10 +92,12 @@ def main() -> None:
         def on_train_end(self, a, state, control, **kw):
             self.t1 = time.perf_counter()
 
+    print(f"padding share: {100 * pad[True]:.1f}% with length grouping, {100 * pad[False]:.1f}% without "
+          f"(micro-batch {args.micro_batch_size}, {len(examples)} examples)", flush=True)
     trainer_rates, bare_rates = [], []
     for rep in range(args.repeats):
         clock, counter = Clock(), {"tokens": 0}
-        trainer = build_trainer(cfg(), peft_model, tok, examples, [clock], counter)
+        trainer = build_trainer(cfg(), peft_model, tok, examples, [], [clock], counter)
         accum = trainer.args.gradient_accumulation_steps
         batches = []
         for b in trainer.get_train_dataloader():     # batches as the Trainer makes them (its own draw
@@ -121,13 +123,13 @@ def main() -> None:
         if device.type == "cuda":
             torch.cuda.synchronize()
         bare_rates.append(tokens / (time.perf_counter() - t0))
-        print(f"repeat {rep + 1}: Trainer {trainer_rates[-1]:.0f} tokens/s, bare {bare_rates[-1]:.0f} tokens/s "
-              f"({tokens} non-padding tokens in {len(batches)} micro-batches)")
+        print(f"repeat {rep + 1}: Trainer {trainer_rates[-1]:.2f} tokens/s, bare {bare_rates[-1]:.2f} tokens/s "
+              f"({tokens} non-padding tokens in {len(batches)} micro-batches)", flush=True)
 
     tr, br = statistics.median(trainer_rates), statistics.median(bare_rates)
     ratios = [a / b for a, b in zip(trainer_rates, bare_rates)]
-    print(f"\nnon-padding tokens/s (Trainer, median): {tr:.0f}")
-    print(f"bare forward+backward+step tokens/s (median): {br:.0f}")
+    print(f"\nnon-padding tokens/s (Trainer, median): {tr:.2f}")
+    print(f"bare forward+backward+step tokens/s (median): {br:.2f}")
     print(f"ratio Trainer / bare: median {statistics.median(ratios):.3f} (per repeat: "
           f"{', '.join(f'{r:.3f}' for r in ratios)}); target >= 0.8")
     print(f"padding share: {100 * pad[True]:.1f}% with length grouping, {100 * pad[False]:.1f}% without "
