@@ -47,3 +47,14 @@ def test_expected_scores_are_the_probability_weighted_labels(db, write_jsonl, mo
     # the label cell lists first, then the expected one, format by format
     order = [(r["format"], r["score"]) for r in audit_cells(db, "p").to_dicts()]
     assert order == [("likert5", "label"), ("likert5", "expected"), ("numeric100", "label"), ("numeric100", "expected")]
+
+
+def test_cells_list_by_judge_format_decoding_then_label_before_expected(db, write_jsonl):
+    rows = [{"prompt_id": f"q{p}", "prompt": "Q?", "candidate_id": f"c{c}", "response": f"A{c}", "reference": float(c)}
+            for p in range(2) for c in range(2)]
+    import_pool(db, write_jsonl("pool.jsonl", rows), "p")
+    for mode in ("greedy", "constrained"):
+        score(ScoreRequest(pool="p", judge="fake:j", formats=["likert5"], decoding=mode, progress=False, db=db))
+    order = [(r["decoding"], r["score"]) for r in audit_cells(db, "p").to_dicts()]
+    # decoding alphabetically (constrained, greedy), then the label cell before the expected one
+    assert order == [("constrained", "label"), ("constrained", "expected"), ("greedy", "label"), ("greedy", "expected")]
