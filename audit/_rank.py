@@ -279,11 +279,13 @@ def _rank_within_prompts(calls: pl.DataFrame, n_boot: int, rng: np.random.Genera
         .join(local.select("prompt_id", pl.col("id").alias("b_id"), pl.col("k").alias("kb")), on=["prompt_id", "b_id"]) \
         .sort("p", maintain_order=True)
     n_prompts, k_max = int(cands["p"].max()) + 1, int(cands["k"].max()) + 1
-    ei, ej = np.triu_indices(k_max, 1)
+    ka, kb, p = calls["ka"].to_numpy(), calls["kb"].to_numpy(), calls["p"].to_numpy()
+    # the pairs of local indices that met in some prompt (not every pair: star designs stay small)
+    pairs = np.unique(np.minimum(ka, kb) * k_max + np.maximum(ka, kb))
+    ei, ej = pairs // k_max, pairs % k_max
     eid = np.full((k_max, k_max), -1)
     eid[ei, ej] = np.arange(ei.size)
     E = ei.size
-    ka, kb, p = calls["ka"].to_numpy(), calls["kb"].to_numpy(), calls["p"].to_numpy()
     v = calls["value"].to_numpy()
     credit_a = np.where(v > 0, 1.0, np.where(v < 0, 0.0, 0.5))
     e = eid[np.minimum(ka, kb), np.maximum(ka, kb)]
