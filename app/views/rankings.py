@@ -11,7 +11,8 @@ left, right = st.columns([2, 1])
 by = left.radio("Rank", ["candidate_id", "prompt"], horizontal=True,
                 format_func={"candidate_id": "systems across the pool (a candidate_id is a system)",
                              "prompt": "candidates within a prompt"}.get)
-n_boot = right.select_slider("Bootstrap resamples", [100, 200, 500, 1000], value=1000 if by == "candidate_id" else 200)
+n_boot = right.select_slider("Bootstrap resamples", [0, 100, 200, 500, 1000], value=1000 if by == "candidate_id" else 200,
+                             help="0: strengths and ranks only (fast on large pools), no intervals")
 frame = data.rank(pool, by, n_boot)
 if frame.height == 0:
     st.info("No parsed comparative verdicts in this pool: score it with a comparative format "
