@@ -294,3 +294,18 @@ def test_stability_of_a_cell_does_not_move_when_cells_are_added(db, write_jsonl)
                        progress=False))
     after = stability(db, "p", n_boot=30).filter((pl.col("judge") == "b") & (pl.col("decoding") == "greedy"))
     assert before["sd"].to_list() == after["sd"].to_list() and before.height == after.height == 6
+
+
+@pytest.mark.slow
+def test_local_shared_prefix_reading_equals_each_format_alone(smollm):
+    """The batched reading (formats sharing the candidate's prefix, right-padded) gives each format
+    the distribution it gets when read alone: numeric100's deep trie (0..100) continues at the row's
+    own next position, not after the longest row's padding."""
+    prompt, response = "What is the capital of France?", "The capital of France is Paris, on the Seine."
+    fmts = [BUILTIN[n] for n in POINTWISE]
+    contents = [f.render(prompt, response=response) for f in fmts]
+    together, _ = smollm.label_distributions(contents, fmts)
+    for content, fmt, dist in zip(contents, fmts, together):
+        alone, _ = smollm.label_distributions([content], [fmt])
+        keys = sorted(set(dist) | set(alone[0]))
+        assert [dist.get(k, 0.0) for k in keys] == pytest.approx([alone[0].get(k, 0.0) for k in keys], abs=2e-3), fmt.name

@@ -169,9 +169,11 @@ class LocalJudge:
                           attention_mask=mask,
                           position_ids=(common + torch.arange(width)).repeat(len(fmts), 1),
                           past_key_values=cache, use_cache=True, logits_to_keep=width)
+            # a row's trie continues right after its own last token (position common + len(suffix)):
+            # its pads are masked, so it reads as if it had been run alone
             for row, (fmt, suffix) in enumerate(zip(fmts, suffixes)):
                 dists.append(self._label_distribution(fmt, out.logits[row, len(suffix) - 1], cache, row,
-                                                      mask[row], common + width))
+                                                      mask[row], common + len(suffix)))
         return dists, [len(x) for x in ids]
 
     def judge_many(self, contents: list[str], fmts: list, mode: str = "greedy") -> list[JudgeReply]:
