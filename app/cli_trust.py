@@ -141,12 +141,13 @@ def calibrate_cmd(pool, labels_file, source, threshold, target_width, n_boot, se
 @click.option("--against", default=None,
               help="another judge name holding the earlier version (e.g. a re-run under --judge-name)")
 @click.option("--baseline-version", type=int, default=None,
-              help="the judge's own stored version to compare with (default: the one before the latest)")
+              help="the judge's own stored version of each format to compare with (default: the one "
+                   "before the latest); without --against this needs two versions on the same calls")
 @db_option
 @json_option
 def drift_cmd(pool, judge, against, baseline_version, db, as_json):
     """Verdicts changed between two versions of a judge on the same calls, and by how much."""
-    from audit._drift import compare_verdicts, drift_sides
+    from audit import compare_verdicts, drift_sides
     sides = drift_sides(current(db), pool, judge, against=against, baseline_version=baseline_version)
     cells, moved = compare_verdicts(sides["baseline"], sides["current"])
     if as_json:
@@ -158,6 +159,5 @@ def drift_cmd(pool, judge, against, baseline_version, db, as_json):
             doc["cells"].append({**cell, "moved": items.drop("format", "decoding").to_dicts()})
         emit_json(doc)
     else:
-        emit_table(cells, title=f"{judge} (latest version) against "
-                                f"{against or 'version ' + str(sides['baseline_version'].get('version'))}")
+        emit_table(cells, title=f"{judge} (latest version) against {against or 'its earlier version'}")
         emit_table(moved.head(50), title=f"moved calls ({moved.height}; first 50)")

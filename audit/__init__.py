@@ -10,7 +10,7 @@ from ._db import AuditError
 from ._metrics import tiebreak_key
 from ._extras import effective_levels, position_selection, stability, variance, variance_table
 from ._calibrate import CAL_COLUMNS, calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
-from ._drift import DRIFT_COLUMNS, compare_verdicts, drift, drift_items
+from ._drift import DRIFT_COLUMNS, compare_verdicts, drift, drift_items, drift_sides
 from ._pools import pools
 from ._rank import RANK_COLUMNS, rank, rank_calls
 from ._report import candidate_scores, checklist, checklist_markdown, pool_candidates, score_values
@@ -19,5 +19,5 @@ __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candida
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
            "RANK_COLUMNS", "rank", "rank_calls", "CAL_COLUMNS", "calibrate", "calibrate_frames",
            "human_agreement", "human_ceiling", "stored_labels",
-           "DRIFT_COLUMNS", "compare_verdicts", "drift", "drift_items",
+           "DRIFT_COLUMNS", "compare_verdicts", "drift", "drift_items", "drift_sides",
            "score_values", "stability", "tiebreak_key", "variance", "variance_table"]

@@ -6,9 +6,13 @@ with those of a stored earlier version on the same calls (format, decoding, prom
 sample): the share of verdicts changed (the label, or the parse status where none parsed), the mean
 absolute change of the normalised score (over calls scored in both), and which items moved.
 
-While the store keeps one verdict per call and judge, an earlier version is compared as another
-judge name (`against`: e.g. a re-run stored with --judge-name, or ChatGPT against ChatGPT-0301);
-`compare_verdicts` is the pure comparison either way.
+Versions are per format: each format has its own template, so its own version. The store keeps one
+verdict per call and judge name (a unique key per pool, judge, format, decoding, prompt, slots,
+sample), so two versions of one judge name never share a call: an earlier version is compared as
+another judge name (`against`: a re-run of the anchor set stored with --judge-name, or ChatGPT
+against ChatGPT-0301). Without `against`, `drift_sides` looks for a format with two versions on
+shared calls and otherwise raises an AuditError that says this. `compare_verdicts` is the pure
+comparison either way.
 """
 
 from __future__ import annotations
@@ -74,34 +78,92 @@ def _judge_verdicts(con, pid: int, judge: str) -> pl.DataFrame:
     return query(con, "drift_verdicts", pool_id=pid, judge_id=row[0][0])
 
 
+def _workflow_error(pool: str, judge: str) -> AuditError:
+    return AuditError(
+        f"judge '{judge}' has no two versions on the same calls in pool '{pool}': the store keeps one "
+        "verdict per call and judge name (a re-run under the same name resumes instead of adding a "
+        "version, and each format has its own template, hence its own version). To measure drift, "
+        f"re-score the anchor set under another judge name (e.g. `--judge-name {judge}-2026-12`) and "
+        f"compare with `judgeaudit drift --pool {pool} --judge {judge}-2026-12 --against {judge}`")
+
+
+def _tag_versions(verdicts: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(versions per format, verdicts with their format's version number). A version is numbered
+    within its format, oldest first (each format has its own template, hence its own version)."""
+    tables, tagged = [], []
+    for fmt in sorted(verdicts["format"].unique().to_list()):
+        rows = verdicts.filter(pl.col("format") == fmt)
+        vers = versions_of(rows).drop("formats")
+        tables.append(vers.select(pl.lit(fmt).alias("format"), pl.all()))
+        tagged.append(rows.join(vers.select(*VERSION, "version"), on=VERSION, how="left", nulls_equal=True))
+    if not tables:
+        return versions_of(verdicts).drop("formats").select(pl.lit(None, pl.String).alias("format"), pl.all()), \
+            verdicts.with_columns(pl.lit(None, pl.Int64).alias("version"))
+    return pl.concat(tables), pl.concat(tagged, how="diagonal_relaxed")
+
+
+def _row(vers: pl.DataFrame, fmt: str, version: int) -> dict:
+    row = vers.filter((pl.col("format") == fmt) & (pl.col("version") == version)).row(0, named=True)
+    return {k: v for k, v in row.items() if k != "format"}
+
+
+def version_pairs(verdicts: pl.DataFrame, baseline_version: int | None = None) -> list[dict]:
+    """Pure: per format of one judge's verdicts, its latest version and an earlier one that shares
+    calls with it (`baseline_version`, numbered within the format, or else the latest such):
+    [{"format", "current", "baseline", "current_version", "baseline_version"}]; formats without
+    two versions on shared calls are left out."""
+    vers, tagged = _tag_versions(verdicts)
+    out = []
+    for fmt in sorted(vers["format"].drop_nulls().unique().to_list()):
+        mine = vers.filter(pl.col("format") == fmt).sort("last_run")
+        latest = mine.row(-1, named=True)["version"]
+        current = tagged.filter((pl.col("format") == fmt) & (pl.col("version") == latest))
+        earlier = mine.filter(pl.col("version") != latest)
+        if baseline_version is not None:
+            earlier = earlier.filter(pl.col("version") == baseline_version)
+        for base in reversed(earlier["version"].to_list()):
+            baseline = tagged.filter((pl.col("format") == fmt) & (pl.col("version") == base))
+            if current.join(baseline, on=KEY, how="semi", nulls_equal=True).height:
+                out.append({"format": fmt, "current": current, "baseline": baseline,
+                            "current_version": _row(vers, fmt, latest), "baseline_version": _row(vers, fmt, base)})
+                break
+    return out
+
+
 def drift_sides(db: str | os.PathLike | None, pool: str, judge: str, against: str | None = None,
                 baseline_version: int | None = None) -> dict:
     """The two sides of a drift comparison: {"versions", "current", "baseline", "current_version",
-    "baseline_version"} — the judge's latest version against `against` (another judge name), or
-    against its own earlier version (`baseline_version`, default the one before the latest)."""
+    "baseline_version"}. Versions are per format (each format has its own template). `current` is
+    the judge's latest version of each format; the baseline is `against` (another judge name: the
+    workflow the store supports, since it keeps one verdict per call and judge name), or else the
+    judge's own earlier version of a format on the same calls (`baseline_version`, numbered within
+    the format; default the latest earlier one). Without `against`, an AuditError explains the
+    workflow when no format has two versions on shared calls."""
     with connect(db) as con:
         pid = pool_id(con, pool)
         mine = _judge_verdicts(con, pid, judge)
         other = _judge_verdicts(con, pid, against) if against else None
-    vers = versions_of(mine)
-    if vers.height == 0:
+    if mine.height == 0:
         raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
-    latest = vers.sort("last_run").row(-1, named=True)
-    tagged = mine.join(vers.select(*VERSION, "version"), on=VERSION, how="left", nulls_equal=True)
-    current = tagged.filter(pl.col("version") == latest["version"])
+    vers, tagged = _tag_versions(mine)
+    latest_per_format = vers.sort("last_run").group_by("format", maintain_order=True).last()
+    by_format = {r["format"]: {k: v for k, v in r.items() if k != "format"} for r in latest_per_format.to_dicts()}
+    newest = vers.sort("last_run").row(-1, named=True)
+    current_info = {"judge": judge, **{k: v for k, v in newest.items() if k != "format"}, "by_format": by_format}
     if other is not None:
-        baseline, base_info = other, {"judge": against, "versions": versions_of(other).to_dicts()}
-    else:
-        earlier = vers.filter(pl.col("version") != latest["version"])
-        if baseline_version is not None:
-            earlier = earlier.filter(pl.col("version") == baseline_version)
-        if earlier.height == 0:
-            raise AuditError(f"judge '{judge}' has one stored version on pool '{pool}': nothing to compare "
-                             "(re-run it under another --judge-name and pass --against, or pick --baseline-version)")
-        base = earlier.sort("last_run").row(-1, named=True)
-        baseline, base_info = tagged.filter(pl.col("version") == base["version"]), {"judge": judge, **base}
-    return {"versions": vers, "current": current, "baseline": baseline,
-            "current_version": {"judge": judge, **latest}, "baseline_version": base_info}
+        current = tagged.join(latest_per_format.select("format", "version"), on=["format", "version"], how="semi")
+        other_versions = _tag_versions(other)[0]
+        return {"versions": vers, "current": current.drop("version"), "baseline": other,
+                "current_version": current_info,
+                "baseline_version": {"judge": against, "versions": other_versions.to_dicts()}}
+    pairs = version_pairs(mine, baseline_version)
+    if not pairs:
+        raise _workflow_error(pool, judge)
+    return {"versions": vers,
+            "current": pl.concat([p["current"] for p in pairs], how="diagonal_relaxed").drop("version"),
+            "baseline": pl.concat([p["baseline"] for p in pairs], how="diagonal_relaxed").drop("version"),
+            "current_version": {**current_info, "by_format": {p["format"]: p["current_version"] for p in pairs}},
+            "baseline_version": {"judge": judge, "by_format": {p["format"]: p["baseline_version"] for p in pairs}}}
 
 
 def drift(db: str | os.PathLike | None, pool: str, judge: str, against: str | None = None,

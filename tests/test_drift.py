@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from audit import AuditError, compare_verdicts, drift, drift_items
-from audit._drift import versions_of
+from audit._drift import version_pairs, versions_of
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
 
@@ -53,6 +53,66 @@ def test_versions_are_model_template_and_decoding():
     assert v["n_verdicts"].to_list() == [2, 1, 1] and v["last_run"].to_list() == [2, 3, 4]
 
 
+def test_versions_are_per_format_and_pair_on_shared_calls():
+    # format f: version 1 (runs 1) and version 2 (run 3, another model id) on the same calls 0 and 1;
+    # format g: one version of its own template (run 2), which is no earlier version of f
+    f1 = _verdicts([(0, 0, None, "4", 0.75), (1, 0, None, "3", 0.5)], run_id=1)
+    g = _verdicts([(0, 0, None, "2", 0.25)], run_id=2, template="t-g").with_columns(pl.lit("g").alias("format"))
+    f2 = _verdicts([(0, 0, None, "5", 1.0), (1, 0, None, "3", 0.5)], run_id=3, model="m-2")
+    pairs = version_pairs(pl.concat([f1, g, f2]))
+    assert [p["format"] for p in pairs] == ["f"]
+    assert pairs[0]["current_version"]["judge_model"] == "m-2" and pairs[0]["baseline_version"]["version"] == 1
+    cell = compare_verdicts(pairs[0]["baseline"], pairs[0]["current"])[0].row(0, named=True)
+    assert (cell["n"], cell["n_changed"]) == (2, 1)            # call 0: 4 -> 5; call 1 unchanged
+    # one version per format (what the store holds for one judge name): no pair, whatever the templates
+    assert version_pairs(pl.concat([f1, g])) == []
+    # two versions of f on different calls share nothing
+    assert version_pairs(pl.concat([f1, _verdicts([(7, 0, None, "5", 1.0)], run_id=3, model="m-2")])) == []
+
+
+@pytest.fixture
+def scored_twice(db, write_jsonl):
+    """A pool of 3 prompts x 2 candidates scored by the fake judge 'j' on binary and likert5, and the
+    same judge re-scored under the name 'j-2026-12' (the drift workflow)."""
+    from ingest import import_pool
+    from ingest.runner import ScoreRequest, score
+    rows = [{"prompt_id": f"p{p}", "prompt": f"Question {p}?", "candidate_id": f"c{c}",
+             "response": f"Answer {c} to {p}."} for p in range(3) for c in range(2)]
+    import_pool(db, write_jsonl("pool.jsonl", rows), "s")
+    for name in (None, "j-2026-12"):
+        score(ScoreRequest(pool="s", judge="fake:j", formats=["binary", "likert5"], judge_name=name,
+                           progress=False, db=db))
+    return db
+
+
+def test_drift_without_against_explains_the_workflow(scored_twice):
+    # each format has its own template, so 'j' holds two versions (one per format) that share no
+    # call; the default path must say how to measure drift instead of returning no cells
+    with pytest.raises(AuditError, match="no two versions on the same calls") as err:
+        drift(scored_twice, "s", "j")
+    assert "--judge-name j-2026-12" in str(err.value)
+    assert "judgeaudit drift --pool s --judge j-2026-12 --against j" in str(err.value)
+    proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", "j", "--db", str(scored_twice), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert "--judge s" not in proc.stderr and "--judge j-2026-12 --against j" in proc.stderr
+
+
+def test_drift_against_compares_every_format(scored_twice):
+    # 6 calls per format under both names, compared in both formats (not only the format of the
+    # latest run); the changed counts are read from the stored rows by a plain join
+    from tests.conftest import query_rows
+    cells = drift(scored_twice, "s", "j-2026-12", against="j").sort("format")
+    assert cells["format"].to_list() == ["binary", "likert5"] and cells["n"].to_list() == [6, 6]
+    changed = dict(query_rows(scored_twice, """
+        SELECT f.name, count(*) FILTER (WHERE coalesce(o.label, o.status) <> coalesce(n.label, n.status))
+        FROM verdicts n JOIN verdicts o USING (pool_id, format_id, decoding, prompt_idx, a_idx, sample)
+        JOIN formats f USING (format_id)
+        WHERE n.judge_id = (SELECT judge_id FROM judges WHERE name = 'j-2026-12')
+          AND o.judge_id = (SELECT judge_id FROM judges WHERE name = 'j') GROUP BY f.name"""))
+    assert cells["n_changed"].to_list() == [changed["binary"], changed["likert5"]]
+
+
 @pytest.fixture
 def two_versions(db, tmp_path, write_jsonl):
     """A pool judged by 'j' and by 'j-v2', a re-run that changed 3 of 12 pointwise verdicts and one
@@ -88,7 +148,7 @@ def test_drift_between_two_stored_judges(two_versions):
     assert tournament["mean_abs_change"] == pytest.approx(0.5 / 4)
     items = drift_items(two_versions, "s", "j-v2", against="j")
     assert items.height == 4 and set(items["prompt_id"]) == {"p0", "p1", "p2", "p3"}
-    with pytest.raises(AuditError, match="one stored version"):
+    with pytest.raises(AuditError, match="no two versions on the same calls"):
         drift(two_versions, "s", "j")
 
 
