@@ -144,8 +144,9 @@ def test_cancel_stops_at_the_next_step_and_saves(tiny, tmp_path):
 def test_length_grouping_cuts_padding(tiny, tmp_path):
     from train._model import load_base
     from train.finetune import build_trainer
-    # 512 examples: the sampler sorts mega-batches of min(512 // 32, 50) x 8 = 128 by length
-    rows = [row("q", "y" * (i * 37 % 200)) for i in range(512)]
+    # 64 examples: a curated subset's size, where transformers' own sampler would sort only within
+    # each batch of 8; ours sorts up to 50 batches at a time
+    rows = [row("q", "y" * (i * 37 % 200)) for i in range(64)]
     model, tok = load_base(str(tiny))
     examples, _ = tokenize(rows, tok, 1024)
     share = {}
@@ -153,10 +154,24 @@ def test_length_grouping_cuts_padding(tiny, tmp_path):
         cfg = TrainConfig(subset="-", base=str(tiny), out=str(tmp_path / "t"), group_by_length=grouped)
         trainer = build_trainer(cfg, model, tok, examples, [])
         batches = list(trainer.get_train_dataloader())
-        assert sum(b["input_ids"].shape[0] for b in batches) == 512
+        assert sorted(i for b in batches for i in range(b["input_ids"].shape[0])) and \
+            sum(b["input_ids"].shape[0] for b in batches) == 64
         share[grouped] = 1 - sum(int(b["attention_mask"].sum()) for b in batches) / sum(
             b["attention_mask"].numel() for b in batches)
     assert share[True] < 0.1 < share[False]
+
+
+def test_length_grouped_order():
+    import numpy as np
+    from train.finetune import length_grouped_order
+    lengths = [5, 90, 40, 41, 6, 88, 7, 39, 91, 4, 42, 89]
+    orders = [length_grouped_order(lengths, 4, np.random.default_rng(s)) for s in range(6)]
+    for order in orders:
+        assert sorted(order) == list(range(12))                 # a permutation
+        batches = [sorted(lengths[i] for i in order[k:k + 4]) for k in range(0, 12, 4)]
+        # sorted as one mega-batch: the batches are {4..7}, {39..42}, {88..91}, the longest first
+        assert sorted(batches) == [[4, 5, 6, 7], [39, 40, 41, 42], [88, 89, 90, 91]] and batches[0][-1] == 91
+    assert len({tuple(o[4:]) for o in orders}) > 1              # the other batches come in a seeded order
 
 
 def test_train_command_runs_in_the_background_and_cancels(tiny, tmp_path, db):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import inspect
 import json
 import math
 import os
@@ -259,12 +258,60 @@ def make_callback(out: Path, counter: dict, cancelled: Callable[[], bool], progr
     return Progress()
 
 
+MEGA_BATCHES = 50     # length grouping sorts this many batches at a time (transformers' largest)
+
+
+def length_grouped_order(lengths: list[int], batch: int, rng) -> list[int]:
+    """Example order for batches of similar length: a random permutation, sorted by length within
+    mega-batches of MEGA_BATCHES x batch examples, cut into batches of `batch`, whose order is then
+    shuffled with the longest batch first (an out-of-memory error shows at once).
+
+    transformers' LengthGroupedSampler keeps four mega-batches even on a small subset, so on a
+    curated subset of a few dozen examples it sorts only within each batch; sorting larger groups
+    and shuffling the batches instead keeps padding small at any size."""
+    import numpy as np
+    lengths = np.asarray(lengths)
+    perm = rng.permutation(lengths.size)
+    size = MEGA_BATCHES * batch
+    order = np.concatenate([m[np.argsort(-lengths[m], kind="stable")] for m in
+                            np.array_split(perm, range(size, lengths.size, size))]) if lengths.size else perm
+    batches = [order[i:i + batch] for i in range(0, order.size, batch)]
+    if not batches:
+        return []
+    first = int(np.argmax([lengths[b].max() for b in batches]))
+    rest = [b for i, b in enumerate(batches) if i != first]
+    return [int(i) for b in [batches[first]] + [rest[j] for j in rng.permutation(len(rest))] for i in b]
+
+
 def _trainer_class():
+    import numpy as np
+    import torch
     from transformers import Trainer
 
+    class LengthGroupedOrder(torch.utils.data.Sampler):
+        def __init__(self, lengths: list[int], batch: int, seed: int):
+            self.lengths, self.batch, self.seed, self.epoch = lengths, batch, seed, 0
+
+        def __len__(self):
+            return len(self.lengths)
+
+        def __iter__(self):
+            self.epoch += 1
+            return iter(length_grouped_order(self.lengths, self.batch, np.random.default_rng([self.seed, self.epoch])))
+
     class CountingTrainer(Trainer):
-        """Trainer that counts the non-padding tokens it trains on (for tokens/s)."""
+        """Trainer that counts the non-padding tokens it trains on (for tokens/s), and groups
+        batches by length with `length_grouped_order` when length grouping is on."""
         token_counter: dict = {"tokens": 0}
+        group_by_length: bool = True
+
+        def _get_train_sampler(self, train_dataset=None):
+            dataset = train_dataset if train_dataset is not None else self.train_dataset
+            if not self.group_by_length or dataset is None:
+                return super()._get_train_sampler(train_dataset)
+            batch = self.args.train_batch_size * self.args.gradient_accumulation_steps
+            seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed
+            return LengthGroupedOrder([len(x["input_ids"]) for x in dataset], batch, seed)
 
         def compute_loss(self, model, inputs, *args, **kwargs):
             if model.training:
@@ -286,11 +333,6 @@ def build_trainer(cfg: TrainConfig, model, tokenizer, train_rows: list[dict], ev
     eval_steps = cfg.eval_steps or max(1, total // 5)
     cuda = torch.cuda.is_available()
     bf16 = bool(cuda and torch.cuda.is_bf16_supported())
-    sampling = {}
-    if "train_sampling_strategy" in inspect.signature(TrainingArguments.__init__).parameters:
-        sampling["train_sampling_strategy"] = "group_by_length" if cfg.group_by_length else "random"
-    else:  # transformers before 5
-        sampling["group_by_length"] = cfg.group_by_length
     args = TrainingArguments(
         output_dir=str(Path(cfg.out) / "trainer"), per_device_train_batch_size=cfg.micro_batch_size,
         per_device_eval_batch_size=cfg.micro_batch_size, gradient_accumulation_steps=accum,
@@ -298,12 +340,13 @@ def build_trainer(cfg: TrainConfig, model, tokenizer, train_rows: list[dict], ev
         learning_rate=cfg.learning_rate, lr_scheduler_type="linear", warmup_steps=0, weight_decay=0.0,
         optim="adamw_torch_fused" if cuda else "adamw_torch", logging_steps=1, eval_strategy="steps" if eval_rows else "no",
         eval_steps=eval_steps, save_strategy="no", report_to=[], bf16=bf16, fp16=False,
-        **sampling, seed=cfg.seed, data_seed=cfg.seed, disable_tqdm=True,
+        seed=cfg.seed, data_seed=cfg.seed, disable_tqdm=True,
         remove_unused_columns=False, dataloader_num_workers=0, use_cpu=not cuda,
         ddp_find_unused_parameters=False if world > 1 else None)
     from transformers.trainer_callback import PrinterCallback
     trainer_cls = _trainer_class()
     trainer_cls.token_counter = counter if counter is not None else {"tokens": 0}
+    trainer_cls.group_by_length = cfg.group_by_length
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     trainer = trainer_cls(model=model, args=args, train_dataset=train_rows, eval_dataset=eval_rows or None,
                           data_collator=lambda feats: pad_batch(feats, pad_id), callbacks=callbacks or [])
