@@ -26,6 +26,7 @@ import os
 import numpy as np
 import polars as pl
 
+from ._bias import cell_rng
 from ._db import connect, pool_id, query
 
 CATEGORIES = ("A", "B", "tie")
@@ -155,9 +156,9 @@ def calibrate_frames(calls: pl.DataFrame, labels: pl.DataFrame, n_boot: int = 20
     if labels.height and calls.height:
         pairs, _ = oriented_pairs(labels)
         judged = judgements(calls, pairs)
-        for c, ((judge, fmt, decoding), part) in enumerate(
-                judged.sort("judge", "format", "decoding").group_by("judge", "format", "decoding", maintain_order=True)):
-            rng = np.random.default_rng([seed, c])
+        for (judge, fmt, decoding), part in judged.sort("judge", "format", "decoding") \
+                .group_by("judge", "format", "decoding", maintain_order=True):
+            rng = cell_rng(seed, judge, fmt, decoding)     # by identity: other cells change no interval
             out = cell_agreement(part["pair"].to_numpy(), part["human"].to_numpy(), part["verdict"].to_numpy(),
                                  n_boot, rng, threshold, target_width)
             rows.append({"judge": judge, "format": fmt, "decoding": decoding, **out})

@@ -27,6 +27,7 @@ import polars as pl
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from ._bias import cell_rng
 from ._db import connect, pool_id, query
 
 TOL = 1e-10
@@ -354,13 +355,13 @@ def rank_calls(calls: pl.DataFrame, by: str = "candidate_id", n_boot: int = 1000
     if "decoding" not in calls.columns:
         calls = calls.with_columns(pl.lit("greedy").alias("decoding"))
     cells = calls.select("judge", "format", "decoding").unique().sort("judge", "format", "decoding")
-    for c, (judge, fmt, decoding) in enumerate(cells.iter_rows()):
+    for judge, fmt, decoding in cells.iter_rows():
         cell = calls.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("decoding") == decoding))
-        for o, order in enumerate(ORDERS):
+        for order in ORDERS:
             part = cell if order == "both" else cell.filter(~pl.col("swapped"))
             if part.height == 0:
                 continue
-            rng = np.random.default_rng([seed, c, o])
+            rng = cell_rng(seed, judge, fmt, decoding, order)   # by identity: other cells change no interval
             if by == "candidate_id":
                 out = _rank_group(part, n_boot, rng, prior, "prompt_id") \
                     .with_columns(pl.lit(None, pl.String).alias("prompt_id"))

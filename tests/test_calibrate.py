@@ -255,3 +255,18 @@ def test_calibration_page_imports_the_bundled_labels_and_declares_a_threshold(tm
     assert not at.exception, [e.value for e in at.exception]
     assert query_rows(db, "SELECT threshold, result IS NOT NULL FROM calibrations") == [(0.5, True)]
     assert {m.label: m.value for m in at.metric}["declared threshold"] == "0.50"
+
+
+def test_scoring_another_judge_leaves_a_cells_interval_unchanged():
+    # the bootstrap of a cell is seeded by (seed, judge, format, decoding), not by its row: adding a
+    # judge that sorts before 'j' (so 'j' moves from the first row to the second) changes nothing of j's
+    labels, calls = _random_cell(4)
+    alone = calibrate_frames(calls, labels, n_boot=300, seed=5).row(0, named=True)
+    other = calls.with_columns(pl.lit("aaa").alias("judge"), (-pl.col("value")).alias("value"))
+    both = calibrate_frames(pl.concat([other, calls]), labels, n_boot=300, seed=5)
+    assert both["judge"].to_list() == ["aaa", "j"]
+    j = both.row(1, named=True)
+    for key in ("kappa", "kappa_lo", "kappa_hi", "kappa_no_ties_lo", "kappa_no_ties_hi"):
+        assert j[key] == alone[key], key
+    # another seed does move the interval (the check above can fail)
+    assert calibrate_frames(calls, labels, n_boot=300, seed=6).row(0, named=True)["kappa_lo"] != alone["kappa_lo"]

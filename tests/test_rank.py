@@ -199,3 +199,18 @@ def test_within_prompt_batch_equals_one_fit_per_prompt():
     assert split["strength"].is_null().to_list() == [True, True, False, False, False]   # u, v left out
     # x: 1 win + 1 tie against y (1 win) and z (1 tie): x ranks first
     assert split.filter(pl.col("id") == "x")["rank"].to_list() == [1]
+
+
+def test_scoring_another_judge_leaves_a_cells_interval_unchanged():
+    # the bootstrap of a cell and order is seeded by (seed, judge, format, decoding, order), not by
+    # its row: adding a judge that sorts before 'sim' changes none of sim's intervals
+    calls = _simulated_judge(repeats=20)
+    alone = rank_calls(calls, n_boot=200, seed=2).sort("order", "id")
+    other = calls.with_columns(pl.lit("aaa").alias("judge"))
+    both = rank_calls(pl.concat([other, calls]), n_boot=200, seed=2)
+    assert both["judge"].unique().sort().to_list() == ["aaa", "sim"]
+    sim = both.filter(pl.col("judge") == "sim").sort("order", "id")
+    assert sim.select("order", "id", "lo", "hi").equals(alone.select("order", "id", "lo", "hi"))
+    # the same calls under another judge name get another draw (the check above can fail)
+    aaa = both.filter(pl.col("judge") == "aaa").sort("order", "id")
+    assert not aaa["lo"].equals(alone["lo"])
