@@ -91,7 +91,7 @@ DEFAULT_POOL = "mtbench-formats"   # the bundled five-format demo: the pool a fi
 @st.cache_data(show_spinner="Reading the audit...", max_entries=64)
 def _findings(path: str, mtime: float, pool: str) -> dict:
     from app.findings import findings as sentences
-    return sentences(cells(pool), bias(pool), candidate_scores(pool))
+    return sentences(cells(pool), bias(pool), candidate_scores(pool), pool_candidates(pool))
 
 
 def findings(pool: str) -> dict:

@@ -7,10 +7,11 @@ labels (`score == "label"`) are described; the expected scores stay on the Forma
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import polars as pl
+
+from train.curate import heldout_prompts, keep_count, select
 
 FORMATS_PAGE = "views/formats.py"
 SLOT_PAGE = "views/slot_bias.py"
@@ -33,39 +34,33 @@ def pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def keep_count(rate: float, n: int) -> int:
-    """round(rate x n) with halves up: curation's rule for how many prompts a rate keeps."""
-    return min(n, int(math.floor(rate * n + 0.5)))
+def coin_flip_share(scores: pl.DataFrame, rate: float, held=None, seed: int = 0) -> tuple[float, int] | None:
+    """`judgeaudit curate` by one cell at `rate` (train.curate.select: the top candidate of each
+    prompt, then the top `rate` of prompts by that score), the `held` prompts (prompt_idx) left out
+    as curation leaves them out: the share of the kept picks that were tie-breaks (a tied top, or
+    kept by the coin at the prompt cut: curate's n_tie_broken / n_selected, which does not depend
+    on the seed) and how many prompts are kept.
 
-
-def coin_flip_share(scores: pl.DataFrame, rate: float) -> tuple[float, int] | None:
-    """Curation by one cell at `rate` (the top candidate of each prompt, then the top `rate` of
-    prompts by that score): the expected share of the kept picks whose candidate was a tie-break
-    (a tied top), and how many prompts are kept. Ties at the prompt cut are taken in expectation:
-    the prompts sharing the cut score are kept with equal probability.
-
-    scores: prompt_idx, s (the candidates of one cell that have a score)."""
-    if scores.height == 0:
+    scores: prompt_idx, s, cand_idx (the candidates of one cell; row order when absent)."""
+    if "cand_idx" not in scores.columns:
+        scores = scores.with_row_index("cand_idx")
+    if held is not None:
+        scores = scores.filter(~pl.col("prompt_idx").is_in(pl.Series(held, dtype=pl.Int64).implode()))
+    cands = scores.select(pl.col("prompt_idx").cast(pl.Int64), pl.col("cand_idx").cast(pl.Int64),
+                          pl.col("s").cast(pl.Float64).alias("value")) \
+        .filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
+    if cands.height == 0 or keep_count(rate, cands["prompt_idx"].n_unique()) == 0:
         return None
-    per = scores.group_by("prompt_idx").agg(pl.col("s").round(12).max().alias("top"),
-                                            (pl.col("s").round(12) == pl.col("s").round(12).max()).sum().alias("n_top"))
-    k = keep_count(rate, per.height)
-    if k == 0:
-        return None
-    per = per.with_columns((pl.col("n_top") >= 2).alias("tied")).sort("top", descending=True)
-    cut = per["top"][k - 1]
-    above = per.filter(pl.col("top") > cut)
-    at = per.filter(pl.col("top") == cut)
-    slots = k - above.height
-    expected_tied = above["tied"].sum() + slots * at["tied"].mean()
-    return float(expected_tied / k), k
+    picks = select(cands, rate, seed, int(cands["cand_idx"].max()) + 1, int(cands["prompt_idx"].max()) + 1)
+    kept = picks.filter("kept")
+    return float((kept["pick_tied"] | kept["cut_tied"]).sum() / kept.height), kept.height
 
 
 def _label(fmt: str, decoding: str, modes: int) -> str:
     return f"**{fmt}**" + (f" ({decoding})" if modes > 1 else "")
 
 
-def _cell_findings(c: dict, modes: int, scores: pl.DataFrame | None) -> list[Finding]:
+def _cell_findings(c: dict, modes: int, scores: pl.DataFrame | None, held=None) -> list[Finding]:
     """parse rate (when under 95%), then ties and levels in one sentence, then multiples of 5."""
     out = []
     name = _label(c["format"], c["decoding"], modes)
@@ -82,7 +77,7 @@ def _cell_findings(c: dict, modes: int, scores: pl.DataFrame | None) -> list[Fin
             mine = scores.filter((pl.col("judge") == c["judge"]) & (pl.col("format") == c["format"])
                                  & (pl.col("decoding") == c["decoding"]) & (pl.col("score") == "label"))
             for rate in RATES:
-                flip = coin_flip_share(mine.select("prompt_idx", "s"), rate)
+                flip = coin_flip_share(mine, rate, held)
                 if flip is not None and flip[1] >= MIN_PICKS:
                     break
             if flip is not None:
@@ -146,10 +141,12 @@ def _agreement_finding(judge: str, cells: pl.DataFrame, modes: int) -> Finding |
 
 
 def findings(cells: pl.DataFrame, bias: pl.DataFrame | None = None,
-             scores: pl.DataFrame | None = None) -> dict[str, list[Finding]]:
+             scores: pl.DataFrame | None = None, pool_cands: pl.DataFrame | None = None) -> dict[str, list[Finding]]:
     """Per judge (in name order): its findings, mode comparisons first, then per cell (by format,
     greedy before constrained) parse rate, ties and levels, multiples of 5; then slot bias, then
-    agreement."""
+    agreement. With `pool_cands` (audit.pool_candidates), the coin-flip share leaves out the
+    held-out prompts as `judgeaudit curate` does (train.curate.heldout_prompts)."""
+    held = heldout_prompts(pool_cands) if pool_cands is not None else None
     labels = cells.filter(pl.col("score") == "label") if "score" in cells.columns else cells
     out: dict[str, list[Finding]] = {}
     for judge in sorted(labels["judge"].unique().to_list()):
@@ -158,7 +155,7 @@ def findings(cells: pl.DataFrame, bias: pl.DataFrame | None = None,
         items = _mode_findings(judge, mine)
         order = mine.with_columns((pl.col("decoding") != "greedy").alias("_g")).sort("format", "_g")
         for c in order.iter_rows(named=True):     # by format, greedy (the paper's protocol) first
-            items += _cell_findings(c, modes, scores)
+            items += _cell_findings(c, modes, scores, held)
         if bias is not None and bias.height:
             for b in bias.filter(pl.col("judge") == judge).iter_rows(named=True):
                 f = _slot_findings(b, modes)

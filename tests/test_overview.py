@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.findings import coin_flip_share, findings, keep_count
+from app.findings import coin_flip_share, findings
 from app.reading import HELP, binned_means, column_config
 from app.score_help import duration, estimate_text
 from audit import CELL_COLUMNS, audit_cells, bias
@@ -18,6 +18,7 @@ from ingest._probe_call import count_calls, estimate_seconds, check_call
 from ingest.store import import_verdicts
 from tests.conftest import REPO
 from tests.openai_server import OpenAIServer
+from train.curate import curate, keep_count
 
 
 def _cell(**kw) -> dict:
@@ -42,8 +43,9 @@ def test_keep_count_rounds_half_up():
 def test_coin_flip_share_by_hand():
     # r = 0.5 keeps 2 prompts: the cut is at 1, shared by p0 (tied) and p1: 2 slots x 1/2 tied = 1 of 2
     assert coin_flip_share(SCORES, 0.5) == (0.5, 2)
-    # r = 0.25 keeps 1: p0 or p1 with equal chance -> 1/2
-    assert coin_flip_share(SCORES, 0.25) == (0.5, 1)
+    # r = 0.25 keeps 1: p0 or p1, chosen by the coin at the cut, so the one kept is a tie-break -> 1/1
+    # (curate's n_tie_broken counts a prompt kept by the coin at the cut)
+    assert coin_flip_share(SCORES, 0.25) == (1.0, 1)
     # r = 0.75 keeps 3: p0 and p1 above the cut (1 tied), the cut 0.5 is p2 alone (tied): 2 of 3
     share, k = coin_flip_share(SCORES, 0.75)
     assert k == 3 and share == pytest.approx(2 / 3)
@@ -51,6 +53,30 @@ def test_coin_flip_share_by_hand():
     assert coin_flip_share(SCORES, 1.0) == (0.5, 4)
     assert coin_flip_share(SCORES, 0.1) is None          # keeps no prompt
     assert coin_flip_share(SCORES.clear(), 0.5) is None
+
+
+def test_coin_flip_share_is_curates_count_without_the_held_out_prompts():
+    # 7 prompts of 2 candidates (cand_idx 2p, 2p + 1); p6 is marked held out. Tops: p0 1 (tied),
+    # p1 1, p2 1 (tied), p3 0.5, p4 0.5 (tied), p5 0 (tied), p6 1 (tied, held out).
+    s = [1, 1, 1, 0, 1, 1, 0.5, 0, 0.5, 0.5, 0, 0, 1, 1]
+    scores = pl.DataFrame({"judge": "j", "format": "likert5", "decoding": "greedy", "score": "label",
+                           "cand_idx": range(14), "prompt_idx": [i // 2 for i in range(14)], "s": [float(v) for v in s]})
+    pool = pl.DataFrame({"prompt_idx": [i // 2 for i in range(14)], "prompt_id": [f"p{i // 2}" for i in range(14)],
+                         "split": ["heldout" if i >= 12 else "pool" for i in range(14)]})
+    # r = 0.5 of 6 eligible keeps 3: p0, p1, p2 (all at 1, none by the coin), p0 and p2 tied -> 2/3
+    # (counting p6 would keep 4 of 7, p0 p1 p2 p6, 3 tied -> 3/4)
+    # r = 0.25 keeps round(1.5) = 2 of the three at 1: both by the coin -> 2/2
+    # r = 1 keeps 6: tied p0, p2, p4, p5 -> 4/6
+    for rate, expected in ((0.5, (2 / 3, 3)), (0.25, (1.0, 2)), (1.0, (4 / 6, 6))):
+        got = coin_flip_share(scores, rate, held=[6])
+        assert got[1] == expected[1] and got[0] == pytest.approx(expected[0])
+        _, summary = curate(pool, scores, "judge", rate, 0, "j", "likert5")
+        assert got == (summary["n_tie_broken"] / summary["n_selected"], summary["n_selected"])
+    cells = pl.DataFrame([_cell(format="likert5", decoding="greedy", top_tied=0.71, distinct=3, d2=2.0,
+                                nominal_levels=5)], infer_schema_length=None)
+    text = findings(cells, None, scores, pool)["j"][0].text
+    # r = 10% keeps 1, 25% keeps 2 (< 3 picks), 50% keeps 3: reported, 2 of 3 picks tie-breaks
+    assert "(at r = 50%, 67% of the picks are coin flips)" in text
 
 
 # -- findings ---------------------------------------------------------------------------------------
