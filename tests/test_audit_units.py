@@ -220,3 +220,15 @@ def test_a_cell_without_any_parsed_verdict(db, write_jsonl):
     pos = audit.position_selection(db, "p").to_dicts()
     assert pos == [{"judge": "j", "format": "tournament", "decoding": "greedy", "n_prompts": 0,
                     "first_rate": None, "last_rate": None, "uniform_rate": None}]
+
+
+def test_the_database_defaults_to_judgeaudit_db_then_the_working_folder(db, write_jsonl, monkeypatch):
+    from audit import pools
+    from audit._db import db_path
+    import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": "a",
+                                             "response": "a"}]), "p")
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    assert pools(None).rows() == [("p", 1, 1)] and db_path() == db
+    assert db_path("x.duckdb").name == "x.duckdb"
+    monkeypatch.delenv("JUDGEAUDIT_DB")
+    assert str(db_path()) == "judgeaudit.duckdb"
