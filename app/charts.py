@@ -145,7 +145,7 @@ def diagnostic_grid(cells: pl.DataFrame, metrics=GRID_METRICS) -> alt.Chart:
     return alt.concat(*charts, columns=2).resolve_scale(color="independent")
 
 
-def binned_means(frame: pl.DataFrame, x: str, y: str, color: str, x_title: str, y_title: str) -> alt.Chart:
+def binned_means_chart(frame: pl.DataFrame, x: str, y: str, color: str, x_title: str, y_title: str) -> alt.Chart:
     """frame: color, x (bin centre: mean of x in the bin), y (mean), lo, hi, n -> means with their
     intervals as error bars, joined per series."""
     df = frame.to_pandas()

@@ -42,3 +42,19 @@ def test_migrations_are_recorded_and_idempotent(tmp_path):
     first = migrate(con)
     assert first and migrate(con) == []
     assert con.execute("SELECT count(*) FROM _migrations").fetchall() == [(len(first),)]
+
+
+def test_app_modules_do_not_share_a_public_function_name():
+    # one name, one meaning: app.reading.binned_means (a frame) and app.charts.binned_means_chart (a
+    # chart). app/data.py is left out: its cached wrappers carry the names of what they wrap.
+    import ast
+    from collections import defaultdict
+    from pathlib import Path
+    where = defaultdict(list)
+    for f in sorted((Path(__file__).resolve().parents[1] / "app").glob("*.py")):
+        if f.name == "data.py":
+            continue
+        for node in ast.parse(f.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                where[node.name].append(f.name)
+    assert {n: fs for n, fs in where.items() if len(fs) > 1} == {}

@@ -37,5 +37,5 @@ if bins.height:
     st.caption("Each item's quality signal q_i, averaged within bins of the reference gap r_x − r_y (each "
                "distinct gap when there are few, else sextiles), with 95% intervals (mean ± 1.96 s/√n; none "
                "for a single item); point size = items. A judge that reads quality rises from left to right.")
-    st.altair_chart(charts.binned_means(bins, "ref_gap", "q_i", "cell", "reference gap r_x − r_y",
-                                        "mean q_i"), width="stretch")
+    st.altair_chart(charts.binned_means_chart(bins, "ref_gap", "q_i", "cell", "reference gap r_x − r_y",
+                                              "mean q_i"), width="stretch")
