@@ -49,6 +49,28 @@ def padding_share(batches) -> float:
     return 1 - real / sum(b["attention_mask"].numel() for b in batches)
 
 
+def padding_only(args) -> None:
+    """Padding shares from the tokenizer and the samplers alone: length grouping (ours) against a
+    random order, over one epoch of micro-batches."""
+    import numpy as np
+
+    from train._model import load_tokenizer
+    from train.finetune import length_grouped_order
+    tok = load_tokenizer(args.base)
+    for n in (args.examples, 80):
+        lengths = [len(e["input_ids"]) for e in tokenize(demo_rows(n), tok, args.max_length)[0]]
+        shares = {}
+        for name, order in (("grouped", length_grouped_order(lengths, args.batch_size, np.random.default_rng(0))),
+                            ("random", np.random.default_rng(0).permutation(len(lengths)).tolist())):
+            real = total = 0
+            for k in range(0, len(order), args.micro_batch_size):
+                batch = [lengths[i] for i in order[k:k + args.micro_batch_size]]
+                real, total = real + sum(batch), total + max(batch) * len(batch)
+            shares[name] = 1 - real / total
+        print(f"{len(lengths)} examples (cap {args.max_length}): padding {100 * shares['grouped']:.1f}% with length "
+              f"grouping, {100 * shares['random']:.1f}% without (micro-batch {args.micro_batch_size})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--examples", type=int, default=96)
@@ -58,7 +80,10 @@ def main() -> None:
     ap.add_argument("--micro-batch-size", type=int, default=4)
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--base", default="local:smollm2")
+    ap.add_argument("--padding-only", action="store_true", help="only the padding shares (no model, no training)")
     args = ap.parse_args()
+    if args.padding_only:
+        return padding_only(args)
 
     import torch
     from peft import get_peft_model
