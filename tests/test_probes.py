@@ -99,8 +99,10 @@ def test_a_judge_that_prefers_the_longer_response(db):
         assert srv.requests == 650
     rows = by_type(probes(db, "probes"))
     assert rows["position"]["bias"] == 0.0 and rows["position"]["lo"] == rows["position"]["hi"] == 0.0
-    assert rows["length"]["bias"] == pytest.approx(expected("length"))
-    assert rows["length"]["bias"] == pytest.approx(0.6)      # the 'longer' rewrite is shorter in 10 of 50 pairs
+    # the treated response of a length pair is the longer one by measured length (the source's
+    # '~2x longer' rewrite is shorter in 10 of its 50 pairs): a judge preferring length scores +1
+    assert sum(len(p["response_a"]) < len(p["response_b"]) for p in PAIRS if p["bias_type"] == "length") == 10
+    assert rows["length"]["bias"] == 1.0
     assert rows["markdown"]["bias"] == pytest.approx(expected("style"))
     assert rows["truncation"]["bias"] == pytest.approx(expected("length_truncated", "response_b", "response_a"))
     assert rows["truncation"]["accuracy"] == pytest.approx((1 - expected("length_truncated", "response_b",

@@ -50,6 +50,8 @@ def probe_rows(sample: int | None = None, seed: int = 0) -> list[dict]:
     rows = []
     for p in pairs:
         ptype, treated = TYPES[p["bias_type"]]
+        if ptype == "length":   # the treated response is the longer one, measured (see README)
+            treated = "a" if len(p["response_a"]) >= len(p["response_b"]) else "b"
         meta = p.get("metadata") or {}
         sides = {"a": (p["response_a"], meta.get("model_a")), "b": (p["response_b"], meta.get("model_b"))}
         control = "b" if treated == "a" else "a"
