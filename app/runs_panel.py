@@ -22,6 +22,9 @@ def _progress(row: dict) -> None:
         if "failed" in p:
             text += f" · failed {p['failed']} · unparsed {p.get('unparsed', 0)}"
         st.progress(min(done / total, 1.0), text=text)
+        if p.get("failures"):
+            st.caption("Failed calls, with their reasons:")
+            st.code("\n".join(sorted(set(map(str, p["failures"])))), language=None)
     elif row["status"] == "running":
         st.caption("Starting (loading the judge or the model)...")
 

@@ -1,12 +1,10 @@
-"""Progress of a scoring run: a terminal bar on stderr and a JSON record the dashboard polls.
-
-The record lives beside the database (`DB.progress/POOL--JUDGE.json`, written atomically); a file
-`POOL--JUDGE.cancel` there asks the run to stop after its in-flight calls.
+"""Progress of a scoring run: a terminal bar on stderr and a record that the run stores with its
+heartbeat in the `runs` table (ingest/runs.py), where the dashboard reads it. The folder beside the
+database (`DB.progress/`) holds the runs' answer journals.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -23,14 +21,7 @@ def run_key(pool: str, judge: str) -> str:
 
 
 class Progress:
-    def __init__(self, db: Path, pool: str, judge: str, total: int, run_ids: list[int],
-                 show_bar: bool = True):
-        self.folder = progress_dir(db)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        key = run_key(pool, judge)
-        self.path = self.folder / f"{key}.json"
-        self.cancel_path = self.folder / f"{key}.cancel"
-        self.cancel_path.unlink(missing_ok=True)
+    def __init__(self, pool: str, judge: str, total: int, run_ids: list[int], show_bar: bool = True):
         self.record = {"pool": pool, "judge": judge, "run_ids": run_ids, "total": total, "done": 0,
                        "failed": 0, "unparsed": 0, "tokens_in": 0, "tokens_out": 0,
                        "started_at": time.time(), "updated_at": time.time(), "status": "running",
@@ -51,9 +42,6 @@ class Progress:
         r["tokens_in"] += tokens_in or 0
         r["tokens_out"] += tokens_out or 0
 
-    def cancelled(self) -> bool:
-        return self.cancel_path.exists()
-
     def update(self, status: str = "running") -> None:
         r = self.record
         now = time.time()
@@ -61,9 +49,6 @@ class Progress:
         r.update(status=status, updated_at=now, rate=r["done"] / elapsed)
         left = r["total"] - r["done"]
         r["eta_s"] = left / r["rate"] if r["rate"] > 0 else None
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(r))
-        os.replace(tmp, self.path)
         if self.show_bar:
             self._bar(final=status != "running")
 

@@ -107,7 +107,9 @@ def _resolve_formats(req: ScoreRequest, con) -> dict[str, Format]:
 
 
 def _journal_path(db: Path, pool: str, judge: str) -> Path:
-    return progress_dir(db) / f"{run_key(pool, judge)}.journal.jsonl"
+    folder = progress_dir(db)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{run_key(pool, judge)}.journal.jsonl"
 
 
 def _write_rows(db: Path, rows: list[dict]) -> dict:
@@ -276,7 +278,7 @@ async def _execute(run: _Run, calls: list[dict], texts: dict, refs: dict, progre
     async def writer() -> None:
         while True:
             finished = all(w.done() for w in workers)
-            if progress.cancelled() or (run.job is not None and run.job.cancelled()):
+            if run.job is not None and run.job.cancelled():   # `judgeaudit cancel`, or Stop on a page
                 stop.set()
             if run.buffer:
                 rows, run.buffer = run.buffer, []
@@ -395,7 +397,7 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
              "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
     run = _Run(req, spec, formats, db, decoding)
     run.job = job
-    progress = Progress(db, req.pool, spec.name, todo.height, list(cell_runs.values()), show_bar=req.progress)
+    progress = Progress(req.pool, spec.name, todo.height, list(cell_runs.values()), show_bar=req.progress)
     journal_path = _journal_path(db, req.pool, spec.name)
     with open(journal_path, "a", encoding="utf-8") as journal:
         run.journal = journal
