@@ -29,7 +29,7 @@ def probe_cmd(judge_spec, strategy, sample, seed, judge_name, concurrency, timeo
 
     A background run (kind `probe`): `judgeaudit runs` lists it, `judgeaudit cancel` stops it, and
     running the same command again resumes it."""
-    from audit._probes import mitigations, probes
+    from audit import mitigations, probes
     from ingest.probes import run_probe
     summary = run_probe(db, judge_spec, strategy=strategy, sample=sample, seed=seed, judge_name=judge_name,
                         concurrency=concurrency, api_key_env=api_key_env, timeout=timeout,
@@ -58,6 +58,6 @@ def probe_cmd(judge_spec, strategy, sample, seed, judge_name, concurrency, timeo
 def mitigations_cmd(pool, baseline, db, as_json):
     """Strategies against their baseline: agreement with the references (the probes' expected
     verdicts), cost in calls and tokens, McNemar with Holm, the cost-agreement frontier."""
-    from audit._probes import mitigations
+    from audit import mitigations
     frame = mitigations(current(db), pool, baseline=baseline)
     emit_json({"pool": pool, "rows": frame.to_dicts()}) if as_json else emit_table(frame)

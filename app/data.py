@@ -10,7 +10,6 @@ from pathlib import Path
 import streamlit as st
 
 import audit
-from audit import _probes
 from ingest._paths import file_stem, safe_name  # noqa: F401  (pages: names typed in the browser)
 
 
@@ -50,8 +49,8 @@ _FUNCTIONS = {
     "stored_labels": audit.stored_labels,
     "drift": audit.drift,
     "drift_items": audit.drift_items,
-    "probes": _probes.probes,
-    "mitigations": _probes.mitigations,
+    "probes": audit.probes,
+    "mitigations": audit.mitigations,
 }
 
 

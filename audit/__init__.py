@@ -12,12 +12,13 @@ from ._extras import effective_levels, position_selection, stability, variance, 
 from ._calibrate import CAL_COLUMNS, calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
 from ._drift import DRIFT_COLUMNS, compare_verdicts, drift, drift_items, drift_sides
 from ._pools import pools
+from ._probes import mitigations, probes
 from ._rank import RANK_COLUMNS, rank, rank_calls
 from ._report import candidate_scores, checklist, checklist_markdown, pool_candidates, score_values
 
 __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
            "RANK_COLUMNS", "rank", "rank_calls", "CAL_COLUMNS", "calibrate", "calibrate_frames",
-           "human_agreement", "human_ceiling", "stored_labels",
+           "human_agreement", "human_ceiling", "stored_labels", "mitigations", "probes",
            "DRIFT_COLUMNS", "compare_verdicts", "drift", "drift_items", "drift_sides",
            "score_values", "stability", "tiebreak_key", "variance", "variance_table"]

@@ -58,3 +58,21 @@ def test_app_modules_do_not_share_a_public_function_name():
             if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
                 where[node.name].append(f.name)
     assert {n: fs for n, fs in where.items() if len(fs) > 1} == {}
+
+
+def test_other_packages_use_audits_public_names_only():
+    # audit's modules are private (audit/_x.py): app and train import what audit/__init__.py exports
+    import ast
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[1]
+    bad = []
+    for f in sorted(p for pkg in ("app", "train", "ingest") for p in (repo / pkg).rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            if any(n.startswith("audit._") for n in names):
+                bad.append(f"{f.relative_to(repo)}:{node.lineno}")
+    assert bad == []
