@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
+from ._bias import cell_rng
 from ._db import connect, pool_id, query
 
 # pair id prefix -> probe type (first match wins), and what "treated" means for each type
@@ -92,12 +93,13 @@ def probes(db: str | os.PathLike | None, pool: str = "probes", judge: str | None
     toward_treated = pl.when(pl.col("a_id") == "treated").then(sign).otherwise(-sign)
     rows = []
     for (name,), part in calls.partition_by("judge", as_dict=True, maintain_order=True).items():
-        rng = np.random.default_rng([seed, len(rows)])
+        def rng(ptype: str) -> np.random.Generator:   # per (judge, probe type): other judges change nothing
+            return cell_rng(seed, name, ptype)
         for ptype in ("position", "length", "truncation", "markdown"):
             sub = part.filter(pl.col("type") == ptype)
             if sub.height:
                 rows.append(_probe_row(name, ptype, sub, sign if ptype == "position" else toward_treated,
-                                       n_boot, rng))
+                                       n_boot, rng(ptype)))
         origin = part.filter(pl.col("type") == "origin")
         if not origin.height:
             continue
@@ -105,14 +107,15 @@ def probes(db: str | os.PathLike | None, pool: str = "probes", judge: str | None
         fam_a = pl.col("a_model").map_elements(family, return_dtype=pl.String)
         fam_b = pl.col("b_model").map_elements(family, return_dtype=pl.String)
         mine = origin.filter((fam_a == own) != (fam_b == own)) if own else origin.clear()
-        rows.append(_probe_row(name, "origin", mine, pl.when(fam_a == own).then(sign).otherwise(-sign), n_boot, rng)
+        rows.append(_probe_row(name, "origin", mine, pl.when(fam_a == own).then(sign).otherwise(-sign), n_boot,
+                                rng("origin"))
                     if mine.height else {"judge": name, "type": "origin", "n": 0, "n_calls": 0,
                                          "treated": TREATED["origin"][0], "control": TREATED["origin"][1]})
         models = sorted(set(origin["a_model"].drop_nulls()) | set(origin["b_model"].drop_nulls()))
         for model in models:
             sub = origin.filter((pl.col("a_model") == model) != (pl.col("b_model") == model))
             pref = pl.when(pl.col("a_model") == model).then(sign).otherwise(-sign)
-            rows.append(_probe_row(name, f"origin:{model}", sub, pref, n_boot, rng))
+            rows.append(_probe_row(name, f"origin:{model}", sub, pref, n_boot, rng(f"origin:{model}")))
     schema = {c: pl.Float64 for c in PROBE_COLUMNS}
     schema.update(judge=pl.String, type=pl.String, n=pl.Int64, n_calls=pl.Int64, treated=pl.String,
                   control=pl.String)

@@ -7,10 +7,11 @@ import re
 from collections import Counter
 from importlib import resources
 
+import polars as pl
 import pytest
 from scipy import stats
 
-from audit._probes import mitigations, probes
+from audit import mitigations, probes
 from ingest.probes import probe_rows, run_probe
 from tests.conftest import SHARED_DATA
 from tests.openai_server import OpenAIServer
@@ -197,3 +198,15 @@ def test_probes_page_shows_biases_and_launches_a_run(db, monkeypatch):
     assert status == "finished"
     assert query_rows(db, "SELECT count(*) FROM verdicts v JOIN judges j USING (judge_id) "
                           "WHERE j.name = 'dash+swap'") == [(10,)]      # 5 pairs x 2 orders
+
+
+def test_another_judges_probes_leave_a_judges_intervals_alone(db):
+    """Each (judge, probe type) bootstraps with its own seeded generator: probing a judge whose name
+    sorts first must not move the intervals of one probed before."""
+    run_probe(db, "fake:bsim?slot_bias=0.5&noise=0.15", sample=10)
+    before = probes(db, "probes-10-s0")
+    run_probe(db, "fake:asim?slot_bias=1&noise=0.3", sample=10)
+    both = probes(db, "probes-10-s0")            # asim's rows now come first
+    assert set(both["judge"]) == {"asim", "bsim"}
+    assert both.filter(pl.col("judge") == "bsim").equals(before)
+    assert not probes(db, "probes-10-s0", judge="bsim", seed=1).equals(before)   # the seed does matter
