@@ -50,27 +50,28 @@ def area_of(name: str) -> str | None:
     return None
 
 
-def report(statuses: dict[str, str], equivalents: dict[str, str], minimum: float) -> int:
+def report(statuses: dict[str, str], equivalents: dict[str, str], minimum: float, sample: bool = False) -> int:
     code = 0
     for area, _ in AREAS:
         mine = {k: v for k, v in statuses.items() if area_of(k) == area}
         if not mine:
             continue
         equiv = {k for k in mine if k in equivalents}
-        counted = {k: v for k, v in mine.items() if k not in equiv}
+        unchecked = {k for k, v in mine.items() if v == "not checked" and k not in equiv}
+        counted = {k: v for k, v in mine.items() if k not in equiv and k not in unchecked}
         counts = Counter("killed" if v in KILLED else v for v in counted.values())
         killed = counts["killed"]
         score = killed / len(counted) if counted else float("nan")
-        print(f"{area}: {len(mine)} mutants, {len(equiv)} equivalent, {killed} killed, "
-              f"{counts['survived']} survived, {counts['no tests']} with no test, "
+        print(f"{area}: {len(mine)} mutants, {len(equiv)} equivalent, {len(unchecked)} not checked yet, "
+              f"{killed} killed, {counts['survived']} survived, {counts['no tests']} with no test, "
               f"{sum(v for k, v in counts.items() if k not in ('killed', 'survived', 'no tests'))} other"
-              f" -> score {killed}/{len(counted)} = {score:.1%}")
+              f" -> score {killed}/{len(counted)} = {score:.1%} of the checked non-equivalent mutants")
         left = sorted(k for k, v in counted.items() if v not in KILLED)
         for name in left:
             print(f"    {counted[name]:>10}  {name}")
         if area == AREAS[0][0] and score < minimum:
             code = 1
-    stale = sorted(k for k in equivalents if k not in statuses)
+    stale = [] if sample else sorted(k for k in equivalents if k not in statuses)
     killed_anyway = sorted(k for k in equivalents if statuses.get(k) in KILLED)
     if stale:
         print(f"{len(stale)} equivalent entries name no current mutant (the code moved): {', '.join(stale[:10])}"
@@ -85,6 +86,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--equivalents", type=Path, default=HERE / "equivalent.txt")
     ap.add_argument("--results", type=Path, help="saved output of `mutmut results --all true` (default: run it)")
+    ap.add_argument("--names", type=Path, help="only the mutants named in this file, one a line (a sample)")
     ap.add_argument("--min", type=float, default=0.90)
     args = ap.parse_args()
     if args.results:
@@ -93,7 +95,11 @@ def main() -> int:
         mutmut = Path(sys.executable).with_name("mutmut")
         text = subprocess.run([str(mutmut), "results", "--all", "true"], capture_output=True, text=True,
                               check=True).stdout
-    return report(read_statuses(text), read_equivalents(args.equivalents), args.min)
+    statuses = read_statuses(text)
+    if args.names:
+        keep = {line.strip() for line in args.names.read_text(encoding="utf-8").splitlines() if line.strip()}
+        statuses = {k: v for k, v in statuses.items() if k in keep}
+    return report(statuses, read_equivalents(args.equivalents), args.min, sample=bool(args.names))
 
 
 if __name__ == "__main__":
