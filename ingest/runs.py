@@ -39,6 +39,7 @@ ACTIVE = ("queued", "running")
 HEARTBEAT_S = 2.0           # how often a live run writes its heartbeat and progress
 CANCEL_GRACE_S = 60.0       # a cancelled run that is still alive after this is killed
 RUN_ENV = "JUDGEAUDIT_RUN_ID"
+CANCEL_FILE = "cancel.request"   # left in a run's folder by cancel(); the run polls for it
 COLUMNS = ("run_id", "kind", "status", "pool", "run_key", "queue", "pid", "pid_start", "host",
            "created_at", "started_at", "finished_at", "heartbeat_at", "cancel_requested_at",
            "config", "out_dir", "log_path", "progress", "error")
@@ -302,6 +303,9 @@ def cancel(db: str | os.PathLike | None, run_id: int, wait_s: float = 0.0) -> di
             return row
         con.execute("UPDATE runs SET cancel_requested_at = coalesce(cancel_requested_at, $now) "
                     "WHERE run_id = $id", {"id": run_id, "now": _utcnow()})
+        if row["out_dir"]:
+            Path(row["out_dir"]).mkdir(parents=True, exist_ok=True)
+            (Path(row["out_dir"]) / CANCEL_FILE).touch()
         if not _alive(row["pid"], row["pid_start"]) and row["status"] == "queued":
             con.execute("UPDATE runs SET status = 'cancelled', finished_at = $now "
                         "WHERE run_id = $id", {"id": run_id, "now": _utcnow()})
@@ -331,20 +335,14 @@ class Run:
     log_path: Path | None
     _progress: dict | None = None
     _cancel_seen: bool = False
-    _cancel_checked: float = 0.0
     _stop: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def cancelled(self) -> bool:
-        """True once a cancel was requested (checked against the database at most once a second)."""
-        if self._cancel_seen:
-            return True
-        now = time.monotonic()
-        if now - self._cancel_checked >= 1.0:
-            self._cancel_checked = now
-            with _db.reader(self.db) as con:
-                row = _db.one(con, "SELECT cancel_requested_at FROM runs WHERE run_id = $id", {"id": self.id})
-            self._cancel_seen = bool(row and row[0] is not None)
+        """True once a cancel was requested. `cancel()` leaves a file in the run's folder, so this
+        costs a stat, not a database connection (which would clash with the run's own writer)."""
+        if not self._cancel_seen:
+            self._cancel_seen = (self.out_dir / CANCEL_FILE).exists()
         return self._cancel_seen
 
     def progress(self, record: dict) -> None:
