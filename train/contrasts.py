@@ -267,7 +267,14 @@ def adjust(frame: pl.DataFrame, judge: str, prompts: list[str]) -> tuple[pl.Data
 # -- everything --------------------------------------------------------------------------------------
 
 def analyse(frame: pl.DataFrame, boot: int = 10_000, seed: int = 0) -> dict:
-    """{"friedman", "contrasts", "adjusted", "mdd", "notes"} as DESIGN.md 'contrasts' prints them."""
+    """{"friedman", "contrasts", "adjusted", "mdd", "notes"} as DESIGN.md 'contrasts' prints them.
+
+    friedman: [{judge, statistic, p, n_blocks, k}] (statistic and p None with < 3 conditions);
+    contrasts: [{judge, a, b, diff, lo, hi, p, p_holm, n_judges_agree, n_prompts, sd_diff}];
+    adjusted: the same keys plus coef_log_len_ratio and coef_markdown (None: dropped, no variation);
+    mdd: {alpha, power, by_judge: [{judge, n_prompts, seeds: {condition: n}, sd_diff (root mean
+    square over the judge's contrasts), mdd}], contrasts: [{judge, a, b, n_prompts, sd_diff, mdd}]};
+    notes: prompts left out, missing covariates."""
     if boot < 1:
         raise ValueError("boot must be at least 1")
     frame = frame.filter(pl.col("outcome").is_not_null())
