@@ -221,3 +221,12 @@ def test_contrasts_cli_json(tmp_path):
     assert doc == json.loads(subprocess.run([exe, "contrasts", "--outcomes", str(path), "--boot", "300", "--seed", "4",
                                              "--json"], capture_output=True, text=True, timeout=120).stdout)
     assert main(["contrasts", "--outcomes", str(tmp_path / "missing.jsonl")]) == 1
+
+
+def test_friedman_of_all_tied_blocks_is_none_without_a_warning(recwarn):
+    rows = [{"condition": c, "seed": 0, "prompt_id": f"p{p}", "judge": "j", "outcome": 0.5}
+            for c in ("a", "b", "base") for p in range(4)]
+    doc = C.analyse(outcomes(rows), boot=100)
+    assert doc["friedman"][0]["statistic"] is None and doc["friedman"][0]["n_blocks"] == 4
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    assert all((r["diff"], r["lo"], r["hi"], r["p"]) == (0.0, 0.0, 0.0, 1.0) for r in doc["contrasts"])

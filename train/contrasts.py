@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,7 +185,9 @@ def friedman(d: Design) -> dict:
     """scipy's Friedman test over conditions with prompts as blocks (needs >= 3 conditions)."""
     row = {"judge": d.judge, "statistic": None, "p": None, "n_blocks": len(d.prompts), "k": len(d.conditions)}
     if len(d.conditions) >= 3 and len(d.prompts) >= 2:
-        res = stats.friedmanchisquare(*d.means())
+        with warnings.catch_warnings():          # every block tied: 0/0, reported as None below
+            warnings.simplefilter("ignore", RuntimeWarning)
+            res = stats.friedmanchisquare(*d.means())
         if math.isfinite(res.statistic):
             row.update(statistic=float(res.statistic), p=float(res.pvalue))
     return row
