@@ -66,7 +66,8 @@ st.subheader("Prompt by prompt")
 pick = st.selectbox("Contrast", table.rows(named=True), format_func=lambda r: f"{r['judge']}: {r['contrast']}")
 diffs = data.prompt_differences(study, pick["judge"], pick["a"], pick["b"])
 gens = data.study_generations(study)
-for title, rows in (("Best for a", diffs.head(3)), ("Worst for a", diffs.tail(3).reverse())):
+k = max(1, min(3, diffs.height // 2))                      # best and worst never show the same prompt twice
+for title, rows in (("Best for a", diffs.head(k)), ("Worst for a", diffs.tail(k).reverse())):
     st.markdown(f"**{title}**")
     for r in rows.iter_rows(named=True):
         g = gens.filter(pl.col("prompt_id") == r["prompt_id"]).sort("seed")
