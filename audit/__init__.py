@@ -4,7 +4,7 @@ plain parameters and returns a polars DataFrame whose columns its docstring list
 Never imports torch, httpx, streamlit or the other packages of this project.
 """
 
-from ._bias import BIAS_COLUMNS, bias, bias_items
+from ._bias import BIAS_COLUMNS, bias, bias_items, cell_rng
 from ._cells import CELL_COLUMNS, audit_cells
 from ._db import AuditError
 from ._metrics import tiebreak_key
@@ -16,7 +16,7 @@ from ._probes import mitigations, probes
 from ._rank import RANK_COLUMNS, rank, rank_calls
 from ._report import candidate_scores, checklist, checklist_markdown, pool_candidates, score_values
 
-__all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "checklist",
+__all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
            "RANK_COLUMNS", "rank", "rank_calls", "CAL_COLUMNS", "calibrate", "calibrate_frames",
            "human_agreement", "human_ceiling", "stored_labels", "mitigations", "probes",

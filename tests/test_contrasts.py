@@ -230,3 +230,16 @@ def test_friedman_of_all_tied_blocks_is_none_without_a_warning(recwarn):
     assert doc["friedman"][0]["statistic"] is None and doc["friedman"][0]["n_blocks"] == 4
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
     assert all((r["diff"], r["lo"], r["hi"], r["p"]) == (0.0, 0.0, 0.0, 1.0) for r in doc["contrasts"])
+
+
+def test_adding_a_judge_leaves_another_judges_interval_unchanged():
+    # Each judge's bootstrap stream is seeded by (seed, judge name), not by its place in the
+    # sorted list: "a0" sorts before "j1" and "j2" and would shift a position-based seed.
+    two = random_outcomes(judges=("j1", "j2"))
+    three = pl.concat([two, random_outcomes(judges=("a0",), rng_seed=5)])
+    key = ("judge", "a", "b")
+    before = {tuple(r[k] for k in key): (r["lo"], r["hi"], r["p"]) for r in C.analyse(two, boot=500, seed=4)["contrasts"]}
+    after = {tuple(r[k] for k in key): (r["lo"], r["hi"], r["p"]) for r in C.analyse(three, boot=500, seed=4)["contrasts"]}
+    assert before and all(after[k] == v for k, v in before.items())
+    other = {tuple(r[k] for k in key): (r["lo"], r["hi"], r["p"]) for r in C.analyse(three, boot=500, seed=5)["contrasts"]}
+    assert any(other[k] != v for k, v in before.items())

@@ -29,6 +29,8 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
+from audit import cell_rng
+
 ALPHA = 0.05
 POWER = 0.80
 CHUNK = 1000                       # bootstrap replicates drawn at a time (bounds memory)
@@ -193,14 +195,14 @@ def friedman(d: Design) -> dict:
     return row
 
 
-def pair_contrasts(d: Design, boot: int, seed: int) -> list[dict]:
+def pair_contrasts(d: Design, boot: int, rng: np.random.Generator) -> list[dict]:
     """Every pair a - b (a listed before b): diff, percentile interval, bootstrap p, Holm."""
     k = len(d.conditions)
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
     if not pairs or not d.prompts:
         return []
     means = d.means()
-    reps = boot_condition_means(d, boot, np.random.default_rng(seed))
+    reps = boot_condition_means(d, boot, rng)
     rows = []
     for i, j in pairs:
         paired = means[i] - means[j]
@@ -286,13 +288,15 @@ def analyse(frame: pl.DataFrame, boot: int = 10_000, seed: int = 0) -> dict:
         and frame.select(pl.all_horizontal(pl.col(c).is_not_null() for c in COVARIATES).all()).item()
     out = {"friedman": [], "contrasts": [], "adjusted": [],
            "mdd": {"alpha": ALPHA, "power": POWER, "by_judge": [], "contrasts": []}, "notes": []}
-    for j, judge in enumerate(judges):
+    for judge in judges:
         d = design(frame, judge)
         if d.dropped:
             out["notes"].append(f"{judge}: {d.dropped} prompt(s) left out (an outcome missing for some "
                                 f"condition or seed)")
         out["friedman"].append(friedman(d))
-        rows = pair_contrasts(d, boot, seed + j)     # per judge its own stream, the same for `adjusted`
+        # per judge its own stream, keyed by its name (not its position: adding a judge changes no
+        # other judge's interval), the same stream for `adjusted`
+        rows = pair_contrasts(d, boot, cell_rng(seed, judge))
         out["contrasts"] += rows
         sds = [r["sd_diff"] for r in rows if r["sd_diff"] is not None]
         rms = math.sqrt(sum(s * s for s in sds) / len(sds)) if sds else None
@@ -304,7 +308,7 @@ def analyse(frame: pl.DataFrame, boot: int = 10_000, seed: int = 0) -> dict:
                                     for r in rows]
         if has_cov and d.prompts:
             adj_frame, coefs = adjust(frame, judge, d.prompts)
-            adj = pair_contrasts(design(adj_frame, judge, "adjusted"), boot, seed + j)
+            adj = pair_contrasts(design(adj_frame, judge, "adjusted"), boot, cell_rng(seed, judge))
             for r in adj:
                 r.update(coef_log_len_ratio=coefs["log_len_ratio"], coef_markdown=coefs["markdown"])
             out["adjusted"] += adj
