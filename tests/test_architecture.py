@@ -76,3 +76,28 @@ def test_other_packages_use_audits_public_names_only():
             if any(n.startswith("audit._") for n in names):
                 bad.append(f"{f.relative_to(repo)}:{node.lineno}")
     assert bad == []
+
+
+def test_only_the_model_modules_import_torch_peft_or_transformers():
+    # STYLE.md: torch, peft and transformers live in train/finetune.py and the model helper
+    # train/_model.py (and the bundled judge ingest/judges/local.py); tests and benchmarks may use them.
+    import ast
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[1]
+    allowed = {"train/finetune.py", "train/_model.py", "ingest/judges/local.py"}
+    heavy = {"torch", "peft", "transformers"}
+    bad = []
+    for f in sorted(p for pkg in ("app", "audit", "ingest", "train") for p in (repo / pkg).rglob("*.py")):
+        rel = f.relative_to(repo).as_posix()
+        if rel in allowed:
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            if any(n.split(".")[0] in heavy for n in names):
+                bad.append(f"{rel}:{node.lineno}")
+    assert bad == []

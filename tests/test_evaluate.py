@@ -11,7 +11,8 @@ import pytest
 
 from ingest import UserError, import_pool
 from tests.conftest import query_rows
-from train.evaluate import EvalRequest, evaluate, export_outcomes, generate, has_markdown, outcome
+from train._model import generate
+from train.evaluate import EvalRequest, evaluate, export_outcomes, has_markdown, outcome
 from train.heldout import heldout_prompt_ids
 
 CHAT = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"

@@ -1,12 +1,13 @@
-"""Loading a base model for fine-tuning or generation: the bundled GGUF, a local folder or a hub id.
-
-torch and transformers are imported inside the functions only. Remote code is never trusted.
+"""Loading a base model for fine-tuning or generation (the bundled GGUF, a local folder or a hub id),
+greedy generation and attaching LoRA adapters: the one place besides train/finetune.py that uses
+torch, transformers and peft, imported inside the functions only. Remote code is never trusted.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 LOCAL_PREFIX = "local:"
 BUNDLED = {"smollm2"}
@@ -90,6 +91,58 @@ def load_base(base: str, *, dtype=None, device: str | None = None, tokenizer: bo
     model.to(device or pick_device())
     model.eval()
     return model, (load_tokenizer(base) if tokenizer else None)
+
+
+def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, batch_size: int,
+             on_batch: Callable[[list[int], list[dict]], bool] | None = None) -> list[dict]:
+    """Greedy answers to user prompts (chat template), batched with left padding, longest first.
+    on_batch(indices, answers) after each batch; returning False stops. Returns answers by index
+    ({answer, tokens_out, truncated}); prompts not reached are missing."""
+    import torch
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    ids = [tokenizer.apply_chat_template([{"role": "user", "content": p}], add_generation_prompt=True,
+                                         tokenize=True, return_dict=False) for p in prompts]
+    order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+    eos = {tokenizer.eos_token_id, *([model.generation_config.eos_token_id]
+                                     if isinstance(model.generation_config.eos_token_id, int)
+                                     else model.generation_config.eos_token_id or [])}
+    out: list[dict | None] = [None] * len(ids)
+    device = next(model.parameters()).device
+    for start in range(0, len(order), batch_size):
+        batch = order[start:start + batch_size]
+        enc = tokenizer.pad({"input_ids": [ids[i] for i in batch]}, padding=True, return_tensors="pt")
+        with torch.no_grad():
+            gen = model.generate(input_ids=enc["input_ids"].to(device), attention_mask=enc["attention_mask"].to(device),
+                                 max_new_tokens=max_new_tokens, do_sample=False, temperature=None, top_p=None,
+                                 top_k=None, pad_token_id=tokenizer.pad_token_id)
+        width = enc["input_ids"].shape[1]
+        answers = []
+        for row, i in enumerate(batch):
+            new = gen[row, width:].tolist()
+            ended = [k for k, t in enumerate(new) if t in eos]
+            kept = new[:ended[0]] if ended else new
+            out[i] = {"answer": tokenizer.decode(kept, skip_special_tokens=True).strip(), "tokens_out": len(kept),
+                      "truncated": not ended and len(new) >= max_new_tokens}
+            answers.append(out[i])
+        if on_batch is not None and on_batch(batch, answers) is False:
+            break
+    return out
+
+
+def use_adapter(model, peft_model, adapter: str | os.PathLike, name: str):
+    """The LoRA adapter folder `adapter` attached to `model` under `name` and made the active one,
+    in eval mode. peft_model: what an earlier call returned for the same base (None the first
+    time); adapters are loaded side by side into it and switched. Returns the peft model."""
+    from peft import PeftModel
+    if peft_model is None:
+        peft_model = PeftModel.from_pretrained(model, str(adapter), adapter_name=name)
+    else:
+        peft_model.load_adapter(str(adapter), adapter_name=name)
+    peft_model.set_adapter(name)
+    peft_model.eval()
+    return peft_model
 
 
 def _drop_gguf_marker(model) -> None:

@@ -23,7 +23,6 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import polars as pl
 
@@ -172,44 +171,6 @@ def resolve_runs(db, refs: list[str]) -> list[Condition]:
 
 # -- generation ------------------------------------------------------------------------------------
 
-def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, batch_size: int,
-             on_batch: Callable[[list[int], list[dict]], bool] | None = None) -> list[dict]:
-    """Greedy answers to user prompts (chat template), batched with left padding, longest first.
-    on_batch(indices, answers) after each batch; returning False stops. Returns answers by index
-    ({answer, tokens_out, truncated}); prompts not reached are missing."""
-    import torch
-    tokenizer.padding_side = "left"
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    ids = [tokenizer.apply_chat_template([{"role": "user", "content": p}], add_generation_prompt=True,
-                                         tokenize=True, return_dict=False) for p in prompts]
-    order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-    eos = {tokenizer.eos_token_id, *([model.generation_config.eos_token_id]
-                                     if isinstance(model.generation_config.eos_token_id, int)
-                                     else model.generation_config.eos_token_id or [])}
-    out: list[dict | None] = [None] * len(ids)
-    device = next(model.parameters()).device
-    for start in range(0, len(order), batch_size):
-        batch = order[start:start + batch_size]
-        enc = tokenizer.pad({"input_ids": [ids[i] for i in batch]}, padding=True, return_tensors="pt")
-        with torch.no_grad():
-            gen = model.generate(input_ids=enc["input_ids"].to(device), attention_mask=enc["attention_mask"].to(device),
-                                 max_new_tokens=max_new_tokens, do_sample=False, temperature=None, top_p=None,
-                                 top_k=None, pad_token_id=tokenizer.pad_token_id)
-        width = enc["input_ids"].shape[1]
-        answers = []
-        for row, i in enumerate(batch):
-            new = gen[row, width:].tolist()
-            ended = [k for k, t in enumerate(new) if t in eos]
-            kept = new[:ended[0]] if ended else new
-            out[i] = {"answer": tokenizer.decode(kept, skip_special_tokens=True).strip(), "tokens_out": len(kept),
-                      "truncated": not ended and len(new) >= max_new_tokens}
-            answers.append(out[i])
-        if on_batch is not None and on_batch(batch, answers) is False:
-            break
-    return out
-
-
 def _generate_all(req: EvalRequest, db: Path, study_id: int, conds: list[Condition], items: pl.DataFrame,
                   job_id, cancelled, progress) -> int:
     """Generate what is not stored yet, one base model loaded at a time; returns answers made."""
@@ -222,7 +183,7 @@ def _generate_all(req: EvalRequest, db: Path, study_id: int, conds: list[Conditi
     if total == 0:
         return 0
     for base in sorted({c.base for c in conds if todo[id(c)]}):
-        from ._model import load_base
+        from ._model import generate, load_base, use_adapter
         progress({"phase": "loading", "base": base, "done": made, "total": total})
         model, tokenizer = load_base(base)
         peft_model = None
@@ -231,14 +192,7 @@ def _generate_all(req: EvalRequest, db: Path, study_id: int, conds: list[Conditi
         for n, cond in enumerate(group):
             lm = model
             if cond.adapter is not None:
-                from peft import PeftModel
-                name = f"c{n}"
-                if peft_model is None:
-                    peft_model = PeftModel.from_pretrained(model, str(cond.adapter), adapter_name=name)
-                else:
-                    peft_model.load_adapter(str(cond.adapter), adapter_name=name)
-                peft_model.set_adapter(name)
-                peft_model.eval()
+                peft_model = use_adapter(model, peft_model, cond.adapter, f"c{n}")
                 lm = peft_model
             rows = todo[id(cond)]
 
