@@ -34,5 +34,5 @@ mutate: $(STAMP)
 	POLARS_MAX_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
 	  $(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) > mutants/run.log 2>&1 || true; \
 	echo "mutmut run: $$(( $$(date +%s) - start )) s (log: mutants/run.log)"
-	$(PY) tests/mutation/report.py
-	$(PY) tests/mutation/nine.py
+	@$(PY) tests/mutation/nine.py; nine=$$?; $(PY) tests/mutation/report.py; report=$$?; \
+	exit $$(( nine || report ))
