@@ -48,18 +48,27 @@ def eval_prompts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
 
 
 def ensure_study(db: str | os.PathLike | None, name: str, pool: str, heldout: dict) -> int:
-    """The study's id, created on first use. A name already used for another pool is refused."""
+    """The study's id, created on first use. A name already used for another pool, or with another
+    held-out rule (heldout's rule, share and seed; n is not compared), is refused."""
     with _db.writer(db) as con, _db.transaction(con):
         pid = _pool(con, pool)
-        row = _db.one(con, "SELECT study_id, pool_id FROM studies WHERE name = $n", {"n": name})
+        row = _db.one(con, "SELECT study_id, pool_id, heldout FROM studies WHERE name = $n", {"n": name})
         if row:
             if row[1] != pid:
                 raise UserError(f"--study {name}: that study belongs to another pool; choose another name")
+            stored = json.loads(row[2]) if isinstance(row[2], str) else (row[2] or {})
+            if _rule(stored) != _rule(heldout):
+                raise UserError(f"--study {name}: that study's held-out rule is {_rule(stored)}, not "
+                                f"{_rule(heldout)}; use the same --heldout-share/--heldout-seed or another name")
             return row[0]
         sid = _next_id(con, "studies", "study_id")
         con.execute("INSERT INTO studies (study_id, name, pool_id, heldout) VALUES ($id, $n, $p, $h)",
                     {"id": sid, "n": name, "p": pid, "h": json.dumps(heldout)})
         return sid
+
+
+def _rule(heldout: dict) -> dict:
+    return {k: heldout.get(k) for k in ("rule", "share", "seed") if heldout.get(k) is not None}
 
 
 def eval_judge_id(db: str | os.PathLike | None, spec, decoding: dict) -> int:

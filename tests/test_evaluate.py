@@ -285,3 +285,42 @@ def test_failed_judge_calls_are_rows_and_are_asked_again(tiny, db, write_jsonl):
     again = evaluate(req)                                        # failed calls are made again
     assert (again["generated"], again["judged"]) == (0, 6)
     assert query_rows(db, "SELECT count(*) FROM evaluations") == [(6,)]
+
+
+def _run_folder(tmp_path, name, heldout=None):
+    folder = tmp_path / name
+    folder.mkdir()
+    subset = {"policy": "full", **({"heldout": heldout} if heldout else {})}
+    (folder / "config.json").write_text(json.dumps({"base": "local:smollm2", "seed": 1, "subset": subset}))
+    (folder / "adapter_config.json").write_text("{}")
+    return folder
+
+
+def test_evaluate_refuses_a_run_trained_with_another_heldout_rule(db, write_jsonl, tmp_path):
+    # the pool marks no prompt, so the evaluation's rule is share 0.1 with seed 0 (the defaults)
+    import_pool(db, write_jsonl("pool.jsonl", pool_rows(heldout=())), "demo")
+    recorded = _run_folder(tmp_path, "recorded", {"rule": "share", "share": 0.2, "seed": 0, "n": 2})
+    req = EvalRequest(runs=[str(recorded)], pool="demo", judges=["fake:e1"], db=db)
+    with pytest.raises(UserError, match=r"recorded.*share 0.2, seed 0.*share 0.1, seed 0"):
+        evaluate(req)
+    # a folder without a recorded rule was curated with train.heldout's defaults (0.1, seed 0)
+    bare = _run_folder(tmp_path, "bare")
+    req = EvalRequest(runs=[str(bare)], pool="demo", judges=["fake:e1"], db=db, heldout_seed=3)
+    with pytest.raises(UserError, match=r"bare.*share 0.1, seed 0.*share 0.1, seed 3"):
+        evaluate(req)
+    # a pool that marks prompts: the run recorded a share rule, the evaluation takes the marked ones
+    import_pool(db, write_jsonl("marked.jsonl", pool_rows()), "marked")
+    req = EvalRequest(runs=[str(recorded)], pool="marked", judges=["fake:e1"], db=db)
+    with pytest.raises(UserError, match=r"recorded.*share 0.2, seed 0.*'marked prompts'"):
+        evaluate(req)
+
+
+def test_a_study_refuses_another_heldout_rule(db, write_jsonl):
+    from ingest._evaluations import ensure_study
+    import_pool(db, write_jsonl("pool.jsonl", pool_rows(heldout=())), "demo")
+    sid = ensure_study(db, "s", "demo", {"rule": "share", "share": 0.1, "seed": 0, "n": 1})
+    assert ensure_study(db, "s", "demo", {"rule": "share", "share": 0.1, "seed": 0, "n": 1}) == sid
+    with pytest.raises(UserError, match="--study s: that study's held-out rule"):
+        ensure_study(db, "s", "demo", {"rule": "share", "share": 0.1, "seed": 7, "n": 1})
+    with pytest.raises(UserError, match="--study s: that study's held-out rule"):
+        ensure_study(db, "s", "demo", {"rule": "split", "n": 3})

@@ -97,6 +97,7 @@ class Condition:
     base: str
     adapter: Path | None = None         # None: the base model itself
     run: str | None = None
+    heldout: dict | None = None         # the training run's held-out rule (config.json's subset.heldout)
 
 
 # -- which adapters --------------------------------------------------------------------------------
@@ -157,7 +158,9 @@ def resolve_runs(db, refs: list[str]) -> list[Condition]:
         if not config.get("base"):
             raise UserError(f"{where}, field 'base': the base model is not recorded")
         seed = config.get("seed", (config.get("hyper_parameters") or {}).get("seed", 0))
-        cond = Condition(condition_name(config), int(seed), str(config["base"]), folder, ref)
+        rule = (config.get("subset") or {}).get("heldout") or config.get("heldout")
+        cond = Condition(condition_name(config), int(seed), str(config["base"]), folder, ref,
+                         dict(rule) if isinstance(rule, dict) else None)
         key = (cond.name, cond.seed)
         if key in seen:
             raise UserError(f"--runs: {ref} and {seen[key]} are both condition '{cond.name}' with seed {cond.seed}")
@@ -167,6 +170,43 @@ def resolve_runs(db, refs: list[str]) -> list[Condition]:
     for b in bases:
         conds.append(Condition("base" if len(bases) == 1 else f"base:{b}", 0, b))
     return conds
+
+
+# -- the held-out rule ----------------------------------------------------------------------------
+
+def rule_key(rule: dict) -> tuple:
+    """What decides the held-out prompts: ('marked',) or ('share', share, seed); n is left out."""
+    if rule.get("rule") in ("split", "marked"):
+        return ("marked",)
+    return ("share", float(rule.get("share")), int(rule.get("seed", 0)))
+
+
+def check_heldout(conds: list[Condition], rule: dict) -> list[str]:
+    """Refuse (UserError naming the run and both rules) a training run whose held-out rule differs
+    from the evaluation's, else the evaluation could score prompts the run was trained on.
+    A run folder without a recorded rule was curated by train.heldout's defaults (marked prompts,
+    else SHARE and SEED): those are assumed, and a note says so. Returns the notes."""
+    from .heldout import SEED, SHARE
+    notes = []
+    for cond in conds:
+        if cond.adapter is None:
+            continue
+        run_rule = cond.heldout
+        if run_rule is None:
+            # curation picks the marked prompts whenever the pool marks some, else the default share
+            run_rule = rule if rule.get("rule") == "split" else {"rule": "share", "share": SHARE, "seed": SEED}
+            notes.append(f"run {cond.run}: config.json records no held-out rule; assumed curation's default "
+                         f"(marked prompts, else share {SHARE} with seed {SEED})")
+        if rule_key(run_rule) != rule_key(rule):
+            raise UserError(f"--runs {cond.run}: trained with held-out rule {_rule_text(run_rule)} but this "
+                            f"evaluation uses {_rule_text(rule)}; it could score prompts the run was trained on "
+                            "(use the run's rule: --heldout-share / --heldout-seed)")
+    return notes
+
+
+def _rule_text(rule: dict) -> str:
+    key = rule_key(rule)
+    return "'marked prompts'" if key == ("marked",) else f"'share {key[1]:g}, seed {key[2]}'"
 
 
 # -- generation ------------------------------------------------------------------------------------
@@ -340,6 +380,7 @@ def evaluate(req: EvalRequest, run=None) -> dict:
     conds = resolve_runs(db, req.runs)
     prompts = eval_prompts(db, req.pool)
     ids, rule = heldout_prompt_ids(prompts, req.heldout_share, req.heldout_seed)
+    heldout_notes = check_heldout(conds, rule)
     items = prompts.filter(pl.col("prompt_id").is_in(ids)).sort("prompt_idx")
     no_ref = items.filter(pl.col("ref_idx").is_null()).height
     items = items.filter(pl.col("ref_idx").is_not_null())
@@ -351,7 +392,8 @@ def evaluate(req: EvalRequest, run=None) -> dict:
     started = time.monotonic()
     made = _generate_all(req, db, study_id, conds, items, job_id, cancelled, progress)
     gen_s = time.monotonic() - started
-    summary = {"study": req.study_name, "pool": req.pool, "heldout": rule, "n_prompts": items.height,
+    summary = {"study": req.study_name, "pool": req.pool, "heldout": rule, "heldout_notes": heldout_notes,
+               "n_prompts": items.height,
                "n_without_reference": no_ref, "conditions": [{"condition": c.name, "seed": c.seed, "run": c.run,
                                                               "base": c.base} for c in conds],
                "judges": [spec.name for _, spec in specs], "generated": made, "generation_s": round(gen_s, 2),
