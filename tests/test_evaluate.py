@@ -324,3 +324,20 @@ def test_a_study_refuses_another_heldout_rule(db, write_jsonl):
         ensure_study(db, "s", "demo", {"rule": "share", "share": 0.1, "seed": 7, "n": 1})
     with pytest.raises(UserError, match="--study s: that study's held-out rule"):
         ensure_study(db, "s", "demo", {"rule": "split", "n": 3})
+
+
+def test_the_rule_curation_records_is_the_one_evaluation_checks(tmp_path):
+    from train.curate import heldout_rule
+    from train.evaluate import Condition, check_heldout
+    # 25 unmarked prompts: share 0.1 -> round(2.5) = 3 held out (halves up), seed 0
+    cands = pl.DataFrame({"prompt_idx": list(range(25)) * 2, "prompt_id": [f"p{i}" for i in range(25)] * 2,
+                          "split": ["pool"] * 50})
+    recorded = heldout_rule(cands)
+    assert recorded == {"rule": "share", "share": 0.1, "seed": 0, "n": 3}
+    marked = cands.with_columns(pl.when(pl.col("prompt_idx") == 4).then(pl.lit("heldout")).otherwise("split").alias("split"))
+    assert heldout_rule(marked) == {"rule": "split", "n": 1}
+    prompts = cands.unique("prompt_idx").with_columns(pl.lit(False).alias("marked_heldout"))
+    run = Condition("c", 1, "b", tmp_path, "run7", recorded)
+    assert check_heldout([run], heldout_prompt_ids(prompts)[1]) == []
+    with pytest.raises(UserError, match=r"run7.*share 0.1, seed 0.*share 0.2, seed 0"):
+        check_heldout([run], heldout_prompt_ids(prompts, share=0.2)[1])

@@ -97,6 +97,17 @@ def heldout_prompts(pool_cands: pl.DataFrame, share: float | None = heldout.SHAR
     return prompts.filter(pl.col("prompt_id").is_in(ids))["prompt_idx"]
 
 
+def heldout_rule(pool_cands: pl.DataFrame, share: float | None = heldout.SHARE) -> dict:
+    """The rule heldout_prompts applies to this pool: {"rule": "split", "n"} when the pool marks
+    prompts, else {"rule": "share", "share", "seed", "n"} (recorded with a training run, so that
+    evaluation can refuse another rule)."""
+    prompts = pool_cands.group_by("prompt_idx", maintain_order=True).agg(
+        pl.col("prompt_id").first(), (pl.col("split") == "heldout").any().alias("marked_heldout"))
+    if share is None:
+        return {"rule": "split", "n": int(prompts["marked_heldout"].sum())}
+    return heldout.heldout_prompt_ids(prompts, share)[1]
+
+
 def cell_scores(scores: pl.DataFrame, judge: str, fmt: str, decoding: str | None = None,
                 score: str = "label") -> tuple[pl.DataFrame, str | None]:
     """The scores of one audit cell (judge, format, decoding, score kind) and its decoding: with

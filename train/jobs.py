@@ -10,7 +10,7 @@ from pathlib import Path
 from ingest import UserError
 
 RECORD_KEYS = ("subset_id", "pool", "name", "policy", "judge", "format", "decoding", "score", "rate", "seed", "n_selected",
-               "n_pick_tied", "n_cut_tied")
+               "n_pick_tied", "n_cut_tied", "heldout")     # heldout: the rule evaluation must match
 
 
 def train_job(db, *, base: str, subset=None, curation: dict | None = None, out=None, **hyper) -> dict:

@@ -13,7 +13,7 @@ from ingest import UserError
 from ingest._db import ensure_current
 from ingest._subsets import candidate_texts, save_subset
 
-from .curate import POLICIES, cell_scores, curate, subset_name, to_messages
+from .curate import POLICIES, cell_scores, curate, heldout_rule, subset_name, to_messages
 
 
 def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: float, out: str | os.PathLike,
@@ -55,5 +55,5 @@ def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     name = subset_name(summary)
     sid = save_subset(db, pool, name, summary, kept, sha256=sha, export_path=str(out.resolve()))
     os.replace(tmp, out)
-    return {**summary, "pool": pool, "subset_id": sid, "name": name, "out": str(out), "sha256": sha,
+    return {**summary, "heldout": heldout_rule(pool_cands), "pool": pool, "subset_id": sid, "name": name, "out": str(out), "sha256": sha,
             "n_examples": len(lines)}
