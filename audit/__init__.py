@@ -14,11 +14,12 @@ from ._drift import DRIFT_COLUMNS, compare_verdicts, drift, drift_items, drift_s
 from ._pools import pools
 from ._probes import mitigations, probes
 from ._rank import RANK_COLUMNS, rank, rank_calls
+from ._stats import holm, mcnemar
 from ._report import candidate_scores, checklist, checklist_markdown, pool_candidates, score_values
 
 __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
            "RANK_COLUMNS", "rank", "rank_calls", "CAL_COLUMNS", "calibrate", "calibrate_frames",
-           "human_agreement", "human_ceiling", "stored_labels", "mitigations", "probes",
+           "holm", "human_agreement", "human_ceiling", "mcnemar", "stored_labels", "mitigations", "probes",
            "DRIFT_COLUMNS", "compare_verdicts", "drift", "drift_items", "drift_sides",
            "score_values", "stability", "tiebreak_key", "variance", "variance_table"]

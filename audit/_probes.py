@@ -14,10 +14,10 @@ import os
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from ._bias import cell_rng
 from ._db import connect, pool_id, query
+from ._stats import holm, mcnemar  # one implementation: audit/_stats.py
 
 # pair id prefix -> probe type (first match wins), and what "treated" means for each type
 PREFIXES = (("length_truncated", "truncation"), ("position", "position"), ("length", "length"),
@@ -34,7 +34,6 @@ PROBE_COLUMNS = ["judge", "type", "n", "n_calls", "parse_rate", "bias", "lo", "h
 MITIGATION_COLUMNS = ["format", "judge", "baseline", "strategy", "n_calls", "agreement", "calls_per_verdict",
                       "calls", "tokens_in", "tokens_out", "tokens_per_verdict", "n_paired", "b", "c", "test",
                       "p_exact", "p_cc", "p", "p_holm", "frontier"]
-EXACT_BELOW = 25      # discordant pairs under which McNemar's exact binomial test is used
 
 
 def probe_type(prompt_id: str) -> str | None:
@@ -123,33 +122,6 @@ def probes(db: str | os.PathLike | None, pool: str = "probes", judge: str | None
 
 
 # -- the mitigation comparison -------------------------------------------------------------------
-def mcnemar(b: int, c: int) -> dict:
-    """McNemar's test on the discordant counts b (baseline right, other wrong) and c (the reverse):
-    p_exact = two-sided binomial test of min(b, c) in b + c at 1/2 (scipy.stats.binomtest);
-    p_cc = chi-square (1 df) of the continuity-corrected max(|b - c| - 1, 0)^2 / (b + c);
-    p = the exact one when b + c < 25, else the corrected one. No discordant pair: p = 1."""
-    n = b + c
-    if n == 0:
-        return {"p_exact": 1.0, "p_cc": 1.0, "p": 1.0, "test": "exact"}
-    p_exact = float(stats.binomtest(min(b, c), n, 0.5).pvalue)
-    chi2 = max(abs(b - c) - 1, 0) ** 2 / n
-    p_cc = float(stats.chi2.sf(chi2, 1))
-    exact = n < EXACT_BELOW
-    return {"p_exact": p_exact, "p_cc": p_cc, "p": p_exact if exact else p_cc, "test": "exact" if exact else "chi2_cc"}
-
-
-def holm(p: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the input order."""
-    m = len(p)
-    order = np.argsort(p, kind="stable")
-    adjusted = np.empty(m)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[i]))
-        adjusted[i] = running
-    return adjusted.tolist()
-
-
 def pareto(cost: list[float], quality: list[float]) -> list[bool]:
     """True where no other point costs no more and agrees at least as well, one of them strictly."""
     out = []

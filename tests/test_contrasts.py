@@ -243,3 +243,9 @@ def test_adding_a_judge_leaves_another_judges_interval_unchanged():
     assert before and all(after[k] == v for k, v in before.items())
     other = {tuple(r[k] for k in key): (r["lo"], r["hi"], r["p"]) for r in C.analyse(three, boot=500, seed=5)["contrasts"]}
     assert any(other[k] != v for k, v in before.items())
+
+
+def test_holm_has_one_implementation_in_audit():
+    import audit
+    from audit import _probes
+    assert C.holm is audit.holm and _probes.holm is audit.holm and _probes.mcnemar is audit.mcnemar

@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from audit import cell_rng
+from audit import cell_rng, holm
 
 ALPHA = 0.05
 POWER = 0.80
@@ -101,17 +101,6 @@ def _check_row(obj: dict, at) -> dict:
 
 
 # -- the pieces, each checkable on its own -----------------------------------------------------------
-
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjusted p-values: sorted ascending, p_(i) * (m - i + 1), running max, cap 1."""
-    p = np.asarray(p, dtype=float)
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
-    out = np.empty(m)
-    out[order] = adjusted
-    return out
-
 
 def bootstrap_p(diffs: np.ndarray) -> float:
     """Two-sided bootstrap p: twice the smaller share of resampled differences <= 0 or >= 0, at most 1."""
