@@ -42,7 +42,8 @@ def train_job(db, *, base: str, subset=None, curation: dict | None = None, out=N
                      subset_record={k: record.get(k) for k in RECORD_KEYS if k in record})
     pool = curation["pool"] if curation else record.get("pool")
     config = {"base": base, "out": str(Path(out).resolve()) if out else None, **hyper,
-              **({"subset": str(subset.resolve())} if subset is not None else {"curation": curation})}
+              **({"subset": str(subset.resolve()), "subset_record": {k: record.get(k) for k in RECORD_KEYS if k in record}}
+                 if subset is not None else {"curation": curation})}
     with running(db, "train", pool=pool, config=config, queue="train") as run:
         folder = Path(out) if out is not None else run.out_dir
         if curation:
