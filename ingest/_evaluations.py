@@ -91,11 +91,12 @@ def stored_generations(db: str | os.PathLike | None, study_id: int) -> pl.DataFr
 
 
 def judged(db: str | os.PathLike | None, study_id: int, judge_id: int) -> pl.DataFrame:
-    """(condition, seed, prompt_idx) already judged by this judge without a failed call."""
+    """What this judge has stored, one row per (condition, seed, prompt_idx): raw_, value_, status_
+    and error_ of both orders (ab, ba); an order whose call failed has status 'failed'."""
     with _db.reader(db) as con:
-        return _db.frame(con, "SELECT condition, seed::BIGINT AS seed, prompt_idx::BIGINT AS prompt_idx "
-                              "FROM evaluations WHERE study_id = $s AND judge_id = $j "
-                              "AND status_ab <> 'failed' AND status_ba <> 'failed'",
+        return _db.frame(con, "SELECT condition, seed::BIGINT AS seed, prompt_idx::BIGINT AS prompt_idx, "
+                              "raw_ab, value_ab, status_ab, error_ab, raw_ba, value_ba, status_ba, error_ba "
+                              "FROM evaluations WHERE study_id = $s AND judge_id = $j",
                          {"s": study_id, "j": judge_id})
 
 

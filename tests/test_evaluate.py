@@ -341,3 +341,80 @@ def test_the_rule_curation_records_is_the_one_evaluation_checks(tmp_path):
     assert check_heldout([run], heldout_prompt_ids(prompts)[1]) == []
     with pytest.raises(UserError, match=r"run7.*share 0.1, seed 0.*share 0.2, seed 0"):
         check_heldout([run], heldout_prompt_ids(prompts, share=0.2)[1])
+
+
+class _PairJudge:
+    """A loopback OpenAI-compatible judge (tests/openai_server.py) whose tournament verdict is
+    verdict(a, b) of the two responses it reads from the prompt; where fail(a, b) it answers HTTP
+    500 to the first request of that prompt. asked: the (a, b) of every request, in order."""
+
+    def __new__(cls, verdict, fail=None):
+        from tests.openai_server import OpenAIServer
+
+        class Server(OpenAIServer):
+            async def _respond(self, request):
+                prompt = request["messages"][-1]["content"]
+                a, _, rest = prompt.partition("\n\nResponse A: ")[2].partition("\n\nResponse B: ")
+                b = rest.rpartition("\n\nWhich response is better?")[0]
+                self.asked.append((a, b))
+                self.attempts[prompt] += 1
+                if fail is not None and fail(a, b) and self.attempts[prompt] == 1:
+                    return 500, {"error": {"message": "internal error"}}, []
+                choice = {"index": 0, "message": {"role": "assistant", "content": verdict(a, b)},
+                          "finish_reason": "stop"}
+                return 200, {"id": "c", "object": "chat.completion", "model": self.model, "choices": [choice],
+                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}, []
+
+        server = Server()
+        server.asked = []
+        return server
+
+
+def _outcomes(db, judge):
+    return query_rows(db, "SELECT g.answer, g.ref_len, e.outcome, e.status_ab, e.status_ba, e.raw_ab, e.raw_ba "
+                          "FROM evaluations e JOIN judges j USING (judge_id) JOIN generations g "
+                          f"USING (study_id, condition, seed, prompt_idx) WHERE j.name = '{judge}' ORDER BY e.condition, e.prompt_idx")
+
+
+@pytest.mark.slow
+def test_the_students_answer_is_response_a_then_response_b(tiny, db, write_jsonl):
+    import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
+    # "A+" always: the student wins the order where it is Response A and loses the other -> 0.5.
+    # Longer wins: A+ when A is longer, B+ when B is, TIE when equal; so the student (A, then B)
+    # gets 1 when its answer is longer than the reference, 0 when shorter, 0.5 when as long.
+    with _PairJudge(lambda a, b: "A+") as always_a, \
+            _PairJudge(lambda a, b: "A+" if len(a) > len(b) else "B+" if len(b) > len(a) else "TIE") as longer:
+        req = EvalRequest(runs=[str(tiny["runs"][0])], pool="demo", db=db, max_new_tokens=8, batch_size=3,
+                          judges=[f"openai:always-a@{always_a.url}", f"openai:longer@{longer.url}"])
+        result = evaluate(req)
+    assert result["judged"] == 12 and result["unparsed"] == 0          # 6 answers x 2 judges
+    rows = _outcomes(db, "always-a")
+    assert len(rows) == 6 and all(r[2] == 0.5 for r in rows)
+    rows = _outcomes(db, "longer")
+    expected = [1.0 if len(r[0]) > r[1] else 0.0 if len(r[0]) < r[1] else 0.5 for r in rows]
+    assert len(rows) == 6 and [r[2] for r in rows] == expected
+    # each of the 12 requests pairs a stored answer with a reference, 6 with the answer as Response A
+    answers, refs = {r[0] for r in rows}, {r["response"] for r in pool_rows()}
+    assert len(longer.asked) == 12 and sum(a in answers and b in refs for a, b in longer.asked) == 6
+    assert sum(b in answers and a in refs for a, b in longer.asked) == 6
+
+
+@pytest.mark.slow
+def test_a_rerun_asks_only_the_order_that_failed(tiny, db, write_jsonl):
+    import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
+    refs = {r["response"] for r in pool_rows()}
+    # fail once every order with the student as Response A ("ab"); the "ba" order parses
+    with _PairJudge(lambda a, b: "B+", fail=lambda a, b: a not in refs) as judge:
+        req = EvalRequest(runs=[str(tiny["runs"][0])], pool="demo", db=db, max_new_tokens=4, max_retries=0,
+                          judges=[f"openai:flaky@{judge.url}"])
+        first = evaluate(req)
+        assert (first["judged"], first["unparsed"]) == (6, 6)
+        assert {r[3:] for r in _outcomes(db, "flaky")} == {("failed", "ok", None, "B+")}
+        n_first = len(judge.asked)                           # 6 ab (failed) + 6 ba
+        again = evaluate(req)
+        asked_again = judge.asked[n_first:]
+    assert n_first == 12 and (again["generated"], again["judged"], again["unparsed"]) == (0, 6, 0)
+    # only the 6 failed "ab" orders were asked again (the student as Response A), not the parsed "ba" ones
+    assert len(asked_again) == 6 and all(b in refs for _, b in asked_again)
+    # B+ with the student as A (ab: -1), then as B (ba: -1 favours B): one loss, one win -> 0.5
+    assert [r[2:] for r in _outcomes(db, "flaky")] == [(0.5, "ok", "ok", "B+", "B+")] * 6

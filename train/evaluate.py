@@ -282,6 +282,9 @@ async def _judge_one(spec_str: str, spec, req: EvalRequest, db: Path, calls: lis
     async def both_orders(judge, call) -> dict:
         row = {k: call[k] for k in ("condition", "seed", "prompt_idx", "judge_id")}
         for order, a, b in (("ab", "student", "reference"), ("ba", "reference", "student")):
+            if order in call.get("kept", {}):
+                row.update(call["kept"][order])
+                continue
             c = {"format": FORMAT, "prompt_idx": call["key"], "a_idx": (call["key"], a), "b_idx": (call["key"], b)}
             hints = CallHints(format_name=FORMAT, kind="comparative",
                               key=f"eval|{call['condition']}|{call['seed']}|{call['prompt_idx']}|{order}|{call['digest']}")
@@ -331,8 +334,14 @@ def _judge_all(req: EvalRequest, db: Path, study_id: int, specs: list, conds: li
     for spec_str, spec in specs:
         sreq = ScoreRequest(pool=req.pool, judge=spec_str, formats=[FORMAT], logprobs=False)
         jid = eval_judge_id(db, spec, decoding_settings(sreq, spec))
-        have = judged(db, study_id, jid)
-        todo = gens.join(have, on=["condition", "seed", "prompt_idx"], how="anti")
+        stored = judged(db, study_id, jid)
+        done = stored.filter((pl.col("status_ab") != "failed") & (pl.col("status_ba") != "failed"))
+        todo = gens.join(done, on=["condition", "seed", "prompt_idx"], how="anti")
+        # an order whose call succeeded is kept: only the failed order is asked again
+        kept = {(r["condition"], r["seed"], r["prompt_idx"]): {
+                    order: {f"{f}_{order}": r[f"{f}_{order}"] for f in ("raw", "value", "status", "error")}
+                    for order in ("ab", "ba") if r[f"status_{order}"] != "failed"}
+                for r in stored.iter_rows(named=True)}
         calls, texts = [], {"prompt": {}, "response": {}}
         for r in todo.iter_rows(named=True):
             key = f"{r['condition']}|{r['seed']}|{r['prompt_idx']}"
@@ -341,6 +350,7 @@ def _judge_all(req: EvalRequest, db: Path, study_id: int, specs: list, conds: li
             texts["response"][(key, "reference")] = ref_text[r["prompt_idx"]]
             calls.append({"condition": r["condition"], "seed": r["seed"], "prompt_idx": r["prompt_idx"],
                           "judge_id": jid, "key": key,
+                          "kept": kept.get((r["condition"], r["seed"], r["prompt_idx"]), {}),
                           "digest": hashlib.blake2b(r["answer"].encode(), digest_size=6).hexdigest()})
         calls.reverse()            # workers pop from the end: judge in stored order
 
