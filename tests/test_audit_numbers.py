@@ -92,6 +92,14 @@ def test_stability_skips_cells_too_small_to_subsample(db, write_jsonl):
     import_pool(db, write_jsonl("p.jsonl", [_cand("q", "a", 1), _cand("q", "b", 2)]), "p")
     import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "likert5", [("q", "a", "2"), ("q", "b", "4")])), "p")
     assert stability(db, "p").height == 0
+    # a cell listed before it that is too small does not stop the others: binary on 2 of 6
+    # candidates (size 0) and likert5 on all 6 (size floor(6/3) = 2)
+    import_pool(db, write_jsonl("six.jsonl", [_cand("q", c, 1) for c in "abcdef"]), "six")
+    rows = _pointwise("j", "binary", [("q", "a", "ACCEPT"), ("q", "b", "REJECT")])
+    rows += _pointwise("j", "likert5", [("q", c, "3") for c in "abcdef"])
+    import_verdicts(db, write_jsonl("w.jsonl", rows), "six")
+    got = stability(db, "six", n_boot=5)
+    assert set(got["format"]) == {"likert5"} and set(got["sub_size"]) == {2}
     # with fraction 1/2 it is 1: a one-candidate subsample always holds one level
     rows = {r["metric"]: r for r in stability(db, "p", fraction=0.5, n_boot=30).to_dicts()}
     assert rows["distinct"]["sub_size"] == 1 and rows["distinct"]["mean"] == 1.0

@@ -138,6 +138,7 @@ def test_metric_helpers_on_empty_and_tiny_inputs():
     assert tau_a[:2].tolist() == [-1.0, 0.0] and math.isnan(tau_a[2])
     assert tau_b[0] == -1.0 and math.isnan(tau_b[1]) and math.isnan(somers[1]) and somers[0] == -1.0
     assert m.top_tied(_arr(0, 0, 1, 1, 1), np.array([2.0, 2, 1, 3, 0])).tolist() == [True, False]
+    assert m.top_tied(_arr(), np.zeros(0)).size == 0                     # no groups, no answers
 
 
 def test_level_codes_use_the_smallest_type_and_stay_exact_past_it():

@@ -70,8 +70,9 @@ def test_toml_spec_file_errors(tmp_path):
         load_format_spec(broken)
     clash = tmp_path / "clash.toml"
     clash.write_text('name = "likert5"\nrange = [1, 5]\n')
-    with pytest.raises(UserError, match="built-in"):
+    with pytest.raises(UserError) as err:
         load_format_spec(clash)
+    assert str(err.value) == f"{clash}, field 'name': 'likert5' is a built-in format; choose another name"
 
 
 # --- label distributions, expected values, stored formats (numbers by hand) -------------------
@@ -156,6 +157,7 @@ LOHI = "must be [lo, hi] with numbers lo < hi"
     ({"name": "x", "range": [1, True]}, "range", "must be [lo, hi] with integers lo < hi, not [1, True]"),
     ({"name": "x", "range": [1, 2, 3]}, "range", "must be [lo, hi] with integers lo < hi, not [1, 2, 3]"),
     ({"name": "x", "range": [2, 2]}, "range", "must be [lo, hi] with integers lo < hi, not [2, 2]"),
+    ({"name": "x", "range": [1.5, 3]}, "range", "must be [lo, hi] with integers lo < hi, not [1.5, 3]"),
     ({"name": "x", "kind": "comparative", "range": [1, 5]}, "range",
      "an integer range is for pointwise formats; comparative ones need labels"),
     ({"name": "x", "kind": "weird", "range": [1, 5]}, "kind", "must be one of pointwise, comparative, not 'weird'"),
