@@ -418,3 +418,40 @@ def test_a_rerun_asks_only_the_order_that_failed(tiny, db, write_jsonl):
     assert len(asked_again) == 6 and all(b in refs for _, b in asked_again)
     # B+ with the student as A (ab: -1), then as B (ba: -1 favours B): one loss, one win -> 0.5
     assert [r[2:] for r in _outcomes(db, "flaky")] == [(0.5, "ok", "ok", "B+", "B+")] * 6
+
+
+def test_evaluate_page_judges_come_from_the_score_form(db, write_jsonl, monkeypatch, tmp_path):
+    """The judge is a configured endpoint (its key variable from the server's config), or a typed
+    endpoint that never carries a key; a bad URL is refused before anything is launched."""
+    from streamlit.testing.v1 import AppTest
+
+    from app import data
+    from ingest.runs import running
+    from tests.conftest import REPO
+    import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
+    with running(db, "train", pool="demo", config={"base": "tiny"}) as run:
+        train_id = run.id                                      # a finished training run to pick
+    (db.parent / "judgeaudit.toml").write_text(
+        '[endpoints.team]\nbase_url = "http://gpu-box:8000/v1"\nmodels = ["m1"]\napi_key_env = "TEAM_KEY"\n')
+    launched = []
+    monkeypatch.setattr(data, "launch_evaluation", lambda argv, pool, study: launched.append(argv) or 99)
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    at.switch_page("views/evaluate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    def launch(provider, **fields):
+        at.radio(key="eval_provider").set_value(provider).run()
+        at.multiselect[0].set_value([train_id])
+        for label, value in fields.items():
+            next(t for t in at.text_input if t.label == label).set_value(value)
+        next(b for b in at.button if b.label == "Evaluate").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+
+    launch("endpoint")
+    judge = launched[-1][launched[-1].index("--judge"):launched[-1].index("--judge") + 4]
+    assert judge == ["--judge", "openai:m1@http://gpu-box:8000/v1", "--api-key-env", "TEAM_KEY"]
+    launch("custom", **{"Base URL (no API key is sent)": "http://127.0.0.1:9/v1", "Model": "mine"})
+    assert launched[-1][-2:] == ["--judge", "openai:mine@http://127.0.0.1:9/v1"]
+    assert "--api-key-env" not in launched[-1]
+    launch("custom", **{"Base URL (no API key is sent)": "ftp://x", "Model": "mine"})
+    assert len(launched) == 2 and any("base URL 'ftp://x'" in e.value for e in at.error)

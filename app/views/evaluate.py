@@ -7,16 +7,35 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from app import data
+from app import data, score_form
+from ingest import UserError
 
 pool = data.page_pool("Evaluate")
 trained = [r for r in data.runs_of("train") if r["status"] in ("finished", "cancelled")]
 with st.expander("Launch an evaluation", expanded=not trained):
+    # the judge as the Score and Probes pages pick it (app/score_form.py): a configured endpoint (the
+    # only way a key is sent), the bundled model, the simulated judge, or a typed endpoint without key
+    try:
+        configured = data.endpoints()
+    except UserError as exc:
+        st.error(str(exc))
+        configured = {}
+    choices = score_form.providers(configured)
+    provider = st.radio("Evaluation judge", choices, horizontal=True, format_func=score_form.PROVIDERS.get,
+                        index=choices.index("fake"), key="eval_provider")
     with st.form("evaluate"):
         about = {r["run_id"]: f"run {r['run_id']} ({r['status']}): " + str((r["config"] or {}).get("curation")
                  or (r["config"] or {}).get("subset") or "")[-80:] for r in trained}
         runs = st.multiselect("Training runs", list(about), format_func=about.get)
-        judges = st.text_area("Evaluation judges (one SPEC a line)", "fake:eval")
+        endpoint, model, base_url = None, "", ""
+        if provider == "endpoint":
+            pairs = [(name, m) for name, ep in configured.items() for m in ep.models]
+            endpoint, model = st.selectbox("Endpoint and model", pairs, format_func=lambda p: f"{p[0]} · {p[1]}")
+        elif provider == "custom":
+            base_url = st.text_input("Base URL (no API key is sent)", value="http://localhost:8000/v1")
+            model = st.text_input("Model")
+        elif provider == "fake":
+            model = st.text_input("Simulated judge", value="eval")
         a, b, c, d = st.columns(4)
         study = a.text_input("Study", value=pool)
         max_new = b.number_input("Max new tokens", 8, 4096, 256)
@@ -24,10 +43,16 @@ with st.expander("Launch an evaluation", expanded=not trained):
         max_prompts = d.number_input("Max prompts (0 = all)", 0, 100_000, 0)
         go = st.form_submit_button("Evaluate", disabled=not trained)
     if go and runs:
-        argv = ["evaluate", "--runs", ",".join(map(str, runs)), "--pool", pool, "--study", study,
-                "--max-new-tokens", str(max_new), "--batch-size", str(batch), "--json"]
-        argv += [x for j in judges.split() for x in ("--judge", j)] + (["--max-prompts", str(max_prompts)] if max_prompts else [])
-        st.success(f"Started evaluation run {data.launch_evaluation(argv, pool, study)}.")
+        try:
+            form = score_form.ScoreForm(pool, provider, ["tournament"], endpoint, model, base_url)
+            argv, _ = score_form.score_argv(form, str(data.db_file()), configured)
+            judge_argv = argv[3:argv.index("--formats")]          # --judge SPEC [--api-key-env VAR]
+            argv = ["evaluate", "--runs", ",".join(map(str, runs)), "--pool", pool, "--study", study,
+                    "--max-new-tokens", str(max_new), "--batch-size", str(batch), "--json", *judge_argv]
+            argv += ["--max-prompts", str(max_prompts)] if max_prompts else []
+            st.success(f"Started evaluation run {data.launch_evaluation(argv, pool, study)}.")
+        except UserError as exc:
+            st.error(str(exc))
     for r in [r for r in data.runs_of("evaluate") if r["pool"] == pool][-3:]:
         st.caption(f"Run {r['run_id']}: {r['status']} · {json.dumps(r.get('progress') or {})}"
                    + (f" · {r['error']}" if r.get("error") else ""))
