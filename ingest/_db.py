@@ -10,6 +10,7 @@ import contextlib
 import os
 import random
 import sys
+import threading
 import time
 from importlib import resources
 from pathlib import Path
@@ -93,6 +94,14 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     return applied
 
 
+# One connection of this package open at a time in a process. Threads of one process (a run's
+# writer, its heartbeat, the dashboard's sessions) would otherwise share one DuckDB instance, where
+# registering a Python table in one thread while another opens or closes a connection fails
+# ("Table Function with name python_arrow_scan does not exist"), and a read-only connection cannot
+# open beside a read-write one. Connections are short-lived, so waiting here costs little.
+_IN_PROCESS = threading.RLock()
+
+
 @contextlib.contextmanager
 def writer(path: str | os.PathLike | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A short-lived read-write connection on a migrated database."""
@@ -101,12 +110,13 @@ def writer(path: str | os.PathLike | None = None) -> Iterator[duckdb.DuckDBPyCon
         from ._errors import UserError
         raise UserError(f"{p}: is a directory, not a database file")
     p.parent.mkdir(parents=True, exist_ok=True)
-    con = open_with_retry(p, read_only=False)
-    try:
-        migrate(con)
-        yield con
-    finally:
-        con.close()
+    with _IN_PROCESS:
+        con = open_with_retry(p, read_only=False)
+        try:
+            migrate(con)
+            yield con
+        finally:
+            con.close()
 
 
 @contextlib.contextmanager
@@ -116,11 +126,12 @@ def reader(path: str | os.PathLike | None = None) -> Iterator[duckdb.DuckDBPyCon
     if not p.exists():
         from ._errors import UserError
         raise UserError(f"{p}: no such database (import a pool first, or pass --db)")
-    con = open_with_retry(p, read_only=True)
-    try:
-        yield con
-    finally:
-        con.close()
+    with _IN_PROCESS:
+        con = open_with_retry(p, read_only=True)
+        try:
+            yield con
+        finally:
+            con.close()
 
 
 @contextlib.contextmanager
@@ -151,12 +162,13 @@ def ensure_current(path: str | os.PathLike | None = None) -> None:
     p = db_path(path)
     if not p.is_file():
         return
-    con = open_with_retry(p, read_only=True)
-    try:
-        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        done = {r[0] for r in con.execute("SELECT id FROM _migrations").fetchall()} if "_migrations" in tables else set()
-    finally:
-        con.close()
+    with _IN_PROCESS:
+        con = open_with_retry(p, read_only=True)
+        try:
+            tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+            done = {r[0] for r in con.execute("SELECT id FROM _migrations").fetchall()} if "_migrations" in tables else set()
+        finally:
+            con.close()
     if {n for n, _, _ in _migration_files()} - done:
         with writer(p):
             pass

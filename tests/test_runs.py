@@ -77,7 +77,7 @@ def test_a_killed_run_shows_as_failed_on_the_next_read(db, write_jsonl):
         rid = runs.launch(db, "score", ["score", "--pool", "p", "--judge", f"openai:m@{server.url}", "--formats",
                                         "binary", "--concurrency", "1"], pool="p", key="score:p:m")
         row = _wait(db, rid, statuses=("running",))
-        while query_rows(db, "SELECT count(*) FROM cell_runs")[0][0] == 0:
+        while runs.get_run(db, rid)["progress"] is None:      # it has started making calls
             time.sleep(0.1)
         os.killpg(row["pid"], signal.SIGKILL)
         deadline = time.time() + 30

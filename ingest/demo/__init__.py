@@ -34,11 +34,8 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
     path = _db.db_path(db)
     if path.is_file():  # the usual case, every launch: look without taking the write lock
         _db.ensure_current(path)
-        con = _db.open_with_retry(path, read_only=True)
-        try:
+        with _db.reader(path) as con:
             present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
-        finally:
-            con.close()
         if present - {p[0] for p in DEMO_POOLS} or not {p[0] for p in wanted} - present:
             return []
     with _db.writer(db) as con:
