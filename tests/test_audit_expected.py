@@ -40,7 +40,7 @@ def test_expected_scores_are_the_probability_weighted_labels(db, write_jsonl, mo
         # n_verdicts counts the calls; parse_rate the share that carries a distribution
         assert exp_cell["n_verdicts"] == 15 and exp_cell["parse_rate"] == pytest.approx(len(with_probs) / 15)
         assert exp_cell["nominal_levels"] is None and cells[(fmt, "label")]["nominal_levels"] == hi - lo + 1
-    assert audit_cells(db, "p").schema["nominal_levels"] == pl.Int64      # one type, label and expected
+        assert audit_cells(db, "p").schema["nominal_levels"] == pl.Int64  # one type, label and expected
         assert exp_cell["n_candidates"] == len(expect)
     values = [v for f, _, _, v in stored if f == "numeric100" and v is not None]
     assert cells[("numeric100", "label")]["mult5_share"] == pytest.approx(sum(v % 5 == 0 for v in values) / len(values))
