@@ -233,3 +233,12 @@ def test_the_database_defaults_to_judgeaudit_db_then_the_working_folder(db, writ
     assert db_path("x.duckdb").name == "x.duckdb"
     monkeypatch.delenv("JUDGEAUDIT_DB")
     assert str(db_path()) == "judgeaudit.duckdb"
+
+
+def test_an_unknown_pool_in_a_database_without_pools(db):
+    import audit
+    from ingest import _db
+    with _db.writer(db):            # the schema, migrated, and no pool
+        pass
+    with pytest.raises(audit.AuditError, match=r"^no pool named 'p' \(known: none\)$"):
+        audit.audit_cells(db, "p")
