@@ -326,6 +326,10 @@ def cancel(db: str | os.PathLike | None, run_id: int, wait_s: float = 0.0) -> di
     return get_run(db, run_id)
 
 
+class Cancelled(UserError):
+    """A queued run was cancelled before its turn came: it ends `cancelled`, having done nothing."""
+
+
 @dataclass
 class Run:
     """The run a process is doing: poll cancelled() between steps, report progress()."""
@@ -423,8 +427,7 @@ def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
                 told = True
             time.sleep(poll_s)
             if run.cancelled():
-                _close(db, run_id, "cancelled", None)
-                return
+                raise Cancelled(f"run {run_id} was cancelled while it waited in the {queue} queue")
             with _db.writer(db) as con, _db.transaction(con):
                 _reconcile(con)
                 started = _claim(con, run_id, queue)
@@ -436,7 +439,7 @@ def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
             run._stop.set()
             beat.join(timeout=5)
     except BaseException as exc:
-        reason = "cancelled" if isinstance(exc, KeyboardInterrupt) else None
+        reason = "cancelled" if isinstance(exc, (KeyboardInterrupt, Cancelled)) else None
         _close(db, run_id, "cancelled" if reason else "failed",
                None if reason else f"{type(exc).__name__}: {exc}" if not isinstance(exc, UserError) else str(exc),
                run._progress)

@@ -155,3 +155,36 @@ def test_credentials_in_a_command_line_never_reach_the_runs_table(db):
     stored = json.dumps(query_rows(db, "SELECT config, error FROM runs"))
     assert "s3cretpw" not in stored and "sk-abcdef1234567890" not in stored
     assert "127.0.0.1:9/v1" in stored            # the rest of the endpoint is still readable
+
+
+def test_a_queued_run_cancelled_before_its_turn_ends_cancelled(db):
+    release, seen = threading.Event(), []
+
+    def first():
+        with runs.running(db, "train", queue="train"):
+            release.wait(30)
+
+    holder = threading.Thread(target=first)
+    holder.start()
+    while not runs.list_runs(db):
+        time.sleep(0.05)
+
+    def second():
+        try:
+            with runs.running(db, "train", queue="train", poll_s=0.1):
+                seen.append("ran")          # must never happen: it was cancelled while queued
+        except runs.Cancelled as exc:
+            seen.append(str(exc))
+
+    waiter = threading.Thread(target=second)
+    waiter.start()
+    while len(runs.list_runs(db)) < 2:
+        time.sleep(0.05)
+    queued = runs.list_runs(db)[1]
+    assert queued["status"] == "queued"
+    runs.cancel(db, queued["run_id"])
+    waiter.join(30)
+    release.set()
+    holder.join(30)
+    assert seen == [f"run {queued['run_id']} was cancelled while it waited in the train queue"]
+    assert [r["status"] for r in runs.list_runs(db)] == ["finished", "cancelled"]
