@@ -18,7 +18,7 @@ def demo_db(tmp_path_factory):
 def test_demo_pools_and_real_figures(demo_db):
     got = {r["name"]: r for r in pools(demo_db).to_dicts()}
     assert got["mtbench"]["n_candidates"] == 480 and got["mtbench"]["n_prompts"] == 80
-    assert got["mtbench-formats"]["n_candidates"] == 12 and got["mtbench-formats"]["n_prompts"] == 4
+    assert got["mtbench-formats"]["n_candidates"] == 24 and got["mtbench-formats"]["n_prompts"] == 6   # 6 x 4 systems
     assert got["llmbar"]["n_candidates"] == 702
     assert got["arena-bench"]["n_candidates"] == 3792
     assert seed_demo(demo_db) == []                      # already seeded: nothing to do
