@@ -199,6 +199,22 @@ def read_table(path: str | Path, allowed: dict[str, str] = EXTENSIONS) -> Table:
     return {"jsonl": read_jsonl, "csv": read_csv, "parquet": read_parquet}[kind](p)
 
 
+def jsonl_objects(path: Path):
+    """(line number, object) for each non-blank line of a small JSONL file, refusing a line that is
+    not a JSON object with its file and line (the large tables go through read_jsonl instead)."""
+    with open(path, encoding="utf-8") as fh:
+        for n, text in enumerate(fh, 1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{where(path, n)}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise UserError(f"{where(path, n)}: expected a JSON object")
+            yield n, row
+
+
 def first_row(mask: pl.Series) -> int | None:
     """Index of the first True in a boolean series, or None."""
     idx = mask.arg_true()

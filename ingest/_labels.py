@@ -27,6 +27,7 @@ import polars as pl
 
 from . import _db
 from ._errors import UserError, where
+from ._files import jsonl_objects
 
 SOURCES = ("jsonl", "mtbench", "llmfao")
 LABELS = {"a": "A", "b": "B", "tie": "tie"}
@@ -43,18 +44,6 @@ def _text(value, path, line, fld, required=True) -> str | None:
     return str(value)
 
 
-def _rows(path: Path):
-    with open(path, encoding="utf-8") as fh:
-        for n, text in enumerate(fh, 1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{where(path, n)}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise UserError(f"{where(path, n)}: expected a JSON object")
-            yield n, row
 
 
 def read_labels(path: str | os.PathLike, source: str = "jsonl") -> tuple[list[dict], dict]:
@@ -67,7 +56,7 @@ def read_labels(path: str | os.PathLike, source: str = "jsonl") -> tuple[list[di
         raise UserError(f"{p}: no such file")
     out, skipped = [], {}
     try:
-        for n, row in _rows(p):
+        for n, row in jsonl_objects(p):
             if source == "jsonl":
                 raw = _text(row.get("label"), p, n, "label")
                 label = LABELS.get(raw.strip().lower())

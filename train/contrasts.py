@@ -19,7 +19,6 @@ last, and every pair i < j is a contrast a - b (so each condition is contrasted 
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from dataclasses import dataclass
@@ -44,28 +43,18 @@ SCHEMA = {"condition": pl.String, "seed": pl.Int64, "prompt_id": pl.String, "jud
 
 def read_outcomes(path: str | Path) -> pl.DataFrame:
     """Read and check an outcomes JSONL file; errors name the file, line and field."""
-    from ingest import UserError
-    from ingest._errors import where
+    from ingest import UserError, jsonl_objects, where
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{p}: no such file")
     rows, seen = [], {}
-    with open(p, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{where(p, n)}: not JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
-                raise UserError(f"{where(p, n)}: expected a JSON object")
-            rows.append(_check_row(obj, lambda f, n=n: where(p, n, f)))
-            key = tuple(rows[-1][k] for k in ("condition", "seed", "prompt_id", "judge"))
-            if key in seen:
-                raise UserError(f"{where(p, n)}: repeats the outcome of line {seen[key]} "
-                                f"(condition, seed, prompt_id, judge = {key})")
-            seen[key] = n
+    for n, obj in jsonl_objects(p):
+        rows.append(_check_row(obj, lambda f, n=n: where(p, n, f)))
+        key = tuple(rows[-1][k] for k in ("condition", "seed", "prompt_id", "judge"))
+        if key in seen:
+            raise UserError(f"{where(p, n)}: repeats the outcome of line {seen[key]} "
+                            f"(condition, seed, prompt_id, judge = {key})")
+        seen[key] = n
     if not rows:
         raise UserError(f"{p}: no outcome rows")
     return pl.DataFrame(rows, schema=SCHEMA)
