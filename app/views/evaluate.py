@@ -7,7 +7,7 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from app import data, score_form
+from app import data, judge_picker, score_form
 from ingest import UserError
 
 pool = data.page_pool("Evaluate")
@@ -15,27 +15,13 @@ trained = [r for r in data.runs_of("train") if r["status"] in ("finished", "canc
 with st.expander("Launch an evaluation", expanded=not trained):
     # the judge as the Score and Probes pages pick it (app/score_form.py): a configured endpoint (the
     # only way a key is sent), the bundled model, the simulated judge, or a typed endpoint without key
-    try:
-        configured = data.endpoints()
-    except UserError as exc:
-        st.error(str(exc))
-        configured = {}
-    choices = score_form.providers(configured)
-    provider = st.radio("Evaluation judge", choices, horizontal=True, format_func=score_form.PROVIDERS.get,
-                        index=choices.index("fake"), key="eval_provider")
+    configured = judge_picker.configured_endpoints()
+    provider = judge_picker.provider_radio("Evaluation judge", configured, key="eval_provider")
     with st.form("evaluate"):
         about = {r["run_id"]: f"run {r['run_id']} ({r['status']}): " + str((r["config"] or {}).get("curation")
                  or (r["config"] or {}).get("subset") or "")[-80:] for r in trained}
         runs = st.multiselect("Training runs", list(about), format_func=about.get)
-        endpoint, model, base_url = None, "", ""
-        if provider == "endpoint":
-            pairs = [(name, m) for name, ep in configured.items() for m in ep.models]
-            endpoint, model = st.selectbox("Endpoint and model", pairs, format_func=lambda p: f"{p[0]} · {p[1]}")
-        elif provider == "custom":
-            base_url = st.text_input("Base URL (no API key is sent)", value="http://localhost:8000/v1")
-            model = st.text_input("Model")
-        elif provider == "fake":
-            model = st.text_input("Simulated judge", value="eval")
+        endpoint, model, base_url = judge_picker.judge_fields(provider, configured, fake_default="eval")
         a, b, c, d = st.columns(4)
         study = a.text_input("Study", value=pool)
         max_new = b.number_input("Max new tokens", 8, 4096, 256)

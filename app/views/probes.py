@@ -3,7 +3,7 @@ strategies, and a probe run launched in the background (`judgeaudit probe`)."""
 
 import streamlit as st
 
-from app import data, probe_charts, score_form
+from app import data, judge_picker, probe_charts, score_form
 from app.runs_panel import runs_panel
 from ingest import UserError
 
@@ -37,24 +37,10 @@ else:
     st.info("No probe run yet: launch one below (the simulated judge takes seconds).")
 
 st.subheader("Run the probes")
-try:
-    configured = data.endpoints()
-except UserError as exc:
-    st.error(str(exc))
-    configured = {}
-choices = score_form.providers(configured)
-provider = st.radio("Judge", choices, horizontal=True, format_func=score_form.PROVIDERS.get,
-                    index=choices.index("fake"), key="probe_provider")
+configured = judge_picker.configured_endpoints()
+provider = judge_picker.provider_radio("Judge", configured, key="probe_provider")
 with st.form("probe"):
-    endpoint, model, base_url = None, "", ""
-    if provider == "endpoint":
-        pairs = [(name, m) for name, ep in configured.items() for m in ep.models]
-        endpoint, model = st.selectbox("Endpoint and model", pairs, format_func=lambda p: f"{p[0]} · {p[1]}")
-    elif provider == "custom":
-        base_url = st.text_input("Base URL (no API key is sent)", value="http://localhost:8000/v1")
-        model = st.text_input("Model")
-    elif provider == "fake":
-        model = st.text_input("Simulated judge", value="sim?slot_bias=0.5")
+    endpoint, model, base_url = judge_picker.judge_fields(provider, configured, fake_default="sim?slot_bias=0.5")
     strategy = st.text_input("Strategy (empty = baseline)", placeholder="swap,ensemble:3 · reason · rubric · "
                              "reference · combined · cross:SPEC;SPEC")
     sample = st.number_input("Pairs per probe type (0 = all 325 pairs)", 0, 150, 5 if provider == "local" else 0)

@@ -1,0 +1,39 @@
+"""The judge picker the Evaluate and Probes pages share with the Score page's rules (app/score_form.py):
+a configured endpoint (the only way an API key is sent), the bundled model, the simulated judge, or
+a typed endpoint that never carries a key. Widgets only; the rules stay in score_form."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import data, score_form
+from ingest import UserError
+
+
+def configured_endpoints() -> dict:
+    """The server's configured endpoints; a broken config is shown, and offers none."""
+    try:
+        return data.endpoints()
+    except UserError as exc:
+        st.error(str(exc))
+        return {}
+
+
+def provider_radio(label: str, configured: dict, key: str) -> str:
+    choices = score_form.providers(configured)
+    return st.radio(label, choices, horizontal=True, format_func=score_form.PROVIDERS.get,
+                    index=choices.index("fake"), key=key)
+
+
+def judge_fields(provider: str, configured: dict, fake_default: str) -> tuple[str | None, str, str]:
+    """(configured endpoint name, model, typed base URL): only the chosen provider's fields."""
+    endpoint, model, base_url = None, "", ""
+    if provider == "endpoint":
+        pairs = [(name, m) for name, ep in configured.items() for m in ep.models]
+        endpoint, model = st.selectbox("Endpoint and model", pairs, format_func=lambda p: f"{p[0]} · {p[1]}")
+    elif provider == "custom":
+        base_url = st.text_input("Base URL (no API key is sent)", value="http://localhost:8000/v1")
+        model = st.text_input("Model")
+    elif provider == "fake":
+        model = st.text_input("Simulated judge", value=fake_default)
+    return endpoint, model, base_url
