@@ -55,18 +55,19 @@ def test_only_a_configured_endpoint_gets_a_key(tmp_path, monkeypatch, write_json
         assert [t.label for t in at.text_input] == ["Base URL", "Model", "Swap sample (N or all)"]   # no key box
 
         # smuggling the CLI's flag through a typed field is refused before anything runs
+        # (the page says what is wrong as it is typed, and Test connection and Launch stay disabled)
+        def launch():
+            return at.button(key="score-launch")
         at.text_input[0].set_value(srv.url)
-        at.text_input[1].set_value("free-model --api-key-env SECRET_THING")
-        at.button[0].click().run()
-        assert "without spaces" in at.error[0].value and srv.requests == 0
+        at.text_input[1].set_value("free-model --api-key-env SECRET_THING").run()
+        assert "without spaces" in at.warning[0].value and launch().disabled and srv.requests == 0
         at.text_input[1].set_value("free-model")
-        at.text_input[2].set_value("--api-key-env")
-        at.button[0].click().run()
-        assert "swap sample" in at.error[0].value and srv.requests == 0
+        at.text_input[2].set_value("--api-key-env").run()
+        assert "swap sample" in at.warning[0].value and launch().disabled and srv.requests == 0
 
         # the free-typed endpoint (the very URL of the configured one): scored, with no key at all
-        at.text_input[2].set_value("0")
-        at.button[0].click().run()
+        at.text_input[2].set_value("0").run()
+        launch().click().run()
         assert not at.exception and not at.error
         assert _verdicts(db, "free-model", 12) == 12      # 4 candidates x binary, likert5, numeric100
         assert srv.requests == 12 and srv.auth_headers == set()
@@ -76,7 +77,7 @@ def test_only_a_configured_endpoint_gets_a_key(tmp_path, monkeypatch, write_json
         assert [t.label for t in at.text_input] == ["Swap sample (N or all)"]
         picker = next(s for s in at.selectbox if s.label == "Endpoint and model")
         assert picker.options == [f"team · team-model ({srv.url})"]
-        at.button[0].click().run()
+        launch().click().run()
         assert not at.exception and not at.error
         assert _verdicts(db, "team-model", 12) == 12
         assert srv.auth_headers == {"Bearer team-key-123"}
