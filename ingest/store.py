@@ -49,11 +49,18 @@ def pool_id(con, name: str) -> int | None:
 
 
 def _delete_pool(con, pid: int) -> None:
-    for table in ("verdicts", "cell_runs", "candidates", "prompts"):
-        con.execute(f"DELETE FROM {table} WHERE pool_id = $p", {"p": pid})
+    """Everything stored about a pool (a --replace starts it anew): its children first (subset
+    members; a study's generations and outcomes), then every table with a pool_id column."""
     con.execute("DELETE FROM subset_members WHERE subset_id IN "
                 "(SELECT subset_id FROM subsets WHERE pool_id = $p)", {"p": pid})
-    con.execute("DELETE FROM subsets WHERE pool_id = $p", {"p": pid})
+    for child in ("generations", "evaluations"):
+        con.execute(f"DELETE FROM {child} WHERE study_id IN (SELECT study_id FROM studies WHERE pool_id = $p)",
+                    {"p": pid})
+    tables = [r[0] for r in con.execute(
+        "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'pool_id' "
+        "AND table_name <> 'pools' AND table_schema = 'main' ORDER BY 1").fetchall()]
+    for table in tables:        # names from the catalogue, never from input
+        con.execute(f'DELETE FROM "{table}" WHERE pool_id = $p', {"p": pid})
     con.execute("DELETE FROM pools WHERE pool_id = $p", {"p": pid})
 
 

@@ -215,3 +215,24 @@ def test_plan_keys_include_decoding(db, write_jsonl):
     assert query_rows(db, "SELECT decoding, count(*) FROM verdicts GROUP BY ALL ORDER BY 1") == [
         ("constrained", 6), ("greedy", 6)]
     assert score(ScoreRequest(**base))["made"] == 0
+
+
+def test_replacing_a_pool_leaves_nothing_of_the_old_one(db, write_jsonl):
+    """Every table that names a pool (verdicts, cell runs, labels, calibrations, subsets, studies...)
+    forgets the replaced pool; a study's generations and outcomes go with it."""
+    import_pool(db, write_jsonl("p.jsonl", _rows(["fine"] * 6)), "p")
+    score(ScoreRequest(pool="p", judge="fake:sim", formats=["likert5"], progress=False, flush_interval_s=0.05))
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("INSERT INTO studies (study_id, name, pool_id, heldout) VALUES (1, 's', 1, '{}')")
+        con.execute("INSERT INTO generations (study_id, condition, seed, base_model, prompt_idx, answer, answer_len, "
+                    "ref_idx, ref_len, markdown) VALUES (1, 'base', 0, 'm', 0, 'a', 1, 0, 1, false)")
+        tables = [r[0] for r in con.execute("SELECT DISTINCT table_name FROM information_schema.columns "
+                                            "WHERE column_name = 'pool_id' AND table_name <> 'pools'").fetchall()]
+    finally:
+        con.close()
+    assert {"verdicts", "cell_runs", "labels", "calibrations", "subsets", "studies"} <= set(tables)
+    import_pool(db, write_jsonl("p2.jsonl", _rows(["other"] * 6)), "p", replace=True)
+    for table in tables:
+        assert query_rows(db, f'SELECT count(*) FROM "{table}" WHERE pool_id = 1') == [(0,)], table
+    assert query_rows(db, "SELECT count(*) FROM generations") == [(0,)]
