@@ -20,13 +20,11 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         "--no-first-run", "--disable-sync", "--disable-quic"]
 
 
-@pytest.fixture
-def app_url(tmp_path):
+def _serve_app(env: dict):
+    """`judgeaudit app` on a free loopback port with `env` added; yields its URL, then stops it."""
     port = free_port()
-    (tmp_path / "apptmp").mkdir()   # the app's temporary folder: uploads must not be left there
-    env = {**os.environ, "JUDGEAUDIT_DB": str(tmp_path / "browser.duckdb"), "TMPDIR": str(tmp_path / "apptmp")}
     exe = str(Path(sys.executable).with_name("judgeaudit"))
-    proc = subprocess.Popen([exe, "app", "--port", str(port), "--address", "127.0.0.1"], env=env,
+    proc = subprocess.Popen([exe, "app", "--port", str(port), "--address", "127.0.0.1"], env={**os.environ, **env},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     if not wait_http(url + "/_stcore/health"):
@@ -35,6 +33,12 @@ def app_url(tmp_path):
     yield url
     os.killpg(proc.pid, 15)
     proc.wait(timeout=30)
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    (tmp_path / "apptmp").mkdir()   # the app's temporary folder: uploads must not be left there
+    yield from _serve_app({"JUDGEAUDIT_DB": str(tmp_path / "browser.duckdb"), "TMPDIR": str(tmp_path / "apptmp")})
 
 
 def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
@@ -103,18 +107,7 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
 @pytest.fixture
 def locked_app_url(tmp_path):
     """`judgeaudit app` with a password set: every page is behind the login."""
-    port = free_port()
-    env = {**os.environ, "JUDGEAUDIT_DB": str(tmp_path / "locked.duckdb"), "JUDGEAUDIT_APP_PASSWORD": "open sesame"}
-    exe = str(Path(sys.executable).with_name("judgeaudit"))
-    proc = subprocess.Popen([exe, "app", "--port", str(port), "--address", "127.0.0.1"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    if not wait_http(url + "/_stcore/health"):
-        proc.kill()
-        pytest.fail("the dashboard did not start within 120 s")
-    yield url
-    os.killpg(proc.pid, 15)
-    proc.wait(timeout=30)
+    yield from _serve_app({"JUDGEAUDIT_DB": str(tmp_path / "locked.duckdb"), "JUDGEAUDIT_APP_PASSWORD": "open sesame"})
 
 
 def test_password_gate(locked_app_url):
