@@ -37,7 +37,8 @@ def show_run(row: dict, key_prefix: str) -> None:
         if row["error"]:
             st.error(row["error"])
         if row["status"] in ("queued", "running"):
-            if st.button("Stop", key=f"{key_prefix}-stop-{row['run_id']}", icon=":material/stop:"):
+            label = "Stop & save" if row.get("kind") == "train" else "Stop"    # a stopped training keeps its adapter
+            if st.button(label, key=f"{key_prefix}-stop-{row['run_id']}", icon=":material/stop:"):
                 data.cancel_run(row["run_id"])
                 st.toast(f"Asked run {row['run_id']} to stop")
         with st.expander("Config and log"):

@@ -111,15 +111,41 @@ def main() -> None:
            for g in (True, False)}
 
     class Clock(TrainerCallback):
+        """on_train_begin .. on_train_end, and each optimiser step's own time (from the end of the
+        previous step: the data loading and the callbacks between steps count)."""
         def on_train_begin(self, a, state, control, **kw):
-            self.t0 = time.perf_counter()
+            self.t0 = self.t_step = time.perf_counter()
+            self.steps = []
+
+        def on_step_end(self, a, state, control, **kw):
+            now = time.perf_counter()
+            self.steps.append(now - self.t_step)
+            self.t_step = now
 
         def on_train_end(self, a, state, control, **kw):
             self.t1 = time.perf_counter()
 
     print(f"padding share: {100 * pad[True]:.1f}% with length grouping, {100 * pad[False]:.1f}% without "
           f"(micro-batch {args.micro_batch_size}, {len(examples)} examples)", flush=True)
-    trainer_rates, bare_rates = [], []
+    def bare(batches, accum, bf16) -> float:
+        """The same batches through forward + backward + AdamW step, nothing else; seconds."""
+        opt = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=2e-4)
+        peft_model.train()
+        device = next(peft_model.parameters()).device
+        t0 = time.perf_counter()
+        for i, b in enumerate(batches):
+            b = {k: v.to(device) for k, v in b.items()}
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+                loss = peft_model(**b).loss / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    trainer_rates, bare_rates, step_rates = [], [], []
     for rep in range(args.repeats):
         clock, counter = Clock(), {"tokens": 0}
         trainer = build_trainer(cfg(), peft_model, tok, examples, [], [clock], counter)
@@ -130,25 +156,18 @@ def main() -> None:
             if len(batches) == args.steps * accum:
                 break
         tokens = sum(int(b["attention_mask"].sum()) for b in batches)
+        # which side runs first alternates, so that neither always finds the caches warm
+        bare_s = bare(batches, accum, trainer.args.bf16) if rep % 2 else None
         trainer.train()
+        if bare_s is None:
+            bare_s = bare(batches, accum, trainer.args.bf16)
         trainer_rates.append(counter["tokens"] / (clock.t1 - clock.t0))
-        # the bare loop: the same batches, forward + backward + AdamW step, nothing else
-        opt = torch.optim.AdamW([p for p in peft_model.parameters() if p.requires_grad], lr=2e-4)
-        peft_model.train()
-        device = next(peft_model.parameters()).device
-        t0 = time.perf_counter()
-        for i, b in enumerate(batches):
-            b = {k: v.to(device) for k, v in b.items()}
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=trainer.args.bf16):
-                loss = peft_model(**b).loss / accum
-            loss.backward()
-            if (i + 1) % accum == 0:
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        bare_rates.append(tokens / (time.perf_counter() - t0))
-        print(f"repeat {rep + 1}: Trainer {trainer_rates[-1]:.2f} tokens/s, bare {bare_rates[-1]:.2f} tokens/s "
+        step_rates.append(counter["tokens"] / sum(clock.steps))
+        bare_rates.append(tokens / bare_s)
+        print(f"repeat {rep + 1} ({'bare' if rep % 2 else 'Trainer'} first): Trainer {trainer_rates[-1]:.2f} "
+              f"tokens/s over the whole train() ({step_rates[-1]:.2f} over its steps: "
+              f"{', '.join(f'{x:.2f}' for x in clock.steps)} s; {clock.t1 - clock.t0 - sum(clock.steps):.2f} s "
+              f"outside them), bare {bare_rates[-1]:.2f} tokens/s "
               f"({tokens} non-padding tokens in {len(batches)} micro-batches)", flush=True)
 
     tr, br = statistics.median(trainer_rates), statistics.median(bare_rates)
@@ -157,6 +176,8 @@ def main() -> None:
     print(f"bare forward+backward+step tokens/s (median): {br:.2f}")
     print(f"ratio Trainer / bare: median {statistics.median(ratios):.3f} (per repeat: "
           f"{', '.join(f'{r:.3f}' for r in ratios)}); target >= 0.8")
+    step_ratios = [a / b for a, b in zip(step_rates, bare_rates)]
+    print(f"ratio over the Trainer's steps only (no start-up or wind-down): median {statistics.median(step_ratios):.3f}")
     print(f"padding share: {100 * pad[True]:.1f}% with length grouping, {100 * pad[False]:.1f}% without "
           f"(micro-batch {args.micro_batch_size}); target <= 10% with grouping")
     if torch.cuda.is_available():
