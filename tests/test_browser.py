@@ -133,3 +133,32 @@ def test_password_gate(locked_app_url):
         expect(page.get_by_text("API key variable")).to_have_count(0)         # no key box on the Score page
         expect(page.get_by_role("radio", name="Simulated judge")).to_be_visible()
         browser.close()
+
+
+@pytest.mark.slow
+def test_train_on_the_demo_survives_a_reload_and_finishes(app_url):
+    """Curate & Train on the bundled demo: the quick preset cut to 2 steps, Train pressed, the page
+    reloaded while the run works, and the run (a background process) seen finished afterwards."""
+    import re
+
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=90_000)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page()
+        page.set_default_timeout(90_000)
+        page.goto(app_url + "/curate")                                  # the page's own address
+        expect(page.get_by_text("Tie-broken picks")).to_be_visible()
+        steps = page.get_by_label("Max steps (0: epochs)")
+        steps.fill("2")
+        steps.press("Enter")
+        expect(page.get_by_text("--max-steps 2")).to_be_visible()      # the command the button runs
+        page.get_by_role("button", name="Train", exact=True).click()
+        expect(page.get_by_text(re.compile(r"Started run \d+"))).to_be_visible()
+        expect(page.get_by_text(re.compile(r"Run \d+ · (queued|running)"))).to_be_visible()
+        page.reload()                             # a new session on the same page; the run goes on
+        expect(page.get_by_text("Tie-broken picks")).to_be_visible()
+        expect(page.get_by_text(re.compile(r"Run \d+ · finished"))).to_be_visible(timeout=600_000)
+        expect(page.get_by_text(re.compile(r"Run \d+ · failed"))).to_have_count(0)
+        browser.close()
