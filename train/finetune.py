@@ -63,6 +63,7 @@ class TrainConfig:
             raise UserError("--eval-share must be in [0, 0.5)")
         if self.learning_rate <= 0 or (self.max_steps <= 0 and self.epochs <= 0):
             raise UserError("--learning-rate and --epochs (or --max-steps) must be positive")
+        accumulation_steps(self.batch_size, self.micro_batch_size, int(os.environ.get("WORLD_SIZE", "1")))
 
 
 def read_subset(path: str | os.PathLike) -> list[dict]:
@@ -153,6 +154,18 @@ def pad_batch(features: list[dict], pad_id: int) -> dict:
     return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
+def accumulation_steps(batch_size: int, micro_batch_size: int, world: int = 1) -> int:
+    """Micro-batches accumulated per optimiser step so that micro batch x steps x processes is the
+    effective batch exactly; a batch that does not divide is refused rather than silently changed."""
+    per_step = micro_batch_size * world
+    if batch_size % per_step:
+        raise UserError(f"--batch-size {batch_size} is not a multiple of --micro-batch-size {micro_batch_size}"
+                        + (f" x {world} processes" if world > 1 else "")
+                        + f" ({per_step}): choose a batch size that is, or a smaller micro batch")
+    return batch_size // per_step
+
+
+# pragma: no mutate start (make mutate: the model and the Trainer, tested by test_train.py)
 def projection_names(model) -> list[str]:
     """The short names of the model's linear layers inside its blocks (attention and MLP
     projections: q_proj, ..., down_proj), not the output head."""
@@ -258,6 +271,7 @@ def make_callback(out: Path, counter: dict, cancelled: Callable[[], bool], progr
     return Progress()
 
 
+# pragma: no mutate end
 MEGA_BATCHES = 50     # length grouping sorts this many batches at a time (transformers' largest)
 
 
@@ -283,6 +297,7 @@ def length_grouped_order(lengths: list[int], batch: int, rng) -> list[int]:
     return [int(i) for b in [batches[first]] + [rest[j] for j in rng.permutation(len(rest))] for i in b]
 
 
+# pragma: no mutate start (make mutate: the model and the Trainer, tested by test_train.py)
 def _trainer_class():
     import numpy as np
     import torch
@@ -327,7 +342,7 @@ def build_trainer(cfg: TrainConfig, model, tokenizer, train_rows: list[dict], ev
     import torch
     from transformers import TrainingArguments
     world = int(os.environ.get("WORLD_SIZE", "1"))
-    accum = max(1, cfg.batch_size // (cfg.micro_batch_size * world))
+    accum = accumulation_steps(cfg.batch_size, cfg.micro_batch_size, world)
     steps_per_epoch = max(1, math.ceil(math.ceil(len(train_rows) / (cfg.micro_batch_size * world)) / accum))
     total = cfg.max_steps if cfg.max_steps > 0 else math.ceil(steps_per_epoch * cfg.epochs)
     eval_steps = cfg.eval_steps or max(1, total // 5)
@@ -442,3 +457,4 @@ def train(cfg: TrainConfig, *, cancelled: Callable[[], bool] = lambda: False,
     model.train()
     return fit(cfg, model, tokenizer, cancelled=cancelled, progress=progress, run_id=run_id,
                subset_record=subset_record)[1]
+# pragma: no mutate end
