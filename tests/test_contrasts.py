@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import polars as pl
@@ -249,3 +250,175 @@ def test_holm_has_one_implementation_in_audit():
     import audit
     from audit import _probes
     assert C.holm is audit.holm and _probes.holm is audit.holm and _probes.mcnemar is audit.mcnemar
+
+
+GOOD = {"condition": "a", "seed": 0, "prompt_id": "p1", "judge": "j", "outcome": 0.5}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"outcome": True}, "field 'outcome': must be 1, 0.5 or 0, not True"),
+    ({"outcome": 2}, "field 'outcome': must be 1, 0.5 or 0, not 2"),
+    ({"outcome": 0.7}, "field 'outcome': must be 1, 0.5 or 0, not 0.7"),
+    ({"outcome": None}, "field 'outcome': must be 1, 0.5 or 0, not None"),
+    ({"seed": "x"}, "field 'seed': required, an integer, not 'x'"),
+    ({"seed": True}, "field 'seed': required, an integer, not True"),
+    ({"seed": 1.0}, "field 'seed': required, an integer, not 1.0"),
+    ({"condition": ""}, "field 'condition': required, a non-empty string, not ''"),
+    ({"prompt_id": 5}, "field 'prompt_id': required, a non-empty string, not 5"),
+    ({"judge": None}, "field 'judge': required, a non-empty string, not None"),
+    ({"answer_len": -1}, "field 'answer_len': a character count (integer >= 0), not -1"),
+    ({"answer_len": True}, "field 'answer_len': a character count (integer >= 0), not True"),
+    ({"answer_len": "12"}, "field 'answer_len': a character count (integer >= 0), not '12'"),
+    ({"ref_len": 2.5}, "field 'ref_len': a character count (integer >= 0), not 2.5"),
+    ({"ref_len": -3}, "field 'ref_len': a character count (integer >= 0), not -3"),
+    ({"markdown": 2}, "field 'markdown': true or false, not 2"),
+    ({"markdown": "yes"}, "field 'markdown': true or false, not 'yes'"),
+])
+def test_read_outcomes_refuses_a_bad_field_naming_file_line_and_field(tmp_path, change, message):
+    path = tmp_path / "o.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + json.dumps({**GOOD, "prompt_id": "p2", **change}) + "\n")
+    with pytest.raises(UserError, match=re.escape(f"{path}, line 2, {message}")):
+        C.read_outcomes(path)
+
+
+def test_read_outcomes_keeps_every_field_typed(tmp_path):
+    rows = [{**GOOD, "outcome": 0, "answer_len": 0, "ref_len": 0, "markdown": 0},
+            {**GOOD, "seed": 2, "outcome": 1, "answer_len": 7, "ref_len": 12, "markdown": 1},
+            {**GOOD, "condition": "base", "outcome": 1.0, "markdown": True},
+            {**GOOD, "judge": "k", "outcome": 0.5, "markdown": False},
+            {**GOOD, "prompt_id": "p9"}]
+    path = tmp_path / "o.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    frame = C.read_outcomes(path)
+    assert frame.schema == C.SCHEMA
+    assert frame.to_dicts() == [
+        {"condition": "a", "seed": 0, "prompt_id": "p1", "judge": "j", "outcome": 0.0, "answer_len": 0, "ref_len": 0,
+         "markdown": False},
+        {"condition": "a", "seed": 2, "prompt_id": "p1", "judge": "j", "outcome": 1.0, "answer_len": 7, "ref_len": 12,
+         "markdown": True},
+        {"condition": "base", "seed": 0, "prompt_id": "p1", "judge": "j", "outcome": 1.0, "answer_len": None,
+         "ref_len": None, "markdown": True},
+        {"condition": "a", "seed": 0, "prompt_id": "p1", "judge": "k", "outcome": 0.5, "answer_len": None,
+         "ref_len": None, "markdown": False},
+        {"condition": "a", "seed": 0, "prompt_id": "p9", "judge": "j", "outcome": 0.5, "answer_len": None,
+         "ref_len": None, "markdown": None}]
+    # without covariates on any row the columns are still there, typed, all null
+    path.write_text(json.dumps(GOOD) + "\n")
+    frame = C.read_outcomes(path)
+    assert frame.schema == C.SCHEMA and frame.row(0) == ("a", 0, "p1", "j", 0.5, None, None, None)
+
+
+def test_read_outcomes_file_errors_name_the_file(tmp_path):
+    path = tmp_path / "o.jsonl"
+    with pytest.raises(UserError, match=re.escape(f"{path}: no such file")):
+        C.read_outcomes(path)
+    path.write_text("\n  \n")
+    with pytest.raises(UserError, match=re.escape(f"{path}: no outcome rows")):
+        C.read_outcomes(path)
+    path.write_text(json.dumps(GOOD) + "\n" + json.dumps({**GOOD, "seed": 1}) + "\n" + json.dumps(GOOD) + "\n")
+    with pytest.raises(UserError, match=re.escape(f"{path}, line 3: repeats the outcome of line 1 "
+                                                  "(condition, seed, prompt_id, judge = ('a', 0, 'p1', 'j'))")):
+        C.read_outcomes(path)
+
+
+def test_prompt_differences_by_hand():
+    # judge j: condition a with seeds 1 and 2, b and base with seed 0, on prompts p0..p3;
+    # judge k disagrees everywhere and must not leak into j's table
+    a = {"p0": (1, 0), "p1": (1, 1), "p2": (0, 0.5), "p3": (0.5, 0.5)}
+    b = {"p0": 0, "p1": 0.5, "p2": 0, "p3": 1}
+    base = {"p0": 0.5, "p1": 0.5, "p2": 0.5, "p3": 0.5}
+    rows = [{"condition": "a", "seed": s, "prompt_id": p, "judge": "j", "outcome": float(v[i])}
+            for p, v in a.items() for i, s in enumerate((1, 2))]
+    rows += [{"condition": c, "seed": 0, "prompt_id": p, "judge": "j", "outcome": float(v)}
+             for c, vals in (("b", b), ("base", base)) for p, v in vals.items()]
+    rows += [{**r, "judge": "k", "outcome": 1.0 - r["outcome"]} for r in list(rows)]
+    frame = outcomes(rows)
+    # seed means of a: p0 0.5, p1 1, p2 0.25, p3 0.5. a - b: p0 +0.5, p1 +0.5, p2 +0.25, p3 -0.5;
+    # largest first, equal differences by prompt id
+    got = C.prompt_differences(frame, "j", "a", "b")
+    assert got.columns == ["prompt_id", "mean_a", "mean_b", "diff"]
+    assert got.rows() == [("p0", 0.5, 0.0, 0.5), ("p1", 1.0, 0.5, 0.5), ("p2", 0.25, 0.0, 0.25),
+                          ("p3", 0.5, 1.0, -0.5)]
+    # b - base: p0 -0.5, p1 0, p2 -0.5, p3 +0.5
+    assert C.prompt_differences(frame, "j", "b", "base").rows() == [
+        ("p3", 1.0, 0.5, 0.5), ("p1", 0.5, 0.5, 0.0), ("p0", 0.0, 0.5, -0.5), ("p2", 0.0, 0.5, -0.5)]
+    # judge k's outcomes are 1 - j's: a - b there is the negative
+    assert C.prompt_differences(frame, "k", "a", "b")["diff"].to_list() == [0.5, -0.25, -0.5, -0.5]
+    # an outcome that did not parse (null) leaves its prompt incomplete: p2 is left out
+    holed = frame.with_columns(pl.when((pl.col("condition") == "b") & (pl.col("prompt_id") == "p2"))
+                               .then(None).otherwise(pl.col("outcome")).alias("outcome"))
+    assert C.prompt_differences(holed, "j", "a", "b")["prompt_id"].to_list() == ["p0", "p1", "p3"]
+    # a condition the judge does not have: an empty, typed table
+    empty = {"prompt_id": pl.String, "mean_a": pl.Float64, "mean_b": pl.Float64, "diff": pl.Float64}
+    for x, y in (("a", "zz"), ("zz", "a"), ("zz", "yy")):
+        got = C.prompt_differences(frame, "j", x, y)
+        assert got.height == 0 and got.schema == empty
+
+
+def test_covariates_by_hand():
+    # log_len_ratio = log(max(answer_len, 1) / max(ref_len, 1)); an empty answer or reference counts as 1
+    frame = outcomes([{**GOOD, "prompt_id": f"p{i}", "answer_len": a, "ref_len": r, "markdown": md}
+                      for i, (a, r, md) in enumerate([(0, 10, True), (1, 1, False), (10, 0, False), (30, 20, True),
+                                                      (1, 2, False), (2, 1, True)])])
+    got = C.covariates(frame)
+    assert got["log_len_ratio"].to_list() == pytest.approx(
+        [math.log(1 / 10), 0.0, math.log(10), math.log(1.5), math.log(0.5), math.log(2)], abs=1e-12)
+    assert got["md"].to_list() == [1.0, 0.0, 0.0, 1.0, 0.0, 1.0]
+
+
+def least_squares(frame, judge):
+    """outcome ~ prompt dummies + condition dummies (base as reference) + log length ratio +
+    markdown by numpy lstsq over one judge's rows: (condition effects, coefficients)."""
+    rows = frame.filter(pl.col("judge") == judge)
+    prompts = sorted(rows["prompt_id"].unique().to_list())
+    conds = [c for c in sorted(rows["condition"].unique().to_list()) if c != "base"]
+    X = np.column_stack(
+        [(rows["prompt_id"] == p).to_numpy().astype(float) for p in prompts]
+        + [(rows["condition"] == c).to_numpy().astype(float) for c in conds]
+        + [np.log(rows["answer_len"].to_numpy() / rows["ref_len"].to_numpy()),
+           rows["markdown"].to_numpy().astype(float)])
+    beta = np.linalg.lstsq(X, rows["outcome"].to_numpy(), rcond=None)[0]
+    return {"base": 0.0, **{c: beta[len(prompts) + i] for i, c in enumerate(conds)}}, beta[-2:]
+
+
+def test_adjusted_contrasts_are_fitted_per_judge():
+    # two judges with different outcomes and covariates: each judge's fit uses its own rows only
+    frame = random_outcomes(n_prompts=7, judges=("j1", "j2"), rng_seed=8)
+    doc = C.analyse(frame, boot=50, seed=0)
+    for judge in ("j1", "j2"):
+        effect, (coef_len, coef_md) = least_squares(frame, judge)
+        rows = [r for r in doc["adjusted"] if r["judge"] == judge]
+        assert len(rows) == 3
+        for row in rows:
+            assert row["diff"] == pytest.approx(effect[row["a"]] - effect[row["b"]], abs=1e-10)
+            assert row["coef_log_len_ratio"] == pytest.approx(coef_len, abs=1e-10)
+            assert row["coef_markdown"] == pytest.approx(coef_md, abs=1e-10)
+
+
+def test_adjusted_drops_constant_covariates_of_any_size():
+    # every answer twice its reference (log ratio log 2 everywhere) and every answer in markdown:
+    # both are absorbed by the fixed effects, both dropped, and `adjusted` equals the contrasts
+    frame = random_outcomes(n_prompts=6, judges=("j1",), rng_seed=3).with_columns(
+        (2 * pl.col("ref_len")).alias("answer_len"), pl.lit(True).alias("markdown"))
+    doc = C.analyse(frame, boot=100, seed=1)
+    assert len(doc["adjusted"]) == 3
+    for adj, raw in zip(doc["adjusted"], doc["contrasts"]):
+        assert (adj["coef_log_len_ratio"], adj["coef_markdown"]) == (None, None)
+        assert (adj["a"], adj["b"]) == (raw["a"], raw["b"]) and adj["diff"] == pytest.approx(raw["diff"], abs=1e-12)
+
+
+def test_no_variation_left_means_within_1e9_of_the_covariates_size():
+    # two conditions x two prompts, one seed: a log ratio with an interaction e in one cell has a
+    # residual e x (1/4, -1/4, -1/4, 1/4) after both fixed effects, norm e/2. It is kept when that
+    # exceeds 1e-9 x (1 + |log ratio column|).
+    def frame(answer, ref):
+        return outcomes([{"condition": c, "seed": 0, "prompt_id": p, "judge": "j", "outcome": float(i % 2),
+                          "answer_len": answer[i], "ref_len": ref[i], "markdown": False}
+                         for i, (c, p) in enumerate([("a", "p0"), ("a", "p1"), ("base", "p0"), ("base", "p1")])])
+    g = 10 ** 9
+    # ratios ~1: |column| ~ 0, tolerance 1e-9. e = log(1 + 3e-9) -> residual 1.5e-9: kept;
+    # e = log(1 + 1e-9) -> 0.5e-9: dropped
+    assert C.adjust(frame([g, g, g, g + 3], [g] * 4), "j", ["p0", "p1"])[1]["log_len_ratio"] is not None
+    assert C.adjust(frame([g, g, g, g + 1], [g] * 4), "j", ["p0", "p1"])[1]["log_len_ratio"] is None
+    # ratios ~1e9: |column| = 2 x log(1e9) = 41.4, tolerance 4.2e-8; e = 1e-8 -> residual 5e-9: dropped
+    assert C.adjust(frame([g, g, g, g + 10], [1] * 4), "j", ["p0", "p1"])[1]["log_len_ratio"] is None

@@ -17,7 +17,8 @@ from ingest import import_pool, import_verdicts
 from ingest._subsets import subset_by_hash, subsets
 from tests.conftest import query_rows
 from tests.fixtures import synthetic_pool, synthetic_verdicts
-from train.curate import curate, heldout_prompts, keep_count, overlap, preview, select
+from train.curate import (curate, heldout_prompts, heldout_rule, keep_count, overlap, preview, select, subset_name,
+                          to_messages)
 from train.heldout import heldout_prompt_ids
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
@@ -300,3 +301,136 @@ def test_curate_and_train_page(tmp_path, monkeypatch, write_jsonl):
     record = json.loads((out / "config.json").read_text())["subset"]
     assert (record["policy"], record["judge"], record["format"], record["n_selected"]) == ("judge", "alpha", fmt,
                                                                                           s["n_selected"])
+
+
+# Two formats of judge 'j' on four prompts of two candidates (c0..c7). Format f ties p0 (c0|c1)
+# and p3 (c6|c7); the tie-break key is default_rng(seed).random(8)[cand_idx], the largest wins:
+#   seed 0: .637 .270 .041 .017 .813 .913 .607 .729 -> p0 c0, p3 c7
+#   seed 1: .512 .950 .144 .949 .312 .423 .828 .409 -> p0 c1, p3 c6
+TWO = {"f": {0: [3, 3], 1: [5, 1], 2: [2, 4], 3: [1, 1]}, "g": {0: [3, 1], 1: [1, 5], 2: [4, 2], 3: [1, 2]}}
+
+
+def two_formats():
+    pool, f = frames(TWO["f"])
+    _, g = frames(TWO["g"])
+    return pool, pl.concat([f, g.with_columns(pl.lit("g").alias("format"))])
+
+
+OVERLAP_SCHEMA = {"rate": pl.Float64, "format_a": pl.String, "format_b": pl.String, "n_a": pl.Int64,
+                  "n_b": pl.Int64, "jaccard": pl.Float64}
+
+
+def test_overlap_by_hand_with_the_default_seed_and_held_out_share():
+    pool, scores = two_formats()
+    # seed 0 (the default), nothing held out. f picks c0 (.5), c2 (1), c5 (.75), c7 (0);
+    # g picks c0 (.5), c3 (1), c4 (.75), c7 (.25).
+    # rate 0.1: round(0.4) = 0 prompts, both sets empty, Jaccard undefined (null)
+    # rate 0.5: 2 prompts: f {c2, c5}, g {c3, c4}: Jaccard 0
+    # rate 1: f {0, 2, 5, 7}, g {0, 3, 4, 7}: |{0, 7}| / |{0, 2, 3, 4, 5, 7}| = 2/6
+    # (with seed 1, f would pick {1, 2, 5, 6} and share nothing with g)
+    ov = overlap(pool, scores, "j", ["f", "g"], [0.1, 0.5, 1.0], holdout_share=None)
+    assert ov.schema == OVERLAP_SCHEMA
+    assert ov.to_dicts() == [
+        {"rate": 0.1, "format_a": "f", "format_b": "g", "n_a": 0, "n_b": 0, "jaccard": None},
+        {"rate": 0.5, "format_a": "f", "format_b": "g", "n_a": 2, "n_b": 2, "jaccard": 0.0},
+        {"rate": 1.0, "format_a": "f", "format_b": "g", "n_a": 4, "n_b": 4, "jaccard": pytest.approx(1 / 3)}]
+    # the typed columns hold when every Jaccard is null, and when there is no pair at all
+    assert overlap(pool, scores, "j", ["f", "g"], [0.1], holdout_share=None).schema == OVERLAP_SCHEMA
+    alone = overlap(pool, scores, "j", ["f"], [0.5, 1.0], holdout_share=None)
+    assert alone.height == 0 and alone.schema == OVERLAP_SCHEMA
+    # the default held-out share (0.1 of 4 prompts: at least one) sets aside p0, the prompt with
+    # the smallest blake2b('heldout|0|p0'..'p3') key: f {2, 5, 7}, g {3, 4, 7}: 1/5
+    ov = overlap(pool, scores, "j", ["f", "g"], [1.0])
+    assert (ov["n_a"][0], ov["n_b"][0]) == (3, 3) and ov["jaccard"][0] == pytest.approx(1 / 5)
+
+
+def cell_modes():
+    """Scores of formats f and g in four cells (decoding x score kind) on the pool of two_formats.
+    g picks c0, c2, c4, c6 in every cell; f picks by cell:
+    greedy/label c0 c2 c5 c7, greedy/expected and constrained/label c1 c3 c5 c7,
+    constrained/expected c0 c2 c4 c6 (the same as g)."""
+    pool, _ = frames(TWO["f"])
+    first, second = [1.0, 0.0] * 4, [0.0, 1.0] * 4
+    f = {("greedy", "label"): [1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0], ("greedy", "expected"): second,
+         ("constrained", "label"): second, ("constrained", "expected"): first}
+    rows = [{"judge": "j", "format": fmt, "cand_idx": i, "prompt_idx": i // 2, "position": i % 2,
+             "s": (s if fmt == "f" else first)[i], "r": None, "decoding": dec, "score": kind}
+            for (dec, kind), s in f.items() for fmt in ("f", "g") for i in range(8)]
+    return pool, pl.DataFrame(rows, schema_overrides={"r": pl.Float64})
+
+
+def test_overlap_and_preview_pass_decoding_and_score_on():
+    pool, cells = cell_modes()
+    # the defaults: greedy (the paper's mode of two) and label: f {0, 2, 5, 7}, g {0, 2, 4, 6}: 2/6
+    ov = overlap(pool, cells, "j", ["f", "g"], [1.0], holdout_share=None)
+    assert (ov["n_a"][0], ov["n_b"][0]) == (4, 4) and ov["jaccard"][0] == pytest.approx(1 / 3)
+    # constrained expected scores: f picks what g picks: Jaccard 1
+    ov = overlap(pool, cells, "j", ["f", "g"], [1.0], holdout_share=None, decoding="constrained", score="expected")
+    assert (ov["n_a"][0], ov["n_b"][0]) == (4, 4) and ov["jaccard"][0] == 1.0
+    # greedy expected: f {1, 3, 5, 7}, g {0, 2, 4, 6}: 0
+    ov = overlap(pool, cells, "j", ["f", "g"], [1.0], holdout_share=None, score="expected")
+    assert ov["jaccard"][0] == 0.0
+    pv = preview(pool, cells, "j", 1.0, holdout_share=None, decoding="constrained", score="expected")
+    assert pv.select("format", "decoding", "score", "n_selected").rows() == [
+        ("f", "constrained", "expected", 4), ("g", "constrained", "expected", 4)]
+    pv = preview(pool, cells, "j", 1.0, holdout_share=None)
+    assert pv.select("format", "decoding", "score", "n_selected").rows() == [
+        ("f", "greedy", "label", 4), ("g", "greedy", "label", 4)]
+
+
+def test_preview_summaries_by_hand():
+    pool, scores = two_formats()
+    # nothing held out, rate 1: every prompt kept, no coin at the cut. f's picks at p0 and p3 are
+    # tie-breaks: share_tie_broken = 2 / 4; g has none: 0 / 4
+    pv = preview(pool, scores, "j", 1.0, holdout_share=None)
+    assert pv.schema == {"policy": pl.String, "judge": pl.String, "format": pl.String, "decoding": pl.String,
+                         "score": pl.String, "rate": pl.Float64, "seed": pl.Int64, "n_eligible": pl.Int64,
+                         "n_selected": pl.Int64, "n_pick_tied": pl.Int64, "n_cut_tied": pl.Int64,
+                         "n_tie_broken": pl.Int64, "n_heldout_prompts": pl.Int64, "cut_value": pl.Float64,
+                         "share_tie_broken": pl.Float64}
+    assert pv.to_dicts() == [
+        {"policy": "judge", "judge": "j", "format": "f", "decoding": None, "score": "label", "rate": 1.0, "seed": 0,
+         "n_eligible": 4, "n_selected": 4, "n_pick_tied": 2, "n_cut_tied": 0, "n_tie_broken": 2,
+         "n_heldout_prompts": 0, "cut_value": 0.0, "share_tie_broken": 0.5},
+        {"policy": "judge", "judge": "j", "format": "g", "decoding": None, "score": "label", "rate": 1.0, "seed": 0,
+         "n_eligible": 4, "n_selected": 4, "n_pick_tied": 0, "n_cut_tied": 0, "n_tie_broken": 0,
+         "n_heldout_prompts": 0, "cut_value": 0.25, "share_tie_broken": 0.0}]
+    # rate 0.1 keeps round(0.4) = 0 prompts: no share; the default held-out share sets aside p0
+    pv = preview(pool, scores, "j", 0.1)
+    assert pv["n_selected"].to_list() == [0, 0] and pv["share_tie_broken"].to_list() == [None, None]
+    assert pv["n_heldout_prompts"].to_list() == [1, 1] and pv["n_eligible"].to_list() == [3, 3]
+
+
+def test_heldout_rule_of_a_pool():
+    # 25 prompts of two candidates, none marked
+    cands = pl.DataFrame({"prompt_idx": list(range(25)) * 2, "prompt_id": [f"p{i}" for i in range(25)] * 2,
+                          "split": ["pool"] * 50})
+    # share 0.2 of 25 = 5 prompts; 0.3 x 25 = 7.5 -> 8 (halves up)
+    assert heldout_rule(cands, share=0.2) == {"rule": "share", "share": 0.2, "seed": 0, "n": 5}
+    assert heldout_rule(cands, share=0.3) == {"rule": "share", "share": 0.3, "seed": 0, "n": 8}
+    # share None: the marked prompts only (none here; then two, one of them on both candidates)
+    assert heldout_rule(cands, share=None) == {"rule": "split", "n": 0}
+    marked = cands.with_columns(pl.when(pl.col("prompt_idx").is_in([3, 11]) & (pl.int_range(pl.len()) != 3))
+                                .then(pl.lit("heldout")).otherwise(pl.lit("pool")).alias("split"))
+    assert heldout_rule(marked, share=None) == {"rule": "split", "n": 2}
+
+
+def test_subset_names():
+    base = {"policy": "judge", "judge": "alpha", "format": "likert5", "rate": 0.25, "seed": 3}
+    # the paper's defaults (greedy, label) are left out of the name; other modes are appended
+    assert subset_name({**base, "decoding": "greedy", "score": "label"}) == "alpha×likert5@0.25#s3"
+    assert subset_name({**base, "decoding": None, "score": None}) == "alpha×likert5@0.25#s3"
+    assert subset_name({**base, "decoding": "constrained", "score": "expected"}) == \
+        "alpha×likert5·constrained·expected@0.25#s3"
+    assert subset_name({**base, "decoding": "greedy", "score": "expected"}) == "alpha×likert5·expected@0.25#s3"
+    assert subset_name({**base, "decoding": "constrained", "score": "label"}) == "alpha×likert5·constrained@0.25#s3"
+    # baselines: the policy's name; the rate printed shortest (1.0 -> 1)
+    assert subset_name({"policy": "random", "judge": None, "format": None, "rate": 0.5, "seed": 0}) == "random@0.5#s0"
+    assert subset_name({"policy": "full", "judge": None, "format": None, "rate": 1.0, "seed": 2}) == "full@1#s2"
+
+
+def test_to_messages_is_trl_prompt_completion():
+    examples = pl.DataFrame({"cand_idx": [4, 1], "prompt": ["Q one?", "Q two?"], "response": ["A one.", "A two."]})
+    assert to_messages(examples) == [
+        {"prompt": [{"role": "user", "content": "Q one?"}], "completion": [{"role": "assistant", "content": "A one."}]},
+        {"prompt": [{"role": "user", "content": "Q two?"}], "completion": [{"role": "assistant", "content": "A two."}]}]

@@ -28,6 +28,16 @@ def test_outcome_of_both_orders():
     assert outcome(None, -2) is None      # a verdict that did not parse
 
 
+@pytest.mark.parametrize("value_ab, value_ba, expected", [
+    (1, -1, 1.0), (2, -2, 1.0), (1, -2, 1.0),          # wins both orders, by the smallest margins too
+    (-1, 1, 0.0), (-2, 2, 0.0), (-2, 1, 0.0),          # loses both
+    (1, 0, 0.5), (0, 1, 0.5), (-1, 0, 0.5), (0, -1, 0.5), (0, 0, 0.5),   # a tie in either order
+    (2, 1, 0.5), (-1, -2, 0.5),                        # slot A (or B) wins both times
+])
+def test_outcome_at_the_margins(value_ab, value_ba, expected):
+    assert outcome(value_ab, value_ba) == expected
+
+
 def test_markdown_detection():
     assert has_markdown("# Title\nText") and has_markdown("Steps:\n1. one\n2. two") and has_markdown("a **bold** b")
     assert has_markdown("- item") and has_markdown("```python\nx\n```") and has_markdown("| a | b |")
