@@ -222,6 +222,22 @@ def test_two_way_shares_of_a_constant_table_are_undefined():
     assert all(math.isnan(out[k]) for k in ("share_format", "share_judge", "share_residual"))
 
 
+def test_two_way_shares_rounding_allowance_scales_with_the_values():
+    shares = ("share_format", "share_judge", "share_residual")
+    # all zeros: SS_total = 0 exactly, the allowance 0 too; undefined, not 0/0
+    assert all(math.isnan(v) for k, v in m.two_way_shares(np.zeros((2, 2))).items() if k in shares)
+    # a constant of about 400: the grand mean's rounding leaves SS_total ~ 2e-26 (squared rounding
+    # of numbers near 400, 400^2 x 1e-32), far below the allowance 6 (1e-12 x 400.4)^2 ~ 1e-18
+    out = m.two_way_shares(np.full((2, 3), 400.4))
+    assert 0 < out["ss_total"] < 1e-24 and all(math.isnan(out[k]) for k in shares)
+    # a real difference of 1e-6 around 1 is not rounding: 1 + 1e-6 (0, 1 | 0, 0) has the shares of
+    # (0, 1 | 0, 0): grand 1/4, SS_total = 3/16 + 9/16 = 3/4, format means (0, 1/2): SS_f = 2 (1/16 +
+    # 1/16) = 1/4, judge means (1/2, 0): SS_j = 1/4, residual 1/4 -> a third each
+    out = m.two_way_shares(1 + 1e-6 * np.array([[0.0, 1.0], [0.0, 0.0]]))
+    assert out["ss_total"] == pytest.approx(0.75e-12, rel=1e-6)
+    assert [out[k] for k in shares] == pytest.approx([1 / 3] * 3, rel=1e-6)
+
+
 def test_variance_through_the_database(db, write_jsonl):
     import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abc")]), "p")
     rows = []
