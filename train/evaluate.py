@@ -51,6 +51,7 @@ def outcome(value_ab: float | None, value_ba: float | None) -> float | None:
     return 0.5
 
 
+# pragma: no mutate start (make mutate: orchestration, tested with the model by the slow tests)
 @dataclass
 class EvalRequest:
     runs: list[str]
@@ -125,6 +126,7 @@ def _folder_of(db, ref: str) -> Path:
     return path
 
 
+# pragma: no mutate end
 def condition_name(config: dict) -> str:
     if config.get("condition"):
         return str(config["condition"])
@@ -142,6 +144,7 @@ def condition_name(config: dict) -> str:
     return Path(subset.get("path") or "adapter").stem
 
 
+# pragma: no mutate start (make mutate: database lookups, tested with the model by the slow tests)
 def resolve_runs(db, refs: list[str]) -> list[Condition]:
     """The adapters to evaluate, then one base condition per base model."""
     conds, seen = [], {}
@@ -174,6 +177,7 @@ def resolve_runs(db, refs: list[str]) -> list[Condition]:
 
 # -- the held-out rule ----------------------------------------------------------------------------
 
+# pragma: no mutate end
 def rule_key(rule: dict) -> tuple:
     """What decides the held-out prompts: ('marked',) or ('share', share, seed); n is left out."""
     if rule.get("rule") in ("split", "marked"):
@@ -211,6 +215,7 @@ def _rule_text(rule: dict) -> str:
 
 # -- generation ------------------------------------------------------------------------------------
 
+# pragma: no mutate start (make mutate: generation and judging, tested with the model by the slow tests)
 def _generate_all(req: EvalRequest, db: Path, study_id: int, conds: list[Condition], items: pl.DataFrame,
                   job_id, cancelled, progress) -> int:
     """Generate what is not stored yet, one base model loaded at a time; returns answers made."""
@@ -427,3 +432,4 @@ def export_outcomes(db, study: str, path: str | os.PathLike) -> int:
         for row in frame.iter_rows(named=True):
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     return frame.height
+# pragma: no mutate end
