@@ -5,15 +5,19 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 from scipy.optimize import minimize
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from audit import rank, rank_calls
-from audit._rank import bt_mm, fit_cell, mle_exists, win_matrix
+from audit._bias import cell_rng
+from audit._rank import ORDERS, _nan_percentiles, bt_mm, fit_cell, mle_exists, win_matrix
 from tests.fixtures import build_db
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
@@ -214,3 +218,252 @@ def test_scoring_another_judge_leaves_a_cells_interval_unchanged():
     # the same calls under another judge name get another draw (the check above can fail)
     aaa = both.filter(pl.col("judge") == "aaa").sort("order", "id")
     assert not aaa["lo"].equals(alone["lo"])
+
+
+def test_mle_exists_and_bt_mm_on_a_batch_equal_each_member_alone():
+    # member 0: x beats y 3 times, loses once, z has no games -> +-log(3)/2 and NaN for z
+    # member 1: the cycle x > y > z > x once each -> all equal, 0
+    # member 2: the chain x > y > z (z never wins) -> no finite MLE
+    m0 = np.array([[0, 3, 0], [1, 0, 0], [0, 0, 0]], float)
+    m1 = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], float)
+    m2 = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], float)
+    exists = mle_exists(np.stack([m0, m1, m2]))
+    assert isinstance(exists, np.ndarray) and exists.tolist() == [True, True, False]
+    assert mle_exists(m0) is True and mle_exists(m2) is False       # one matrix: a plain bool
+    logp, _ = bt_mm(np.stack([m0, m1]))
+    assert logp.shape == (2, 3)
+    assert logp[0] == pytest.approx([math.log(3) / 2, -math.log(3) / 2, np.nan], abs=1e-9, nan_ok=True)
+    assert logp[1] == pytest.approx([0, 0, 0], abs=1e-9)
+
+
+def test_counts_in_a_small_integer_type_do_not_overflow():
+    # uint8 counts: x beats y 200 times and loses 100 (300 games, more than a uint8 holds), z
+    # splits one game each way with both: the same fit as the counts as floats, by scipy
+    counts = np.array([[0, 200, 1], [100, 0, 1], [1, 1, 0]])
+    logp, _ = bt_mm(counts.astype(np.uint8))
+    ml = minimize(_neg_log_lik, np.zeros(3), args=(counts.astype(float),), method="BFGS", options={"gtol": 1e-10})
+    assert logp == pytest.approx(ml.x - ml.x.mean(), abs=1e-5)
+    # 128 games each way between x and y (256 in all), y and z once each way, x beats z once:
+    # every item reaches every other along wins (z -> y -> x), so the MLE exists
+    assert mle_exists(np.array([[0, 128, 1], [128, 0, 1], [0, 1, 0]], np.uint8)) is True
+
+
+def test_bt_mm_started_at_its_own_solution_stops_after_one_step():
+    # from the fixed point, one MM step moves p by less than the tolerance: one iteration, not the
+    # dozens it takes from p = 1
+    rng = np.random.default_rng(4)
+    wins = rng.integers(1, 12, size=(5, 5)).astype(float)
+    np.fill_diagonal(wins, 0)
+    logp, iterations = bt_mm(wins)
+    again, one = bt_mm(wins, start=logp)
+    assert iterations > 5 and one == 1
+    assert again == pytest.approx(logp, abs=1e-9)
+
+
+def test_nan_percentiles_equal_numpys_nanpercentile():
+    # (P, B, n) = (2, 10, 5) with 10, 7, 3, 1 and 0 values in a slice (the rest NaN): linear
+    # interpolation as numpy's default, NaN where a slice has no value
+    rng = np.random.default_rng(8)
+    draws = rng.normal(size=(2, 10, 5))
+    for col, valid in enumerate((10, 7, 3, 1, 0)):
+        for p in range(2):
+            draws[p, rng.permutation(10)[valid:], col] = np.nan
+    lo, hi = _nan_percentiles(draws)
+    with pytest.warns(RuntimeWarning):                              # the all-NaN slices
+        want_lo, want_hi = np.nanpercentile(draws, [2.5, 97.5], axis=1)
+    assert lo.dtype == hi.dtype == np.float64 and lo.shape == (2, 5)
+    assert lo == pytest.approx(want_lo, abs=1e-12, nan_ok=True)
+    assert hi == pytest.approx(want_hi, abs=1e-12, nan_ok=True)
+    assert np.isnan(lo[:, 4]).all() and (lo[:, :4] < hi[:, :4]).sum() == 6   # one value: lo == hi
+    assert (lo[:, 3] == hi[:, 3]).all()
+
+
+def _bootstrap_within_prompts(calls, n_boot, seed, prior=None, order="both"):
+    """The by-prompt bootstrap spelled out one prompt and one resample at a time: the cell's
+    generator draws each prompt's resample weights over its calls in prompt order; a resample keeps
+    the calls inside the prompt's largest connected group (ties: the group holding the first id),
+    adds `prior` (or half a game where that resample's MLE does not exist) as ties on its met pairs,
+    and is refitted from the prompt's fit to 1e-8. {(prompt_id, id): (lo, hi)}."""
+    rng = cell_rng(seed, calls["judge"][0], calls["format"][0], "greedy", order)
+    part = calls if order == "both" else calls.filter(~pl.col("swapped"))
+    out = {}
+    for pid in sorted(set(part["prompt_id"])):
+        g = part.filter(pl.col("prompt_id") == pid)
+        ids = sorted(set(g["a_id"]) | set(g["b_id"]))
+        a = np.array([ids.index(x) for x in g["a_id"]])
+        b = np.array([ids.index(x) for x in g["b_id"]])
+        v = g["value"].to_numpy()
+        credit = np.where(v > 0, 1.0, np.where(v < 0, 0.0, 0.5))
+
+        def wins_of(weight):
+            w = np.zeros((len(ids), len(ids)))
+            np.add.at(w, (a, b), weight * credit)
+            np.add.at(w, (b, a), weight * (1 - credit))
+            return w
+
+        full = wins_of(np.ones(g.height))
+        _, label = connected_components(csr_matrix(full + full.T > 0), directed=False)
+        keep = label == np.argmax(np.bincount(label))
+        sub = full[np.ix_(keep, keep)]
+        used = (0.0 if mle_exists(sub) else 0.5) if prior is None else prior
+        strength, _ = bt_mm(sub + used / 2 * (sub + sub.T > 0))
+        draws = []
+        for weight in rng.multinomial(g.height, np.full(g.height, 1 / g.height), size=n_boot):
+            w = wins_of(weight.astype(float))[np.ix_(keep, keep)]
+            used = (0.0 if mle_exists(w) else 0.5) if prior is None else prior
+            draws.append(bt_mm(w + used / 2 * (w + w.T > 0), tol=1e-8, start=strength)[0])
+        lo, hi = np.full(len(ids), np.nan), np.full(len(ids), np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)         # an item without games in a resample
+            lo[keep], hi[keep] = np.nanpercentile(np.array(draws), [2.5, 97.5], axis=0)
+        out.update({(pid, c): (lo[k], hi[k]) for k, c in enumerate(ids)})
+    return out
+
+
+@pytest.mark.parametrize("prior", [None, 2.0])
+def test_within_prompt_bootstrap_equals_one_resample_at_a_time(prior):
+    # prompts of 2 to 5 candidates and 3 to 13 calls, ties, both orders; 's1' falls apart into
+    # {x, y, z} and {u, v} (u, v left out), 's2' into two groups of two ({a, b} kept: it holds 'a')
+    rng = np.random.default_rng(5)
+    games = []
+    for p in range(6):
+        k = int(rng.integers(2, 6))
+        for _ in range(int(rng.integers(3, 14))):
+            x, y = rng.choice(k, size=2, replace=False)
+            games.append((f"c{x}", f"c{y}", int(rng.integers(-1, 2)), bool(rng.random() < 0.4), f"p{p}"))
+    games += [("x", "y", 1, False, "s1"), ("y", "x", 1, False, "s1"), ("x", "z", 0, False, "s1"),
+              ("u", "v", 1, False, "s1"), ("v", "u", -1, False, "s1"),
+              ("c", "d", 1, False, "s2"), ("a", "b", 1, False, "s2"), ("b", "a", 0, False, "s2"),
+              ("d", "c", 1, True, "s2")]
+    calls = _calls(games)
+    out = rank_calls(calls, by="prompt", n_boot=30, seed=4, prior=prior)
+    for order in ORDERS:
+        want = _bootstrap_within_prompts(calls, 30, 4, prior, order)
+        mine = out.filter(pl.col("order") == order)
+        assert mine.height == len(want)
+        for row in mine.iter_rows(named=True):
+            lo, hi = want[(row["prompt_id"], row["id"])]
+            got = [np.nan if row[c] is None else row[c] for c in ("lo", "hi")]
+            assert got == pytest.approx([lo, hi], abs=1e-10, nan_ok=True), row
+    s1 = out.filter((pl.col("order") == "both") & (pl.col("prompt_id") == "s1")).sort("id")
+    assert s1["lo"].is_null().to_list() == [True, True, False, False, False]     # u, v
+    s2 = out.filter((pl.col("order") == "both") & (pl.col("prompt_id") == "s2")).sort("id")
+    assert s2["strength"].is_null().to_list() == [False, False, True, True]        # c, d
+
+
+def test_within_prompt_bootstrap_in_several_batches():
+    # 700,000 resamples of one pair (E = 1) fit 2,000,000 // 700,000 = 2 prompts a batch: p0 and p1,
+    # then p2. Two items have a closed form: strength_x = log(W_x / W_y) / 2, with a quarter win
+    # added each way when one side won nothing in the resample (no MLE); intervals by np.percentile.
+    games = [("x", "y", 1, True, "p0"), ("y", "x", 1, True, "p0"), ("x", "y", 0, True, "p0"),
+             ("x", "y", 1, True, "p1"), ("x", "y", -1, True, "p1"), ("y", "x", -1, True, "p1"),
+             ("x", "y", 1, True, "p1"),
+             ("x", "y", -1, True, "p2"), ("y", "x", 0, True, "p2"), ("x", "y", -1, True, "p2"),
+             ("x", "y", 1, True, "p2"), ("y", "x", 1, True, "p2")]
+    calls = _calls(games)                          # every call swapped: no single-order ranking
+    n_boot = 700_000
+    out = rank_calls(calls, by="prompt", n_boot=n_boot, seed=1)
+    assert set(out["order"]) == {"both"}
+    rng = cell_rng(1, "sim", "f", "greedy", "both")
+    for pid in ("p0", "p1", "p2"):
+        g = calls.filter(pl.col("prompt_id") == pid)
+        x_share = np.array([0.5 if v == 0 else float((a == "x") == (v > 0)) for a, v in zip(g["a_id"], g["value"])])
+        w = rng.multinomial(g.height, np.full(g.height, 1 / g.height), size=n_boot)
+        won, lost = w @ x_share, w @ (1 - x_share)
+        add = np.where((won > 0) & (lost > 0), 0.0, 0.25)
+        lo, hi = np.percentile(np.log((won + add) / (lost + add)) / 2, [2.5, 97.5])
+        x = out.filter((pl.col("prompt_id") == pid) & (pl.col("id") == "x")).row(0, named=True)
+        assert [x["lo"], x["hi"]] == pytest.approx([lo, hi], abs=1e-9), pid
+        assert lo < hi
+
+
+def test_rank_by_prompt_games_wins_and_intervals_by_hand():
+    # one prompt: a beats b twice, b beats a once -> games 3 each, wins 2 and 1, strengths +-log(2)/2
+    calls = _calls([("a", "b", 1, False, "p"), ("a", "b", 2, False, "p"), ("b", "a", 1, True, "p")])
+    out = rank_calls(calls, by="prompt", n_boot=0).filter(pl.col("order") == "both").sort("id")
+    assert out["games"].to_list() == [3.0, 3.0] and out["wins"].to_list() == [2.0, 1.0]
+    assert out["strength"].to_list() == pytest.approx([math.log(2) / 2, -math.log(2) / 2], abs=1e-9)
+    # no resamples: no interval, still a float column
+    assert out.schema["lo"] == out.schema["hi"] == pl.Float64 and out["lo"].null_count() == 2
+    # one resample: both percentiles are that resample's strength
+    one = rank_calls(calls, by="prompt", n_boot=1).filter(pl.col("order") == "both")
+    assert one["lo"].null_count() == 0 and one["lo"].to_list() == one["hi"].to_list()
+
+
+# (prompt, slot A, slot B, label); x is listed before y before z, so a call with the later-listed
+# candidate in slot A is swapped. Shares of x against y:
+#   q0 2-0, q1 1-1, q2 0-1, q3 0.5-1.5, q4 1-0, q5 1.5-0.5, q6 1-1, q7 1-0 -> x 8, y 5 (13 calls)
+#   forward calls only (x in slot A): 1, 1, 0, 0.5, 1, 1, 0, 1 -> x 5.5, y 2.5
+_POOL_VERDICTS = [("q0", "x", "y", "A+"), ("q0", "y", "x", "B+"), ("q1", "x", "y", "A+"), ("q1", "y", "x", "A+"),
+                  ("q2", "x", "y", "B+"), ("q3", "x", "y", "TIE"), ("q3", "y", "x", "A++"),
+                  ("q4", "x", "y", "A++"), ("q5", "x", "y", "A+"), ("q5", "y", "x", "TIE"),
+                  ("q6", "x", "y", "B++"), ("q6", "y", "x", "B+"), ("q7", "x", "y", "A+")]
+_VALUE = {"A++": 2, "A+": 1, "TIE": 0, "B+": -1, "B++": -2}
+_LISTED = ("x", "y", "z")
+
+
+def _import_pool(db, folder, pool, verdicts, candidates=("x", "y")):
+    from ingest import import_pool, import_verdicts
+    from tests.fixtures import write_jsonl
+    rows = [{"prompt_id": q, "prompt": f"Question {q}", "candidate_id": c, "response": f"{c} answers {q}"}
+            for q in sorted({v[0] for v in verdicts}) for c in candidates]
+    import_pool(db, write_jsonl(folder / f"{pool}-pool.jsonl", rows), pool)
+    lines = [{"judge": "J", "format": "tournament", "prompt_id": q, "a_id": a, "b_id": b, "raw": label}
+             for q, a, b, label in verdicts]
+    import_verdicts(db, write_jsonl(folder / f"{pool}-verdicts.jsonl", lines), pool)
+
+
+def test_rank_reads_its_pool_from_the_database_it_is_given(db, tmp_path):
+    # a file other than $JUDGEAUDIT_DB, holding a second pool in which y wins everything
+    path = tmp_path / "elsewhere.duckdb"
+    _import_pool(path, tmp_path, "mine", _POOL_VERDICTS)
+    _import_pool(path, tmp_path, "other", [("q0", "x", "y", "B++"), ("q0", "y", "x", "A++"), ("q1", "x", "y", "B+")])
+    out = rank(path, "mine", n_boot=0)
+    assert out["prompt_id"].null_count() == out.height and set(out["judge"]) == {"J"}
+    both = out.filter(pl.col("order") == "both").sort("id")
+    single = out.filter(pl.col("order") == "single").sort("id")
+    # both orders: W_x = 8, W_y = 5 -> +-log(8/5)/2; forward only: 5.5 and 2.5 -> +-log(2.2)/2
+    assert both["strength"].to_list() == pytest.approx([math.log(8 / 5) / 2, -math.log(8 / 5) / 2], abs=1e-9)
+    assert single["strength"].to_list() == pytest.approx([math.log(2.2) / 2, -math.log(2.2) / 2], abs=1e-9)
+    assert both["n_calls"].to_list() == [13, 13] and single["n_calls"].to_list() == [8, 8]
+    assert both["wins"].to_list() == [8.0, 5.0] and both["prior"].to_list() == [0.0, 0.0]
+    assert out["lo"].null_count() == out.height                     # n_boot=0: no interval
+    # prior=2: one virtual win each way -> 9 vs 6 and 6.5 vs 3.5
+    fixed = rank(path, "mine", n_boot=0, prior=2.0)
+    assert set(fixed["prior"]) == {2.0}
+    assert fixed.filter(pl.col("order") == "both").sort("id")["strength"][0] == pytest.approx(math.log(1.5) / 2)
+    assert fixed.filter(pl.col("order") == "single").sort("id")["strength"][0] == pytest.approx(math.log(6.5 / 3.5) / 2)
+    # by prompt: q0 (x 2-0, no MLE: a quarter win each way) -> x = log(2.25 / 0.25) / 2 = log(3)
+    per = rank(path, "mine", by="prompt", n_boot=0).filter(pl.col("order") == "both")
+    assert per.height == 16 and per["prompt_id"].null_count() == 0
+    q0 = per.filter((pl.col("prompt_id") == "q0") & (pl.col("id") == "x")).row(0, named=True)
+    assert q0["strength"] == pytest.approx(math.log(3)) and q0["prior"] == 0.5
+    # the other pool: y won all three of its calls
+    assert rank(path, "other", n_boot=0).filter(pl.col("order") == "both").sort("rank")["id"].to_list() == ["y", "x"]
+    with pytest.raises(Exception, match="no pool named 'nope'"):
+        rank(path, "nope")
+
+
+def test_rank_defaults_and_seed_are_those_of_rank_calls_on_the_same_calls(db, tmp_path):
+    # 12 prompts of three candidates, every pair once or in both orders: rank on the database is
+    # rank_calls on the same calls written by hand, with the defaults (by candidate, 1000
+    # resamples, seed 0) and a given seed passed through
+    rng = np.random.default_rng(2)
+    verdicts = []
+    for q in range(12):
+        for a, b in (("x", "y"), ("x", "z"), ("y", "z")):
+            verdicts.append((f"q{q:02d}", a, b, str(rng.choice(list(_VALUE)))))
+            if rng.random() < 0.5:
+                verdicts.append((f"q{q:02d}", b, a, str(rng.choice(list(_VALUE)))))
+    _import_pool(db, tmp_path, "mine", verdicts, candidates=_LISTED)
+    calls = _calls([(a, b, _VALUE[label], _LISTED.index(a) > _LISTED.index(b), q) for q, a, b, label in verdicts],
+                   judge="J", fmt="tournament")
+    cols = ["order", "id", "strength", "lo", "hi", "rank"]
+    default = rank(db, "mine").sort("order", "id")
+    assert default.height == 6
+    assert default.select(cols).equals(rank_calls(calls, n_boot=1000, seed=0).sort("order", "id").select(cols))
+    seeded = rank(db, "mine", n_boot=300, seed=5).sort("order", "id")
+    assert seeded.select(cols).equals(rank_calls(calls, n_boot=300, seed=5).sort("order", "id").select(cols))
+    # the check can fail: another seed or another number of resamples moves the intervals
+    assert not default["lo"].equals(rank(db, "mine", seed=1).sort("order", "id")["lo"])
+    assert not default["lo"].equals(rank(db, "mine", n_boot=1001).sort("order", "id")["lo"])
