@@ -246,6 +246,14 @@ def test_cluster_share_is_the_call_mean_with_a_bootstrap_over_pairs():
     assert est == pytest.approx(1 / 3)
     assert (est, lo, hi) == pytest.approx(want, rel=1e-12, abs=1e-12)
     assert lo < est < hi and hi <= 1.0
+    # eight pairs of 1 to 4 calls: a bootstrap distribution fine enough that the 2.5th and 97.5th
+    # percentiles are not also the 3.5th and 98.5th. Mean over the 16 calls: 3/16
+    pair = np.array([0, 0, 1, 2, 2, 2, 3, 4, 4, 5, 6, 6, 7, 7, 7, 7])
+    score = np.array([1, 0, 1, -1, 0, 1, -1, 1, 1, 0, -1, 0, 1, 1, 0, -1], dtype=float)
+    got = cluster_share(pair, score, 400, np.random.default_rng(11))
+    assert got[0] == pytest.approx(3 / 16)
+    want = reference_cluster_share(pair.tolist(), score.tolist(), 400, np.random.default_rng(11))
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-12)
     # one pair: every replicate draws it, so the interval is the point
     assert cluster_share(np.array([5, 5, 5]), np.array([1.0, 1.0, 0.0]), 50, np.random.default_rng(0)) \
         == pytest.approx((2 / 3, 2 / 3, 2 / 3))
