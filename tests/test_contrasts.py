@@ -422,3 +422,80 @@ def test_no_variation_left_means_within_1e9_of_the_covariates_size():
     assert C.adjust(frame([g, g, g, g + 1], [g] * 4), "j", ["p0", "p1"])[1]["log_len_ratio"] is None
     # ratios ~1e9: |column| = 2 x log(1e9) = 41.4, tolerance 4.2e-8; e = 1e-8 -> residual 5e-9: dropped
     assert C.adjust(frame([g, g, g, g + 10], [1] * 4), "j", ["p0", "p1"])[1]["log_len_ratio"] is None
+
+
+def test_mdd_needs_two_prompts_and_a_finite_sd():
+    # n = 2: (z_.975 + z_.80) x 0.5 / sqrt(2) = 2.801585 x 0.353553 = 0.990510
+    assert C.mdd(0.5, 2) == pytest.approx(0.990510, abs=1e-6)
+    assert C.mdd(0.5, 2) == pytest.approx((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * 0.5 / math.sqrt(2))
+    assert C.mdd(0.5, 1) is None and C.mdd(None, 5) is None
+    assert C.mdd(math.nan, 5) is None and C.mdd(math.inf, 5) is None
+
+
+def test_friedman_of_two_blocks_equals_scipy():
+    # three conditions on two prompts (the fewest blocks the test takes)
+    rows = [{"condition": c, "seed": 0, "prompt_id": p, "judge": "j", "outcome": v}
+            for c, vals in (("a", (1.0, 0.5)), ("b", (0.0, 1.0)), ("base", (0.5, 0.0))) for p, v in zip(("p0", "p1"), vals)]
+    row = C.analyse(outcomes(rows), boot=50)["friedman"][0]
+    expected = stats.friedmanchisquare([1.0, 0.5], [0.0, 1.0], [0.5, 0.0])
+    assert (row["n_blocks"], row["k"]) == (2, 3)
+    assert row["statistic"] == pytest.approx(expected.statistic) and row["p"] == pytest.approx(expected.pvalue)
+
+
+def test_sd_of_the_paired_differences_needs_two_prompts():
+    # one prompt: no sd (ddof 1), no mdd
+    doc = C.analyse(paired(1, 0), boot=50)
+    assert doc["contrasts"][0]["sd_diff"] is None and doc["mdd"]["contrasts"][0]["sd_diff"] is None
+    assert doc["mdd"]["by_judge"][0]["sd_diff"] is None and doc["mdd"]["by_judge"][0]["mdd"] is None
+    # two prompts, differences +1 and -1: sd = sqrt(((1 - 0)^2 + (-1 - 0)^2) / 1) = sqrt(2)
+    doc = C.analyse(paired(1, 1), boot=50)
+    assert doc["contrasts"][0]["sd_diff"] == pytest.approx(math.sqrt(2))
+    assert doc["mdd"]["by_judge"][0]["sd_diff"] == pytest.approx(math.sqrt(2))
+
+
+def test_no_complete_prompt_means_no_contrasts():
+    # every prompt lacks base's outcome for one of the two: nothing to contrast, no error
+    rows = [{"condition": "a", "seed": 0, "prompt_id": f"p{p}", "judge": "j", "outcome": 1.0} for p in range(3)]
+    rows += [{"condition": "base", "seed": s, "prompt_id": f"p{p}", "judge": "j", "outcome": 0.0}
+             for p in range(3) for s in (0, 1) if (p + s) % 2]
+    doc = C.analyse(outcomes(rows), boot=50)
+    assert doc["contrasts"] == [] and doc["friedman"][0]["n_blocks"] == 0
+    assert any("3 prompt(s) left out" in n for n in doc["notes"])
+
+
+def test_replicates_beyond_one_chunk():
+    # 1,500 replicates = a chunk of 1,000 and one of 500; a always wins: every replicate is +1
+    assert C.CHUNK == 1000
+    row = C.analyse(paired(6, 0), boot=1500, seed=2)["contrasts"][0]
+    assert (row["diff"], row["lo"], row["hi"], row["p"]) == (1.0, 1.0, 1.0, 0.0)
+    d = C.design(paired(6, 0), "j")
+    reps = C.boot_condition_means(d, 1500, np.random.default_rng(0))
+    assert reps.shape == (1500, 2)
+    assert reps[:, 0] == pytest.approx(np.ones(1500)) and reps[:, 1] == pytest.approx(np.zeros(1500))
+
+
+def test_interval_ends_are_rounded_to_12_decimals():
+    # 6 prompts, a wins 4 (+1) and ties 2 (0): a replicate is K/6 with K ~ Binomial(6, 2/3).
+    # P(K <= 1) = 0.018 < 0.025 < P(K <= 2) = 0.100, so lo = 2/6 (to 12 decimals, as every
+    # replicate is rounded before comparison); P(K = 6) = 0.088, so hi = 1
+    assert stats.binom.cdf(1, 6, 2 / 3) < 0.02 and stats.binom.cdf(2, 6, 2 / 3) > 0.09
+    rows = []
+    for p in range(6):
+        rows.append({"condition": "a", "seed": 0, "prompt_id": f"p{p}", "judge": "j", "outcome": 1.0 if p < 4 else 0.0})
+        rows.append({"condition": "base", "seed": 0, "prompt_id": f"p{p}", "judge": "j", "outcome": 0.0})
+    row = C.analyse(outcomes(rows), boot=4000, seed=0)["contrasts"][0]
+    assert row["lo"] == 0.333333333333 and row["hi"] == 1.0
+
+
+def test_concurrence_by_hand():
+    def contrast(judge, diff, p_holm, a="a"):
+        return {"judge": judge, "a": a, "b": "base", "diff": diff, "p_holm": p_holm}
+    rows = [contrast("j1", 2e-13, 0.01),     # zero to 12 decimals: no sign, like j2
+            contrast("j2", 0.0, 0.01),
+            contrast("j3", 0.3, 0.01),
+            contrast("j4", 0.2, 0.05),       # p_holm 0.05 is not below 0.05
+            contrast("j5", -0.1, 0.01),
+            contrast("j1", 0.3, 0.01, a="c")]                # another contrast: counted apart
+    C.concurrence(rows)
+    # j1 and j2 agree (no sign, p_holm < 0.05); the positive ones: only j3 has p_holm < 0.05
+    assert [r["n_judges_agree"] for r in rows] == [2, 2, 1, 1, 1, 1]
