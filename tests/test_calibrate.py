@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from audit import calibrate, calibrate_frames, human_agreement
-from audit._calibrate import kappa, pairs_needed
+from audit import calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
+from audit._calibrate import HUMAN_COLUMNS, kappa, pairs_needed
 from ingest import UserError
 from ingest._labels import import_labels
 from tests.conftest import db_snapshot, query_rows
@@ -270,3 +270,131 @@ def test_scoring_another_judge_leaves_a_cells_interval_unchanged():
         assert j[key] == alone[key], key
     # another seed does move the interval (the check above can fail)
     assert calibrate_frames(calls, labels, n_boot=300, seed=6).row(0, named=True)["kappa_lo"] != alone["kappa_lo"]
+
+
+def _annotated_pairs(seed, n_pairs=31):
+    """Labels of pairs (0, 1) of prompts 0.. by 1-4 annotators h0.. (some gave theirs as (1, 0) with
+    the label turned), and each pair's votes {annotator: vote} in the (0, 1) orientation."""
+    rng = np.random.default_rng(seed)
+    rows, votes = [], {}
+    for p in range(n_pairs):
+        truth = rng.choice(["A", "B", "tie"], p=[0.5, 0.3, 0.2])
+        k = int(rng.integers(1, 5))
+        votes[p] = {f"h{i}": truth if rng.random() < 0.6 else str(rng.choice(["A", "B", "tie"])) for i in range(k)}
+        for i, (ann, v) in enumerate(votes[p].items()):
+            if i and rng.random() < 0.3:                    # not the first row: (1, 0), label turned
+                rows.append({"prompt_idx": p, "a_idx": 1, "b_idx": 0,
+                             "label": {"A": "B", "B": "A", "tie": "tie"}[v], "annotator": ann})
+            else:
+                rows.append({"prompt_idx": p, "a_idx": 0, "b_idx": 1, "label": v, "annotator": ann})
+    return pl.DataFrame(rows), votes
+
+
+def _ceiling_reference(votes, n_boot, seed):
+    """The human ceiling restated: every ordered pair of two annotators' votes on one pair (pairs
+    with 2+ votes) is a comparison; agreement and kappa by scikit-learn; the interval: percentiles
+    2.5 and 97.5 of kappa over n_boot resamples of the pairs with replacement (pair p drawn w[b, p]
+    times, w ~ Multinomial(n_pairs, uniform) from the ceiling's generator default_rng([seed, 99])),
+    each comparison weighted by its pair's draws (undefined kappas, p_e = 1, left out)."""
+    first, second, pair_of = [], [], []
+    multi = [list(v.values()) for v in votes.values() if len(v) >= 2]
+    for p, vs in enumerate(multi):
+        for i in range(len(vs)):
+            for j in range(len(vs)):
+                if i != j:
+                    first.append(vs[i])
+                    second.append(vs[j])
+                    pair_of.append(p)
+    first, second = np.array(first), np.array(second)
+    n = len(multi)
+    w = np.random.default_rng([seed, 99]).multinomial(n, [1 / n] * n, size=n_boot)[:, pair_of].astype(float)
+    total = w.sum(axis=1)
+    p_o = (w * (first == second)).sum(axis=1) / total
+    p_e = sum((w * (first == c)).sum(axis=1) / total * (w * (second == c)).sum(axis=1) / total
+              for c in ("A", "B", "tie"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        draws = (p_o - p_e) / (1 - p_e)
+    # the weighted formula is scikit-learn's with sample weights
+    assert draws[0] == pytest.approx(cohen_kappa_score(first, second, sample_weight=w[0]), abs=1e-12)
+    lo, hi = np.percentile(draws[~np.isnan(draws)], [2.5, 97.5])
+    return {"n_pairs": n, "n_votes": sum(len(v) for v in multi),
+            "n_annotators": len({ann for v in votes.values() for ann in v}), "n_comparisons": len(first),
+            "agreement": float(np.mean(first == second)), "kappa": cohen_kappa_score(first, second),
+            "kappa_lo": lo, "kappa_hi": hi}
+
+
+def _assert_ceiling(out: pl.DataFrame, expected: dict):
+    assert out.columns == HUMAN_COLUMNS and out.height == 1
+    row = out.row(0, named=True)
+    for key in ("n_pairs", "n_votes", "n_annotators", "n_comparisons"):
+        assert row[key] == expected[key], key
+    for key in ("agreement", "kappa", "kappa_lo", "kappa_hi"):
+        assert row[key] == pytest.approx(expected[key], abs=1e-12), key
+
+
+def test_human_ceiling_interval_resamples_pairs_with_the_documented_defaults():
+    labels, votes = _annotated_pairs(11)
+    assert sum(len(v) >= 2 for v in votes.values()) not in (0, 31)    # some single votes to leave out
+    # defaults: 2000 resamples, seed 0
+    _assert_ceiling(human_agreement(labels), _ceiling_reference(votes, 2000, 0))
+    _assert_ceiling(human_agreement(labels, n_boot=500, seed=3), _ceiling_reference(votes, 500, 3))
+
+
+def test_human_ceiling_without_two_votes_on_any_pair():
+    schema = {"n_pairs": pl.Int64, "n_votes": pl.Int64, "n_annotators": pl.Int64, "n_comparisons": pl.Int64,
+              "agreement": pl.Float64, "kappa": pl.Float64, "kappa_lo": pl.Float64, "kappa_hi": pl.Float64}
+    none = {"agreement": None, "kappa": None, "kappa_lo": None, "kappa_hi": None}
+    empty = pl.DataFrame(schema={"prompt_idx": pl.Int64, "a_idx": pl.Int64, "b_idx": pl.Int64, "label": pl.String,
+                                 "annotator": pl.String})
+    out = human_agreement(empty, n_boot=50)
+    assert dict(out.schema) == schema
+    assert out.to_dicts() == [{"n_pairs": 0, "n_votes": 0, "n_annotators": 0, "n_comparisons": 0, **none}]
+    # three pairs with one vote each, by two annotators: nothing to compare
+    singles = pl.DataFrame([{"prompt_idx": p, "a_idx": 0, "b_idx": 1, "label": "A", "annotator": ann}
+                            for p, ann in ((0, "u"), (1, "v"), (2, "u"))])
+    out = human_agreement(singles, n_boot=50)
+    assert dict(out.schema) == schema
+    assert out.to_dicts() == [{"n_pairs": 0, "n_votes": 0, "n_annotators": 2, "n_comparisons": 0, **none}]
+
+
+def test_unanimous_humans_agree_fully_and_have_no_kappa():
+    # 3 pairs x 2 annotators, every vote A: 6 ordered comparisons, all agreeing; p_e = 1, so kappa
+    # (and every resample's kappa) is undefined: null, not NaN
+    labels = pl.DataFrame([{"prompt_idx": p, "a_idx": 0, "b_idx": 1, "label": "A", "annotator": ann}
+                           for p in range(3) for ann in ("u", "v")])
+    out = human_agreement(labels, n_boot=50)
+    assert out.columns == HUMAN_COLUMNS
+    assert out.to_dicts() == [{"n_pairs": 3, "n_votes": 6, "n_annotators": 2, "n_comparisons": 6, "agreement": 1.0,
+                               "kappa": None, "kappa_lo": None, "kappa_hi": None}]
+
+
+def test_human_ceiling_and_stored_labels_read_the_pools_labels(tmp_path, write_jsonl):
+    """On a database file of its own (not the one JUDGEAUDIT_DB names, so a function that dropped
+    its db argument reads another file): the stored labels in file order, and the ceiling from them."""
+    from ingest import import_pool
+    path = tmp_path / "labelled.duckdb"
+    rows = [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c, "response": f"{c} {p}"}
+            for p in range(31) for c in ("x", "y")]
+    import_pool(path, write_jsonl("pool.jsonl", rows), "lab")
+    labels, votes = _annotated_pairs(12)
+    lines = [{"prompt_id": f"p{r['prompt_idx']}", "a_id": "xy"[r["a_idx"]], "b_id": "xy"[r["b_idx"]],
+              "label": r["label"], "annotator": r["annotator"]} for r in labels.iter_rows(named=True)]
+    import_labels(path, write_jsonl("labels.jsonl", lines), "lab")
+    stored = stored_labels(path, "lab")
+    assert stored.columns == ["prompt_idx", "a_idx", "b_idx", "label", "annotator", "source", "line"]
+    idx = dict(((p, c), (pi, ci)) for p, c, pi, ci in query_rows(
+        path, "SELECT prompt_id, candidate_id, prompt_idx, cand_idx FROM candidates JOIN prompts "
+              "USING (pool_id, prompt_idx)"))
+    assert stored.select("prompt_idx", "a_idx", "b_idx").rows() == [
+        (idx[(r["prompt_id"], r["a_id"])][0], idx[(r["prompt_id"], r["a_id"])][1], idx[(r["prompt_id"], r["b_id"])][1])
+        for r in lines]
+    assert stored["label"].to_list() == [r["label"] for r in lines]
+    assert stored["annotator"].to_list() == [r["annotator"] for r in lines]
+    assert stored["line"].to_list() == list(range(1, len(lines) + 1)) and set(stored["source"]) == {"jsonl"}
+    # the ceiling of the stored labels, with the defaults (2000 resamples, seed 0)
+    _assert_ceiling(human_ceiling(path, "lab"), _ceiling_reference(votes, 2000, 0))
+    # labels given: those, not the stored ones (here without annotator h1's votes)
+    given = stored.filter(pl.col("annotator") != "h1")
+    without = {p: {ann: v for ann, v in vs.items() if ann != "h1"} for p, vs in votes.items()}
+    _assert_ceiling(human_ceiling(path, "lab", labels=given, n_boot=300, seed=7),
+                    _ceiling_reference(without, 300, 7))

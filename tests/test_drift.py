@@ -62,6 +62,11 @@ def test_versions_are_per_format_and_pair_on_shared_calls():
     pairs = version_pairs(pl.concat([f1, g, f2]))
     assert [p["format"] for p in pairs] == ["f"]
     assert pairs[0]["current_version"]["judge_model"] == "m-2" and pairs[0]["baseline_version"]["version"] == 1
+    # each side's version as versions_of describes it, without the format (the pair already names it)
+    assert pairs[0]["current_version"] == {"version": 2, "judge_model": "m-2", "template_hash": "t", "settings": "{}",
+                                           "first_run": 3, "last_run": 3, "n_verdicts": 2}
+    assert pairs[0]["baseline_version"] == {"version": 1, "judge_model": "m", "template_hash": "t", "settings": "{}",
+                                            "first_run": 1, "last_run": 1, "n_verdicts": 2}
     cell = compare_verdicts(pairs[0]["baseline"], pairs[0]["current"])[0].row(0, named=True)
     assert (cell["n"], cell["n_changed"]) == (2, 1)            # call 0: 4 -> 5; call 1 unchanged
     # one version per format (what the store holds for one judge name): no pair, whatever the templates
@@ -178,3 +183,61 @@ def test_drift_page(two_versions, monkeypatch):
     at.selectbox[-2].select("j-v2").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(s.value.startswith("Calls that moved (4)") for s in at.subheader)
+
+
+@pytest.fixture
+def three_versions(tmp_path, write_jsonl):
+    """A database file of its own (not the one JUDGEAUDIT_DB names) where judge 'j' holds three
+    versions of likert5 on the same 6 calls (reported model ids m-1, m-2, m-3, runs in that order).
+
+    The store never writes this: it keeps one verdict per call and judge name, and refuses a second
+    definition of a known format name. It is written here in SQL (three imports under the names j,
+    j-b, j-c, then j-b's and j-c's verdicts moved to j under copies of the likert5 row), the only way
+    to reach the path where a judge's own earlier version is the baseline (`baseline_version`)."""
+    import duckdb
+
+    from ingest import import_pool, import_verdicts
+    path = tmp_path / "versions.duckdb"
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
+                                                  "response": f"{c}{p}"} for p in range(2) for c in "xyz"]), "s")
+    v1 = {("p0", "x"): "1", ("p0", "y"): "2", ("p0", "z"): "3", ("p1", "x"): "4", ("p1", "y"): "5", ("p1", "z"): "1"}
+    v2 = {**v1, ("p0", "x"): "2", ("p1", "z"): "2"}
+    v3 = {**v2, ("p1", "y"): "unsure"}
+    for judge, raws in (("j", v1), ("j-b", v2), ("j-c", v3)):
+        import_verdicts(path, write_jsonl(f"{judge}.jsonl", [
+            {"judge": judge, "format": "likert5", "prompt_id": p, "candidate_id": c, "raw": raw}
+            for (p, c), raw in raws.items()]), "s")
+    con = duckdb.connect(str(path))
+    try:
+        ids = dict(con.execute("SELECT name, judge_id FROM judges").fetchall())
+        fid = con.execute("SELECT format_id FROM formats WHERE name = 'likert5'").fetchall()[0][0]
+        con.execute("UPDATE cell_runs SET judge_model = 'm-1' WHERE judge_id = $j", {"j": ids["j"]})
+        for k, judge in ((2, "j-b"), (3, "j-c")):
+            new = con.execute("SELECT max(format_id) + 1 FROM formats").fetchall()[0][0]
+            con.execute("INSERT INTO formats SELECT $new, name, kind, pairing, spec, value_lo, value_hi, template, "
+                        "spec_hash FROM formats WHERE format_id = $f", {"new": new, "f": fid})
+            con.execute("UPDATE verdicts SET judge_id = $j, format_id = $new WHERE judge_id = $old",
+                        {"j": ids["j"], "new": new, "old": ids[judge]})
+            con.execute("UPDATE cell_runs SET judge_model = $m WHERE judge_id = $old",
+                        {"m": f"m-{k}", "old": ids[judge]})
+    finally:
+        con.close()
+    return path
+
+
+def test_drift_of_a_judges_own_versions_against_the_one_before_or_a_chosen_one(three_versions):
+    # latest m-3 against m-2 (the default): only (p1, y) moved, 5 -> unsure; scored in both: 5 calls,
+    # none changed its score
+    cell = drift(three_versions, "s", "j").row(0, named=True)
+    assert (cell["n"], cell["n_changed"], cell["n_scored"]) == (6, 1, 5) and cell["mean_abs_change"] == 0
+    items = drift_items(three_versions, "s", "j")
+    assert items.select("prompt_id", "a_id", "reading_old").rows() == [("p1", "y", "5")]
+    # against version 1 (m-1): (p0, x) 1 -> 2 and (p1, z) 1 -> 2, each +0.25 on (v - 1) / 4, and (p1, y)
+    # 5 -> unsure; |change| over the 5 calls scored in both: (0.25 + 0.25) / 5 = 0.1
+    cell = drift(three_versions, "s", "j", baseline_version=1).row(0, named=True)
+    assert (cell["n"], cell["n_changed"], cell["n_scored"]) == (6, 3, 5)
+    assert cell["mean_abs_change"] == pytest.approx(0.1)
+    items = drift_items(three_versions, "s", "j", baseline_version=1)
+    assert items.select("prompt_id", "a_id", "reading_old").rows() == [("p0", "x", "1"), ("p1", "y", "5"),
+                                                                       ("p1", "z", "1")]
+    assert items["change"].to_list() == [pytest.approx(0.25), None, pytest.approx(0.25)]
