@@ -338,6 +338,8 @@ HAND_PAIRS = [("position_1", None, None), ("position_2", None, None), ("position
               ("length_truncated_2", None, None), ("style_1", None, None),
               ("model_origin_1", "gpt-4o", "llama3:8b"), ("model_origin_2", "claude-sonnet-4", "gpt-4o"),
               ("model_origin_3", "qwen-2", "qwen-2"), ("model_origin_4", "gpt-4o", "gpt-4o-mini"),
+              ("model_origin_5", "gpt-4o", "claude-sonnet-4"), ("model_origin_6", "gpt-4o", "claude-sonnet-4"),
+              ("model_origin_7", "claude-sonnet-4", "gpt-4o"), ("model_origin_8", "gpt-4o", "claude-sonnet-4"),
               ("other_1", None, None)]
 T, C = "treated", "control"
 # (judge, pair, slot A, slot B, raw); margins for slot A: A++ 2, A+ 1, TIE 0, B+ -1, B++ -2
@@ -358,6 +360,10 @@ HAND_CALLS = [
     ("gpt-judge", "model_origin_2", T, C, "A+"), ("gpt-judge", "model_origin_2", C, T, "TIE"),
     ("gpt-judge", "model_origin_3", T, C, "A+"), ("gpt-judge", "model_origin_3", C, T, "B+"),
     ("gpt-judge", "model_origin_4", T, C, "A+"), ("gpt-judge", "model_origin_4", C, T, "A+"),
+    ("gpt-judge", "model_origin_5", T, C, "A+"), ("gpt-judge", "model_origin_5", C, T, "A+"),
+    ("gpt-judge", "model_origin_6", T, C, "A++"), ("gpt-judge", "model_origin_6", C, T, "B+"),
+    ("gpt-judge", "model_origin_7", T, C, "TIE"), ("gpt-judge", "model_origin_7", C, T, "B+"),
+    ("gpt-judge", "model_origin_8", T, C, "A+"), ("gpt-judge", "model_origin_8", C, T, "unsure"),
     ("gpt-judge", "other_1", T, C, "A+"), ("gpt-judge", "other_1", C, T, "A+"),
 ]
 
@@ -408,12 +414,21 @@ def test_probe_rows_by_hand(db, write_jsonl):
         # self-preference of a gpt judge (by its name; imported verdicts have no model): pairs with
         # exactly one gpt response. origin_1 (gpt-4o v llama): A+ gpt in A +1, B++ gpt in B +1;
         # origin_2 (claude v gpt-4o): A+ claude in A -1, TIE 0. origin_3 (no gpt) and origin_4
-        # (gpt v gpt) are not such pairs.
-        ("gpt-judge", "origin"): (2, 4, 1.0, 1 / 4, {"model_origin_1": [1, 1], "model_origin_2": [-1, 0]}),
-        ("gpt-judge", "origin:claude-sonnet-4"): (1, 2, 1.0, 1 / 2, {"model_origin_2": [1, 0]}),
-        # gpt-4o: origin_1 +1 +1, origin_2 -1 0, origin_4 (v gpt-4o-mini): A+ gpt-4o in A +1, A+ mini in A -1
-        ("gpt-judge", "origin:gpt-4o"): (3, 6, 1.0, 1 / 6, {"model_origin_1": [1, 1], "model_origin_2": [-1, 0],
-                                                              "model_origin_4": [1, -1]}),
+        # (gpt v gpt) are not such pairs. origin_5..8 (gpt-4o v claude): A+ +1, A+ claude in A -1;
+        # A++ +1, B+ gpt in B +1; TIE 0, B+ claude in B -1; A+ +1 and an unparsed answer. 3 / 11
+        ("gpt-judge", "origin"): (6, 11, 11 / 12, 3 / 11, {
+            "model_origin_1": [1, 1], "model_origin_2": [-1, 0], "model_origin_5": [1, -1],
+            "model_origin_6": [1, 1], "model_origin_7": [0, -1], "model_origin_8": [1]}),
+        # claude: origin_2 +1 0; origin_5 -1 +1; origin_6 -1 -1; origin_7 0 +1; origin_8 -1: -1 / 9
+        ("gpt-judge", "origin:claude-sonnet-4"): (5, 9, 9 / 10, -1 / 9, {
+            "model_origin_2": [1, 0], "model_origin_5": [-1, 1], "model_origin_6": [-1, -1],
+            "model_origin_7": [0, 1], "model_origin_8": [-1]}),
+        # gpt-4o: as for the self-preference, plus origin_4 (v gpt-4o-mini): A+ gpt-4o in A +1,
+        # A+ mini in A -1: 3 / 13
+        ("gpt-judge", "origin:gpt-4o"): (7, 13, 13 / 14, 3 / 13, {
+            "model_origin_1": [1, 1], "model_origin_2": [-1, 0], "model_origin_4": [1, -1],
+            "model_origin_5": [1, -1], "model_origin_6": [1, 1], "model_origin_7": [0, -1],
+            "model_origin_8": [1]}),
         ("gpt-judge", "origin:gpt-4o-mini"): (1, 2, 1.0, 0.0, {"model_origin_4": [-1, 1]}),
         ("gpt-judge", "origin:llama3:8b"): (1, 2, 1.0, -1.0, {"model_origin_1": [-1, -1]}),
         ("beta", "origin:gpt-4o"): (1, 1, 1.0, 1.0, {"model_origin_1": [1]}),
@@ -491,13 +506,26 @@ def strategy_pool(db, write_jsonl):
                 for j, i, a, b, raw in calls]
     verdicts.append({"judge": "cot", "format": "tournament", "prompt_id": "q1", "a_id": "x", "b_id": "y",
                      "raw": "B+", "sample": 1})
-    import_verdicts(db, write_jsonl("strat-verdicts.jsonl", verdicts), "strat")
+    # `solo` made one call in each of two other comparative formats
+    verdicts += [{"judge": "solo", "format": "anchored", "prompt_id": "q1", "a_id": "x", "b_id": "y", "raw": "B+"},
+                 {"judge": "solo", "format": "arena5", "prompt_id": "q2", "a_id": "y", "b_id": "x", "raw": "A=B"}]
+    spec = write_jsonl("arena5.toml", ['name = "arena5"', 'kind = "comparative"',
+                                       'labels = { "A>>B" = 2, "A>B" = 1, "A=B" = 0, "B>A" = -1, "B>>A" = -2 }'])
+    import_verdicts(db, write_jsonl("strat-verdicts.jsonl", verdicts), "strat", format_specs=[spec])
 
 
 def test_mitigations_against_a_named_baseline_by_hand(db, write_jsonl):
     strategy_pool(db, write_jsonl)
-    m = {r["judge"]: r for r in mitigations(db, "strat", baseline="base").iter_rows(named=True)}
-    assert list(m) == ["base", "cot", "rubric"]
+    frame = mitigations(db, "strat", baseline="base")
+    assert list(zip(frame["format"], frame["judge"])) == [("tournament", "base"), ("tournament", "cot"),
+                                                          ("tournament", "rubric"), ("anchored", "solo"),
+                                                          ("arena5", "solo")]
+    # solo: one call per format, right (y is better) in the anchored one, a wrong TIE in arena5;
+    # the named baseline made no call there, so nothing is compared
+    solo = frame.filter(pl.col("judge") == "solo")
+    assert solo.select("n_calls", "agreement", "baseline", "p", "frontier").rows() == [(1, 1.0, None, None, True),
+                                                                                   (1, 0.0, None, None, True)]
+    m = {r["judge"]: r for r in frame.filter(pl.col("format") == "tournament").iter_rows(named=True)}
     base, cot, rubric = m["base"], m["cot"], m["rubric"]
     # agreement: the preferred slot is the reference's; base right on the 6 (y, x) calls of 12
     assert (base["n_calls"], base["agreement"]) == (12, 0.5)
@@ -522,5 +550,105 @@ def test_mitigations_against_a_named_baseline_by_hand(db, write_jsonl):
     assert [r["frontier"] for r in m.values()] == [False, True, False]
     # without a named baseline, judges without a strategy are not compared
     plain = mitigations(db, "strat")
-    assert plain["judge"].to_list() == ["base", "cot", "rubric"]
-    assert plain["b"].null_count() == plain["p_holm"].null_count() == plain["baseline"].null_count() == 3
+    assert plain["judge"].to_list() == ["base", "cot", "rubric", "solo", "solo"]
+    assert plain["b"].null_count() == plain["p_holm"].null_count() == plain["baseline"].null_count() == 5
+
+
+class SideServer(OpenAIServer):
+    """A judge that prefers the longer response (or, `longer=False`, the shorter; TIE when equally
+    long), reports 1 completion token and the prompt's words as prompt tokens, and keeps every prompt."""
+
+    def __init__(self, longer: bool = True, **kw):
+        super().__init__(**kw)
+        self.longer, self.prompts = longer, []
+
+    async def _respond(self, request):
+        self.requests += 1
+        prompt = request["messages"][-1]["content"]
+        self.prompts.append(prompt)
+        a, b = LengthServer.LAYOUT.search(prompt).groups()
+        text = {1: "A+", -1: "B+", 0: "TIE"}[sign(len(a) - len(b)) * (1 if self.longer else -1)]
+        return 200, {"model": self.model, "choices": [{"index": 0, "message": {"content": text}}],
+                     "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 1}}, []
+
+
+def swap_pool(db, write_jsonl) -> tuple[list[str], list[str]]:
+    """q1..q6: x (reference 1) v y (reference 2); x is the longer answer on odd prompts, y on even
+    ones; q7 has no second reference. m prefers the longer answer, k the shorter (both are right on
+    half the calls), each asked alone and swapped (k+swap in the anchored format too); l-ref
+    (imported) always answers A+. Returns the prompts m's server saw plain and swapped."""
+    from ingest import import_pool, import_verdicts
+    from ingest.runner import ScoreRequest, score
+    rows = [{"prompt_id": f"q{i}", "prompt": f"question {i}", "candidate_id": cid, "reference": ref,
+             "response": " ".join([cid] * (3 if (cid == "x") == (i % 2 == 1) else 1))}
+            for i in range(1, 7) for cid, ref in (("x", 1.0), ("y", 2.0))]
+    rows += [{"prompt_id": "q7", "prompt": "question 7", "candidate_id": cid, "response": cid, "reference": ref}
+             for cid, ref in (("x", 1.0), ("w", None))]
+    import_pool(db, write_jsonl("swaps.jsonl", rows), "swaps")
+    import_verdicts(db, write_jsonl("l-ref.jsonl", [
+        {"judge": "l-ref", "format": "tournament", "prompt_id": f"q{i}", "a_id": a, "b_id": b, "raw": "A+"}
+        for i in range(1, 7) for a, b in (("x", "y"), ("y", "x"))]), "swaps")
+
+    def run(url, strategy, formats=("tournament",)):
+        score(ScoreRequest(pool="swaps", judge=f"openai:{url}", formats=list(formats), db=db, schedule="both",
+                           strategy=strategy, progress=False, logprobs=False, concurrency=2))
+    with SideServer(longer=True, model="m") as long_, SideServer(longer=False, model="k") as short:
+        run(f"m@{long_.url}", None)
+        plain_prompts = list(long_.prompts)
+        run(f"m@{long_.url}", "swap")
+        run(f"k@{short.url}", "swap", ("anchored", "tournament"))
+    return plain_prompts, long_.prompts[len(plain_prompts):]
+
+
+def test_strategies_against_their_own_judge_or_the_first_plain_one(db, write_jsonl):
+    """m+swap is compared with m, its own judge; k+swap, whose judge k was never run here, with the
+    first judge without a strategy (l-ref) in the tournament, and with nothing in the anchored format."""
+    plain_prompts, swap_prompts = swap_pool(db, write_jsonl)
+    m = mitigations(db, "swaps")
+    assert list(zip(m["format"], m["judge"])) == [("anchored", "k+swap"), ("tournament", "k+swap"),
+                                                  ("tournament", "l-ref"), ("tournament", "m"),
+                                                  ("tournament", "m+swap")]
+    got = {(r["format"], r["judge"]): r for r in m.iter_rows(named=True)}
+    lone, k, ref, plain, swapped = got.values()
+    # each is right on half of its counted calls (q7 left out): 12 in the tournament (both orders),
+    # 6 in the anchored format (x in slot A against the anchor y)
+    assert [(r["n_calls"], r["agreement"]) for r in got.values()] == [(6, 0.5)] + [(12, 0.5)] * 4
+    assert [r["strategy"] for r in got.values()] == ["swap", "swap", "baseline", "baseline", "swap"]
+    assert [r["calls_per_verdict"] for r in got.values()] == [2, 2, 1, 1, 2]
+    assert [r["calls"] for r in got.values()] == [12, 24, 12, 12, 24]
+    # tokens: the server's usage of the counted calls (q7's left out); a swap verdict's is its two requests'
+    counted = [len(p.split()) for p in plain_prompts if "question 7" not in p]
+    assert len(counted) == 12
+    assert (plain["tokens_in"], plain["tokens_out"]) == (sum(counted), 12)
+    assert plain["tokens_per_verdict"] == pytest.approx((sum(counted) + 12) / 12)
+    counted = [len(p.split()) for p in swap_prompts if "question 7" not in p]
+    assert len(counted) == 24
+    assert (swapped["tokens_in"], swapped["tokens_out"]) == (sum(counted), 24)
+    assert swapped["tokens_per_verdict"] == pytest.approx((sum(counted) + 24) / 12)
+    # m+swap v m: the same answers, no discordant call
+    assert (swapped["baseline"], swapped["n_paired"], swapped["b"], swapped["c"]) == ("m", 12, 0, 0)
+    assert (swapped["test"], swapped["p"], swapped["p_holm"]) == ("exact", 1.0, 1.0)
+    # k+swap v l-ref: l-ref is right on (y, x), k on odd prompts. b = (y, x) on q2, q4, q6 = 3;
+    # c = (x, y) on q1, q3, q5 = 3
+    assert (k["baseline"], k["n_paired"], k["b"], k["c"], k["p"]) == ("l-ref", 12, 3, 3, 1.0)
+    for r in (lone, ref, plain):
+        assert r["baseline"] is None and r["b"] is None and r["p_holm"] is None
+    # l-ref spends no recorded tokens and agrees as well as the others: alone on the frontier
+    assert [r["frontier"] for r in got.values()] == [True, False, True, False, False]
+
+
+def test_self_preference_reads_the_family_of_the_judges_model(db, write_jsonl):
+    """A judge named 'house' whose model is gpt-4o-mini: model_origin_1 (gpt-4o v llama) is a pair
+    with one response of its own family; model_origin_2 (claude v qwen) is not. The loopback server
+    answers A+ in both orders: +1 with gpt-4o in slot A, -1 with it in slot B."""
+    from ingest import import_pool
+    from ingest.runner import ScoreRequest, score
+    pairs = (("model_origin_1", ("gpt-4o", "llama3:8b")), ("model_origin_2", ("claude-4", "qwen-2")))
+    rows = [{"prompt_id": pid, "prompt": f"question {pid}", "candidate_id": cid, "response": f"{cid} {pid}",
+             "reference": 0.5, "model": model} for pid, models in pairs for cid, model in zip((T, C), models)]
+    import_pool(db, write_jsonl("house.jsonl", rows), "house")
+    with OpenAIServer() as srv:
+        score(ScoreRequest(pool="house", judge=f"openai:gpt-4o-mini@{srv.url}", judge_name="house",
+                           formats=["tournament"], db=db, schedule="both", progress=False, logprobs=False))
+    origin = by_type(probes(db, "house", n_boot=50))["origin"]
+    assert (origin["judge"], origin["n"], origin["n_calls"], origin["bias"]) == ("house", 1, 2, 0.0)
