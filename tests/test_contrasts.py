@@ -499,3 +499,70 @@ def test_concurrence_by_hand():
     C.concurrence(rows)
     # j1 and j2 agree (no sign, p_holm < 0.05); the positive ones: only j3 has p_holm < 0.05
     assert [r["n_judges_agree"] for r in rows] == [2, 2, 1, 1, 1, 1]
+
+
+def test_bootstrap_p_rounds_to_12_decimals():
+    # 2e-13 is zero to 12 decimals: <= 0 for 1 of 2, >= 0 for 2 of 2: p = 2 x 0.5 = 1
+    assert C.bootstrap_p(np.array([2e-13, 0.1])) == 1.0
+    assert C.bootstrap_p(np.array([6e-13, 0.1])) == 0.0
+
+
+def test_analyse_defaults_and_boot_bounds():
+    frame = paired(30, 20)
+    # DESIGN.md's `--boot 10000` and seed 0 are the defaults
+    doc = C.analyse(frame)
+    assert doc == C.analyse(frame, boot=10_000, seed=0)
+    assert (doc["mdd"]["alpha"], doc["mdd"]["power"]) == (0.05, 0.80)
+    # one replicate is enough (a always wins: it is +1); none is refused
+    row = C.analyse(paired(6, 0), boot=1)["contrasts"][0]
+    assert (row["lo"], row["hi"], row["p"]) == (1.0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="^boot must be at least 1$"):
+        C.analyse(frame, boot=0)
+
+
+def test_the_adjusted_note():
+    note = "adjusted: no answer_len, ref_len and markdown on every row; nothing to adjust for"
+    assert C.analyse(paired(3, 2), boot=20)["notes"] == [note]
+    assert C.analyse(outcomes([]), boot=20)["notes"] == [note]          # no rows: nothing to adjust
+    one = outcomes([{**GOOD, "answer_len": 5, "ref_len": 9, "markdown": False}])
+    doc = C.analyse(one, boot=20)
+    assert doc["notes"] == [] and doc["adjusted"] == []                  # covariates there, no pair
+
+
+def test_mdd_tables_by_hand():
+    # judge j: conditions a, b, base (one seed) on three prompts; judge k: a and base
+    j = {"a": (1, 1, 0), "b": (0, 1, 0.5), "base": (0, 0, 0)}
+    k = {"a": (1, 0, 1), "base": (0, 0, 0)}
+    rows = [{"condition": c, "seed": 0, "prompt_id": f"p{i}", "judge": judge, "outcome": float(v)}
+            for judge, spec in (("j", j), ("k", k)) for c, vals in spec.items() for i, v in enumerate(vals)]
+    doc = C.analyse(outcomes(rows), boot=50)
+    # j: a-b = (1, 0, -0.5), mean 1/6, sd^2 = (25 + 1 + 16)/36 / 2 = 21/36
+    #    a-base = (1, 1, 0), sd^2 = (1 + 1 + 4)/9 / 2 = 1/3;  b-base = (0, 1, 0.5), sd^2 = 0.5 / 2 = 1/4
+    #    root mean square: sqrt((21/36 + 12/36 + 9/36) / 3) = sqrt(7/18)
+    # k: a-base = (1, 0, 1), sd^2 = 1/3
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    sd = {("j", "a", "b"): math.sqrt(21 / 36), ("j", "a", "base"): math.sqrt(1 / 3), ("j", "b", "base"): 0.5,
+          ("k", "a", "base"): math.sqrt(1 / 3)}
+    assert doc["mdd"]["contrasts"] == [
+        {"judge": jg, "a": a, "b": b, "n_prompts": 3, "sd_diff": pytest.approx(s), "mdd": pytest.approx(z * s / math.sqrt(3))}
+        for (jg, a, b), s in sd.items()]
+    rms = math.sqrt(7 / 18)
+    assert doc["mdd"]["by_judge"] == [
+        {"judge": "j", "n_prompts": 3, "seeds": {"a": 1, "b": 1, "base": 1}, "sd_diff": pytest.approx(rms),
+         "mdd": pytest.approx(z * rms / math.sqrt(3))},
+        {"judge": "k", "n_prompts": 3, "seeds": {"a": 1, "base": 1}, "sd_diff": pytest.approx(math.sqrt(1 / 3)),
+         "mdd": pytest.approx(z * math.sqrt(1 / 3) / math.sqrt(3))}]
+
+
+def test_each_judge_resamples_with_its_own_stream():
+    # the same outcomes under two judge names: the streams are keyed by the name, so the intervals
+    # (of the contrasts and of the adjusted contrasts) are drawn apart
+    one = random_outcomes(n_prompts=10, judges=("j1",), rng_seed=4)
+    frame = pl.concat([one, one.with_columns(pl.lit("j2").alias("judge"))])
+    doc = C.analyse(frame, boot=400, seed=0)
+    for part in ("contrasts", "adjusted"):
+        by = {(r["judge"], r["a"], r["b"]): (r["diff"], r["lo"], r["hi"]) for r in doc[part]}
+        pairs = [(a, b) for (jg, a, b) in by if jg == "j1"]
+        assert len(pairs) == 3
+        assert all(by[("j1", a, b)][0] == pytest.approx(by[("j2", a, b)][0]) for a, b in pairs)
+        assert any(by[("j1", a, b)][1:] != by[("j2", a, b)][1:] for a, b in pairs)
