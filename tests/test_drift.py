@@ -43,6 +43,45 @@ def test_compare_by_hand():
     assert moved.row(1, named=True)["reading"] == "no_label" and moved.row(1, named=True)["change"] is None
 
 
+def test_compare_uses_the_latest_run_of_each_call():
+    # call 0 stored twice on each side: the later run counts (old 4 -> 3, new 5 -> 3: unchanged)
+    old = pl.concat([_verdicts([(0, 0, None, "4", 0.75)], run_id=1), _verdicts([(0, 0, None, "3", 0.5)], run_id=2)])
+    new = pl.concat([_verdicts([(0, 0, None, "5", 1.0)], run_id=3), _verdicts([(0, 0, None, "3", 0.5)], run_id=4)])
+    cells, moved = compare_verdicts(old, new)
+    assert cells.select("n", "n_changed", "n_scored", "mean_abs_change").rows() == [(1, 0, 1, 0.0)]
+    assert moved.height == 0
+
+
+def test_a_score_change_without_a_new_reading_moves_an_item_beyond_rounding():
+    # same reading both times: call 0's score 0.25 -> 0.75 moved it; call 1's 0 -> 1e-12 is below
+    # the 12-decimal rounding of scores (DESIGN.md), so not a move; neither is a changed reading
+    old = _verdicts([(0, 0, None, "x", 0.25), (1, 0, None, "x", 0.0)])
+    new = _verdicts([(0, 0, None, "x", 0.75), (1, 0, None, "x", 1e-12)], run_id=2)
+    cells, moved = compare_verdicts(old, new)
+    assert cells.row(0, named=True)["n_changed"] == 0
+    assert moved["prompt_id"].to_list() == ["p0"] and moved["change"].to_list() == [pytest.approx(0.5)]
+
+
+def test_cells_and_moved_items_are_sorted_by_call_whatever_the_run_order():
+    # seven changed calls (format, decoding, prompt, slot A, slot B, sample), stored newest-first in
+    # the reverse of their sorted order, so that every sort key decides at least one place
+    calls = [("f", "constrained", 1, 0, 1, 0), ("f", "greedy", 0, 1, 0, 0), ("f", "greedy", 1, 0, 1, 0),
+             ("f", "greedy", 1, 0, 2, 0), ("f", "greedy", 1, 1, 0, 0), ("f", "greedy", 1, 1, 0, 1),
+             ("g", "constrained", 0, 0, 1, 0)]
+
+    def side(reading, runs):
+        return pl.DataFrame([{"format": f, "decoding": d, "prompt_idx": p, "prompt_id": f"p{p}", "a_idx": a,
+                              "b_idx": b, "a_id": f"c{a}", "b_id": f"c{b}", "sample": k, "reading": reading,
+                              "s": 0.75 if reading == "A+" else 0.25, "run_id": run}
+                             for (f, d, p, a, b, k), run in zip(reversed(calls), runs)])
+
+    cells, moved = compare_verdicts(side("A+", [0] * 7), side("B+", range(1, 8)))
+    assert cells.select("format", "decoding", "n").rows() == [("f", "constrained", 1), ("f", "greedy", 5),
+                                                              ("g", "constrained", 1)]
+    assert moved.select("format", "decoding", "prompt_id", "a_id", "b_id", "sample").rows() == [
+        (f, d, f"p{p}", f"c{a}", f"c{b}", k) for f, d, p, a, b, k in calls]
+
+
 def test_versions_are_model_template_and_decoding():
     a = _verdicts([(0, 0, None, "4", 0.75)], run_id=1)
     b = _verdicts([(1, 0, None, "4", 0.75)], run_id=2)                        # same version, later run
