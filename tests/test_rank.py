@@ -388,6 +388,11 @@ def test_rank_by_prompt_games_wins_and_intervals_by_hand():
     # one resample: both percentiles are that resample's strength
     one = rank_calls(calls, by="prompt", n_boot=1).filter(pl.col("order") == "both")
     assert one["lo"].null_count() == 0 and one["lo"].to_list() == one["hi"].to_list()
+    # rows by prompt (in prompt_id order), strongest first: in p the chain a > b > c, in q b beat a
+    two = rank_calls(_calls([("a", "b", -1, False, "q"), ("a", "b", 1, False, "p"), ("b", "c", 1, False, "p")]),
+                     by="prompt", n_boot=0).filter(pl.col("order") == "both")
+    assert two.select("prompt_id", "id", "rank").rows() == [("p", "a", 1), ("p", "b", 2), ("p", "c", 3),
+                                                           ("q", "b", 1), ("q", "a", 2)]
 
 
 # (prompt, slot A, slot B, label); x is listed before y before z, so a call with the later-listed
@@ -467,3 +472,21 @@ def test_rank_defaults_and_seed_are_those_of_rank_calls_on_the_same_calls(db, tm
     # the check can fail: another seed or another number of resamples moves the intervals
     assert not default["lo"].equals(rank(db, "mine", seed=1).sort("order", "id")["lo"])
     assert not default["lo"].equals(rank(db, "mine", n_boot=1001).sort("order", "id")["lo"])
+
+
+def test_strengths_equal_to_twelve_decimals_rank_by_id():
+    # a, d, e and x each split their games evenly (a-x 6-6, d-x 11-11, d-e 1-1, e-x 10-10), so they
+    # share one strength; y beat x 10-2, so p_y = 5 p_x: 4 s + (s + log 5) = 0 -> s = -log(5)/5 and
+    # y = 4 log(5)/5. The MM stops at a relative change of 1e-10, so the four come out a few 1e-12
+    # apart; d and e agree to 12 decimals (4e-13 apart, e above d) and so rank by id: d before e.
+    games = []
+    for a, b, k in (("a", "x", 6), ("d", "x", 11), ("d", "e", 1), ("e", "x", 10)):
+        games += [(a, b, 1, False, "p")] * k + [(a, b, -1, False, "p")] * k
+    games += [("x", "y", 1, False, "p")] * 2 + [("x", "y", -1, False, "p")] * 10
+    out = rank_calls(_calls(games), by="prompt", n_boot=0).filter(pl.col("order") == "both").sort("id")
+    s = -math.log(5) / 5
+    assert out["strength"].to_list() == pytest.approx([s, s, s, s, -4 * s], abs=1e-9)
+    d, e = out["strength"][1], out["strength"][2]
+    assert round(d, 12) == round(e, 12) and e > d
+    assert out.filter(pl.col("id") == "y")["rank"][0] == 1
+    assert out.filter(pl.col("id") == "d")["rank"][0] < out.filter(pl.col("id") == "e")["rank"][0]
