@@ -321,6 +321,49 @@ def test_checklist_markdown_of_a_scored_cell_with_template_and_missing_numbers()
     assert "4. Parse rate 1.000." in md
 
 
+def test_checklist_of_a_scored_run_carries_its_template_and_recorded_decoding(db, write_jsonl):
+    from ingest.formats import BUILTIN
+    from ingest.runner import ScoreRequest, score
+    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcd")]), "p")
+    score(ScoreRequest(pool="p", judge="fake:sim", formats=["likert5", "tournament"], db=db, seed=3,
+                       schedule="balanced", progress=False, flush_interval_s=0.05))
+    doc = checklist(db, "p")
+    cells = {(c["format"], c["score"]): c for c in doc["cells"]}
+    likert, tour = cells[("likert5", "label")], cells[("tournament", "label")]
+    for cell, fmt in ((likert, "likert5"), (tour, "tournament")):
+        assert cell["source"] == "score" and cell["template"] == BUILTIN[fmt].template
+        # the paper's decoding as the run recorded it (temperature 0, 16 tokens, the run's seed 3)
+        d = cell["decoding"]
+        assert (d["mode"], d["temperature"], d["max_tokens"], d["seed"]) == ("greedy", 0.0, 16, 3)
+        assert d["rule"].startswith("greedy: the judge's own answer")
+    assert tour["slot"]["scheme"].startswith("tournament, each candidate in slot A as often as in B; ")
+    md = checklist_markdown(doc)
+    assert "   Settings: `{" in md and '"seed": 3' in md and "Settings: not recorded" not in md
+    assert "1. Format, verbatim:" in md and "Format: verdicts imported" not in md
+
+
+def test_checklist_slot_interval_is_the_bias_interval_for_the_same_seed(db, write_jsonl, tmp_path):
+    # five candidates, all ten pairs in both orders, labels of uneven values so that the bootstrap's
+    # percentiles fall between distinct resample means and move with the seed
+    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcde")]), "p")
+    spec = tmp_path / "w.toml"
+    spec.write_text('name = "w"\nkind = "comparative"\n'
+                    'labels = { "P" = 1.31, "Q" = 0.77, "R" = -0.23, "S" = -1.97, "T" = 0.05 }\n')
+    labels = iter("PQRSTPRQSTQSRPTSPQRT")
+    rows = []
+    for x, y in [(x, y) for i, x in enumerate("abcde") for y in "abcde"[i + 1:]]:
+        for a, b in ((x, y), (y, x)):
+            rows.append({"judge": "j", "format": "w", "prompt_id": "q", "a_id": a, "b_id": b, "raw": next(labels)})
+    import_verdicts(db, write_jsonl("v.jsonl", rows), "p", format_specs=[spec])
+
+    def interval(row):
+        return row["b"], row["b_lo"], row["b_hi"]
+    by_seed = {s: interval(bias(db, "p", seed=s).to_dicts()[0]) for s in (0, 7)}
+    assert by_seed[0][0] == by_seed[7][0] and by_seed[0][1:] != pytest.approx(by_seed[7][1:], abs=1e-6)
+    assert interval(checklist(db, "p")["cells"][0]["slot"]) == by_seed[0]           # the default seed is 0
+    assert interval(checklist(db, "p", seed=7)["cells"][0]["slot"]) == by_seed[7]
+
+
 # --- pools -----------------------------------------------------------------------------------
 
 def test_pools_and_pool_candidates(db, write_jsonl):
