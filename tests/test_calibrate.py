@@ -6,6 +6,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from audit import calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
-from audit._calibrate import HUMAN_COLUMNS, kappa, pairs_needed
+from audit._calibrate import HUMAN_COLUMNS, agreement, kappa, oriented_pairs, pairs_needed
 from ingest import UserError
 from ingest._labels import import_labels
 from tests.conftest import db_snapshot, query_rows
@@ -32,6 +33,54 @@ def test_kappa_by_hand():
     human = ["yes"] * 25 + ["no"] * 25
     judge = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
     assert cohen_kappa_score(human, judge) == pytest.approx(0.4, abs=1e-12)
+
+
+def test_kappa_and_agreement_of_a_batch_equal_those_of_each_table():
+    # 3x3 tables [[5, 1, 0], [2, 3, 1], [0, 1, 2]]: agreement (5 + 3 + 2) / 15, and
+    # [[1, 0, 0], [0, 0, 0], [4, 0, 0]]: 1 / 5 (each table's own trace over its own total)
+    one = np.array([[5, 1, 0], [2, 3, 1], [0, 1, 2]])
+    two = np.array([[1, 0, 0], [0, 0, 0], [4, 0, 0]])
+    both = agreement(np.stack([one, two]))
+    assert isinstance(both, np.ndarray) and both.shape == (2,)
+    assert both.tolist() == pytest.approx([10 / 15, 1 / 5], abs=1e-12)
+    assert agreement(one) == pytest.approx(10 / 15, abs=1e-12) and isinstance(agreement(one), float)
+    human = [0] * 6 + [1] * 6 + [2] * 3
+    judge = [0] * 5 + [1] + [0] * 2 + [1] * 3 + [2] + [1] + [2] * 2
+    assert kappa(np.stack([one, two]))[0] == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
+
+
+def test_kappa_and_agreement_count_in_floating_point_whatever_the_table_dtype():
+    # int64 counts whose products overflow: [[3e9, 1e9], [1e9, 3e9]]: n = 8e9, n^2 = 6.4e19 > 2^63;
+    # p_o = 6/8 = 0.75, p_e = (4/8)(4/8) * 2 = 0.5, kappa = 0.25 / 0.5 = 0.5
+    table = np.array([[3_000_000_000, 1_000_000_000], [1_000_000_000, 3_000_000_000]], dtype=np.int64)
+    assert kappa(table) == pytest.approx(0.5, abs=1e-12)
+    # a sum past 2^63 - 1: trace 2^62 of 2^63
+    assert agreement(np.array([[2 ** 62, 0], [2 ** 62, 0]], dtype=np.int64)) == pytest.approx(0.5, abs=1e-12)
+
+
+def test_undefined_kappa_and_agreement_are_nan_without_a_warning():
+    # an empty table (0 / 0) and a table with all judgements in one cell (p_e = 1): NaN, quietly
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(kappa(np.zeros((3, 3)))) and math.isnan(agreement(np.zeros((3, 3))))
+        assert math.isnan(kappa(np.array([[4, 0], [0, 0]])))
+        assert np.isnan(kappa(np.stack([np.zeros((2, 2)), np.eye(2)])))[0]
+
+
+def test_oriented_pairs_follow_the_first_label_and_count_votes():
+    # pair (prompt 0; 2, 0) first given as a=2, b=0: x = 2, y = 0; its votes in that orientation:
+    # u says A (2 better), v says A of (0, 2) = B, w says B of (0, 2) = A -> A 2, B 1 -> human A.
+    # pair (prompt 1; 0, 1): u A, v B -> an even split, tie
+    labels = pl.DataFrame([
+        {"prompt_idx": 0, "a_idx": 2, "b_idx": 0, "label": "A", "annotator": "u"},
+        {"prompt_idx": 1, "a_idx": 0, "b_idx": 1, "label": "A", "annotator": "u"},
+        {"prompt_idx": 0, "a_idx": 0, "b_idx": 2, "label": "A", "annotator": "v"},
+        {"prompt_idx": 0, "a_idx": 0, "b_idx": 2, "label": "B", "annotator": "w"},
+        {"prompt_idx": 1, "a_idx": 0, "b_idx": 1, "label": "B", "annotator": "v"}])
+    pairs, votes = oriented_pairs(labels)
+    assert pairs.select("pair", "prompt_idx", "x", "y", "lo", "hi", "n_votes", "human").rows() == [
+        (0, 0, 2, 0, 0, 2, 3, 0), (1, 1, 0, 1, 0, 1, 2, 2)]
+    assert votes.tolist() == [[2, 1, 0], [1, 1, 0]]
 
 
 def _random_cell(seed, n_pairs=60):
