@@ -87,6 +87,20 @@ def test_stability_sd_is_the_sample_sd_of_the_subsamples(db, write_jsonl):
     assert all(math.isnan(r["sd"]) for r in one)      # one subsample has no spread
 
 
+def test_stability_subsamples_of_each_cell_follow_its_whole_identity(db, write_jsonl):
+    """The same 32 verdicts (20 ACCEPT, 12 REJECT) under three judge names: the full-pool values
+    agree, and each cell draws its own subsamples (one generator for every cell would give the three
+    judges the same means and sds)."""
+    import_pool(db, write_jsonl("p.jsonl", [_cand(f"q{i:02d}", "a", 1) for i in range(32)]), "p")
+    raws = [(f"q{i:02d}", "a", "ACCEPT" if i < 20 else "REJECT") for i in range(32)]
+    import_verdicts(db, write_jsonl("v.jsonl", [v for j in ("k", "m", "z") for v in _pointwise(j, "binary", raws)]), "p")
+    d2 = stability(db, "p", n_boot=200).filter(pl.col("metric") == "d2").to_dicts()
+    assert [r["judge"] for r in d2] == ["k", "m", "z"]
+    assert [r["full"] for r in d2] == pytest.approx([1 / (0.375 ** 2 + 0.625 ** 2)] * 3)   # 1.882353, as above
+    # d2 of a subsample of 10 takes 6 values with sd ~ 0.2: 200 independent draws give three means
+    assert len({r["mean"] for r in d2}) == 3 and len({r["sd"] for r in d2}) == 3
+
+
 def test_stability_skips_cells_too_small_to_subsample(db, write_jsonl):
     # two scored candidates: floor(2/3) = 0, no subsample of size >= 1
     import_pool(db, write_jsonl("p.jsonl", [_cand("q", "a", 1), _cand("q", "b", 2)]), "p")

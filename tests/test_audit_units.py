@@ -189,11 +189,13 @@ def test_a_pool_without_verdicts_gives_empty_tables_with_their_columns(db, write
     for frame, columns in ((audit.candidate_scores(db, "p"), ["judge", "format", "decoding", "score", "cand_idx",
                                                                "prompt_idx", "position", "s", "r"]),
                            (audit.score_values(db, "p"), ["judge", "format", "decoding", "score", "s", "n", "mult5"]),
-                           (audit.stability(db, "p"), None), (audit.effective_levels(db, "p"), None),
-                           (audit.position_selection(db, "p"), None)):
-        assert frame.height == 0
-        if columns:
-            assert frame.columns == columns
+                           (audit.stability(db, "p"), ["judge", "format", "decoding", "score", "metric", "full",
+                                                       "sub_size", "mean", "sd", "shift"]),
+                           (audit.effective_levels(db, "p"), ["judge", "format", "decoding", "score", "alpha",
+                                                              "d_alpha", "n_candidates"]),
+                           (audit.position_selection(db, "p"), ["judge", "format", "decoding", "n_prompts",
+                                                                "first_rate", "last_rate", "uniform_rate"])):
+        assert frame.height == 0 and frame.columns == columns
 
 
 def test_an_unknown_pool_names_the_known_ones(db, write_jsonl):
