@@ -2,6 +2,7 @@
 two stored judges, one a re-run of the other."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -90,6 +91,17 @@ def test_versions_are_model_template_and_decoding():
     v = versions_of(pl.concat([a, b, c, d]))
     assert v["version"].to_list() == [1, 2, 3]
     assert v["n_verdicts"].to_list() == [2, 1, 1] and v["last_run"].to_list() == [2, 3, 4]
+
+
+def test_versions_of_one_verdict_and_of_none():
+    one = _verdicts([(0, 0, None, "4", 0.75)], run_id=5)
+    assert versions_of(one).to_dicts() == [{"version": 1, "judge_model": "m", "template_hash": "t", "settings": "{}",
+                                           "first_run": 5, "last_run": 5, "n_verdicts": 1, "formats": ["f"]}]
+    none = versions_of(one.clear())
+    assert none.height == 0
+    assert dict(none.schema) == {"version": pl.Int64, "judge_model": pl.String, "template_hash": pl.String,
+                                 "settings": pl.String, "first_run": pl.Int64, "last_run": pl.Int64,
+                                 "n_verdicts": pl.Int64, "formats": pl.List(pl.String)}
 
 
 def test_versions_are_per_format_and_pair_on_shared_calls():
@@ -280,3 +292,27 @@ def test_drift_of_a_judges_own_versions_against_the_one_before_or_a_chosen_one(t
     assert items.select("prompt_id", "a_id", "reading_old").rows() == [("p0", "x", "1"), ("p1", "y", "5"),
                                                                        ("p1", "z", "1")]
     assert items["change"].to_list() == [pytest.approx(0.25), None, pytest.approx(0.25)]
+
+
+def test_drift_errors_name_the_judge_the_pool_and_the_way_out(tmp_path, write_jsonl):
+    from ingest import import_pool, import_verdicts
+    path = tmp_path / "errors.duckdb"
+    for pool in ("s", "t"):
+        import_pool(path, write_jsonl(f"{pool}.jsonl", [{"prompt_id": "p0", "prompt": "q", "candidate_id": c,
+                                                          "response": c} for c in "xy"]), pool)
+
+    def raises(message, *args):
+        with pytest.raises(AuditError, match="^" + re.escape(message) + "$"):
+            drift_items(path, *args)
+
+    raises("no judge named 'j' (known: none)", "s", "j")
+    import_verdicts(path, write_jsonl("v.jsonl", [{"judge": j, "format": "likert5", "prompt_id": "p0",
+                                                   "candidate_id": c, "raw": "3"} for j in ("k", "j") for c in "xy"]),
+                    "s")
+    raises("no judge named 'nobody' (known: j, k)", "s", "nobody")
+    raises("judge 'j' has no verdicts on pool 't'", "t", "j")
+    raises("judge 'j' has no two versions on the same calls in pool 's': the store keeps one verdict per call and "
+           "judge name (a re-run under the same name resumes instead of adding a version, and each format has its "
+           "own template, hence its own version). To measure drift, re-score the anchor set under another judge "
+           "name (e.g. `--judge-name j-2026-12`) and compare with "
+           "`judgeaudit drift --pool s --judge j-2026-12 --against j`", "s", "j")
