@@ -118,6 +118,8 @@ def test_stability_skips_cells_too_small_to_subsample(db, write_jsonl):
     rows = {r["metric"]: r for r in stability(db, "p", fraction=0.5, n_boot=30).to_dicts()}
     assert rows["distinct"]["sub_size"] == 1 and rows["distinct"]["mean"] == 1.0
     assert rows["d2"]["full"] == 2.0 and rows["d2"]["shift"] == -1.0
+    # the level it misses has share 0 and adds nothing to the entropy: D1 = exp(-1 ln 1) = 1, every time
+    assert (rows["d1"]["full"], rows["d1"]["mean"], rows["d1"]["sd"]) == (pytest.approx(2.0), 1.0, 0.0)
 
 
 # --- score values and effective levels -------------------------------------------------------
