@@ -490,3 +490,92 @@ def test_strengths_equal_to_twelve_decimals_rank_by_id():
     assert round(d, 12) == round(e, 12) and e > d
     assert out.filter(pl.col("id") == "y")["rank"][0] == 1
     assert out.filter(pl.col("id") == "d")["rank"][0] < out.filter(pl.col("id") == "e")["rank"][0]
+
+
+def _bootstrap_over_prompts(calls, n_boot, seed, prior=None, order="both"):
+    """fit_cell's bootstrap spelled out one resample at a time, for the systems of one cell: the
+    cell's generator draws n_boot resamples of the prompts (multinomial counts); a resample counts
+    each call inside the largest connected group (ties: the group holding the first id) as often
+    as its prompt was drawn, takes the fit's prior when the fit needed one (or was given one) and
+    else half a game only where that resample's MLE does not exist, and is refitted from the fit to
+    1e-8. {id: (lo, hi)}."""
+    part = calls if order == "both" else calls.filter(~pl.col("swapped"))
+    rng = cell_rng(seed, part["judge"][0], part["format"][0], "greedy", order)
+    ids = sorted(set(part["a_id"]) | set(part["b_id"]))
+    prompts = sorted(set(part["prompt_id"]))
+    a = np.array([ids.index(x) for x in part["a_id"]])
+    b = np.array([ids.index(x) for x in part["b_id"]])
+    unit = np.array([prompts.index(q) for q in part["prompt_id"]])
+    v = part["value"].to_numpy()
+    credit = np.where(v > 0, 1.0, np.where(v < 0, 0.0, 0.5))
+
+    def wins_of(weight):
+        w = np.zeros((len(ids), len(ids)))
+        np.add.at(w, (a, b), weight * credit)
+        np.add.at(w, (b, a), weight * (1 - credit))
+        return w
+
+    full = wins_of(np.ones(part.height))
+    _, label = connected_components(csr_matrix(full + full.T > 0), directed=False)
+    keep = label == np.argmax(np.bincount(label))
+    sub = full[np.ix_(keep, keep)]
+    used = (0.0 if mle_exists(sub) else 0.5) if prior is None else prior
+    strength, _ = bt_mm(sub + used / 2 * (sub + sub.T > 0))
+    draws = []
+    for counts in rng.multinomial(len(prompts), np.full(len(prompts), 1 / len(prompts)), size=n_boot):
+        w = wins_of(counts[unit].astype(float))[np.ix_(keep, keep)]
+        extra = used if used else (0.0 if mle_exists(w) else 0.5)
+        draws.append(bt_mm(w + extra / 2 * (w + w.T > 0), tol=1e-8, start=strength)[0])
+    lo, hi = np.full(len(ids), np.nan), np.full(len(ids), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)             # a system without games in a resample
+        lo[keep], hi[keep] = np.nanpercentile(np.array(draws), [2.5, 97.5], axis=0)
+    return {c: (lo[k], hi[k]) for k, c in enumerate(ids)}
+
+
+@pytest.mark.parametrize("prior", [None, 2.0])
+def test_bootstrap_over_prompts_equals_one_resample_at_a_time(prior):
+    # judge 'sim': five systems over 11 prompts of 2 to 5 candidates, ties, both orders, and u, v
+    # met only each other (left out); judge 'top': s0 never loses, so its fit (and every
+    # resample) takes half a virtual game per met pair
+    rng = np.random.default_rng(9)
+    games = []
+    for p in range(11):
+        k = int(rng.integers(2, 6))
+        for _ in range(int(rng.integers(2, 7))):
+            x, y = sorted(rng.choice(k, size=2, replace=False))
+            swapped = bool(rng.random() < 0.4)
+            a, b = (y, x) if swapped else (x, y)
+            games.append((f"s{a}", f"s{b}", int(rng.integers(-1, 2)), swapped, f"q{p:02d}"))
+    games += [("u", "v", 1, False, "q03"), ("v", "u", 1, True, "q07")]
+    top = [("s0", f"s{k}", 1, False, f"q{p:02d}") for p in range(6) for k in range(1, 1 + p % 3)]
+    top += [("s1", "s2", 1, False, "q00"), ("s2", "s1", 0, True, "q01"), ("s2", "s1", 1, True, "q04")]
+    calls = pl.concat([_calls(games), _calls(top, judge="top")])
+    out = rank_calls(calls, n_boot=30, seed=6, prior=prior)
+    for (judge, order), mine in out.group_by("judge", "order"):
+        want = _bootstrap_over_prompts(calls.filter(pl.col("judge") == judge), 30, 6, prior, order)
+        assert mine.height == len(want)
+        for row in mine.iter_rows(named=True):
+            got = [np.nan if row[c] is None else row[c] for c in ("lo", "hi")]
+            assert got == pytest.approx(list(want[row["id"]]), abs=1e-10, nan_ok=True), row
+    both = out.filter(pl.col("order") == "both")
+    assert both.filter(pl.col("judge") == "sim").sort("id")["lo"].is_null().to_list()[-2:] == [True, True]
+    assert set(both.filter(pl.col("judge") == "top")["prior"]) == {0.5 if prior is None else prior}
+
+
+def test_bootstrap_over_prompts_in_several_chunks():
+    # 2,000 prompts of one call x vs y: 2,000,000 // 2,000 = 1,000 resamples a chunk, so 1,001 take
+    # two. Two items have a closed form (strength_x = log(W_x / W_y) / 2, the MLE exists in every
+    # resample here); the chunks draw what one multinomial of 1,001 rows draws.
+    rng = np.random.default_rng(12)
+    values = rng.choice([-1, 0, 1], size=2000, p=[0.3, 0.2, 0.5])
+    calls = _calls([("x", "y", int(v), True, f"q{k:04d}") for k, v in enumerate(values)])
+    out = rank_calls(calls, n_boot=1001, seed=3)
+    x = out.filter(pl.col("id") == "x").row(0, named=True)
+    draw = cell_rng(3, "sim", "f", "greedy", "both").multinomial(2000, np.full(2000, 1 / 2000), size=1001)
+    x_share = np.where(values > 0, 1.0, np.where(values < 0, 0.0, 0.5))
+    won, lost = draw @ x_share, draw @ (1 - x_share)
+    lo, hi = np.percentile(np.log(won / lost) / 2, [2.5, 97.5])
+    assert [x["lo"], x["hi"]] == pytest.approx([lo, hi], abs=1e-9)
+    # the 1,001st resample counts: the first 1,000 alone give another interval
+    assert np.percentile(np.log(won / lost)[:1000] / 2, 2.5) != pytest.approx(lo, abs=1e-9)
