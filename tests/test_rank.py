@@ -17,7 +17,7 @@ from scipy.sparse.csgraph import connected_components
 
 from audit import rank, rank_calls
 from audit._bias import cell_rng
-from audit._rank import ORDERS, _nan_percentiles, bt_mm, fit_cell, mle_exists, win_matrix
+from audit._rank import ORDERS, RANK_COLUMNS, _nan_percentiles, bt_mm, fit_cell, mle_exists, win_matrix
 from tests.fixtures import build_db
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
@@ -432,6 +432,10 @@ def test_rank_reads_its_pool_from_the_database_it_is_given(db, tmp_path):
     assert single["strength"].to_list() == pytest.approx([math.log(2.2) / 2, -math.log(2.2) / 2], abs=1e-9)
     assert both["n_calls"].to_list() == [13, 13] and single["n_calls"].to_list() == [8, 8]
     assert both["wins"].to_list() == [8.0, 5.0] and both["prior"].to_list() == [0.0, 0.0]
+    assert both["n_units"].to_list() == [8, 8] and single["n_units"].to_list() == [8, 8]   # prompts
+    assert both["rank"].to_list() == [1, 2] and out.schema["rank"] == pl.Int64
+    assert out.schema["prompt_id"] == pl.String
+    assert set(out["format"]) == {"tournament"} and set(out["decoding"]) == {"greedy"}
     assert out["lo"].null_count() == out.height                     # n_boot=0: no interval
     # prior=2: one virtual win each way -> 9 vs 6 and 6.5 vs 3.5
     fixed = rank(path, "mine", n_boot=0, prior=2.0)
@@ -466,6 +470,7 @@ def test_rank_defaults_and_seed_are_those_of_rank_calls_on_the_same_calls(db, tm
     cols = ["order", "id", "strength", "lo", "hi", "rank"]
     default = rank(db, "mine").sort("order", "id")
     assert default.height == 6
+    assert default.equals(rank_calls(calls).sort("order", "id"))      # rank_calls' own defaults
     assert default.select(cols).equals(rank_calls(calls, n_boot=1000, seed=0).sort("order", "id").select(cols))
     seeded = rank(db, "mine", n_boot=300, seed=5).sort("order", "id")
     assert seeded.select(cols).equals(rank_calls(calls, n_boot=300, seed=5).sort("order", "id").select(cols))
@@ -490,6 +495,10 @@ def test_strengths_equal_to_twelve_decimals_rank_by_id():
     assert round(d, 12) == round(e, 12) and e > d
     assert out.filter(pl.col("id") == "y")["rank"][0] == 1
     assert out.filter(pl.col("id") == "d")["rank"][0] < out.filter(pl.col("id") == "e")["rank"][0]
+    # the same games in one ranking of systems
+    systems = rank_calls(_calls(games), n_boot=0).filter(pl.col("order") == "both").sort("id")
+    assert systems["strength"].to_list() == pytest.approx(out["strength"].to_list(), abs=1e-12)
+    assert systems.filter(pl.col("id") == "d")["rank"][0] < systems.filter(pl.col("id") == "e")["rank"][0]
 
 
 def _bootstrap_over_prompts(calls, n_boot, seed, prior=None, order="both"):
@@ -559,7 +568,9 @@ def test_bootstrap_over_prompts_equals_one_resample_at_a_time(prior):
             got = [np.nan if row[c] is None else row[c] for c in ("lo", "hi")]
             assert got == pytest.approx(list(want[row["id"]]), abs=1e-10, nan_ok=True), row
     both = out.filter(pl.col("order") == "both")
-    assert both.filter(pl.col("judge") == "sim").sort("id")["lo"].is_null().to_list()[-2:] == [True, True]
+    sim = both.filter(pl.col("judge") == "sim").sort("id")
+    assert sim["lo"].is_null().to_list()[-2:] == [True, True] and sim["rank"].is_null().to_list()[-2:] == [True, True]
+    assert sorted(sim["rank"].drop_nulls().to_list()) == list(range(1, sim.height - 1))
     assert set(both.filter(pl.col("judge") == "top")["prior"]) == {0.5 if prior is None else prior}
 
 
@@ -579,3 +590,43 @@ def test_bootstrap_over_prompts_in_several_chunks():
     assert [x["lo"], x["hi"]] == pytest.approx([lo, hi], abs=1e-9)
     # the 1,001st resample counts: the first 1,000 alone give another interval
     assert np.percentile(np.log(won / lost)[:1000] / 2, 2.5) != pytest.approx(lo, abs=1e-9)
+
+
+def test_rank_calls_cells_orders_and_an_empty_input():
+    # two judges, two formats, two decodings; cells come sorted by (judge, format, decoding), each
+    # with its own calls only, both orders before the single order
+    games = []
+    for judge, fmt, decoding, k in (("b", "f", "greedy", 3), ("a", "g", "t=1", 4), ("a", "g", "greedy", 5),
+                                    ("a", "f", "greedy", 2)):
+        for r in range(k):
+            games.append({"judge": judge, "format": fmt, "decoding": decoding, "prompt_id": f"q{r}",
+                          "a_id": "x", "b_id": "y", "value": float(1 - 2 * (r % 2)), "swapped": r == 0})
+            games.append({"judge": judge, "format": fmt, "decoding": decoding, "prompt_id": f"q{r}",
+                          "a_id": "y", "b_id": "x", "value": 0.0, "swapped": True})
+    out = rank_calls(pl.DataFrame(games), n_boot=0).filter(pl.col("id") == "x")
+    assert out.select("judge", "format", "decoding", "order", "n_calls").rows() == [
+        ("a", "f", "greedy", "both", 4), ("a", "f", "greedy", "single", 1),
+        ("a", "g", "greedy", "both", 10), ("a", "g", "greedy", "single", 4),
+        ("a", "g", "t=1", "both", 8), ("a", "g", "t=1", "single", 3),
+        ("b", "f", "greedy", "both", 6), ("b", "f", "greedy", "single", 2)]
+    # ('a', 'g', 'greedy'): x won r = 0, 2, 4, lost r = 1, 3, and tied five times -> W_x = 3 + 2.5
+    # = 5.5 of 10 games, W_y = 4.5: strength log(5.5 / 4.5) / 2
+    assert out["strength"][2] == pytest.approx(math.log(5.5 / 4.5) / 2)
+    with pytest.raises(ValueError, match="by must be 'candidate_id' or 'prompt', not 'system'"):
+        rank_calls(pl.DataFrame(games), by="system")
+    # no calls: no rows, the documented columns and types
+    empty = rank_calls(pl.DataFrame(games).clear())
+    assert empty.height == 0 and empty.columns == RANK_COLUMNS
+    assert empty.schema == {"judge": pl.String, "format": pl.String, "decoding": pl.String, "order": pl.String,
+                            "prompt_id": pl.String, "id": pl.String, "strength": pl.Float64, "lo": pl.Float64,
+                            "hi": pl.Float64, "rank": pl.Int64, "games": pl.Float64, "wins": pl.Float64,
+                            "n_calls": pl.Int64, "n_units": pl.Int64, "prior": pl.Float64}
+
+
+def test_calls_without_prompts_are_resampled_one_by_one():
+    # without a prompt_id column each call is its own unit: the same as giving every call a prompt
+    calls = _simulated_judge(items=4, repeats=6)
+    own = calls.with_columns(pl.format("c{}", pl.int_range(pl.len()).cast(pl.String).str.zfill(4)).alias("prompt_id"))
+    bare = rank_calls(calls.drop("prompt_id"), n_boot=50, seed=1)
+    assert bare.equals(rank_calls(own, n_boot=50, seed=1))
+    assert set(bare["n_units"]) == {calls.height, calls.filter(~pl.col("swapped")).height}
