@@ -224,16 +224,30 @@ def test_mle_exists_and_bt_mm_on_a_batch_equal_each_member_alone():
     # member 0: x beats y 3 times, loses once, z has no games -> +-log(3)/2 and NaN for z
     # member 1: the cycle x > y > z > x once each -> all equal, 0
     # member 2: the chain x > y > z (z never wins) -> no finite MLE
+    # member 3: x has no games, y and z beat each other once -> the MLE exists
+    # member 4: the chain z > y > x (x never wins) -> no finite MLE
     m0 = np.array([[0, 3, 0], [1, 0, 0], [0, 0, 0]], float)
     m1 = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], float)
     m2 = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], float)
-    exists = mle_exists(np.stack([m0, m1, m2]))
-    assert isinstance(exists, np.ndarray) and exists.tolist() == [True, True, False]
+    m3 = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0]], float)
+    m4 = m2.T
+    exists = mle_exists(np.stack([m0, m1, m2, m3, m4]))
+    assert isinstance(exists, np.ndarray) and exists.tolist() == [True, True, False, True, False]
     assert mle_exists(m0) is True and mle_exists(m2) is False       # one matrix: a plain bool
-    logp, _ = bt_mm(np.stack([m0, m1]))
-    assert logp.shape == (2, 3)
+    assert mle_exists(m4) is False
+    # and three items that all beat each other in uneven counts (the slowest member): scipy's MLE
+    m5 = np.array([[0, 1, 3], [2, 0, 1], [1, 1, 0]], float)
+    ml = minimize(_neg_log_lik, np.zeros(3), args=(m5,), method="BFGS", options={"gtol": 1e-10})
+    logp, _ = bt_mm(np.stack([m0, m1, m5]))
+    assert logp.shape == (3, 3)
     assert logp[0] == pytest.approx([math.log(3) / 2, -math.log(3) / 2, np.nan], abs=1e-9, nan_ok=True)
     assert logp[1] == pytest.approx([0, 0, 0], abs=1e-9)
+    assert logp[2] == pytest.approx(ml.x - ml.x.mean(), abs=1e-6)
+    # alone, with its last item without games, and without a warning about it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        alone, _ = bt_mm(m0)
+    assert alone == pytest.approx(logp[0], abs=1e-12, nan_ok=True)
 
 
 def test_counts_in_a_small_integer_type_do_not_overflow():
@@ -630,3 +644,47 @@ def test_calls_without_prompts_are_resampled_one_by_one():
     bare = rank_calls(calls.drop("prompt_id"), n_boot=50, seed=1)
     assert bare.equals(rank_calls(own, n_boot=50, seed=1))
     assert set(bare["n_units"]) == {calls.height, calls.filter(~pl.col("swapped")).height}
+
+
+def _mm_by_the_book(wins, steps=None, tol=1e-10):
+    """Hunter's MM one item at a time: p_i <- W_i / sum_j n_ij / (p_i + p_j), renormalised to a
+    geometric mean of 1, until the largest relative change of p is below tol (or `steps` steps)."""
+    n = len(wins)
+    games, won = wins + wins.T, wins.sum(axis=1)
+    p, it = np.ones(n), 0
+    while steps is None or it < steps:
+        it += 1
+        new = np.array([won[a] / sum(games[a, b] / (p[a] + p[b]) for b in range(n) if games[a, b] > 0)
+                        for a in range(n)])
+        new /= np.exp(np.log(new).mean())
+        change, p = np.max(np.abs(new - p) / p), new
+        if steps is None and change < tol:
+            break
+    return np.log(p), it
+
+
+def test_bt_mm_takes_the_steps_of_the_textbook_iteration():
+    rng = np.random.default_rng(21)
+    wins = rng.integers(0, 9, size=(5, 5)).astype(float) + 0.5 * rng.integers(0, 2, size=(5, 5))
+    np.fill_diagonal(wins, 0)
+    want, steps = _mm_by_the_book(wins)
+    logp, iterations = bt_mm(wins)
+    assert iterations == steps > 10
+    assert logp == pytest.approx(want, abs=1e-12)
+    # max_iter stops it early, after exactly that many steps; none leaves p where it started
+    for k in (1, 3):
+        early, taken = bt_mm(wins, max_iter=k)
+        assert taken == k and early == pytest.approx(_mm_by_the_book(wins, steps=k)[0], abs=1e-12)
+    start = np.array([0.5, -0.5, 0.0, 0.25, -0.25])
+    assert bt_mm(wins, max_iter=0, start=start) == (pytest.approx(start, abs=1e-12), 0)
+
+
+def test_pairs_that_never_met_get_no_virtual_games():
+    # the chain x > y > z in one prompt (x and z never met): no MLE, so x-y and y-z each get half a
+    # virtual game as a tie: W_x = 1.25 of n_xy = 1.5 -> p_x (1.5) = 1.25 (p_x + p_y) -> p_x = 5 p_y,
+    # and z the mirror image: strengths log 5, 0, -log 5
+    calls = _calls([("x", "y", 1, False, "p"), ("y", "z", 1, False, "p")])
+    for by in ("candidate_id", "prompt"):
+        out = rank_calls(calls, by=by, n_boot=0).filter(pl.col("order") == "both").sort("id")
+        assert out["strength"].to_list() == pytest.approx([math.log(5), 0, -math.log(5)], abs=1e-9), by
+        assert out["prior"].to_list() == [0.5] * 3 and out["games"].to_list() == [1.0, 2.0, 1.0]
