@@ -688,3 +688,14 @@ def test_pairs_that_never_met_get_no_virtual_games():
         out = rank_calls(calls, by=by, n_boot=0).filter(pl.col("order") == "both").sort("id")
         assert out["strength"].to_list() == pytest.approx([math.log(5), 0, -math.log(5)], abs=1e-9), by
         assert out["prior"].to_list() == [0.5] * 3 and out["games"].to_list() == [1.0, 2.0, 1.0]
+
+
+def test_bootstrap_of_two_prompts_by_hand():
+    # p1: x beat y; p2: one win each. The fit (x 2-1) has an MLE, so each resample of the two
+    # prompts decides its own prior: p1 twice -> x 2-0, no MLE, a quarter win each way -> log(3);
+    # p1 + p2 -> 2-1 -> log(2)/2; p2 twice -> 2-2 -> 0. With chances 1/4, 1/2, 1/4 in 400
+    # resamples, the 2.5% point is 0 and the 97.5% point log(3).
+    calls = _calls([("x", "y", 1, False, "p1"), ("x", "y", 1, False, "p2"), ("y", "x", 1, True, "p2")])
+    x = rank_calls(calls, n_boot=400, seed=0).filter((pl.col("order") == "both") & (pl.col("id") == "x")).row(0, named=True)
+    assert x["strength"] == pytest.approx(math.log(2) / 2) and x["prior"] == 0.0
+    assert [x["lo"], x["hi"]] == pytest.approx([0.0, math.log(3)], abs=1e-9)
