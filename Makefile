@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: app test bench demo-files mutate
+.PHONY: app test bench demo-files mutate mutate-recheck
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -36,3 +36,11 @@ mutate: $(STAMP)
 	echo "mutmut run: $$(( $$(date +%s) - start )) s (log: mutants/run.log)"
 	@$(PY) tests/mutation/nine.py; nine=$$?; $(PY) tests/mutation/report.py; report=$$?; \
 	exit $$(( nine || report ))
+
+# after tests were added for survivors: re-run only the survivors (mutmut keeps every other verdict)
+mutate-recheck: $(STAMP)
+	@names=$$($(PY) tests/mutation/report.py --survivors); \
+	echo "re-running $$(echo $$names | wc -w) survivors"; \
+	if [ -n "$$names" ]; then POLARS_MAX_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+	  $(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) $$names > mutants/recheck.log 2>&1 || true; fi
+	@$(PY) tests/mutation/report.py

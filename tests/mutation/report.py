@@ -7,7 +7,9 @@ Reads every mutant's status from `mutmut results --all true` (run in the reposit
 then its one-line reason (`#` starts a comment line). Prints, per area (audit/ with ingest/formats/,
 and train/): mutants, equivalent, killed (a failing test, a timeout or a crash), survived, no tests,
 the score killed / (mutants - equivalent), and then every surviving mutant not listed as equivalent.
-Exits 1 when the metric and parser area scores below --min (default 90%).
+Exits 1 when an area scores below --min (default 90%). `--survivors` prints only the names of the
+checked mutants that are neither killed nor listed as equivalent, one a line (what `make
+mutate-recheck` re-runs after tests were added).
 """
 
 from __future__ import annotations
@@ -50,6 +52,12 @@ def area_of(name: str) -> str | None:
     return None
 
 
+def survivors(statuses: dict[str, str], equivalents: dict[str, str]) -> list[str]:
+    """Checked mutants in an area that no test killed and that are not listed as equivalent."""
+    return sorted(k for k, v in statuses.items() if area_of(k) and k not in equivalents
+                  and v not in KILLED and v != "not checked")
+
+
 def report(statuses: dict[str, str], equivalents: dict[str, str], minimum: float, sample: bool = False) -> int:
     code = 0
     for area, _ in AREAS:
@@ -69,7 +77,7 @@ def report(statuses: dict[str, str], equivalents: dict[str, str], minimum: float
         left = sorted(k for k, v in counted.items() if v not in KILLED)
         for name in left:
             print(f"    {counted[name]:>10}  {name}")
-        if area == AREAS[0][0] and score < minimum:
+        if score < minimum:
             code = 1
     stale = [] if sample else sorted(k for k in equivalents if k not in statuses)
     killed_anyway = sorted(k for k in equivalents if statuses.get(k) in KILLED)
@@ -88,6 +96,7 @@ def main() -> int:
     ap.add_argument("--results", type=Path, help="saved output of `mutmut results --all true` (default: run it)")
     ap.add_argument("--names", type=Path, help="only the mutants named in this file, one a line (a sample)")
     ap.add_argument("--min", type=float, default=0.90)
+    ap.add_argument("--survivors", action="store_true", help="only the names of the survivors, one a line")
     args = ap.parse_args()
     if args.results:
         text = args.results.read_text(encoding="utf-8")
@@ -99,7 +108,11 @@ def main() -> int:
     if args.names:
         keep = {line.strip() for line in args.names.read_text(encoding="utf-8").splitlines() if line.strip()}
         statuses = {k: v for k, v in statuses.items() if k in keep}
-    return report(statuses, read_equivalents(args.equivalents), args.min, sample=bool(args.names))
+    equivalents = read_equivalents(args.equivalents)
+    if args.survivors:
+        print("\n".join(survivors(statuses, equivalents)))
+        return 0
+    return report(statuses, equivalents, args.min, sample=bool(args.names))
 
 
 if __name__ == "__main__":
