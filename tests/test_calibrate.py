@@ -389,6 +389,17 @@ def test_human_ceiling_interval_resamples_pairs_with_the_documented_defaults():
     _assert_ceiling(human_agreement(labels, n_boot=500, seed=3), _ceiling_reference(votes, 500, 3))
 
 
+def test_human_ceiling_interval_over_many_pairs_takes_exactly_n_boot_resamples():
+    # 2100 pairs: the resamples are drawn in chunks (about 4 million pair draws each: 1904 + 96 of
+    # the 2000 here), and the interval is still that of 2000 resamples
+    rng = np.random.default_rng(21)
+    votes = {p: {"u": v, "w": v if rng.random() < 0.7 else str(rng.choice(["A", "B", "tie"]))}
+             for p, v in enumerate(rng.choice(["A", "B", "tie"], size=2100, p=[0.5, 0.3, 0.2]).tolist())}
+    labels = pl.DataFrame([{"prompt_idx": p, "a_idx": 0, "b_idx": 1, "label": v, "annotator": ann}
+                           for p, vs in votes.items() for ann, v in vs.items()])
+    _assert_ceiling(human_agreement(labels, n_boot=2000), _ceiling_reference(votes, 2000, 0))
+
+
 def test_human_ceiling_without_two_votes_on_any_pair():
     schema = {"n_pairs": pl.Int64, "n_votes": pl.Int64, "n_annotators": pl.Int64, "n_comparisons": pl.Int64,
               "agreement": pl.Float64, "kappa": pl.Float64, "kappa_lo": pl.Float64, "kappa_hi": pl.Float64}
