@@ -400,8 +400,9 @@ def test_rank_by_prompt_games_wins_and_intervals_by_hand():
     # no resamples: no interval, still a float column
     assert out.schema["lo"] == out.schema["hi"] == pl.Float64 and out["lo"].null_count() == 2
     # one resample: both percentiles are that resample's strength
-    one = rank_calls(calls, by="prompt", n_boot=1).filter(pl.col("order") == "both")
-    assert one["lo"].null_count() == 0 and one["lo"].to_list() == one["hi"].to_list()
+    for by in ("prompt", "candidate_id"):
+        one = rank_calls(calls, by=by, n_boot=1).filter(pl.col("order") == "both")
+        assert one["lo"].null_count() == 0 and one["lo"].to_list() == one["hi"].to_list(), by
     # rows by prompt (in prompt_id order), strongest first: in p the chain a > b > c, in q b beat a
     two = rank_calls(_calls([("a", "b", -1, False, "q"), ("a", "b", 1, False, "p"), ("b", "c", 1, False, "p")]),
                      by="prompt", n_boot=0).filter(pl.col("order") == "both")
@@ -699,3 +700,13 @@ def test_bootstrap_of_two_prompts_by_hand():
     x = rank_calls(calls, n_boot=400, seed=0).filter((pl.col("order") == "both") & (pl.col("id") == "x")).row(0, named=True)
     assert x["strength"] == pytest.approx(math.log(2) / 2) and x["prior"] == 0.0
     assert [x["lo"], x["hi"]] == pytest.approx([0.0, math.log(3)], abs=1e-9)
+
+
+def test_candidates_judged_only_against_themselves_get_no_strength():
+    # a self-comparison says nothing about strength: no pair of different candidates, so each
+    # candidate gets a row without strength, rank or interval (and no error, even when resampling)
+    for games in ([("x", "x", 1, False, "p1"), ("x", "x", -1, False, "p2")],
+                  [("x", "x", 1, False, "p1"), ("y", "y", 0, False, "p2")]):
+        out = rank_calls(_calls(games), n_boot=20).filter(pl.col("order") == "both").sort("id")
+        assert out["id"].to_list() == sorted({g[0] for g in games})
+        assert out.select("strength", "lo", "hi", "rank").null_count().row(0) == (out.height,) * 4
