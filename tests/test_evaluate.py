@@ -55,6 +55,43 @@ def test_heldout_rule():
     assert heldout_prompt_ids(marked)[0] == ["p7"]
 
 
+def test_rule_keys_and_texts():
+    from train.evaluate import _rule_text, rule_key
+    # what decides the held-out prompts; n is left out, a missing seed is train.heldout's 0
+    assert rule_key({"rule": "split", "n": 3}) == ("marked",) == rule_key({"rule": "marked"})
+    assert rule_key({"rule": "share", "share": 0.2, "seed": 4, "n": 2}) == ("share", 0.2, 4)
+    assert rule_key({"rule": "share", "share": 0.1}) == ("share", 0.1, 0)
+    assert _rule_text({"rule": "marked"}) == "'marked prompts'"
+    assert _rule_text({"rule": "share", "share": 0.25, "seed": 2}) == "'share 0.25, seed 2'"
+
+
+def test_check_heldout_by_hand(tmp_path):
+    from train.evaluate import Condition, check_heldout
+    base = Condition("base", 0, "b")                                   # the base model: no rule to check
+    share2 = Condition("c", 1, "b", tmp_path, "run2", {"rule": "share", "share": 0.2, "seed": 0, "n": 5})
+    bare = Condition("d", 1, "b", tmp_path, "run9")                   # config.json without a rule
+    marked = {"rule": "split", "n": 3}
+    default = {"rule": "share", "share": 0.1, "seed": 0, "n": 3}
+    note = ("run run9: config.json records no held-out rule; assumed curation's default "
+            "(marked prompts, else share 0.1 with seed 0)")
+    # a run without a rule is taken to follow curation's default: the marked prompts when the pool
+    # marks some, else share 0.1 with seed 0
+    assert check_heldout([base, bare], marked) == [note]
+    assert check_heldout([base, bare], default) == [note]
+    with pytest.raises(UserError) as err:
+        check_heldout([base, bare], {"rule": "share", "share": 0.2, "seed": 0, "n": 5})
+    assert str(err.value) == ("--runs run9: trained with held-out rule 'share 0.1, seed 0' but this evaluation uses "
+                              "'share 0.2, seed 0'; it could score prompts the run was trained on "
+                              "(use the run's rule: --heldout-share / --heldout-seed)")
+    # the base condition first does not end the check of the runs after it
+    assert check_heldout([base, share2], {"rule": "share", "share": 0.2, "seed": 0, "n": 5}) == []
+    with pytest.raises(UserError) as err:
+        check_heldout([base, share2], marked)
+    assert str(err.value) == ("--runs run2: trained with held-out rule 'share 0.2, seed 0' but this evaluation uses "
+                              "'marked prompts'; it could score prompts the run was trained on "
+                              "(use the run's rule: --heldout-share / --heldout-seed)")
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """A tiny Llama with a byte-level BPE tokenizer and a chat template, saved as a model folder,
@@ -246,6 +283,26 @@ def test_condition_names():
     assert condition_name({"subset": {"policy": "random", "rate": 0.5}}) == "random@0.5"
     assert condition_name({"subset": {"policy": "full", "rate": 1.0}}) == "full"
     assert condition_name({"condition": "mine", "subset": subset}) == "mine"
+
+
+def test_condition_names_of_every_kind_of_record():
+    from train.evaluate import condition_name
+    cell = {"policy": "judge", "judge": "gpt", "format": "likert5", "rate": 0.25}
+    # the paper's defaults (greedy, label scores) add nothing to the name
+    assert condition_name({"subset": {**cell, "decoding": "greedy", "score": "label"}}) == "gpt/likert5@0.25"
+    assert condition_name({"subset": {**cell, "decoding": "constrained"}}) == "gpt/likert5~constrained@0.25"
+    assert condition_name({"subset": {**cell, "rate": None}}) == "gpt/likert5"
+    # an older record without a policy but with a judge and a format is a judge x format cell
+    assert condition_name({"subset": {"judge": "gpt", "format": "binary", "rate": 0.5}}) == "gpt/binary@0.5"
+    # a judge policy that lacks the judge, or a baseline that carries one, is named by its policy
+    assert condition_name({"subset": {"policy": "judge", "format": "binary", "rate": 0.5}}) == "judge@0.5"
+    assert condition_name({"subset": {"policy": "random", "judge": "gpt", "format": "binary", "rate": 0.5}}) == \
+        "random@0.5"
+    assert condition_name({"subset": {"policy": "length"}}) == "length"
+    # no policy: the subset file's name, else 'adapter'
+    assert condition_name({"subset": {"path": "/runs/x/my_subset.jsonl"}}) == "my_subset"
+    assert condition_name({"subset": {"path": "/runs/x/my_subset.jsonl", "judge": "gpt"}}) == "my_subset"
+    assert condition_name({}) == "adapter" and condition_name({"subset": None, "condition": ""}) == "adapter"
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@ run. Fast tests use a tiny Llama built from a config with a character-level toke
 download); the slow ones train the bundled SmolLM2 for 2 steps, loading it once."""
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -285,3 +286,115 @@ def test_config_check_refuses_it_before_training(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "4")      # under `accelerate launch` on four GPUs: 4 x 4 > 8
     with pytest.raises(UserError, match="x 4 processes"):
         TrainConfig(subset="s", base="b", out="o", batch_size=8, micro_batch_size=4).check()
+
+
+# -- the pure parts of fine-tuning, by hand
+
+@pytest.mark.parametrize("field, flag", [("batch_size", "--batch-size"), ("micro_batch_size", "--micro-batch-size"),
+                                         ("lora_r", "--lora-r"), ("lora_alpha", "--lora-alpha"),
+                                         ("max_length", "--max-length")])
+def test_config_check_needs_counts_of_at_least_one(monkeypatch, field, flag):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    with pytest.raises(UserError, match=f"^{flag} must be at least 1$"):
+        TrainConfig(subset="s", base="b", out="o", **{field: 0}).check()
+
+
+def test_config_check_bounds(monkeypatch):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+
+    def check(**kw):
+        TrainConfig(subset="s", base="b", out="o", **kw).check()
+    # the smallest accepted values, and the edges of each interval
+    check(batch_size=1, micro_batch_size=1, lora_r=1, lora_alpha=1, max_length=1)
+    check(lora_dropout=0.0, eval_share=0.0, learning_rate=1e-4)
+    check(lora_dropout=0.99, eval_share=0.49, learning_rate=2.0)
+    check(max_steps=0, epochs=1.0)            # epochs decide
+    check(max_steps=1, epochs=0.0)            # max_steps decides
+    check(max_steps=-1, epochs=0.5)
+    for dropout in (1.0, 1.5, -0.1):
+        with pytest.raises(UserError, match=r"^--lora-dropout must be in \[0, 1\)$"):
+            check(lora_dropout=dropout)
+    for share in (0.5, 1.0, -0.1):
+        with pytest.raises(UserError, match=r"^--eval-share must be in \[0, 0.5\)$"):
+            check(eval_share=share)
+    for kw in ({"learning_rate": 0.0}, {"learning_rate": -1.0}, {"max_steps": 0, "epochs": 0.0},
+               {"max_steps": -1, "epochs": 0.0}, {"max_steps": 0, "epochs": -1.0}):
+        with pytest.raises(UserError, match=r"^--learning-rate and --epochs \(or --max-steps\) must be positive$"):
+            check(**kw)
+
+
+def test_read_subset_keeps_prompt_and_completion(tmp_path):
+    first = {**row("Héllo ünïcode?", "Ja."), "meta": {"x": 1}}
+    second = {"prompt": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Q?"}],
+              "completion": [{"role": "assistant", "content": "A"}, {"role": "user", "content": "more"},
+                             {"role": "assistant", "content": "B"}]}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(first, ensure_ascii=False) + "\n\n  \n" + json.dumps(second) + "\n", encoding="utf-8")
+    assert read_subset(path) == [{"prompt": first["prompt"], "completion": first["completion"]},
+                                 {"prompt": second["prompt"], "completion": second["completion"]}]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"prompt": "text", "completion": []}, "field 'prompt' must be a list of {\"role\", \"content\"} messages"),
+    ({"prompt": [], "completion": row("a", "b")["completion"]},
+     "field 'prompt' must be a list of {\"role\", \"content\"} messages"),
+    ({"prompt": ["hi"], "completion": row("a", "b")["completion"]},
+     "field 'prompt' must be a list of {\"role\", \"content\"} messages"),
+    ({"prompt": [{"content": "hi"}], "completion": row("a", "b")["completion"]},
+     "field 'prompt' must be a list of {\"role\", \"content\"} messages"),
+    ({"prompt": [{"role": "user", "content": 3}], "completion": row("a", "b")["completion"]},
+     "field 'prompt' must be a list of {\"role\", \"content\"} messages"),
+    ({"prompt": row("a", "b")["prompt"]}, "field 'completion' must be a list of {\"role\", \"content\"} messages"),
+    ({"prompt": row("a", "b")["prompt"], "completion": [{"role": "user", "content": "b"}]},
+     "field 'completion' must end with an assistant message"),
+    ({"prompt": row("a", "b")["prompt"], "completion": [{"role": "assistant", "content": "b"},
+                                                       {"role": "user", "content": "c"}]},
+     "field 'completion' must end with an assistant message"),
+    (["not", "an", "object"], "field 'prompt' must be a list of {\"role\", \"content\"} messages"),
+])
+def test_read_subset_names_line_and_field(tmp_path, bad, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(row("a", "b")) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(UserError, match="^" + re.escape(f"{path} line 2: {message}") + "$"):
+        read_subset(path)
+
+
+def test_read_subset_file_errors(tmp_path):
+    path = tmp_path / "s.jsonl"
+    with pytest.raises(UserError, match="^" + re.escape(f"--subset {path}: no such file") + "$"):
+        read_subset(path)
+    path.write_text("\n   \n")
+    with pytest.raises(UserError, match="^" + re.escape(f"--subset {path}: no examples") + "$"):
+        read_subset(path)
+    path.write_text("\n" + json.dumps(row("a", "b")) + "\n{oops\n")
+    with pytest.raises(UserError, match="^" + re.escape(f"{path} line 3: not JSON (")):
+        read_subset(path)
+
+
+def test_split_eval_by_hand():
+    import numpy as np
+    from train.finetune import split_eval
+    examples = [f"e{i}" for i in range(40)]
+    # 0.05 x 40 = 2 held out: the first two of the seeded permutation default_rng([seed, 5]), in order
+    for seed in (0, 3):
+        held = sorted(np.random.default_rng([seed, 5]).permutation(40)[:2].tolist())
+        train_rows, eval_rows = split_eval(examples, 0.05, seed)
+        assert eval_rows == [examples[i] for i in held]
+        assert train_rows == [e for i, e in enumerate(examples) if i not in held]
+    # counts: round(share x n), at least one when share > 0 and n >= 2; none otherwise
+    # 0.05 x 20 = 1; 0.25 x 10 = 2.5 -> 2 (round half to even); 0.05 x 2 = 0.1 -> at least 1
+    assert [len(split_eval(examples[:n], share, 0)[1]) for n, share in ((20, 0.05), (10, 0.25), (2, 0.05), (3, 0.3))] \
+        == [1, 2, 1, 1]
+    assert split_eval(examples[:10], 0.0, 0) == (examples[:10], [])
+    assert split_eval(examples[:1], 0.4, 0) == (examples[:1], [])
+
+
+def test_pad_batch_by_hand():
+    import torch
+    from train.finetune import pad_batch
+    batch = pad_batch([{"input_ids": [5, 6, 7], "labels": [IGNORE, 6, 7]}, {"input_ids": [8], "labels": [8]}], 0)
+    assert batch["input_ids"].tolist() == [[5, 6, 7], [8, 0, 0]]
+    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
+    assert batch["labels"].tolist() == [[IGNORE, 6, 7], [8, IGNORE, IGNORE]]
+    assert all(t.dtype == torch.long for t in batch.values()) and sorted(batch) == ["attention_mask", "input_ids",
+                                                                                     "labels"]
