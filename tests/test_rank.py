@@ -231,14 +231,17 @@ def test_mle_exists_and_bt_mm_on_a_batch_equal_each_member_alone():
     m2 = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], float)
     m3 = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0]], float)
     m4 = m2.T
-    exists = mle_exists(np.stack([m0, m1, m2, m3, m4]))
-    assert isinstance(exists, np.ndarray) and exists.tolist() == [True, True, False, True, False]
+    # member 5: the cycle x > z > y > x; member 6: x and z beat each other, y beat both (never lost)
+    m5 = m1.T
+    m6 = np.array([[0, 0, 1], [1, 0, 1], [1, 0, 0]], float)
+    exists = mle_exists(np.stack([m0, m1, m2, m3, m4, m5, m6]))
+    assert isinstance(exists, np.ndarray) and exists.tolist() == [True, True, False, True, False, True, False]
     assert mle_exists(m0) is True and mle_exists(m2) is False       # one matrix: a plain bool
     assert mle_exists(m4) is False
     # and three items that all beat each other in uneven counts (the slowest member): scipy's MLE
-    m5 = np.array([[0, 1, 3], [2, 0, 1], [1, 1, 0]], float)
-    ml = minimize(_neg_log_lik, np.zeros(3), args=(m5,), method="BFGS", options={"gtol": 1e-10})
-    logp, _ = bt_mm(np.stack([m0, m1, m5]))
+    uneven = np.array([[0, 1, 3], [2, 0, 1], [1, 1, 0]], float)
+    ml = minimize(_neg_log_lik, np.zeros(3), args=(uneven,), method="BFGS", options={"gtol": 1e-10})
+    logp, _ = bt_mm(np.stack([m0, m1, uneven]))
     assert logp.shape == (3, 3)
     assert logp[0] == pytest.approx([math.log(3) / 2, -math.log(3) / 2, np.nan], abs=1e-9, nan_ok=True)
     assert logp[1] == pytest.approx([0, 0, 0], abs=1e-9)
@@ -571,7 +574,7 @@ def test_bootstrap_over_prompts_equals_one_resample_at_a_time(prior):
             swapped = bool(rng.random() < 0.4)
             a, b = (y, x) if swapped else (x, y)
             games.append((f"s{a}", f"s{b}", int(rng.integers(-1, 2)), swapped, f"q{p:02d}"))
-    games += [("u", "v", 1, False, "q03"), ("v", "u", 1, True, "q07")]
+    games += [("u", "v", 1, False, "q03"), ("v", "u", 1, True, "q99")]     # q99: no call inside the group
     top = [("s0", f"s{k}", 1, False, f"q{p:02d}") for p in range(6) for k in range(1, 1 + p % 3)]
     top += [("s1", "s2", 1, False, "q00"), ("s2", "s1", 0, True, "q01"), ("s2", "s1", 1, True, "q04")]
     calls = pl.concat([_calls(games), _calls(top, judge="top")])
