@@ -15,7 +15,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from audit import calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
-from audit._calibrate import HUMAN_COLUMNS, agreement, kappa, oriented_pairs, pairs_needed
+from audit._calibrate import HUMAN_COLUMNS, agreement, decide, kappa, oriented_pairs, pairs_needed
 from ingest import UserError
 from ingest._labels import import_labels
 from tests.conftest import db_snapshot, query_rows
@@ -339,12 +339,28 @@ def _annotated_pairs(seed, n_pairs=31):
     return pl.DataFrame(rows), votes
 
 
+def _resampled_interval(first, second, pair_of, n_boot, rng):
+    """Percentiles 2.5 and 97.5 of kappa over n_boot resamples of the pairs with replacement: pair p
+    drawn w[b, p] times, w ~ Multinomial(n_pairs, uniform) from `rng`; each judgement weighted by its
+    pair's draws; undefined kappas (p_e = 1) left out."""
+    n = int(max(pair_of)) + 1
+    w = rng.multinomial(n, [1 / n] * n, size=n_boot)[:, pair_of].astype(float)
+    total = w.sum(axis=1)
+    p_o = (w * (first == second)).sum(axis=1) / total
+    p_e = sum((w * (first == c)).sum(axis=1) / total * (w * (second == c)).sum(axis=1) / total
+              for c in ("A", "B", "tie"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        draws = (p_o - p_e) / (1 - p_e)
+    # the weighted formula is scikit-learn's with sample weights
+    assert draws[0] == pytest.approx(cohen_kappa_score(first, second, sample_weight=w[0]), abs=1e-12)
+    lo, hi = np.percentile(draws[~np.isnan(draws)], [2.5, 97.5])
+    return lo, hi
+
+
 def _ceiling_reference(votes, n_boot, seed):
     """The human ceiling restated: every ordered pair of two annotators' votes on one pair (pairs
-    with 2+ votes) is a comparison; agreement and kappa by scikit-learn; the interval: percentiles
-    2.5 and 97.5 of kappa over n_boot resamples of the pairs with replacement (pair p drawn w[b, p]
-    times, w ~ Multinomial(n_pairs, uniform) from the ceiling's generator default_rng([seed, 99])),
-    each comparison weighted by its pair's draws (undefined kappas, p_e = 1, left out)."""
+    with 2+ votes) is a comparison; agreement and kappa by scikit-learn; the interval over resampled
+    pairs from the ceiling's generator, default_rng([seed, 99])."""
     first, second, pair_of = [], [], []
     multi = [list(v.values()) for v in votes.values() if len(v) >= 2]
     for p, vs in enumerate(multi):
@@ -356,16 +372,7 @@ def _ceiling_reference(votes, n_boot, seed):
                     pair_of.append(p)
     first, second = np.array(first), np.array(second)
     n = len(multi)
-    w = np.random.default_rng([seed, 99]).multinomial(n, [1 / n] * n, size=n_boot)[:, pair_of].astype(float)
-    total = w.sum(axis=1)
-    p_o = (w * (first == second)).sum(axis=1) / total
-    p_e = sum((w * (first == c)).sum(axis=1) / total * (w * (second == c)).sum(axis=1) / total
-              for c in ("A", "B", "tie"))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        draws = (p_o - p_e) / (1 - p_e)
-    # the weighted formula is scikit-learn's with sample weights
-    assert draws[0] == pytest.approx(cohen_kappa_score(first, second, sample_weight=w[0]), abs=1e-12)
-    lo, hi = np.percentile(draws[~np.isnan(draws)], [2.5, 97.5])
+    lo, hi = _resampled_interval(first, second, pair_of, n_boot, np.random.default_rng([seed, 99]))
     return {"n_pairs": n, "n_votes": sum(len(v) for v in multi),
             "n_annotators": len({ann for v in votes.values() for ann in v}), "n_comparisons": len(first),
             "agreement": float(np.mean(first == second)), "kappa": cohen_kappa_score(first, second),
@@ -458,3 +465,79 @@ def test_human_ceiling_and_stored_labels_read_the_pools_labels(tmp_path, write_j
     without = {p: {ann: v for ann, v in vs.items() if ann != "h1"} for p, vs in votes.items()}
     _assert_ceiling(human_ceiling(path, "lab", labels=given, n_boot=300, seed=7),
                     _ceiling_reference(without, 300, 7))
+
+
+def test_calibrate_reads_the_pools_calls_and_labels(tmp_path, write_jsonl):
+    """On a database file of its own (not the one JUDGEAUDIT_DB names): 30 labelled pairs (x, y) in
+    a random orientation, judge j's tournament calls on each in both orders, and a likert5 call
+    that is no judgement."""
+    from ingest import import_pool, import_verdicts
+    from audit import cell_rng
+    path = tmp_path / "calls.duckdb"
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
+                                                  "response": f"{c} {p}"} for p in range(30) for c in "xy"]), "cal")
+    rng = np.random.default_rng(30)
+    labels, verdicts, human, judge, pair_of = [], [], [], [], []
+    margin = {"A++": 2, "A+": 1, "TIE": 0, "B+": -1, "B++": -2}
+    for p in range(30):
+        x, y = ("x", "y") if rng.random() < 0.6 else ("y", "x")
+        truth = str(rng.choice(["A", "B", "tie"], p=[0.45, 0.35, 0.2]))
+        labels.append({"prompt_id": f"p{p}", "a_id": x, "b_id": y, "label": truth})
+        for a, b in (("x", "y"), ("y", "x")):
+            raw = str(rng.choice(list(margin)))
+            verdicts.append({"judge": "j", "format": "tournament", "prompt_id": f"p{p}", "a_id": a, "b_id": b,
+                             "raw": raw})
+            slot = "A" if margin[raw] > 0 else "B" if margin[raw] < 0 else "tie"
+            if a != x and slot != "tie":                    # shown the other way round: turn it
+                slot = "B" if slot == "A" else "A"
+            human.append(truth)
+            judge.append(slot)
+            pair_of.append(p)
+    verdicts.append({"judge": "j", "format": "likert5", "prompt_id": "p0", "candidate_id": "x", "raw": "4"})
+    import_verdicts(path, write_jsonl("v.jsonl", verdicts), "cal")
+    import_labels(path, write_jsonl("l.jsonl", labels), "cal")
+    human, judge = np.array(human), np.array(judge)
+
+    def check(cell, h, j, pairs, n_boot, seed, threshold, width):
+        assert (cell["judge"], cell["format"], cell["decoding"]) == ("j", "tournament", "greedy")
+        assert (cell["n"], cell["n_pairs"]) == (len(h), len(set(pairs)))
+        assert cell["agreement"] == pytest.approx(np.mean(h == j), abs=1e-12)
+        assert cell["kappa"] == pytest.approx(cohen_kappa_score(h, j), abs=1e-12)
+        local = np.unique(pairs, return_inverse=True)[1]
+        lo, hi = _resampled_interval(h, j, local, n_boot, cell_rng(seed, "j", "tournament", "greedy"))
+        assert (cell["kappa_lo"], cell["kappa_hi"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+        assert cell["threshold"] == threshold and cell["target_width"] == width
+        assert cell["decision"] == (None if threshold is None else "pass" if lo >= threshold else
+                                    "fail" if hi < threshold else "inconclusive")
+        assert cell["n_pairs_needed"] == math.ceil(len(set(pairs)) * ((hi - lo) / width) ** 2)
+
+    # the stored labels, with the defaults: 2000 resamples, seed 0, no threshold, target width 0.2
+    cells = calibrate(path, "cal")
+    assert cells.height == 1
+    check(cells.row(0, named=True), human, judge, pair_of, 2000, 0, None, 0.2)
+    cell = calibrate(path, "cal", n_boot=300, seed=4, threshold=0.05, target_width=0.5).row(0, named=True)
+    check(cell, human, judge, pair_of, 300, 4, 0.05, 0.5)
+    # labels given: those (here the first 20 pairs), not the stored ones
+    given = stored_labels(path, "cal").head(20)
+    keep = np.array(pair_of) < 20
+    cell = calibrate(path, "cal", labels=given, n_boot=300, seed=4).row(0, named=True)
+    check(cell, human[keep], judge[keep], np.array(pair_of)[keep], 300, 4, None, 0.2)
+
+
+def test_no_resamples_no_interval():
+    labels, calls = _random_cell(7, n_pairs=20)
+    cell = calibrate_frames(calls, labels, n_boot=0).row(0, named=True)
+    assert cell["kappa"] is not None
+    assert [cell[k] for k in ("kappa_lo", "kappa_hi", "kappa_no_ties_lo", "kappa_no_ties_hi", "n_pairs_needed")] == \
+        [None] * 5
+    out = human_agreement(labels.vstack(labels.with_columns(pl.lit("h2").alias("annotator"))), n_boot=0)
+    assert out["kappa"][0] is not None and out["kappa_lo"][0] is None and out["kappa_hi"][0] is None
+
+
+def test_threshold_decision_at_its_boundaries():
+    # pass when kappa_lo >= threshold, fail when kappa_hi < threshold, otherwise inconclusive
+    assert decide(0.4, 0.7, 0.4) == "pass"
+    assert decide(0.39, 0.7, 0.4) == "inconclusive"
+    assert decide(0.1, 0.4, 0.4) == "inconclusive"
+    assert decide(0.1, 0.39, 0.4) == "fail"
+    assert decide(0.1, 0.39, None) is None and decide(None, None, 0.4) is None
