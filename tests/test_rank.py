@@ -614,7 +614,7 @@ def test_rank_calls_cells_orders_and_an_empty_input():
     # two judges, two formats, two decodings; cells come sorted by (judge, format, decoding), each
     # with its own calls only, both orders before the single order
     games = []
-    for judge, fmt, decoding, k in (("b", "f", "greedy", 3), ("a", "g", "t=1", 4), ("a", "g", "greedy", 5),
+    for judge, fmt, decoding, k in (("b", "f", "greedy", 3), ("a", "f", "t=1", 4), ("a", "g", "greedy", 5),
                                     ("a", "f", "greedy", 2)):
         for r in range(k):
             games.append({"judge": judge, "format": fmt, "decoding": decoding, "prompt_id": f"q{r}",
@@ -624,12 +624,12 @@ def test_rank_calls_cells_orders_and_an_empty_input():
     out = rank_calls(pl.DataFrame(games), n_boot=0).filter(pl.col("id") == "x")
     assert out.select("judge", "format", "decoding", "order", "n_calls").rows() == [
         ("a", "f", "greedy", "both", 4), ("a", "f", "greedy", "single", 1),
+        ("a", "f", "t=1", "both", 8), ("a", "f", "t=1", "single", 3),
         ("a", "g", "greedy", "both", 10), ("a", "g", "greedy", "single", 4),
-        ("a", "g", "t=1", "both", 8), ("a", "g", "t=1", "single", 3),
         ("b", "f", "greedy", "both", 6), ("b", "f", "greedy", "single", 2)]
     # ('a', 'g', 'greedy'): x won r = 0, 2, 4, lost r = 1, 3, and tied five times -> W_x = 3 + 2.5
     # = 5.5 of 10 games, W_y = 4.5: strength log(5.5 / 4.5) / 2
-    assert out["strength"][2] == pytest.approx(math.log(5.5 / 4.5) / 2)
+    assert out["strength"][4] == pytest.approx(math.log(5.5 / 4.5) / 2)
     with pytest.raises(ValueError, match="by must be 'candidate_id' or 'prompt', not 'system'"):
         rank_calls(pl.DataFrame(games), by="system")
     # no calls: no rows, the documented columns and types
