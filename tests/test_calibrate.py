@@ -541,3 +541,12 @@ def test_threshold_decision_at_its_boundaries():
     assert decide(0.1, 0.4, 0.4) == "inconclusive"
     assert decide(0.1, 0.39, 0.4) == "fail"
     assert decide(0.1, 0.39, None) is None and decide(None, None, 0.4) is None
+
+
+def test_no_pairs_needed_without_a_width_to_scale():
+    # 50 pairs, interval [0.1, 0.5], target 0.2: 50 * (0.4 / 0.2)^2 = 200; none for a zero-width
+    # interval (nothing to scale) or a target width that is not positive
+    assert pairs_needed(50, 0.1, 0.5, 0.2) == 200
+    assert pairs_needed(50, 0.3, 0.3, 0.2) is None and pairs_needed(50, 0.5, 0.1, 0.2) is None
+    assert pairs_needed(50, 0.1, 0.5, 0.0) is None and pairs_needed(50, 0.1, 0.5, -0.2) is None
+    assert pairs_needed(50, None, None, 0.2) is None and pairs_needed(50, 0.1, 0.5, None) is None
