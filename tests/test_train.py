@@ -398,3 +398,36 @@ def test_pad_batch_by_hand():
     assert batch["labels"].tolist() == [[IGNORE, 6, 7], [8, IGNORE, IGNORE]]
     assert all(t.dtype == torch.long for t in batch.values()) and sorted(batch) == ["attention_mask", "input_ids",
                                                                                      "labels"]
+
+
+def test_tokenize_counts_by_hand(tiny):
+    from train._model import load_tokenizer
+    tok = load_tokenizer(str(tiny))
+    # prompts are 21 tokens (see test_labels_mask_the_prompt); "Yo" and "Yoo" + "<|im_end|>\n": 4 and 5
+    examples, stats = tokenize([row("Hi", "Yo"), row("Hi", "Yoo")], tok, 1024)
+    assert [len(e["input_ids"]) for e in examples] == [25, 26] and sorted(examples[0]) == ["input_ids", "labels"]
+    assert stats == {"n_examples": 2, "n_cut": 0, "share_cut": 0.0, "n_dropped": 0, "n_tokens": 51,
+                     "n_completion_tokens": 9}
+    # a cap of 22 cuts both to 21 prompt tokens + 1 completion token
+    _, stats = tokenize([row("Hi", "Yo"), row("Hi", "Yoo")], tok, 22)
+    assert stats == {"n_examples": 2, "n_cut": 2, "share_cut": 1.0, "n_dropped": 0, "n_tokens": 44,
+                     "n_completion_tokens": 2}
+    assert tokenize([], tok, 22) == ([], {"n_examples": 0, "n_cut": 0, "share_cut": 0.0, "n_dropped": 0,
+                                          "n_tokens": 0, "n_completion_tokens": 0})
+
+
+def test_tokenize_a_template_that_renders_the_answer_differently(tiny):
+    from train._model import load_tokenizer
+    tok = load_tokenizer(str(tiny))
+    # the assistant's turn is rendered as 'bot', the generation prompt as 'assistant': the prompt's
+    # tokens are not a prefix of the conversation's, so the completion is its text and EOS
+    tok.chat_template = ("{% for m in messages %}<|im_start|>{{ 'bot' if m['role'] == 'assistant' else m['role'] }}\n"
+                         "{{ m['content'] }}<|im_end|>\n{% endfor %}"
+                         "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    two = {"prompt": row("Hi", "")["prompt"],
+           "completion": [{"role": "assistant", "content": "Yo"}, {"role": "assistant", "content": "!"}]}
+    examples, stats = tokenize([two], tok, 1024)
+    ids, labels = examples[0]["input_ids"], examples[0]["labels"]
+    assert len(ids) == 25 and labels[:21] == [IGNORE] * 21 and labels[21:] == ids[21:]
+    assert tok.convert_ids_to_tokens(ids[21:]) == ["Y", "o", "!", "<|im_end|>"]
+    assert stats["n_completion_tokens"] == 4
