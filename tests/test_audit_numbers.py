@@ -139,6 +139,8 @@ def test_score_values_and_multiples_of_five(db, write_jsonl):
     lik = got.filter(pl.col("format") == "likert5").sort("s").select("s", "n", "mult5").rows()
     # (3-1)/4 = 0.5 twice, (5-1)/4 = 1 once; not a 0-100 scale: mult5 is null
     assert lik == [(0.5, 2, None), (1.0, 1, None)]
+    # every row names its cell: judge j, imported verdicts read greedily, the parsed labels' values
+    assert got.select("judge", "decoding", "score").unique().rows() == [("j", "greedy", "label")]
 
 
 def test_effective_levels_for_each_alpha(db, write_jsonl):
@@ -337,6 +339,22 @@ def test_checklist_markdown_of_a_scored_cell_with_template_and_missing_numbers()
     assert "4. Parse rate 1.000." in md
 
 
+def test_checklist_markdown_without_a_recorded_mode_reads_greedy_and_separates_cells():
+    def cell(judge, decoding):
+        return {"judge": judge, "format": "binary", "score": "label", "score_rule": "v", "template": None,
+                "decoding": decoding, "tie_prob": 0.5, "d2": 2.0, "distinct": 2, "n_candidates": 2,
+                "parse_rate": 1.0, "slot": None}
+    doc = {"pool": {"name": "x", "n_prompts": 1, "n_candidates": 2},
+           "cells": [cell("J", {}), cell("K", {"mode": "constrained"})]}
+    md = checklist_markdown(doc).split("\n")
+    # no mode recorded: the paper's protocol, greedy, in the heading and as the decoding rule
+    i = md.index("## J × binary × greedy")
+    assert md[i + 4] == "   Decoding: greedy."
+    # each cell's block ends with its parse rate and one blank line before the next heading
+    j = md.index("4. Parse rate 1.000.")
+    assert md[j + 1:j + 3] == ["", "## K × binary × constrained"] and md[-2:] == ["4. Parse rate 1.000.", ""]
+
+
 def test_checklist_of_a_scored_run_carries_its_template_and_recorded_decoding(db, write_jsonl):
     from ingest.formats import BUILTIN
     from ingest.runner import ScoreRequest, score
@@ -348,6 +366,7 @@ def test_checklist_of_a_scored_run_carries_its_template_and_recorded_decoding(db
     likert, tour = cells[("likert5", "label")], cells[("tournament", "label")]
     for cell, fmt in ((likert, "likert5"), (tour, "tournament")):
         assert cell["source"] == "score" and cell["template"] == BUILTIN[fmt].template
+        assert cell["judge_model"] == "fake-sim"         # the model id the fake judge reports
         # the paper's decoding as the run recorded it (temperature 0, 16 tokens, the run's seed 3)
         d = cell["decoding"]
         assert (d["mode"], d["temperature"], d["max_tokens"], d["seed"]) == ("greedy", 0.0, 16, 3)
