@@ -431,3 +431,31 @@ def test_tokenize_a_template_that_renders_the_answer_differently(tiny):
     assert len(ids) == 25 and labels[:21] == [IGNORE] * 21 and labels[21:] == ids[21:]
     assert tok.convert_ids_to_tokens(ids[21:]) == ["Y", "o", "!", "<|im_end|>"]
     assert stats["n_completion_tokens"] == 4
+
+
+def test_length_grouped_order_sorts_within_mega_batches():
+    import numpy as np
+    from train.finetune import MEGA_BATCHES, length_grouped_order
+    # 10 lengths in batches of 4 (one mega-batch): sorted longest first, cut 4 | 4 | 2
+    lengths = [5, 90, 40, 41, 6, 88, 7, 39, 91, 4]
+    for seed in range(4):
+        order = [lengths[i] for i in length_grouped_order(lengths, 4, np.random.default_rng(seed))]
+        rest = order[4:]                       # the other two batches, in a seeded order
+        assert sorted(order[:4]) == [41, 88, 90, 91]
+        assert (sorted(rest[:2]), sorted(rest[2:])) == ([4, 5], [6, 7, 39, 40]) or \
+            (sorted(rest[:4]), sorted(rest[4:])) == ([6, 7, 39, 40], [4, 5])
+    # 120 distinct lengths in batches of 2: mega-batches of 50 x 2 = 100 examples, the first 100 and
+    # the last 20 of the seeded permutation (the generator's first draw), each sorted longest first
+    assert MEGA_BATCHES == 50
+    lengths = list(range(120))
+    for seed in range(4):
+        perm = np.random.default_rng(seed).permutation(120)
+        want = []
+        for mega in (perm[:100], perm[100:]):
+            ranked = sorted(mega.tolist(), reverse=True)
+            want += [frozenset(ranked[i:i + 2]) for i in range(0, len(ranked), 2)]
+        order = length_grouped_order(lengths, 2, np.random.default_rng(seed))
+        got = [frozenset(order[i:i + 2]) for i in range(0, 120, 2)]
+        assert sorted(order) == lengths and set(got) == set(want)
+        assert 119 in got[0]                     # the batch with the longest example comes first
+    assert length_grouped_order([], 4, np.random.default_rng(0)) == []
