@@ -15,7 +15,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from audit import calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
-from audit._calibrate import HUMAN_COLUMNS, agreement, decide, kappa, oriented_pairs, pairs_needed
+from audit._calibrate import HUMAN_COLUMNS, agreement, cell_agreement, decide, kappa, oriented_pairs, pairs_needed
 from ingest import UserError
 from ingest._labels import import_labels
 from tests.conftest import db_snapshot, query_rows
@@ -550,3 +550,6 @@ def test_no_pairs_needed_without_a_width_to_scale():
     assert pairs_needed(50, 0.3, 0.3, 0.2) is None and pairs_needed(50, 0.5, 0.1, 0.2) is None
     assert pairs_needed(50, 0.1, 0.5, 0.0) is None and pairs_needed(50, 0.1, 0.5, -0.2) is None
     assert pairs_needed(50, None, None, 0.2) is None and pairs_needed(50, 0.1, 0.5, None) is None
+    # a cell's default target width is 0.2
+    cell = cell_agreement(np.arange(4), np.array([0, 1, 2, 0]), np.array([0, 1, 1, 0]), 50, np.random.default_rng(0))
+    assert cell["target_width"] == 0.2

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from audit import AuditError, compare_verdicts, drift, drift_items
-from audit._drift import version_pairs, versions_of
+from audit._drift import _tag_versions, version_pairs, versions_of
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
 
@@ -102,6 +102,15 @@ def test_versions_of_one_verdict_and_of_none():
     assert dict(none.schema) == {"version": pl.Int64, "judge_model": pl.String, "template_hash": pl.String,
                                  "settings": pl.String, "first_run": pl.Int64, "last_run": pl.Int64,
                                  "n_verdicts": pl.Int64, "formats": pl.List(pl.String)}
+
+
+def test_no_verdicts_tag_no_versions():
+    none = _verdicts([(0, 0, None, "4", 0.75)]).clear()
+    vers, tagged = _tag_versions(none)
+    assert vers.columns == ["format", "version", "judge_model", "template_hash", "settings", "first_run", "last_run",
+                            "n_verdicts"] and vers.height == 0 and vers.schema["format"] == pl.String
+    assert tagged.columns == [*none.columns, "version"] and tagged.height == 0
+    assert version_pairs(none) == []
 
 
 def test_versions_are_per_format_and_pair_on_shared_calls():
