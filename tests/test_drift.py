@@ -109,7 +109,7 @@ def test_no_verdicts_tag_no_versions():
     vers, tagged = _tag_versions(none)
     assert vers.columns == ["format", "version", "judge_model", "template_hash", "settings", "first_run", "last_run",
                             "n_verdicts"] and vers.height == 0 and vers.schema["format"] == pl.String
-    assert tagged.columns == [*none.columns, "version"] and tagged.height == 0
+    assert tagged.columns == [*none.columns, "version"] and tagged.height == 0 and tagged.schema["version"] == pl.Int64
     assert version_pairs(none) == []
 
 
