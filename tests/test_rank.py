@@ -295,6 +295,32 @@ def test_nan_percentiles_equal_numpys_nanpercentile():
     assert (lo[:, 3] == hi[:, 3]).all()
 
 
+def _reference_fit(frame, ids, prior):
+    """What both slow bootstrap references share, spelled out for the calls of `frame` over `ids`:
+    a call's credit (1 a win of a, 0 a loss, 1/2 a tie) as a win matrix for any call weights, the
+    largest connected group of the full matrix (ties: the group holding the first id), the prior
+    the full fit used (half a game where its MLE does not exist) and its strengths.
+    Returns (wins_of, keep, used, strength)."""
+    a = np.array([ids.index(x) for x in frame["a_id"]])
+    b = np.array([ids.index(x) for x in frame["b_id"]])
+    v = frame["value"].to_numpy()
+    credit = np.where(v > 0, 1.0, np.where(v < 0, 0.0, 0.5))
+
+    def wins_of(weight):
+        w = np.zeros((len(ids), len(ids)))
+        np.add.at(w, (a, b), weight * credit)
+        np.add.at(w, (b, a), weight * (1 - credit))
+        return w
+
+    full = wins_of(np.ones(frame.height))
+    _, label = connected_components(csr_matrix(full + full.T > 0), directed=False)
+    keep = label == np.argmax(np.bincount(label))
+    sub = full[np.ix_(keep, keep)]
+    used = (0.0 if mle_exists(sub) else 0.5) if prior is None else prior
+    strength, _ = bt_mm(sub + used / 2 * (sub + sub.T > 0))
+    return wins_of, keep, used, strength
+
+
 def _bootstrap_within_prompts(calls, n_boot, seed, prior=None, order="both"):
     """The by-prompt bootstrap spelled out one prompt and one resample at a time: the cell's
     generator draws each prompt's resample weights over its calls in prompt order; a resample keeps
@@ -307,23 +333,7 @@ def _bootstrap_within_prompts(calls, n_boot, seed, prior=None, order="both"):
     for pid in sorted(set(part["prompt_id"])):
         g = part.filter(pl.col("prompt_id") == pid)
         ids = sorted(set(g["a_id"]) | set(g["b_id"]))
-        a = np.array([ids.index(x) for x in g["a_id"]])
-        b = np.array([ids.index(x) for x in g["b_id"]])
-        v = g["value"].to_numpy()
-        credit = np.where(v > 0, 1.0, np.where(v < 0, 0.0, 0.5))
-
-        def wins_of(weight):
-            w = np.zeros((len(ids), len(ids)))
-            np.add.at(w, (a, b), weight * credit)
-            np.add.at(w, (b, a), weight * (1 - credit))
-            return w
-
-        full = wins_of(np.ones(g.height))
-        _, label = connected_components(csr_matrix(full + full.T > 0), directed=False)
-        keep = label == np.argmax(np.bincount(label))
-        sub = full[np.ix_(keep, keep)]
-        used = (0.0 if mle_exists(sub) else 0.5) if prior is None else prior
-        strength, _ = bt_mm(sub + used / 2 * (sub + sub.T > 0))
+        wins_of, keep, _, strength = _reference_fit(g, ids, prior)
         draws = []
         for weight in rng.multinomial(g.height, np.full(g.height, 1 / g.height), size=n_boot):
             w = wins_of(weight.astype(float))[np.ix_(keep, keep)]
@@ -530,24 +540,8 @@ def _bootstrap_over_prompts(calls, n_boot, seed, prior=None, order="both"):
     rng = cell_rng(seed, part["judge"][0], part["format"][0], "greedy", order)
     ids = sorted(set(part["a_id"]) | set(part["b_id"]))
     prompts = sorted(set(part["prompt_id"]))
-    a = np.array([ids.index(x) for x in part["a_id"]])
-    b = np.array([ids.index(x) for x in part["b_id"]])
     unit = np.array([prompts.index(q) for q in part["prompt_id"]])
-    v = part["value"].to_numpy()
-    credit = np.where(v > 0, 1.0, np.where(v < 0, 0.0, 0.5))
-
-    def wins_of(weight):
-        w = np.zeros((len(ids), len(ids)))
-        np.add.at(w, (a, b), weight * credit)
-        np.add.at(w, (b, a), weight * (1 - credit))
-        return w
-
-    full = wins_of(np.ones(part.height))
-    _, label = connected_components(csr_matrix(full + full.T > 0), directed=False)
-    keep = label == np.argmax(np.bincount(label))
-    sub = full[np.ix_(keep, keep)]
-    used = (0.0 if mle_exists(sub) else 0.5) if prior is None else prior
-    strength, _ = bt_mm(sub + used / 2 * (sub + sub.T > 0))
+    wins_of, keep, used, strength = _reference_fit(part, ids, prior)
     draws = []
     for counts in rng.multinomial(len(prompts), np.full(len(prompts), 1 / len(prompts)), size=n_boot):
         w = wins_of(counts[unit].astype(float))[np.ix_(keep, keep)]
