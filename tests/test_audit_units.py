@@ -3,12 +3,13 @@ candidate scores per pairing, rounding before comparison, group layouts, the met
 edge cases, the score cache, the slot-scheme wording."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
 from audit import _metrics as m
-from audit._cells import dense_groups
+from audit._cells import _mean, dense_groups
 from audit._report import _slot_scheme
 from audit._scores import cell_scores, listing_order, multiples_of_5_share, scores_for
 from ingest import import_pool, import_verdicts
@@ -139,6 +140,23 @@ def test_metric_helpers_on_empty_and_tiny_inputs():
     assert tau_b[0] == -1.0 and math.isnan(tau_b[1]) and math.isnan(somers[1]) and somers[0] == -1.0
     assert m.top_tied(_arr(0, 0, 1, 1, 1), np.array([2.0, 2, 1, 3, 0])).tolist() == [True, False]
     assert m.top_tied(_arr(), np.zeros(0)).size == 0                     # no groups, no answers
+    # one group of one member, and a lone member after a tied pair: nobody shares the top
+    assert m.top_tied(_arr(0), np.array([0.5])).tolist() == [False]
+    assert m.top_tied(_arr(0, 0, 1), np.array([1.0, 1, 3])).tolist() == [True, False]
+
+
+def test_pearson_of_a_small_spread_and_undefined_means_without_a_warning():
+    # x = 1, 2, 3 (dx = -1, 0, 1, sxx = 2); y = 0, 0.1, 0.3 (mean 4/30, dy = (-4, -1, 5)/30,
+    # syy = 42/900, sxy = (4 + 5)/30 = 0.3): r = 0.3 / sqrt(2 * 42/900) = 9 / sqrt(84) = 0.98198
+    assert m.pearson(np.array([1.0, 2, 3]), np.array([0.0, 0.1, 0.3])) == pytest.approx(9 / math.sqrt(84))
+    assert m.pearson(np.array([1.0, 2, 3]), np.array([0.01, 0.02, 0.03])) == pytest.approx(1.0)  # a line
+    # a constant side (either one) and no values at all: NaN, quietly (no 0/0 or empty-mean warning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(m.pearson(np.array([1.0, 2, 3]), np.array([2.0, 2, 2])))
+        assert math.isnan(m.pearson(np.array([2.0, 2, 2]), np.array([1.0, 2, 3])))
+        assert math.isnan(_mean(np.array([np.nan, np.nan]))) and math.isnan(_mean(np.zeros(0)))
+    assert _mean(np.array([1.0, np.nan, 4.0])) == 2.5                      # NaN left out: (1 + 4) / 2
 
 
 def test_level_codes_use_the_smallest_type_and_stay_exact_past_it():
@@ -158,6 +176,26 @@ def test_bootstrap_means_of_a_constant_and_of_one_row():
     # the mean over many resamples of (0, 1) is 1/2: sd of one resample mean of 2 is 0.3536,
     # of 20000 of them 0.0025
     assert m.bootstrap_means(np.array([0.0, 1.0]), 20_000, rng).mean() == pytest.approx(0.5, abs=0.0125)
+
+
+def test_bootstrap_means_are_taken_in_double_precision_whatever_the_input_type():
+    # values 1, 2, 2 held as float16: a resample of three has mean (3 + number of 2s drawn) / 3,
+    # one of 3/3, 4/3, 5/3, 6/3 exactly in double precision; float16 arithmetic would give 4/3 as
+    # 1.333 and 5/3 as 1.667 (off by ~3e-4)
+    out = m.bootstrap_means(np.array([1, 2, 2], dtype=np.float16), 200, np.random.default_rng(0))
+    assert out.dtype == np.float64 and out.shape == (200, 1)
+    assert np.abs(out * 3 - np.round(out * 3)).max() < 1e-12 and set(np.round(out * 3).ravel()) <= {3, 4, 5, 6}
+    assert {4, 5} <= set(np.round(out * 3).ravel())      # 200 draws: P(no 4/3) = (1 - 6/27)^200 ~ 0
+
+
+def test_bootstrap_means_in_several_chunks():
+    # 2 rows x 100,000 columns: 2e7 // 2e5 = 100 resamples a chunk, so 101 resamples take two.
+    # Row 0 is all 0 and row 1 all 1: a resample mean is (number of row-1 draws) / 2 in every column
+    # alike (one set of resampled rows serves every column): 0, 0.5 or 1
+    values = np.vstack([np.zeros(100_000), np.ones(100_000)])
+    out = m.bootstrap_means(values, 101, np.random.default_rng(0))
+    assert out.shape == (101, 100_000)
+    assert np.all(out == out[:, :1]) and set(out[:, 0]) <= {0.0, 0.5, 1.0}
 
 
 # --- report wording ------------------------------------------------------------------------
