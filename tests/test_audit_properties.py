@@ -49,7 +49,8 @@ def _reference_cell(s, r, prompt, position):
     if ok.any():
         _, counts = np.unique(s[ok], return_counts=True)
         p = counts / counts.sum()
-        out.update(distinct=len(counts), tie_prob=float(np.sum(p ** 2)))
+        out.update(distinct=len(counts), tie_prob=float(np.sum(p ** 2)),
+                   n_prompts=len(np.unique(prompt[ok])))   # prompts with a parsed score
     both = ok & ~np.isnan(r)
     if both.sum() >= 2:
         with warnings.catch_warnings():
@@ -105,6 +106,17 @@ def test_cells_match_scipy(data):
         assert row["n_candidates"] == int((~np.isnan(S[c])).sum())
         if row["top1"] is not None:
             assert 0.0 <= row["top1"] <= 1.0
+
+
+def test_rank_correlation_of_a_constant_side_is_nan_without_a_warning():
+    # x constant (one level): sxx = 0; y constant (all ranks (m+1)/2): syy = 0. Either way rho is
+    # undefined, and the answer is NaN before any 0/0 is computed.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(m.rank_correlation(np.zeros(3, np.int64), 1, np.array([1.0, 2.0, 3.0])))
+        assert math.isnan(m.rank_correlation(np.array([0, 1, 1]), 2, np.array([2.0, 2.0, 2.0])))
+        assert math.isnan(m.pearson(np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0])))
+        assert math.isnan(m.pearson(np.array([1.0, 2.0, 3.0]), np.array([5.0, 5.0, 5.0])))
 
 
 @settings(max_examples=40, deadline=None)
