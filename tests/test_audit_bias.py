@@ -132,3 +132,89 @@ def test_the_bootstrap_seed_is_the_whole_identity_judge_format_and_decoding(db, 
     assert len(got) == 3 and len({r["q"] for r in got}) == 1 and len({r["b"] for r in got}) == 1
     # 400 resamples of 30 items: independent seeds give different percentile pairs
     assert len({(r["q_lo"], r["q_hi"], r["b_lo"], r["b_hi"]) for r in got}) == 3
+
+
+def test_item_bias_of_84_plus_minus_one_items_has_the_binomial_interval():
+    """84 items, 21 of each kind (v_fwd, v_rev) = (2, 0), (0, 2), (0, -2), (-2, 0): q_i and b_i are
+    +1 for half of them and -1 for the other half, so a bootstrap mean is 2X/84 - 1 with
+    X ~ Binomial(84, 1/2). cdf(32) = 0.0188 < 0.025 < cdf(33) = 0.0315: the 2.5% quantile is X = 33,
+    mean -18/84 = -3/14, and by symmetry the 97.5% one X = 51, +3/14 (an interval 3/7 wide). A 3.5%
+    quantile would be X = 34 (cdf(33) = 0.0315 < 0.035 < cdf(34) = 0.0506): -16/84."""
+    from audit._bias import item_bias
+    assert ss.binom.ppf([0.025, 0.035, 0.975], 84, 0.5).tolist() == [33, 34, 51]
+    kinds = [(2, 0), (0, 2), (0, -2), (-2, 0)]
+    v_fwd = np.array([f for f, _ in kinds] * 21, dtype=float)
+    v_rev = np.array([r for _, r in kinds] * 21, dtype=float)
+    out = item_bias(v_fwd, v_rev, 20_000, np.random.default_rng(0))
+    assert set(out) == {"n_pairs", "q", "b", "consistency", "q_lo", "q_hi", "b_lo", "b_hi"}
+    assert (out["n_pairs"], out["q"], out["b"], out["consistency"]) == (84, 0.0, 0.0, 0.0)
+    for key, want in (("q_lo", -3 / 14), ("q_hi", 3 / 14), ("b_lo", -3 / 14), ("b_hi", 3 / 14)):
+        assert out[key] == pytest.approx(want, abs=1e-12), key
+
+
+def test_q_gap_corr_needs_two_items_with_a_reference_gap(db, write_jsonl):
+    # three items; q0 lacks a reference (no gap). q1: margins (1, -1), q_i = 1, gap 3 - 1 = 2;
+    # q2: margins (0, 1), q_i = -0.5, gap 0 - 1 = -1. Two points lie on a line: r = +1
+    _two_candidate_pool(db, write_jsonl, [(None, 1), (3, 1), (0, 1)])
+    import_verdicts(db, write_jsonl("v.jsonl", _items("j", [(2, 2), (1, -1), (0, 1)])), "p")
+    row = bias(db, "p", n_boot=50).to_dicts()[0]
+    assert row["n_pairs"] == 3 and row["q_gap_corr"] == pytest.approx(1.0)
+    # one item with a gap is no correlation
+    _two_candidate_pool(db, write_jsonl, [(None, 1), (3, 1)], name="p2")
+    import_verdicts(db, write_jsonl("v2.jsonl", _items("j", [(2, 2), (1, -1)])), "p2")
+    row = bias(db, "p2", n_boot=50).to_dicts()[0]
+    assert row["n_pairs"] == 2 and row["q_gap_corr"] is None
+
+
+# a comparative format whose label values are not multiples of one step: item means rarely tie, so
+# percentile intervals move with every resample (2,000 and 2,001 resamples give different ends)
+ODD_LABELS = {"ALPHA": 1.7, "BRAVO": 0.41, "CHARLIE": 0.0, "DELTA": -0.93, "ECHO": -2.3}
+
+
+def _odd_format(write_jsonl, name):
+    return write_jsonl(f"{name}.toml", [f'name = "{name}"', 'kind = "comparative"',
+                                        "labels = { " + ", ".join(f'{k} = {v}' for k, v in ODD_LABELS.items()) + " }"])
+
+
+def _odd_items(judge, fmt, n, seed, decoding="greedy"):
+    rng = np.random.default_rng(seed)
+    names = list(ODD_LABELS)
+    out = []
+    for p in range(n):
+        fwd, rev = rng.integers(0, len(names), 2)
+        out.append({"judge": judge, "format": fmt, "decoding": decoding, "prompt_id": f"q{p}", "a_id": "x",
+                    "b_id": "y", "raw": names[fwd]})
+        out.append({"judge": judge, "format": fmt, "decoding": decoding, "prompt_id": f"q{p}", "a_id": "y",
+                    "b_id": "x", "raw": names[rev]})
+    return out
+
+
+def test_default_seed_and_resamples_are_those_judgeaudit_bias_shows(db, write_jsonl):
+    """`judgeaudit bias` defaults to --seed 0 and --n-boot 2000; the dashboard calls bias(db, pool)
+    and must show the same intervals."""
+    _two_candidate_pool(db, write_jsonl, [(1, 0)] * 40)
+    import_verdicts(db, write_jsonl("v.jsonl", _odd_items("j", "odd", 40, 3)), "p",
+                    format_specs=[_odd_format(write_jsonl, "odd")])
+    got = bias(db, "p")
+    assert got.height == 1 and got["n_pairs"][0] == 40
+    assert got.equals(bias(db, "p", seed=0, n_boot=2000))
+    ends = ["q_lo", "q_hi", "b_lo", "b_hi"]
+    # and the data tell both apart: another seed, or one more resample, moves the ends
+    assert got.select(ends).row(0) != bias(db, "p", seed=1, n_boot=2000).select(ends).row(0)
+    assert got.select(ends).row(0) != bias(db, "p", seed=0, n_boot=2001).select(ends).row(0)
+
+
+def test_cells_differing_only_in_format_or_decoding_draw_their_own_resamples(db, write_jsonl):
+    """The same 40 items under two formats with the same labels, and under both decodings: the
+    means agree, and each (judge, format, decoding) cell has its own bootstrap seed, so their
+    intervals differ (a seed without the format, or without the decoding, would repeat one)."""
+    _two_candidate_pool(db, write_jsonl, [(1, 0)] * 40)
+    rows = (_odd_items("j", "odd", 40, 3) + _odd_items("j", "odd2", 40, 3)
+            + _odd_items("j", "odd", 40, 3, decoding="constrained"))
+    import_verdicts(db, write_jsonl("v.jsonl", rows), "p",
+                    format_specs=[_odd_format(write_jsonl, "odd"), _odd_format(write_jsonl, "odd2")])
+    got = bias(db, "p", n_boot=400).to_dicts()
+    assert [(r["format"], r["decoding"], r["n_pairs"]) for r in got] == [
+        ("odd", "constrained", 40), ("odd", "greedy", 40), ("odd2", "greedy", 40)]
+    assert len({r["q"] for r in got}) == 1 and len({r["b"] for r in got}) == 1
+    assert len({(r["q_lo"], r["q_hi"], r["b_lo"], r["b_hi"]) for r in got}) == 3
