@@ -7,8 +7,9 @@ Reads every mutant's status from `mutmut results --all true` (run in the reposit
 then its one-line reason (`#` starts a comment line). Prints, per area (audit/ with ingest/formats/,
 and train/): mutants, equivalent, killed (a failing test, a timeout or a crash), survived, no tests,
 the score killed / (mutants - equivalent), and then every surviving mutant not listed as equivalent.
-Exits 1 when an area scores below --min (default 90%). `--survivors` prints only the names of the
-checked mutants that are neither killed nor listed as equivalent, one a line (what `make
+Exits 1 when an area scores below --min (default 90%), when a survivor is neither killed nor listed
+as equivalent, or when mutants are not checked yet (an unfinished run). `--survivors` prints only
+the names of the checked mutants that are neither killed nor listed as equivalent, one a line (what `make
 mutate-recheck` re-runs after tests were added).
 """
 
@@ -78,6 +79,13 @@ def report(statuses: dict[str, str], equivalents: dict[str, str], minimum: float
         for name in left:
             print(f"    {counted[name]:>10}  {name}")
         if score < minimum:
+            code = 1
+        if left and not sample:
+            print(f"    {len(left)} survivors are neither killed nor listed as equivalent: kill each with a test "
+                  "or list it in the equivalents file with its reason")
+            code = 1
+        if unchecked and not sample:
+            print(f"    {len(unchecked)} mutants not checked yet: the run is unfinished (make mutate KEEP=1 resumes it)")
             code = 1
     stale = [] if sample else sorted(k for k in equivalents if k not in statuses)
     killed_anyway = sorted(k for k in equivalents if statuses.get(k) in KILLED)
