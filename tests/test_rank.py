@@ -707,3 +707,14 @@ def test_candidates_judged_only_against_themselves_get_no_strength():
         out = rank_calls(_calls(games), n_boot=20).filter(pl.col("order") == "both").sort("id")
         assert out["id"].to_list() == sorted({g[0] for g in games})
         assert out.select("strength", "lo", "hi", "rank").null_count().row(0) == (out.height,) * 4
+
+
+def test_rank_calls_sorts_the_decodings_of_every_judge_and_format():
+    # ten judges, each with both decodings ("greedy" listed first in the calls): the cells come
+    # sorted by (judge, format, decoding), so 'constrained' before 'greedy' for every judge
+    # (a sort that left the decoding to chance would get all ten right once in 2^10)
+    games = [{"judge": f"j{k}", "format": "f", "decoding": decoding, "prompt_id": "q", "a_id": "x", "b_id": "y",
+              "value": 1.0, "swapped": False} for k in range(10) for decoding in ("greedy", "constrained")]
+    out = rank_calls(pl.DataFrame(games), n_boot=0).filter((pl.col("id") == "x") & (pl.col("order") == "both"))
+    assert out.select("judge", "decoding").rows() == [(f"j{k}", d) for k in range(10)
+                                                      for d in ("constrained", "greedy")]
