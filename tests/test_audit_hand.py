@@ -1,10 +1,13 @@
 """Hand-worked audit cases, with the arithmetic in comments, through the real import path."""
 
 import math
+import warnings
 
+import numpy as np
 import pytest
 
 from audit import audit_cells, bias, candidate_scores, effective_levels, position_selection, stability
+from audit._scores import cell_scores
 from ingest import import_pool, import_verdicts
 
 
@@ -144,3 +147,15 @@ def test_stability_is_exact_for_a_constant_scale(db, write_jsonl):
     assert rows["distinct"]["sub_size"] == 10
     for metric in ("distinct", "d1", "d2"):
         assert rows[metric]["mean"] == 1.0 and rows[metric]["sd"] == 0.0 and rows[metric]["shift"] == 0.0
+
+
+def test_cell_scores_of_no_candidates_and_of_a_candidate_without_calls():
+    empty = np.array([], np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # a candidate without calls is NaN, not a 0/0 warning
+        assert cell_scores("pointwise", 1, 5, empty, empty, np.array([], bool), np.array([]), 0).size == 0
+        # likert 1..5: candidate 0 called twice (2, 4), candidate 1 once (5), candidate 2 never
+        a = np.array([0, 0, 1])
+        got = cell_scores("pointwise", 1, 5, a, a, np.zeros(3, bool), np.array([2.0, 4.0, 5.0]), 3)
+    # (2-1)/4 = 0.25 and (4-1)/4 = 0.75: mean 0.5; (5-1)/4 = 1.0; no call: NaN
+    assert got[:2].tolist() == [0.5, 1.0] and math.isnan(got[2])

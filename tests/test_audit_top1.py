@@ -78,6 +78,15 @@ def test_top1_expected_by_hand_and_top1_follows_the_largest_key():
         assert cell["top1"] == pytest.approx(_by_hand_top1(np.array(S_TIED), np.array(R_TIED), SIZES, key))
 
 
+def test_compute_cells_default_seed_is_0():
+    # p0 alone: s (1,1,1), r (3,2,1). Seed 0's keys (.637, .270, .041) pick candidate 0, the
+    # reference top: top1 = 1. Seed 1's (.512, .950, .144) pick candidate 1: top1 = 0.
+    sc = _scores(S_TIED[:3], R_TIED[:3], [3])
+    keys = [tiebreak_key(3, seed) for seed in (0, 1)]
+    assert [int(np.argmax(k)) for k in keys] == [0, 1]
+    assert compute_cells(sc).to_dicts()[0]["top1"] == 1.0
+
+
 def test_top1_averaged_over_seeds_approaches_top1_expected():
     # Per seed, top1 = mean of 4 Bernoulli(1/3, 1/2, 0, 1/2) draws; its variance is
     # (2/9 + 1/4 + 0 + 1/4) / 16 = 0.045139, so the mean of 3000 seeds has sd sqrt(0.045139/3000)
