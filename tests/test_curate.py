@@ -2,6 +2,7 @@
 tie-breaks that are uniform and match the audit's top1, the baselines, held-out prompts, the
 stored subset and its TRL export."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -17,8 +18,8 @@ from ingest import import_pool, import_verdicts
 from ingest._subsets import subset_by_hash, subsets
 from tests.conftest import query_rows
 from tests.fixtures import synthetic_pool, synthetic_verdicts
-from train.curate import (curate, heldout_prompts, heldout_rule, keep_count, overlap, preview, select, subset_name,
-                          to_messages)
+from train.curate import (PICK_SCHEMA, cell_scores, curate, eligible, heldout_prompts, heldout_rule, keep_count,
+                          overlap, preview, select, subset_name, to_messages)
 from train.heldout import heldout_prompt_ids
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
@@ -434,3 +435,149 @@ def test_to_messages_is_trl_prompt_completion():
     assert to_messages(examples) == [
         {"prompt": [{"role": "user", "content": "Q one?"}], "completion": [{"role": "assistant", "content": "A one."}]},
         {"prompt": [{"role": "user", "content": "Q two?"}], "completion": [{"role": "assistant", "content": "A two."}]}]
+
+
+def test_keep_count_names_the_rate_it_refuses():
+    # (0, 1]: 0 and anything above 1 are refused, 1 keeps every prompt
+    with pytest.raises(ValueError, match=r"^rate must be in \(0, 1\], not 0$"):
+        keep_count(0, 6)
+    with pytest.raises(ValueError, match=r"^rate must be in \(0, 1\], not 1\.5$"):
+        keep_count(1.5, 6)
+    assert keep_count(1, 6) == 6
+
+
+def test_select_keeps_a_lone_candidate_and_returns_the_pick_schema():
+    one = pl.DataFrame({"prompt_idx": [0], "cand_idx": [0], "value": [0.5]})
+    picks = select(one, 0.5, 0, 1, 1)          # round(0.5 x 1) = 1 (half up): the one prompt is kept
+    assert picks.schema == PICK_SCHEMA
+    assert picks.to_dicts() == [{"prompt_idx": 0, "cand_idx": 0, "value": 0.5, "n_top": 1, "pick_tied": False,
+                                 "rank": 0, "kept": True, "cut_tied": False}]
+    none = select(one.clear(), 0.5, 0, 1, 1)
+    assert none.height == 0 and none.schema == PICK_SCHEMA
+
+
+@pytest.mark.parametrize("bad", [float("nan"), None])
+def test_select_refuses_a_candidate_without_a_value(bad):
+    cands = pl.DataFrame({"prompt_idx": [0, 1], "cand_idx": [0, 1], "value": [0.5, bad]},
+                         schema={"prompt_idx": pl.Int64, "cand_idx": pl.Int64, "value": pl.Float64})
+    with pytest.raises(ValueError, match=r"^select: every candidate needs a value$"):
+        select(cands, 1.0, 0, 2, 2)
+
+
+def test_ties_at_the_cut_keep_the_prompts_with_the_largest_prompt_key():
+    # ten prompts of 1, 2 or 3 candidates ((p % 3) + 1); the prompt's top value v[p], the others v[p] - 1.
+    # rate 0.45: round(4.5) = 5 prompts (half up) = p0, p1 (value 2) and 3 of the five prompts p2..p6
+    # at value 1; the rule restated with numpy: those with the largest prompt key
+    # default_rng([seed, 1]).random(n_pool_prompts)[prompt_idx] (a pool of 12 prompts here)
+    v = [2, 2, 1, 1, 1, 1, 1, 0, 0, 0]
+    rows = [(p, float(v[p] - (j > 0))) for p in range(10) for j in range((p % 3) + 1)]
+    cands = pl.DataFrame({"prompt_idx": [p for p, _ in rows], "cand_idx": range(len(rows)),
+                          "value": [x for _, x in rows]})
+    kept_sets = set()
+    for seed in range(4):
+        pkey = np.random.default_rng([seed, 1]).random(12)
+        order = sorted(range(10), key=lambda p: (-v[p], -pkey[p]))
+        picks = select(cands, 0.45, seed, len(rows), 12)
+        assert picks["prompt_idx"].to_list() == order and picks["rank"].to_list() == list(range(10))
+        kept = sorted(picks.filter("kept")["prompt_idx"].to_list())
+        assert kept == sorted(order[:5]) and kept[:2] == [0, 1]
+        # the value-1 group is split by the coin: all five are cut_tied, the others are not
+        assert sorted(picks.filter("cut_tied")["prompt_idx"].to_list()) == [2, 3, 4, 5, 6]
+        kept_sets.add(tuple(kept))
+    assert len(kept_sets) > 1                   # the seed decides
+
+
+def test_curate_defaults_to_seed_0():
+    pool, scores = two_formats()
+    # format f without a seed: seed 0 (see TWO): p0 c0, p1 c2 (5), p2 c5 (4), p3 c7; seed 1 would pick c1, c6
+    picks, s = curate(pool, scores, "judge", 1.0, judge="j", fmt="f", holdout_share=None)
+    assert s["seed"] == 0 and picks.sort("prompt_idx")["cand_idx"].to_list() == [0, 2, 5, 7]
+
+
+def test_curate_an_empty_pool():
+    pool, scores = frames(HAND)
+    for policy in ("judge", "length"):
+        picks, s = curate(pool.clear(), scores.clear(), policy, 0.5, judge="j", fmt="f")
+        assert picks.height == 0 and picks.schema == PICK_SCHEMA
+        assert (s["n_eligible"], s["n_selected"], s["n_heldout_prompts"], s["cut_value"]) == (0, 0, 0, None)
+
+
+def test_baselines_ignore_the_judge_cell():
+    pool, _ = frames(HAND, heldout={6}, lengths={0: 3, 1: 8})
+    # a baseline reads no scores (here a frame without columns) and names no judge, format, mode or score kind
+    for policy in ("random", "length", "full"):
+        picks, s = cur(pool, pl.DataFrame(), policy, 1.0, judge="j", fmt="f", decoding="constrained",
+                       score="expected")
+        assert (s["policy"], s["judge"], s["format"], s["decoding"], s["score"]) == (policy, None, None, None, None)
+        assert picks.equals(cur(pool, None, policy, 1.0)[0])
+    # length: p0's longest is c1 (8 characters)
+    assert cur(pool, None, "length", 1.0)[0].filter(pl.col("prompt_idx") == 0)["cand_idx"][0] == 1
+
+
+def expected_cells():
+    """Pool {0: [5, 1], 1: [2, 4]} (c0..c3) scored by j x f: labels greedy (c0, c3 on top) and
+    constrained (c1, c2); expected scores from constrained decoding only (c1, c3 on top)."""
+    pool, scores = frames({0: [5, 1], 1: [2, 4]})
+    cells = pl.concat([
+        scores.with_columns(pl.lit("greedy").alias("decoding"), pl.lit("label").alias("score")),
+        scores.with_columns(pl.lit("constrained").alias("decoding"), pl.lit("label").alias("score"),
+                            pl.Series("s", [0.0, 1.0, 1.0, 0.0])),
+        scores.with_columns(pl.lit("constrained").alias("decoding"), pl.lit("expected").alias("score"),
+                            pl.Series("s", [0.2, 0.9, 0.1, 0.8]))])
+    return pool, cells
+
+
+def test_a_score_kind_with_one_decoding_mode_is_read_in_that_mode():
+    pool, cells = expected_cells()
+    # labels come in two modes: greedy (the paper's) by default; the default score kind is label
+    cell, decoding = cell_scores(cells, "j", "f")
+    assert decoding == "greedy" and cell["s"].to_list() == [1.0, 0.0, 0.25, 0.75]
+    # expected scores only come from constrained decoding: that mode, with no decoding asked for
+    cell, decoding = cell_scores(cells, "j", "f", score="expected")
+    assert decoding == "constrained" and cell["s"].to_list() == [0.2, 0.9, 0.1, 0.8]
+    picks, s = cur(pool, cells, "judge", 1.0, judge="j", fmt="f", score="expected")
+    assert (s["decoding"], s["score"], s["n_selected"]) == ("constrained", "expected", 2)
+    assert picks.sort("prompt_idx")["cand_idx"].to_list() == [1, 3]          # 0.9 > 0.2, 0.8 > 0.1
+    # eligible's default score kind is label too (greedy: s = (v - 1) / 4)
+    got = eligible(pool, cells, "judge", "j", "f", held=pl.Series([], dtype=pl.Int64))
+    assert got["value"].to_list() == [1.0, 0.0, 0.25, 0.75]
+
+
+def test_eligible_holds_out_the_marked_prompts_by_default_and_types_its_columns():
+    pool, scores = frames(HAND, heldout={6})             # p6 is c12, the last candidate
+    for policy in ("judge", "random", "length", "full"):
+        got = eligible(pool, scores, policy, "j", "f")
+        assert got.schema == {"prompt_idx": pl.Int64, "cand_idx": pl.Int64, "value": pl.Float64}
+        assert 6 not in got["prompt_idx"].to_list() and 12 not in got["cand_idx"].to_list()
+    # random: every candidate but c12, every value the same (0): each pick is a draw
+    got = eligible(pool, None, "random")
+    assert got["cand_idx"].to_list() == list(range(12)) and got["value"].to_list() == [0.0] * 12
+
+
+
+def test_eligible_errors_say_what_is_wrong():
+    pool, scores = frames(HAND)
+    with pytest.raises(ValueError, match=r"^unknown policy 'best' \(known: judge, random, length, full\)$"):
+        eligible(pool, scores, "best", "j", "f")
+    # policy judge needs all three: scores, judge and format (each one missing alone is refused)
+    for args in ((None, "j", "f"), (scores, None, "f"), (scores, "j", None)):
+        with pytest.raises(ValueError, match=r"^policy 'judge' needs scores, a judge and a format$"):
+            eligible(pool, args[0], "judge", args[1], args[2])
+
+
+def _heldout_key(prompt_id: str) -> bytes:
+    """train.heldout's documented key, restated: blake2b('heldout|SEED|PROMPT_ID'), 8 bytes, seed 0."""
+    return hashlib.blake2b(f"heldout|0|{prompt_id}".encode(), digest_size=8).digest()
+
+
+def test_heldout_prompts_take_the_share_asked_for_in_pool_order():
+    # 10 unmarked prompts: share 0.3 -> 3 prompts (the default 0.1 would hold out 1), the smallest keys
+    pool, _ = frames({p: [3, 4] if p % 2 else [3] for p in range(10)})
+    want = sorted(sorted(range(10), key=lambda p: _heldout_key(f"p{p}"))[:3])
+    assert heldout_prompts(pool, share=0.3).to_list() == want
+    # 300 prompts: share 0.2 -> 60, listed in pool order; marked ones (every third) in pool order too
+    big, _ = frames({p: [3] for p in range(300)})
+    want = sorted(sorted(range(300), key=lambda p: _heldout_key(f"p{p}"))[:60])
+    assert heldout_prompts(big, share=0.2).to_list() == want
+    marked, _ = frames({p: [3] for p in range(300)}, heldout=set(range(0, 300, 3)))
+    assert heldout_prompts(marked, share=None).to_list() == list(range(0, 300, 3))
