@@ -339,11 +339,12 @@ def _annotated_pairs(seed, n_pairs=31):
     return pl.DataFrame(rows), votes
 
 
-def _resampled_interval(first, second, pair_of, n_boot, rng):
+def _resampled_interval(first, second, pair_of, n_boot, rng, n_pairs=None):
     """Percentiles 2.5 and 97.5 of kappa over n_boot resamples of the pairs with replacement: pair p
     drawn w[b, p] times, w ~ Multinomial(n_pairs, uniform) from `rng`; each judgement weighted by its
-    pair's draws; undefined kappas (p_e = 1) left out."""
-    n = int(max(pair_of)) + 1
+    pair's draws; undefined kappas (p_e = 1) left out. n_pairs: the pairs resampled, by default
+    max(pair_of) + 1 (give it when the last pairs have no judgement here)."""
+    n = int(max(pair_of)) + 1 if n_pairs is None else n_pairs
     w = rng.multinomial(n, [1 / n] * n, size=n_boot)[:, pair_of].astype(float)
     total = w.sum(axis=1)
     p_o = (w * (first == second)).sum(axis=1) / total
@@ -553,3 +554,111 @@ def test_no_pairs_needed_without_a_width_to_scale():
     # a cell's default target width is 0.2
     cell = cell_agreement(np.arange(4), np.array([0, 1, 2, 0]), np.array([0, 1, 1, 0]), 50, np.random.default_rng(0))
     assert cell["target_width"] == 0.2
+
+
+def _oriented_judgements(labels, calls):
+    """Each call restated by hand: (human label, judge's verdict turned to the label's orientation,
+    the pair's index = its label's row) as three arrays, one label row per prompt."""
+    row_of = {r["prompt_idx"]: (k, r) for k, r in enumerate(labels.iter_rows(named=True))}
+    human, judge, pair_of = [], [], []
+    for c in calls.iter_rows(named=True):
+        k, r = row_of[c["prompt_idx"]]
+        slot = "A" if c["value"] > 0 else "B" if c["value"] < 0 else "tie"
+        if c["a_idx"] != r["a_idx"] and slot != "tie":      # shown the other way round: turn it
+            slot = "B" if slot == "A" else "A"
+        human.append(r["label"])
+        judge.append(slot)
+        pair_of.append(k)
+    return np.array(human), np.array(judge), np.array(pair_of)
+
+
+def test_calibrate_frames_defaults_and_the_interval_without_ties():
+    """Defaults: 2000 resamples, seed 0. The interval without ties resamples all the cell's pairs
+    again from the same generator, after the interval with ties, counting only the judgements where
+    neither the humans nor the judge said tie (categories A and B)."""
+    from audit import cell_rng
+    labels, calls = _random_cell(9)
+    human, judge, pair_of = _oriented_judgements(labels, calls)
+    keep = (human != "tie") & (judge != "tie")
+    assert keep.sum() not in (0, len(keep))                     # some judgements with a tie, some without
+    cell = calibrate_frames(calls, labels).row(0, named=True)
+    rng = cell_rng(0, "j", "f", "greedy")
+    lo, hi = _resampled_interval(human, judge, pair_of, 2000, rng)
+    lo_nt, hi_nt = _resampled_interval(human[keep], judge[keep], pair_of[keep], 2000, rng, n_pairs=60)
+    assert (cell["kappa_lo"], cell["kappa_hi"]) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    assert (cell["kappa_no_ties_lo"], cell["kappa_no_ties_hi"]) == \
+        (pytest.approx(lo_nt, abs=1e-12), pytest.approx(hi_nt, abs=1e-12))
+    assert hi_nt - lo_nt > 0.1                                  # a real interval, not a point
+    assert cell["n_no_ties"] == keep.sum()
+    assert cell["agreement_no_ties"] == pytest.approx(np.mean(human[keep] == judge[keep]), abs=1e-12)
+    assert cell["kappa_no_ties"] == pytest.approx(cohen_kappa_score(human[keep], judge[keep]), abs=1e-12)
+
+
+CAL_SCHEMA = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "n": pl.Int64, "n_pairs": pl.Int64,
+              "agreement": pl.Float64, "kappa": pl.Float64, "kappa_lo": pl.Float64, "kappa_hi": pl.Float64,
+              "n_no_ties": pl.Int64, "agreement_no_ties": pl.Float64, "kappa_no_ties": pl.Float64,
+              "kappa_no_ties_lo": pl.Float64, "kappa_no_ties_hi": pl.Float64, "confusion": pl.List(pl.Int64),
+              "threshold": pl.Float64, "decision": pl.String, "passes": pl.Boolean, "target_width": pl.Float64,
+              "n_pairs_needed": pl.Int64}
+
+
+def test_cells_sorted_by_judge_format_decoding_with_the_documented_schema():
+    # 8 cells (judges j1, j2 x formats f1, f2 x decodings d1, d2) given in reverse order: the rows
+    # come sorted by judge, then format, then decoding (a sort on any two of them, or groups in
+    # hash order, put some cell out of place)
+    labels = pl.DataFrame([{"prompt_idx": p, "a_idx": 0, "b_idx": 1, "label": lab, "annotator": "h"}
+                           for p, lab in enumerate(["A", "B", "tie", "A"])])
+    keys = [(j, f, d) for j in ("j1", "j2") for f in ("f1", "f2") for d in ("d1", "d2")]
+    calls = pl.DataFrame([{"judge": j, "format": f, "decoding": d, "prompt_idx": p, "a_idx": 0, "b_idx": 1,
+                           "value": float(v)}
+                          for k, (j, f, d) in reversed(list(enumerate(keys)))
+                          for p, v in enumerate([1, -1, 0, (-1) ** k])])
+    out = calibrate_frames(calls, labels, n_boot=20)
+    assert dict(out.schema) == CAL_SCHEMA and out.columns == list(CAL_SCHEMA)
+    assert out.select("judge", "format", "decoding").rows() == keys
+    # even cells: A, B, tie, A against humans A, B, tie, A (agreement 1); odd ones end with B (3/4)
+    assert out["agreement"].to_list() == [1.0, 0.75] * 4
+
+
+@pytest.mark.parametrize("empty", ["labels", "calls"])
+def test_no_labels_or_no_calls_at_all_give_no_cells(empty):
+    # an empty frame, even one without columns, for either input: no cell, the documented columns
+    labels, calls = _random_cell(0, n_pairs=5)
+    frames = {"labels": labels, "calls": calls, empty: pl.DataFrame()}
+    out = calibrate_frames(frames["calls"], frames["labels"], n_boot=10)
+    assert out.height == 0 and dict(out.schema) == CAL_SCHEMA
+
+
+def test_a_cell_where_every_judgement_has_a_tie_has_no_untied_agreement():
+    # humans say tie on pairs 0, 1, 2; the judge A, B on pair 0 and tie on pairs 1, 2: nothing
+    # without a tie, so no agreement, kappa or interval without ties (None, not NaN, no error).
+    # With ties: confusion row tie = (1, 1, 2); p_o = 2/4; p_e = 1 * 2/4 (humans all tie) -> kappa 0
+    cell = cell_agreement(np.array([0, 0, 1, 2]), np.array([2, 2, 2, 2]), np.array([0, 1, 2, 2]), 50,
+                          np.random.default_rng(0))
+    assert cell["n_no_ties"] == 0
+    assert [cell[k] for k in ("agreement_no_ties", "kappa_no_ties", "kappa_no_ties_lo", "kappa_no_ties_hi")] == \
+        [None] * 4
+    assert cell["agreement"] == pytest.approx(0.5, abs=1e-12) and cell["kappa"] == pytest.approx(0.0, abs=1e-12)
+    # the counts are ints (the JSON shows 2, not 2.0)
+    assert cell["confusion"] == [0, 0, 0, 0, 0, 0, 1, 1, 2]
+    assert all(type(v) is int for v in cell["confusion"])
+
+
+def test_a_cell_passes_when_kappa_lo_equals_the_threshold():
+    # one pair, humans A, the judge A then B: p_o = 1/2, p_e = (2/2)(1/2) = 1/2, kappa 0; every
+    # resample draws that one pair once, so every kappa is 0 and the interval is [0, 0] (width 0)
+    cell = cell_agreement(np.array([0, 0]), np.array([0, 0]), np.array([0, 1]), 50, np.random.default_rng(0),
+                          threshold=0.0)
+    assert (cell["kappa"], cell["kappa_lo"], cell["kappa_hi"]) == (0.0, 0.0, 0.0)
+    assert cell["decision"] == "pass" and cell["passes"] is True
+    above = cell_agreement(np.array([0, 0]), np.array([0, 0]), np.array([0, 1]), 50, np.random.default_rng(0),
+                           threshold=1e-9)
+    assert above["decision"] == "fail" and above["passes"] is False
+
+
+def test_a_cell_without_judgements_or_resamples_counts_no_pairs():
+    # no judgements and n_boot = 0 (nothing to resample): 0 judgements on 0 pairs, no interval
+    none = np.array([], dtype=int)
+    cell = cell_agreement(none, none, none, 0, np.random.default_rng(0))
+    assert (cell["n"], cell["n_pairs"], cell["n_no_ties"]) == (0, 0, 0)
+    assert cell["kappa_lo"] is None and cell["n_pairs_needed"] is None
