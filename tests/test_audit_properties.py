@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit import _metrics as m
-from audit._cells import compute_cells
+from audit._cells import compute_cells, dense_groups
 from audit._scores import Scores
 
 S_VALUES = [0.0, 0.25, 0.5, 1.0, float("nan")]
@@ -106,6 +106,30 @@ def test_cells_match_scipy(data):
         assert row["n_candidates"] == int((~np.isnan(S[c])).sum())
         if row["top1"] is not None:
             assert 0.0 <= row["top1"] <= 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=12), st.integers(1, 3))
+def test_dense_groups_match_a_loop(prompts, min_size):
+    prompt = np.sort(np.array(prompts, np.int64))
+    keep, g = dense_groups(prompt, min_size)
+    sizes = {q: prompts.count(q) for q in prompts}
+    expect_keep = [sizes[q] >= min_size for q in prompt.tolist()]
+    kept = [q for q in prompt.tolist() if sizes[q] >= min_size]
+    expect_g = [sorted(set(kept)).index(q) for q in kept]      # 0..G-1 in prompt order
+    assert keep.tolist() == expect_keep and g.tolist() == expect_g
+    assert g.dtype == np.int64                                   # ids index arrays, even when empty
+
+
+def test_prompt_stats_of_no_groups_and_of_groups_of_one():
+    # no elements: no groups
+    assert m.PromptStats(np.zeros(0, np.int64), np.zeros(0), np.zeros(0)).n_groups == 0
+    # two groups of one member: no pairs, so n0 = C - D = n1 = n2 = 0 per group; the lone member
+    # is judge-top and reference-top: top1 = top1_expected = top1_uniform = 1, no tied top
+    st_ = m.prompt_stats(np.array([0, 1]), np.array([0, 1]), np.array([2.0, 5.0]), np.array([0.3, 0.6]))
+    assert {k: v.tolist() for k, v in st_.items()} == {
+        "n": [1.0, 1.0], "n0": [0.0, 0.0], "cd": [0.0, 0.0], "n1": [0.0, 0.0], "n2": [0.0, 0.0],
+        "top1": [1.0, 1.0], "top1_expected": [1.0, 1.0], "top1_uniform": [1.0, 1.0], "top_tied": [0.0, 0.0]}
 
 
 def test_rank_correlation_of_a_constant_side_is_nan_without_a_warning():
