@@ -274,9 +274,17 @@ def test_a_batch_that_does_not_divide_is_refused(batch, micro, world):
 def test_the_message_names_the_processes_only_when_there_are_several():
     with pytest.raises(UserError, match=r"x 3 processes \(12\)"):
         accumulation_steps(8, 4, 3)
+    with pytest.raises(UserError, match=r"--micro-batch-size 4 x 2 processes \(8\): choose"):
+        accumulation_steps(12, 4, 2)
     with pytest.raises(UserError, match=r"--micro-batch-size 3 \(3\): choose"):
         accumulation_steps(8, 3, 1)
 
+
+
+def test_accumulation_steps_default_to_one_process_and_are_a_whole_number():
+    # one process unless told: 8 = 4 x 2 steps; 4 = 4 x 1 step (with two processes 4 would not divide)
+    assert accumulation_steps(8, 4) == 2 and accumulation_steps(4, 4) == 1
+    assert all(type(accumulation_steps(b, mb, w)) is int for b, mb, w in ((8, 4, 1), (12, 2, 3), (8, 8, 1)))
 
 def test_config_check_refuses_it_before_training(monkeypatch):
     monkeypatch.delenv("WORLD_SIZE", raising=False)
@@ -333,6 +341,27 @@ def test_read_subset_keeps_prompt_and_completion(tmp_path):
     assert read_subset(path) == [{"prompt": first["prompt"], "completion": first["completion"]},
                                  {"prompt": second["prompt"], "completion": second["completion"]}]
 
+
+
+def test_read_subset_reads_utf8_whatever_the_locale(tmp_path, monkeypatch):
+    # a Latin-1 locale (as a Windows or an old POSIX one may be) would read "é" (bytes C3 A9) as "Ã©"
+    import builtins
+    import io
+    real_open = builtins.open
+
+    def latin1_open(file, mode="r", buffering=-1, encoding=None, *args, **kwargs):
+        if "b" not in mode and encoding in (None, "locale"):
+            encoding = "latin-1"
+        return real_open(file, mode, buffering, encoding, *args, **kwargs)
+
+    path = tmp_path / "s.jsonl"
+    first = row("Qu'est-ce qu'un café ?", "Un espresso, très serré.")
+    path.write_text(json.dumps(first, ensure_ascii=False) + "\n", encoding="utf-8")
+    monkeypatch.setattr(builtins, "open", latin1_open)
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "latin-1")
+    with open(path) as fh:
+        assert "cafÃ©" in fh.read()                                      # the locale is in effect
+    assert read_subset(path) == [first]
 
 @pytest.mark.parametrize("bad, message", [
     ({"prompt": "text", "completion": []}, "field 'prompt' must be a list of {\"role\", \"content\"} messages"),
@@ -459,3 +488,58 @@ def test_length_grouped_order_sorts_within_mega_batches():
         assert sorted(order) == lengths and set(got) == set(want)
         assert 119 in got[0]                     # the batch with the longest example comes first
     assert length_grouped_order([], 4, np.random.default_rng(0)) == []
+
+
+class CharTokenizer:
+    """One id per character (its code point), BOS 1 and EOS 2. Like Llama's, a plain call adds BOS
+    unless add_special_tokens=False; the chat template (render: messages, add_generation_prompt ->
+    text) starts with BOS."""
+    bos_token_id, eos_token_id = 1, 2
+
+    def __init__(self, render):
+        self.render = render
+
+    def apply_chat_template(self, messages, add_generation_prompt=False, tokenize=True, return_dict=False):
+        assert tokenize and not return_dict
+        return [self.bos_token_id] + [ord(c) for c in self.render(messages, add_generation_prompt)]
+
+    def __call__(self, text, add_special_tokens=True):
+        return {"input_ids": [self.bos_token_id] * add_special_tokens + [ord(c) for c in text]}
+
+
+def test_tokenize_falls_back_to_the_answer_text_without_a_second_bos():
+    # two templates that do not render the answer after the generation prompt: one names the
+    # assistant's turn 'bot', one leaves assistant turns out and always ends with the generation
+    # prompt (the conversation renders exactly as the prompt). Either way the completion is the
+    # answer's text and EOS, tokenised without special tokens (no BOS in mid-sequence):
+    # prompt [BOS] + "user:Hi|assistant:" = 19 ids; completion "Yo" + EOS = [89, 111, 2]
+    def bot(msgs, gen):
+        return "".join(f"{'bot' if m['role'] == 'assistant' else m['role']}:{m['content']}|" for m in msgs) \
+            + ("assistant:" if gen else "")
+
+    def deaf(msgs, gen):
+        return "".join(f"{m['role']}:{m['content']}|" for m in msgs if m["role"] != "assistant") + "assistant:"
+
+    prompt = [1] + [ord(c) for c in "user:Hi|assistant:"]
+    assert len(prompt) == 19
+    for render in (bot, deaf):
+        examples, stats = tokenize([row("Hi", "Yo")], CharTokenizer(render), 1024)
+        assert examples == [{"input_ids": prompt + [89, 111, 2], "labels": [IGNORE] * 19 + [89, 111, 2]}], render
+        assert (stats["n_dropped"], stats["n_tokens"], stats["n_completion_tokens"]) == (0, 22, 3)
+
+
+def test_length_grouped_order_keeps_ties_in_the_seeded_order():
+    # 80 examples of three lengths (0, 1, 2 in turn: ties everywhere), batches of 4, one mega-batch
+    # (50 x 4 = 200 >= 80): the seeded permutation (the generator's first draw) sorted longest
+    # first by a stable sort, so equal lengths keep the permutation's order; cut into 20 batches;
+    # the first holds a longest example and leads, the other 19 follow in the order of the
+    # generator's second draw, a permutation of 19. The order depends on the seed alone.
+    import numpy as np
+    from train.finetune import length_grouped_order
+    lengths = [i % 3 for i in range(80)]
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        ranked = sorted(rng.permutation(80).tolist(), key=lambda i: -lengths[i])   # sorted() is stable
+        batches = [ranked[i:i + 4] for i in range(0, 80, 4)]
+        want = batches[0] + [i for j in rng.permutation(19) for i in batches[1:][j]]
+        assert length_grouped_order(lengths, 4, np.random.default_rng(seed)) == want
