@@ -123,7 +123,8 @@ def test_dense_groups_match_a_loop(prompts, min_size):
 
 def test_prompt_stats_of_no_groups_and_of_groups_of_one():
     # no elements: no groups
-    assert m.PromptStats(np.zeros(0, np.int64), np.zeros(0), np.zeros(0)).n_groups == 0
+    none = m.PromptStats(np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+    assert none.n_groups == 0 and none.compute(np.zeros(0)) == {}
     # two groups of one member: no pairs, so n0 = C - D = n1 = n2 = 0 per group; the lone member
     # is judge-top and reference-top: top1 = top1_expected = top1_uniform = 1, no tied top
     st_ = m.prompt_stats(np.array([0, 1]), np.array([0, 1]), np.array([2.0, 5.0]), np.array([0.3, 0.6]))
