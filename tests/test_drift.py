@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from audit import AuditError, compare_verdicts, drift, drift_items
+from audit import AuditError, compare_verdicts, drift, drift_items, drift_sides
 from audit._drift import _tag_versions, version_pairs, versions_of
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
@@ -325,3 +325,135 @@ def test_drift_errors_name_the_judge_the_pool_and_the_way_out(tmp_path, write_js
            "own template, hence its own version). To measure drift, re-score the anchor set under another judge "
            "name (e.g. `--judge-name j-2026-12`) and compare with "
            "`judgeaudit drift --pool s --judge j-2026-12 --against j`", "s", "j")
+
+
+@pytest.fixture
+def two_formats_two_versions(tmp_path, write_jsonl):
+    """A database file of its own where judge 'j' holds two versions (reported model ids m-1, then
+    m-2) of both likert5 and tournament on the same calls, and judge 'k' (model id m-0) the same
+    calls once. Written in SQL as `three_versions` is: imports under j, j-b and k (one cell run per
+    judge and format, formats by name: j 1 likert5, 2 tournament; j-b 3, 4; k 5, 6), then j-b's
+    verdicts moved to j under copies of both format rows (each copy a new template, hash h-2)."""
+    import duckdb
+
+    from ingest import import_pool, import_verdicts
+    path = tmp_path / "formats.duckdb"
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
+                                                  "response": f"{c}{p}"} for p in range(2) for c in "xyz"]), "s")
+    v1 = {"likert5": {("p0", "x"): "1", ("p0", "y"): "2", ("p0", "z"): "3",
+                      ("p1", "x"): "4", ("p1", "y"): "5", ("p1", "z"): "1"},
+          "tournament": {("p0", "x", "y"): "A+", ("p1", "x", "y"): "A+"}}
+    v2 = {"likert5": {**v1["likert5"], ("p0", "x"): "2"}, "tournament": {**v1["tournament"], ("p1", "x", "y"): "B+"}}
+    for judge, raws in (("j", v1), ("j-b", v2), ("k", v1)):
+        rows = [{"judge": judge, "format": "likert5", "prompt_id": p, "candidate_id": c, "raw": raw}
+                for (p, c), raw in raws["likert5"].items()]
+        rows += [{"judge": judge, "format": "tournament", "prompt_id": p, "a_id": a, "b_id": b, "raw": raw}
+                 for (p, a, b), raw in raws["tournament"].items()]
+        import_verdicts(path, write_jsonl(f"{judge}.jsonl", rows), "s")
+    con = duckdb.connect(str(path))
+    try:
+        ids = dict(con.execute("SELECT name, judge_id FROM judges").fetchall())
+        for judge, model, tag in (("j", "m-1", "h-1"), ("j-b", "m-2", "h-2"), ("k", "m-0", "h-0")):
+            con.execute("UPDATE cell_runs SET judge_model = $m, template_hash = $h WHERE judge_id = $j",
+                        {"m": model, "h": tag, "j": ids[judge]})
+        for name in ("likert5", "tournament"):
+            fid = con.execute("SELECT format_id FROM formats WHERE name = $n", {"n": name}).fetchall()[0][0]
+            new = con.execute("SELECT max(format_id) + 1 FROM formats").fetchall()[0][0]
+            con.execute("INSERT INTO formats SELECT $new, name, kind, pairing, spec, value_lo, value_hi, template, "
+                        "spec_hash FROM formats WHERE format_id = $f", {"new": new, "f": fid})
+            con.execute("UPDATE verdicts SET judge_id = $j, format_id = $new WHERE judge_id = $old AND format_id = $f",
+                        {"j": ids["j"], "new": new, "old": ids["j-b"], "f": fid})
+    finally:
+        con.close()
+    return path
+
+
+def _version(version, model, tag, run, n):
+    """A version as drift reports it (imports record no decoding settings; one cell run each)."""
+    return {"version": version, "judge_model": model, "template_hash": tag, "settings": None,
+            "first_run": run, "last_run": run, "n_verdicts": n}
+
+
+# the verdicts of each version, as the fixture wrote them: (format, prompt, slot A, slot B, reading)
+_V1 = [("likert5", "p0", "x", None, "1"), ("likert5", "p0", "y", None, "2"), ("likert5", "p0", "z", None, "3"),
+       ("likert5", "p1", "x", None, "4"), ("likert5", "p1", "y", None, "5"), ("likert5", "p1", "z", None, "1"),
+       ("tournament", "p0", "x", "y", "A+"), ("tournament", "p1", "x", "y", "A+")]
+_V2 = [("likert5", "p0", "x", None, "2"), *_V1[1:7], ("tournament", "p1", "x", "y", "B+")]
+
+
+def _calls(frame, model):
+    assert frame["judge_model"].to_list() == [model] * frame.height
+    return sorted(frame.select("format", "prompt_id", "a_id", "b_id", "reading").rows(), key=str)
+
+
+def test_drift_sides_against_another_judge_in_full(two_formats_two_versions):
+    from tests.conftest import query_rows
+    # the cell runs as the fixture's docstring numbers them
+    assert sorted(query_rows(two_formats_two_versions, "SELECT run_id, judge_model, f.name FROM cell_runs "
+                                                       "JOIN formats f USING (format_id)")) == [
+        (1, "m-1", "likert5"), (2, "m-1", "tournament"), (3, "m-2", "likert5"), (4, "m-2", "tournament"),
+        (5, "m-0", "likert5"), (6, "m-0", "tournament")]
+    sides = drift_sides(two_formats_two_versions, "s", "j", against="k")
+    assert set(sides) == {"versions", "current", "baseline", "current_version", "baseline_version"}
+    # j's versions per format, oldest first: likert5 runs 1 (m-1) and 3 (m-2), 6 calls each;
+    # tournament runs 2 and 4, 2 calls each
+    assert sides["versions"].to_dicts() == [
+        {"format": "likert5", **_version(1, "m-1", "h-1", 1, 6)},
+        {"format": "likert5", **_version(2, "m-2", "h-2", 3, 6)},
+        {"format": "tournament", **_version(1, "m-1", "h-1", 2, 2)},
+        {"format": "tournament", **_version(2, "m-2", "h-2", 4, 2)}]
+    # current: j's latest version of each format (m-2, both formats), without the version number;
+    # the baseline: all of k's verdicts (m-0, written as version 1's)
+    assert "version" not in sides["current"].columns
+    assert _calls(sides["current"], "m-2") == sorted(_V2, key=str)
+    assert _calls(sides["baseline"], "m-0") == sorted(_V1, key=str)
+    # the newest version is tournament's m-2 (run 4, the latest); by_format: each format's latest
+    assert sides["current_version"] == {"judge": "j", **_version(2, "m-2", "h-2", 4, 2), "by_format": {
+        "likert5": _version(2, "m-2", "h-2", 3, 6), "tournament": _version(2, "m-2", "h-2", 4, 2)}}
+    # k's versions, one per format: likert5 run 5, tournament run 6
+    assert sides["baseline_version"] == {"judge": "k", "versions": [
+        {"format": "likert5", **_version(1, "m-0", "h-0", 5, 6)},
+        {"format": "tournament", **_version(1, "m-0", "h-0", 6, 2)}]}
+
+
+def test_drift_sides_of_a_judges_own_versions_in_full(two_formats_two_versions):
+    # both formats pair their latest version (m-2) with the one before (m-1) on the same calls
+    sides = drift_sides(two_formats_two_versions, "s", "j")
+    assert set(sides) == {"versions", "current", "baseline", "current_version", "baseline_version"}
+    assert sides["versions"]["judge_model"].to_list() == ["m-1", "m-2", "m-1", "m-2"]
+    assert "version" not in sides["current"].columns and "version" not in sides["baseline"].columns
+    assert _calls(sides["current"], "m-2") == sorted(_V2, key=str)
+    assert _calls(sides["baseline"], "m-1") == sorted(_V1, key=str)
+    assert sides["current_version"] == {"judge": "j", **_version(2, "m-2", "h-2", 4, 2), "by_format": {
+        "likert5": _version(2, "m-2", "h-2", 3, 6), "tournament": _version(2, "m-2", "h-2", 4, 2)}}
+    assert sides["baseline_version"] == {"judge": "j", "by_format": {
+        "likert5": _version(1, "m-1", "h-1", 1, 6), "tournament": _version(1, "m-1", "h-1", 2, 2)}}
+    # the comparison on both formats: likert5 (p0, x) 1 -> 2 and tournament p1 A+ -> B+
+    items = drift_items(two_formats_two_versions, "s", "j")
+    assert items.select("format", "prompt_id", "reading_old", "reading").rows() == [
+        ("likert5", "p0", "1", "2"), ("tournament", "p1", "A+", "B+")]
+
+
+def test_drift_sides_names_formats_in_the_order_of_their_runs_every_time(tmp_path, write_jsonl):
+    # judges j and k score one call in each of the five built-in formats, in the reverse of their
+    # name order, so that j's cell runs, oldest first, are tournament, numeric100, likert5, binary, anchored;
+    # by_format names j's formats oldest run first, the same way every time (the JSON output of
+    # `judgeaudit drift`), while the versions frame lists them by name: 5 formats can come in 120 orders
+    from ingest import import_pool, import_verdicts
+    from tests.conftest import query_rows
+    path = tmp_path / "five.duckdb"
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": "p0", "prompt": "q", "candidate_id": c,
+                                                  "response": c} for c in "xy"]), "s")
+    names = ["anchored", "binary", "likert5", "numeric100", "tournament"]
+    raws = {"anchored": "TIE", "binary": "yes", "likert5": "3", "numeric100": "50", "tournament": "A+"}
+    for f in reversed(names):                  # one import per format: an import runs its formats by name
+        import_verdicts(path, write_jsonl(f"{f}.jsonl", [
+            {"judge": judge, "format": f, "prompt_id": "p0", "raw": raws[f],
+             **({"candidate_id": "x"} if f in ("binary", "likert5", "numeric100") else {"a_id": "x", "b_id": "y"})}
+            for judge in ("j", "k")]), "s")
+    assert query_rows(path, "SELECT f.name FROM cell_runs JOIN judges j USING (judge_id) JOIN formats f "
+                            "USING (format_id) WHERE j.name = 'j' ORDER BY run_id") == [(f,) for f in reversed(names)]
+    for _ in range(3):
+        sides = drift_sides(path, "s", "j", against="k")
+        assert sides["versions"]["format"].to_list() == names
+        assert list(sides["current_version"]["by_format"]) == names[::-1]
