@@ -188,7 +188,7 @@ def test_bootstrap_means_are_taken_in_double_precision_whatever_the_input_type()
     assert {4, 5} <= set(np.round(out * 3).ravel())      # 200 draws: P(no 4/3) = (1 - 6/27)^200 ~ 0
 
 
-def test_bootstrap_means_in_several_chunks():
+def test_bootstrap_means_in_several_chunks_and_of_no_columns():
     # 2 rows x 100,000 columns: 2e7 // 2e5 = 100 resamples a chunk, so 101 resamples take two.
     # Row 0 is all 0 and row 1 all 1: a resample mean is (number of row-1 draws) / 2 in every column
     # alike (one set of resampled rows serves every column): 0, 0.5 or 1
@@ -196,6 +196,8 @@ def test_bootstrap_means_in_several_chunks():
     out = m.bootstrap_means(values, 101, np.random.default_rng(0))
     assert out.shape == (101, 100_000)
     assert np.all(out == out[:, :1]) and set(out[:, 0]) <= {0.0, 0.5, 1.0}
+    # rows without columns (nothing to average): an empty table of n_boot rows, not an error
+    assert m.bootstrap_means(np.zeros((3, 0)), 5, np.random.default_rng(0)).shape == (5, 0)
 
 
 # --- report wording ------------------------------------------------------------------------
