@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from audit import audit_cells, candidate_scores
-from ingest import import_pool
+from ingest import import_pool, import_verdicts
 from ingest.runner import ScoreRequest, score
 from tests.conftest import query_rows
 
@@ -59,3 +59,28 @@ def test_cells_list_by_judge_format_decoding_then_label_before_expected(db, writ
     order = [(r["decoding"], r["score"]) for r in audit_cells(db, "p").to_dicts()]
     # decoding alphabetically (constrained, greedy), then the label cell before the expected one
     assert order == [("constrained", "label"), ("constrained", "expected"), ("greedy", "label"), ("greedy", "expected")]
+
+
+def test_an_expected_cell_counts_only_the_calls_with_a_distribution(db, write_jsonl):
+    # One prompt, three candidates; judge "a" rates likert5 and only a's call carries a label
+    # distribution; judge "b" rates binary. Sorted by judge first: (a, likert5) before (b, binary)
+    # although binary sorts before likert5.
+    rows = [{"prompt_id": "q", "prompt": "Q?", "candidate_id": c, "response": c, "reference": float(k)}
+            for k, c in enumerate("xyz")]
+    import_pool(db, write_jsonl("pool.jsonl", rows), "p")
+    verdicts = [{"judge": "a", "format": "likert5", "prompt_id": "q", "candidate_id": "x", "raw": "2",
+                 "label_probs": {"1": 0.5, "3": 0.5}},
+                {"judge": "a", "format": "likert5", "prompt_id": "q", "candidate_id": "y", "raw": "4"},
+                {"judge": "a", "format": "likert5", "prompt_id": "q", "candidate_id": "z", "raw": "5"},
+                {"judge": "b", "format": "binary", "prompt_id": "q", "candidate_id": "x", "raw": "ACCEPT"}]
+    import_verdicts(db, write_jsonl("v.jsonl", verdicts), "p")
+    cells = audit_cells(db, "p").to_dicts()
+    assert [(r["judge"], r["format"], r["score"]) for r in cells] == [
+        ("a", "likert5", "label"), ("a", "likert5", "expected"), ("b", "binary", "label")]
+    label, expected = cells[0], cells[1]
+    assert (label["n_verdicts"], label["parse_rate"], label["n_candidates"]) == (3, 1.0, 3)
+    # one call of three carries a distribution: parse rate 1/3, one candidate scored
+    assert (expected["n_verdicts"], expected["parse_rate"], expected["n_candidates"]) == (3, pytest.approx(1 / 3), 1)
+    # x's expected score: 0.5 * 1 + 0.5 * 3 = 2 on 1..5 -> (2 - 1) / 4 = 0.25
+    got = candidate_scores(db, "p").filter(pl.col("score") == "expected")
+    assert got["s"].to_list() == [0.25]
