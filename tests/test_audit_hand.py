@@ -1,13 +1,15 @@
 """Hand-worked audit cases, with the arithmetic in comments, through the real import path."""
 
 import math
+import os
 import warnings
 
 import numpy as np
+import polars as pl
 import pytest
 
 from audit import audit_cells, bias, candidate_scores, effective_levels, position_selection, stability
-from audit._scores import cell_scores
+from audit._scores import _file_state, cell_scores, listing_order, scores_for
 from ingest import import_pool, import_verdicts
 
 
@@ -81,6 +83,7 @@ def test_undefined_values_are_null(db, write_jsonl):
     # s tied: C - D = 0, so tau_a = 0; tau_b's denominator (n0 - n1) = 0, undefined; spearman too
     assert cell["tau_a"] == 0.0 and cell["tau_b"] is None and cell["spearman"] is None
     assert cell["somers_d"] == 0.0 and cell["top1_expected"] == 0.5
+    assert audit_cells(db, "p").schema["mult5_share"] == pl.Float64   # no 0-100 cell: all null, still float
 
 
 def test_tournament_scores_and_slot_bias(db, write_jsonl):
@@ -159,3 +162,37 @@ def test_cell_scores_of_no_candidates_and_of_a_candidate_without_calls():
         got = cell_scores("pointwise", 1, 5, a, a, np.zeros(3, bool), np.array([2.0, 4.0, 5.0]), 3)
     # (2-1)/4 = 0.25 and (4-1)/4 = 0.75: mean 0.5; (5-1)/4 = 1.0; no call: NaN
     assert got[:2].tolist() == [0.5, 1.0] and math.isnan(got[2])
+
+
+def test_listing_order_sorts_by_prompt_then_position():
+    # already in listing order: the identity
+    assert listing_order(np.array([0, 0, 1, 3]), np.array([0, 1, 0, 0])).tolist() == [0, 1, 2, 3]
+    # prompt 1 listed before prompt 0 (positions rising): element 1 (prompt 0) comes first
+    assert listing_order(np.array([1, 0]), np.array([0, 1])).tolist() == [1, 0]
+    # within a prompt, by position: (0, pos 2), (0, pos 0), (0, pos 1) -> 1, 2, 0
+    assert listing_order(np.array([0, 0, 0]), np.array([2, 0, 1])).tolist() == [1, 2, 0]
+
+
+def test_a_write_still_in_the_wal_changes_the_cache_key(tmp_path):
+    path = tmp_path / "x.duckdb"
+    path.write_bytes(b"main")
+    before = _file_state(path)
+    (tmp_path / "x.duckdb.wal").write_bytes(b"pending")
+    assert _file_state(path) != before and _file_state(path)[0] == before[0]
+
+
+def test_scores_of_two_database_files_are_never_confused(tmp_path, write_jsonl):
+    # Two files, the same pool name, the same size and modification time: only the path tells
+    # them apart. File a rates x above y (5 > 1), file b the other way round (1 < 5).
+    dbs = [tmp_path / "a.duckdb", tmp_path / "b.duckdb"]
+    for path, (vx, vy) in zip(dbs, (("5", "1"), ("1", "5"))):
+        _pool(path, write_jsonl, [_cand("q", "x"), _cand("q", "y")])
+        import_verdicts(path, write_jsonl("v.jsonl", [
+            {"judge": "j", "format": "likert5", "prompt_id": "q", "candidate_id": c, "raw": v}
+            for c, v in (("x", vx), ("y", vy))]), "p")
+    assert dbs[0].stat().st_size == dbs[1].stat().st_size
+    for path in dbs:
+        os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    # likert 1..5 normalised: (5 - 1) / 4 = 1.0 and (1 - 1) / 4 = 0.0, candidates in listing order
+    assert scores_for(dbs[0], "p").S[0].tolist() == [1.0, 0.0]
+    assert scores_for(dbs[1], "p").S[0].tolist() == [0.0, 1.0]
