@@ -121,8 +121,10 @@ def test_dense_groups_match_a_loop(prompts, min_size):
     assert g.dtype == np.int64                                   # ids index arrays, even when empty
 
 
-def test_prompt_stats_of_no_groups_and_of_groups_of_one():
+def test_levels_and_prompt_stats_of_nothing_and_prompt_stats_of_groups_of_one():
     # no elements: no groups
+    values, counts = m.levels(np.zeros(0))                   # no values: no levels, integer counts
+    assert values.size == 0 and counts.size == 0 and counts.dtype == m.levels(np.ones(2))[1].dtype == np.int64
     none = m.PromptStats(np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
     assert none.n_groups == 0 and none.compute(np.zeros(0)) == {}
     # two groups of one member: no pairs, so n0 = C - D = n1 = n2 = 0 per group; the lone member
