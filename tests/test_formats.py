@@ -166,6 +166,7 @@ LOHI = "must be [lo, hi] with numbers lo < hi"
      "for a comparative format must be one of tournament, anchored"),
     ({"name": "x", "range": [1, 5], "scale": [1]}, "scale", LOHI),
     ({"name": "x", "range": [1, 5], "scale": [5, 1]}, "scale", LOHI),
+    ({"name": "x", "range": [1, 5], "scale": [3, 3]}, "scale", LOHI),     # lo = hi: nothing to normalise by
     ({"name": "x", "range": [1, 5], "scale": ["a", 1]}, "scale", LOHI),
     ({"name": "x", "range": [1, 5], "template": 7}, "template", "must be a string"),
     ({"name": "x", "range": [1, 5], "colour": "red"}, "colour",
