@@ -10,6 +10,7 @@ different labels are 'ambiguous'; none is 'no_label'. A range format reads one i
 import pytest
 
 from ingest.formats import BUILTIN, format_from_spec
+from ingest.formats._parsers import parse_labels
 
 LIKERT = BUILTIN["likert5"]
 NUMERIC = BUILTIN["numeric100"]
@@ -167,3 +168,11 @@ def test_a_parser_failure_is_a_status_not_an_exception():
     from ingest.formats import Format
     broken = Format("broken", "pointwise", "pointwise")          # neither labels nor a range
     assert broken.parse("4") == (None, None, "no_label")
+
+
+def test_one_letter_labels_need_no_letter_or_digit_on_either_side():
+    labels = {"A": 1.0, "B": -1.0}
+    # B inside "AB" (an upper-case neighbour), "xB" (a lower-case one), "Bx" and "B2": no label
+    for raw in ("Verdict: AB", "Verdict: xB", "Verdict: Bx", "Verdict: B2"):
+        assert parse_labels(raw, labels).status == "no_label", raw
+    assert parse_labels("Verdict: (B).", labels) == (-1.0, "B", "ok")
