@@ -7,6 +7,8 @@ distinct label appears in the output as a standalone token ("I would ACCEPT this
 different labels are 'ambiguous'; none is 'no_label'. A range format reads one integer the same way.
 """
 
+import warnings
+
 import pytest
 
 from ingest.formats import BUILTIN, format_from_spec
@@ -176,3 +178,6 @@ def test_one_letter_labels_need_no_letter_or_digit_on_either_side():
     for raw in ("Verdict: AB", "Verdict: xB", "Verdict: Bx", "Verdict: B2"):
         assert parse_labels(raw, labels).status == "no_label", raw
     assert parse_labels("Verdict: (B).", labels) == (-1.0, "B", "ok")
+    with warnings.catch_warnings():      # labels no other test uses, so their patterns compile here
+        warnings.simplefilter("error")
+        assert parse_labels("I pick Q.", {"Q": 1.0, "R": -1.0}) == (1.0, "Q", "ok")
