@@ -302,3 +302,13 @@ def test_an_unknown_pool_in_a_database_without_pools(db):
         pass
     with pytest.raises(audit.AuditError, match=r"^no pool named 'p' \(known: none\)$"):
         audit.audit_cells(db, "p")
+
+
+def test_an_unknown_pool_names_the_known_ones_in_order(db, write_jsonl):
+    import audit
+    from ingest import import_pool
+    for name in ("zeta", "alpha"):
+        import_pool(db, write_jsonl(f"{name}.jsonl", [{"prompt_id": "q", "prompt": "Q?", "candidate_id": "c",
+                                                       "response": "A."}]), name)
+    with pytest.raises(audit.AuditError, match=r"^no pool named 'p' \(known: alpha, zeta\)$"):
+        audit.audit_cells(db, "p")
