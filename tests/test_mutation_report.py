@@ -32,11 +32,13 @@ def test_an_equivalent_needs_a_reason(tmp_path):
 
 def test_score_leaves_out_equivalents_and_fails_while_a_survivor_is_unlisted(capsys):
     statuses = _statuses(killed=18, survived=2)          # mutants 19 and 20 survive
+    statuses["audit._m.x_f__mutmut_1"] = "timeout"       # a timeout is a kill, and is counted apart
     equivalents = {"audit._m.x_f__mutmut_19": "same value"}
     # 18 killed of 20 - 1 equivalent = 19: 94.7% >= 90%, but mutant 20 is neither killed nor listed
     assert report_py.report(statuses, equivalents, 0.90) == 1
     out = capsys.readouterr().out
     assert "score 18/19 = 94.7%" in out and "audit._m.x_f__mutmut_20" in out
+    assert "18 killed (1 of them by a timeout)" in out
     assert report_py.survivors(statuses, equivalents) == ["audit._m.x_f__mutmut_20"]
     equivalents["audit._m.x_f__mutmut_20"] = "same value"
     assert report_py.report(statuses, equivalents, 0.90) == 0   # 18/18

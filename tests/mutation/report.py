@@ -72,7 +72,7 @@ def report(statuses: dict[str, str], equivalents: dict[str, str], minimum: float
         killed = counts["killed"]
         score = killed / len(counted) if counted else float("nan")
         print(f"{area}: {len(mine)} mutants, {len(equiv)} equivalent, {len(unchecked)} not checked yet, "
-              f"{killed} killed, {counts['survived']} survived, {counts['no tests']} with no test, "
+              f"{killed} killed ({sum(v == 'timeout' for v in counted.values())} of them by a timeout), {counts['survived']} survived, {counts['no tests']} with no test, "
               f"{sum(v for k, v in counts.items() if k not in ('killed', 'survived', 'no tests'))} other"
               f" -> score {killed}/{len(counted)} = {score:.1%} of the checked non-equivalent mutants")
         left = sorted(k for k, v in counted.items() if v not in KILLED)
