@@ -28,11 +28,12 @@ demo-files: $(STAMP)
 # Mutation testing (mutmut 3, config in pyproject.toml [tool.mutmut]); standalone, not part of
 # `make test` or CI. A fresh run each time (KEEP=1 resumes the last one); MUTATE_JOBS workers.
 MUTATE_JOBS ?= 2
+# one thread per worker: the workers already fill the cores
+MUTMUT := POLARS_MAX_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS)
 mutate: $(STAMP)
 	@if [ -z "$(KEEP)" ]; then rm -rf mutants; fi
 	@mkdir -p mutants; start=$$(date +%s); \
-	POLARS_MAX_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
-	  $(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) > mutants/run.log 2>&1 || true; \
+	$(MUTMUT) > mutants/run.log 2>&1 || true; \
 	echo "mutmut run: $$(( $$(date +%s) - start )) s (log: mutants/run.log)"
 	@$(PY) tests/mutation/nine.py; nine=$$?; $(PY) tests/mutation/report.py; report=$$?; \
 	exit $$(( nine || report ))
@@ -41,6 +42,5 @@ mutate: $(STAMP)
 mutate-recheck: $(STAMP)
 	@names=$$($(PY) tests/mutation/report.py --survivors); \
 	echo "re-running $$(echo $$names | wc -w) survivors"; \
-	if [ -n "$$names" ]; then POLARS_MAX_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
-	  $(VENV)/bin/mutmut run --max-children $(MUTATE_JOBS) $$names > mutants/recheck.log 2>&1 || true; fi
+	if [ -n "$$names" ]; then $(MUTMUT) $$names > mutants/recheck.log 2>&1 || true; fi
 	@$(PY) tests/mutation/report.py

@@ -70,12 +70,14 @@ def report(statuses: dict[str, str], equivalents: dict[str, str], minimum: float
         counted = {k: v for k, v in mine.items() if k not in equiv and k not in unchecked}
         counts = Counter("killed" if v in KILLED else v for v in counted.values())
         killed = counts["killed"]
+        timeouts = sum(v == "timeout" for v in counted.values())
         score = killed / len(counted) if counted else float("nan")
         print(f"{area}: {len(mine)} mutants, {len(equiv)} equivalent, {len(unchecked)} not checked yet, "
-              f"{killed} killed ({sum(v == 'timeout' for v in counted.values())} of them by a timeout), {counts['survived']} survived, {counts['no tests']} with no test, "
+              f"{killed} killed ({timeouts} of them by a timeout), {counts['survived']} survived, "
+              f"{counts['no tests']} with no test, "
               f"{sum(v for k, v in counts.items() if k not in ('killed', 'survived', 'no tests'))} other"
               f" -> score {killed}/{len(counted)} = {score:.1%} of the checked non-equivalent mutants")
-        left = sorted(k for k, v in counted.items() if v not in KILLED)
+        left = survivors(mine, equivalents)
         for name in left:
             print(f"    {counted[name]:>10}  {name}")
         if score < minimum:
@@ -85,7 +87,8 @@ def report(statuses: dict[str, str], equivalents: dict[str, str], minimum: float
                   "or list it in the equivalents file with its reason")
             code = 1
         if unchecked and not sample:
-            print(f"    {len(unchecked)} mutants not checked yet: the run is unfinished (make mutate KEEP=1 resumes it)")
+            print(f"    {len(unchecked)} mutants not checked yet: the run is unfinished "
+                  "(make mutate KEEP=1 resumes it)")
             code = 1
     stale = [] if sample else sorted(k for k in equivalents if k not in statuses)
     killed_anyway = sorted(k for k in equivalents if statuses.get(k) in KILLED)
