@@ -187,14 +187,21 @@ def test_unmarked_pools_hold_out_the_share_evaluation_answers():
         assert s["n_eligible"] == 27 and not set(held) & set(picks["prompt_idx"].to_list())
 
 
-def test_a_cell_is_judge_format_decoding_and_score():
+def cells_by_mode(expected: list[float]):
+    """Pool {0: [5, 1], 1: [2, 4]} (c0..c3) scored by j x f: labels greedy (c0, c3 on top) and
+    constrained (c1, c2); expected scores `expected` from constrained decoding only."""
     pool, scores = frames({0: [5, 1], 1: [2, 4]})
     cells = pl.concat([
         scores.with_columns(pl.lit("greedy").alias("decoding"), pl.lit("label").alias("score")),
         scores.with_columns(pl.lit("constrained").alias("decoding"), pl.lit("label").alias("score"),
                             pl.Series("s", [0.0, 1.0, 1.0, 0.0])),
         scores.with_columns(pl.lit("constrained").alias("decoding"), pl.lit("expected").alias("score"),
-                            pl.Series("s", [0.9, 0.1, 0.2, 0.8]))])
+                            pl.Series("s", expected))])
+    return pool, cells
+
+
+def test_a_cell_is_judge_format_decoding_and_score():
+    pool, cells = cells_by_mode([0.9, 0.1, 0.2, 0.8])
     picked = {}
     for decoding, score in ((None, "label"), ("constrained", "label"), ("constrained", "expected")):
         picks, s = cur(pool, cells, "judge", 1.0, judge="j", fmt="f", decoding=decoding, score=score)
@@ -514,21 +521,8 @@ def test_baselines_ignore_the_judge_cell():
     assert cur(pool, None, "length", 1.0)[0].filter(pl.col("prompt_idx") == 0)["cand_idx"][0] == 1
 
 
-def expected_cells():
-    """Pool {0: [5, 1], 1: [2, 4]} (c0..c3) scored by j x f: labels greedy (c0, c3 on top) and
-    constrained (c1, c2); expected scores from constrained decoding only (c1, c3 on top)."""
-    pool, scores = frames({0: [5, 1], 1: [2, 4]})
-    cells = pl.concat([
-        scores.with_columns(pl.lit("greedy").alias("decoding"), pl.lit("label").alias("score")),
-        scores.with_columns(pl.lit("constrained").alias("decoding"), pl.lit("label").alias("score"),
-                            pl.Series("s", [0.0, 1.0, 1.0, 0.0])),
-        scores.with_columns(pl.lit("constrained").alias("decoding"), pl.lit("expected").alias("score"),
-                            pl.Series("s", [0.2, 0.9, 0.1, 0.8]))])
-    return pool, cells
-
-
 def test_a_score_kind_with_one_decoding_mode_is_read_in_that_mode():
-    pool, cells = expected_cells()
+    pool, cells = cells_by_mode([0.2, 0.9, 0.1, 0.8])   # expected: c1, c3 on top
     # labels come in two modes: greedy (the paper's) by default; the default score kind is label
     cell, decoding = cell_scores(cells, "j", "f")
     assert decoding == "greedy" and cell["s"].to_list() == [1.0, 0.0, 0.25, 0.75]
