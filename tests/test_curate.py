@@ -548,7 +548,6 @@ def test_eligible_holds_out_the_marked_prompts_by_default_and_types_its_columns(
     assert got["cand_idx"].to_list() == list(range(12)) and got["value"].to_list() == [0.0] * 12
 
 
-
 def test_eligible_errors_say_what_is_wrong():
     pool, scores = frames(HAND)
     with pytest.raises(ValueError, match=r"^unknown policy 'best' \(known: judge, random, length, full\)$"):

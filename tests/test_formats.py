@@ -198,7 +198,6 @@ def test_format_spec_defaults_and_a_directory_or_binary_file(tmp_path):
         load_format_spec(bad)
 
 
-
 def test_a_spec_is_read_as_utf8_whatever_the_locale(tmp_path, monkeypatch):
     # labels with accents, written as UTF-8; the reader's locale is Latin-1 (as a Windows or an
     # old POSIX one may be), which would read "é" (bytes C3 A9) as "Ã©"
@@ -208,6 +207,7 @@ def test_a_spec_is_read_as_utf8_whatever_the_locale(tmp_path, monkeypatch):
     monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "latin-1")
     assert spec.read_text() != spec.read_text(encoding="utf-8")          # the locale is in effect
     assert load_format_spec(spec).labels == {"très bon": 2.0, "passable": 1.0, "médiocre": 0.0}
+
 
 def test_a_bad_stored_format_names_the_store():
     with pytest.raises(UserError, match=r"^stored format, field 'range': must be \[lo, hi\]"):

@@ -484,7 +484,6 @@ def test_no_calls_give_empty_frames_with_their_column_types(db, write_jsonl):
                               "p_cc": pl.Float64, "p": pl.Float64, "p_holm": pl.Float64, "frontier": pl.Boolean}
 
 
-
 def test_probes_and_mitigations_read_the_database_they_are_given(db, write_jsonl, tmp_path, monkeypatch):
     # $JUDGEAUDIT_DB names a missing file: a function that dropped its db argument would fail
     hand_probe_db(db, write_jsonl)
@@ -493,6 +492,7 @@ def test_probes_and_mitigations_read_the_database_they_are_given(db, write_jsonl
     frame = probes(db, seed=3, n_boot=50)
     assert frame.height == 14 and frame["judge"][0] == "alpha"         # the rows of test_probe_rows_by_hand
     assert mitigations(db, "strat", baseline="base")["judge"].to_list()[:2] == ["base", "cot"]
+
 
 def strategy_pool(db, write_jsonl):
     """Six prompts, x (reference 1) worse than y (reference 2), asked in both orders; q7 has a

@@ -280,11 +280,11 @@ def test_the_message_names_the_processes_only_when_there_are_several():
         accumulation_steps(8, 3, 1)
 
 
-
 def test_accumulation_steps_default_to_one_process_and_are_a_whole_number():
     # one process unless told: 8 = 4 x 2 steps; 4 = 4 x 1 step (with two processes 4 would not divide)
     assert accumulation_steps(8, 4) == 2 and accumulation_steps(4, 4) == 1
     assert all(type(accumulation_steps(b, mb, w)) is int for b, mb, w in ((8, 4, 1), (12, 2, 3), (8, 8, 1)))
+
 
 def test_config_check_refuses_it_before_training(monkeypatch):
     monkeypatch.delenv("WORLD_SIZE", raising=False)
@@ -342,7 +342,6 @@ def test_read_subset_keeps_prompt_and_completion(tmp_path):
                                  {"prompt": second["prompt"], "completion": second["completion"]}]
 
 
-
 def test_read_subset_reads_utf8_whatever_the_locale(tmp_path, monkeypatch):
     # a Latin-1 locale (as a Windows or an old POSIX one may be) would read "é" (bytes C3 A9) as "Ã©"
     import builtins
@@ -362,6 +361,7 @@ def test_read_subset_reads_utf8_whatever_the_locale(tmp_path, monkeypatch):
     with open(path) as fh:
         assert "cafÃ©" in fh.read()                                      # the locale is in effect
     assert read_subset(path) == [first]
+
 
 @pytest.mark.parametrize("bad, message", [
     ({"prompt": "text", "completion": []}, "field 'prompt' must be a list of {\"role\", \"content\"} messages"),
