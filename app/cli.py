@@ -44,7 +44,7 @@ def emit_table(frame: pl.DataFrame, title: str | None = None) -> None:
 
 def current(db):
     """Upgrade an older database's schema before reading it; returns db."""
-    from ingest._db import ensure_current
+    from ingest.store import ensure_current
     ensure_current(db)
     return db
 
@@ -71,7 +71,7 @@ def cli():
 @json_option
 def import_pool_cmd(file, pool, replace, db, as_json):
     """Import a candidate pool (.jsonl, .csv, .parquet; also the UltraFeedback layout)."""
-    from ingest import import_pool
+    from ingest.store import import_pool
     result = import_pool(db, file, pool, replace=replace)
     if as_json:
         emit_json(result)
@@ -103,7 +103,7 @@ def pools_cmd(db, as_json):
 @json_option
 def import_verdicts_cmd(file, pool, format_specs, db, as_json):
     """Import verdicts produced elsewhere (JSONL; parsed with the format's parser)."""
-    from ingest import import_verdicts
+    from ingest.scoring import import_verdicts
     result = import_verdicts(db, file, pool, format_specs=list(format_specs))
     if as_json:
         emit_json(result)
@@ -147,7 +147,7 @@ def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, see
               api_key_env, judge_name, format_specs, logprobs, decoding, constraint, strategy, db, as_json):
     """Score a pool with a judge under several formats. Re-running the same command resumes."""
     from ingest import UserError
-    from ingest.runner import ScoreRequest, score
+    from ingest.scoring import score, ScoreRequest
     if swap_sample != "all":
         try:
             swap_sample = int(swap_sample)

@@ -41,9 +41,9 @@ def evaluate_cmd(runs, pool, judges, max_new_tokens, batch_size, study, heldout_
                       db=db, study=study, max_new_tokens=max_new_tokens, batch_size=batch_size,
                       heldout_share=heldout_share, heldout_seed=heldout_seed, max_prompts=max_prompts,
                       concurrency=concurrency, timeout=timeout, max_retries=max_retries, api_key_env=api_key_env)
-    from ingest.runs import running
+    from ingest.runs import run_key, running
     req.check()
-    with running(db, "evaluate", pool=pool, config=req.config(), key=f"evaluate:{req.study_name}") as run:
+    with running(db, "evaluate", pool=pool, config=req.config(), key=run_key("evaluate", req.study_name)) as run:
         result = evaluate(req, run=run)
     if export:
         result["exported"] = export_outcomes(db, result["study"], export)
@@ -76,8 +76,8 @@ def contrasts_cmd(outcomes, study, boot, seed, db, as_json):
     if outcomes is not None:
         frame = read_outcomes(outcomes)
     else:
-        from ingest._db import ensure_current
-        from ingest._evaluations import study_outcomes
+        from ingest.store import ensure_current
+        from audit import study_outcomes
         ensure_current(db)
         frame = study_outcomes(db, study)
         if frame.height == 0:

@@ -30,7 +30,7 @@ def probe_cmd(judge_spec, strategy, sample, seed, judge_name, concurrency, timeo
     A background run (kind `probe`): `judgeaudit runs` lists it, `judgeaudit cancel` stops it, and
     running the same command again resumes it."""
     from audit import mitigations, probes
-    from ingest.probes import run_probe
+    from ingest.scoring.probes import run_probe
     summary = run_probe(db, judge_spec, strategy=strategy, sample=sample, seed=seed, judge_name=judge_name,
                         concurrency=concurrency, api_key_env=api_key_env, timeout=timeout,
                         max_retries=max_retries, progress=not as_json)

@@ -73,7 +73,7 @@ def rank_cmd(pool, by, n_boot, seed, prior, db, as_json):
 @json_option
 def import_labels_cmd(file, pool, source, replace, db, as_json):
     """Import human labels of candidate pairs (whole file or nothing)."""
-    from ingest._labels import import_labels
+    from ingest.store import import_labels
     result = import_labels(current(db), file, pool, source=source, replace=replace)
     if as_json:
         emit_json(result)
@@ -107,8 +107,7 @@ def calibrate_cmd(pool, labels_file, source, threshold, target_width, n_boot, se
     """Agreement with human labels per (judge, comparative format): raw, Cohen's kappa, ceiling."""
     from audit import calibrate, human_ceiling, stored_labels
     from ingest import UserError
-    from ingest._labels import (declare_calibration, declared_threshold, finish_calibration,
-                                labels_description, labels_from_file)
+    from ingest.store import declare_calibration, declared_threshold, finish_calibration, labels_description, labels_from_file
     from .cli import _jsonable
     db = current(db)
     if labels_file is not None:

@@ -4,17 +4,18 @@ shows up without a restart. No DuckDB connection outlives a call."""
 
 from __future__ import annotations
 
-import os
+import sys
 from pathlib import Path
 
 import streamlit as st
 
 import audit
-from ingest._paths import file_stem, safe_name  # noqa: F401  (pages: names typed in the browser)
+from ingest import db_path, file_stem, safe_name  # noqa: F401  (pages: names typed in the browser)
+from ingest.runs import run_key
 
 
 def db_file() -> Path:
-    return Path(os.environ.get("JUDGEAUDIT_DB") or "judgeaudit.duckdb").resolve()
+    return db_path().resolve()
 
 
 def db_state() -> tuple[str, float]:
@@ -119,13 +120,13 @@ def probe_pools() -> list[str]:
 def launch_probe(judge_argv: list[str], judge_name: str, strategy: str, sample: int | None) -> int:
     """Start `judgeaudit probe` as a background run; its id. UserError for a bad strategy, or while
     a run of the same probe pool and judge is alive."""
-    from ingest.judges.strategies import parse_strategy
-    from ingest.probes import pool_name
+    from ingest.scoring.judges.strategies import parse_strategy
+    from ingest.scoring.probes import pool_name
     s = parse_strategy(strategy)
     name, pool = (f"{judge_name}+{s.canonical}" if s else judge_name), pool_name(sample, 0)
     argv = ["probe", *judge_argv, "--db", str(db_file()), "--json"] + (["--strategy", s.canonical] if s else []) \
         + (["--sample", str(sample)] if sample else [])
-    return launch_run("probe", argv, pool=pool, key=f"score:{pool}:{name}")
+    return launch_run("probe", argv, pool=pool, key=run_key("score", pool, name))
 
 
 def endpoints() -> dict:
@@ -141,18 +142,18 @@ def base_models() -> dict[str, str]:
     return configured(db_file())
 
 
-# -- downstream evaluation (ingest._evaluations, train.contrasts, ingest.runs) -----------------------
+# -- downstream evaluation (audit's study reads, train.contrasts, ingest.runs) ----------------------
 
 def _evaluation(name: str, path: str, *args):
-    from ingest import _evaluations as ev
     from train import contrasts as ct
     if name == "contrasts":
         study, boot, seed = args
-        return ct.analyse(ev.study_outcomes(path, study), boot=boot, seed=seed)
+        return ct.analyse(audit.study_outcomes(path, study), boot=boot, seed=seed)
     if name == "prompt_differences":
         study, judge, a, b = args
-        return ct.prompt_differences(ev.study_outcomes(path, study), judge, a, b)
-    return {"studies": ev.studies, "outcomes": ev.study_outcomes, "generations": ev.study_generations}[name](path, *args)
+        return ct.prompt_differences(audit.study_outcomes(path, study), judge, a, b)
+    return {"studies": audit.studies, "outcomes": audit.study_outcomes,
+            "generations": audit.study_generations}[name](path, *args)
 
 
 @st.cache_data(show_spinner="Computing...", max_entries=64)
@@ -194,30 +195,36 @@ def launch_run(kind: str, argv: list[str], pool: str | None = None, key: str | N
     """Start `judgeaudit ARGV` as a background run (ingest.runs.launch); its id. UserError while a
     live run holds the same key (e.g. the same pool and judge)."""
     from ingest.runs import launch
-    return launch(db_file(), kind, argv, pool=pool, key=key, queue=queue)
+    return launch(db_file(), kind, [sys.executable, "-m", "app.cli", *argv], config={"argv": argv}, pool=pool,
+                  key=key, queue=queue)
+
+
+def score_key(pool: str, judge: str) -> str:
+    """The exclusive key of a scoring run of this pool and judge (ingest.runs.run_key)."""
+    return run_key("score", pool, judge)
 
 
 def active_run(key: str) -> dict | None:
-    """The live run holding this key (e.g. score:POOL:JUDGE), if any: a launch would be refused."""
+    """The live run holding this key (run_key("score", POOL, JUDGE)), if any: a launch would be refused."""
     from ingest.runs import active
     return active(db_file(), key)
 
 
 def call_count(pool: str, formats: list[str], schedule: str, swap: str) -> dict:
-    """The calls `judgeaudit score` would plan: {"total", "per_format"} (ingest._probe_call)."""
-    from ingest._probe_call import count_calls
+    """The calls `judgeaudit score` would plan: {"total", "per_format"} (ingest.scoring.count_calls)."""
+    from ingest.scoring import count_calls
     return count_calls(db_file(), pool, formats, schedule, swap if swap == "all" else int(swap or 0))
 
 
 def estimate_seconds(n_calls: int, provider: str, decoding: str) -> float | None:
-    from ingest._probe_call import estimate_seconds as estimate
+    from ingest.scoring import estimate_seconds as estimate
     return estimate(n_calls, provider, decoding)
 
 
 def check_call(pool: str, judge_argv: list[str], fmt: str, decoding: str) -> dict:
     """ONE real call of the judge the form names (its --judge and, for a configured endpoint only,
     its --api-key-env) on the pool's first candidate: raw reply and parsed label."""
-    from ingest._probe_call import check_call as call
+    from ingest.scoring import check_call as call
     judge = judge_argv[judge_argv.index("--judge") + 1]
     key_env = judge_argv[judge_argv.index("--api-key-env") + 1] if "--api-key-env" in judge_argv else None
     return call(db_file(), pool, judge, fmt, api_key_env=key_env, decoding=decoding)
@@ -231,15 +238,14 @@ def cancel_run(run_id: int) -> dict:
 
 def run_log(run_id: int, n_chars: int = 3000) -> str:
     """The tail of a run's log, with key-like strings redacted (a crash may print anything)."""
-    from ingest._redact import redact
+    from ingest import redact
     from ingest.runs import log_tail
     return redact(log_tail(db_file(), run_id, n_chars))
 
 
 def launch_evaluation(argv: list[str], pool: str, study: str) -> int:
     """Start `judgeaudit evaluate ARGV` as a background run; its id."""
-    from ingest.runs import launch
-    return launch(db_file(), "evaluate", argv, pool=pool, key=f"evaluate:{study}")
+    return launch_run("evaluate", argv, pool=pool, key=run_key("evaluate", study))
 
 
 # -- curation and training (train.curate on audit's frames; run folders of ingest.runs) --------------
@@ -271,7 +277,7 @@ def curation_overlap(pool: str, judge: str, formats: list[str], decoding: str | 
 
 def candidate_texts(pool: str, cand_idx: list[int]):
     """cand_idx, prompt_idx, prompt_id, candidate_id, prompt, response of the given candidates."""
-    from ingest._subsets import candidate_texts as texts
+    from audit import candidate_texts as texts
     return texts(db_file(), pool, list(cand_idx))
 
 
@@ -309,7 +315,7 @@ def page_pool(title: str) -> str:
 
 def import_labels(path, pool: str, source: str = "jsonl", replace: bool = False) -> dict:
     """Store a labels file for the pool through the CLI's importer (whole file or nothing)."""
-    from ingest._labels import import_labels as run
+    from ingest.store import import_labels as run
     return run(str(db_file()), path, pool, source=source, replace=replace)
 
 
@@ -321,13 +327,13 @@ def bundled_labels(pool: str):
 
 
 def declared_threshold(pool: str):
-    from ingest._labels import declared_threshold as run
+    from ingest.store import declared_threshold as run
     return run(str(db_file()), pool)
 
 
 def run_calibration(pool: str, threshold, target_width: float) -> int:
     """Declare the threshold (saved before anything is computed), compute, save the result."""
-    from ingest._labels import declare_calibration, finish_calibration
+    from ingest.store import declare_calibration, finish_calibration
     cid = declare_calibration(str(db_file()), pool, threshold, target_width, "stored")
     cells = calibrate(pool, None, 2000, 0, threshold, target_width)
     finish_calibration(str(db_file()), cid, {"pool": pool, "threshold": threshold, "cells": cells.to_dicts(),

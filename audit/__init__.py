@@ -1,7 +1,8 @@
 """Read-only metrics over the judgeaudit database. Every public function takes a database path and
 plain parameters and returns a polars DataFrame whose columns its docstring lists.
 
-Never imports torch, httpx, streamlit or the other packages of this project.
+Never imports torch, httpx, streamlit or the other packages of this project, except the store's
+read-only connection module (ingest/store/connection.py).
 """
 
 from ._bias import BIAS_COLUMNS, bias, bias_items, cell_rng
@@ -16,10 +17,14 @@ from ._probes import mitigations, probes
 from ._rank import RANK_COLUMNS, rank, rank_calls
 from ._stats import holm, mcnemar
 from ._report import candidate_scores, checklist, checklist_markdown, pool_candidates, score_values
+from ._studies import eval_prompts, judged, stored_generations, studies, study_generations, study_outcomes
+from ._subsets import SUBSET_COLUMNS, candidate_texts, subset_by_hash, subsets
 
 __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
            "RANK_COLUMNS", "rank", "rank_calls", "CAL_COLUMNS", "calibrate", "calibrate_frames",
            "holm", "human_agreement", "human_ceiling", "mcnemar", "stored_labels", "mitigations", "probes",
            "DRIFT_COLUMNS", "compare_verdicts", "drift", "drift_items", "drift_sides",
-           "score_values", "stability", "tiebreak_key", "variance", "variance_table"]
+           "score_values", "stability", "tiebreak_key", "variance", "variance_table",
+           "eval_prompts", "judged", "stored_generations", "studies", "study_generations", "study_outcomes",
+           "SUBSET_COLUMNS", "candidate_texts", "subset_by_hash", "subsets"]

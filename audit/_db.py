@@ -1,27 +1,28 @@
-"""Read-only access for the audit: short-lived connections and the named SQL files."""
+"""Read-only access for the audit: short-lived connections and the named SQL files.
+
+The path rule, the lock waiting and the pool lookup are the store's (ingest/store/connection.py),
+the one module of `ingest` the audit imports.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import random
-import sys
-import time
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Iterator
 
 import duckdb
 import polars as pl
 
+from ingest.store import connection
+from ingest.store.connection import UserError, db_path
 
-class AuditError(Exception):
+__all__ = ["AuditError", "connect", "db_path", "numpy", "pool_id", "query", "sql"]
+
+
+class AuditError(UserError):
     """A request the audit cannot answer (no database, no such pool); shown to the user as is."""
-
-
-def db_path(path: str | os.PathLike | None = None) -> Path:
-    return Path(path or os.environ.get("JUDGEAUDIT_DB") or "judgeaudit.duckdb")
 
 
 @contextlib.contextmanager
@@ -29,31 +30,11 @@ def connect(path: str | os.PathLike | None = None, timeout_s: float | None = Non
             ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection; waits with backoff while a writer holds the file, up to timeout_s
     (default: $JUDGEAUDIT_LOCK_TIMEOUT, read now rather than at import; 600 s when unset)."""
-    if timeout_s is None:
-        timeout_s = float(os.environ.get("JUDGEAUDIT_LOCK_TIMEOUT", "600"))
     p = db_path(path)
     if not p.is_file():
-        raise AuditError(f"{p}: no such database (import a pool first, or pass --db)")
-    deadline, delay, told = time.monotonic() + timeout_s, 0.05, False
-    while True:
-        try:
-            con = duckdb.connect(str(p), read_only=True)
-            break
-        except (duckdb.IOException, duckdb.ConnectionException) as exc:
-            # another process writes, or this process has the file open read-write right now
-            text = str(exc).lower()
-            if ("lock" not in text and "different configuration" not in text) or time.monotonic() > deadline:
-                raise
-            if not told:
-                print(f"judgeaudit: {p} is being written by another process; waiting...",
-                      file=sys.stderr, flush=True)
-                told = True
-            time.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, 2.0)
-    try:
+        raise AuditError(connection.missing_database(p))
+    with connection.read_only(p, timeout_s) as con:
         yield con
-    finally:
-        con.close()
 
 
 @cache
@@ -68,11 +49,8 @@ def query(con: duckdb.DuckDBPyConnection, name: str, **params) -> pl.DataFrame:
 
 
 def pool_id(con: duckdb.DuckDBPyConnection, pool: str) -> int:
-    rows = con.execute("SELECT pool_id FROM pools WHERE name = $name", {"name": pool}).fetchall()
-    if not rows:
-        names = [r[0] for r in con.execute("SELECT name FROM pools ORDER BY name").fetchall()]
-        raise AuditError(f"no pool named '{pool}' (known: {', '.join(names) or 'none'})")
-    return rows[0][0]
+    """The pool's id; an AuditError naming the known pools when there is none."""
+    return connection.pool_id(con, pool, AuditError)
 
 
 def numpy(con: duckdb.DuckDBPyConnection, name: str, **params) -> dict:

@@ -1,13 +1,17 @@
-"""Everything that writes: the schema, pool and verdict import, formats, judges and scoring runs.
+"""Everything that writes or calls out, in four rooms:
 
-The database is DuckDB; `store` is the only module that writes to it.
+- `ingest.store`: the database: connection, migrations (`store/schema/`) and every write;
+- `ingest.runs`: background runs: the runs table, processes, heartbeat, queue and cancel;
+- `ingest.scoring`: scoring runs: the runner, the call plan, judges, formats and probes;
+- `ingest.files`: reading and validating pool, verdict and label files.
+
+This package itself stays light (importing it loads no formats, judges or torch): it exports the
+error type a user sees and the helpers that keep typed names and secrets safe.
 """
 
-from ._db import db_path, migrate, reader, writer
 from ._errors import UserError, where
-from ._files import jsonl_objects
-from .formats import BUILTIN, Format, load_format_spec
-from .store import import_pool, import_verdicts
+from ._paths import data_dir, file_stem, inside, safe_name
+from ._redact import redact
+from .store.connection import db_path
 
-__all__ = ["BUILTIN", "Format", "UserError", "db_path", "import_pool", "import_verdicts", "jsonl_objects",
-           "load_format_spec", "migrate", "reader", "writer", "where"]
+__all__ = ["UserError", "data_dir", "db_path", "file_stem", "inside", "redact", "safe_name", "where"]

@@ -17,7 +17,7 @@ adapter folders, subset files):
 
 Example (a page that saves a subset under a typed name):
 
-    from ingest._paths import inside, safe_name, data_dir
+    from ingest import data_dir, inside, safe_name
     name = safe_name(st.text_input("Subset name"), "subset name")     # UserError -> st.error
     out = inside(data_dir(db) / "subsets", name + ".jsonl", field="subset name")
 """

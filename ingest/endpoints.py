@@ -28,7 +28,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._db import db_path
+from .store.connection import db_path
 from ._errors import UserError
 
 CONFIG_ENV = "JUDGEAUDIT_CONFIG"

@@ -17,7 +17,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ingest import import_pool, import_verdicts  # noqa: E402
+from ingest.store import import_pool
+from ingest.scoring import import_verdicts  # noqa: E402
 
 LIKERT_RAW = ["{}", "Score: {}", "**{}**", "{}/5", "I'd rate it {}."]
 

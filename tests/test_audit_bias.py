@@ -7,7 +7,8 @@ import pytest
 import scipy.stats as ss
 
 from audit import bias, bias_items
-from ingest import import_pool, import_verdicts
+from ingest.store import import_pool
+from ingest.scoring import import_verdicts
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,9 @@ import polars as pl
 import pytest
 
 from audit import audit_cells, candidate_scores
-from ingest import import_pool, import_verdicts
-from ingest.runner import ScoreRequest, score
+from ingest.store import import_pool
+from ingest.scoring import import_verdicts
+from ingest.scoring import score, ScoreRequest
 from tests.conftest import query_rows
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from audit import audit_cells, bias, candidate_scores, effective_levels, position_selection, stability
 from audit._scores import _file_state, cell_scores, listing_order, scores_for
-from ingest import import_pool, import_verdicts
+from ingest.store import import_pool
+from ingest.scoring import import_verdicts
 
 
 @pytest.fixture(autouse=True)

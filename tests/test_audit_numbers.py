@@ -12,7 +12,8 @@ import scipy.stats as ss
 from audit import (bias, checklist, checklist_markdown, effective_levels, pool_candidates, pools,
                    score_values, stability, variance, variance_table)
 from audit import _metrics as m
-from ingest import import_pool, import_verdicts
+from ingest.store import import_pool
+from ingest.scoring import import_verdicts
 
 
 @pytest.fixture(autouse=True)
@@ -356,8 +357,8 @@ def test_checklist_markdown_without_a_recorded_mode_reads_greedy_and_separates_c
 
 
 def test_checklist_of_a_scored_run_carries_its_template_and_recorded_decoding(db, write_jsonl):
-    from ingest.formats import BUILTIN
-    from ingest.runner import ScoreRequest, score
+    from ingest.scoring.formats import BUILTIN
+    from ingest.scoring import score, ScoreRequest
     import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcd")]), "p")
     score(ScoreRequest(pool="p", judge="fake:sim", formats=["likert5", "tournament"], db=db, seed=3,
                        schedule="balanced", progress=False, flush_interval_s=0.05))

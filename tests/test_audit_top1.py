@@ -19,7 +19,8 @@ from audit import _metrics as m
 from audit import audit_cells, position_selection, tiebreak_key
 from audit._cells import compute_cells
 from audit._scores import Scores
-from ingest import import_pool, import_verdicts
+from ingest.store import import_pool
+from ingest.scoring import import_verdicts
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,8 @@ from audit import _metrics as m
 from audit._cells import _mean, dense_groups
 from audit._report import _slot_scheme
 from audit._scores import cell_scores, listing_order, multiples_of_5_share, scores_for
-from ingest import import_pool, import_verdicts
+from ingest.store import import_pool
+from ingest.scoring import import_verdicts
 
 
 @pytest.fixture(autouse=True)
@@ -297,8 +298,8 @@ def test_the_database_defaults_to_judgeaudit_db_then_the_working_folder(db, writ
 
 def test_an_unknown_pool_in_a_database_without_pools(db):
     import audit
-    from ingest import _db
-    with _db.writer(db):            # the schema, migrated, and no pool
+    from ingest.store import writer
+    with writer(db):            # the schema, migrated, and no pool
         pass
     with pytest.raises(audit.AuditError, match=r"^no pool named 'p' \(known: none\)$"):
         audit.audit_cells(db, "p")
@@ -306,7 +307,7 @@ def test_an_unknown_pool_in_a_database_without_pools(db):
 
 def test_an_unknown_pool_names_the_known_ones_in_order(db, write_jsonl):
     import audit
-    from ingest import import_pool
+    from ingest.store import import_pool
     for name in ("zeta", "alpha"):
         import_pool(db, write_jsonl(f"{name}.jsonl", [{"prompt_id": "q", "prompt": "Q?", "candidate_id": "c",
                                                        "response": "A."}]), name)

@@ -17,7 +17,7 @@ from sklearn.metrics import cohen_kappa_score
 from audit import calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
 from audit._calibrate import HUMAN_COLUMNS, agreement, cell_agreement, decide, kappa, oriented_pairs, pairs_needed
 from ingest import UserError
-from ingest._labels import import_labels
+from ingest.store import import_labels
 from tests.conftest import db_snapshot, query_rows
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
@@ -177,7 +177,7 @@ def test_threshold_decision_and_pairs_needed():
 
 
 def _pool(tmp_path, db):
-    from ingest import import_pool
+    from ingest.store import import_pool
     rows = [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c, "response": f"{c} {p}"}
             for p in range(3) for c in ("x", "y", "z")]
     path = tmp_path / "pool.jsonl"
@@ -260,7 +260,7 @@ def test_every_llmbar_judge_against_gold(db, capsys):
 def test_llmfao_crowd_votes_and_mtbench_votes_as_they_come(db, tmp_path, write_jsonl):
     """The public layouts: only crowd votes are labels, candidates by numeric id or name; MT-Bench
     second-turn votes are skipped."""
-    from ingest import import_pool
+    from ingest.store import import_pool
     pool = write_jsonl("pool.jsonl", [{"prompt_id": "8", "prompt": "haiku", "candidate_id": c, "response": c}
                                       for c in ("97", "Weaver 12k", "29")])
     import_pool(db, pool, "fao")
@@ -439,7 +439,7 @@ def test_unanimous_humans_agree_fully_and_have_no_kappa():
 def test_human_ceiling_and_stored_labels_read_the_pools_labels(tmp_path, write_jsonl):
     """On a database file of its own (not the one JUDGEAUDIT_DB names, so a function that dropped
     its db argument reads another file): the stored labels in file order, and the ceiling from them."""
-    from ingest import import_pool
+    from ingest.store import import_pool
     path = tmp_path / "labelled.duckdb"
     rows = [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c, "response": f"{c} {p}"}
             for p in range(31) for c in ("x", "y")]
@@ -472,7 +472,8 @@ def test_calibrate_reads_the_pools_calls_and_labels(tmp_path, write_jsonl):
     """On a database file of its own (not the one JUDGEAUDIT_DB names): 30 labelled pairs (x, y) in
     a random orientation, judge j's tournament calls on each in both orders, and a likert5 call
     that is no judgement."""
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     from audit import cell_rng
     path = tmp_path / "calls.duckdb"
     import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,

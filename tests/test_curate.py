@@ -14,8 +14,9 @@ import pytest
 from scipy import stats
 
 import audit
-from ingest import import_pool, import_verdicts
-from ingest._subsets import subset_by_hash, subsets
+from ingest.store import import_pool
+from ingest.scoring import import_verdicts
+from audit import subset_by_hash, subsets
 from tests.conftest import query_rows
 from tests.fixtures import synthetic_pool, synthetic_verdicts
 from train.curate import (PICK_SCHEMA, cell_scores, curate, eligible, heldout_prompts, heldout_rule, keep_count,

@@ -41,7 +41,8 @@ def test_every_page_renders(demo_db, monkeypatch, pool):
 def test_every_page_renders_on_a_users_pool(tmp_path, monkeypatch, write_jsonl):
     """A pool of the user's own, first without any verdict (the pages that need verdicts say so),
     then with pointwise verdicts only (none for the slot-bias page): no page raises."""
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     from tests.fixtures import synthetic_pool, synthetic_verdicts
     db = tmp_path / "mine.duckdb"
     rows = synthetic_pool(12, seed=3)
@@ -70,7 +71,7 @@ def test_fresh_database_seeds_itself(tmp_path, monkeypatch):
 
 
 def test_score_page_launches_a_run(tmp_path, monkeypatch, write_jsonl):
-    from ingest import import_pool
+    from ingest.store import import_pool
     db = tmp_path / "score.duckdb"
     rows = [{"prompt_id": f"q{i // 3}", "prompt": f"Q{i // 3}", "candidate_id": f"c{i % 3}", "response": f"r{i}",
              "reference": float(i % 3)} for i in range(12)]

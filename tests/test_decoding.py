@@ -10,9 +10,10 @@ from click.testing import CliRunner
 
 from app.cli import cli
 from audit import audit_cells, bias, checklist, checklist_markdown, variance, variance_table
-from ingest import UserError, import_pool
-from ingest.formats import BUILTIN
-from ingest.runner import ScoreRequest, score
+from ingest import UserError
+from ingest.store import import_pool
+from ingest.scoring.formats import BUILTIN
+from ingest.scoring import score, ScoreRequest
 from tests.conftest import query_rows
 from tests.openai_server import OpenAIServer
 
@@ -176,14 +177,14 @@ def test_constraint_only_with_constrained_decoding(db, write_jsonl):
 @pytest.fixture(scope="module")
 def smollm():
     pytest.importorskip("torch")
-    from ingest.judges.local import LocalJudge
+    from ingest.scoring.judges.local import LocalJudge
     return LocalJudge()
 
 
 @pytest.fixture
 def shared_model(smollm, monkeypatch):
     """Every LocalJudge the runner makes reuses the module's loaded model (loaded once)."""
-    from ingest.judges.local import LocalJudge
+    from ingest.scoring.judges.local import LocalJudge
 
     def load(self):
         self.torch, self.tokenizer, self.lm = smollm.torch, smollm.tokenizer, smollm.lm

@@ -31,7 +31,7 @@ def test_demo_pools_and_real_figures(demo_db):
 
 
 def test_seeding_leaves_a_users_own_database_alone(db, write_jsonl):
-    from ingest import import_pool
+    from ingest.store import import_pool
     import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "x", "candidate_id": "a",
                                              "response": "r"}]), "mine")
     assert seed_demo(db) == []

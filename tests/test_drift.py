@@ -139,8 +139,8 @@ def test_versions_are_per_format_and_pair_on_shared_calls():
 def scored_twice(db, write_jsonl):
     """A pool of 3 prompts x 2 candidates scored by the fake judge 'j' on binary and likert5, and the
     same judge re-scored under the name 'j-2026-12' (the drift workflow)."""
-    from ingest import import_pool
-    from ingest.runner import ScoreRequest, score
+    from ingest.store import import_pool
+    from ingest.scoring import score, ScoreRequest
     rows = [{"prompt_id": f"p{p}", "prompt": f"Question {p}?", "candidate_id": f"c{c}",
              "response": f"Answer {c} to {p}."} for p in range(3) for c in range(2)]
     import_pool(db, write_jsonl("pool.jsonl", rows), "s")
@@ -182,7 +182,8 @@ def test_drift_against_compares_every_format(scored_twice):
 def two_versions(db, tmp_path, write_jsonl):
     """A pool judged by 'j' and by 'j-v2', a re-run that changed 3 of 12 pointwise verdicts and one
     comparative verdict."""
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     pool = write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
                                        "response": f"{c}{p}"} for p in range(4) for c in ("x", "y", "z")])
     import_pool(db, pool, "s")
@@ -256,7 +257,8 @@ def three_versions(tmp_path, write_jsonl):
     to reach the path where a judge's own earlier version is the baseline (`baseline_version`)."""
     import duckdb
 
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     path = tmp_path / "versions.duckdb"
     import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
                                                   "response": f"{c}{p}"} for p in range(2) for c in "xyz"]), "s")
@@ -304,7 +306,8 @@ def test_drift_of_a_judges_own_versions_against_the_one_before_or_a_chosen_one(t
 
 
 def test_drift_errors_name_the_judge_the_pool_and_the_way_out(tmp_path, write_jsonl):
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     path = tmp_path / "errors.duckdb"
     for pool in ("s", "t"):
         import_pool(path, write_jsonl(f"{pool}.jsonl", [{"prompt_id": "p0", "prompt": "q", "candidate_id": c,
@@ -336,7 +339,8 @@ def two_formats_two_versions(tmp_path, write_jsonl):
     verdicts moved to j under copies of both format rows (each copy a new template, hash h-2)."""
     import duckdb
 
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     path = tmp_path / "formats.duckdb"
     import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
                                                   "response": f"{c}{p}"} for p in range(2) for c in "xyz"]), "s")
@@ -439,7 +443,8 @@ def test_drift_sides_names_formats_in_the_order_of_their_runs_every_time(tmp_pat
     # name order, so that j's cell runs, oldest first, are tournament, numeric100, likert5, binary, anchored;
     # by_format names j's formats oldest run first, the same way every time (the JSON output of
     # `judgeaudit drift`), while the versions frame lists them by name: 5 formats can come in 120 orders
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     from tests.conftest import query_rows
     path = tmp_path / "five.duckdb"
     import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": "p0", "prompt": "q", "candidate_id": c,

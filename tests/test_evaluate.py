@@ -9,7 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest import UserError, import_pool
+from ingest import UserError
+from ingest.store import import_pool
 from tests.conftest import query_rows
 from train._model import generate
 from train.evaluate import EvalRequest, evaluate, export_outcomes, has_markdown, outcome
@@ -229,9 +230,10 @@ def test_evaluate_page(db, write_jsonl, monkeypatch):
     import numpy as np
     from streamlit.testing.v1 import AppTest
 
-    from ingest._evaluations import ensure_study, eval_judge_id, insert_evaluations, insert_generations
-    from ingest.judges import parse_judge
-    from ingest.formats import BUILTIN
+    from ingest.store import ensure_study, insert_evaluations, insert_generations
+    from ingest.scoring import ensure_spec_judge as eval_judge_id
+    from ingest.scoring.judges import parse_judge
+    from ingest.scoring.formats import BUILTIN
     from tests.conftest import REPO
     import_pool(db, write_jsonl("pool.jsonl", pool_rows(n_prompts=8, heldout=range(6))), "demo")
     monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
@@ -263,7 +265,7 @@ def test_every_evaluation_query_runs_on_an_empty_migrated_database(tmp_path):
 
     import duckdb
 
-    from ingest import migrate
+    from ingest.store import migrate
     con = duckdb.connect(str(tmp_path / "empty.duckdb"))
     migrate(con)
     files = [f for f in (resources.files("ingest") / "sql").iterdir() if f.name.endswith(".sql")]
@@ -383,7 +385,7 @@ def test_evaluate_refuses_a_run_trained_with_another_heldout_rule(db, write_json
 
 
 def test_a_study_refuses_another_heldout_rule(db, write_jsonl):
-    from ingest._evaluations import ensure_study
+    from ingest.store import ensure_study
     import_pool(db, write_jsonl("pool.jsonl", pool_rows(heldout=())), "demo")
     sid = ensure_study(db, "s", "demo", {"rule": "share", "share": 0.1, "seed": 0, "n": 1})
     assert ensure_study(db, "s", "demo", {"rule": "share", "share": 0.1, "seed": 0, "n": 1}) == sid

@@ -1,7 +1,8 @@
 import pytest
 
-from ingest import UserError, load_format_spec
-from ingest.formats import BUILTIN, format_from_row, format_from_spec
+from ingest import UserError
+from ingest.scoring.formats import load_format_spec
+from ingest.scoring.formats import BUILTIN, format_from_row, format_from_spec
 
 
 def test_builtin_templates_are_the_paper_prompts():
@@ -185,7 +186,7 @@ def test_format_spec_errors_without_a_source_say_format_spec():
 
 
 def test_format_spec_defaults_and_a_directory_or_binary_file(tmp_path):
-    from ingest.formats import format_from_spec as spec_of
+    from ingest.scoring.formats import format_from_spec as spec_of
     assert spec_of({"name": " x ", "range": [1, 3]}).name == "x"
     comp = spec_of({"name": "c", "kind": "comparative", "labels": {"a": 1, "b": 0}})
     assert (comp.kind, comp.pairing) == ("comparative", "tournament")

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from audit._db import connect
-from ingest._db import open_with_retry
+from ingest.store.connection import open_with_retry
 
 HOLD_S = 20   # the writer holds the file this long; a timeout read at import (600 s) waits it out
 

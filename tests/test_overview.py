@@ -13,9 +13,10 @@ from app.findings import coin_flip_share, findings
 from app.reading import HELP, binned_means, column_config
 from app.score_help import duration, estimate_text
 from audit import CELL_COLUMNS, audit_cells, bias
-from ingest import UserError, import_pool
-from ingest._probe_call import count_calls, estimate_seconds, check_call
-from ingest.store import import_verdicts
+from ingest import UserError
+from ingest.store import import_pool
+from ingest.scoring import check_call, count_calls, estimate_seconds
+from ingest.scoring import import_verdicts
 from tests.conftest import REPO
 from tests.openai_server import OpenAIServer
 from train.curate import curate, keep_count

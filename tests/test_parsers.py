@@ -11,8 +11,8 @@ import warnings
 
 import pytest
 
-from ingest.formats import BUILTIN, format_from_spec
-from ingest.formats._parsers import parse_labels
+from ingest.scoring.formats import BUILTIN, format_from_spec
+from ingest.scoring.formats._parsers import parse_labels
 
 LIKERT = BUILTIN["likert5"]
 NUMERIC = BUILTIN["numeric100"]
@@ -127,7 +127,8 @@ def test_parse_rate_follows_the_rule(db, write_jsonl, monkeypatch, tmp_path):
     """parse_rate = parsed calls / all calls, by the rule above: whole label, one label in prose and
     a one-letter label in prose parse; two labels, no label, an article and an empty output don't."""
     from audit import audit_cells
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))   # every call names db
     raws = {"binary": ["ACCEPT", "I would REJECT it.", "ACCEPT or REJECT", "unacceptable", ""],   # 2 of 5
             "ab": ["A", "Output B is better", "a fine answer", "A or B", "B"]}                   # 3 of 5
@@ -167,7 +168,7 @@ def test_parser_edges(fmt, raw, value, status):
 
 
 def test_a_parser_failure_is_a_status_not_an_exception():
-    from ingest.formats import Format
+    from ingest.scoring.formats import Format
     broken = Format("broken", "pointwise", "pointwise")          # neither labels nor a range
     assert broken.parse("4") == (None, None, "no_label")
 

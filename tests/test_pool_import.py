@@ -6,7 +6,8 @@ import polars as pl
 import pytest
 
 from audit import pools
-from ingest import UserError, import_pool
+from ingest import UserError
+from ingest.store import import_pool
 from tests.conftest import db_snapshot, query_rows
 
 ROWS = [

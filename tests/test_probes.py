@@ -13,12 +13,12 @@ import pytest
 from scipy import stats
 
 from audit import mitigations, probes
-from ingest.probes import probe_rows, run_probe
+from ingest.scoring.probes import probe_rows, run_probe
 from tests.conftest import SHARED_DATA
 from tests.openai_server import OpenAIServer
 
 PAIRS = [json.loads(line) for line in
-         (resources.files("ingest.probes") / "controlled_pairs.jsonl").read_text("utf-8").splitlines()]
+         (resources.files("ingest.scoring.probes") / "controlled_pairs.jsonl").read_text("utf-8").splitlines()]
 SOURCE_SHA = "5d6049ce21cfa38a873da959b73beab8fc828d18735a272910229c446f3d215a"
 
 
@@ -44,12 +44,12 @@ class LengthServer(OpenAIServer):
 
 
 def test_the_bundled_file_is_the_source_verbatim_with_its_credit():
-    raw = (resources.files("ingest.probes") / "controlled_pairs.jsonl").read_bytes()
+    raw = (resources.files("ingest.scoring.probes") / "controlled_pairs.jsonl").read_bytes()
     assert hashlib.sha256(raw).hexdigest() == SOURCE_SHA
     shared = SHARED_DATA / "judging_the_judges_controlled" / "controlled_pairs.jsonl"
     if shared.exists():
         assert shared.read_bytes() == raw
-    readme = (resources.files("ingest.probes") / "README.md").read_text("utf-8")
+    readme = (resources.files("ingest.scoring.probes") / "README.md").read_text("utf-8")
     assert "MIT" in readme and "sksoumik/judging-the-judges" in readme and SOURCE_SHA in readme
     assert len(PAIRS) == 375
 
@@ -369,7 +369,8 @@ HAND_CALLS = [
 
 
 def hand_probe_db(db, write_jsonl, pool="probes"):
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     rows = []
     for pid, m_treated, m_control in HAND_PAIRS:
         cands = [("x", None), ("y", None)] if pid == "position_3" else [(T, m_treated), (C, m_control)]
@@ -467,7 +468,7 @@ def test_probe_rows_by_hand(db, write_jsonl):
 
 
 def test_no_calls_give_empty_frames_with_their_column_types(db, write_jsonl):
-    from ingest import import_pool
+    from ingest.store import import_pool
     import_pool(db, write_jsonl("empty.jsonl", [{"prompt_id": "position_1", "prompt": "q", "candidate_id": c,
                                                  "response": c, "reference": 0.5} for c in (T, C)]), "quiet")
     p, m = probes(db, "quiet"), mitigations(db, "quiet")
@@ -499,7 +500,8 @@ def strategy_pool(db, write_jsonl):
     candidate without a reference (its calls are left out). Imported verdicts of three prompting
     strategies: `base` always answers A+ (right when y is in slot A), `cot` is right except on q6 and
     an unparsed answer, and asks q1 (x, y) twice; `rubric` always answers B+."""
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     rows = [{"prompt_id": f"q{i}", "prompt": f"question {i}", "candidate_id": cid, "response": f"{cid} {i}",
              "reference": ref} for i in range(1, 7) for cid, ref in (("x", 1.0), ("y", 2.0))]
     rows += [{"prompt_id": "q7", "prompt": "question 7", "candidate_id": cid, "response": cid, "reference": ref}
@@ -587,8 +589,9 @@ def swap_pool(db, write_jsonl) -> tuple[list[str], list[str]]:
     ones; q7 has no second reference. m prefers the longer answer, k the shorter (both are right on
     half the calls), each asked alone and swapped (k+swap in the anchored format too); l-ref
     (imported) always answers A+. Returns the prompts m's server saw plain and swapped."""
-    from ingest import import_pool, import_verdicts
-    from ingest.runner import ScoreRequest, score
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
+    from ingest.scoring import score, ScoreRequest
     rows = [{"prompt_id": f"q{i}", "prompt": f"question {i}", "candidate_id": cid, "reference": ref,
              "response": " ".join([cid] * (3 if (cid == "x") == (i % 2 == 1) else 1))}
             for i in range(1, 7) for cid, ref in (("x", 1.0), ("y", 2.0))]
@@ -651,8 +654,8 @@ def test_self_preference_reads_the_family_of_the_judges_model(db, write_jsonl):
     """A judge named 'house' whose model is gpt-4o-mini: model_origin_1 (gpt-4o v llama) is a pair
     with one response of its own family; model_origin_2 (claude v qwen) is not. The loopback server
     answers A+ in both orders: +1 with gpt-4o in slot A, -1 with it in slot B."""
-    from ingest import import_pool
-    from ingest.runner import ScoreRequest, score
+    from ingest.store import import_pool
+    from ingest.scoring import score, ScoreRequest
     pairs = (("model_origin_1", ("gpt-4o", "llama3:8b")), ("model_origin_2", ("claude-4", "qwen-2")))
     rows = [{"prompt_id": pid, "prompt": f"question {pid}", "candidate_id": cid, "response": f"{cid} {pid}",
              "reference": 0.5, "model": model} for pid, models in pairs for cid, model in zip((T, C), models)]

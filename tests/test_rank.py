@@ -436,7 +436,8 @@ _LISTED = ("x", "y", "z")
 
 
 def _import_pool(db, folder, pool, verdicts, candidates=("x", "y")):
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     from tests.fixtures import write_jsonl
     rows = [{"prompt_id": q, "prompt": f"Question {q}", "candidate_id": c, "response": f"{c} answers {q}"}
             for q in sorted({v[0] for v in verdicts}) for c in candidates]

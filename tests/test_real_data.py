@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from audit import audit_cells, bias
-from ingest import import_pool, import_verdicts
+from ingest.store import import_pool
+from ingest.scoring import import_verdicts
 from tests.conftest import SHARED_DATA
 
 

@@ -7,9 +7,10 @@ import sys
 import pytest
 
 from audit import audit_cells, bias
-from ingest import UserError, import_pool
-from ingest.formats import BUILTIN
-from ingest.runner import ScoreRequest, score
+from ingest import UserError
+from ingest.store import import_pool
+from ingest.scoring.formats import BUILTIN
+from ingest.scoring import score, ScoreRequest
 from tests.conftest import free_port, query_rows, wait_http
 
 FIVE = ["binary", "likert5", "numeric100", "anchored", "tournament"]
@@ -31,7 +32,7 @@ def _statuses(db):
 @pytest.fixture(scope="module")
 def llama_server():
     pytest.importorskip("llama_cpp", reason="llama-cpp-python[server] is installed by `make test`")
-    from ingest.judges.local import gguf_path
+    from ingest.scoring.judges.local import gguf_path
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()),
                              "--n_threads", "2", "--n_ctx", "2048", "--host", "127.0.0.1", "--port", str(port)],

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest import UserError, import_pool
+from ingest import UserError
+from ingest.store import import_pool
 from ingest import runs
 from tests.conftest import query_rows
 from tests.openai_server import OpenAIServer
@@ -129,8 +130,10 @@ def test_queue_runs_one_at_a_time_and_a_queued_run_can_be_cancelled(db):
     assert [r["status"] for r in runs.list_runs(db)] == ["finished", "finished"]
 
     # a queued run whose process never started (a crashed launcher) is cancelled at once
-    with runs._db.writer(db) as con, runs._db.transaction(con):
-        made = runs._create(con, "train", "queued", None, {}, None, "train", db)
+    from ingest.runs._registry import _create
+    from ingest.store import transaction, writer
+    with writer(db) as con, transaction(con):
+        made = _create(con, "train", "queued", None, {}, None, "train", db)
     assert runs.cancel(db, made["run_id"])["status"] == "cancelled"
 
 

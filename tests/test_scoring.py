@@ -12,10 +12,11 @@ import polars as pl
 import pytest
 
 from audit import audit_cells, bias
-from ingest import UserError, import_pool
-from ingest._schedule import plan_calls
-from ingest.formats import BUILTIN
-from ingest.runner import ScoreRequest, score
+from ingest import UserError
+from ingest.store import import_pool
+from ingest.scoring import plan_calls
+from ingest.scoring.formats import BUILTIN
+from ingest.scoring import score, ScoreRequest
 from tests.conftest import query_rows
 from tests.openai_server import OpenAIServer
 

@@ -14,10 +14,11 @@ import pytest
 
 from app import auth, cli
 from app.score_form import ScoreForm, providers, score_argv
-from ingest import UserError, import_pool
-from ingest._files import read_table
-from ingest._paths import data_dir, file_stem, inside, safe_name
-from ingest._redact import redact
+from ingest import UserError
+from ingest.store import import_pool
+from ingest.files import read_table
+from ingest import data_dir, file_stem, inside, safe_name
+from ingest import redact
 from ingest.endpoints import BUNDLED, base_models, config_path, endpoints, load_config, resolve_base_model
 from tests.conftest import REPO, query_rows
 
@@ -241,7 +242,7 @@ class _EchoingServer(BaseHTTPRequestHandler):
 
 
 def test_stored_and_shown_error_text_is_redacted(db, monkeypatch, write_jsonl):
-    from ingest.runner import ScoreRequest, score
+    from ingest.scoring import score, ScoreRequest
     monkeypatch.setenv("TEAM_KEY", "supersecret-db-password")
     rows = [{"prompt_id": "q", "prompt": "Q", "candidate_id": f"c{i}", "response": f"r{i}"} for i in range(2)]
     import_pool(db, write_jsonl("pool.jsonl", rows), "p")
@@ -354,8 +355,8 @@ def test_password_check_and_growing_delay(monkeypatch):
 def test_openai_judge_error_from_a_mock_transport_is_redacted(monkeypatch):
     import httpx
 
-    from ingest.judges.base import CallHints, JudgeError
-    from ingest.judges.openai_compat import OpenAIJudge
+    from ingest.scoring.judges.base import CallHints, JudgeError
+    from ingest.scoring.judges.openai_compat import OpenAIJudge
     monkeypatch.setenv("K", "sk-live-0123456789abcdef")
     transport = httpx.MockTransport(lambda request: httpx.Response(
         403, text=f"denied for {request.headers['authorization']} (token=abc)"))

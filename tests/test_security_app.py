@@ -9,7 +9,7 @@ from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
 from app import auth
-from ingest import import_pool
+from ingest.store import import_pool
 from ingest.endpoints import config_path
 from tests.conftest import REPO, query_rows
 from tests.openai_server import OpenAIServer

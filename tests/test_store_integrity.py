@@ -13,9 +13,12 @@ import polars as pl
 import pytest
 
 from audit import audit_cells
-from ingest import UserError, import_pool
-from ingest import _db
-from ingest.runner import ROW_SCHEMA, ScoreRequest, _journal_path, replay_journal, score
+from ingest import UserError
+from ingest.store import import_pool
+from ingest.store import _database
+from ingest.store import ensure_current
+from ingest.scoring import replay_journal, ROW_SCHEMA, score, ScoreRequest
+from ingest.scoring._journal import journal_path as _journal_path
 from ingest.runs import list_runs
 from tests.conftest import query_rows
 from tests.openai_server import OpenAIServer
@@ -108,7 +111,7 @@ def _old_database(path: Path) -> None:
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE _migrations (id INTEGER NOT NULL, name VARCHAR NOT NULL, "
                 "applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)")
-    for number, name, sql in _db._migration_files()[:2]:
+    for number, name, sql in _database._migration_files()[:2]:
         con.execute(sql)
         con.execute("INSERT INTO _migrations (id, name) VALUES (?, ?)", [number, name])
     con.execute("INSERT INTO judges VALUES (1, 'j', 'openai', 'm', 'http://x/v1', '{}')")
@@ -128,7 +131,7 @@ def _old_database(path: Path) -> None:
 
 def test_migration_keeps_one_row_per_call(db):
     _old_database(db)
-    _db.ensure_current(db)
+    ensure_current(db)
     # call 0: the latest parsed answer (run 3, value 4); call 1: the answer (no_label) over failures;
     # call 2: only failures -> the latest attempt (run 2)
     assert query_rows(db, "SELECT a_idx, run_id, status, value FROM verdicts ORDER BY a_idx") == [
@@ -183,14 +186,14 @@ def test_journal_replay_is_idempotent_and_never_lands_on_a_replaced_pool(db, wri
 
 
 def test_writer_failure_stops_the_calls_and_fails_the_run(db, write_jsonl, monkeypatch):
-    import ingest.runner as runner
+    import ingest.scoring._runner as runner
     import_pool(db, write_jsonl("p.jsonl", _rows([f"answer {i}" for i in range(200)], prompts=20)), "p")
 
     def locked(*_args, **_kw):
         raise duckdb.IOException('Could not set lock on file "x": Conflicting lock is held')
 
-    original = runner._write_rows
-    monkeypatch.setattr(runner, "_write_rows", locked)
+    original = runner.write_rows
+    monkeypatch.setattr(runner, "write_rows", locked)
     with OpenAIServer(latency_s=0.01) as server:
         with pytest.raises(UserError, match="could not write verdicts"):
             score(_request(server, "p", formats=["binary"], concurrency=2, flush_interval_s=0.05))
@@ -199,7 +202,7 @@ def test_writer_failure_stops_the_calls_and_fails_the_run(db, write_jsonl, monke
     (run,) = list_runs(db, kind="score")
     assert run["status"] == "failed" and "could not write verdicts" in run["error"]
     assert query_rows(db, "SELECT status FROM cell_runs") == [("failed",)]
-    monkeypatch.setattr(runner, "_write_rows", original)
+    monkeypatch.setattr(runner, "write_rows", original)
     with OpenAIServer(port=server.port) as server:       # the same endpoint, restarted
         again = score(_request(server, "p", formats=["binary"]))
     assert again["recovered_from_journal"] >= 1

@@ -9,11 +9,12 @@ import pytest
 from scipy import stats
 
 from audit._probes import holm, mcnemar, mitigations, pareto
-from ingest import UserError, import_pool
-from ingest.formats import BUILTIN
-from ingest.judges import CallHints, JudgeReply, JudgeSpec, parse_judge
-from ingest.judges.strategies import RUBRIC, parse_strategy, with_strategy
-from ingest.runner import ScoreRequest, score
+from ingest import UserError
+from ingest.store import import_pool
+from ingest.scoring.formats import BUILTIN
+from ingest.scoring.judges import CallHints, JudgeReply, JudgeSpec, parse_judge
+from ingest.scoring.judges.strategies import RUBRIC, parse_strategy, with_strategy
+from ingest.scoring import score, ScoreRequest
 from tests.openai_server import OpenAIServer
 
 TOURN = BUILTIN["tournament"]

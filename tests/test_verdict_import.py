@@ -2,7 +2,9 @@
 
 import pytest
 
-from ingest import UserError, import_pool, import_verdicts
+from ingest import UserError
+from ingest.store import import_pool
+from ingest.scoring import import_verdicts
 from tests.conftest import db_snapshot, query_rows
 
 POOL = [

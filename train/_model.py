@@ -28,7 +28,7 @@ def resolve_base(base: str) -> dict:
         if name not in BUNDLED:
             raise UserError(f"--base {base}: unknown bundled model (known: "
                             f"{', '.join(LOCAL_PREFIX + n for n in sorted(BUNDLED))})")
-        from ingest.judges.local import gguf_path
+        from ingest.scoring.judges.local import gguf_path
         path = gguf_path()
         return {"kind": "gguf", "path": str(path.parent), "gguf_file": path.name, "name": base}
     p = Path(base).expanduser()

@@ -43,7 +43,8 @@ SCHEMA = {"condition": pl.String, "seed": pl.Int64, "prompt_id": pl.String, "jud
 
 def read_outcomes(path: str | Path) -> pl.DataFrame:
     """Read and check an outcomes JSONL file; errors name the file, line and field."""
-    from ingest import UserError, jsonl_objects, where
+    from ingest import UserError, where
+    from ingest.files import jsonl_objects
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{p}: no such file")

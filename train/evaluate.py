@@ -217,9 +217,10 @@ def _rule_text(rule: dict) -> str:
 
 # pragma: no mutate start (make mutate: generation and judging, tested with the model by the slow tests)
 def _generate_all(req: EvalRequest, db: Path, study_id: int, conds: list[Condition], items: pl.DataFrame,
-                  job_id, cancelled, progress) -> int:
+                  run_id, cancelled, progress) -> int:
     """Generate what is not stored yet, one base model loaded at a time; returns answers made."""
-    from ingest._evaluations import insert_generations, stored_generations
+    from ingest.store import insert_generations
+    from audit import stored_generations
     done = stored_generations(db, study_id)
     done_keys = set(zip(done["condition"].to_list(), done["seed"].to_list(), done["prompt_idx"].to_list()))
     todo = {id(c): [r for r in items.iter_rows(named=True) if (c.name, c.seed, r["prompt_idx"]) not in done_keys]
@@ -248,7 +249,7 @@ def _generate_all(req: EvalRequest, db: Path, study_id: int, conds: list[Conditi
                             "ref_idx": rows[i]["ref_idx"], "ref_len": len(rows[i]["ref_answer"]),
                             "markdown": has_markdown(a["answer"]), "tokens_out": a["tokens_out"],
                             "truncated": a["truncated"]} for i, a in zip(batch, answers)]
-                insert_generations(db, study_id, records, job_id)
+                insert_generations(db, study_id, records, run_id)
                 made += len(records)
                 progress({"phase": "generating", "condition": cond.name, "seed": cond.seed, "done": made,
                           "total": total})
@@ -273,14 +274,14 @@ class _Judging:
 
 async def _judge_one(spec_str: str, spec, req: EvalRequest, db: Path, calls: list[dict], texts: dict,
                      flush, cancelled) -> str:
-    from ingest._redact import redact
-    from ingest.formats import BUILTIN
-    from ingest.judges import CallHints
-    from ingest.runner import ScoreRequest, _call_with_retries, _Run, decoding_settings
+    from ingest import redact
+    from ingest.scoring.formats import BUILTIN
+    from ingest.scoring.judges import CallHints
+    from ingest.scoring import Caller, ScoreRequest, decoding_settings
     fmt = BUILTIN[FORMAT]
     sreq = ScoreRequest(pool=req.pool, judge=spec_str, formats=[FORMAT], db=db, timeout=req.timeout,
                         max_retries=req.max_retries, api_key_env=req.api_key_env, logprobs=False)
-    run = _Run(sreq, spec, {FORMAT: fmt}, db, decoding_settings(sreq, spec))
+    caller = Caller(sreq, spec, {FORMAT: fmt}, decoding_settings(sreq, spec))
     state = _Judging(list(calls))
     stop = asyncio.Event()
 
@@ -293,7 +294,7 @@ async def _judge_one(spec_str: str, spec, req: EvalRequest, db: Path, calls: lis
             c = {"format": FORMAT, "prompt_idx": call["key"], "a_idx": (call["key"], a), "b_idx": (call["key"], b)}
             hints = CallHints(format_name=FORMAT, kind="comparative",
                               key=f"eval|{call['condition']}|{call['seed']}|{call['prompt_idx']}|{order}|{call['digest']}")
-            reply, error, _ = await _call_with_retries(run, judge, c, texts, hints)
+            reply, error, _ = await caller.call(judge, c, texts, hints)
             parsed = fmt.parse(reply.text) if reply is not None else None
             row.update({f"raw_{order}": reply.text if reply is not None else None,
                         f"value_{order}": parsed.value if parsed is not None else None,
@@ -325,10 +326,12 @@ async def _judge_one(spec_str: str, spec, req: EvalRequest, db: Path, calls: lis
 
 
 def _judge_all(req: EvalRequest, db: Path, study_id: int, specs: list, conds: list[Condition],
-               items: pl.DataFrame, job_id, cancelled, progress) -> dict:
+               items: pl.DataFrame, run_id, cancelled, progress) -> dict:
     import hashlib
-    from ingest._evaluations import eval_judge_id, insert_evaluations, judged, stored_generations
-    from ingest.runner import ScoreRequest, decoding_settings
+    from ingest.scoring import ensure_spec_judge
+    from ingest.store import insert_evaluations
+    from audit import judged, stored_generations
+    from ingest.scoring import decoding_settings, ScoreRequest
     gens = stored_generations(db, study_id).filter(
         pl.struct("condition", "seed").is_in(pl.DataFrame({"condition": [c.name for c in conds],
                                                            "seed": [c.seed for c in conds]}).to_struct().implode())
@@ -338,7 +341,7 @@ def _judge_all(req: EvalRequest, db: Path, study_id: int, specs: list, conds: li
     summary = {"judged": 0, "unparsed": 0, "status": "finished"}
     for spec_str, spec in specs:
         sreq = ScoreRequest(pool=req.pool, judge=spec_str, formats=[FORMAT], logprobs=False)
-        jid = eval_judge_id(db, spec, decoding_settings(sreq, spec))
+        jid = ensure_spec_judge(db, spec, decoding_settings(sreq, spec))
         stored = judged(db, study_id, jid)
         done = stored.filter((pl.col("status_ab") != "failed") & (pl.col("status_ba") != "failed"))
         todo = gens.join(done, on=["condition", "seed", "prompt_idx"], how="anti")
@@ -360,7 +363,7 @@ def _judge_all(req: EvalRequest, db: Path, study_id: int, specs: list, conds: li
         calls.reverse()            # workers pop from the end: judge in stored order
 
         def flush(rows, done, spec=spec, n=len(calls)):
-            insert_evaluations(db, study_id, rows, job_id)
+            insert_evaluations(db, study_id, rows, run_id)
             summary["judged"] += len(rows)
             summary["unparsed"] += sum(r["outcome"] is None for r in rows)
             progress({"phase": "judging", "judge": spec.name, "done": done, "total": n})
@@ -377,17 +380,18 @@ def _judge_all(req: EvalRequest, db: Path, study_id: int, specs: list, conds: li
 
 def evaluate(req: EvalRequest, run=None) -> dict:
     """Generate, then judge; `run` is the background run (ingest.runs.Run) or None. Returns a summary."""
-    from ingest._db import db_path, ensure_current
-    from ingest._evaluations import ensure_study, eval_prompts
-    from ingest.formats import BUILTIN
-    from ingest.judges import parse_judge
+    from ingest.store import db_path, ensure_current
+    from ingest.store import ensure_study
+    from audit import eval_prompts
+    from ingest.scoring.formats import BUILTIN
+    from ingest.scoring.judges import parse_judge
     from .heldout import heldout_prompt_ids
     req.check()
     db = db_path(req.db).resolve()
     ensure_current(db)
     cancelled = run.cancelled if run is not None else (lambda: False)
     progress = run.progress if run is not None else (lambda record: None)
-    job_id = run.id if run is not None else None
+    run_id = run.id if run is not None else None
     specs = [(s, parse_judge(s, {FORMAT: BUILTIN[FORMAT]}, api_key_env=req.api_key_env, timeout=req.timeout))
              for s in req.judges]
     if len({spec.name for _, spec in specs}) < len(specs):
@@ -405,7 +409,7 @@ def evaluate(req: EvalRequest, run=None) -> dict:
         raise UserError(f"pool '{req.pool}': no held-out prompt has a reference-top answer to judge against")
     study_id = ensure_study(db, req.study_name, req.pool, rule)
     started = time.monotonic()
-    made = _generate_all(req, db, study_id, conds, items, job_id, cancelled, progress)
+    made = _generate_all(req, db, study_id, conds, items, run_id, cancelled, progress)
     gen_s = time.monotonic() - started
     summary = {"study": req.study_name, "pool": req.pool, "heldout": rule, "heldout_notes": heldout_notes,
                "n_prompts": items.height,
@@ -415,9 +419,9 @@ def evaluate(req: EvalRequest, run=None) -> dict:
                "judged": 0, "unparsed": 0, "status": "cancelled" if cancelled() else "finished"}
     if summary["status"] == "finished":
         started = time.monotonic()
-        summary.update(_judge_all(req, db, study_id, specs, conds, items, job_id, cancelled, progress))
+        summary.update(_judge_all(req, db, study_id, specs, conds, items, run_id, cancelled, progress))
         summary["judging_s"] = round(time.monotonic() - started, 2)
-    from ingest._evaluations import stored_generations
+    from audit import stored_generations
     summary["generations_stored"] = stored_generations(db, study_id).height
     progress({"phase": "done", **{k: summary[k] for k in ("generated", "judged", "unparsed", "status")}})
     return summary
@@ -425,7 +429,7 @@ def evaluate(req: EvalRequest, run=None) -> dict:
 
 def export_outcomes(db, study: str, path: str | os.PathLike) -> int:
     """Write the study's outcomes as the JSONL `contrasts --outcomes` reads; returns rows written."""
-    from ingest._evaluations import study_outcomes
+    from audit import study_outcomes
     frame = study_outcomes(db, study)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:

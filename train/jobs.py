@@ -19,7 +19,7 @@ def train_job(db, *, base: str, subset=None, curation: dict | None = None, out=N
     Either `subset` (a TRL JSONL file; its stored record is found by hash) or `curation`
     ({pool, policy, judge, format, rate}: curated with the training seed into DIR/subset.jsonl).
     """
-    from ingest._subsets import subset_by_hash
+    from audit import subset_by_hash
     from ingest.runs import running
 
     from ._model import resolve_base

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import audit
 from ingest import UserError
-from ingest._db import ensure_current
-from ingest._subsets import candidate_texts, save_subset
+from ingest.store import ensure_current
+from audit import candidate_texts
+from ingest.store import save_subset
 
 from .curate import POLICIES, cell_scores, curate, heldout_rule, subset_name, to_messages
 

@@ -16,7 +16,8 @@ with st.form("upload", clear_on_submit=False):
     replace = st.checkbox("Replace a pool of the same name (its verdicts go too)")
     submitted = st.form_submit_button("Import")
 if submitted:
-    from ingest import UserError, import_pool
+    from ingest import UserError
+    from ingest.store import import_pool
     try:   # names typed in the browser: one plain name each, never a path (no '../', no '/etc/...')
         pool_name = data.safe_name(name, "Pool name")
         file_name = data.safe_name(Path(upload.name).name, "File name") if upload is not None else None

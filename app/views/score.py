@@ -5,7 +5,7 @@ import streamlit as st
 from app import data, score_form, score_help
 from app.runs_panel import runs_panel
 from ingest import UserError
-from ingest.formats import BUILTIN
+from ingest.scoring.formats import BUILTIN
 
 pool = data.page_pool("Score")
 try:
@@ -54,7 +54,7 @@ if problem:
 else:
     eta = data.estimate_seconds(count["total"], provider, decoding)
     st.info(score_help.estimate_text(count, eta, st.session_state.get("score_test"), judge_name, int(concurrency)))
-busy = data.active_run(f"score:{pool}:{judge_name}") if judge_name else None
+busy = data.active_run(data.score_key(pool, judge_name)) if judge_name else None
 if busy:
     st.error(f"Run {busy['run_id']} is already scoring pool '{pool}' with judge '{judge_name}' ({busy['status']}): "
              "a second identical run is refused until it ends or is stopped below.")
@@ -84,7 +84,7 @@ if tested and tested.get("judge") == judge_name:
 
 if launch and argv:
     try:    # refused while a run of the same pool and judge is alive (a double click included)
-        run_id = data.launch_run("score", argv, pool=pool, key=f"score:{pool}:{judge_name}")
+        run_id = data.launch_run("score", argv, pool=pool, key=data.score_key(pool, judge_name))
         st.success(f"Started run {run_id}: it goes on if this page is closed or reloaded.")
     except UserError as exc:
         st.error(str(exc))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import _db
-from ..store import import_pool, import_verdicts
+from ..scoring import import_verdicts
+from ..store import db_path, ensure_current, import_pool, reader, writer
 
 HERE = Path(__file__).parent
 # (pool name, pool file, verdict file), in the order they are seeded
@@ -31,14 +31,14 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
     its verdicts land in their own transactions, so an interrupted seeding resumes next time.
     """
     wanted = [p for p in DEMO_POOLS if pools is None or p[0] in pools]
-    path = _db.db_path(db)
+    path = db_path(db)
     if path.is_file():  # the usual case, every launch: look without taking the write lock
-        _db.ensure_current(path)
-        with _db.reader(path) as con:
+        ensure_current(path)
+        with reader(path) as con:
             present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
         if present - {p[0] for p in DEMO_POOLS} or not {p[0] for p in wanted} - present:
             return []
-    with _db.writer(db) as con:
+    with writer(db) as con:
         present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
     if present - {p[0] for p in DEMO_POOLS}:
         return []

@@ -203,7 +203,7 @@ def _serve(port: int):
     import subprocess
     import time
     import urllib.request
-    from ..judges.local import gguf_path
+    from ..scoring.judges.local import gguf_path
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()),
                              "--n_threads", "1", "--n_threads_batch", "1", "--n_ctx", "4096",
                              "--host", "127.0.0.1", "--port", str(port)],
@@ -223,7 +223,7 @@ def _score_mode(workdir: Path, mode: str, port: int) -> None:
     """Score the demo pool in one decoding mode on a server of its own, into a database of its own
     (the two modes run side by side), and write the timing to workdir/MODE.json."""
     import time
-    from ..runner import ScoreRequest, score
+    from ..scoring import ScoreRequest, score
     from ..store import import_pool
     db = workdir / f"{mode}.duckdb"
     if not db.exists():

@@ -21,11 +21,11 @@ sys.path.insert(0, str(ROOT))
 
 
 def build(db: Path, n_prompts: int) -> None:
-    from ingest import _db
-    from ingest.formats import BUILTIN
-    from ingest.store import ensure_format, ensure_judge, start_run
+    from ingest.store import transaction, writer
+    from ingest.scoring.formats import BUILTIN
+    from ingest.store import ensure_format, ensure_judge, start_cell_run as start_run
     n = n_prompts * 4
-    with _db.writer(db) as con, _db.transaction(con):
+    with writer(db) as con, transaction(con):
         con.execute("INSERT INTO pools (pool_id, name, layout) VALUES (1, 'big', 'rows')")
         con.execute("INSERT INTO prompts SELECT 1, i, 'p' || i, 'Prompt ' || i FROM range($n) t(i)", {"n": n_prompts})
         con.execute("INSERT INTO candidates SELECT 1, i, i // 4, 'c' || (i % 4), i % 4, 'a response', "

@@ -101,7 +101,8 @@ def child_audit(db: str, repeats: int) -> None:
 
 
 def build(db: Path, work: Path, args) -> None:
-    from ingest import import_pool, import_verdicts
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
     db.unlink(missing_ok=True)
     t = time.perf_counter()
     pool_file, verdict_files = make_files(work, args.prompts, args.k, args.judges)

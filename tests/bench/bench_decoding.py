@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import duckdb  # noqa: E402
 
 from audit import audit_cells  # noqa: E402
-from ingest import import_pool  # noqa: E402
-from ingest.judges.local import LocalJudge  # noqa: E402
-from ingest.runner import ScoreRequest, score  # noqa: E402
+from ingest.store import import_pool  # noqa: E402
+from ingest.scoring.judges.local import LocalJudge  # noqa: E402
+from ingest.scoring import score, ScoreRequest  # noqa: E402
 
 DEMO = Path(__file__).resolve().parents[2] / "ingest" / "demo" / "mtbench-pool.jsonl"
 FORMATS = "binary,likert5,numeric100"

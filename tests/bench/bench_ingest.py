@@ -77,7 +77,7 @@ async def bare_client(url: str, n: int, concurrency: int) -> None:
             "max_tokens": 16, "temperature": 0}
     todo = iter(range(n))
 
-    from ingest.judges.openai_compat import _ssl_context
+    from ingest.scoring.judges.openai_compat import _ssl_context
 
     async def worker():
         async with httpx.AsyncClient(limits=httpx.Limits(max_connections=1), verify=_ssl_context()) as client:
@@ -93,8 +93,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--server", choices=["nginx", "python"], default="nginx" if shutil.which("nginx") else "python")
     args = ap.parse_args()
-    from ingest import import_pool
-    from ingest.runner import ScoreRequest, score
+    from ingest.store import import_pool
+    from ingest.scoring import score, ScoreRequest
 
     work = Path(tempfile.mkdtemp(prefix="judgeaudit-ingest-"))
     server, port = start_server(args.server, work)

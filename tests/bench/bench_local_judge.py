@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from ingest.formats import BUILTIN  # noqa: E402
-from ingest.judges.local import LocalJudge  # noqa: E402
+from ingest.scoring.formats import BUILTIN  # noqa: E402
+from ingest.scoring.judges.local import LocalJudge  # noqa: E402
 
 DEMO = Path(__file__).resolve().parents[2] / "ingest" / "demo" / "mtbench-pool.jsonl"
 

@@ -1,0 +1,123 @@
+"""Before a scoring run: one real call to check a judge (the Score page's Test connection), and the
+number of calls a run will make with its estimated time.
+
+check_call() renders one of the pool's own candidates in a format, makes ONE call through the same
+provider code a run uses (parse_judge), and parses the answer with the format's parser. Nothing is
+stored. An API key is read only from the environment variable the caller names (the Score page
+names one only for an endpoint configured on the server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+from .._errors import UserError
+from .._redact import redact
+from ..store import db_path, frame, pool_id
+from ..store.connection import open_with_retry
+from ._schedule import plan_calls
+from .formats import BUILTIN, Format, stored_formats
+from .judges import CallHints, JudgeError, parse_judge
+
+# the bundled model's measured rates, verdicts per second on 2 CPU cores (README 'The bundled judge'):
+# greedy: 16 generated tokens per verdict (tests/bench/bench_local_judge.py); constrained: the
+# label-trie reading, 3.49x faster (issue 14's measurement)
+LOCAL_RATE = {"greedy": 0.3, "constrained": 0.3 * 3.49}
+
+
+def _formats(con, names: list[str]) -> list[Format]:
+    known = {**stored_formats(con), **BUILTIN}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserError(f"formats: unknown format(s) {', '.join(unknown)}")
+    return [known[n] for n in names]
+
+
+def _pool(db, pool: str):
+    path = db_path(db)
+    if not path.is_file():
+        raise UserError(f"no database at {path}")
+    con = open_with_retry(path, read_only=True)
+    try:
+        pid = pool_id(con, pool)
+        cands = frame(con, "SELECT c.cand_idx, c.prompt_idx, c.position, c.reference, c.response, p.prompt "
+                               "FROM candidates c JOIN prompts p USING (pool_id, prompt_idx) "
+                               "WHERE c.pool_id = $p ORDER BY c.prompt_idx, c.position", {"p": pid})
+        return con, cands
+    except BaseException:
+        con.close()
+        raise
+
+
+def count_calls(db, pool: str, formats: list[str], schedule: str = "listing", swap_sample: int | str = 0,
+                seed: int = 0) -> dict:
+    """How many calls `judgeaudit score` would plan for the pool (the plan of a scoring run):
+    {"total": N, "per_format": {format: n}}. Already-answered calls are not subtracted."""
+    con, cands = _pool(db, pool)
+    try:
+        fmts = _formats(con, formats)
+    finally:
+        con.close()
+    plan, _ = plan_calls(cands.select("cand_idx", "prompt_idx", "position", "reference"), fmts, schedule,
+                         swap_sample, seed)
+    per = {f.name: plan.filter(plan["format"] == f.name).height for f in fmts}
+    return {"total": plan.height, "per_format": per}
+
+
+def estimate_seconds(n_calls: int, provider: str, decoding: str = "greedy", concurrency: int = 1) -> float | None:
+    """Estimated wall time of n calls: for the bundled model from its measured rate (one model, so
+    concurrency does not help); None for other providers (their speed is the server's)."""
+    if provider != "local":
+        return None
+    return n_calls / LOCAL_RATE[decoding]
+
+
+def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None = None,
+              decoding: str = "greedy", timeout: float = 60.0) -> dict:
+    """ONE call of `judge` (a SPEC) in format `fmt_name` on the pool's first candidate (and its
+    second, for a comparative format). Returns {judge, model, format, prompt, raw, label, value,
+    status, latency_ms, error}: `error` is set (and raw is None) when the call failed."""
+    con, cands = _pool(db, pool)
+    try:
+        fmt = _formats(con, [fmt_name])[0]
+    finally:
+        con.close()
+    if fmt.template is None:
+        raise UserError(f"format '{fmt_name}' has no prompt template (imported verdicts only)")
+    if cands.height == 0:
+        raise UserError(f"pool '{pool}' has no candidates")
+    first = cands.row(0, named=True)
+    if fmt.kind == "pointwise":
+        content = fmt.render(first["prompt"], response=first["response"])
+    else:
+        same = cands.filter(cands["prompt_idx"] == first["prompt_idx"])
+        other = same.row(1, named=True) if same.height > 1 else first
+        content = fmt.render(first["prompt"], a=first["response"], b=other["response"])
+    spec = parse_judge(judge, {fmt.name: fmt}, api_key_env=api_key_env, timeout=timeout)
+    settings = {"mode": decoding, "temperature": 0.0, "max_tokens": 16}
+    hints = CallHints(format_name=fmt.name, kind=fmt.kind, key="test-call",
+                      reference_a=first["reference"], reference_b=None)
+    secrets = tuple(v for v in [os.environ.get(api_key_env)] if v) if api_key_env else ()
+
+    async def one():
+        j = spec.factory()
+        try:
+            return await asyncio.wait_for(j.complete([{"role": "user", "content": content}], settings, hints),
+                                          timeout=timeout + 5)
+        finally:
+            await j.aclose()
+
+    out = {"judge": spec.name, "model": spec.model, "format": fmt.name, "prompt": content, "raw": None,
+           "label": None, "value": None, "status": "failed", "latency_ms": None, "error": None}
+    started = time.perf_counter()
+    try:
+        reply = asyncio.run(one())
+    except (JudgeError, asyncio.TimeoutError, OSError) as exc:
+        out["error"] = redact(str(exc) or type(exc).__name__, secrets)
+        return out
+    parsed = fmt.parse(reply.text)
+    out.update(raw=reply.text, label=parsed.label, value=parsed.value, status=parsed.status,
+               model=reply.model or spec.model, latency_ms=round((time.perf_counter() - started) * 1000, 1))
+    return out

@@ -1,0 +1,91 @@
+"""A scoring request and what binds a judge's name: the decoding settings a run records, the part
+of them that is the judge's identity, and the formats a request names."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .._errors import UserError
+from ..store import ensure_judge, judge_identity, transaction, writer
+from .formats import BUILTIN, Format, load_format_spec, stored_formats
+from .judges import JudgeSpec, constraint_settings
+
+DECODINGS = ("greedy", "constrained")
+
+
+@dataclass
+class ScoreRequest:
+    pool: str
+    judge: str                                # SPEC: openai:MODEL@URL | local:smollm2 | fake:NAME
+    formats: list[str]
+    db: str | os.PathLike | None = None
+    concurrency: int = 8
+    swap_sample: int | str = 0
+    schedule: str = "listing"
+    seed: int = 0
+    timeout: float = 60.0
+    max_retries: int = 4
+    api_key_env: str | None = None
+    judge_name: str | None = None
+    logprobs: bool = True
+    decoding: str = "greedy"                  # greedy (the paper's protocol) | constrained to the labels
+    constraint: str | None = None             # openai: the server's mechanism (judges/_constraint.py)
+    format_specs: list[str | os.PathLike] = field(default_factory=list)
+    retry_base_s: float = 0.5                 # first backoff; doubles per attempt, with jitter
+    retry_cap_s: float = 30.0
+    flush_interval_s: float = 0.5
+    progress: bool = True
+    strategy: str | None = None               # mitigation wrappers, e.g. "swap,ensemble:3" (judges/strategies.py)
+    run_kind: str = "score"                   # the background run's kind ("probe" for judgeaudit probe)
+
+
+def decoding_settings(req: ScoreRequest, spec: JudgeSpec) -> dict:
+    """The paper's decoding: greedy, a 16-token verdict budget, no reasoning; `mode` says whether
+    the verdict is generated then parsed (greedy) or restricted to the format's labels."""
+    if spec.provider == "local":
+        if req.decoding == "constrained":
+            pointwise = "label-constrained: one forward pass per format over a shared prefix, the most probable label"
+            comparative = "label-constrained: the most probable label over the labels' token trie"
+        else:
+            pointwise = "greedy generate, then parse; the label distribution kept for the expected score"
+            comparative = "greedy generate, then parse"
+        return {"mode": req.decoding, "temperature": 0.0, "max_tokens": 16, "reasoning": "none",
+                "pointwise": pointwise, "comparative": comparative}
+    out = {"mode": req.decoding, "temperature": 0.0, "max_tokens": 16, "reasoning": "none",
+           "logprobs": req.logprobs, "top_logprobs": 20 if req.logprobs else None, "seed": req.seed}
+    if req.decoding == "constrained" and spec.provider == "openai":
+        out["constraint"] = constraint_settings(req.constraint)   # the server's mechanism, recorded
+    return out
+
+
+def identity_decoding(settings: dict) -> dict:
+    """The decoding settings that bind a judge name (DESIGN.md 'Judge identity'). The mode is not
+    among them: the same judge read greedily and constrained gives two cells of one judge."""
+    return {k: settings.get(k) for k in ("temperature", "max_tokens", "reasoning")}
+
+
+def resolve_formats(req: ScoreRequest, con) -> dict[str, Format]:
+    known = {**stored_formats(con), **BUILTIN}
+    for path in req.format_specs:
+        fmt = load_format_spec(path)
+        known[fmt.name] = fmt
+    unknown = [f for f in req.formats if f not in known]
+    if unknown:
+        raise UserError(f"--formats: unknown format(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    missing_template = [f for f in req.formats if known[f].template is None]
+    if missing_template:
+        raise UserError(f"--formats: {', '.join(missing_template)} has no prompt template (imported "
+                        "verdicts only); give one in a --format-spec")
+    return {f: known[f] for f in req.formats}
+
+
+def ensure_spec_judge(db, spec: JudgeSpec, decoding: dict) -> int:
+    """The judge's id in `judges`, bound to its identity (provider, model, endpoint, a simulated
+    judge's parameters, identity_decoding(decoding)); a name already standing for another judge is
+    refused, saying what differs."""
+    identity = judge_identity(spec.provider, spec.model, spec.endpoint,
+                              params=spec.settings if spec.provider == "fake" else None,
+                              decoding=identity_decoding(decoding))
+    with writer(db) as con, transaction(con):
+        return ensure_judge(con, spec.name, spec.provider, spec.model, spec.endpoint, spec.settings, identity)

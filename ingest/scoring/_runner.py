@@ -1,0 +1,267 @@
+"""Scoring runs: plan the calls, make them concurrently with retries, and persist every one.
+
+Work is split as in inspect_ai: providers only make a call (judges/); retries, backoff,
+concurrency, resume and persistence live here, once. Many workers feed one writer task, which
+inserts in batches, each in its own short transaction on a freshly opened connection, so the
+dashboard and other readers get the file between batches. Every answer is appended to a journal
+the moment it arrives; after a crash (even SIGKILL) the next run replays the journal first, so
+nothing answered is lost and only the calls in flight are made again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import polars as pl
+
+from .. import runs
+from .._errors import UserError
+from .._redact import redact
+from ..store import (close_orphan_cell_runs, db_path, ensure_format, finish_cell_run, frame, pool_id,
+                     start_cell_run, transaction, unanswered, writer)
+from ._calls import Caller
+from ._journal import journal_path, replay_journal, write_rows
+from ._progress import Progress
+from ._request import DECODINGS, ScoreRequest, decoding_settings, ensure_spec_judge, resolve_formats
+from ._schedule import SCHEDULES, plan_calls
+from .formats import Format
+from .judges import CallHints, JudgeReply, JudgeSpec, check_server, parse_judge, with_strategy
+
+
+class _Scoring(Caller):
+    """The state of one scoring run while its calls are in flight."""
+
+    def __init__(self, req: ScoreRequest, spec: JudgeSpec, formats: dict[str, Format], db: Path,
+                 settings: dict):
+        super().__init__(req, spec, formats, settings)
+        self.db = db
+        self.buffer: list[dict] = []
+        self.journal = None
+        self.judge_models: set[str] = set()
+        self.background: runs.Run | None = None       # the background run doing this (cancel, progress)
+        self.write_error: str | None = None     # set when the writer failed: the workers stop
+
+    def record(self, call: dict, reply: JudgeReply | None, error: str | None, attempts: int) -> dict:
+        fmt = self.formats[call["format"]]
+        row = {k: call[k] for k in ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx",
+                                    "b_idx", "swapped", "sample", "decoding")}
+        row.update(attempts=attempts, label_probs=None, expected=None)
+        if reply is None:
+            row.update(raw=None, label=None, value=None, status="failed", error=redact(error), latency_ms=None,
+                       tokens_in=None, tokens_out=None)
+            return row
+        parsed = fmt.parse(reply.text)
+        probs = reply.label_probs
+        if probs is None and reply.top_logprobs and reply.tokens and parsed.label is not None:
+            first = fmt.label_probs_from_logprobs({reply.tokens[0]: 0.0})
+            if first and list(first) == [parsed.label]:  # the first token alone names the verdict
+                probs = fmt.label_probs_from_logprobs(reply.top_logprobs[0])
+        if reply.model:
+            self.judge_models.add(reply.model)
+        row.update(raw=reply.text, label=parsed.label, value=parsed.value, status=parsed.status,
+                   error=None, latency_ms=reply.latency_ms, tokens_in=reply.tokens_in,
+                   tokens_out=reply.tokens_out, label_probs=json.dumps(probs) if probs else None,
+                   expected=fmt.expected_value(probs) if fmt.kind == "pointwise" else None)
+        return row
+
+    def keep(self, row: dict, progress: Progress) -> None:
+        self.journal.write(json.dumps(row) + "\n")
+        self.journal.flush()
+        self.buffer.append(row)
+        progress.count(row["status"], row["error"], row["tokens_in"], row["tokens_out"])
+
+
+async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, progress: Progress) -> str:
+    req, spec = run.req, run.spec
+    queue: asyncio.Queue = asyncio.Queue()
+    for call in calls:
+        queue.put_nowait(call)
+    stop = asyncio.Event()
+
+    def hints_for(call: dict) -> CallHints:
+        fmt = run.formats[call["format"]]
+        return CallHints(format_name=fmt.name, kind=fmt.kind, reference_a=refs.get(call["a_idx"]),
+                         reference_b=refs.get(call["b_idx"]) if call["b_idx"] is not None else None,
+                         key=f"{fmt.name}|{call['prompt_idx']}|{call['a_idx']}|{call['b_idx']}|{call['sample']}",
+                         texts={"prompt": texts["prompt"][call["prompt_idx"]], "a": texts["response"][call["a_idx"]],
+                                "b": texts["response"].get(call["b_idx"])})
+
+    async def worker(judge) -> None:
+        while not stop.is_set():
+            try:
+                call = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            reply, error, attempts = await run.call(judge, call, texts, hints_for(call))
+            run.keep(run.record(call, reply, error, attempts), progress)
+
+    async def local_worker(judge) -> None:
+        """The in-process model: pointwise calls of one candidate share a prefix and go together."""
+        pending: dict[tuple, list[dict]] = {}
+        comparative = []
+        for call in calls:
+            if run.formats[call["format"]].kind == "pointwise" and call["decoding"] == "constrained":
+                pending.setdefault((call["prompt_idx"], call["a_idx"], call["sample"]), []).append(call)
+            else:
+                comparative.append(call)
+        for (p, a, _), group in pending.items():
+            if stop.is_set():
+                return
+            fmts = [run.formats[c["format"]] for c in group]
+            try:
+                replies = await asyncio.to_thread(judge.score_pointwise, texts["prompt"][p], texts["response"][a], fmts)
+                for call, reply in zip(group, replies):
+                    run.keep(run.record(call, reply, None, 1), progress)
+            except Exception as exc:
+                for call in group:
+                    run.keep(run.record(call, None, f"{type(exc).__name__}: {exc}", 1), progress)
+        for call in comparative:
+            if stop.is_set():
+                return
+            reply, error, attempts = await run.call(judge, call, texts, hints_for(call))
+            run.keep(run.record(call, reply, error, attempts), progress)
+
+    async def writer() -> None:
+        while True:
+            finished = all(w.done() for w in workers)
+            if run.background is not None and run.background.cancelled():   # `judgeaudit cancel`, or Stop on a page
+                stop.set()
+            if run.buffer:
+                rows, run.buffer = run.buffer, []
+                try:
+                    await asyncio.to_thread(write_rows, run.db, rows)
+                except Exception as exc:
+                    # The answers are in the journal; make no more (paid) calls and fail the run.
+                    run.write_error = f"could not write verdicts to the database: {type(exc).__name__}: {exc}"
+                    stop.set()
+                    return
+            progress.update()
+            if run.background is not None:
+                run.background.progress(progress.record)
+            if finished and not run.buffer:
+                return
+            await asyncio.sleep(req.flush_interval_s)
+
+    if spec.shared:
+        judge = await asyncio.to_thread(spec.factory)
+        judges = [judge]
+        workers = [asyncio.create_task(local_worker(judge))]
+    else:
+        judges = [spec.factory() for _ in range(max(1, min(req.concurrency, len(calls) or 1)))]
+        workers = [asyncio.create_task(worker(j)) for j in judges]
+    writer_task = asyncio.create_task(writer())
+    try:
+        await asyncio.gather(*workers)
+        await writer_task
+    finally:
+        for j in judges:
+            await j.aclose()
+    if run.write_error:
+        return "failed"
+    return "cancelled" if stop.is_set() else "finished"
+
+
+def score(req: ScoreRequest) -> dict:
+    """Score a pool with one judge under several formats; re-running resumes (DESIGN.md 'score').
+
+    The work is a background run (ingest.runs) keyed by pool and judge, so a second run of the
+    same pool and judge is refused while the first is alive; the judge name must keep standing for
+    the same judge (provider, model, endpoint, decoding), or the run is refused before any call.
+    """
+    if req.schedule not in SCHEDULES:
+        raise UserError(f"--schedule: one of {', '.join(SCHEDULES)}, not {req.schedule!r}")
+    if req.concurrency < 1:
+        raise UserError("--concurrency: at least 1")
+    if req.decoding not in DECODINGS:
+        raise UserError(f"--decoding: one of {', '.join(DECODINGS)}, not {req.decoding!r}")
+    db = db_path(req.db).resolve()
+    with writer(db) as con:
+        pid = pool_id(con, req.pool)
+        formats = resolve_formats(req, con)
+    spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
+    spec = with_strategy(spec, req.strategy, formats, name=req.judge_name, api_key_env=req.api_key_env,
+                         timeout=req.timeout)
+    if req.constraint is not None and (req.decoding != "constrained" or spec.provider != "openai"):
+        raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge "
+                        "(local: and fake: judges constrain by themselves)")
+    decoding = decoding_settings(req, spec)
+    if "constraint" in decoding:   # one check call, before anything of the run is recorded or spent
+        check_server(spec, next(iter(formats.values())), decoding)
+    jid = ensure_spec_judge(db, spec, decoding)
+    config = {"pool": req.pool, "judge": spec.name, "provider": spec.provider, "model": spec.model,
+              "endpoint": spec.endpoint, "formats": list(formats), "schedule": req.schedule,
+              "swap_sample": req.swap_sample, "seed": req.seed, "decoding": req.decoding,
+              "concurrency": req.concurrency, "api_key_env": req.api_key_env, "strategy": req.strategy}
+    with runs.running(db, req.run_kind, pool=req.pool, key=runs.run_key("score", req.pool, spec.name),
+                      config=config) as background:
+        return _score(req, db, pid, jid, spec, formats, decoding, background)
+
+
+def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, formats: dict[str, Format],
+           decoding: dict, background: runs.Run) -> dict:
+    with writer(db) as con, transaction(con):
+        close_orphan_cell_runs(con, pid, jid, "its process ended without closing it")
+        cands = frame(con, "SELECT cand_idx, prompt_idx, position, reference, response FROM candidates "
+                               "WHERE pool_id = $p ORDER BY cand_idx", {"p": pid})
+        prompts = frame(con, "SELECT prompt_idx, prompt FROM prompts WHERE pool_id = $p ORDER BY prompt_idx",
+                            {"p": pid})
+    recovered = replay_journal(db, req.pool, spec.name, pid)
+    plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed)
+    with writer(db) as con, transaction(con):
+        fids = {name: ensure_format(con, fmt) for name, fmt in formats.items()}
+        plan = plan.with_columns(pl.lit(jid, pl.Int32).alias("judge_id"), pl.lit(req.decoding).alias("decoding"),
+                                 pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
+        todo = unanswered(con, plan, pid, jid)
+        cell_runs = {}
+        for name in formats:
+            if todo.filter(pl.col("format") == name).height:
+                fmt_notes = [n for n in notes if n.startswith(name + ":")]
+                cell_runs[name] = start_cell_run(con, pid, jid, formats[name], fids[name], "score",
+                                            template=formats[name].template, decoding=decoding,
+                                            schedule=req.schedule if formats[name].pairing == "tournament"
+                                            else formats[name].pairing, seed=req.seed,
+                                            notes="; ".join(fmt_notes) or None, run_id=background.id)
+    todo = todo.with_columns(pl.col("format").replace_strict(cell_runs, default=None, return_dtype=pl.Int32)
+                             .alias("run_id"), pl.lit(pid, pl.Int32).alias("pool_id"))
+    summary = {"pool": req.pool, "judge": spec.name, "formats": list(formats), "decoding": req.decoding,
+               "planned": plan.height, "already_done": plan.height - todo.height,
+               "recovered_from_journal": recovered, "made": 0, "failed": 0, "unparsed": 0,
+               "status": "finished", "notes": notes, "background_run": background.id}
+    if todo.height == 0:
+        return summary
+
+    refs_raw = dict(zip(cands["cand_idx"].to_list(), cands["reference"].to_list()))
+    known = [v for v in refs_raw.values() if v is not None]
+    lo, hi = (min(known), max(known)) if known else (0.0, 1.0)
+    refs = {k: ((v - lo) / (hi - lo) if hi > lo else 0.5) for k, v in refs_raw.items() if v is not None}
+    texts = {"prompt": dict(zip(prompts["prompt_idx"].to_list(), prompts["prompt"].to_list())),
+             "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
+    run = _Scoring(req, spec, formats, db, decoding)
+    run.background = background
+    progress = Progress(req.pool, spec.name, todo.height, list(cell_runs.values()), show_bar=req.progress)
+    journal = journal_path(db, req.pool, spec.name)
+    with open(journal, "a", encoding="utf-8") as fh:
+        run.journal = fh
+        try:
+            status = asyncio.run(_execute(run, todo.to_dicts(), texts, refs, progress))
+        except KeyboardInterrupt:
+            status = "cancelled"
+            if run.buffer:
+                write_rows(db, run.buffer)
+                run.buffer = []
+    if status != "failed":
+        journal.unlink(missing_ok=True)  # everything in it is in the database now
+    with writer(db) as con, transaction(con):
+        for rid in cell_runs.values():
+            finish_cell_run(con, rid, status, judge_model=", ".join(sorted(run.judge_models)) or None)
+    progress.update(status)
+    background.progress(progress.record)
+    if status == "failed":
+        raise UserError(f"{run.write_error}. The run stopped making calls; the answers it had received "
+                        f"are kept in {journal.name} and are stored by the next run of this command")
+    rec = progress.record
+    summary.update(made=rec["done"], failed=rec["failed"], unparsed=rec["unparsed"], status=status,
+                   tokens_in=rec["tokens_in"], tokens_out=rec["tokens_out"], run_ids=list(cell_runs.values()))
+    return summary

@@ -1,0 +1,14 @@
+"""Judge providers, chosen by a SPEC string and imported lazily (torch only for `local:`):
+
+    openai:MODEL@BASE_URL   any OpenAI-compatible chat-completions server
+    local:smollm2           the bundled SmolLM2-135M-Instruct GGUF, in-process (transformers)
+    fake:NAME[?k=v&...]     a deterministic simulated judge
+"""
+
+from ._constraint import MECHANISMS, check_server, settings_for as constraint_settings
+from ._spec import JudgeSpec, parse_judge, public_endpoint
+from .base import CallHints, Judge, JudgeError, JudgeReply
+from .strategies import Strategy, parse_strategy, with_strategy
+
+__all__ = ["CallHints", "Judge", "JudgeError", "JudgeReply", "JudgeSpec", "MECHANISMS", "Strategy", "check_server",
+           "constraint_settings", "parse_judge", "parse_strategy", "public_endpoint", "with_strategy"]

@@ -1,0 +1,95 @@
+"""A deterministic simulated judge, for tests and demos: `fake:NAME[?noise=0.15&slot_bias=0.5&
+unparsed=0.05&round=5&seed=0&latency_ms=0]`.
+
+Its latent quality for a candidate is the pool reference (min-max normalised by the runner) or,
+without one, a hash of the call; it adds seeded noise, rounds 0-100 scores to multiples of
+`round`, shifts comparative margins towards slot A by `slot_bias`, and answers prose instead of a
+verdict at rate `unparsed` (under greedy decoding only: constrained decoding, `settings["mode"]`,
+always answers a label, the same one greedy gives where greedy parsed). Same name, settings and
+call -> same answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import random
+from urllib.parse import parse_qsl
+
+from ..._errors import UserError
+from .base import CallHints, JudgeReply
+
+DEFAULTS = {"noise": 0.15, "slot_bias": 0.5, "unparsed": 0.0, "round": 5, "seed": 0, "latency_ms": 0.0}
+PROSE = "I think this response is reasonable overall, though it could be more detailed."
+
+
+def parse_fake_spec(rest: str) -> tuple[str, dict]:
+    name, _, query = rest.partition("?")
+    if not name:
+        raise UserError("--judge fake:NAME: a name is required")
+    params = dict(DEFAULTS)
+    for key, value in parse_qsl(query, strict_parsing=False):
+        if key not in DEFAULTS:
+            raise UserError(f"--judge fake:{name}: unknown setting '{key}' (known: {', '.join(DEFAULTS)})")
+        try:
+            params[key] = type(DEFAULTS[key])(float(value)) if isinstance(DEFAULTS[key], int) else float(value)
+        except ValueError:
+            raise UserError(f"--judge fake:{name}: '{key}' must be a number, not {value!r}") from None
+    return name, params
+
+
+class FakeJudge:
+    provider = "fake"
+    endpoint = None
+
+    def __init__(self, name: str, params: dict, formats: dict):
+        self.name = name
+        self.model = f"fake-{name}"
+        self.params = params
+        self._formats = formats  # format name -> Format, to answer in its labels
+
+    def _rng(self, hints: CallHints) -> random.Random:
+        digest = hashlib.blake2b(f"{self.name}|{self.params['seed']}|{hints.key}".encode(), digest_size=8)
+        return random.Random(int.from_bytes(digest.digest(), "big"))
+
+    @staticmethod
+    def _quality(ref: float | None, rng: random.Random) -> float:
+        return ref if ref is not None else rng.random()
+
+    async def complete(self, messages: list[dict], settings: dict, hints: CallHints) -> JudgeReply:
+        if self.params["latency_ms"]:
+            await asyncio.sleep(self.params["latency_ms"] / 1000)
+        rng = self._rng(hints)
+        fmt = self._formats[hints.format_name]
+        noise = self.params["noise"]
+        lo, hi = fmt.value_lo, fmt.value_hi
+        if fmt.kind == "pointwise":
+            target = lo + (hi - lo) * (self._quality(hints.reference_a, rng) + rng.gauss(0, noise))
+        else:
+            qa = self._quality(hints.reference_a, rng)
+            qb = self._quality(hints.reference_b, rng)
+            target = (qa - qb) * (hi - lo) + self.params["slot_bias"] + rng.gauss(0, noise * (hi - lo) / 2)
+        target = min(max(target, lo), hi)
+        options = fmt.label_values()
+        if fmt.range is not None:
+            step = self.params["round"] if fmt.range == (0, 100) and self.params["round"] > 1 else 1
+            label = str(min(max(int(round(target / step) * step), fmt.range[0]), fmt.range[1]))
+        else:
+            label = min(options, key=lambda k: (abs(options[k] - target), -options[k]))
+        # the draw is made under both modes, so the two modes give the same verdicts wherever the
+        # greedy one parsed; constrained decoding cannot leave the labels, so it never answers prose
+        prose = rng.random() < self.params["unparsed"]
+        text = PROSE if prose and settings.get("mode", "greedy") != "constrained" else label
+        probs = None
+        if settings.get("logprobs") and text != PROSE:
+            width = max((hi - lo) / 8, 1e-9)
+            weights = {k: math.exp(-((v - target) / width) ** 2) for k, v in options.items()}
+            total = sum(weights.values())
+            probs = {k: w / total for k, w in weights.items() if w / total > 1e-4}
+        prompt_tokens = sum(len(m["content"].split()) for m in messages)
+        return JudgeReply(text=text, model=self.model, tokens_in=prompt_tokens, tokens_out=1,
+                          latency_ms=self.params["latency_ms"], label_probs=probs)
+
+    async def aclose(self) -> None:
+        return None

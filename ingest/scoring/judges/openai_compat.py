@@ -1,0 +1,128 @@
+"""OpenAI chat-completions over httpx: vLLM, llama.cpp's server, Ollama, hosted APIs.
+
+The API key is read from the environment variable whose *name* is given, sent as a Bearer token,
+and kept nowhere else: not in settings, errors, logs or the database.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import ssl
+import time
+
+import httpx
+
+from ..._redact import redact
+from . import _constraint
+from .base import CallHints, JudgeError, JudgeReply
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One verified TLS context for all clients: loading the CA store costs ~50 ms per client."""
+    return ssl.create_default_context()
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+class OpenAIJudge:
+    provider = "openai"
+
+    def __init__(self, model: str, base_url: str, name: str | None = None,
+                 api_key_env: str | None = None, timeout: float = 60.0,
+                 client: httpx.AsyncClient | None = None, formats: dict | None = None):
+        self.model = model
+        self.formats = formats or {}   # format name -> Format: the labels of constrained decoding
+        self.name = name or model
+        self.endpoint = base_url.rstrip("/")
+        self._url = self.endpoint + "/chat/completions"
+        key = os.environ.get(api_key_env) if api_key_env else None
+        if api_key_env and not key:
+            from ..._errors import UserError
+            raise UserError(f"--api-key-env: the environment variable {api_key_env} is not set")
+        self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._secrets = (key,) if key else ()   # redacted from any error text, wherever it appears
+        # one connection per client: httpx slows down as one client's pool grows, so the runner
+        # gives every worker its own
+        self._client = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout), verify=_ssl_context(),
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+        self._owns_client = client is None
+
+    async def complete(self, messages: list[dict], settings: dict, hints: CallHints) -> JudgeReply:
+        body = {"model": self.model, "messages": messages,
+                "temperature": settings.get("temperature", 0.0),
+                "max_tokens": settings.get("max_tokens", 16)}
+        if settings.get("logprobs"):
+            body["logprobs"] = True
+            body["top_logprobs"] = settings.get("top_logprobs", 20)
+        if settings.get("seed") is not None:
+            body["seed"] = settings["seed"]
+        constraint = settings.get("constraint") if settings.get("mode") == "constrained" else None
+        if constraint is not None:
+            body.update(_constraint.request_fields(constraint, list(self.formats[hints.format_name].label_values())))
+        started = time.perf_counter()
+        try:
+            response = await self._client.post(self._url, json=body, headers=self._headers)
+        except httpx.TimeoutException as exc:
+            raise JudgeError(f"timeout: {type(exc).__name__}") from None
+        except httpx.TransportError as exc:
+            raise JudgeError(redact(f"transport error: {type(exc).__name__}: {exc}", self._secrets)) from None
+        latency = (time.perf_counter() - started) * 1000
+        if response.status_code != 200:
+            # a server's error body may echo a key: redact before cutting, so no key is half-cut
+            snippet = redact(response.text[:2000].replace("\n", " "), self._secrets)[:200]
+            raise JudgeError(f"HTTP {response.status_code}: {snippet}",
+                             retryable=response.status_code in RETRYABLE_STATUS,
+                             retry_after=_retry_after(response))
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            body = redact(response.text[:2000], self._secrets)[:120]
+            raise JudgeError(f"malformed response: {type(exc).__name__}: {body!r}") from None
+        if constraint is not None:
+            text = _constraint.verdict_text(constraint, text)
+        usage = data.get("usage") or {}
+        top = tokens = None
+        content = (choice.get("logprobs") or {}).get("content")
+        if isinstance(content, list) and content:
+            tokens = [item.get("token", "") for item in content]
+            top = [{alt["token"]: alt["logprob"] for alt in (item.get("top_logprobs") or [])}
+                   or {item.get("token", ""): item.get("logprob", 0.0)} for item in content]
+        return JudgeReply(text=text, model=data.get("model"), tokens_in=usage.get("prompt_tokens"),
+                          tokens_out=usage.get("completion_tokens"), latency_ms=latency,
+                          tokens=tokens, top_logprobs=top, raw=data)
+
+    async def check_constraint(self, fmt, settings: dict) -> None:
+        """One call under the run's constraint, before any call of the run: a UserError when the
+        server refuses the constraint or ignores it (answers something other than a label)."""
+        constraint = settings["constraint"]
+        hints = CallHints(format_name=fmt.name, kind=fmt.kind, key="constraint-check")
+        formats, self.formats = self.formats, {**self.formats, fmt.name: fmt}
+        try:
+            reply = await self.complete([{"role": "user", "content": _constraint.CHECK_PROMPT}],
+                                        {**settings, "logprobs": False}, hints)
+        except JudgeError as exc:    # its text is redacted already
+            _constraint.check_reply(self.endpoint, constraint, fmt, error=str(exc))
+            return
+        finally:
+            self.formats = formats
+        _constraint.check_reply(self.endpoint, constraint, fmt, answer=reply.text)
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()

@@ -1,0 +1,122 @@
+"""The read-write side of the database: numbered migrations, short-lived connections, one
+transaction per write, and ids that are never handed out twice."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from importlib import resources
+from typing import Iterator
+
+import duckdb
+
+from .._errors import UserError
+from .connection import IN_PROCESS, db_path, missing_database, open_with_retry, read_only
+
+
+def _migration_files() -> list[tuple[int, str, str]]:
+    folder = resources.files("ingest.store") / "schema"
+    out = []
+    for entry in folder.iterdir():
+        if entry.name.endswith(".sql"):
+            number = int(entry.name.split("_", 1)[0])
+            out.append((number, entry.name, entry.read_text(encoding="utf-8")))
+    return sorted(out)
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply the migrations not yet recorded in _migrations, each in its own transaction."""
+    con.execute("CREATE TABLE IF NOT EXISTS _migrations (id INTEGER NOT NULL, name VARCHAR NOT NULL,"
+                " applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)")
+    done = {row[0] for row in con.execute("SELECT id FROM _migrations").fetchall()}
+    applied = []
+    for number, name, sql in _migration_files():
+        if number in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(sql)
+            con.execute("INSERT INTO _migrations (id, name) VALUES ($id, $name)",
+                        {"id": number, "name": name})
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+@contextlib.contextmanager
+def writer(path: str | os.PathLike | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A short-lived read-write connection on a migrated database."""
+    p = db_path(path)
+    if p.exists() and p.is_dir():
+        raise UserError(f"{p}: is a directory, not a database file")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with IN_PROCESS:
+        con = open_with_retry(p, read_only=False)
+        try:
+            migrate(con)
+            yield con
+        finally:
+            con.close()
+
+
+@contextlib.contextmanager
+def reader(path: str | os.PathLike | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A short-lived read-only connection. A missing file is a UserError, not an empty result."""
+    p = db_path(path)
+    if not p.exists():
+        raise UserError(missing_database(p))
+    with read_only(p) as con:
+        yield con
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """BEGIN ... COMMIT, or ROLLBACK on any exception: a write lands whole or not at all."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def frame(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None):
+    """Run a query with bound parameters and return a polars DataFrame."""
+    return con.sql(sql, params=params or {}).pl()
+
+
+def one(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) -> tuple | None:
+    """The first row of a query, or None; reads the result to its end so the connection is free."""
+    rows = con.execute(sql, params or {}).fetchall()
+    return rows[0] if rows else None
+
+
+def ensure_current(path: str | os.PathLike | None = None) -> None:
+    """Bring an existing database up to the current schema (readers never migrate themselves)."""
+    p = db_path(path)
+    if not p.is_file():
+        return
+    with read_only(p) as con:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        done = {r[0] for r in con.execute("SELECT id FROM _migrations").fetchall()} if "_migrations" in tables else set()
+    if {n for n, _, _ in _migration_files()} - done:
+        with writer(p):
+            pass
+
+
+def next_id(con, table: str, column: str) -> int:
+    """A fresh id for `table`, never one handed out before (even if its rows were deleted): the
+    high-water mark lives in id_marks. Table and column names come from this package only."""
+    used = con.execute(f"SELECT coalesce(max({column}), 0) FROM {table}").fetchone()[0]
+    mark = one(con, "SELECT last_id FROM id_marks WHERE name = $n", {"n": table})
+    new = max(used, mark[0] if mark else 0) + 1
+    if mark:
+        con.execute("UPDATE id_marks SET last_id = $id WHERE name = $n", {"id": new, "n": table})
+    else:
+        con.execute("INSERT INTO id_marks VALUES ($n, $id)", {"n": table, "id": new})
+    return new
+

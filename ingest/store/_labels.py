@@ -1,0 +1,152 @@
+"""Human labels in the store (DESIGN.md `calibrate`): a labels file placed in a pool and stored,
+whole or not at all; calibrations declared before they run and their results.
+
+An annotator labelling the same pair again (either way round) is dropped when it says the same
+thing and refused when it contradicts itself or a stored label.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import polars as pl
+
+from .._errors import UserError, where
+from ..files import FLIP, file_sha256, read_labels
+from ._database import ensure_current, next_id, one, reader, transaction, writer
+from .connection import pool_id
+
+
+def _candidate(cands: dict, prompt_idx: int, ids: list[str | None]) -> int | None:
+    for cid in ids:
+        if cid is not None and (prompt_idx, cid) in cands:
+            return cands[(prompt_idx, cid)]
+    return None
+
+
+def resolve_labels(con, pid: int, pool: str, path, rows: list[dict], source: str,
+                   skipped: dict) -> pl.DataFrame:
+    """Place the labels in the pool: prompt_idx, a_idx, b_idx (the file's orientation), label,
+    annotator, line. Identical repeats of an annotator's label are dropped; contradictions refused."""
+    prompts = dict(con.execute("SELECT prompt_id, prompt_idx FROM prompts WHERE pool_id = $p", {"p": pid}).fetchall())
+    cands = {(pi, cid): ci for pi, cid, ci in con.execute(
+        "SELECT prompt_idx, candidate_id, cand_idx FROM candidates WHERE pool_id = $p", {"p": pid}).fetchall()}
+    lenient = source != "jsonl"
+    fld = {"jsonl": ("prompt_id", "a_id", "b_id"), "mtbench": ("question_id", "model_a", "model_b"),
+           "llmfao": ("prompt_id", "model_x", "model_y")}[source]
+    seen: dict[tuple, tuple[str, int]] = {}
+    out = []
+    for r in rows:
+        pi = prompts.get(r["prompt_id"])
+        if pi is None:
+            if lenient:
+                skipped["prompt not in the pool"] = skipped.get("prompt not in the pool", 0) + 1
+                continue
+            raise UserError(f"{where(path, r['line'], fld[0])}: unknown prompt {r['prompt_id']!r} in pool '{pool}'")
+        a, b = _candidate(cands, pi, r["a_ids"]), _candidate(cands, pi, r["b_ids"])
+        for ci, ids, name in ((a, r["a_ids"], fld[1]), (b, r["b_ids"], fld[2])):
+            if ci is None:
+                raise UserError(f"{where(path, r['line'], name)}: unknown candidate {ids[0]!r} for prompt "
+                                f"{r['prompt_id']!r} in pool '{pool}'")
+        if a == b:
+            raise UserError(f"{where(path, r['line'], fld[2])}: a pair needs two different candidates")
+        key = (pi, min(a, b), max(a, b), r["annotator"])
+        oriented = r["label"] if a < b else FLIP[r["label"]]
+        if key in seen:
+            if seen[key][0] != oriented:
+                raise UserError(f"{where(path, r['line'], 'label')}: contradicts line {seen[key][1]} "
+                                f"(the same annotator {r['annotator']!r} on the same pair)")
+            skipped["repeated label"] = skipped.get("repeated label", 0) + 1
+            continue
+        seen[key] = (oriented, r["line"])
+        out.append({"prompt_idx": pi, "a_idx": a, "b_idx": b, "label": r["label"],
+                    "annotator": r["annotator"], "line": r["line"]})
+    if not out:
+        raise UserError(f"{path}: none of its labels is about pool '{pool}' (skipped: {skipped})")
+    return pl.DataFrame(out, schema={"prompt_idx": pl.Int32, "a_idx": pl.Int32, "b_idx": pl.Int32,
+                                     "label": pl.String, "annotator": pl.String, "line": pl.Int32})
+
+
+def labels_from_file(db, path: str | os.PathLike, pool: str, source: str = "jsonl") -> tuple[pl.DataFrame, dict]:
+    """A labels file checked against the pool, without storing it: (labels frame, skipped counts)."""
+    rows, skipped = read_labels(path, source)
+    ensure_current(db)
+    with reader(db) as con:
+        return resolve_labels(con, pool_id(con, pool), pool, path, rows, source, skipped), skipped
+
+
+def import_labels(db, path: str | os.PathLike, pool: str, source: str = "jsonl",
+                  replace: bool = False) -> dict:
+    """Store a labels file for a pool, whole or not at all. Labels already stored (same annotator,
+    pair and verdict) are skipped; `replace` first drops every stored label of the pool."""
+    rows, skipped = read_labels(path, source)
+    digest = file_sha256(path)
+    with writer(db) as con, transaction(con):
+        pid = pool_id(con, pool)
+        frame = resolve_labels(con, pid, pool, path, rows, source, skipped)
+        if replace:
+            con.execute("DELETE FROM labels WHERE pool_id = $p", {"p": pid})
+        stored = {(pi, min(a, b), max(a, b), ann): (lab if a < b else FLIP[lab])
+                  for pi, a, b, lab, ann in con.execute(
+                      "SELECT prompt_idx, a_idx, b_idx, label, annotator FROM labels WHERE pool_id = $p",
+                      {"p": pid}).fetchall()}
+        keep = []
+        for r in frame.iter_rows(named=True):
+            a, b = r["a_idx"], r["b_idx"]
+            key = (r["prompt_idx"], min(a, b), max(a, b), r["annotator"])
+            if key in stored:
+                if stored[key] != (r["label"] if a < b else FLIP[r["label"]]):
+                    raise UserError(f"{where(path, r['line'], 'label')}: annotator {r['annotator']!r} already "
+                                    "labelled this pair otherwise (use --replace to start over)")
+                continue
+            keep.append(r)
+        if keep:
+            new = pl.DataFrame(keep, schema=frame.schema).with_columns(
+                pl.lit(pid, pl.Int32).alias("pool_id"), pl.lit(source).alias("source"),
+                pl.lit(str(path)).alias("source_file"), pl.lit(digest).alias("source_sha256"))
+            con.register("label_rows", new.to_arrow())
+            try:
+                con.execute("INSERT INTO labels (pool_id, prompt_idx, a_idx, b_idx, label, annotator, source, "
+                            "source_file, source_sha256, line) SELECT pool_id, prompt_idx, a_idx, b_idx, label, "
+                            "annotator, source, source_file, source_sha256, line FROM label_rows")
+            finally:
+                con.unregister("label_rows")
+    return {"pool": pool, "source": source, "rows_in_file": len(rows), "imported": len(keep),
+            "already_stored": frame.height - len(keep), "skipped": skipped,
+            "n_pairs": frame.select("prompt_idx", pl.min_horizontal("a_idx", "b_idx").alias("lo"),
+                                    pl.max_horizontal("a_idx", "b_idx").alias("hi")).unique().height,
+            "n_annotators": frame["annotator"].n_unique()}
+
+
+def declare_calibration(db, pool: str, threshold: float | None, target_width: float | None,
+                        labels: str) -> int:
+    """Record a calibration before it runs: its acceptance threshold is fixed from here on."""
+    with writer(db) as con, transaction(con):
+        pid = pool_id(con, pool)
+        cid = next_id(con, "calibrations", "calibration_id")
+        con.execute("INSERT INTO calibrations (calibration_id, pool_id, threshold, target_width, labels) "
+                    "VALUES ($id, $p, $t, $w, $l)",
+                    {"id": cid, "p": pid, "t": threshold, "w": target_width, "l": labels})
+    return cid
+
+
+def declared_threshold(db, pool: str) -> float | None:
+    """The threshold of the pool's latest calibration that declared one (None if none did)."""
+    ensure_current(db)
+    with reader(db) as con:
+        row = one(con, "SELECT c.threshold FROM calibrations c JOIN pools p USING (pool_id) "
+                        "WHERE p.name = $n AND c.threshold IS NOT NULL "
+                        "ORDER BY c.calibration_id DESC LIMIT 1", {"n": pool})
+    return row[0] if row else None
+
+
+def finish_calibration(db, calibration_id: int, result: dict) -> None:
+    """Save the result document with its calibration record."""
+    with writer(db) as con, transaction(con):
+        con.execute("UPDATE calibrations SET result = $r, finished_at = current_timestamp "
+                    "WHERE calibration_id = $id", {"r": json.dumps(result, allow_nan=False), "id": calibration_id})
+
+
+def labels_description(path: str | os.PathLike | None) -> str:
+    return "stored" if path is None else f"{path} sha256:{file_sha256(path)}"

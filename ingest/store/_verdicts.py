@@ -1,0 +1,79 @@
+"""Verdict rows: one per judge call, inserted or upserted in the caller's transaction."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ._database import frame
+
+VERDICT_COLUMNS = ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
+                   "swapped", "sample", "raw", "label", "value", "status", "error", "attempts",
+                   "latency_ms", "tokens_in", "tokens_out", "label_probs", "expected", "decoding")
+
+
+def _complete(rows: pl.DataFrame) -> pl.DataFrame:
+    """Verdict rows with every column of VERDICT_COLUMNS (missing optional ones null/default)."""
+    defaults = {"b_idx": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
+                "error": pl.String, "latency_ms": pl.Float64, "tokens_in": pl.Int32,
+                "tokens_out": pl.Int32, "label_probs": pl.String, "expected": pl.Float64}
+    rows = rows.with_columns([pl.lit(None, dtype).alias(c) for c, dtype in defaults.items()
+                              if c not in rows.columns])
+    fixed = {"swapped": pl.lit(False), "attempts": pl.lit(1, pl.Int32), "decoding": pl.lit("greedy")}
+    rows = rows.with_columns([value.alias(c) for c, value in fixed.items() if c not in rows.columns])
+    return rows.select(VERDICT_COLUMNS)
+
+
+def insert_verdicts(con, rows: pl.DataFrame) -> int:
+    """Append verdict rows for calls not stored yet (columns from VERDICT_COLUMNS; missing optional
+    ones become null). A call already stored violates the unique index and fails the transaction."""
+    rows = _complete(rows)
+    con.register("verdict_rows", rows.to_arrow())
+    try:
+        con.execute(f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) "
+                    f"SELECT {', '.join(VERDICT_COLUMNS)} FROM verdict_rows")
+    finally:
+        con.unregister("verdict_rows")
+    return rows.height
+
+
+# One judge call, within a pool: the database holds at most one row per key (migration 003).
+CALL_KEY = ["judge_id", "format_id", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
+_SAME_CALL = " AND ".join(["v.pool_id = n.pool_id"] + [
+    f"v.{c} IS NOT DISTINCT FROM n.{c}" if c == "b_idx" else f"v.{c} = n.{c}" for c in CALL_KEY])
+_ANSWER_COLUMNS = [c for c in VERDICT_COLUMNS if c not in CALL_KEY and c not in ("pool_id", "attempts")]
+
+
+def insert_answers(con, rows: pl.DataFrame) -> dict:
+    """Upsert a scoring run's batch (DESIGN.md 'Judge identity'): a call not stored yet is inserted;
+    a stored failed attempt is replaced by the new row (attempts add up); a stored answer (parsed
+    or not) is never replaced. Every match is within the row's own pool. Returns the counts."""
+    rows = _complete(rows)
+    if rows.height == 0:
+        return {"inserted": 0, "replaced": 0, "kept": 0}
+    # Within the batch too, one row per call: an answer before a failed attempt, then the latest.
+    rows = (rows.with_row_index("_order").sort([pl.col("status") != "failed", "_order"])
+            .unique(subset=["pool_id", *CALL_KEY], keep="last", maintain_order=True).drop("_order"))
+    con.register("new_rows", rows.to_arrow())
+    try:
+        replaced = con.execute(
+            f"UPDATE verdicts v SET {', '.join(f'{c} = n.{c}' for c in _ANSWER_COLUMNS)}, "
+            f"attempts = v.attempts + n.attempts, created_at = current_timestamp "
+            f"FROM new_rows n WHERE {_SAME_CALL} AND v.status = 'failed'").fetchall()[0][0]
+        inserted = con.execute(
+            f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) SELECT {', '.join('n.' + c for c in VERDICT_COLUMNS)} "
+            f"FROM new_rows n WHERE NOT EXISTS (SELECT 1 FROM verdicts v WHERE {_SAME_CALL})").fetchall()[0][0]
+    finally:
+        con.unregister("new_rows")
+    return {"inserted": inserted, "replaced": replaced, "kept": rows.height - inserted - replaced}
+
+
+def unanswered(con, calls: pl.DataFrame, pool: int, judge: int | None = None) -> pl.DataFrame:
+    """The calls (CALL_KEY columns) the pool holds no answer for, from any judge or one; a failed
+    attempt is not an answer."""
+    done = frame(con, f"SELECT {', '.join(CALL_KEY)} FROM verdicts "
+                          "WHERE pool_id = $p AND status <> 'failed' AND ($j IS NULL OR judge_id = $j)",
+                     {"p": pool, "j": judge})
+    return calls.join(done.cast({c: calls.schema[c] for c in CALL_KEY}), on=CALL_KEY, how="anti",
+                      nulls_equal=True)
+
+

@@ -1,0 +1,105 @@
+"""Finding and opening the DuckDB file: the one path rule, the one lock-waiting rule, the one pool
+lookup. The read side of the store, and the only module of `ingest` that `audit` imports
+(with the error type it raises).
+
+DuckDB allows one read-write process or many read-only ones. Every connection is short-lived; a
+process that finds the file locked waits with exponential backoff and says so on stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+from .._errors import UserError
+
+DEFAULT_DB = "judgeaudit.duckdb"
+
+# One connection of this package open at a time in a process. Threads of one process (a run's
+# writer, its heartbeat, the dashboard's sessions) would otherwise share one DuckDB instance, where
+# registering a Python table in one thread while another opens or closes a connection fails
+# ("Table Function with name python_arrow_scan does not exist"), and a read-only connection cannot
+# open beside a read-write one. Connections are short-lived, so waiting here costs little.
+IN_PROCESS = threading.RLock()
+
+
+def lock_timeout_s() -> float:
+    """$JUDGEAUDIT_LOCK_TIMEOUT (seconds, default 600), read when a connection is opened."""
+    return float(os.environ.get("JUDGEAUDIT_LOCK_TIMEOUT", "600"))
+
+
+def db_path(path: str | os.PathLike | None = None) -> Path:
+    """The database file: the explicit path, else $JUDGEAUDIT_DB, else ./judgeaudit.duckdb."""
+    return Path(path or os.environ.get("JUDGEAUDIT_DB") or DEFAULT_DB)
+
+
+def missing_database(path: Path) -> str:
+    """What a reader says when the file is not there."""
+    return f"{path}: no such database (import a pool first, or pass --db)"
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    """Another process holds the file, or another connection of this process holds it in the other
+    mode (DuckDB refuses read-only and read-write connections to one file side by side in a process):
+    both pass when that connection closes, and connections here are short-lived."""
+    text = str(exc).lower()
+    return ("lock" in text and ("conflicting" in text or "could not set" in text)) \
+        or "different configuration" in text
+
+
+def open_with_retry(path: Path, read_only: bool, timeout_s: float | None = None,
+                    notify=None) -> duckdb.DuckDBPyConnection:
+    """Connect, waiting (exponential backoff with jitter) while another process holds the lock,
+    up to timeout_s (default: $JUDGEAUDIT_LOCK_TIMEOUT as it is now)."""
+    timeout_s = lock_timeout_s() if timeout_s is None else timeout_s
+    notify = notify or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    deadline = time.monotonic() + timeout_s
+    delay, told = 0.05, False
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except (duckdb.IOException, duckdb.ConnectionException) as exc:
+            if not _is_lock_error(exc) or time.monotonic() > deadline:
+                raise
+            if not told:
+                notify(f"judgeaudit: {path} is in use by another process; waiting for it "
+                       f"(up to {timeout_s:.0f} s)...")
+                told = True
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 2.0)
+
+
+@contextlib.contextmanager
+def read_only(path: Path, timeout_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A short-lived read-only connection to an existing file (callers check that it exists, and
+    say so in their own error type)."""
+    with IN_PROCESS:
+        con = open_with_retry(path, read_only=True, timeout_s=timeout_s)
+        try:
+            yield con
+        finally:
+            con.close()
+
+
+def find_pool(con: duckdb.DuckDBPyConnection, name: str) -> int | None:
+    """The pool's id, or None."""
+    rows = con.execute("SELECT pool_id FROM pools WHERE name = $name", {"name": name}).fetchall()
+    return rows[0][0] if rows else None
+
+
+def pool_id(con: duckdb.DuckDBPyConnection, name: str, error: type[UserError] = UserError) -> int:
+    """The pool's id; when there is no such pool, `error` (a UserError, or the audit's subclass of
+    it) naming the known pools."""
+    pid = find_pool(con, name)
+    if pid is None:
+        names = [r[0] for r in con.execute("SELECT name FROM pools ORDER BY name").fetchall()]
+        raise error(f"no pool named '{name}' (known: {', '.join(names) or 'none'})")
+    return pid
