@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from app import auth, cli
+from app.cli import dashboard
 from app.score_form import ScoreForm, providers, score_argv
 from ingest import UserError
 from ingest.store import import_pool
@@ -296,7 +297,7 @@ def no_login(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     calls = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda argv, env: calls.append((argv, env)) or 0)
+    monkeypatch.setattr(dashboard.subprocess, "call", lambda argv, env: calls.append((argv, env)) or 0)
     return calls
 
 

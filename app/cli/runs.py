@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 import polars as pl
 
-from .cli import current, db_option, emit_json, emit_table, json_option
+from ._common import current, db_option, emit_json, emit_table, json_option
 
 RUN_KEYS = ("id", "kind", "status", "pool", "pid", "started", "finished", "out_dir", "log", "config", "error")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .cli import db_option, emit_json, json_option
+from ._common import db_option, emit_json, json_option
 
 
 @click.command("curate")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import polars as pl
 
-from .cli import db_option, emit_json, emit_table, json_option
+from ._common import db_option, emit_json, emit_table, json_option
 
 
 @click.command("evaluate")

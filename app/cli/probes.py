@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 import polars as pl
 
-from .cli import current, db_option, emit_json, emit_table, json_option
+from ._common import current, db_option, emit_json, emit_table, json_option
 
 
 @click.command("probe")

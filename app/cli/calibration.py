@@ -1,0 +1,81 @@
+"""`judgeaudit import-labels` and `calibrate`: human labels of candidate pairs, and the judge's
+agreement with them (DESIGN.md 'Command line' and 'Calibration, probes and drift')."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._common import current, db_option, emit_json, emit_table, json_option, jsonable
+
+
+@click.command("import-labels")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--pool", required=True, help="the pool the labelled pairs belong to")
+@click.option("--source", type=click.Choice(["jsonl", "mtbench", "llmfao"]), default="jsonl", show_default=True,
+              help="jsonl: prompt_id, a_id, b_id, label (A|B|tie) [, annotator]; mtbench: MT-Bench expert "
+                   "votes; llmfao: LLMFAO crowd votes")
+@click.option("--replace", is_flag=True, help="drop the pool's stored labels first")
+@db_option
+@json_option
+def import_labels_cmd(file, pool, source, replace, db, as_json):
+    """Import human labels of candidate pairs (whole file or nothing)."""
+    from ingest.store import import_labels
+    result = import_labels(current(db), file, pool, source=source, replace=replace)
+    if as_json:
+        emit_json(result)
+    else:
+        skipped = ", ".join(f"{k} {v}" for k, v in result["skipped"].items()) or "none"
+        click.echo(f"imported {result['imported']} labels into pool '{pool}' ({result['already_stored']} already "
+                   f"stored; {result['n_pairs']} pairs, {result['n_annotators']} annotators); skipped: {skipped}")
+
+
+def confusion_dict(flat: list[int]) -> dict:
+    """9 counts (rows humans A, B, tie; columns judge) -> {"A": {"A": n, "B": n, "tie": n}, ...}."""
+    cats = ("A", "B", "tie")
+    return {h: {j: flat[3 * r + c] for c, j in enumerate(cats)} for r, h in enumerate(cats)}
+
+
+@click.command("calibrate")
+@click.option("--pool", required=True)
+@click.option("--labels", "labels_file", type=click.Path(path_type=Path), default=None,
+              help="labels file (default: the labels imported for the pool)")
+@click.option("--source", type=click.Choice(["jsonl", "mtbench", "llmfao"]), default="jsonl", show_default=True,
+              help="layout of --labels")
+@click.option("--threshold", type=float, default=None,
+              help="acceptance threshold on kappa, saved before the run (default: the pool's last declared one)")
+@click.option("--target-width", type=float, default=0.2, show_default=True,
+              help="kappa interval width to plan the number of labelled pairs for")
+@click.option("--n-boot", default=2000, show_default=True, help="bootstrap resamples")
+@click.option("--seed", default=0, show_default=True, help="seed of the bootstrap")
+@db_option
+@json_option
+def calibrate_cmd(pool, labels_file, source, threshold, target_width, n_boot, seed, db, as_json):
+    """Agreement with human labels per (judge, comparative format): raw, Cohen's kappa, ceiling."""
+    from audit import calibrate, human_ceiling, stored_labels
+    from ingest import UserError
+    from ingest.store import declare_calibration, declared_threshold, finish_calibration, labels_description, labels_from_file
+    db = current(db)
+    if labels_file is not None:
+        labels, _ = labels_from_file(db, labels_file, pool, source)
+    else:
+        labels = stored_labels(db, pool)
+        if labels.height == 0:
+            raise UserError(f"pool '{pool}' has no labels: pass --labels FILE, or import them with "
+                            "`judgeaudit import-labels`")
+    if threshold is None:
+        threshold = declared_threshold(db, pool)
+    cid = declare_calibration(db, pool, threshold, target_width, labels_description(labels_file))
+    cells = calibrate(db, pool, labels=labels, n_boot=n_boot, seed=seed, threshold=threshold,
+                      target_width=target_width)
+    humans = human_ceiling(db, pool, labels=labels, n_boot=n_boot, seed=seed).to_dicts()[0]
+    doc = jsonable({"pool": pool, "calibration_id": cid, "labels": "stored" if labels_file is None else str(labels_file),
+                     "threshold": threshold, "target_width": target_width, "humans": humans,
+                     "cells": [{**c, "confusion": confusion_dict(c["confusion"])} for c in cells.to_dicts()]})
+    finish_calibration(db, cid, doc)
+    if as_json:
+        emit_json(doc)
+    else:
+        emit_table(cells.drop("confusion", "target_width"))
+        click.echo(f"humans (pairs with several annotators): {humans}")

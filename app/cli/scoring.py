@@ -1,0 +1,65 @@
+"""`judgeaudit score`: score a pool with a judge under several formats; re-running resumes
+(DESIGN.md 'Command line')."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._common import db_option, emit_json, json_option
+
+
+@click.command("score")
+@click.option("--pool", required=True)
+@click.option("--judge", "judge_spec", required=True,
+              help="openai:MODEL@BASE_URL | local:smollm2 | fake:NAME[?noise=..&slot_bias=..&unparsed=..]")
+@click.option("--formats", required=True, help="comma-separated, e.g. binary,likert5,numeric100,anchored,tournament")
+@click.option("--concurrency", default=8, show_default=True, help="calls in flight at once")
+@click.option("--swap-sample", default="0", show_default=True,
+              help="re-ask N seeded comparative calls (or 'all') with the responses swapped")
+@click.option("--schedule", type=click.Choice(["listing", "balanced", "both"]), default="listing",
+              show_default=True, help="tournament slot schedule")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--timeout", default=60.0, show_default=True, help="seconds per call")
+@click.option("--max-retries", default=4, show_default=True)
+@click.option("--api-key-env", default=None, help="NAME of the environment variable holding the API key")
+@click.option("--judge-name", default=None, help="the judge's name in the store (default: MODEL / smollm2 / NAME)")
+@click.option("--format-spec", "format_specs", type=click.Path(path_type=Path), multiple=True,
+              help="TOML file defining a format (repeatable)")
+@click.option("--logprobs/--no-logprobs", default=True, show_default=True,
+              help="ask for token log-probabilities (expected scores)")
+@click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default="greedy", show_default=True,
+              help="greedy: generate, then parse (the paper's protocol); constrained: restricted to the labels")
+@click.option("--constraint", default=None,
+              type=click.Choice(["structured_outputs", "guided_choice", "grammar", "json_schema", "response_format"]),
+              help="openai: judges under --decoding constrained: the server's mechanism (vLLM structured_outputs "
+                   "or guided_choice, llama.cpp grammar or json_schema, OpenAI response_format; default "
+                   "response_format); checked with one call before the run")
+@click.option("--strategy", default=None, help="mitigation wrappers, combinable: swap, ensemble:K, "
+              "cross:SPEC;SPEC, reason, rubric, reference, combined (the judge is stored as NAME+STRATEGY)")
+@db_option
+@json_option
+def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, seed, timeout, max_retries,
+              api_key_env, judge_name, format_specs, logprobs, decoding, constraint, strategy, db, as_json):
+    """Score a pool with a judge under several formats. Re-running the same command resumes."""
+    from ingest import UserError
+    from ingest.scoring import score, ScoreRequest
+    if swap_sample != "all":
+        try:
+            swap_sample = int(swap_sample)
+        except ValueError:
+            raise UserError(f"--swap-sample: a number or 'all', not {swap_sample!r}") from None
+    result = score(ScoreRequest(
+        pool=pool, judge=judge_spec, formats=[f.strip() for f in formats.split(",") if f.strip()], db=db,
+        concurrency=concurrency, swap_sample=swap_sample, schedule=schedule, seed=seed, timeout=timeout,
+        max_retries=max_retries, api_key_env=api_key_env, judge_name=judge_name, logprobs=logprobs,
+        decoding=decoding, constraint=constraint, format_specs=list(format_specs), strategy=strategy))
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"{result['status']}: {result['made']} calls made ({result['already_done']} already done, "
+                   f"{result['recovered_from_journal']} recovered), {result['failed']} failed, "
+                   f"{result['unparsed']} unparsed")
+        for note in result["notes"]:
+            click.echo(f"note: {note}")
