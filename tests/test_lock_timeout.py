@@ -49,11 +49,12 @@ def test_lock_timeout_is_read_when_used(held, monkeypatch, opener):
 
 
 def test_audit_says_once_that_it_waits_for_the_writer(held, monkeypatch, capsys):
+    # the audit waits by the store's one lock-waiting rule (ingest/store/connection.py), message included
     monkeypatch.setenv("JUDGEAUDIT_LOCK_TIMEOUT", "1.5")   # several backoff rounds, one message
     with pytest.raises(duckdb.IOException):
         connect(held).__enter__()
     err = capsys.readouterr().err
-    assert err == f"judgeaudit: {held} is being written by another process; waiting...\n"
+    assert err == f"judgeaudit: {held} is in use by another process; waiting for it (up to 2 s)...\n"
 
 
 def test_audit_refuses_a_missing_database(tmp_path):

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest import UserError
+from ingest import UserError, runs
 from ingest.store import import_pool
-from ingest import runs
 from tests.conftest import query_rows
 from tests.openai_server import OpenAIServer
 
@@ -37,10 +36,25 @@ def _wait(db, run_id, statuses=("finished", "failed", "cancelled"), seconds=120)
     raise AssertionError(f"run {run_id} still {runs.get_run(db, run_id)['status']} after {seconds} s")
 
 
+def _launch(db, kind: str, argv: list[str], **kw) -> int:
+    """Launch `judgeaudit ARGV` as the dashboard does: the command line is the caller's."""
+    return runs.launch(db, kind, [sys.executable, "-m", "app.cli", *argv], config={"argv": argv}, **kw)
+
+
+def test_launch_runs_the_callers_command_and_a_command_that_never_adopts_its_run_fails(db):
+    rid = runs.launch(db, "probe", [sys.executable, "-c", "import os; print('hello from', os.environ['JUDGEAUDIT_RUN_ID'])"])
+    deadline = time.time() + 90        # the row stays queued until a read sees the process gone
+    while runs.get_run(db, rid)["status"] == "queued" and time.time() < deadline:
+        time.sleep(0.5)
+    row = runs.get_run(db, rid)
+    assert f"hello from {rid}" in runs.log_tail(db, rid)
+    assert row["status"] == "failed" and "gone without closing the run" in row["error"]
+
+
 def test_launched_run_finishes_with_its_log_progress_and_cli_listing(db, write_jsonl):
     import_pool(db, _pool(write_jsonl), "p")
-    rid = runs.launch(db, "score", ["score", "--pool", "p", "--judge", "fake:sim", "--formats", "likert5,binary"],
-                      pool="p", key="score:p:sim")
+    rid = _launch(db, "score", ["score", "--pool", "p", "--judge", "fake:sim", "--formats", "likert5,binary"],
+                      pool="p", key=runs.run_key("score", "p", "sim"))
     row = _wait(db, rid)
     assert row["status"] == "finished", runs.log_tail(db, rid)
     assert row["pid"] and row["started_at"] and row["finished_at"] and row["error"] is None
@@ -60,23 +74,23 @@ def test_launch_is_refused_while_the_same_key_is_live(db, write_jsonl):
     import_pool(db, _pool(write_jsonl, n=200, prompts=20), "p")
     with OpenAIServer(latency_s=0.05) as server:
         argv = ["score", "--pool", "p", "--judge", f"openai:m@{server.url}", "--formats", "binary", "--concurrency", "1"]
-        first = runs.launch(db, "score", argv, pool="p", key="score:p:m")
+        first = _launch(db, "score", argv, pool="p", key=runs.run_key("score", "p", "m"))
         _wait(db, first, statuses=("running",))
         with pytest.raises(UserError, match=f"run {first}, process"):
-            runs.launch(db, "score", argv, pool="p", key="score:p:m")
-        assert runs.active(db, "score:p:m")["run_id"] == first
+            _launch(db, "score", argv, pool="p", key=runs.run_key("score", "p", "m"))
+        assert runs.active(db, runs.run_key("score", "p", "m"))["run_id"] == first
         done = runs.cancel(db, first, wait_s=30)
     assert done["status"] == "cancelled"
     made = query_rows(db, "SELECT count(*) FROM verdicts")[0][0]
     assert 0 < made < 200                     # stopped part-way, what it had answered is kept
-    assert runs.active(db, "score:p:m") is None
+    assert runs.active(db, runs.run_key("score", "p", "m")) is None
 
 
 def test_a_killed_run_shows_as_failed_on_the_next_read(db, write_jsonl):
     import_pool(db, _pool(write_jsonl, n=200, prompts=20), "p")
     with OpenAIServer(latency_s=0.05) as server:
-        rid = runs.launch(db, "score", ["score", "--pool", "p", "--judge", f"openai:m@{server.url}", "--formats",
-                                        "binary", "--concurrency", "1"], pool="p", key="score:p:m")
+        rid = _launch(db, "score", ["score", "--pool", "p", "--judge", f"openai:m@{server.url}", "--formats",
+                                        "binary", "--concurrency", "1"], pool="p", key=runs.run_key("score", "p", "m"))
         row = _wait(db, rid, statuses=("running",))
         while runs.get_run(db, rid)["progress"] is None:      # it has started making calls
             time.sleep(0.1)
@@ -153,7 +167,7 @@ def test_credentials_in_a_command_line_never_reach_the_runs_table(db):
     with pytest.raises(Exception):
         with runs.running(db, "evaluate", config={"judges": [secret_url]}):
             raise RuntimeError("stop")
-    rid = runs.launch(db, "probe", ["probe", "--judge", secret_url, "--json"])
+    rid = _launch(db, "probe", ["probe", "--judge", secret_url, "--json"])
     runs.cancel(db, rid, wait_s=30)
     stored = json.dumps(query_rows(db, "SELECT config, error FROM runs"))
     assert "s3cretpw" not in stored and "sk-abcdef1234567890" not in stored

@@ -277,7 +277,7 @@ def test_no_model_is_loaded_with_remote_code():
 
 
 def test_the_bundled_judge_loads_from_a_local_file_without_remote_code():
-    source = (REPO / "ingest" / "judges" / "local.py").read_text()
+    source = (REPO / "ingest" / "scoring" / "judges" / "local.py").read_text()
     assert "gguf_file" in source and "trust_remote_code" not in source and "HF_HUB_OFFLINE" in source
 
 

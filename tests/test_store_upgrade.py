@@ -1,0 +1,76 @@
+"""A database written by the previous version opens, migrates, and reads as it did (tests/data/v7)."""
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+V7 = Path(__file__).resolve().parent / "data" / "v7"
+COMMANDS = ["pools", "audit", "bias", "rank", "calibrate", "positions", "levels", "variance"]
+
+
+@pytest.fixture
+def old_db(tmp_path) -> Path:
+    path = tmp_path / "old.duckdb"
+    with gzip.open(V7 / "judgeaudit-v7.duckdb.gz") as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return path
+
+
+def _cli(db: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", *args, "--db", str(db)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1])
+
+
+def test_the_old_database_migrates_and_keeps_its_rows(old_db):
+    con = duckdb.connect(str(old_db), read_only=True)
+    before = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+              for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    con.close()
+    assert before["_migrations"] == 7 and before["verdicts"] == 18 + 30 and "training_runs" in before
+
+    proc = _cli(old_db, "runs", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (run,) = json.loads(proc.stdout)["runs"]
+    assert (run["kind"], run["status"], run["pool"]) == ("score", "finished", "v7")
+
+    con = duckdb.connect(str(old_db), read_only=True)
+    after = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+             for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    names = [r[0] for r in con.execute("SELECT name FROM _migrations ORDER BY id").fetchall()]
+    con.close()
+    assert names[-1] == "008_drop_training_runs.sql" and len(names) == 8
+    assert "training_runs" not in after
+    assert {t: n for t, n in after.items() if t != "_migrations"} == \
+        {t: n for t, n in before.items() if t not in ("_migrations", "training_runs")}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_reading_prints_what_the_old_version_printed(old_db, command):
+    args = [command] if command == "pools" else [command, "--pool", "v7"]
+    proc = _cli(old_db, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == json.loads((V7 / f"{command}.json").read_text())
+
+
+def test_the_report_is_the_old_versions(old_db, tmp_path):
+    out = tmp_path / "report.json"
+    proc = _cli(old_db, "report", "--pool", "v7", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text()) == json.loads((V7 / "report.json").read_text())
+
+
+def test_the_old_subset_and_labels_read_through_the_new_rooms(old_db):
+    import audit
+    from ingest.store import declared_threshold, ensure_current
+    ensure_current(old_db)
+    (subset,) = audit.subsets(old_db, "v7").to_dicts()
+    assert (subset["policy"], subset["judge"], subset["format"], subset["n_selected"]) == ("judge", "sim", "likert5", 3)
+    assert audit.subset_by_hash(old_db, subset["sha256"])["subset_id"] == subset["subset_id"]
+    assert declared_threshold(old_db, "v7") == 0.4
+    assert audit.stored_labels(old_db, "v7").height == 6
