@@ -57,7 +57,7 @@ def test_heldout_rule():
 
 
 def test_rule_keys_and_texts():
-    from train.evaluate import _rule_text, rule_key
+    from train._heldout_check import _rule_text, rule_key
     # what decides the held-out prompts; n is left out, a missing seed is train.heldout's 0
     assert rule_key({"rule": "split", "n": 3}) == ("marked",) == rule_key({"rule": "marked"})
     assert rule_key({"rule": "share", "share": 0.2, "seed": 4, "n": 2}) == ("share", 0.2, 4)
@@ -258,22 +258,6 @@ def test_evaluate_page(db, write_jsonl, monkeypatch):
     assert len(at.dataframe) >= 1 and at.dataframe[0].value.shape[0] == 2 * 3    # 3 contrasts per judge
     assert any("Prompt by prompt" in s.value for s in at.subheader)
     assert len(at.expander) >= 3
-
-
-def test_every_evaluation_query_runs_on_an_empty_migrated_database(tmp_path):
-    from importlib import resources
-
-    import duckdb
-
-    from ingest.store import migrate
-    con = duckdb.connect(str(tmp_path / "empty.duckdb"))
-    migrate(con)
-    files = [f for f in (resources.files("ingest") / "sql").iterdir() if f.name.endswith(".sql")]
-    assert len(files) >= 4
-    for f in files:
-        text = f.read_text()
-        assert text.startswith("--"), f"{f.name} should start with a comment saying what a row is"
-        con.execute(text, {k: v for k, v in {"pool_id": 1, "study": "s"}.items() if f"${k}" in text}).fetchall()
 
 
 def test_condition_names():
