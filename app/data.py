@@ -5,12 +5,14 @@ shows up without a restart. No DuckDB connection outlives a call."""
 from __future__ import annotations
 
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import streamlit as st
 
 import audit
-from ingest import db_path, file_stem, safe_name  # noqa: F401  (pages: names typed in the browser)
+from ingest import UserError, db_path, file_stem, inside, safe_name  # noqa: F401  (file_stem: the Report page)
 from ingest.runs import run_key
 
 
@@ -117,16 +119,12 @@ def probe_pools() -> list[str]:
     return [n for n in pools()["name"].to_list() if n == "probes" or n.startswith("probes-")]
 
 
-def launch_probe(judge_argv: list[str], judge_name: str, strategy: str, sample: int | None) -> int:
-    """Start `judgeaudit probe` as a background run; its id. UserError for a bad strategy, or while
-    a run of the same probe pool and judge is alive."""
-    from ingest.scoring.judges.strategies import parse_strategy
+def launch_probe(argv: list[str], judge: str, sample: int) -> int:
+    """Start `judgeaudit probe` (ARGV of app.probe_form.probe_argv) as a background run; its id.
+    UserError while a run of the same probe pool and judge (NAME+STRATEGY) is alive."""
     from ingest.scoring.probes import pool_name
-    s = parse_strategy(strategy)
-    name, pool = (f"{judge_name}+{s.canonical}" if s else judge_name), pool_name(sample, 0)
-    argv = ["probe", *judge_argv, "--db", str(db_file()), "--json"] + (["--strategy", s.canonical] if s else []) \
-        + (["--sample", str(sample)] if sample else [])
-    return launch_run("probe", argv, pool=pool, key=run_key("score", pool, name))
+    pool = pool_name(sample or None, 0)
+    return launch_run("probe", argv, pool=pool, key=run_key("score", pool, judge))
 
 
 def endpoints() -> dict:
@@ -253,8 +251,9 @@ def launch_evaluation(argv: list[str], pool: str, study: str) -> int:
 @st.cache_data(show_spinner="Curating...", max_entries=64)
 def _curation(path: str, mtime: float, pool: str, policy: str, judge, fmt, decoding, rate: float, seed: int):
     import train
-    scores = audit.candidate_scores(path, pool) if policy == "judge" else None
-    return train.curate(audit.pool_candidates(path, pool), scores, policy, rate, seed, judge, fmt, decoding=decoding)
+    scores = _run("candidate_scores", path, mtime, pool) if policy == "judge" else None
+    return train.curate(_run("pool_candidates", path, mtime, pool), scores, policy, rate, seed, judge, fmt,
+                        decoding=decoding)
 
 
 def curation(pool: str, policy: str, judge: str | None, fmt: str | None, decoding: str | None, rate: float,
@@ -266,8 +265,8 @@ def curation(pool: str, policy: str, judge: str | None, fmt: str | None, decodin
 @st.cache_data(show_spinner="Comparing formats...", max_entries=32)
 def _overlap(path: str, mtime: float, pool: str, judge: str, formats: tuple, decoding, rates: tuple, seed: int):
     import train
-    return train.overlap(audit.pool_candidates(path, pool), audit.candidate_scores(path, pool), judge,
-                         list(formats), list(rates), seed, decoding=decoding)
+    return train.overlap(_run("pool_candidates", path, mtime, pool), _run("candidate_scores", path, mtime, pool),
+                         judge, list(formats), list(rates), seed, decoding=decoding)
 
 
 def curation_overlap(pool: str, judge: str, formats: list[str], decoding: str | None, rates: list[float], seed: int):
@@ -339,3 +338,41 @@ def run_calibration(pool: str, threshold, target_width: float) -> int:
     finish_calibration(str(db_file()), cid, {"pool": pool, "threshold": threshold, "cells": cells.to_dicts(),
                                              "humans": human_ceiling(pool).to_dicts()[0]})
     return cid
+
+
+# -- uploads: the browser's bytes become a file only for the length of one import --------------------
+
+@contextmanager
+def _uploaded(file_name: str, content: bytes, prefix: str):
+    """The upload saved under the last part of its name (messages cite it) in a fresh temporary
+    folder, removed afterwards; a UserError raised inside loses the folder from its message."""
+    name = Path(file_name).name
+    if name in ("", ".", ".."):
+        raise UserError(f"File name {file_name!r}: a file name, not a folder")
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        inside(folder, name, field="File name")
+        path = Path(folder) / name
+        path.write_bytes(content)
+        try:
+            yield path
+        except UserError as exc:
+            raise UserError(str(exc).replace(str(folder) + "/", "")) from exc
+
+
+def import_pool_upload(name: str, file_name: str | None, content: bytes | None, replace: bool = False) -> dict:
+    """Import a pool file uploaded in the browser under the name typed there (the CLI's validation
+    and messages): ingest.store.import_pool's summary. UserError for a pool or file name that is not
+    one plain name (never a path), no file, or a refused file."""
+    from ingest.store import import_pool
+    pool = safe_name(name, "Pool name")
+    if file_name is None:
+        raise UserError("Choose a file to import.")
+    with _uploaded(safe_name(Path(file_name).name, "File name"), content, "judgeaudit-upload-") as path:
+        return import_pool(str(db_file()), path, pool, replace=replace)
+
+
+def import_labels_upload(pool: str, file_name: str, content: bytes, source: str = "jsonl",
+                         replace: bool = False) -> dict:
+    """Store a labels file uploaded in the browser for the pool (import_labels); UserError as the CLI's."""
+    with _uploaded(file_name, content, "judgeaudit-labels-") as path:
+        return import_labels(path, pool, source, replace)

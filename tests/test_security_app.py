@@ -170,3 +170,28 @@ def test_oidc_gate_shows_only_a_login_button(tmp_path, monkeypatch):
     at = _app(db, monkeypatch)
     assert not at.exception
     assert [b.label for b in at.button] == ["Log in"] and not at.sidebar.selectbox and not db.exists()
+
+
+def test_an_upload_is_a_file_only_while_it_is_imported(tmp_path, monkeypatch, write_jsonl):
+    """app.data saves the browser's bytes under their own name (messages cite it, never the
+    temporary folder) and removes them afterwards, imported or refused."""
+    import tempfile
+
+    from app import data
+    from ingest import UserError
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    rows = write_jsonl("pool.jsonl", ROWS).read_bytes()
+    assert data.import_pool_upload(" mine ", "../pool.jsonl", rows)["pool"] == "mine"
+    with pytest.raises(UserError) as err:
+        data.import_pool_upload("other", "bad.jsonl", rows + b"not json\n")
+    assert str(err.value).startswith("bad.jsonl, line 5: not valid JSON")
+    with pytest.raises(UserError) as err:       # any plain last part will do for labels, "(1)" included
+        data.import_labels_upload("mine", "labels (1).jsonl", b'{"prompt_id": "zz", "a_id": "c0", "b_id": "c1", '
+                                                             b'"label": "A"}\n')
+    assert str(err.value).startswith("labels (1).jsonl, line 1, field 'prompt_id': unknown prompt 'zz'")
+    with pytest.raises(UserError, match="File name '..': a file name, not a folder"):
+        data.import_labels_upload("mine", "..", b"")
+    assert list(scratch.iterdir()) == []
+    assert query_rows(data.db_file(), "SELECT name FROM pools") == [("mine",)]

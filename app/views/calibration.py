@@ -1,13 +1,11 @@
 """Calibration: agreement of each judge with human labels (Cohen's kappa with intervals), against
 the human-human ceiling and an acceptance threshold declared before the run; label upload."""
 
-import tempfile
-from pathlib import Path
-
 import polars as pl
 import streamlit as st
 
 from app import charts_trust, data
+from ingest import UserError
 
 pool = data.page_pool("Calibration")
 labels = data.stored_labels(pool)
@@ -24,17 +22,14 @@ with st.expander(f"Human labels ({labels.height} stored)", expanded=labels.heigh
         data.import_labels(bundled, pool)
         st.rerun()
 if submitted and upload is not None:
-    from ingest import UserError
-    with tempfile.TemporaryDirectory(prefix="judgeaudit-labels-") as folder:
-        path = Path(folder) / Path(upload.name).name      # keep the name: messages cite it
-        path.write_bytes(upload.getvalue())
-        try:
-            out = data.import_labels(path, pool, source, replace)
-            st.session_state["labels_note"] = (f"Imported {out['imported']} labels ({out['n_pairs']} pairs, "
-                                               f"{out['n_annotators']} annotators).")
-            st.rerun()
-        except UserError as exc:
-            st.error(str(exc).replace(str(folder) + "/", ""))
+    try:
+        out = data.import_labels_upload(pool, upload.name, upload.getvalue(), source, replace)
+    except UserError as exc:
+        st.error(str(exc))
+    else:
+        st.session_state["labels_note"] = (f"Imported {out['imported']} labels ({out['n_pairs']} pairs, "
+                                           f"{out['n_annotators']} annotators).")
+        st.rerun()
 if "labels_note" in st.session_state:
     st.success(st.session_state.pop("labels_note"))
 if labels.height == 0:

@@ -1,12 +1,10 @@
 """Pool: upload a candidate pool in the browser (the CLI's validation and messages), and its summary."""
 
-import tempfile
-from pathlib import Path
-
 import altair as alt
 import streamlit as st
 
 from app import data
+from ingest import UserError
 
 st.header("Pool")
 with st.form("upload", clear_on_submit=False):
@@ -16,30 +14,16 @@ with st.form("upload", clear_on_submit=False):
     replace = st.checkbox("Replace a pool of the same name (its verdicts go too)")
     submitted = st.form_submit_button("Import")
 if submitted:
-    from ingest import UserError
-    from ingest.store import import_pool
+    file_name, content = (upload.name, upload.getvalue()) if upload is not None else (None, None)
     try:   # names typed in the browser: one plain name each, never a path (no '../', no '/etc/...')
-        pool_name = data.safe_name(name, "Pool name")
-        file_name = data.safe_name(Path(upload.name).name, "File name") if upload is not None else None
+        result = data.import_pool_upload(name, file_name, content, replace)
     except UserError as exc:
-        pool_name = file_name = None
         st.error(str(exc))
-    if pool_name and file_name is None:
-        st.error("Choose a file to import.")
-    elif pool_name:
-        with tempfile.TemporaryDirectory(prefix="judgeaudit-upload-") as folder:
-            path = Path(folder) / file_name   # keep the name: messages cite it
-            path.write_bytes(upload.getvalue())
-            try:
-                result = import_pool(str(data.db_file()), path, pool_name, replace=replace)
-            except UserError as exc:
-                result = None
-                st.error(str(exc).replace(str(folder) + "/", ""))
-        if result is not None:
-            st.session_state["next_pool"] = pool_name   # the sidebar picks it up on the rerun
-            st.success(f"Imported pool '{pool_name}': {result['n_prompts']} prompts, "
-                       f"{result['n_candidates']} candidates.")
-            st.rerun()
+    else:
+        st.session_state["next_pool"] = result["pool"]   # the sidebar picks it up on the rerun
+        st.success(f"Imported pool '{result['pool']}': {result['n_prompts']} prompts, "
+                   f"{result['n_candidates']} candidates.")
+        st.rerun()
 
 pool = data.current_pool()
 if not pool:
