@@ -25,8 +25,8 @@ def provider_radio(label: str, configured: dict, key: str) -> str:
                     index=choices.index("fake"), key=key)
 
 
-def judge_fields(provider: str, configured: dict, fake_default: str) -> tuple[str | None, str, str]:
-    """(configured endpoint name, model, typed base URL): only the chosen provider's fields."""
+def judge_fields(provider: str, configured: dict, fake_default: str) -> score_form.JudgeChoice:
+    """The chosen provider's fields (and only those): the judge as app/score_form.py reads it."""
     endpoint, model, base_url = None, "", ""
     if provider == "endpoint":
         pairs = [(name, m) for name, ep in configured.items() for m in ep.models]
@@ -36,4 +36,4 @@ def judge_fields(provider: str, configured: dict, fake_default: str) -> tuple[st
         model = st.text_input("Model")
     elif provider == "fake":
         model = st.text_input("Simulated judge", value=fake_default)
-    return endpoint, model, base_url
+    return score_form.JudgeChoice(provider, endpoint, model, base_url)

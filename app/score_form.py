@@ -1,5 +1,7 @@
 """The Score page's form, as data: which judge a browser user may pick, and the `judgeaudit score`
-arguments it becomes. Pure (no Streamlit), so the rules are unit-tested:
+arguments it becomes. Pure (no Streamlit), so the rules are unit-tested. The judge alone (a
+`JudgeChoice`, and its `judge_argv`) is shared with the Evaluate and Probes forms
+(app/evaluate_form.py, app/probe_form.py):
 
 - a configured endpoint (ingest.endpoints, from the server's judgeaudit.toml) is the ONLY way an
   API key is sent: its `--api-key-env` comes from the server config, never from the browser;
@@ -22,6 +24,15 @@ _SWAP = re.compile(r"\d+|all")
 
 
 @dataclass
+class JudgeChoice:
+    """The judge a page's picker chose (app/judge_picker.py)."""
+    provider: str                       # endpoint | local | fake | custom
+    endpoint: str | None = None         # provider 'endpoint': its configured name
+    model: str = ""                     # endpoint/custom: the model; fake: the judge's name
+    base_url: str = ""                  # provider 'custom' only
+
+
+@dataclass
 class ScoreForm:
     pool: str
     provider: str                       # endpoint | local | fake | custom
@@ -33,41 +44,47 @@ class ScoreForm:
     concurrency: int = 8
     swap: str = "0"
 
+    @property
+    def judge(self) -> JudgeChoice:
+        return JudgeChoice(self.provider, self.endpoint, self.model, self.base_url)
+
 
 def providers(endpoints: dict[str, Endpoint]) -> list[str]:
     """The choices the page offers: configured endpoints first when there are any."""
     return (["endpoint"] if endpoints else []) + ["local", "fake", "custom"]
 
 
-def _judge_argv(form: ScoreForm, endpoints: dict[str, Endpoint]) -> tuple[list[str], str]:
-    model = form.model.strip()
-    if form.provider == "endpoint":
-        ep = endpoints.get(form.endpoint or "")
+def judge_argv(choice: JudgeChoice, endpoints: dict[str, Endpoint]) -> tuple[list[str], str]:
+    """(`--judge SPEC [--api-key-env VAR]`, the judge's name) for the chosen judge; UserError if
+    the choice is not acceptable. The key variable comes only from a configured endpoint."""
+    model = choice.model.strip()
+    if choice.provider == "endpoint":
+        ep = endpoints.get(choice.endpoint or "")
         if ep is None:
-            raise UserError(f"endpoint {form.endpoint!r}: not configured on this server "
+            raise UserError(f"endpoint {choice.endpoint!r}: not configured on this server "
                             f"(configured: {', '.join(endpoints) or 'none'})")
         return ep.judge_argv(model), model
-    if form.provider == "custom":
-        url = form.base_url.strip()
+    if choice.provider == "custom":
+        url = choice.base_url.strip()
         if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):
             raise UserError(f"base URL {url!r}: an http(s) URL, e.g. http://localhost:8000/v1")
         if not model or any(c.isspace() or not c.isprintable() for c in model):
             raise UserError(f"model {model!r}: a model name without spaces")
         return ["--judge", f"openai:{model}@{url}"], model          # no key, by construction
-    if form.provider == "local":
+    if choice.provider == "local":
         return ["--judge", "local:smollm2"], "smollm2"
-    if form.provider == "fake":
+    if choice.provider == "fake":
         if not _FAKE.fullmatch(model):
             raise UserError(f"simulated judge {model!r}: a name of letters, digits, '_', '-', '.' "
                             "(optionally ?noise=..&slot_bias=..)")
         return ["--judge", f"fake:{model}"], model.split("?")[0]
-    raise UserError(f"judge provider {form.provider!r}: one of {', '.join(PROVIDERS)}")
+    raise UserError(f"judge provider {choice.provider!r}: one of {', '.join(PROVIDERS)}")
 
 
 def score_argv(form: ScoreForm, db: str, endpoints: dict[str, Endpoint]) -> tuple[list[str], str]:
     """(arguments for `python -m app.cli`, the judge's name) for a submitted form; UserError if
     the form is not acceptable."""
-    judge, name = _judge_argv(form, endpoints)
+    judge, name = judge_argv(form.judge, endpoints)
     if not form.formats:
         raise UserError("formats: choose at least one")
     swap = form.swap.strip() or "0"

@@ -3,25 +3,25 @@ reference-top answer in both orders, and read the contrasts (DESIGN.md 'Metric d
 
 import json
 
-import altair as alt
 import polars as pl
 import streamlit as st
 
-from app import data, judge_picker, score_form
+from app import data, evaluate_charts, evaluate_form, judge_picker
 from ingest import UserError
 
 pool = data.page_pool("Evaluate")
 trained = [r for r in data.runs_of("train") if r["status"] in ("finished", "cancelled")]
 with st.expander("Launch an evaluation", expanded=not trained):
     # the judge as the Score and Probes pages pick it (app/score_form.py): a configured endpoint (the
-    # only way a key is sent), the bundled model, the simulated judge, or a typed endpoint without key
+    # only way a key is sent), the bundled model, the simulated judge, or a typed endpoint without key;
+    # app/evaluate_form.py turns the form into the run's arguments
     configured = judge_picker.configured_endpoints()
     provider = judge_picker.provider_radio("Evaluation judge", configured, key="eval_provider")
     with st.form("evaluate"):
         about = {r["run_id"]: f"run {r['run_id']} ({r['status']}): " + str((r["config"] or {}).get("curation")
                  or (r["config"] or {}).get("subset") or "")[-80:] for r in trained}
         runs = st.multiselect("Training runs", list(about), format_func=about.get)
-        endpoint, model, base_url = judge_picker.judge_fields(provider, configured, fake_default="eval")
+        judge = judge_picker.judge_fields(provider, configured, fake_default="eval")
         a, b, c, d = st.columns(4)
         study = a.text_input("Study", value=pool)
         max_new = b.number_input("Max new tokens", 8, 4096, 256)
@@ -29,13 +29,9 @@ with st.expander("Launch an evaluation", expanded=not trained):
         max_prompts = d.number_input("Max prompts (0 = all)", 0, 100_000, 0)
         go = st.form_submit_button("Evaluate", disabled=not trained)
     if go and runs:
+        form = evaluate_form.EvaluateForm(pool, judge, runs, study, max_new, batch, max_prompts)
         try:
-            form = score_form.ScoreForm(pool, provider, ["tournament"], endpoint, model, base_url)
-            argv, _ = score_form.score_argv(form, str(data.db_file()), configured)
-            judge_argv = argv[3:argv.index("--formats")]          # --judge SPEC [--api-key-env VAR]
-            argv = ["evaluate", "--runs", ",".join(map(str, runs)), "--pool", pool, "--study", study,
-                    "--max-new-tokens", str(max_new), "--batch-size", str(batch), "--json", *judge_argv]
-            argv += ["--max-prompts", str(max_prompts)] if max_prompts else []
+            argv = evaluate_form.evaluate_argv(form, configured)
             st.success(f"Started evaluation run {data.launch_evaluation(argv, pool, study)}.")
         except UserError as exc:
             st.error(str(exc))
@@ -58,13 +54,7 @@ if not doc["contrasts"]:
 table = pl.DataFrame(doc["contrasts"]).with_columns((pl.col("a") + " − " + pl.col("b")).alias("contrast"))
 st.subheader("Contrasts (paired bootstrap, Holm within each judge)")
 st.dataframe(table.select("judge", "contrast", "diff", "lo", "hi", "p", "p_holm", "n_judges_agree"), hide_index=True)
-base = alt.Chart(table.to_pandas()).encode(y=alt.Y("contrast:N", sort=None, title=None),
-                                           yOffset=alt.YOffset("judge:N"), color=alt.Color("judge:N"))
-forest = base.mark_rule().encode(x=alt.X("lo:Q", title="difference in outcome (a − b)"), x2=alt.X2("hi:Q")) \
-    + base.mark_point(filled=True).encode(x="diff:Q", tooltip=["judge:N", "contrast:N", "diff:Q", "lo:Q", "hi:Q",
-                                                                 "p_holm:Q"]) \
-    + alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
-st.altair_chart(forest.properties(height=40 + 28 * table["contrast"].n_unique()), width="stretch")
+st.altair_chart(evaluate_charts.contrast_forest(table), width="stretch")
 with st.expander("Friedman, length- and markdown-adjusted contrasts, minimum detectable difference"):
     st.dataframe(pl.DataFrame(doc["friedman"]), hide_index=True)
     if doc["adjusted"]:

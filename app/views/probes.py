@@ -3,7 +3,7 @@ strategies, and a probe run launched in the background (`judgeaudit probe`)."""
 
 import streamlit as st
 
-from app import data, judge_picker, probe_charts, score_form
+from app import data, judge_picker, probe_charts, probe_form
 from app.runs_panel import runs_panel
 from ingest import UserError
 
@@ -40,17 +40,16 @@ st.subheader("Run the probes")
 configured = judge_picker.configured_endpoints()
 provider = judge_picker.provider_radio("Judge", configured, key="probe_provider")
 with st.form("probe"):
-    endpoint, model, base_url = judge_picker.judge_fields(provider, configured, fake_default="sim?slot_bias=0.5")
+    judge = judge_picker.judge_fields(provider, configured, fake_default="sim?slot_bias=0.5")
     strategy = st.text_input("Strategy (empty = baseline)", placeholder="swap,ensemble:3 · reason · rubric · "
                              "reference · combined · cross:SPEC;SPEC")
     sample = st.number_input("Pairs per probe type (0 = all 325 pairs)", 0, 150, 5 if provider == "local" else 0)
     go = st.form_submit_button("Launch")
 if go:
+    form = probe_form.ProbeForm(judge, strategy, int(sample))
     try:
-        form = score_form.ScoreForm("probes", provider, ["tournament"], endpoint, model, base_url)
-        argv, judge_name = score_form.score_argv(form, str(data.db_file()), configured)
-        judge_argv = argv[3:argv.index("--formats")]          # --judge SPEC [--api-key-env VAR]
-        run_id = data.launch_probe(judge_argv, judge_name, strategy, int(sample) or None)
+        argv, judge_name = probe_form.probe_argv(form, str(data.db_file()), configured)
+        run_id = data.launch_probe(argv, judge_name, form.sample)
         st.success(f"Started probe run {run_id}: it goes on if this page is closed.")
     except UserError as exc:
         st.error(str(exc))
