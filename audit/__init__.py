@@ -10,8 +10,8 @@ from ._cells import CELL_COLUMNS, audit_cells
 from ._db import AuditError
 from ._metrics import tiebreak_key
 from ._extras import effective_levels, position_selection, stability, variance, variance_table
-from ._calibrate import CAL_COLUMNS, calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
-from ._drift import DRIFT_COLUMNS, compare_verdicts, drift, drift_items, drift_sides
+from ._calibrate import calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
+from ._drift import compare_verdicts, drift, drift_items, drift_sides
 from ._pools import pools
 from ._probes import mitigations, probes
 from ._rank import RANK_COLUMNS, rank, rank_calls
@@ -22,9 +22,9 @@ from ._subsets import SUBSET_COLUMNS, candidate_texts, subset_by_hash, subsets
 
 __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
-           "RANK_COLUMNS", "rank", "rank_calls", "CAL_COLUMNS", "calibrate", "calibrate_frames",
+           "RANK_COLUMNS", "rank", "rank_calls", "calibrate", "calibrate_frames",
            "holm", "human_agreement", "human_ceiling", "mcnemar", "stored_labels", "mitigations", "probes",
-           "DRIFT_COLUMNS", "compare_verdicts", "drift", "drift_items", "drift_sides",
+           "compare_verdicts", "drift", "drift_items", "drift_sides",
            "score_values", "stability", "tiebreak_key", "variance", "variance_table",
            "eval_prompts", "judged", "stored_generations", "studies", "study_generations", "study_outcomes",
            "SUBSET_COLUMNS", "candidate_texts", "subset_by_hash", "subsets"]

@@ -31,9 +31,6 @@ from ._db import connect, pool_id, query
 
 CATEGORIES = ("A", "B", "tie")
 CODE = {c: k for k, c in enumerate(CATEGORIES)}
-CAL_COLUMNS = ["judge", "format", "decoding", "n", "n_pairs", "agreement", "kappa", "kappa_lo", "kappa_hi",
-               "n_no_ties", "agreement_no_ties", "kappa_no_ties", "kappa_no_ties_lo", "kappa_no_ties_hi",
-               "confusion", "threshold", "decision", "passes", "target_width", "n_pairs_needed"]
 HUMAN_COLUMNS = ["n_pairs", "n_votes", "n_annotators", "n_comparisons", "agreement", "kappa", "kappa_lo",
                  "kappa_hi"]
 
@@ -151,7 +148,8 @@ def calibrate_frames(calls: pl.DataFrame, labels: pl.DataFrame, n_boot: int = 20
                      threshold: float | None = None, target_width: float | None = 0.2) -> pl.DataFrame:
     """Pure: one row per (judge, format, decoding) cell with a judgement on a labelled pair.
     calls: judge, format, decoding, prompt_idx, a_idx, b_idx, value; labels: prompt_idx, a_idx,
-    b_idx, label, annotator. Columns: CAL_COLUMNS (`confusion`: 9 counts, humans A, B, tie by rows)."""
+    b_idx, label, annotator. Columns: those of `calibrate` (`confusion`: 9 counts, humans A, B, tie
+    by rows)."""
     rows = []
     if labels.height and calls.height:
         pairs, _ = oriented_pairs(labels)
@@ -168,7 +166,7 @@ def calibrate_frames(calls: pl.DataFrame, labels: pl.DataFrame, n_boot: int = 20
               "kappa_no_ties_lo": pl.Float64, "kappa_no_ties_hi": pl.Float64, "confusion": pl.List(pl.Int64),
               "threshold": pl.Float64, "decision": pl.String, "passes": pl.Boolean, "target_width": pl.Float64,
               "n_pairs_needed": pl.Int64}
-    return pl.DataFrame(rows, schema=schema).select(CAL_COLUMNS).with_columns(pl.selectors.float().fill_nan(None))
+    return pl.DataFrame(rows, schema=schema).with_columns(pl.selectors.float().fill_nan(None))
 
 
 def human_agreement(labels: pl.DataFrame, n_boot: int = 2000, seed: int = 0) -> pl.DataFrame:

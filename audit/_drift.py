@@ -25,7 +25,6 @@ from ._db import AuditError, connect, pool_id, query
 
 KEY = ["format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
 VERSION = ["judge_model", "template_hash", "settings"]
-DRIFT_COLUMNS = ["format", "decoding", "n", "n_changed", "share_changed", "n_scored", "mean_abs_change"]
 MOVED_COLUMNS = ["format", "decoding", "prompt_id", "a_id", "b_id", "sample", "reading_old", "reading",
                  "s_old", "s", "change"]
 
@@ -67,7 +66,8 @@ def compare_verdicts(old: pl.DataFrame, new: pl.DataFrame) -> tuple[pl.DataFrame
         .with_columns((pl.col("n_changed") / pl.col("n")).alias("share_changed")).sort("format", "decoding")
     moved = both.filter(pl.col("changed") | (pl.col("change").abs() > 1e-12)) \
         .sort("format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample", nulls_last=True)
-    return cells.select(DRIFT_COLUMNS), moved.select(MOVED_COLUMNS)
+    return cells.select("format", "decoding", "n", "n_changed", "share_changed", "n_scored", "mean_abs_change"), \
+        moved.select(MOVED_COLUMNS)
 
 
 def _judge_verdicts(con, pid: int, judge: str) -> pl.DataFrame:

@@ -157,11 +157,6 @@ class PromptStats:
                       "top1_uniform": b["n_rt"] / k, "top_tied": (n_jt >= 2).astype(float)}
 
 
-def prompt_stats(group: np.ndarray, s: np.ndarray, r: np.ndarray, key: np.ndarray) -> dict:
-    """PromptStats(group, r, key).compute(s), for one-off use."""
-    return PromptStats(group, r, key).compute(s)
-
-
 def tiebreak_key(n: int, seed: int) -> np.ndarray:
     """The seeded tie-break key of each of a pool's n candidates, indexed by cand_idx: among
     candidates tied at the top of a prompt, the one with the largest key is picked (the audit's

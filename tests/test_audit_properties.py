@@ -129,7 +129,7 @@ def test_levels_and_prompt_stats_of_nothing_and_prompt_stats_of_groups_of_one():
     assert none.n_groups == 0 and none.compute(np.zeros(0)) == {}
     # two groups of one member: no pairs, so n0 = C - D = n1 = n2 = 0 per group; the lone member
     # is judge-top and reference-top: top1 = top1_expected = top1_uniform = 1, no tied top
-    st_ = m.prompt_stats(np.array([0, 1]), np.array([0, 1]), np.array([2.0, 5.0]), np.array([0.3, 0.6]))
+    st_ = m.PromptStats(np.array([0, 1]), np.array([2.0, 5.0]), np.array([0.3, 0.6])).compute(np.array([0, 1]))
     assert {k: v.tolist() for k, v in st_.items()} == {
         "n": [1.0, 1.0], "n0": [0.0, 0.0], "cd": [0.0, 0.0], "n1": [0.0, 0.0], "n2": [0.0, 0.0],
         "top1": [1.0, 1.0], "top1_expected": [1.0, 1.0], "top1_uniform": [1.0, 1.0], "top_tied": [0.0, 0.0]}
@@ -153,7 +153,7 @@ def test_large_groups_take_the_offset_path_and_agree(k, seed):
     s = rng.integers(0, 4, size=2 * k).astype(float)
     r = rng.integers(0, 6, size=2 * k).astype(float)
     group = np.repeat([0, 1], k)
-    stats = m.prompt_stats(group, s, r, rng.random(2 * k))
+    stats = m.PromptStats(group, r, rng.random(2 * k)).compute(s)
     tau_a, tau_b, somers = m.kendall_variants(stats["n0"], stats["cd"], stats["n1"], stats["n2"])
     for g in (0, 1):
         sl = slice(g * k, (g + 1) * k)
