@@ -9,14 +9,18 @@ from ._bias import BIAS_COLUMNS, bias, bias_items, cell_rng
 from ._cells import CELL_COLUMNS, audit_cells
 from ._db import AuditError
 from ._metrics import tiebreak_key
-from ._extras import effective_levels, position_selection, stability, variance, variance_table
+from ._levels import effective_levels
+from ._stability import stability
+from ._positions import position_selection
+from ._variance import variance, variance_table
 from ._calibrate import calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
 from ._drift import compare_verdicts, drift, drift_items, drift_sides
-from ._pools import pools
+from ._pools import pool_candidates, pools
 from ._probes import mitigations, probes
 from ._rank import RANK_COLUMNS, rank, rank_calls
 from ._stats import holm, mcnemar
-from ._report import candidate_scores, checklist, checklist_markdown, pool_candidates, score_values
+from ._report import checklist, checklist_markdown
+from ._scores import candidate_scores, score_values
 from ._studies import eval_prompts, judged, stored_generations, studies, study_generations, study_outcomes
 from ._subsets import SUBSET_COLUMNS, candidate_texts, subset_by_hash, subsets
 

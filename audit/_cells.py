@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 
 from . import _metrics as m
-from ._scores import Scores, scores_for
+from ._scores import Scores, pool_scores
 
 CELL_COLUMNS = [
     "judge", "format", "decoding", "score", "kind", "n_verdicts", "n_candidates", "n_prompts",
@@ -152,4 +152,4 @@ def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0) -> pl.Da
     tau_a, tau_b, somers_d, top1 (seeded tie-break), top1_expected, top1_uniform, n_ranked_prompts
     (prompts with >= 2 candidates having both a score and a reference). Undefined values are null.
     """
-    return compute_cells(scores_for(db, pool), seed)
+    return compute_cells(pool_scores(db, pool), seed)

@@ -7,45 +7,12 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
 import polars as pl
 
-from . import _metrics as m
 from ._bias import bias
 from ._cells import audit_cells
 from ._db import connect, pool_id, query
 from ._pools import pools
-from ._scores import scores_for
-
-
-def score_values(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
-    """One row per (judge, format, decoding, score, score value): how many candidates hold it.
-
-    Columns: judge, format, decoding, score (label | expected), s (normalised score), n, mult5 (the
-    raw 0-100 value is a multiple of 5; null for other scales).
-    """
-    sc = scores_for(db, pool)
-    frames = []
-    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
-        values, n = m.levels(sc.S[c][~np.isnan(sc.S[c])])
-        counts = pl.DataFrame({"s": values, "n": n}, schema={"s": pl.Float64, "n": pl.UInt32})
-        is_100 = cell["mult5_share"] is not None
-        frames.append(counts.with_columns(
-            pl.lit(cell["judge"]).alias("judge"), pl.lit(cell["format"]).alias("format"),
-            pl.lit(cell["decoding"]).alias("decoding"), pl.lit(cell["score"]).alias("score"),
-            (pl.when(pl.lit(is_100)).then(((pl.col("s") * 100).round(6) % 5) == 0)
-             .otherwise(None)).alias("mult5")))
-    if not frames:
-        return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "decoding": pl.String,
-                                    "score": pl.String, "s": pl.Float64, "n": pl.UInt32, "mult5": pl.Boolean})
-    return pl.concat(frames).select("judge", "format", "decoding", "score", "s", "n", "mult5")
-
-
-def pool_candidates(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
-    """One row per candidate. Columns: prompt_idx, prompt_id, candidate_id, position, k (candidates
-    of its prompt), reference, model, split, response_chars."""
-    with connect(db) as con:
-        return query(con, "pool_candidates", pool_id=pool_id(con, pool))
 
 
 def _slot_scheme(run: dict | None, b_row: dict | None) -> str:
@@ -137,21 +104,3 @@ def checklist_markdown(doc: dict) -> str:
         lines += [f"4. Parse rate {_num(c['parse_rate'])}.", ""]
     return "\n".join(lines)
 
-
-def candidate_scores(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
-    """One row per (judge, format, decoding, score, scored candidate).
-
-    Columns: judge, format, decoding, score (label | expected), cand_idx, prompt_idx, position,
-    s (normalised score), r (reference).
-    """
-    sc = scores_for(db, pool)
-    frames = []
-    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
-        idx = np.flatnonzero(~np.isnan(sc.S[c]))
-        frames.append(pl.DataFrame({"judge": [cell["judge"]] * idx.size, "format": [cell["format"]] * idx.size,
-                                    "decoding": [cell["decoding"]] * idx.size, "score": [cell["score"]] * idx.size,
-                                    "cand_idx": idx, "prompt_idx": sc.prompt[idx], "position": sc.position[idx],
-                                    "s": sc.S[c][idx], "r": sc.reference[idx]}))
-    schema = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "score": pl.String, "cand_idx": pl.Int64, "prompt_idx": pl.Int64,
-              "position": pl.Int64, "s": pl.Float64, "r": pl.Float64}
-    return pl.concat([f.cast(schema) for f in frames]) if frames else pl.DataFrame(schema=schema)

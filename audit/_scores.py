@@ -1,22 +1,37 @@
-"""Candidate scores per (judge, format) cell, as a dense matrix over the pool's candidates."""
+"""The scores of a pool's cells: one family of readers, one meaning each.
+
+A cell is (judge, format, decoding, score): decoding `greedy` or `constrained`, score `label` (the
+parsed labels' values) or `expected` (the probability-weighted value over the format's labels; see
+_with_expected_cells). A candidate's score in a cell is its normalised score, in [0, 1].
+
+- `normalised_scores(...)`: pure; one cell's calls in, each candidate's score out (an array).
+- `Scores`: the dense matrix of every cell over the pool's candidates; `read_scores(con,
+  pool_id)` builds it on an open connection, `pool_scores(db, pool)` opens one (no cache: the
+  app's st.cache_data wrappers in app/data.py are the only cache).
+- `score_values(db, pool)` (public): per cell, each distinct score and how many candidates hold
+  it (the histograms).
+- `candidate_scores(db, pool)` (public): per cell, each scored candidate with its score and
+  reference (what curation picks from).
+"""
 
 from __future__ import annotations
 
-import threading
+import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from ._db import connect, db_path, numpy, pool_id, query
+from . import _metrics as m
+from ._db import connect, numpy, pool_id, query
 from ._metrics import ROUND
+
+CELL_IDENTITY = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "score": pl.String}
 
 
 @dataclass
 class Scores:
-    """S[c, i] = normalised score of candidate i (cand_idx order) in cell c; NaN = no score. A cell
-    is (judge, format, decoding, score), score `label` or `expected` (see _with_expected_cells).
+    """S[c, i] = normalised score of candidate i (cand_idx order) in cell c; NaN = no score.
 
     `cells` lists the cells (row c of S) with their call counts (cell_calls.sql); `order` sorts
     candidates by (prompt, position).
@@ -29,8 +44,13 @@ class Scores:
     order: np.ndarray
 
 
-def cell_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray, swapped: np.ndarray,
-                value: np.ndarray, n: int) -> np.ndarray:
+def cell_identity(cell: dict) -> dict:
+    """The (judge, format, decoding, score) of a row of Scores.cells."""
+    return {k: cell[k] for k in CELL_IDENTITY}
+
+
+def normalised_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray, swapped: np.ndarray,
+                      value: np.ndarray, n: int) -> np.ndarray:
     """Each candidate's mean score over its parsed calls in one cell, rounded; NaN without one.
 
     pointwise: (v - lo) / (hi - lo); anchored: the same over forward calls (candidate in slot A
@@ -77,7 +97,8 @@ def multiples_of_5_share(values: np.ndarray) -> float | None:
     return float(np.count_nonzero(fifths == np.floor(fifths)) / values.size) if values.size else None
 
 
-def load_scores(con, pool_id: int) -> Scores:
+def read_scores(con, pool_id: int) -> Scores:
+    """The Scores of the pool `pool_id`, read on an open connection."""
     cells = _with_expected_cells(query(con, "cell_calls", pool_id=pool_id))
     cand = numpy(con, "candidates", pool_id=pool_id)
     n = cand["cand_idx"].size
@@ -91,8 +112,8 @@ def load_scores(con, pool_id: int) -> Scores:
         calls = numpy(con, "cell_values", pool_id=pool_id, judge_id=cell["judge_id"],
                       format_id=cell["format_id"], decoding=cell["decoding"],
                       expected=cell["score"] == "expected")
-        S[c] = cell_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], calls["a_idx"],
-                           calls["b_idx"], calls["swapped"], calls["value"], n)
+        S[c] = normalised_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], calls["a_idx"],
+                                 calls["b_idx"], calls["swapped"], calls["value"], n)
         mult5.append(multiples_of_5_share(calls["value"]) if cell["scale_0_100"] else None)
     cells = cells.with_columns(pl.Series("mult5_share", mult5, dtype=pl.Float64)).drop("scale_0_100")
     return Scores(cells, S, prompt, position, reference, listing_order(prompt, position))
@@ -106,26 +127,49 @@ def listing_order(prompt: np.ndarray, position: np.ndarray) -> np.ndarray:
     return np.lexsort((position, prompt))
 
 
-_last: tuple | None = None
-_lock = threading.Lock()
-
-
-def _file_state(path: Path) -> tuple:
-    wal = path.with_name(path.name + ".wal")
-    return tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else None for f in (path, wal))
-
-
-def scores_for(db, pool: str) -> Scores:
-    """load_scores for a pool by name, reusing the last result while the database file is unchanged
-    (the diagnostics, histograms and curation views of one page all start from the same scores)."""
-    global _last
-    path = db_path(db).resolve()
-    with _lock:
-        key = (str(path), _file_state(path) if path.exists() else None, pool)
-        if _last is not None and _last[0] == key:
-            return _last[1]
+def pool_scores(db: str | os.PathLike | None, pool: str) -> Scores:
+    """The Scores of a pool by name (read_scores on a short-lived read-only connection)."""
     with connect(db) as con:
-        sc = load_scores(con, pool_id(con, pool))
-    with _lock:
-        _last = (key, sc)
-    return sc
+        return read_scores(con, pool_id(con, pool))
+
+
+def score_values(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """One row per (judge, format, decoding, score, score value): how many candidates hold it.
+
+    Columns: judge, format, decoding, score (label | expected), s (normalised score), n, mult5 (the
+    raw 0-100 value is a multiple of 5; null for other scales).
+    """
+    sc = pool_scores(db, pool)
+    frames = []
+    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
+        values, n = m.levels(sc.S[c][~np.isnan(sc.S[c])])
+        counts = pl.DataFrame({"s": values, "n": n}, schema={"s": pl.Float64, "n": pl.UInt32})
+        is_100 = cell["mult5_share"] is not None
+        frames.append(counts.with_columns(
+            pl.lit(cell["judge"]).alias("judge"), pl.lit(cell["format"]).alias("format"),
+            pl.lit(cell["decoding"]).alias("decoding"), pl.lit(cell["score"]).alias("score"),
+            (pl.when(pl.lit(is_100)).then(((pl.col("s") * 100).round(6) % 5) == 0)
+             .otherwise(None)).alias("mult5")))
+    if not frames:
+        return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "decoding": pl.String,
+                                    "score": pl.String, "s": pl.Float64, "n": pl.UInt32, "mult5": pl.Boolean})
+    return pl.concat(frames).select("judge", "format", "decoding", "score", "s", "n", "mult5")
+
+
+def candidate_scores(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """One row per (judge, format, decoding, score, scored candidate).
+
+    Columns: judge, format, decoding, score (label | expected), cand_idx, prompt_idx, position,
+    s (normalised score), r (reference).
+    """
+    sc = pool_scores(db, pool)
+    frames = []
+    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
+        idx = np.flatnonzero(~np.isnan(sc.S[c]))
+        frames.append(pl.DataFrame({"judge": [cell["judge"]] * idx.size, "format": [cell["format"]] * idx.size,
+                                    "decoding": [cell["decoding"]] * idx.size, "score": [cell["score"]] * idx.size,
+                                    "cand_idx": idx, "prompt_idx": sc.prompt[idx], "position": sc.position[idx],
+                                    "s": sc.S[c][idx], "r": sc.reference[idx]}))
+    schema = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "score": pl.String, "cand_idx": pl.Int64, "prompt_idx": pl.Int64,
+              "position": pl.Int64, "s": pl.Float64, "r": pl.Float64}
+    return pl.concat([f.cast(schema) for f in frames]) if frames else pl.DataFrame(schema=schema)

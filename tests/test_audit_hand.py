@@ -1,7 +1,6 @@
 """Hand-worked audit cases, with the arithmetic in comments, through the real import path."""
 
 import math
-import os
 import warnings
 
 import numpy as np
@@ -9,7 +8,7 @@ import polars as pl
 import pytest
 
 from audit import audit_cells, bias, candidate_scores, effective_levels, position_selection, stability
-from audit._scores import _file_state, cell_scores, listing_order, scores_for
+from audit._scores import listing_order, normalised_scores
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
 
@@ -153,14 +152,14 @@ def test_stability_is_exact_for_a_constant_scale(db, write_jsonl):
         assert rows[metric]["mean"] == 1.0 and rows[metric]["sd"] == 0.0 and rows[metric]["shift"] == 0.0
 
 
-def test_cell_scores_of_no_candidates_and_of_a_candidate_without_calls():
+def test_normalised_scores_of_no_candidates_and_of_a_candidate_without_calls():
     empty = np.array([], np.int64)
     with warnings.catch_warnings():
         warnings.simplefilter("error")       # a candidate without calls is NaN, not a 0/0 warning
-        assert cell_scores("pointwise", 1, 5, empty, empty, np.array([], bool), np.array([]), 0).size == 0
+        assert normalised_scores("pointwise", 1, 5, empty, empty, np.array([], bool), np.array([]), 0).size == 0
         # likert 1..5: candidate 0 called twice (2, 4), candidate 1 once (5), candidate 2 never
         a = np.array([0, 0, 1])
-        got = cell_scores("pointwise", 1, 5, a, a, np.zeros(3, bool), np.array([2.0, 4.0, 5.0]), 3)
+        got = normalised_scores("pointwise", 1, 5, a, a, np.zeros(3, bool), np.array([2.0, 4.0, 5.0]), 3)
     # (2-1)/4 = 0.25 and (4-1)/4 = 0.75: mean 0.5; (5-1)/4 = 1.0; no call: NaN
     assert got[:2].tolist() == [0.5, 1.0] and math.isnan(got[2])
 
@@ -172,28 +171,3 @@ def test_listing_order_sorts_by_prompt_then_position():
     assert listing_order(np.array([1, 0]), np.array([0, 1])).tolist() == [1, 0]
     # within a prompt, by position: (0, pos 2), (0, pos 0), (0, pos 1) -> 1, 2, 0
     assert listing_order(np.array([0, 0, 0]), np.array([2, 0, 1])).tolist() == [1, 2, 0]
-
-
-def test_a_write_still_in_the_wal_changes_the_cache_key(tmp_path):
-    path = tmp_path / "x.duckdb"
-    path.write_bytes(b"main")
-    before = _file_state(path)
-    (tmp_path / "x.duckdb.wal").write_bytes(b"pending")
-    assert _file_state(path) != before and _file_state(path)[0] == before[0]
-
-
-def test_scores_of_two_database_files_are_never_confused(tmp_path, write_jsonl):
-    # Two files, the same pool name, the same size and modification time: only the path tells
-    # them apart. File a rates x above y (5 > 1), file b the other way round (1 < 5).
-    dbs = [tmp_path / "a.duckdb", tmp_path / "b.duckdb"]
-    for path, (vx, vy) in zip(dbs, (("5", "1"), ("1", "5"))):
-        _pool(path, write_jsonl, [_cand("q", "x"), _cand("q", "y")])
-        import_verdicts(path, write_jsonl("v.jsonl", [
-            {"judge": "j", "format": "likert5", "prompt_id": "q", "candidate_id": c, "raw": v}
-            for c, v in (("x", vx), ("y", vy))]), "p")
-    assert dbs[0].stat().st_size == dbs[1].stat().st_size
-    for path in dbs:
-        os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
-    # likert 1..5 normalised: (5 - 1) / 4 = 1.0 and (1 - 1) / 4 = 0.0, candidates in listing order
-    assert scores_for(dbs[0], "p").S[0].tolist() == [1.0, 0.0]
-    assert scores_for(dbs[1], "p").S[0].tolist() == [0.0, 1.0]

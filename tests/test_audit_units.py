@@ -1,6 +1,6 @@
 """The audit's building blocks on hand-sized arrays, each expected value worked out in a comment:
 candidate scores per pairing, rounding before comparison, group layouts, the metric helpers'
-edge cases, the score cache, the slot-scheme wording."""
+edge cases, the slot-scheme wording."""
 
 import math
 import warnings
@@ -11,7 +11,7 @@ import pytest
 from audit import _metrics as m
 from audit._cells import _mean, dense_groups
 from audit._report import _slot_scheme
-from audit._scores import cell_scores, listing_order, multiples_of_5_share, scores_for
+from audit._scores import listing_order, multiples_of_5_share, normalised_scores
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
 
@@ -29,19 +29,19 @@ def _arr(*xs, dtype=np.int64):
     return np.array(xs, dtype=dtype)
 
 
-# --- cell_scores ---------------------------------------------------------------------------
+# --- normalised_scores ---------------------------------------------------------------------
 
 def test_pointwise_one_call_each_normalised_by_the_scale():
     # likert 1..5: (v - 1) / 4 -> 1 -> 0, 5 -> 1, 3 -> 0.5; candidate 3 has no call: NaN
-    s = cell_scores("pointwise", 1, 5, _arr(0, 1, 2), _arr(-1, -1, -1), _arr(0, 0, 0, dtype=bool),
-                    np.array([1.0, 5.0, 3.0]), 4)
+    s = normalised_scores("pointwise", 1, 5, _arr(0, 1, 2), _arr(-1, -1, -1), _arr(0, 0, 0, dtype=bool),
+                          np.array([1.0, 5.0, 3.0]), 4)
     assert s[:3].tolist() == [0.0, 1.0, 0.5] and math.isnan(s[3])
 
 
 def test_pointwise_samples_are_averaged():
     # candidate 0: likert 2 and 3 -> (0.25 + 0.5)/2 = 0.375; candidate 1: 5 -> 1; candidate 2: none
-    s = cell_scores("pointwise", 1, 5, _arr(0, 0, 1), _arr(-1, -1, -1), _arr(0, 0, 0, dtype=bool),
-                    np.array([2.0, 3.0, 5.0]), 3)
+    s = normalised_scores("pointwise", 1, 5, _arr(0, 0, 1), _arr(-1, -1, -1), _arr(0, 0, 0, dtype=bool),
+                          np.array([2.0, 3.0, 5.0]), 3)
     assert s[:2].tolist() == [0.375, 1.0] and math.isnan(s[2])
 
 
@@ -49,18 +49,18 @@ def test_scores_are_rounded_so_the_order_of_summation_cannot_split_a_tie():
     # 0.1 + 0.2 + 0.3 = 0.6000000000000001 but 0.3 + 0.2 + 0.1 = 0.6: without rounding to 12
     # decimals the two candidates (the same three verdicts) would not tie
     assert (0.1 + 0.2 + 0.3) / 3 != (0.3 + 0.2 + 0.1) / 3
-    s = cell_scores("pointwise", 0, 1, _arr(0, 0, 0, 1, 1, 1), _arr(*[-1] * 6), np.zeros(6, bool),
-                    np.array([0.1, 0.2, 0.3, 0.3, 0.2, 0.1]), 2)
+    s = normalised_scores("pointwise", 0, 1, _arr(0, 0, 0, 1, 1, 1), _arr(*[-1] * 6), np.zeros(6, bool),
+                          np.array([0.1, 0.2, 0.3, 0.3, 0.2, 0.1]), 2)
     assert s[0] == s[1] == 0.2
 
 
 def test_anchored_scores_read_forward_calls_only():
     # margins -2..2 -> (v + 2)/4; candidate 2's only call is reversed (swapped): no score
-    s = cell_scores("anchored", -2, 2, _arr(0, 1, 2), _arr(1, 1, 1), _arr(0, 0, 1, dtype=bool),
-                    np.array([2.0, -2.0, 1.0]), 3)
+    s = normalised_scores("anchored", -2, 2, _arr(0, 1, 2), _arr(1, 1, 1), _arr(0, 0, 1, dtype=bool),
+                          np.array([2.0, -2.0, 1.0]), 3)
     assert s[:2].tolist() == [1.0, 0.0] and math.isnan(s[2])
     # two forward calls of candidate 0: (2+2)/4 and (0+2)/4 -> mean 0.75
-    s = cell_scores("anchored", -2, 2, _arr(0, 0), _arr(1, 1), np.zeros(2, bool), np.array([2.0, 0.0]), 2)
+    s = normalised_scores("anchored", -2, 2, _arr(0, 0), _arr(1, 1), np.zeros(2, bool), np.array([2.0, 0.0]), 2)
     assert s[0] == 0.75 and math.isnan(s[1])
 
 
@@ -69,8 +69,8 @@ def test_tournament_scores_by_hand():
     #   0: sig(2) as A; 1 - sig(1) as B; 1 - sig(-1) = sig(1) as B  -> (sig2 + 1 - sig1 + sig1)/3
     #   1: 1 - sig(2) as B; sig(1) as A                              -> (1 - sig2 + sig1)/2
     #   2: sig(-1) = 1 - sig(1) as A                                 -> 1 - sig1
-    s = cell_scores("tournament", -2, 2, _arr(0, 1, 0, 2), _arr(1, 0, 0, 0), np.zeros(4, bool),
-                    np.array([2.0, 1.0, 0.0, -1.0]), 4)
+    s = normalised_scores("tournament", -2, 2, _arr(0, 1, 0, 2), _arr(1, 0, 0, 0), np.zeros(4, bool),
+                          np.array([2.0, 1.0, 0.0, -1.0]), 4)
     expect = [(SIG2 + 1) / 3, (1 - SIG2 + SIG1) / 2, 1 - SIG1]
     assert s[:3] == pytest.approx(expect, abs=1e-12) and math.isnan(s[3])
     assert s[0] == pytest.approx(0.6269, abs=1e-4)    # (0.880797 + 1)/3
@@ -84,18 +84,6 @@ def test_multiples_of_five_and_listing_order():
     # prompt 0 listed as positions 1, 0; prompt 1 first in the arrays
     assert listing_order(_arr(1, 0, 0), _arr(0, 1, 0)).tolist() == [2, 1, 0]
     assert listing_order(_arr(0, 0), _arr(1, 0)).tolist() == [1, 0]
-
-
-def test_scores_are_reused_until_the_database_changes(db, write_jsonl):
-    import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": c,
-                                             "response": c, "reference": 1} for c in "ab"]), "p")
-    v = [{"judge": "j", "format": "binary", "prompt_id": "q", "candidate_id": "a", "raw": "ACCEPT"}]
-    import_verdicts(db, write_jsonl("v.jsonl", v), "p")
-    first = scores_for(db, "p")
-    assert scores_for(db, "p") is first
-    import_verdicts(db, write_jsonl("w.jsonl", [{**v[0], "candidate_id": "b", "raw": "REJECT"}]), "p")
-    second = scores_for(db, "p")
-    assert second is not first and np.array_equal(second.S, np.array([[1.0, 0.0]]))
 
 
 # --- layouts and helpers -------------------------------------------------------------------

@@ -57,7 +57,7 @@ def build(db: Path, n_prompts: int) -> None:
 
 def render(app, db: Path, repeats: int) -> tuple[float, list[float]]:
     """The Formats page on `db` in a started app: the cold render (nothing cached for this
-    database: Streamlit's cache and the audit's memo are keyed by its path), then warm repeats."""
+    database: Streamlit's cache, the only one, is keyed by its path), then warm repeats."""
     os.environ["JUDGEAUDIT_DB"] = str(db)
     t = time.perf_counter()
     app.switch_page("views/formats.py").run()
@@ -118,10 +118,8 @@ def main() -> None:
     # for comparison with earlier figures: a new AppTest whose first run is the big database, with
     # every cache emptied; this includes the ~0.3 s of component discovery each AppTest repeats
     import streamlit as st
-    from audit import _scores
     st.cache_data.clear()
     st.cache_resource.clear()
-    _scores._last = None
     _, fresh = start(big)
     print(f"new AppTest, first run on the 1M database, caches emptied: {fresh:.2f} s")
 

@@ -62,9 +62,9 @@ def kendall_loop_rate(db: Path, sample_prompts: int, seed: int = 0) -> float:
     """Seconds per prompt-cell of a plain loop: scipy.stats.kendalltau(s, r) per prompt."""
     import scipy.stats as ss
     from audit._db import connect, pool_id
-    from audit._scores import load_scores
+    from audit._scores import read_scores
     with connect(db) as con:
-        sc = load_scores(con, pool_id(con, "bench"))
+        sc = read_scores(con, pool_id(con, "bench"))
     rng = np.random.default_rng(seed)
     n_prompts = int(sc.prompt.max()) + 1
     chosen = rng.choice(n_prompts, size=min(sample_prompts, n_prompts), replace=False)
@@ -88,11 +88,10 @@ def kendall_loop_rate(db: Path, sample_prompts: int, seed: int = 0) -> float:
 
 def child_audit(db: str, repeats: int) -> None:
     """Run in a child process: time audit_cells, print JSON with times and peak RSS."""
-    from audit import _scores, audit_cells
+    from audit import audit_cells
     times = []
     for _ in range(repeats):
-        _scores._last = None          # no reuse of the previous run's loaded scores: a full audit each time
-        t = time.perf_counter()
+        t = time.perf_counter()       # audit_cells keeps nothing between calls: a full audit each time
         cells = audit_cells(db, "bench")
         times.append(time.perf_counter() - t)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
