@@ -19,8 +19,8 @@ from ingest.scoring import import_verdicts
 from audit import subset_by_hash, subsets
 from tests.conftest import query_rows
 from tests.fixtures import synthetic_pool, synthetic_verdicts
-from train.curate import (PICK_SCHEMA, cell_scores, curate, eligible, heldout_prompts, heldout_rule, keep_count,
-                          overlap, preview, select, subset_name, to_messages)
+from train.curate import (PICK_SCHEMA, curate, eligible, heldout_prompts, heldout_rule, keep_count,
+                          overlap, pick_cell, preview, select, subset_name, to_messages)
 from train.heldout import heldout_prompt_ids
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
@@ -354,7 +354,7 @@ def test_overlap_by_hand_with_the_default_seed_and_held_out_share():
 
 
 def cell_modes():
-    """Scores of formats f and g in four cells (decoding x score kind) on the pool of two_formats.
+    """Scores of formats f and g in four cells (decoding x score) on the pool of two_formats.
     g picks c0, c2, c4, c6 in every cell; f picks by cell:
     greedy/label c0 c2 c5 c7, greedy/expected and constrained/label c1 c3 c5 c7,
     constrained/expected c0 c2 c4 c6 (the same as g)."""
@@ -363,8 +363,8 @@ def cell_modes():
     f = {("greedy", "label"): [1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0], ("greedy", "expected"): second,
          ("constrained", "label"): second, ("constrained", "expected"): first}
     rows = [{"judge": "j", "format": fmt, "cand_idx": i, "prompt_idx": i // 2, "position": i % 2,
-             "s": (s if fmt == "f" else first)[i], "r": None, "decoding": dec, "score": kind}
-            for (dec, kind), s in f.items() for fmt in ("f", "g") for i in range(8)]
+             "s": (s if fmt == "f" else first)[i], "r": None, "decoding": dec, "score": score}
+            for (dec, score), s in f.items() for fmt in ("f", "g") for i in range(8)]
     return pool, pl.DataFrame(rows, schema_overrides={"r": pl.Float64})
 
 
@@ -512,7 +512,7 @@ def test_curate_an_empty_pool():
 
 def test_baselines_ignore_the_judge_cell():
     pool, _ = frames(HAND, heldout={6}, lengths={0: 3, 1: 8})
-    # a baseline reads no scores (here a frame without columns) and names no judge, format, mode or score kind
+    # a baseline reads no scores (here a frame without columns) and names no judge, format, mode or score
     for policy in ("random", "length", "full"):
         picks, s = cur(pool, pl.DataFrame(), policy, 1.0, judge="j", fmt="f", decoding="constrained",
                        score="expected")
@@ -524,16 +524,16 @@ def test_baselines_ignore_the_judge_cell():
 
 def test_a_score_kind_with_one_decoding_mode_is_read_in_that_mode():
     pool, cells = cells_by_mode([0.2, 0.9, 0.1, 0.8])   # expected: c1, c3 on top
-    # labels come in two modes: greedy (the paper's) by default; the default score kind is label
-    cell, decoding = cell_scores(cells, "j", "f")
+    # labels come in two modes: greedy (the paper's) by default; the default score is label
+    cell, decoding = pick_cell(cells, "j", "f")
     assert decoding == "greedy" and cell["s"].to_list() == [1.0, 0.0, 0.25, 0.75]
     # expected scores only come from constrained decoding: that mode, with no decoding asked for
-    cell, decoding = cell_scores(cells, "j", "f", score="expected")
+    cell, decoding = pick_cell(cells, "j", "f", score="expected")
     assert decoding == "constrained" and cell["s"].to_list() == [0.2, 0.9, 0.1, 0.8]
     picks, s = cur(pool, cells, "judge", 1.0, judge="j", fmt="f", score="expected")
     assert (s["decoding"], s["score"], s["n_selected"]) == ("constrained", "expected", 2)
     assert picks.sort("prompt_idx")["cand_idx"].to_list() == [1, 3]          # 0.9 > 0.2, 0.8 > 0.1
-    # eligible's default score kind is label too (greedy: s = (v - 1) / 4)
+    # eligible's default score is label too (greedy: s = (v - 1) / 4)
     got = eligible(pool, cells, "judge", "j", "f", held=pl.Series([], dtype=pl.Int64))
     assert got["value"].to_list() == [1.0, 0.0, 0.25, 0.75]
 

@@ -108,10 +108,11 @@ def heldout_rule(pool_cands: pl.DataFrame, share: float | None = heldout.SHARE) 
     return heldout.heldout_prompt_ids(prompts, share)[1]
 
 
-def cell_scores(scores: pl.DataFrame, judge: str, fmt: str, decoding: str | None = None,
-                score: str = "label") -> tuple[pl.DataFrame, str | None]:
-    """The scores of one audit cell (judge, format, decoding, score kind) and its decoding: with
-    decoding None, the cell's only mode, or of two the paper's (greedy)."""
+def pick_cell(scores: pl.DataFrame, judge: str, fmt: str, decoding: str | None = None,
+              score: str = "label") -> tuple[pl.DataFrame, str | None]:
+    """The rows of one audit cell (judge, format, decoding, score) from `scores` (as
+    audit.candidate_scores returns it), and the cell's decoding: with decoding None, the cell's
+    only mode, or of two the paper's (greedy)."""
     cell = scores.filter((pl.col("judge") == judge) & (pl.col("format") == fmt))
     if "score" in cell.columns:
         cell = cell.filter(pl.col("score") == score)
@@ -130,7 +131,7 @@ def eligible(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str,
     value. The prompts in `held` (prompt_idx; default: heldout_prompts) are left out.
 
     `pool_cands` as audit.pool_candidates returns it (row = cand_idx); `scores` as
-    audit.candidate_scores (policy 'judge' only; the cell as `cell_scores` picks it).
+    audit.candidate_scores (policy 'judge' only; the cell as `pick_cell` picks it).
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
@@ -140,7 +141,7 @@ def eligible(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str,
     if policy == "judge":
         if scores is None or judge is None or fmt is None:
             raise ValueError("policy 'judge' needs scores, a judge and a format")
-        cell, _ = cell_scores(scores, judge, fmt, decoding, score)
+        cell, _ = pick_cell(scores, judge, fmt, decoding, score)
         out = cands.select("cand_idx").join(cell.select("cand_idx", pl.col("s").alias("value")),
                                             on="cand_idx").join(cands.select("cand_idx", "prompt_idx"), on="cand_idx")
     elif policy == "random":
@@ -169,7 +170,7 @@ def curate(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str, r
         rate = 1.0
     held = heldout_prompts(pool_cands, holdout_share)
     if policy == "judge" and scores is not None:
-        decoding = cell_scores(scores, judge, fmt, decoding, score)[1]
+        decoding = pick_cell(scores, judge, fmt, decoding, score)[1]
     cands = eligible(pool_cands, scores, policy, judge, fmt, held, decoding, score)
     n_prompts = int(pool_cands["prompt_idx"].max()) + 1 if pool_cands.height else 0
     picks = select(cands, rate, seed, pool_cands.height, n_prompts)

@@ -1,5 +1,5 @@
-"""Making a subset end to end: scores from `audit`, the rule from `curate`, texts and the stored
-record through `ingest`, the TRL JSONL file on disk."""
+"""Making a subset end to end: scores and texts from `audit`, the rule from `curate`, the stored
+record through `ingest.store`, the TRL JSONL file on disk."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ from pathlib import Path
 
 import audit
 from ingest import UserError
-from ingest.store import ensure_current
-from audit import candidate_texts
-from ingest.store import save_subset
+from ingest.store import ensure_current, save_subset
 
-from .curate import POLICIES, cell_scores, curate, heldout_rule, subset_name, to_messages
+from .curate import POLICIES, curate, heldout_rule, pick_cell, subset_name, to_messages
 
 
 def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: float, out: str | os.PathLike,
@@ -35,7 +33,7 @@ def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     scores = None
     if policy == "judge":
         scores = audit.candidate_scores(db, pool)
-        cell, _ = cell_scores(scores, judge, fmt, decoding, score)
+        cell, _ = pick_cell(scores, judge, fmt, decoding, score)
         if cell.height == 0:
             known = sorted({f"{j} × {f}" for j, f in scores.select("judge", "format").unique().iter_rows()})
             raise UserError(f"--judge {judge} --format {fmt}"
@@ -45,7 +43,7 @@ def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     kept = picks.filter("kept").sort("prompt_idx")
     if kept.height == 0:
         raise UserError(f"--rate {rate}: keeps 0 of {summary['n_eligible']} eligible prompts; raise the rate")
-    texts = candidate_texts(db, pool, kept["cand_idx"].to_list())
+    texts = audit.candidate_texts(db, pool, kept["cand_idx"].to_list())
     lines = [json.dumps(row, ensure_ascii=False) for row in to_messages(texts)]
     payload = ("\n".join(lines) + "\n").encode("utf-8")
     sha = hashlib.sha256(payload).hexdigest()
