@@ -24,24 +24,24 @@ expected = right.toggle("Expected scores (probability-weighted over the labels)"
                         help="Off: each verdict's parsed label. On: the label distribution's expected value, "
                              "for pointwise calls that carry one." if has_expected else
                              "This judge's calls carry no label distribution.")
-kind = "expected" if expected and has_expected else "label"
-mine = mine.filter(pl.col("score") == kind)
+score = "expected" if expected and has_expected else "label"
+mine = mine.filter(pl.col("score") == score)
 modes = sorted(mine["decoding"].unique().to_list())
 if len(modes) > 1:
     right.caption("Both decoding modes: greedy (the paper's protocol: the judge's own answer, parsed) and "
                   "constrained (restricted to the format's labels), side by side.")
 
-values = data.score_values(pool).filter((pl.col("judge") == judge) & (pl.col("score") == kind))
-st.subheader(f"Score histograms — {judge}" + (" (expected scores)" if kind == "expected" else ""))
+values = data.score_values(pool).filter((pl.col("judge") == judge) & (pl.col("score") == score))
+st.subheader(f"Score histograms — {judge}" + (" (expected scores)" if score == "expected" else ""))
 st.caption("One panel per format (normalised score)" + (", one row per decoding mode" if len(modes) > 1 else "")
            + ". On 0–100 scales, bars on multiples of 5 are darker.")
 st.altair_chart(charts.histograms(values), width="stretch")
 
 st.subheader("Diagnostics across judges × formats")
 st.caption("★ marks the best cell of each judge per column (fewest ties, most levels, best agreement). "
-           + ("Expected scores only." if kind == "expected" else "Parsed labels only; the expected scores "
+           + ("Expected scores only." if score == "expected" else "Parsed labels only; the expected scores "
               "are behind the toggle above."))
-table = charts.mark_best(cells.filter(pl.col("score") == kind))
+table = charts.mark_best(cells.filter(pl.col("score") == score))
 st.dataframe(table, hide_index=True, width="stretch", column_config=column_config(table.columns))
 
 left, right = st.columns(2)
