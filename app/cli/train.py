@@ -78,17 +78,18 @@ def train_cmd(subset, pool, policy, judge, fmt, decoding, score_kind, rate, base
               lora_alpha, lora_dropout, max_length, eval_share, eval_steps, group_by_length, seed, db, as_json):
     """Fine-tune a LoRA adapter on a subset (peft + transformers Trainer), as a background run."""
     from ingest import UserError
-    from train.jobs import train_job
+    from train import run_training
     curation = None
     if pool is not None:
         if rate is None and policy != "full":
             raise UserError("--rate is required with --pool (except for --policy full)")
         curation = {"pool": pool, "policy": policy, "judge": judge, "format": fmt, "decoding": decoding,
                     "score": score_kind, "rate": rate or 1.0}
-    metrics = train_job(db, subset=subset, curation=curation, base=base, out=out, max_steps=max_steps, epochs=epochs,
-                        learning_rate=learning_rate, batch_size=batch_size, micro_batch_size=micro_batch_size,
-                        lora_r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout, max_length=max_length,
-                        eval_share=eval_share, eval_steps=eval_steps, group_by_length=group_by_length, seed=seed)
+    metrics = run_training(db, subset=subset, curation=curation, base=base, out=out, max_steps=max_steps,
+                           epochs=epochs, learning_rate=learning_rate, batch_size=batch_size,
+                           micro_batch_size=micro_batch_size, lora_r=lora_r, lora_alpha=lora_alpha,
+                           lora_dropout=lora_dropout, max_length=max_length, eval_share=eval_share,
+                           eval_steps=eval_steps, group_by_length=group_by_length, seed=seed)
     if as_json:
         emit_json(metrics)
     else:
