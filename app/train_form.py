@@ -1,17 +1,12 @@
-"""The Curate & Train page's pieces that are not widgets: presets, the `judgeaudit train` argv of
-one run or of a grid, run labels, and the charts (frames in, charts out)."""
+"""The Curate & Train page's pieces that are not widgets: the `judgeaudit train` argv of one run or
+of a grid, run labels, and the charts (frames in, charts out). The presets come from `train`."""
 
 from __future__ import annotations
 
 import altair as alt
 import polars as pl
 
-# the source paper's settings, and a quick one that finishes on the bundled model in a few
-# minutes on a 2-core CPU (the same LoRA; 5 steps of 4 examples capped at 256 tokens)
-PAPER = {"epochs": 2.0, "max_steps": 0, "learning_rate": 2e-4, "batch_size": 8, "micro_batch_size": 4,
-         "lora_r": 16, "lora_alpha": 32, "lora_dropout": 0.05, "max_length": 1024}
-QUICK = {**PAPER, "max_steps": 5, "batch_size": 4, "micro_batch_size": 2, "max_length": 256}
-PRESETS = {"quick": QUICK, "paper": PAPER}
+from train import PRESETS      # noqa: F401 (the page's presets by name, quick and paper: train defines them)
 
 
 def curation_args(policy: str, judge: str | None, fmt: str | None, decoding: str | None, rate: float) -> list[str]:

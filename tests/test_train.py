@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from ingest import UserError
-from train.finetune import IGNORE, TrainConfig, accumulation_steps, fit, read_subset, tokenize
+from train._config import TrainConfig, accumulation_steps
+from train._examples import IGNORE, read_subset, tokenize
+from train.finetune import fit
 
 CHAT = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
         "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
@@ -144,7 +146,7 @@ def test_cancel_stops_at_the_next_step_and_saves(tiny, tmp_path):
 
 def test_length_grouping_cuts_padding(tiny, tmp_path):
     from train._model import load_base
-    from train.finetune import build_trainer
+    from train._trainer import build_trainer
     # 64 examples: a curated subset's size, where transformers' own sampler would sort only within
     # each batch of 8; ours sorts up to 50 batches at a time
     rows = [row("q", "y" * (i * 37 % 200)) for i in range(64)]
@@ -164,7 +166,7 @@ def test_length_grouping_cuts_padding(tiny, tmp_path):
 
 def test_length_grouped_order():
     import numpy as np
-    from train.finetune import length_grouped_order
+    from train._grouping import length_grouped_order
     lengths = [5, 90, 40, 41, 6, 88, 7, 39, 91, 4, 42, 89]
     orders = [length_grouped_order(lengths, 4, np.random.default_rng(s)) for s in range(6)]
     for order in orders:
@@ -176,10 +178,11 @@ def test_length_grouped_order():
 
 
 def test_train_command_runs_in_the_background_and_cancels(tiny, tmp_path, db):
+    import sys
     from ingest import runs
     subset = write_subset(tmp_path / "s.jsonl", 200)
-    run_id = runs.launch(db, "train", ["train", "--subset", str(subset), "--base", str(tiny), "--max-steps", "400",
-                                       "--eval-steps", "1000"], queue="train")
+    argv = ["train", "--subset", str(subset), "--base", str(tiny), "--max-steps", "400", "--eval-steps", "1000"]
+    run_id = runs.launch(db, "train", [sys.executable, "-m", "app.cli", *argv], config={"argv": argv}, queue="train")
     deadline = time.time() + 120
     while time.time() < deadline:
         row_ = runs.get_run(db, run_id)
@@ -296,6 +299,21 @@ def test_config_check_refuses_it_before_training(monkeypatch):
         TrainConfig(subset="s", base="b", out="o", batch_size=8, micro_batch_size=4).check()
 
 
+def test_presets_are_defined_once_and_pass_the_check(monkeypatch):
+    # the Curate & Train page's presets come from train: the paper's are TrainConfig's defaults (with
+    # max_steps 0, which trains by epochs), and every preset makes a config that passes the check
+    from app import train_form
+    from train import PRESETS
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert train_form.PRESETS is PRESETS and list(PRESETS) == ["quick", "paper"]
+    defaults = TrainConfig(subset="s", base="b", out="o")
+    assert PRESETS["paper"] == {**{k: getattr(defaults, k) for k in PRESETS["paper"]}, "max_steps": 0}
+    assert PRESETS["quick"] == {**PRESETS["paper"], "max_steps": 5, "batch_size": 4, "micro_batch_size": 2,
+                                "max_length": 256}
+    for hp in PRESETS.values():
+        TrainConfig(subset="s", base="b", out="o", **hp).check()
+
+
 # -- the pure parts of fine-tuning, by hand
 
 @pytest.mark.parametrize("field, flag", [("batch_size", "--batch-size"), ("micro_batch_size", "--micro-batch-size"),
@@ -402,7 +420,7 @@ def test_read_subset_file_errors(tmp_path):
 
 def test_split_eval_by_hand():
     import numpy as np
-    from train.finetune import split_eval
+    from train._examples import split_eval
     examples = [f"e{i}" for i in range(40)]
     # 0.05 x 40 = 2 held out: the first two of the seeded permutation default_rng([seed, 5]), in order
     for seed in (0, 3):
@@ -420,7 +438,7 @@ def test_split_eval_by_hand():
 
 def test_pad_batch_by_hand():
     import torch
-    from train.finetune import pad_batch
+    from train._trainer import pad_batch
     batch = pad_batch([{"input_ids": [5, 6, 7], "labels": [IGNORE, 6, 7]}, {"input_ids": [8], "labels": [8]}], 0)
     assert batch["input_ids"].tolist() == [[5, 6, 7], [8, 0, 0]]
     assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
@@ -464,7 +482,7 @@ def test_tokenize_a_template_that_renders_the_answer_differently(tiny):
 
 def test_length_grouped_order_sorts_within_mega_batches():
     import numpy as np
-    from train.finetune import MEGA_BATCHES, length_grouped_order
+    from train._grouping import MEGA_BATCHES, length_grouped_order
     # 10 lengths in batches of 4 (one mega-batch): sorted longest first, cut 4 | 4 | 2
     lengths = [5, 90, 40, 41, 6, 88, 7, 39, 91, 4]
     for seed in range(4):
@@ -535,7 +553,7 @@ def test_length_grouped_order_keeps_ties_in_the_seeded_order():
     # the first holds a longest example and leads, the other 19 follow in the order of the
     # generator's second draw, a permutation of 19. The order depends on the seed alone.
     import numpy as np
-    from train.finetune import length_grouped_order
+    from train._grouping import length_grouped_order
     lengths = [i % 3 for i in range(80)]
     for seed in range(3):
         rng = np.random.default_rng(seed)

@@ -1,6 +1,10 @@
-"""Curation, fine-tuning and downstream evaluation. `curate` is pure polars; `finetune` and
-`_model` import torch, peft and transformers inside their functions only."""
+"""Curation, fine-tuning and downstream evaluation. `curate` is pure polars; the model modules
+(`finetune`, `_trainer`, `_progress`, `_model`) import torch, peft and transformers inside their
+functions only, so importing this package loads none of them."""
 
+from ._config import PRESETS
+from .background import run_training
 from .curate import POLICIES, curate, keep_count, overlap, preview, select, to_messages
 
-__all__ = ["POLICIES", "curate", "keep_count", "overlap", "preview", "select", "to_messages"]
+__all__ = ["POLICIES", "PRESETS", "curate", "keep_count", "overlap", "preview", "run_training", "select",
+           "to_messages"]

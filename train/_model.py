@@ -1,6 +1,7 @@
 """Loading a base model for fine-tuning or generation (the bundled GGUF, a local folder or a hub id),
-greedy generation and attaching LoRA adapters: the one place besides train/finetune.py that uses
-torch, transformers and peft, imported inside the functions only. Remote code is never trusted.
+greedy generation and attaching LoRA adapters. With the fine-tune's modules (train/finetune.py,
+train/_trainer.py, train/_progress.py), the one place that uses torch, transformers and peft,
+imported inside the functions only. Remote code is never trusted.
 """
 
 from __future__ import annotations

@@ -24,7 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from train.finetune import TrainConfig, build_trainer, lora_config, tokenize  # noqa: E402
+from train._config import TrainConfig  # noqa: E402
+from train._examples import tokenize  # noqa: E402
+from train._trainer import build_trainer, lora_config  # noqa: E402
 
 
 def demo_rows(n: int) -> list[dict]:
@@ -55,7 +57,7 @@ def padding_only(args) -> None:
     import numpy as np
 
     from train._model import load_tokenizer
-    from train.finetune import length_grouped_order
+    from train._grouping import length_grouped_order
     tok = load_tokenizer(args.base)
     for n in (args.examples, 80):
         lengths = [len(e["input_ids"]) for e in tokenize(demo_rows(n), tok, args.max_length)[0]]

@@ -13,17 +13,19 @@ RECORD_KEYS = ("subset_id", "pool", "name", "policy", "judge", "format", "decodi
                "n_pick_tied", "n_cut_tied", "heldout")     # heldout: the rule evaluation must match
 
 
-def train_job(db, *, base: str, subset=None, curation: dict | None = None, out=None, **hyper) -> dict:
+def run_training(db, *, base: str, subset=None, curation: dict | None = None, out=None, **hyper) -> dict:
     """Train under `ingest.runs.running(db, "train", queue="train")`; the metrics.
 
     Either `subset` (a TRL JSONL file; its stored record is found by hash) or `curation`
     ({pool, policy, judge, format, rate}: curated with the training seed into DIR/subset.jsonl).
     """
     from audit import subset_by_hash
+    from ingest.files import file_sha256
     from ingest.runs import running
 
+    from ._config import TrainConfig
     from ._model import resolve_base
-    from .finetune import TrainConfig, file_sha256, train
+    from .finetune import train
     from .subsets import make_subset
     if (subset is None) == (curation is None):
         raise UserError("give either --subset FILE or --pool NAME (with --policy/--judge/--format/--rate)")
