@@ -225,7 +225,7 @@ def test_evaluate_refuses_bad_runs(tiny, db, write_jsonl, tmp_path):
 
 
 def test_evaluate_page(db, write_jsonl, monkeypatch):
-    """A study stored through ingest._evaluations (base and two conditions with 1-2 seeds, two
+    """A study stored through ingest.store (base and two conditions with 1-2 seeds, two
     judges): the page shows the contrasts, the forest plot, the drill-down and the downloads."""
     import numpy as np
     from streamlit.testing.v1 import AppTest

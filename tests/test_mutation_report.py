@@ -58,6 +58,6 @@ def test_each_area_is_scored_on_its_own(capsys):
     statuses = {**_statuses(killed=10, survived=0), **_statuses(killed=17, survived=3, prefix="train.c.x_g")}
     assert report_py.report(statuses, {}, 0.80) == 1
     out = capsys.readouterr().out
-    assert "audit/ + ingest/formats/: 10 mutants" in out and "score 10/10 = 100.0%" in out
+    assert "audit/ + ingest/scoring/formats/: 10 mutants" in out and "score 10/10 = 100.0%" in out
     assert "train/: 20 mutants" in out and "score 17/20 = 85.0%" in out
     assert "3 survivors are neither killed nor listed" in out

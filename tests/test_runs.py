@@ -1,4 +1,4 @@
-"""Background runs (ingest/runs.py): launched processes, the runs table, cancel, queue, dead runs."""
+"""Background runs (ingest.runs): launched processes, the runs table, cancel, queue, dead runs."""
 
 import json
 import os

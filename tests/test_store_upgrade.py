@@ -32,7 +32,8 @@ def test_the_old_database_migrates_and_keeps_its_rows(old_db):
     before = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
               for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     con.close()
-    assert before["_migrations"] == 7 and before["verdicts"] == 18 + 30 and "training_runs" in before
+    # likert5: 18 candidates; tournament: 3 pairs x 6 prompts, each in both orders
+    assert before["_migrations"] == 7 and before["verdicts"] == 18 + 2 * 18 and "training_runs" in before
 
     proc = _cli(old_db, "runs", "--json")
     assert proc.returncode == 0, proc.stderr

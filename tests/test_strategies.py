@@ -1,4 +1,4 @@
-"""Mitigation wrappers (ingest/judges/strategies.py) and the statistics that compare them
+"""Mitigation wrappers (ingest/scoring/judges/strategies.py) and the statistics that compare them
 (audit/_probes.py: McNemar, Holm, the cost-agreement frontier)."""
 
 import asyncio

@@ -1,7 +1,8 @@
 """Reading and validating a candidate pool file (DESIGN.md 'Pool file'), vectorised with polars.
 
-Returns frames ready for store.py: prompts (prompt_idx, prompt_id, prompt) and candidates
-(cand_idx, prompt_idx, candidate_id, position, response, reference, model, split).
+Returns frames ready for the store (ingest.store.import_pool): prompts (prompt_idx, prompt_id,
+prompt) and candidates (cand_idx, prompt_idx, candidate_id, position, response, reference, model,
+split).
 """
 
 from __future__ import annotations

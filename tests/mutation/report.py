@@ -4,7 +4,7 @@
 
 Reads every mutant's status from `mutmut results --all true` (run in the repository root, after
 `mutmut run`) and the equivalent mutants from the equivalents file: one mutant a line, its name,
-then its one-line reason (`#` starts a comment line). Prints, per area (audit/ with ingest/formats/,
+then its one-line reason (`#` starts a comment line). Prints, per area (audit/ with ingest/scoring/formats/,
 and train/): mutants, equivalent, killed (a failing test, a timeout or a crash), survived, no tests,
 the score killed / (mutants - equivalent), and then every surviving mutant not listed as equivalent.
 Exits 1 when an area scores below --min (default 90%), when a survivor is neither killed nor listed
@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-AREAS = (("audit/ + ingest/formats/", ("audit.", "ingest.formats.")), ("train/", ("train.",)))
+AREAS = (("audit/ + ingest/scoring/formats/", ("audit.", "ingest.scoring.formats.")), ("train/", ("train.",)))
 KILLED = {"killed", "timeout", "segfault", "caught by type check"}
 LINE = re.compile(r"^\s+(\S+): (.+)$")
 
