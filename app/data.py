@@ -219,9 +219,16 @@ def estimate_seconds(n_calls: int, provider: str, decoding: str) -> float | None
     return estimate(n_calls, provider, decoding)
 
 
+def builtin_formats() -> list[str]:
+    """The five built-in formats, in the paper's order."""
+    from ingest.scoring.formats import BUILTIN
+    return list(BUILTIN)
+
+
 def check_call(pool: str, judge_argv: list[str], fmt: str, decoding: str) -> dict:
-    """ONE real call of the judge the form names (its --judge and, for a configured endpoint only,
-    its --api-key-env) on the pool's first candidate: raw reply and parsed label."""
+    """ONE real call of the judge a form names (score_form.judge_argv: its --judge and, for a
+    configured endpoint only, its --api-key-env) on the pool's first candidate: raw reply and
+    parsed label."""
     from ingest.scoring import check_call as call
     judge = judge_argv[judge_argv.index("--judge") + 1]
     key_env = judge_argv[judge_argv.index("--api-key-env") + 1] if "--api-key-env" in judge_argv else None

@@ -5,7 +5,6 @@ import streamlit as st
 from app import data, score_form, score_help
 from app.runs_panel import runs_panel
 from ingest import UserError
-from ingest.scoring.formats import BUILTIN
 
 pool = data.page_pool("Score")
 try:
@@ -32,7 +31,7 @@ elif provider == "fake":
     model = st.text_input("Simulated judge name", value="sim")
 else:
     st.caption("SmolLM2-135M-Instruct, bundled and run in this server's process (loading takes 15-45 s).")
-formats = st.multiselect("Formats", list(BUILTIN), default=["binary", "likert5", "numeric100"])
+formats = st.multiselect("Formats", data.builtin_formats(), default=["binary", "likert5", "numeric100"])
 decoding = st.radio("Decoding", ["greedy", "constrained"], horizontal=True,
                     help="greedy: the judge's own answer, parsed (the paper's protocol); constrained: the answer "
                          "restricted to the format's labels (by the server's mechanism for an endpoint).")
@@ -67,7 +66,8 @@ launch = right.button("Launch", key="score-launch", type="primary", disabled=arg
 if test:
     with st.spinner("One call..."):
         try:
-            st.session_state["score_test"] = data.check_call(pool, argv, formats[0], decoding)
+            st.session_state["score_test"] = data.check_call(pool, score_form.judge_argv(form.judge, configured)[0],
+                                                             formats[0], decoding)
         except UserError as exc:
             st.session_state["score_test"] = {"judge": judge_name, "error": str(exc)}
     st.rerun()    # the estimate above now uses the call's latency
