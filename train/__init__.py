@@ -4,7 +4,7 @@ functions only, so importing this package loads none of them."""
 
 from ._config import PRESETS
 from .background import run_training
-from .curate import POLICIES, curate, keep_count, overlap, preview, select, to_messages
+from .curate import POLICIES, curate, keep_count, overlap, select, to_messages
 
-__all__ = ["POLICIES", "PRESETS", "curate", "keep_count", "overlap", "preview", "run_training", "select",
+__all__ = ["POLICIES", "PRESETS", "curate", "keep_count", "overlap", "run_training", "select",
            "to_messages"]

@@ -214,24 +214,6 @@ def overlap(pool_cands: pl.DataFrame, scores: pl.DataFrame, judge: str, formats:
                                       "n_a": pl.Int64, "n_b": pl.Int64, "jaccard": pl.Float64})
 
 
-def preview(pool_cands: pl.DataFrame, scores: pl.DataFrame, judge: str, rate: float,
-            seed: int = 0, holdout_share: float | None = heldout.SHARE, decoding: str | None = None,
-            score: str = "label") -> pl.DataFrame:
-    """One row per format of a judge at one rate: its summary (see `curate`), with
-    share_tie_broken = n_tie_broken / n_selected."""
-    rows = []
-    for fmt in sorted(scores.filter(pl.col("judge") == judge)["format"].unique().to_list()):
-        s = curate(pool_cands, scores, "judge", rate, seed, judge, fmt, holdout_share, decoding, score)[1]
-        rows.append({**s, "share_tie_broken": s["n_tie_broken"] / s["n_selected"]
-                     if s["n_selected"] else None})
-    return pl.DataFrame(rows, schema={"policy": pl.String, "judge": pl.String, "format": pl.String,
-                                      "decoding": pl.String, "score": pl.String, "rate": pl.Float64, "seed": pl.Int64, "n_eligible": pl.Int64,
-                                      "n_selected": pl.Int64, "n_pick_tied": pl.Int64, "n_cut_tied": pl.Int64,
-                                      "n_tie_broken": pl.Int64,
-                                      "n_heldout_prompts": pl.Int64, "cut_value": pl.Float64,
-                                      "share_tie_broken": pl.Float64})
-
-
 def to_messages(examples: pl.DataFrame) -> list[dict]:
     """TRL conversational prompt-completion rows from a frame with prompt and response columns."""
     return [{"prompt": [{"role": "user", "content": p}], "completion": [{"role": "assistant", "content": r}]}

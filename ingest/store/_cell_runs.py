@@ -20,8 +20,8 @@ def start_cell_run(con, pool: int, judge: int, fmt, format_id: int, source: str,
     con.execute("INSERT INTO cell_runs (run_id, pool_id, judge_id, format_id, source, source_file, "
                 "template, template_hash, decoding, judge_model, schedule, seed, notes, status, job_id) "
                 "VALUES ($id, $pool, $judge, $fmt, $source, $file, $template, $thash, $decoding, "
-                "$model, $schedule, $seed, $notes, 'running', $job)",
-                {"id": rid, "pool": pool, "judge": judge, "fmt": format_id, "source": source, "job": run_id,
+                "$model, $schedule, $seed, $notes, 'running', $run)",
+                {"id": rid, "pool": pool, "judge": judge, "fmt": format_id, "source": source, "run": run_id,
                  "file": source_file, "template": template,
                  "thash": hashlib.sha256(template.encode()).hexdigest() if template else None,
                  "decoding": json.dumps(decoding) if decoding is not None else None,
