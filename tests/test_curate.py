@@ -20,7 +20,7 @@ from audit import subset_by_hash, subsets
 from tests.conftest import query_rows
 from tests.fixtures import synthetic_pool, synthetic_verdicts
 from train.curate import (PICK_SCHEMA, curate, eligible, heldout_prompts, heldout_rule, keep_count,
-                          overlap, pick_cell, preview, select, subset_name, to_messages)
+                          overlap, pick_cell, select, subset_name, to_messages)
 from train.heldout import heldout_prompt_ids
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
@@ -212,7 +212,7 @@ def test_a_cell_is_judge_format_decoding_and_score():
     assert picked == {(None, "label"): [0, 3], ("constrained", "label"): [1, 2], ("constrained", "expected"): [0, 3]}
 
 
-def test_overlap_and_preview():
+def test_overlap_by_hand():
     pool, scores = frames({0: [5, 1], 1: [4, 2], 2: [3, 3], 3: [1, 5]})
     other = scores.with_columns(pl.lit("g").alias("format"),
                                 pl.Series("s", [0.0, 1.0, 0.0, 1.0, 0.5, 0.25, 0.0, 0.75]))
@@ -224,8 +224,6 @@ def test_overlap_and_preview():
     assert ov["jaccard"][0] == 0.0
     f_pick = cur(pool, both, "judge", 1.0, 0, "j", "f")[0].filter(pl.col("prompt_idx") == 2)["cand_idx"][0]
     assert ov["jaccard"][1] == pytest.approx((2 if f_pick == 4 else 1) / (6 if f_pick == 4 else 7))
-    pv = preview(pool, both, "j", 0.5, holdout_share=None)
-    assert pv["format"].to_list() == ["f", "g"] and pv["n_selected"].to_list() == [2, 2]
 
 
 def test_curate_command_stores_and_exports(db, write_jsonl, tmp_path):
@@ -368,7 +366,7 @@ def cell_modes():
     return pool, pl.DataFrame(rows, schema_overrides={"r": pl.Float64})
 
 
-def test_overlap_and_preview_pass_decoding_and_score_on():
+def test_overlap_passes_decoding_and_score_on():
     pool, cells = cell_modes()
     # the defaults: greedy (the paper's mode of two) and label: f {0, 2, 5, 7}, g {0, 2, 4, 6}: 2/6
     ov = overlap(pool, cells, "j", ["f", "g"], [1.0], holdout_share=None)
@@ -379,35 +377,6 @@ def test_overlap_and_preview_pass_decoding_and_score_on():
     # greedy expected: f {1, 3, 5, 7}, g {0, 2, 4, 6}: 0
     ov = overlap(pool, cells, "j", ["f", "g"], [1.0], holdout_share=None, score="expected")
     assert ov["jaccard"][0] == 0.0
-    pv = preview(pool, cells, "j", 1.0, holdout_share=None, decoding="constrained", score="expected")
-    assert pv.select("format", "decoding", "score", "n_selected").rows() == [
-        ("f", "constrained", "expected", 4), ("g", "constrained", "expected", 4)]
-    pv = preview(pool, cells, "j", 1.0, holdout_share=None)
-    assert pv.select("format", "decoding", "score", "n_selected").rows() == [
-        ("f", "greedy", "label", 4), ("g", "greedy", "label", 4)]
-
-
-def test_preview_summaries_by_hand():
-    pool, scores = two_formats()
-    # nothing held out, rate 1: every prompt kept, no coin at the cut. f's picks at p0 and p3 are
-    # tie-breaks: share_tie_broken = 2 / 4; g has none: 0 / 4
-    pv = preview(pool, scores, "j", 1.0, holdout_share=None)
-    assert pv.schema == {"policy": pl.String, "judge": pl.String, "format": pl.String, "decoding": pl.String,
-                         "score": pl.String, "rate": pl.Float64, "seed": pl.Int64, "n_eligible": pl.Int64,
-                         "n_selected": pl.Int64, "n_pick_tied": pl.Int64, "n_cut_tied": pl.Int64,
-                         "n_tie_broken": pl.Int64, "n_heldout_prompts": pl.Int64, "cut_value": pl.Float64,
-                         "share_tie_broken": pl.Float64}
-    assert pv.to_dicts() == [
-        {"policy": "judge", "judge": "j", "format": "f", "decoding": None, "score": "label", "rate": 1.0, "seed": 0,
-         "n_eligible": 4, "n_selected": 4, "n_pick_tied": 2, "n_cut_tied": 0, "n_tie_broken": 2,
-         "n_heldout_prompts": 0, "cut_value": 0.0, "share_tie_broken": 0.5},
-        {"policy": "judge", "judge": "j", "format": "g", "decoding": None, "score": "label", "rate": 1.0, "seed": 0,
-         "n_eligible": 4, "n_selected": 4, "n_pick_tied": 0, "n_cut_tied": 0, "n_tie_broken": 0,
-         "n_heldout_prompts": 0, "cut_value": 0.25, "share_tie_broken": 0.0}]
-    # rate 0.1 keeps round(0.4) = 0 prompts: no share; the default held-out share sets aside p0
-    pv = preview(pool, scores, "j", 0.1)
-    assert pv["n_selected"].to_list() == [0, 0] and pv["share_tie_broken"].to_list() == [None, None]
-    assert pv["n_heldout_prompts"].to_list() == [1, 1] and pv["n_eligible"].to_list() == [3, 3]
 
 
 def test_heldout_rule_of_a_pool():
