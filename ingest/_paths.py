@@ -41,7 +41,7 @@ def safe_name(text: str | None, field: str = "name") -> str:
     if not name:
         raise UserError(f"{field}: empty; give a name")
     if "/" in name or "\\" in name or os.sep in name or (os.altsep and os.altsep in name):
-        raise UserError(f"{field} {name!r}: a name, not a path (no '/' or '\\')")
+        raise UserError(f"{field} {name!r}: a name, not a path (no slash or backslash)")   # words: Markdown eats a '\\'
     if name in (".", "..") or name.startswith("."):
         raise UserError(f"{field} {name!r}: may not start with '.' (no hidden files, no '..')")
     if re.match(r"^[A-Za-z]:", name):

@@ -87,6 +87,12 @@ def _expect_refusal(db, path, pattern, name="p"):
     ([], r"pool.jsonl: empty file"),
     (['{"prompt_id": "q1", "prompt": "x", "candidate_id": "a", "response": "r"}', '{"prompt_id": "q1",'],
      r"pool.jsonl, line 2: not valid JSON"),
+    # json says "Unterminated string starting at" and the column of the opening quote: 15 here
+    # ('{' 1, '"prompt_id"' 2-12, ':' 13, ' ' 14, '"' 15), said once, never "at at column"
+    (['{"prompt_id": "q1", "prompt": "x", "candidate_id": "a", "response": "r"}', '{"prompt_id": "q1'],
+     r"pool.jsonl, line 2: not valid JSON \(Unterminated string starting at column 15\)$"),
+    (['{"prompt_id": "q1", "prompt": "x", "candidate_id": "a", "response": "r"}', '{"prompt_id": }'],
+     r"pool.jsonl, line 2: not valid JSON \(Expecting value at column 15\)$"),
     (['{"prompt_id": "q1", "prompt": "x", "candidate_id": "a", "response": "r"}', "[1, 2]"],
      r"pool.jsonl, line 2: a row must be a JSON object, not list"),
     (['{"prompt_id": "q1", "prompt": "x"}'],

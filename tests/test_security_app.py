@@ -132,6 +132,8 @@ def test_beyond_localhost_without_a_login_the_app_shows_nothing(tmp_path, monkey
 @pytest.mark.parametrize("pool_name, file_name, message", [
     ("../x", "pool.jsonl", "Pool name '../x': a name, not a path"),
     ("/etc/x", "pool.jsonl", "Pool name '/etc/x': a name, not a path"),
+    # in words: a '\\' in the message would be lost when st.error renders it as Markdown
+    ("dir\\x", "pool.jsonl", "Pool name 'dir\\\\x': a name, not a path (no slash or backslash)"),
     ("..", "pool.jsonl", "Pool name '..': may not start with '.'"),
     ("fine", "..jsonl", "File name '..jsonl': may not start with '.'"),   # (Streamlit refuses
     ("fine", ".hidden.csv", "File name '.hidden.csv': may not start with '.'"),   # other extensions)

@@ -105,6 +105,13 @@ def _nonblank_lines(data: bytes) -> np.ndarray:
     return np.flatnonzero(filled) + 1
 
 
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """'Expecting value at column 3', 'Unterminated string starting at column 9': json's own
+    message with the column, without doubling the 'at' that some of its messages end with."""
+    msg = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
+    return f"{msg} at column {exc.colno}"
+
+
 def _locate_jsonl_problem(p: Path, data: bytes) -> str | None:
     """Slow path, only after the fast reader failed: the first line that is not a JSON object."""
     for number, line in enumerate(data.decode("utf-8").split("\n"), start=1):
@@ -113,7 +120,7 @@ def _locate_jsonl_problem(p: Path, data: bytes) -> str | None:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            return f"{where(p, number)}: not valid JSON ({exc.msg} at column {exc.colno})"
+            return f"{where(p, number)}: not valid JSON ({json_problem(exc)})"
         if not isinstance(row, dict):
             return f"{where(p, number)}: a row must be a JSON object, not {type(row).__name__}"
         for key, value in row.items():
@@ -210,7 +217,7 @@ def jsonl_objects(path: Path):
             try:
                 row = json.loads(text)
             except json.JSONDecodeError as exc:
-                raise UserError(f"{where(path, n)}: not valid JSON ({exc.msg})") from None
+                raise UserError(f"{where(path, n)}: not valid JSON ({json_problem(exc)})") from None
             if not isinstance(row, dict):
                 raise UserError(f"{where(path, n)}: expected a JSON object")
             yield n, row
