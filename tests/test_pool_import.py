@@ -148,3 +148,59 @@ def test_name_taken_unless_replace(db, write_jsonl):
     smaller = write_jsonl("small.jsonl", ROWS[:1])
     assert import_pool(db, smaller, "p", replace=True)["n_candidates"] == 1
     assert pools(db).to_dicts() == [{"name": "p", "n_prompts": 1, "n_candidates": 1}]
+
+
+# -- the Pool page (Streamlit AppTest): the fields and an example on the page, a confirmation, the
+# page's own words for a taken name ------------------------------------------------------------------
+
+def test_the_example_pool_imports_as_it_is(db, tmp_path):
+    from app import pool_form
+    path = tmp_path / "example-pool.jsonl"
+    path.write_text(pool_form.example_jsonl())
+    got = import_pool(db, path, "example")
+    # 6 rows: prompts q1 and q2, three candidates each; the last row of q2 is held out
+    assert (got["n_prompts"], got["n_candidates"]) == (2, 6)
+    assert query_rows(db, "SELECT count(*) FILTER (split = 'heldout'), count(reference), count(model) "
+                          "FROM candidates") == [(1, 6, 6)]
+    # every field of DESIGN.md's pool file is listed, the four required ones marked so
+    listed = pool_form.fields_markdown()
+    assert [line.split("`")[1] for line in listed.splitlines()] == [
+        "prompt_id", "prompt", "candidate_id", "response", "reference", "model", "split"]
+    assert listed.count("(required)") == 4 and set(pool_form.EXAMPLE[0]) | {"split"} == {f[0] for f in pool_form.FIELDS}
+
+
+def _pool_page(db, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    return at.switch_page("views/pool.py").run()
+
+
+def test_pool_page_confirms_an_import_and_names_its_checkbox_for_a_taken_name(db, write_jsonl, monkeypatch):
+    from app import pool_form
+    import_pool(db, write_jsonl("mine.jsonl", ROWS), "mine")       # a user's own database: no demo seeding
+    at = _pool_page(db, monkeypatch)
+    assert "prompt_id" in at.expander[0].markdown[0].value and "(required)" in at.expander[0].markdown[0].value
+    content = write_jsonl("pool.jsonl", ROWS[:2]).read_bytes()
+    at.file_uploader[0].upload("pool.jsonl", content)
+    at.text_input[0].set_value("second")
+    at.button[0].click().run()
+    # after the page's rerun: the success note survives, and the sidebar switched to the new pool
+    assert not at.exception and not at.error
+    assert [s.value for s in at.success] == [
+        "Imported pool 'second': 1 prompt, 2 candidates. It is now the sidebar's pool: score it on the Score page."]
+    assert at.sidebar.selectbox[0].value == "second"
+    at.file_uploader[0].upload("pool.jsonl", content)
+    at.text_input[0].set_value("mine")
+    at.button[0].click().run()
+    assert [e.value for e in at.error] == [
+        f"A pool named 'mine' already exists. Tick **{pool_form.REPLACE_LABEL}** to overwrite it and its "
+        "verdicts, or choose another name."]
+    assert "--replace" not in at.error[0].value and query_rows(db, "SELECT count(*) FROM candidates c JOIN pools p "
+                                                                  "USING (pool_id) WHERE p.name = 'mine'") == [(3,)]
+    at.file_uploader[0].upload("pool.jsonl", content)
+    at.checkbox[0].check()
+    at.button[0].click().run()
+    assert not at.error and at.success[0].value.startswith("Imported pool 'mine': 1 prompt, 2 candidates.")

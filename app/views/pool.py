@@ -3,27 +3,37 @@
 import altair as alt
 import streamlit as st
 
-from app import data
+from app import data, pool_form
 from ingest import UserError
 
 st.header("Pool")
+with st.expander("What a pool file holds", expanded=not data.pools().height):
+    st.markdown("One row per candidate response, in a `.jsonl`, `.csv` or `.parquet` file; the listing order "
+                "within a prompt is the file's order. The UltraFeedback layout (`instruction` and a "
+                "`completions` list) is read too.\n\n" + pool_form.fields_markdown())
+    st.download_button("Download an example pool (6 rows)", pool_form.example_jsonl(),
+                       file_name="example-pool.jsonl", mime="application/x-ndjson", icon=":material/download:")
 with st.form("upload", clear_on_submit=False):
     upload = st.file_uploader("Candidate pool (.jsonl, .csv, .parquet; UltraFeedback layout too)",
                               type=["jsonl", "ndjson", "csv", "parquet"])
     name = st.text_input("Pool name", placeholder="my-pool")
-    replace = st.checkbox("Replace a pool of the same name (its verdicts go too)")
+    replace = st.checkbox(pool_form.REPLACE_LABEL)
     submitted = st.form_submit_button("Import")
 if submitted:
     file_name, content = (upload.name, upload.getvalue()) if upload is not None else (None, None)
+    refusal = pool_form.taken(name, data.pools()["name"].to_list(), replace)
     try:   # names typed in the browser: one plain name each, never a path (no '../', no '/etc/...')
+        if refusal:
+            raise UserError(refusal)
         result = data.import_pool_upload(name, file_name, content, replace)
     except UserError as exc:
         st.error(str(exc))
     else:
         st.session_state["next_pool"] = result["pool"]   # the sidebar picks it up on the rerun
-        st.success(f"Imported pool '{result['pool']}': {result['n_prompts']} prompts, "
-                   f"{result['n_candidates']} candidates.")
+        st.session_state["pool_note"] = pool_form.imported(result)   # shown after the rerun
         st.rerun()
+if "pool_note" in st.session_state:
+    st.success(st.session_state.pop("pool_note"), icon=":material/check_circle:")
 
 pool = data.current_pool()
 if not pool:
