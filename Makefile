@@ -5,7 +5,23 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: app test bench demo-files mutate mutate-recheck
 
-$(STAMP): pyproject.toml
+# llama.cpp (the integration tests' real OpenAI-compatible server) is compiled on install. Built
+# portably: no -march=native (a native build on a CPU that advertises AMX died with SIGILL where the
+# kernel had not enabled it), never AVX-512 or AMX, and AVX2/FMA/F16C only where the kernel lists
+# them in /proc/cpuinfo. --no-cache-dir: a wheel built natively earlier is never reused.
+LLAMA_CPP   := llama-cpp-python[server]==0.3.36
+LLAMA_STAMP := $(VENV)/.llama-stamp
+LLAMA_FLAGS := -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF \
+               -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+               $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null || echo -DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF)
+
+$(LLAMA_STAMP):
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	CMAKE_ARGS="$(LLAMA_FLAGS)" $(PY) -m pip install --quiet --no-cache-dir --force-reinstall --no-deps '$(LLAMA_CPP)'
+	touch $(LLAMA_STAMP)
+
+$(STAMP): pyproject.toml $(LLAMA_STAMP)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

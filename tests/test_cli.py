@@ -76,3 +76,50 @@ def test_errors_are_one_line_on_stderr(db, files, tmp_path):
     assert "already exists" in proc.stderr and "Traceback" not in proc.stderr
     proc = run("import-pool", "--pool", "s", ok=False)
     assert proc.returncode == 2 and "Missing argument" in proc.stderr
+
+
+def test_demo_seeds_a_new_database_once_and_leaves_a_users_alone(tmp_path):
+    # the expected shape comes from the bundled files themselves, read here without the tool
+    demo = Path(__file__).resolve().parents[1] / "ingest" / "demo"
+    expected = {}
+    for name, file in (("mtbench-formats", "mtbench-formats-pool.jsonl"), ("mtbench", "mtbench-pool.jsonl"),
+                       ("llmbar", "llmbar-pool.jsonl"), ("arena-bench", "arena-bench-pool.jsonl"),
+                       ("ko-arena-hard", "ko-arena-hard-pool.jsonl")):
+        rows = [json.loads(line) for line in (demo / file).read_text().splitlines() if line.strip()]
+        expected[name] = (len({r["prompt_id"] for r in rows}), len(rows))
+    db = tmp_path / "fresh.duckdb"
+    first = json.loads(run("demo", "--db", db, "--json").stdout)
+    assert sorted(first["seeded"]) == sorted(expected) and sorted(first["pools"]) == sorted(expected)
+    pools = json.loads(run("pools", "--db", db, "--json").stdout)["pools"]
+    assert {p["name"]: (p["n_prompts"], p["n_candidates"]) for p in pools} == expected
+    again = run("demo", "--db", db)
+    assert "already holds the bundled demo" in again.stdout and json.loads(
+        run("demo", "--db", db, "--json").stdout)["seeded"] == []
+    # a database with a pool of its own gets no demo
+    own = tmp_path / "own.duckdb"
+    run("import-pool", write_jsonl(tmp_path / "p.jsonl", synthetic_pool(3, seed=1)), "--pool", "mine", "--db", own)
+    out = run("demo", "--db", own)
+    assert "holds pools of its own (mine)" in out.stdout
+    assert [p["name"] for p in json.loads(run("pools", "--db", own, "--json").stdout)["pools"]] == ["mine"]
+
+
+def test_a_missing_database_points_to_the_demo_command(tmp_path):
+    proc = run("pools", "--db", tmp_path / "none.duckdb", ok=False)
+    assert proc.returncode == 1 and proc.stderr.endswith("\n")
+    assert "no such database (run `judgeaudit demo` for the bundled demo" in proc.stderr
+
+
+def test_an_error_after_a_terminal_progress_bar_starts_on_its_own_line(tmp_path, capsys, monkeypatch):
+    from app.cli import main
+    from ingest.scoring import _progress
+    bar = _progress.Progress("p", "j", total=4, run_ids=[], show_bar=True)
+    monkeypatch.setattr(bar, "_tty", True)            # as on a terminal: the bar redraws its line
+    bar.count("ok", None, 1, 1)
+    bar.update()
+    assert main(["pools", "--db", str(tmp_path / "none.duckdb")]) == 1
+    err = capsys.readouterr().err
+    # "\r[#######.......] 1/4 ..." then a newline, then the error on a line of its own
+    bar_line, error_line, rest = err.split("\n")
+    assert bar_line.startswith("\r[") and "1/4" in bar_line
+    assert error_line.startswith("judgeaudit: error: ") and rest == ""
+    assert not _progress.Progress.line_open

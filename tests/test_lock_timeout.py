@@ -59,5 +59,5 @@ def test_audit_says_once_that_it_waits_for_the_writer(held, monkeypatch, capsys)
 
 def test_audit_refuses_a_missing_database(tmp_path):
     from audit import AuditError
-    with pytest.raises(AuditError, match=r"missing.duckdb: no such database \(import a pool first, or pass --db\)"):
+    with pytest.raises(AuditError, match=r"missing.duckdb: no such database \(run `judgeaudit demo` for the bundled demo, import a pool first, or pass --db\)"):
         connect(tmp_path / "missing.duckdb").__enter__()

@@ -1,9 +1,6 @@
 """Scoring with real models: the bundled SmolLM2 in-process, and the same GGUF served by a real
 OpenAI-compatible server we did not write (llama-cpp-python's). Slow-ish: a model load each."""
 
-import subprocess
-import sys
-
 import pytest
 
 from audit import audit_cells, bias
@@ -11,7 +8,8 @@ from ingest import UserError
 from ingest.store import import_pool
 from ingest.scoring.formats import BUILTIN
 from ingest.scoring import score, ScoreRequest
-from tests.conftest import free_port, query_rows, wait_http
+from tests.conftest import query_rows
+from tests.llama_server import LlamaServer
 
 FIVE = ["binary", "likert5", "numeric100", "anchored", "tournament"]
 POOL = [
@@ -32,18 +30,13 @@ def _statuses(db):
 @pytest.fixture(scope="module")
 def llama_server():
     pytest.importorskip("llama_cpp", reason="llama-cpp-python[server] is installed by `make test`")
-    from ingest.scoring.judges.local import gguf_path
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path()),
-                             "--n_threads", "2", "--n_ctx", "2048", "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    if not wait_http(url + "/models"):
-        proc.kill()
-        pytest.fail("llama_cpp.server did not come up within 120 s")
+    server = LlamaServer()
+    try:
+        url = server.__enter__()       # checked with one real completion before any test uses it
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
     yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    server.stop()
 
 
 def test_llama_cpp_server_all_five_formats(db, write_jsonl, llama_server):

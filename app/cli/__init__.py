@@ -9,13 +9,14 @@ cheap: a command imports what it needs when it runs.
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 
 import click
 
 from .audit import audit_cmd, bias_cmd, levels_cmd, positions_cmd, report_cmd, stability_cmd, variance_cmd
 from .calibration import calibrate_cmd, import_labels_cmd
-from .dashboard import app_cmd
+from .dashboard import app_cmd, demo_cmd
 from .drift import drift_cmd
 from .evaluate import contrasts_cmd, evaluate_cmd
 from .pools import import_pool_cmd, import_verdicts_cmd, pools_cmd
@@ -24,6 +25,7 @@ from .rankings import rank_cmd
 from .runs import cancel_cmd, runs_cmd
 from .scoring import score_cmd
 from .train import curate_cmd, train_cmd
+from .verdicts import export_verdicts_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,29 +35,40 @@ def cli():
 
 for _command in (import_pool_cmd, pools_cmd, import_verdicts_cmd, score_cmd,
                  audit_cmd, bias_cmd, levels_cmd, stability_cmd, positions_cmd, variance_cmd, report_cmd,
-                 app_cmd, runs_cmd, cancel_cmd, rank_cmd, import_labels_cmd, calibrate_cmd, drift_cmd,
-                 evaluate_cmd, contrasts_cmd, probe_cmd, mitigations_cmd, curate_cmd, train_cmd):
+                 app_cmd, demo_cmd, runs_cmd, cancel_cmd, rank_cmd, import_labels_cmd, calibrate_cmd, drift_cmd,
+                 evaluate_cmd, contrasts_cmd, probe_cmd, mitigations_cmd, curate_cmd, train_cmd, export_verdicts_cmd):
     cli.add_command(_command)
+
+
+def _fresh_line() -> None:
+    """A scoring run's terminal progress bar may be mid-line: a message starts below it."""
+    if "ingest.scoring" in sys.modules:
+        from ingest.scoring import end_open_line
+        end_open_line()
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line on argv (default: sys.argv[1:]); returns the exit status: 0, 1 for a
-    user's error, 130 when aborted, click's status for a usage error, 3 for an internal error."""
+    user's error, 130 when aborted, click's status for a usage error, 3 for an internal error.
+    Every message is a line of its own."""
     from audit import AuditError
     from ingest import UserError
     try:
         cli.main(args=argv, prog_name="judgeaudit", standalone_mode=False)
         return 0
     except (UserError, AuditError) as exc:
+        _fresh_line()
         click.echo(f"judgeaudit: error: {exc}", err=True)
         return 1
     except click.exceptions.Abort:
+        _fresh_line()
         click.echo("judgeaudit: aborted", err=True)
         return 130
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
     except Exception as exc:  # an unexpected failure: one line, the traceback only on request
+        _fresh_line()
         if os.environ.get("JUDGEAUDIT_DEBUG"):
             traceback.print_exc()
         click.echo(f"judgeaudit: internal error: {type(exc).__name__}: {exc} "

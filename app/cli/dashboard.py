@@ -1,5 +1,6 @@
 """`judgeaudit app`: the Streamlit dashboard (`streamlit run app/main.py`), on an empty database
-seeded with the bundled demo first; beyond localhost only with a login."""
+seeded with the bundled demo first; beyond localhost only with a login. `judgeaudit demo`: the
+same seeding alone, for a newcomer who starts on the command line."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from ._common import db_option
+from ._common import db_option, emit_json, json_option
 
 
 @click.command("app")
@@ -36,3 +37,27 @@ def app_cmd(port, address, db):
     raise SystemExit(subprocess.call(
         [sys.executable, "-m", "streamlit", "run", str(main), "--server.port", str(port),
          "--server.address", address, "--browser.gatherUsageStats", "false"], env=env))
+
+
+@click.command("demo")
+@db_option
+@json_option
+def demo_cmd(db, as_json):
+    """Seed the database with the bundled demo pools, as the dashboard's first launch does (a
+    database that holds pools of its own is left as it is)."""
+    from ingest import db_path
+    from ingest.demo import DEMO_POOLS, seed_demo
+    from audit import pools
+    path = db_path(db).resolve()
+    seeded = seed_demo(path)
+    present = pools(path)["name"].to_list()
+    demo = [name for name, *_ in DEMO_POOLS]
+    if as_json:
+        emit_json({"db": str(path), "seeded": seeded, "pools": present})
+    elif seeded:
+        click.echo(f"seeded {path} with the bundled demo: {', '.join(seeded)}")
+    elif set(demo) <= set(present):
+        click.echo(f"{path} already holds the bundled demo: {', '.join(demo)}")
+    else:
+        click.echo(f"{path} holds pools of its own ({', '.join(present)}): the demo is seeded only into a "
+                   "database without other pools; pass --db for a new file")

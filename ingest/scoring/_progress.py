@@ -10,6 +10,8 @@ import time
 
 
 class Progress:
+    line_open = False     # a terminal bar was drawn without its newline (a message must start below it)
+
     def __init__(self, pool: str, judge: str, total: int, run_ids: list[int], show_bar: bool = True):
         self.record = {"pool": pool, "judge": judge, "run_ids": run_ids, "total": total, "done": 0,
                        "failed": 0, "unparsed": 0, "tokens_in": 0, "tokens_out": 0,
@@ -51,6 +53,14 @@ class Progress:
         now = time.time()
         if self._tty:
             print("\r" + line, end="\n" if final else "", file=sys.stderr, flush=True)
+            Progress.line_open = not final
         elif final or now - self._last_line >= 5:
             print(line, file=sys.stderr, flush=True)
             self._last_line = now
+
+
+def end_open_line() -> None:
+    """End a terminal progress bar's line, so that a message printed next starts on its own line."""
+    if Progress.line_open:
+        print(file=sys.stderr, flush=True)
+        Progress.line_open = False

@@ -43,7 +43,7 @@ def db_path(path: str | os.PathLike | None = None) -> Path:
 
 def missing_database(path: Path) -> str:
     """What a reader says when the file is not there."""
-    return f"{path}: no such database (import a pool first, or pass --db)"
+    return f"{path}: no such database (run `judgeaudit demo` for the bundled demo, import a pool first, or pass --db)"
 
 
 def _is_lock_error(exc: Exception) -> bool:
