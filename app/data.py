@@ -327,8 +327,8 @@ def import_labels(path, pool: str, source: str = "jsonl", replace: bool = False)
 
 def bundled_labels(pool: str):
     """The labels file shipped with a bundled demo pool (LLMBar gold, MT-Bench experts), or None."""
-    from ingest.demo import HERE
-    path = HERE / {"llmbar": "llmbar-gold-labels.jsonl", "mtbench": "mtbench-human-labels.jsonl"}.get(pool, "-")
+    from ingest.demo import HERE, LABEL_FILES
+    path = HERE / LABEL_FILES.get(pool, "-")
     return path if path.is_file() else None
 
 

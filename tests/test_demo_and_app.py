@@ -50,3 +50,32 @@ def test_dashboard_renders_the_demo(demo_db, monkeypatch):
     assert not at.exception and len(at.dataframe) == 1   # the Formats page's diagnostics table
     at.switch_page("views/slot_bias.py").run()
     assert not at.exception and len(at.dataframe) >= 1   # the slot-bias table
+
+
+def test_the_five_format_demo_opens_calibration_with_kappas_and_variance_says_why_it_is_empty(demo_db, monkeypatch):
+    """The MT-Bench votes on the five-format demo's pairs are stored at seeding: Calibration shows a
+    kappa for each of the demo judge's comparative formats in both decoding modes."""
+    import json
+
+    from audit import stored_labels
+    from ingest.demo import HERE
+    from tests.conftest import query_rows
+    pairs = {(r["prompt_id"], r["candidate_id"]) for r in map(json.loads, open(HERE / "mtbench-formats-pool.jsonl"))}
+    votes = [r for r in map(json.loads, open(HERE / "mtbench-human-labels.jsonl"))
+             if (r["prompt_id"], r["a_id"]) in pairs and (r["prompt_id"], r["b_id"]) in pairs]
+    # 6 prompts x C(4, 2) = 36 pairs of the demo's 4 systems; the experts voted 68 times on 32 of them
+    assert len(votes) == 68 and len({(r["prompt_id"], frozenset((r["a_id"], r["b_id"]))) for r in votes}) == 32
+    assert stored_labels(demo_db, "mtbench-formats").height == 68
+    assert query_rows(demo_db, "SELECT p.name, count(*) FROM labels JOIN pools p USING (pool_id) GROUP BY 1") == [
+        ("mtbench-formats", 68)]                         # the other demo pools keep their Import button
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(demo_db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    at.switch_page("views/calibration.py").run()
+    assert not at.exception and not at.info
+    table = at.dataframe[0].value
+    assert sorted(zip(table["format"], table["decoding"])) == [
+        ("anchored", "constrained"), ("anchored", "greedy"), ("tournament", "constrained"), ("tournament", "greedy")]
+    assert table["kappa"].notna().all() and (table["n"] > 0).all()
+    at.switch_page("views/variance.py").run()
+    assert not at.exception and "needs **at least two judges**" in at.info[0].value
+    assert "has 1 judge (smollm2-demo)" in at.info[0].value

@@ -8,7 +8,12 @@ from app import charts, data
 pool = data.page_pool("Variance")
 v = data.variance(pool)
 if v.height == 0:
-    st.info("The decomposition needs at least two judges that share at least two formats.")
+    judges = sorted(data.cells(pool)["judge"].unique().to_list())
+    st.info(f"Variance splits each diagnostic into what the format, the judge and their interaction explain, so "
+            f"it needs **at least two judges** that share at least two formats. Pool '{pool}' has "
+            f"{len(judges)} judge{'' if len(judges) == 1 else 's'}" + (f" ({', '.join(judges)})" if judges else "")
+            + ": score it with another judge in the same formats (a simulated judge takes seconds).")
+    st.page_link("views/score.py", label="Score with another judge", icon=":material/play_arrow:")
     st.stop()
 full = v.filter(pl.col("dropped_judge").is_null())
 st.caption("Two-way decomposition (format × judge, one value per cell) on the formats every judge used.")

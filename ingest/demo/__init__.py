@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..scoring import import_verdicts
-from ..store import db_path, ensure_current, import_pool, reader, writer
+from ..store import db_path, ensure_current, import_labels, import_pool, reader, writer
 
 HERE = Path(__file__).parent
 # (pool name, pool file, verdict file), in the order they are seeded
@@ -18,6 +18,13 @@ DEMO_POOLS = (
     ("arena-bench", "arena-bench-pool.jsonl", "arena-bench-verdicts.jsonl"),
     ("ko-arena-hard", "ko-arena-hard-pool.jsonl", "ko-arena-hard-verdicts.jsonl"),
 )
+
+# human labels shipped with a demo pool (the Calibration page offers them); SEEDED_LABELS are stored
+# at seeding time, so the five-format demo opens Calibration with kappas: the MT-Bench expert votes on
+# its pairs (build.py formats_demo_labels)
+LABEL_FILES = {"mtbench-formats": "mtbench-formats-human-labels.jsonl", "mtbench": "mtbench-human-labels.jsonl",
+               "llmbar": "llmbar-gold-labels.jsonl"}
+SEEDED_LABELS = ("mtbench-formats",)
 
 
 def format_specs() -> list[Path]:
@@ -36,17 +43,27 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
         ensure_current(path)
         with reader(path) as con:
             present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
-        if present - {p[0] for p in DEMO_POOLS} or not {p[0] for p in wanted} - present:
+            unlabelled = _unlabelled(con, present)
+        names = {p[0] for p in wanted}
+        if present - {p[0] for p in DEMO_POOLS} or not (names - present or names & unlabelled):
             return []
     with writer(db) as con:
         present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
+        unlabelled = _unlabelled(con, present)
     if present - {p[0] for p in DEMO_POOLS}:
         return []
     seeded = []
     for name, pool_file, verdict_file in wanted:
-        if name in present:
-            continue
-        import_pool(db, HERE / pool_file, name)
-        import_verdicts(db, HERE / verdict_file, name, format_specs=format_specs())
-        seeded.append(name)
+        if name not in present:
+            import_pool(db, HERE / pool_file, name)
+            import_verdicts(db, HERE / verdict_file, name, format_specs=format_specs())
+            seeded.append(name)
+        if name in SEEDED_LABELS and (name not in present or name in unlabelled):   # an interrupted seeding too
+            import_labels(db, HERE / LABEL_FILES[name], name)
     return seeded
+
+
+def _unlabelled(con, present: set[str]) -> set[str]:
+    """The demo pools present that should hold their seeded labels and hold none."""
+    return {name for name in SEEDED_LABELS if name in present and not con.execute(
+        "SELECT count(*) FROM labels JOIN pools USING (pool_id) WHERE pools.name = $n", {"n": name}).fetchone()[0]}

@@ -2,6 +2,7 @@
 
     python -m ingest.demo.build [SHARED_DATA_DIR]
     python -m ingest.demo.build --formats-demo [--prompts N] [--models A,B,C] [--seed S]
+    python -m ingest.demo.build --formats-labels     (only the human votes on the formats demo's pairs)
 
 Writes, next to this file: one pool file and one verdict file per demo pool, and the TOML
 format specs the verdicts use. Sources, licences and what was changed are in README.md here.
@@ -197,6 +198,15 @@ def formats_demo_pool(n_prompts: int = 6, models: tuple[str, ...] = DEMO_MODELS,
     return [r for r in rows if r["prompt_id"] in keep_p and r["model"] in models]
 
 
+def formats_demo_labels(pool: list[dict]) -> list[dict]:
+    """The MT-Bench expert and author votes (mtbench-human-labels.jsonl) on pairs of the formats
+    demo: both systems' answers to one of its prompts are in `pool`. In the shipped demo, 68 votes on
+    32 of its 36 pairs (6 prompts x 6 pairs of 4 systems)."""
+    have = {(r["prompt_id"], r["candidate_id"]) for r in pool}
+    return [r for r in _rows(HERE / "mtbench-human-labels.jsonl")
+            if (r["prompt_id"], r["a_id"]) in have and (r["prompt_id"], r["b_id"]) in have]
+
+
 def _serve(port: int):
     """llama-cpp-python's OpenAI-compatible server on the bundled GGUF, one thread (two threads
     spin against each other on a busy 2-core machine: measured 5x slower)."""
@@ -278,6 +288,7 @@ def build_formats_demo(n_prompts: int, models: tuple[str, ...], seed: int, workd
     workdir.mkdir(parents=True, exist_ok=True)
     pool = formats_demo_pool(n_prompts, models, seed)
     _write("mtbench-formats-pool.jsonl", pool)
+    _write("mtbench-formats-human-labels.jsonl", formats_demo_labels(pool))
     with open(workdir / "pool.jsonl", "w", encoding="utf-8") as fh:
         for r in pool:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
@@ -310,6 +321,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("data", nargs="?")
     ap.add_argument("--formats-demo", action="store_true")
+    ap.add_argument("--formats-labels", action="store_true")
     ap.add_argument("--prompts", type=int, default=6)
     ap.add_argument("--models", default=",".join(DEMO_MODELS))
     ap.add_argument("--seed", type=int, default=11)
@@ -318,6 +330,10 @@ if __name__ == "__main__":
     args = ap.parse_args()
     if args.score_mode:
         _score_mode(Path(args.score_mode[1]), args.score_mode[0], int(args.score_mode[2]))
+        sys.exit(0)
+    if args.formats_labels:     # the votes alone, from the shipped pool file (no call is made)
+        print(_write("mtbench-formats-human-labels.jsonl",
+                     formats_demo_labels(list(_rows(HERE / "mtbench-formats-pool.jsonl")))), "labels")
         sys.exit(0)
     if args.formats_demo:
         build_formats_demo(args.prompts, tuple(args.models.split(",")), args.seed, Path(args.workdir))
