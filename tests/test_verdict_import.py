@@ -119,3 +119,73 @@ def test_unknown_pool_and_missing_fields(db, pool, write_jsonl):
     with pytest.raises(UserError, match=r"v2.jsonl: missing required field\(s\) 'raw'"):
         import_verdicts(db, write_jsonl("v2.jsonl", [{"judge": "j", "format": "binary",
                                                       "prompt_id": "q1", "candidate_id": "a"}]), pool)
+
+
+# Parquet (issue 21 §3): the JSONL's columns, the same checks and the same stored rows.
+MIXED = [
+    {"judge": "j", "format": "likert5", "prompt_id": "q1", "candidate_id": "a", "raw": "Score: 4",
+     "label_probs": '{"3": 0.25, "4": 0.75}', "decoding": "constrained"},
+    {"judge": "j", "format": "likert5", "prompt_id": "q1", "candidate_id": "b", "raw": "nope", "sample": 1},
+    {"judge": "j", "format": "tournament", "prompt_id": "q1", "a_id": "c", "b_id": "a", "raw": "B++"},
+    {"judge": "j", "format": "anchored", "prompt_id": "q1", "a_id": "a", "b_id": "c", "raw": "A+"},
+    {"judge": "k", "format": "binary", "prompt_id": "q2", "candidate_id": "a", "raw": None, "error": "HTTP 500",
+     "tokens_in": 12, "latency_ms": 3.5},
+]
+STORED = ("SELECT j.name, f.name, decoding, prompt_idx, a_idx, b_idx, swapped, sample, raw, label, value, status, "
+          "error, attempts, latency_ms, tokens_in, tokens_out, label_probs, expected, verdicts.endpoint "
+          "FROM verdicts JOIN judges j USING (judge_id) JOIN formats f USING (format_id) "
+          "ORDER BY j.name, f.name, prompt_idx, a_idx, b_idx, sample")
+
+
+def _parquet(path, rows, schema=None):
+    import polars as pl
+    pl.DataFrame(rows, schema=schema, infer_schema_length=None).write_parquet(path)
+    return path
+
+
+def test_parquet_import_stores_what_the_jsonl_import_stores(db, pool, write_jsonl, tmp_path):
+    from ingest.store import import_pool as store_pool
+    result = import_verdicts(db, write_jsonl("v.jsonl", MIXED), pool)
+    other = tmp_path / "other.duckdb"
+    store_pool(other, write_jsonl("pool2.jsonl", POOL), "p")
+    assert import_verdicts(other, _parquet(tmp_path / "v.parquet", MIXED), "p") == \
+        {**result, "rows_in_file": 5} and result["imported"] == 5
+    stored = query_rows(db, STORED)
+    assert query_rows(other, STORED) == stored
+    # likert5 expected score from the distribution: 3 x 0.25 + 4 x 0.75 = 3.75
+    assert [r[18] for r in stored if r[1] == "likert5"] == [3.75, None]
+
+
+@pytest.mark.parametrize("change, pattern", [
+    (lambda r: {k: v for k, v in r.items() if k != "raw"}, r"v.parquet: missing required field\(s\) 'raw'"),
+    (lambda r: {**r, "sample": "x"}, r"v.parquet, row 1, field 'sample': must be an integer, not a column of type String"),
+    (lambda r: {**r, "judge": 7}, r"v.parquet, row 1, field 'judge': must be text, not a column of type Int64"),
+    (lambda r: {**r, "label_probs": 1}, r"v.parquet, row 1, field 'label_probs': must be JSON text or a struct"),
+    (lambda r: {**r, "tokens_in": "many"}, r"v.parquet, row 1, field 'tokens_in': must be a number"),
+    (lambda r: {**r, "label_probs": '{"4": 1.5}'}, r"v.parquet, row 1, field 'label_probs': must map labels to "
+                                                   r"probabilities in \[0, 1\]"),
+    (lambda r: {**r, "candidate_id": "zz"}, r"v.parquet, row 1, field 'candidate_id': unknown candidate 'zz'"),
+])
+def test_a_malformed_parquet_is_refused_naming_the_field(db, pool, tmp_path, change, pattern):
+    good = {"judge": "j", "format": "likert5", "prompt_id": "q1", "candidate_id": "a", "raw": "4", "sample": 0,
+            "label_probs": None, "tokens_in": 5}
+    rows = [change(good), change({**good, "prompt_id": "q2"})]
+    before = db_snapshot(db)
+    with pytest.raises(UserError, match=pattern):
+        import_verdicts(db, _parquet(tmp_path / "v.parquet", rows), pool)
+    assert db_snapshot(db) == before
+
+
+def test_a_file_that_is_not_parquet_and_an_exported_file_missing_a_slot(db, pool, tmp_path):
+    (tmp_path / "v.parquet").write_text('{"judge": "j"}\n')
+    before = db_snapshot(db)
+    with pytest.raises(UserError, match=r"v.parquet: could not read as Parquet"):
+        import_verdicts(db, tmp_path / "v.parquet", pool)
+    # export-verdicts' columns: candidate_a / candidate_b, and errors name them as the file does
+    rows = [{"judge": "j", "format": "likert5", "prompt_id": "q1", "candidate_a": "a", "candidate_b": None,
+             "raw": "4"},
+            {"judge": "j", "format": "tournament", "prompt_id": "q1", "candidate_a": "a", "candidate_b": None,
+             "raw": "A+"}]
+    with pytest.raises(UserError, match=r"e.parquet, row 2, field 'candidate_b': required for the comparative"):
+        import_verdicts(db, _parquet(tmp_path / "e.parquet", rows), pool)
+    assert db_snapshot(db) == before

@@ -13,7 +13,7 @@ import io
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,12 +53,14 @@ class Table:
     frame: pl.DataFrame
     lines: np.ndarray          # lines[i] = line number of frame row i
     raw: bytes | None = None
+    fields: dict[str, str] = field(default_factory=dict)   # frame column -> the file's own name, where they differ
 
     def line_of(self, row: int) -> int:
         return int(self.lines[row])
 
     def at(self, row: int, fld: str | None = None) -> str:
-        """'FILE, line N, field F' for frame row `row` (Parquet: 'row N')."""
+        """'FILE, line N, field F' for frame row `row` (Parquet: 'row N'); F as the file names it."""
+        fld = self.fields.get(fld, fld)
         if self.kind == "parquet":
             text = f"{self.path}, row {self.line_of(row)}"
             return text + (f", field '{fld}'" if fld else "")

@@ -1,8 +1,13 @@
-"""Reading and validating a verdict file (DESIGN.md 'Verdict file'): judge calls made elsewhere.
+"""Reading and validating a verdict file (DESIGN.md 'Verdict file'): judge calls made elsewhere,
+as JSONL or as Parquet with the same columns.
 
 Beyond the design's fields a row may carry `decoding` (`greedy`, the default, or `constrained`:
 the verdict was restricted to the format's labels) and `label_probs` (an object label -> probability,
-or the same as a JSON string: the judge's distribution over the labels, where it gave one)."""
+or the same as a JSON string: the judge's distribution over the labels, where it gave one). A file
+written by `judgeaudit export-verdicts` reads back as it is: its `candidate_a` and `candidate_b`
+stand for `candidate_id` (pointwise) or `a_id` and `b_id` (comparative), and its other columns
+(the stored label, value and status) are left aside: `raw` is parsed again. Such a file's
+`tokens_in`, `tokens_out`, `latency_ms` and `endpoint` are kept, as any verdict file's may be."""
 
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ DECODINGS = ("greedy", "constrained")
 
 def _probs(t: Table) -> pl.Series:
     """`label_probs` as canonical JSON text (null where absent); a clear error for a bad one."""
-    if "label_probs" not in t.frame.columns:
+    if "label_probs" not in t.frame.columns or t.frame["label_probs"].null_count() == t.frame.height:
         return pl.Series("label_probs", [None] * t.frame.height, pl.String)
     col = t.frame["label_probs"]
     out = []
@@ -45,10 +50,48 @@ def _probs(t: Table) -> pl.Series:
     return pl.Series("label_probs", out, pl.String)
 
 
+TEXT = ("judge", "format", "prompt_id", "candidate_id", "a_id", "b_id", "raw", "error", "decoding", "endpoint")
+MEASURES = {"tokens_in": pl.Int64, "tokens_out": pl.Int64, "latency_ms": pl.Float64}   # optional, >= 0
+EXPORTED = {"candidate_id": "candidate_a", "a_id": "candidate_a", "b_id": "candidate_b"}
+
+
+def _check_types(t: Table) -> None:
+    """A Parquet column has one type: a text field must be text, `sample` an integer, `label_probs`
+    JSON text or a struct. (JSONL is read as it comes, value by value.)"""
+    for name, dtype in t.frame.schema.items():
+        if name in TEXT:
+            want, ok = "text", dtype in (pl.String, pl.Null) or isinstance(dtype, (pl.Categorical, pl.Enum))
+        elif name == "sample":
+            want, ok = "an integer", dtype.is_integer() or dtype == pl.Null
+        elif name in MEASURES:
+            want, ok = "a number", dtype.is_numeric() or dtype == pl.Null
+        elif name == "label_probs":
+            want, ok = "JSON text or a struct of label -> probability", dtype in (pl.String, pl.Null) or \
+                isinstance(dtype, pl.Struct)
+        else:
+            continue
+        if not ok:
+            row = first_row(t.frame[name].is_not_null()) or 0
+            raise UserError(f"{t.at(row, name)}: must be {want}, not a column of type {dtype} "
+                            f"(e.g. {t.frame[name][row]!r})")
+
+
+def _exported(t: Table) -> Table:
+    """A file written by export-verdicts: candidate_a / candidate_b read as candidate_id, a_id, b_id
+    (which one a row needs follows from its format's kind), and errors name the file's own columns."""
+    cols = t.frame.columns
+    if "candidate_a" not in cols or any(c in cols for c in EXPORTED):
+        return t
+    t.frame = t.frame.with_columns(pl.col(src).alias(dst) for dst, src in EXPORTED.items() if src in cols)
+    t.fields = {dst: src for dst, src in EXPORTED.items()}
+    return t
+
+
 def read_verdicts(path: str | Path) -> tuple[Table, pl.DataFrame]:
     """Rows as (_row, judge, format, prompt_id, candidate_id, a_id, b_id, raw, error, sample,
-    decoding, label_probs)."""
-    t = read_table(path, {".jsonl": "jsonl", ".ndjson": "jsonl"})
+    decoding, label_probs, endpoint, tokens_in, tokens_out, latency_ms), from JSONL or Parquet."""
+    t = read_table(path, {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"})
+    t = _exported(t)
     cols = set(t.frame.columns)
     missing = [c for c in REQUIRED if c not in cols]
     if missing:
@@ -57,6 +100,8 @@ def read_verdicts(path: str | Path) -> tuple[Table, pl.DataFrame]:
     if "candidate_id" not in cols and not {"a_id", "b_id"} <= cols:
         raise UserError(f"{t.path}: each row needs 'candidate_id' (pointwise) or 'a_id' and 'b_id' "
                         "(comparative)")
+    if t.kind == "parquet":
+        _check_types(t)
     df = pl.DataFrame({name: text_column(t, name) for name in
                        ("judge", "format", "prompt_id", "candidate_id", "a_id", "b_id", "raw", "error")})
     for name in ("judge", "format", "prompt_id"):
@@ -76,5 +121,18 @@ def read_verdicts(path: str | Path) -> tuple[Table, pl.DataFrame]:
     bad = first_row(~decoding.is_in(DECODINGS))
     if bad is not None:
         raise UserError(f"{t.at(bad, 'decoding')}: one of {', '.join(DECODINGS)}, not {decoding[bad]!r}")
-    df = df.with_columns(decoding.alias("decoding"), _probs(t))
+    df = df.with_columns(decoding.alias("decoding"), _probs(t), text_column(t, "endpoint"),
+                         *(_measure(t, name, dtype) for name, dtype in MEASURES.items()))
     return t, df.with_row_index("_row")
+
+
+def _measure(t: Table, name: str, dtype) -> pl.Series:
+    """An optional column of non-negative numbers (token counts, latency); null where absent."""
+    if name not in t.frame.columns:
+        return pl.Series(name, [None] * t.frame.height, dtype)
+    col = t.frame[name]
+    cast = col.cast(dtype, strict=False)
+    bad = first_row((col.is_not_null() & cast.is_null()) | (cast < 0) | cast.cast(pl.Float64).is_infinite())
+    if bad is not None:
+        raise UserError(f"{t.at(bad, name)}: must be a non-negative number, not {col[bad]!r}")
+    return cast

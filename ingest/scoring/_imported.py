@@ -14,6 +14,7 @@ from ..store import (CALL_KEY, ensure_format, ensure_judge, finish_cell_run, fra
                      start_cell_run, transaction, writer)
 from ._anchor import reference_anchors
 from .formats import BUILTIN, Format, load_format_spec, stored_formats
+from .judges import public_endpoint
 
 
 def _parse_distinct(rows: pl.DataFrame, formats: dict[str, Format]) -> pl.DataFrame:
@@ -29,6 +30,8 @@ def _parse_distinct(rows: pl.DataFrame, formats: dict[str, Format]) -> pl.DataFr
 def _expected(t, rows: pl.DataFrame, formats: dict[str, Format]) -> pl.Series:
     """The expected value of each row's `label_probs` (pointwise formats; null otherwise), after
     checking that every label in it is one of its format's labels."""
+    if rows["label_probs"].null_count() == rows.height:   # the common case: no distributions at all
+        return pl.Series("expected", [None] * rows.height, pl.Float64)
     out = []
     for i, (fmt_name, probs) in enumerate(zip(rows["format"].to_list(), rows["label_probs"].to_list())):
         if probs is None:
@@ -113,6 +116,8 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
             pl.when(pl.col("raw").is_null() & pl.col("error").is_not_null()).then(pl.lit("failed"))
             .otherwise(pl.col("status")).alias("status"))
         rows = _orient(rows, cands)
+        endpoints = rows["endpoint"].drop_nulls().unique().to_list()   # stored without credentials
+        rows = rows.with_columns(pl.col("endpoint").replace({e: public_endpoint(e) for e in endpoints}))
 
         judges = {j: ensure_judge(con, j, "imported") for j in rows["judge"].unique().to_list()}
         fids = {f: ensure_format(con, formats[f]) for f in rows["format"].unique().to_list()}

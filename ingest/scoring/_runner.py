@@ -27,7 +27,7 @@ from ._progress import Progress
 from ._request import DECODINGS, ScoreRequest, decoding_settings, ensure_spec_judge, resolve_formats
 from ._schedule import SCHEDULES, plan_calls
 from .formats import Format
-from .judges import CallHints, JudgeReply, JudgeSpec, check_server, parse_judge, with_strategy
+from .judges import CallHints, JudgeReply, JudgeSpec, check_server, parse_judge, public_endpoint, with_strategy
 
 
 class _Scoring(Caller):
@@ -47,7 +47,7 @@ class _Scoring(Caller):
         fmt = self.formats[call["format"]]
         row = {k: call[k] for k in ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx",
                                     "b_idx", "swapped", "sample", "decoding")}
-        row.update(attempts=attempts, label_probs=None, expected=None)
+        row.update(attempts=attempts, label_probs=None, expected=None, endpoint=None)
         if reply is None:
             row.update(raw=None, label=None, value=None, status="failed", error=redact(error), latency_ms=None,
                        tokens_in=None, tokens_out=None)
@@ -60,8 +60,11 @@ class _Scoring(Caller):
                 probs = fmt.label_probs_from_logprobs(reply.top_logprobs[0])
         if reply.model:
             self.judge_models.add(reply.model)
+        # the server that answered, without credentials; a strategy's merged reply names none: the judge's own
+        endpoint = (public_endpoint(reply.endpoint) if reply.endpoint
+                    else self.spec.endpoint if self.spec.provider == "openai" else None)
         row.update(raw=reply.text, label=parsed.label, value=parsed.value, status=parsed.status,
-                   error=None, latency_ms=reply.latency_ms, tokens_in=reply.tokens_in,
+                   error=None, endpoint=endpoint, latency_ms=reply.latency_ms, tokens_in=reply.tokens_in,
                    tokens_out=reply.tokens_out, label_probs=json.dumps(probs) if probs else None,
                    expected=fmt.expected_value(probs) if fmt.kind == "pointwise" else None)
         return row

@@ -8,14 +8,14 @@ from ._database import frame
 
 VERDICT_COLUMNS = ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
                    "swapped", "sample", "raw", "label", "value", "status", "error", "attempts",
-                   "latency_ms", "tokens_in", "tokens_out", "label_probs", "expected", "decoding")
+                   "latency_ms", "tokens_in", "tokens_out", "label_probs", "expected", "decoding", "endpoint")
 
 
 def _complete(rows: pl.DataFrame) -> pl.DataFrame:
     """Verdict rows with every column of VERDICT_COLUMNS (missing optional ones null/default)."""
     defaults = {"b_idx": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
                 "error": pl.String, "latency_ms": pl.Float64, "tokens_in": pl.Int32,
-                "tokens_out": pl.Int32, "label_probs": pl.String, "expected": pl.Float64}
+                "tokens_out": pl.Int32, "label_probs": pl.String, "expected": pl.Float64, "endpoint": pl.String}
     rows = rows.with_columns([pl.lit(None, dtype).alias(c) for c, dtype in defaults.items()
                               if c not in rows.columns])
     fixed = {"swapped": pl.lit(False), "attempts": pl.lit(1, pl.Int32), "decoding": pl.lit("greedy")}

@@ -1,0 +1,65 @@
+"""`judgeaudit export-verdicts`: every stored judge call of a pool, one row each, as Parquet or
+JSONL (DESIGN.md 'Command line'); `import-verdicts` (in `pools`) reads both back."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from ._common import current, db_option, emit_json, json_option
+
+KINDS = {".parquet": "parquet", ".jsonl": "jsonl"}
+
+
+def _write(kind: str, batches, path: Path) -> int:
+    """Write the record batches to `path` as they come (no more than one batch in memory); the
+    number of rows written."""
+    import polars as pl
+    import pyarrow.parquet as pq
+    n, writer = 0, None
+    with open(path, "wb") as fh:
+        try:
+            for batch in batches:
+                if kind == "parquet":
+                    writer = writer or pq.ParquetWriter(fh, batch.schema, compression="zstd")
+                    writer.write_batch(batch)
+                elif batch.num_rows:   # one JSON object a line, as DuckDB wrote it
+                    pl.from_arrow(batch).write_csv(fh, include_header=False, quote_style="never")
+                n += batch.num_rows
+        finally:
+            if writer is not None:
+                writer.close()
+    return n
+
+
+@click.command("export-verdicts")
+@click.option("--pool", required=True, help="the pool whose verdicts to write")
+@click.option("--out", required=True, type=click.Path(path_type=Path),
+              help="FILE.parquet or FILE.jsonl (replaced if it exists)")
+@db_option
+@json_option
+def export_verdicts_cmd(pool, out, db, as_json):
+    """Write every stored judge call of a pool, one row each (Parquet or JSONL): judge, format,
+    decoding, prompt_id, candidate_a, candidate_b, sample, raw, label, value, status, error,
+    label_probs, tokens_in, tokens_out, latency_ms, endpoint."""
+    from audit import verdict_batches
+    from ingest import UserError
+    kind = KINDS.get(out.suffix.lower())
+    if kind is None:
+        raise UserError(f"--out {out}: write a .parquet or .jsonl file, not '{out.suffix or '(no suffix)'}'")
+    if out.is_dir():
+        raise UserError(f"--out {out}: is a directory, not a file")
+    if not out.parent.is_dir():
+        raise UserError(f"--out {out}: no such folder {out.parent}")
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.part")   # a failed export leaves no half-written file
+    try:
+        rows = _write(kind, verdict_batches(current(db), pool, json_lines=kind == "jsonl"), tmp)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    if as_json:
+        emit_json({"pool": pool, "out": str(out), "format": kind, "rows": rows})
+    else:
+        click.echo(f"wrote {rows} verdicts of pool '{pool}' to {out} ({kind})")

@@ -1,0 +1,48 @@
+"""A pool's stored judge calls as they are, one row per call (`judgeaudit export-verdicts`, the
+Report page's download): for other tools (pandas, polars, R, DuckDB) and other machines."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+import polars as pl
+
+from ._db import connect, pool_id, query, sql
+
+EXPORT_COLUMNS = ("judge", "format", "decoding", "prompt_id", "candidate_a", "candidate_b", "sample", "raw",
+                  "label", "value", "status", "error", "label_probs", "tokens_in", "tokens_out", "latency_ms",
+                  "endpoint")
+BATCH_ROWS = 131_072
+
+
+def verdict_rows(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """One row per stored call of the pool, ordered by judge, format, decoding, prompt, candidates
+    and sample. Columns: EXPORT_COLUMNS (DESIGN.md 'export-verdicts'): candidate_b null for
+    pointwise calls; value on the format's own scale (comparative: the margin for slot A), null
+    unless parsed; status parsed | unparsed | failed; label_probs a JSON object as text, or null;
+    endpoint the server that answered (calls stored before it was recorded: the judge's endpoint)."""
+    with connect(db) as con:
+        return query(con, "export_verdicts", pool_id=pool_id(con, pool)).select(EXPORT_COLUMNS)
+
+
+def verdict_batches(db: str | os.PathLike | None, pool: str, json_lines: bool = False,
+                    rows: int = BATCH_ROWS) -> Iterator:
+    """The rows of verdict_rows as Arrow record batches of up to `rows` rows, streamed from the
+    database (a large pool is never whole in memory); the read-only connection stays open until
+    the last batch is read. With `json_lines`, each batch has one column, `line`: the row as one
+    JSON object (label_probs nested as an object, not as text), ready to be written as JSONL."""
+    with connect(db) as con:
+        pid = pool_id(con, pool)
+        text = sql("export_verdicts")
+        if json_lines:
+            text = ("SELECT to_json(e) AS line FROM (SELECT * REPLACE (CAST(label_probs AS JSON) AS label_probs) "
+                    f"FROM ({text}) AS x) AS e")
+        reader = con.sql(text, params={"pool_id": pid}).fetch_record_batch(rows)
+        empty = True
+        for batch in reader:
+            empty = False
+            yield batch
+        if empty:   # a pool without calls: one empty batch still carries the columns and their types
+            import pyarrow as pa
+            yield pa.RecordBatch.from_pylist([], schema=reader.schema)
