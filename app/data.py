@@ -214,9 +214,10 @@ def call_count(pool: str, formats: list[str], schedule: str, swap: str) -> dict:
     return count_calls(db_file(), pool, formats, schedule, swap if swap == "all" else int(swap or 0))
 
 
-def estimate_seconds(n_calls: int, provider: str, decoding: str) -> float | None:
+def estimate_seconds(n_calls: int, provider: str, decoding: str, concurrency: int = 1,
+                     latency_ms: float | None = None) -> float | None:
     from ingest.scoring import estimate_seconds as estimate
-    return estimate(n_calls, provider, decoding)
+    return estimate(n_calls, provider, decoding, concurrency, latency_ms)
 
 
 def builtin_formats() -> list[str]:
@@ -242,10 +243,13 @@ def cancel_run(run_id: int) -> dict:
 
 
 def run_log(run_id: int, n_chars: int = 3000) -> str:
-    """The tail of a run's log, with key-like strings redacted (a crash may print anything)."""
+    """The tail of a run's log, with key-like strings redacted (a crash may print anything), as a
+    terminal would have left it (app.run_card.clean_log: no progress-bar redraws, repeats counted)."""
+    from app.run_card import clean_log
     from ingest import redact
     from ingest.runs import log_tail
-    return redact(log_tail(db_file(), run_id, n_chars))
+    text = clean_log(redact(log_tail(db_file(), run_id, 4 * n_chars)))   # the redraws shrink: read more
+    return text[-n_chars:].partition("\n")[2] if len(text) > n_chars else text
 
 
 def launch_evaluation(argv: list[str], pool: str, study: str) -> int:
@@ -304,6 +308,17 @@ def train_curves(rows: list[dict], label) -> "pl.DataFrame":
                 if rec.get(key) is not None:
                     out.append({"run": label(row), "step": rec["step"], "loss": rec[key], "kind": kind})
     return pl.DataFrame(out, schema={"run": pl.String, "step": pl.Int64, "loss": pl.Float64, "kind": pl.String})
+
+
+def train_outcome(row: dict) -> dict | None:
+    """A training run's outcome from the metrics.json in its folder (app.run_card.train_outcome:
+    status, steps, max_steps, train_loss, eval_loss, seconds, adapter), or None before it ends."""
+    import json
+
+    from app.run_card import train_outcome as outcome
+    folder = (row.get("progress") or {}).get("out") or (row.get("config") or {}).get("out") or row["out_dir"]
+    path = Path(folder) / "metrics.json" if folder else None
+    return outcome(json.loads(path.read_text(encoding="utf-8"))) if path and path.is_file() else None
 
 
 def current_pool() -> str | None:

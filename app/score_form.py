@@ -49,6 +49,22 @@ class ScoreForm:
         return JudgeChoice(self.provider, self.endpoint, self.model, self.base_url)
 
 
+SIM_DEFAULTS = {"noise": 0.15, "slot_bias": 0.5, "latency_ms": 0.0}   # ingest/scoring/judges/fake.py DEFAULTS
+
+
+def fake_spec(name: str, noise: float, slot_bias: float, latency_ms: float) -> str:
+    """The simulated judge's NAME?noise=..&slot_bias=..&latency_ms=.. (the part after `fake:`), every
+    setting written out so the run's --judge says what the judge was; UserError for a setting out
+    of range."""
+    if not 0 <= noise <= 5:
+        raise UserError(f"noise {noise:g}: between 0 and 5 (the spread of the judge's error, in score ranges)")
+    if not -2 <= slot_bias <= 2:
+        raise UserError(f"slot bias {slot_bias:g}: between -2 and +2 (added to a comparative margin for slot A)")
+    if not 0 <= latency_ms <= 60_000:
+        raise UserError(f"latency {latency_ms:g} ms: between 0 and 60000")
+    return f"{name.strip()}?noise={noise:g}&slot_bias={slot_bias:g}&latency_ms={latency_ms:g}"
+
+
 def providers(endpoints: dict[str, Endpoint]) -> list[str]:
     """The choices the page offers: configured endpoints first when there are any."""
     return (["endpoint"] if endpoints else []) + ["local", "fake", "custom"]

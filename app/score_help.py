@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+LOCAL_BASIS = "at the bundled model's measured rate"
+
 
 def duration(seconds: float | None) -> str:
     if seconds is None:
         return "time unknown"
+    if seconds < 1:
+        return "under a second"
     if seconds >= 3600:
         return f"about {seconds / 3600:.1f} h"
     return f"about {seconds / 60:.0f} min" if seconds >= 60 else f"about {seconds:.0f} s"
 
 
-def estimate_text(count: dict, local_eta: float | None, tested: dict | None, judge: str, concurrency: int) -> str:
-    """One line: the number of calls (per format) and the estimated time: the bundled model's
-    measured rate, else the latency of this judge's last test call over the concurrency."""
+def estimate_text(count: dict, local_eta: float | None, tested: dict | None, judge: str, concurrency: int,
+                  basis: str = LOCAL_BASIS) -> str:
+    """One line: the number of calls (per format) and the estimated time: the given estimate (the
+    bundled model's measured rate, or the simulated judge's latency: `basis` says which), else the
+    latency of this judge's last test call over the concurrency."""
     per = " + ".join(f"{n:,} {f}" for f, n in count["per_format"].items())
-    eta, how = local_eta, "at the bundled model's measured rate"
+    eta, how = local_eta, basis
     if eta is None:
         if tested and tested.get("judge") == judge and tested.get("latency_ms"):
             eta = count["total"] * tested["latency_ms"] / 1000 / max(1, concurrency)
@@ -23,3 +29,8 @@ def estimate_text(count: dict, local_eta: float | None, tested: dict | None, jud
         else:
             how = "Test connection to estimate it"
     return f"**{count['total']:,} calls** ({per}); {duration(eta)} ({how}). Calls already answered are not made again."
+
+
+def sim_basis(latency_ms: float, concurrency: int) -> str:
+    """How a simulated judge's time is estimated: its latency over the concurrency."""
+    return f"at the simulated {latency_ms:g} ms per call over concurrency {concurrency}"

@@ -46,12 +46,15 @@ def run_label(row: dict) -> str:
     return f"{row['run_id']}: {what}{rate} s{(row.get('config') or {}).get('seed', 0)}"
 
 
+SET_SCALE = alt.Scale(domain=["kept", "dropped"], range=["#2b8cbe", "#bdbdbd"])   # one colour per set, every chart
+
+
 def cut_histogram(picks: pl.DataFrame, cut: float | None, title: str) -> alt.Chart:
     """The selecting value of each eligible prompt's pick, kept vs dropped, with the cut marked."""
     df = picks.with_columns(pl.when(pl.col("kept")).then(pl.lit("kept")).otherwise(pl.lit("dropped")).alias("set"))
     bars = alt.Chart(df.to_pandas()).mark_bar(opacity=0.8).encode(
         x=alt.X("value:Q", bin=alt.Bin(maxbins=40), title=title), y=alt.Y("count():Q", title="prompts"),
-        color=alt.Color("set:N", scale=alt.Scale(domain=["kept", "dropped"], range=["#2b8cbe", "#bdbdbd"])))
+        color=alt.Color("set:N", scale=SET_SCALE, title="set"))
     if cut is None:
         return bars.properties(height=220)
     rule = alt.Chart(pl.DataFrame({"cut": [cut]}).to_pandas()).mark_rule(color="#d7301f", strokeWidth=2).encode(
@@ -63,13 +66,39 @@ def length_chart(lengths: pl.DataFrame) -> alt.Chart:
     """lengths: set (kept | dropped), chars -> response lengths of the picks, side by side."""
     return alt.Chart(lengths.to_pandas()).mark_bar(opacity=0.7).encode(
         x=alt.X("chars:Q", bin=alt.Bin(maxbins=30), title="response length (characters; ~4 per token)"),
-        y=alt.Y("count():Q", title="prompts", stack=None), color=alt.Color("set:N")).properties(height=180)
+        y=alt.Y("count():Q", title="prompts", stack=None), color=alt.Color("set:N", scale=SET_SCALE, title="set")
+    ).properties(height=220)
 
 
 def loss_chart(curves: pl.DataFrame) -> alt.Chart:
-    """curves: run, step, loss, kind (train | eval) -> one line per run and kind (eval dashed)."""
+    """curves: run, step, loss, kind (train | eval) -> one line per run and kind: train solid with
+    dots, eval dashed with squares; whole steps on the x axis."""
+    kinds = alt.Scale(domain=["train", "eval"])
     return alt.Chart(curves.to_pandas()).mark_line(point=True).encode(
-        x=alt.X("step:Q"), y=alt.Y("loss:Q", scale=alt.Scale(zero=False)), color=alt.Color("run:N"),
-        strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["train", "eval"], range=[[1, 0], [4, 3]])),
-        tooltip=[alt.Tooltip("run:N"), alt.Tooltip("kind:N"), alt.Tooltip("step:Q"), alt.Tooltip("loss:Q")]
+        x=alt.X("step:Q", title="optimiser step", axis=alt.Axis(format="d", tickMinStep=1)),
+        y=alt.Y("loss:Q", scale=alt.Scale(zero=False)), color=alt.Color("run:N"),
+        strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["train", "eval"], range=[[1, 0], [6, 4]]),
+                                  title="loss on"),
+        shape=alt.Shape("kind:N", scale=kinds.copy(), title="loss on"),
+        tooltip=[alt.Tooltip("run:N"), alt.Tooltip("kind:N", title="loss on"), alt.Tooltip("step:Q", format="d"),
+                 alt.Tooltip("loss:Q", format=".4f")]
     ).properties(height=260)
+
+
+def finished_runs(rows: list[dict], outcomes: dict, curves: pl.DataFrame) -> pl.DataFrame:
+    """One row per training run that ended with a saved adapter: run (run_label), status, steps,
+    last train loss (the last logged step's), final eval loss, adapter folder. outcomes: run_id ->
+    app.run_card.train_outcome; curves: run, step, loss, kind (app.data.train_curves)."""
+    out = []
+    for row in rows:
+        done = outcomes.get(row["run_id"])
+        if not done:
+            continue
+        label = run_label(row)
+        train = curves.filter((pl.col("run") == label) & (pl.col("kind") == "train")).sort("step")
+        out.append({"run": label, "status": done["status"], "steps": done["steps"],
+                    "last train loss": train["loss"][-1] if train.height else done["train_loss"],
+                    "final eval loss": done["eval_loss"], "adapter folder": done["adapter"]})
+    return pl.DataFrame(out, schema={"run": pl.String, "status": pl.String, "steps": pl.Int64,
+                                     "last train loss": pl.Float64, "final eval loss": pl.Float64,
+                                     "adapter folder": pl.String})

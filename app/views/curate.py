@@ -84,6 +84,13 @@ def curves() -> None:
     frame = data.train_curves(rows, tf.run_label)
     if frame.height:
         st.altair_chart(tf.loss_chart(frame), width="stretch")
+    done = tf.finished_runs(rows, {r["run_id"]: data.train_outcome(r) for r in rows if r["status"] in
+                                   ("finished", "cancelled")}, frame)
+    if done.height:
+        st.caption("Finished runs: the final losses and the folder of each saved adapter; evaluate them against "
+                   "the base model on held-out prompts.")
+        st.dataframe(done, hide_index=True, width="stretch")
+        st.page_link("views/evaluate.py", label="Evaluate the adapters", icon=":material/leaderboard:")
 
 
 st.subheader("Runs")

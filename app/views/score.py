@@ -28,7 +28,15 @@ elif provider == "custom":
     base_url = st.text_input("Base URL", value="http://localhost:8000/v1")
     model = st.text_input("Model")
 elif provider == "fake":
-    model = st.text_input("Simulated judge name", value="sim")
+    n, sb, lat, name = st.columns([1, 1, 1, 2])
+    sim = {"noise": n.number_input("Noise", 0.0, 5.0, score_form.SIM_DEFAULTS["noise"], 0.05,
+                                   help="Spread of the judge's error around the reference (0: no noise)"),
+           "slot_bias": sb.number_input("Slot bias", -2.0, 2.0, score_form.SIM_DEFAULTS["slot_bias"], 0.1,
+                                        help="Added to every comparative margin in favour of Response A"),
+           "latency_ms": lat.number_input("Latency (ms per call)", 0.0, 60_000.0, score_form.SIM_DEFAULTS["latency_ms"],
+                                          50.0, format="%g", help="How long each simulated call takes")}
+    model = score_form.fake_spec(name.text_input("Simulated judge name", value="sim", help="New settings need a new "
+                                                 "name: a judge's name stands for one set of settings"), **sim)
 else:
     st.caption("SmolLM2-135M-Instruct, bundled and run in this server's process (loading takes 15-45 s).")
 formats = st.multiselect("Formats", data.builtin_formats(), default=["binary", "likert5", "numeric100"])
@@ -51,8 +59,11 @@ except UserError as exc:
 if problem:
     st.warning(problem)
 else:
-    eta = data.estimate_seconds(count["total"], provider, decoding)
-    st.info(score_help.estimate_text(count, eta, st.session_state.get("score_test"), judge_name, int(concurrency)))
+    latency = sim["latency_ms"] if provider == "fake" else None
+    eta = data.estimate_seconds(count["total"], provider, decoding, int(concurrency), latency)
+    basis = score_help.LOCAL_BASIS if latency is None else score_help.sim_basis(latency, int(concurrency))
+    st.info(score_help.estimate_text(count, eta, st.session_state.get("score_test"), judge_name, int(concurrency),
+                                     basis))
 busy = data.active_run(data.score_key(pool, judge_name)) if judge_name else None
 if busy:
     st.error(f"Run {busy['run_id']} is already scoring pool '{pool}' with judge '{judge_name}' ({busy['status']}): "

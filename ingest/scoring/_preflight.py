@@ -66,9 +66,13 @@ def count_calls(db, pool: str, formats: list[str], schedule: str = "listing", sw
     return {"total": plan.height, "per_format": per}
 
 
-def estimate_seconds(n_calls: int, provider: str, decoding: str = "greedy", concurrency: int = 1) -> float | None:
+def estimate_seconds(n_calls: int, provider: str, decoding: str = "greedy", concurrency: int = 1,
+                     latency_ms: float | None = None) -> float | None:
     """Estimated wall time of n calls: for the bundled model from its measured rate (one model, so
-    concurrency does not help); None for other providers (their speed is the server's)."""
+    concurrency does not help); for the simulated judge (provider `fake`) its own latency, calls x
+    latency / concurrency; None for other providers (their speed is the server's)."""
+    if provider == "fake":
+        return n_calls * (latency_ms or 0.0) / 1000 / max(1, int(concurrency))
     if provider != "local":
         return None
     return n_calls / LOCAL_RATE[decoding]

@@ -1,0 +1,124 @@
+"""What a run's card says, as pure functions (no Streamlit; tested by hand in tests/test_run_card.py):
+the headline that names what the run does (the judge and formats of a scoring run, the curation of a
+training run), a finished training run's outcome, and its log made readable.
+
+The runs panel (app/runs_panel.py) draws the card; these functions give it its words:
+
+    headline(row)            "score · judge sim (simulated: noise 0.15, slot bias 0.5, latency 0 ms) ·
+                              formats binary, likert5"
+    train_outcome(metrics)   final train and eval loss, steps, the adapter's folder (metrics.json)
+    clean_log(text)          a log without carriage-return progress bars, ANSI colours or the lock
+                             wait repeated: what a person would have seen in a terminal
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+# ingest/store/connection.py open_with_retry: said once per connection, so a busy run repeats it
+_WAIT = re.compile(r"is in use by another process; waiting")
+
+
+def _argv_value(argv: list[str], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv and argv.index(flag) + 1 < len(argv) else None
+
+
+def judge_words(spec: str) -> str:
+    """A --judge SPEC in words: the simulated judge's settings spelled out (it is no model)."""
+    provider, _, rest = spec.partition(":")
+    if provider == "fake":
+        name, _, query = rest.partition("?")
+        settings = dict(parse_qsl(query))
+        words = [f"{k.replace('_', ' ').replace(' ms', '')} {v}{' ms' if k == 'latency_ms' else ''}"
+                 for k, v in settings.items()]
+        return f"{name} (simulated" + (": " + ", ".join(words) if words else "") + ")"
+    if provider == "local":
+        return "smollm2 (the bundled SmolLM2-135M)"
+    if provider == "openai":
+        model, _, url = rest.partition("@")
+        return f"{model} at {url}" if url else model
+    return spec
+
+
+def headline(row: dict) -> str:
+    """What the run does, from its config (the command line it was launched with, and what the
+    run recorded once it started): the judge and formats of a score or probe run, the curation and
+    base model of a training run, the study of an evaluation."""
+    config = row.get("config") or {}
+    argv = [str(a) for a in config.get("argv") or []]
+    kind = row.get("kind") or (argv[0] if argv else "run")
+    parts = [kind]
+    spec = _argv_value(argv, "--judge")
+    if kind in ("score", "probe", "evaluate"):     # a train run's --judge is the curating judge's name
+        judge = judge_words(spec) if spec else config.get("judge")
+        formats = config.get("formats") or (_argv_value(argv, "--formats") or "").split(",")
+        if judge:
+            parts.append(f"judge {judge}")
+        if any(formats):
+            parts.append("formats " + ", ".join(f for f in formats if f))
+        decoding = _argv_value(argv, "--decoding") or config.get("decoding")
+        if isinstance(decoding, str) and decoding != "greedy":
+            parts.append(decoding)
+    if kind == "train":
+        parts.append(train_subject(config, argv))
+    return " · ".join(parts)
+
+
+def train_subject(config: dict, argv: list[str]) -> str:
+    """'smollm2-demo × likert5 at rate 0.25, seed 0, on local:smollm2' for a training run."""
+    c = config.get("curation") or {}
+    policy = c.get("policy") or _argv_value(argv, "--policy") or "judge"
+    judge, fmt = c.get("judge") or _argv_value(argv, "--judge"), c.get("format") or _argv_value(argv, "--format")
+    rate = c.get("rate") or _argv_value(argv, "--rate")
+    what = f"{judge} × {fmt}" if policy == "judge" and judge else f"{policy} baseline"
+    if config.get("subset") or _argv_value(argv, "--subset"):
+        what = "subset " + str(config.get("subset") or _argv_value(argv, "--subset")).rsplit("/", 1)[-1]
+    seed = config.get("seed", _argv_value(argv, "--seed"))
+    base = config.get("base") or _argv_value(argv, "--base")
+    return (what + (f" at rate {float(rate):g}" if rate and policy != "full" else "")
+            + (f", seed {seed}" if seed is not None else "") + (f", on {base}" if base else ""))
+
+
+def train_outcome(metrics: dict) -> dict:
+    """A finished (or stopped) training run's outcome from its metrics.json: steps, the final train
+    loss (the Trainer's mean over the run), the final eval loss, the adapter's folder."""
+    def num(x):
+        return None if x is None else round(float(x), 4)
+    return {"status": metrics.get("status"), "steps": metrics.get("steps"), "max_steps": metrics.get("max_steps"),
+            "train_loss": num(metrics.get("train_loss")), "eval_loss": num(metrics.get("eval_loss")),
+            "seconds": metrics.get("seconds"), "adapter": metrics.get("adapter")}
+
+
+def outcome_text(outcome: dict) -> str:
+    """The outcome in one Markdown line."""
+    def num(x):
+        return "n/a" if x is None else f"{x:.4f}"
+    return (f"{outcome['status'] or 'finished'} after {outcome['steps']} of {outcome['max_steps']} steps"
+            + (f" in {outcome['seconds']:.0f} s" if outcome.get("seconds") is not None else "")
+            + f" · final train loss **{num(outcome['train_loss'])}** · final eval loss **{num(outcome['eval_loss'])}**"
+            + f" · adapter in `{outcome['adapter']}`")
+
+
+def clean_log(text: str) -> str:
+    """A log as a terminal would have left it: for a line that a progress bar rewrote with carriage
+    returns, only its last state; no ANSI colour codes; a run of identical lines once with its count;
+    the lock-wait notice once, with the number of times it was said."""
+    lines = []
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        states = [s for s in _ANSI.sub("", raw).split("\r") if s.strip()]
+        lines.append(states[-1].rstrip() if states else "")
+    out, counts, waits = [], [], None
+    for line in lines:
+        if _WAIT.search(line):
+            if waits is not None:
+                counts[waits] += 1
+                continue
+            waits = len(out)
+        elif out and line == out[-1] and line:
+            counts[-1] += 1
+            continue
+        out.append(line)
+        counts.append(1)
+    return "\n".join(line + (f"  [×{n}]" if n > 1 else "") for line, n in zip(out, counts)).strip("\n")

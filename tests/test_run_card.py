@@ -1,0 +1,67 @@
+"""A run's card in words (app/run_card.py, pure): the headline names the judge and formats, a
+finished training run shows its final losses and adapter folder, and the log reads as a terminal
+left it. Every expected string is written out by hand."""
+
+from app.run_card import clean_log, headline, judge_words, outcome_text, train_outcome
+
+SCORE_ARGV = ["score", "--pool", "p", "--judge", "fake:sim?noise=0.3&slot_bias=-0.25&latency_ms=40",
+              "--formats", "binary,anchored", "--schedule", "listing", "--concurrency", "8", "--swap-sample", "0",
+              "--db", "x.duckdb", "--json", "--decoding", "constrained"]
+
+
+def test_a_score_runs_headline_names_the_judge_with_its_simulated_settings_and_the_formats():
+    row = {"kind": "score", "config": {"argv": SCORE_ARGV}}       # queued: only the command line so far
+    assert headline(row) == ("score · judge sim (simulated: noise 0.3, slot bias -0.25, latency 40 ms) · "
+                             "formats binary, anchored · constrained")
+    # started: the run recorded its judge and formats; the command line still says how it was asked
+    row["config"].update(judge="sim", formats=["binary", "anchored"], decoding={"mode": "constrained"})
+    assert headline(row).startswith("score · judge sim (simulated: noise 0.3")
+    assert judge_words("local:smollm2") == "smollm2 (the bundled SmolLM2-135M)"
+    assert judge_words("openai:gpt-4o@https://api.example/v1") == "gpt-4o at https://api.example/v1"
+    assert judge_words("fake:plain") == "plain (simulated)"
+
+
+def test_a_training_runs_headline_names_its_curation():
+    argv = ["train", "--pool", "p", "--policy", "judge", "--judge", "j", "--format", "likert5", "--rate", "0.25",
+            "--base", "local:smollm2", "--seed", "2", "--max-steps", "4"]
+    # --judge here is the curating judge, not a judge SPEC: the headline says so in curation words
+    assert headline({"kind": "train", "config": {"argv": argv}}) == \
+        "train · j × likert5 at rate 0.25, seed 2, on local:smollm2"
+    row = {"kind": "train", "config": {"argv": ["train", "--pool", "p", "--policy", "full", "--base", "b", "--seed", "0"]}}
+    assert headline(row) == "train · full baseline, seed 0, on b"
+
+
+def test_a_finished_training_runs_outcome_gives_final_losses_and_the_adapter_folder():
+    metrics = {"status": "finished", "steps": 20, "max_steps": 20, "train_loss": 2.345678, "eval_loss": 2.10001,
+               "seconds": 81.4, "adapter": "/data/runs/7", "tokens": 999}
+    got = train_outcome(metrics)
+    assert got == {"status": "finished", "steps": 20, "max_steps": 20, "train_loss": 2.3457, "eval_loss": 2.1,
+                   "seconds": 81.4, "adapter": "/data/runs/7"}
+    assert outcome_text(got) == ("finished after 20 of 20 steps in 81 s · final train loss **2.3457** · "
+                                 "final eval loss **2.1000** · adapter in `/data/runs/7`")
+    assert "final eval loss **n/a**" in outcome_text(train_outcome({**metrics, "eval_loss": None}))
+
+
+def test_clean_log_keeps_a_progress_bars_last_state_and_says_a_repeat_once():
+    wait = "judgeaudit: /d/x.duckdb is in use by another process; waiting for it (up to 60 s)..."
+    log = ("loading\n"
+           "\r  0%|          | 0/4 [00:00<?, ?it/s]\r 50%|#####     | 2/4 [00:01<00:01]\r100%|##########| 4/4 [00:02<00:00]\n"
+           f"{wait}\n"
+           "step 1/4, loss 2.5\n"
+           f"{wait}\n"
+           f"{wait}\n"
+           "\x1b[32mstep 2/4, loss 2.25\x1b[0m\n"
+           "retrying\nretrying\nretrying\n"
+           "done\r\n")
+    # the bar: three states on one line, the last one kept; the wait: once, said 3 times in all;
+    # the colour codes go; three consecutive 'retrying' lines become one with its count
+    assert clean_log(log).split("\n") == [
+        "loading",
+        "100%|##########| 4/4 [00:02<00:00]",
+        wait + "  [×3]",
+        "step 1/4, loss 2.5",
+        "step 2/4, loss 2.25",
+        "retrying  [×3]",
+        "done",
+    ]
+    assert clean_log("") == "" and clean_log("one\n\n\ntwo") == "one\n\n\ntwo"    # blank lines are kept as they are
