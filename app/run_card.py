@@ -4,7 +4,7 @@ training run), a finished training run's outcome, and its log made readable.
 
 The runs panel (app/runs_panel.py) draws the card; these functions give it its words:
 
-    headline(row)            "score · judge sim (simulated: noise 0.15, slot bias 0.5, latency 0 ms) ·
+    run_title(row)           "score · judge sim (simulated: noise 0.15, slot bias 0.5, latency 0 ms) ·
                               formats binary, likert5"
     train_outcome(metrics)   final train and eval loss, steps, the adapter's folder (metrics.json)
     clean_log(text)          a log without carriage-return progress bars, ANSI colours or the lock
@@ -42,7 +42,7 @@ def judge_words(spec: str) -> str:
     return spec
 
 
-def headline(row: dict) -> str:
+def run_title(row: dict) -> str:
     """What the run does, from its config (the command line it was launched with, and what the
     run recorded once it started): the judge and formats of a score or probe run, the curation and
     base model of a training run, the study of an evaluation."""

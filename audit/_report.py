@@ -4,8 +4,10 @@ comparative formats, and the parse rate. Built from the database alone."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from datetime import datetime, timezone
 
 import polars as pl
 
@@ -40,46 +42,148 @@ SCORE_RULES = {"label": "the parsed label's value",
                "expected": "the probability-weighted value over the format's labels (expected score)"}
 
 
+SIMULATED = ("a simulated judge (`fake`): deterministic answers drawn from the pool's reference with seeded "
+             "noise and slot bias; no model, so temperature, max_tokens and log-probabilities do not apply")
+NOT_FOR_SIMULATED = ("max_tokens", "logprobs", "top_logprobs", "temperature")
+
+
+def _version() -> str | None:
+    from importlib import metadata
+    try:
+        return metadata.version("judgeaudit")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _curations(con, pool: str) -> dict:
+    """(judge, format, decoding, score) -> the newest stored curation subset of that cell."""
+    out = {}
+    for r in query(con, "subsets", pool=pool, sha256=None).to_dicts():
+        if r["policy"] == "judge":
+            out[(r["judge"], r["format"], r["decoding"] or "greedy", r["score"] or "label")] = r
+    return out
+
+
+def _summary(entry: dict, cell: dict, curation: dict | None) -> dict:
+    """One row of the table across formats: the diagnostics a reader compares first."""
+    n = curation["n_selected"] if curation else 0
+    return {"judge": entry["judge"], "format": entry["format"], "decoding": entry["decoding"]["mode"],
+            "score": entry["score"], "tie_prob": cell["tie_prob"], "d2": cell["d2"], "top_tied": cell["top_tied"],
+            "curation_rate": curation["rate"] if curation else None,
+            "coin_flip_share": curation["n_pick_tied"] / n if n else None,
+            "cut_tied_share": curation["n_cut_tied"] / n if n else None,
+            "tau_a": cell["tau_a"], "top1": cell["top1"], "parse_rate": cell["parse_rate"],
+            "b": entry["slot"]["b"] if entry["slot"] else None}
+
+
+def _run_row(r: dict) -> dict:
+    config = json.loads(r["config"]) if isinstance(r["config"], str) else (r["config"] or {})
+    keep = ("curation", "base", "seed", "max_steps", "study", "subset", "argv")
+    return {"run_id": r["run_id"], "kind": r["kind"], "status": r["status"],
+            "created_at": str(r["created_at"]) if r["created_at"] else None,
+            "finished_at": str(r["finished_at"]) if r["finished_at"] else None,
+            "config": {k: config[k] for k in keep if k in config}, "error": r["error"]}
+
+
 def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
     """The checklist as the JSON document of DESIGN.md; a cell is (judge, format, decoding, score),
-    and its `decoding` holds the recorded settings with the mode (greedy | constrained) as `mode`."""
+    and its `decoding` holds the recorded settings with the mode (greedy | constrained) as `mode`.
+
+    Keys beyond DESIGN.md's (added, never renamed): `generated_at` (UTC), `version` (the tool's),
+    `summary` (one row per cell: tie_prob, d2, top_tied, the coin_flip_share and cut_tied_share of
+    the cell's newest stored curation at its curation_rate, tau_a, top1, parse_rate, b), `runs`
+    (the pool's curation-and-training, evaluation and probe runs) and `studies` (its evaluation
+    studies); per cell `template_sha256`, `provider` and `simulated`."""
     info = pools(db).filter(pl.col("name") == pool)
     cells = audit_cells(db, pool, seed=seed)
     slots = {(r["judge"], r["format"], r["decoding"]): r for r in bias(db, pool, seed=seed).to_dicts()}
     with connect(db) as con:
-        runs = {(r["judge"], r["format"], r["decoding"]): r
-                for r in query(con, "cell_runs", pool_id=pool_id(con, pool)).to_dicts()}
-    out = []
+        pid = pool_id(con, pool)
+        runs = {(r["judge"], r["format"], r["decoding"]): r for r in query(con, "cell_runs", pool_id=pid).to_dicts()}
+        judges = {r["judge"]: r for r in query(con, "report_judges", pool_id=pid).to_dicts()}
+        curations = _curations(con, pool)
+        background = [_run_row(r) for r in query(con, "report_runs", pool=pool).to_dicts()]
+        studies = [{**s, "created_at": str(s["created_at"])} for s in query(con, "studies").to_dicts()
+                   if s["pool"] == pool]
+    out, summary = [], []
     for cell in cells.to_dicts():
         key = (cell["judge"], cell["format"], cell["decoding"])
         run = runs.get(key)
         settings = json.loads(run["settings"]) if run and run["settings"] else {}
         decoding = {**settings, "mode": cell["decoding"], "rule": DECODING_RULES.get(cell["decoding"])}
+        provider = (judges.get(cell["judge"]) or {}).get("provider")
+        template = run["template"] if run else None
         entry = {"judge": cell["judge"], "format": cell["format"], "score": cell["score"],
                  "score_rule": SCORE_RULES[cell["score"]],
-                 "template": run["template"] if run else None, "decoding": decoding,
+                 "template": template, "decoding": decoding,
                  "source": run["source"] if run else None, "judge_model": run["judge_model"] if run else None,
                  "tie_prob": cell["tie_prob"], "d2": cell["d2"], "distinct": cell["distinct"],
-                 "n_candidates": cell["n_candidates"], "parse_rate": cell["parse_rate"], "slot": None}
+                 "n_candidates": cell["n_candidates"], "parse_rate": cell["parse_rate"], "slot": None,
+                 "template_sha256": hashlib.sha256(template.encode("utf-8")).hexdigest() if template else None,
+                 "provider": provider, "simulated": provider == "fake"}
         if cell["kind"] == "comparative":
             b = slots.get(key)
             entry["slot"] = {"scheme": _slot_scheme(run, b), "b": b["b"] if b else None,
                              "b_lo": b["b_lo"] if b else None, "b_hi": b["b_hi"] if b else None}
         out.append(entry)
+        summary.append(_summary(entry, cell, curations.get((*key, cell["score"]))))
     row = info.to_dicts()[0]
     return {"pool": {"name": pool, "n_prompts": row["n_prompts"], "n_candidates": row["n_candidates"]},
-            "cells": out}
+            "cells": out, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "version": _version(), "summary": summary, "runs": background, "studies": studies}
 
 
 def _num(x, digits=3) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
+
+
+def _summary_table(rows: list[dict]) -> list[str]:
+    head = ["judge", "format", "decoding", "score", "tie prob.", "D2", "top tied", "coin flips (rate)", "τa",
+            "top-1", "parse rate", "b"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        flips = "n/a" if r["coin_flip_share"] is None else f"{_pct(r['coin_flip_share'])} (@{r['curation_rate']:g})"
+        out.append("| " + " | ".join([r["judge"], r["format"], r["decoding"], r["score"], _num(r["tie_prob"]),
+                                      _num(r["d2"], 2), _pct(r["top_tied"]), flips, _num(r["tau_a"]),
+                                      _num(r["top1"]), _num(r["parse_rate"]), _num(r["b"])]) + " |")
+    return out
+
+
+def _runs_lines(doc: dict) -> list[str]:
+    out = []
+    for r in doc.get("runs") or []:
+        c = r["config"].get("curation") or {}
+        what = (f"{c.get('judge')} × {c.get('format')} at rate {c.get('rate')}" if c.get("policy") == "judge"
+                else (f"{c.get('policy')} baseline" if c else ""))
+        out.append(f"- run {r['run_id']}: {r['kind']}" + (f" ({what})" if what else "") + f", {r['status']}, "
+                   f"started {r['created_at']}" + (f", ended {r['finished_at']}" if r["finished_at"] else ""))
+    for s in doc.get("studies") or []:
+        out.append(f"- evaluation study `{s['study']}`: {s['n_conditions']} conditions, {s['n_prompts']} held-out "
+                   f"prompts, {s['n_outcomes']} outcomes ({s['created_at']})")
+    return out or ["None yet: no curation, training or evaluation run of this pool is recorded."]
+
+
 def checklist_markdown(doc: dict) -> str:
-    """The same checklist as Markdown."""
+    """The same checklist as Markdown: the summary across formats first, the runs of the pool, then
+    each cell's details."""
     p = doc["pool"]
     lines = [f"# Reporting checklist: pool `{p['name']}`", "",
              f"{p['n_prompts']} prompts, {p['n_candidates']} candidates.", ""]
+    if doc.get("generated_at"):
+        lines += [f"Generated {doc['generated_at']} by judgeaudit {doc.get('version') or '(version unknown)'}, "
+                  "from the database alone.", ""]
+    if doc.get("summary"):
+        lines += ["## Summary across formats", "", *_summary_table(doc["summary"]), "",
+                  "Tie prob.: the chance two scored candidates tie; D2: effective levels; top tied: prompts whose "
+                  "top score is shared (picking the best is a coin flip); coin flips (rate): the share of the "
+                  "newest stored curation's picks that were such coin flips, at its rate; τa: Kendall's tau-a "
+                  "against the reference; top-1: the reference-top candidate picked; b: slot bias.", ""]
+    if "runs" in doc:
+        lines += ["## Curation, training and evaluation runs", "", *_runs_lines(doc), ""]
     for c in doc["cells"]:
         d = c["decoding"]
         mode = d.get("mode", "greedy")
@@ -89,10 +193,17 @@ def checklist_markdown(doc: dict) -> str:
             lines += ["1. Format, verbatim:", "", "```", c["template"].rstrip(), "```", ""]
         else:
             lines += ["1. Format: verdicts imported; the prompt template was not recorded.", ""]
-        lines.append(f"   Decoding: {d.get('rule') or mode}.")
-        settings = {k: v for k, v in d.items() if k not in ("mode", "rule")}
+        lines.append(f"   Decoding: {mode} (a simulated judge decodes nothing: it draws its answer)." if c.get("simulated")
+                     else f"   Decoding: {d.get('rule') or mode}.")
+        settings = {k: v for k, v in d.items() if k not in ("mode", "rule")
+                    and not (c.get("simulated") and k in NOT_FOR_SIMULATED)}
         lines += [f"   Settings: `{json.dumps(settings)}`." if settings else "   Settings: not recorded.",
-                  f"   Score: {c['score_rule']}.", ""]
+                  f"   Score: {c['score_rule']}."]
+        if c.get("simulated"):
+            lines.append(f"   Judge: {SIMULATED}.")
+        if c.get("template_sha256"):
+            lines.append(f"   Template SHA-256: `{c['template_sha256']}`.")
+        lines.append("")
         lines.append(f"2. Tie probability {_num(c['tie_prob'])}, D2 = {_num(c['d2'], 2)} effective levels; "
                      f"{c['distinct']} distinct values over {c['n_candidates']} scored candidates.")
         if c["slot"] is not None:

@@ -6,7 +6,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.run_card import headline
+from app.run_card import run_title
 from app.score_form import fake_spec
 from app.score_help import duration, estimate_text, sim_basis
 from ingest import UserError
@@ -63,5 +63,5 @@ def test_score_page_sets_the_simulated_judge_estimates_it_and_the_card_names_jud
             break
         time.sleep(1)
     assert runs[-1]["status"] == "finished", runs[-1]["error"]
-    assert headline(runs[-1]) == ("score · judge sim2 (simulated: noise 0, slot bias 0.25, latency 200 ms) · "
+    assert run_title(runs[-1]) == ("score · judge sim2 (simulated: noise 0, slot bias 0.25, latency 200 ms) · "
                                   "formats binary, likert5, numeric100")
