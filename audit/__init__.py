@@ -20,6 +20,7 @@ from ._pools import pool_candidates, pools
 from ._probes import mitigations, probes
 from ._rank import RANK_COLUMNS, rank, rank_calls
 from ._stats import holm, mcnemar
+from ._style import STYLE_COLUMNS, style_rank, style_rank_calls
 from ._report import checklist, checklist_markdown
 from ._scores import candidate_scores, score_values
 from ._studies import eval_prompts, judged, stored_generations, studies, study_generations, study_outcomes
@@ -27,7 +28,8 @@ from ._subsets import SUBSET_COLUMNS, candidate_texts, subset_by_hash, subsets
 
 __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
-           "RANK_COLUMNS", "rank", "rank_calls", "calibrate", "calibrate_frames",
+           "RANK_COLUMNS", "rank", "rank_calls", "STYLE_COLUMNS", "style_rank", "style_rank_calls",
+           "calibrate", "calibrate_frames",
            "holm", "human_agreement", "human_ceiling", "mcnemar", "stored_labels", "mitigations", "probes",
            "compare_verdicts", "drift", "drift_items", "drift_sides",
            "score_values", "stability", "tiebreak_key", "variance", "variance_table",

@@ -1,5 +1,6 @@
 """`judgeaudit rank`: Bradley-Terry strengths per (judge, comparative format), from both orders
-and from the forward order alone (DESIGN.md 'Command line')."""
+and from the forward order alone; with `--style`, the style-controlled fit over systems
+(DESIGN.md 'Command line')."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import polars as pl
 from ._common import current, db_option, emit_json, emit_table, json_option
 
 ITEM_KEYS = ("id", "strength", "lo", "hi", "rank", "games", "wins")
+STYLE_FEATURES = ("length", "headers", "lists", "bold")
 
 
 def rank_document(frame: pl.DataFrame, pool: str, by: str) -> dict:
@@ -40,6 +42,34 @@ def rank_document(frame: pl.DataFrame, pool: str, by: str) -> dict:
     return {"pool": pool, "by": by, "cells": cells}
 
 
+def _interval(row: dict | None) -> dict | None:
+    return None if row is None or row["value"] is None else {k: row[k] for k in ("value", "lo", "hi")}
+
+
+def style_document(frame: pl.DataFrame, pool: str) -> dict:
+    """{"pool", "by": "candidate_id", "style": true, "cells": [{judge, format, decoding,
+    n_comparisons, slot: {value, lo, hi}, coefficients: {length, headers, lists, bold: {value, lo,
+    hi} or null}, items: [{id, strength_raw, strength, lo, hi, rank_raw, rank}] (by rank),
+    human: {n, coefficients, excess} or null}]} from audit.style_rank's frame."""
+    cells = []
+    for (judge, fmt, decoding), part in frame.group_by("judge", "format", "decoding", maintain_order=True):
+        rows = {(r["part"], r["name"]): r for r in part.to_dicts()}
+        items = part.filter(pl.col("part") == "system").sort("rank").select(
+            "name", pl.col("value_raw").alias("strength_raw"), pl.col("value").alias("strength"),
+            "lo", "hi", "rank_raw", "rank").rename({"name": "id"}).to_dicts()
+        human = None
+        if any(p == "human" for p, _ in rows):
+            human = {"n": next(r["n"] for (p, _), r in rows.items() if p == "human"),
+                     "coefficients": {f: _interval(rows.get(("human", f))) for f in STYLE_FEATURES},
+                     "excess": {f: _interval(rows.get(("excess", f))) for f in STYLE_FEATURES}}
+        cells.append({"judge": judge, "format": fmt, "decoding": decoding,
+                      "n_comparisons": rows[("coefficient", "slot")]["n"],
+                      "slot": _interval(rows[("coefficient", "slot")]),
+                      "coefficients": {f: _interval(rows.get(("coefficient", f))) for f in STYLE_FEATURES},
+                      "items": items, "human": human})
+    return {"pool": pool, "by": "candidate_id", "style": True, "cells": cells}
+
+
 @click.command("rank")
 @click.option("--pool", required=True)
 @click.option("--by", type=click.Choice(["candidate_id", "prompt"]), default="candidate_id", show_default=True,
@@ -48,10 +78,32 @@ def rank_document(frame: pl.DataFrame, pool: str, by: str) -> dict:
 @click.option("--seed", default=0, show_default=True, help="seed of the bootstrap")
 @click.option("--prior", type=float, default=None,
               help="virtual tie games per met pair (default: 0 where the MLE exists, else 0.5)")
+@click.option("--style", is_flag=True,
+              help="fit the systems jointly with style features (length, headers, lists, bold): "
+                   "coefficients, raw and style-controlled ranks (by candidate_id only)")
 @db_option
 @json_option
-def rank_cmd(pool, by, n_boot, seed, prior, db, as_json):
+def rank_cmd(pool, by, n_boot, seed, prior, style, db, as_json):
     """Bradley-Terry strengths per (judge, comparative format), from both orders and from one."""
+    if style:
+        if by != "candidate_id":
+            raise click.UsageError("--style ranks systems across the pool: use it with --by candidate_id "
+                                   "(the default), not --by prompt")
+        if prior is not None:
+            raise click.UsageError("--style fits without a prior (no penalty): leave out --prior")
+        from audit import style_rank
+        frame = style_rank(current(db), pool, n_boot=n_boot, seed=seed)
+        if as_json:
+            emit_json(style_document(frame, pool))
+        else:
+            emit_table(frame.filter(pl.col("part") != "system").drop("value_raw", "rank", "rank_raw"),
+                       "style coefficients (standardised features; excess = judge - human)")
+            emit_table(frame.filter(pl.col("part") == "system")
+                       .select("judge", "format", "decoding", pl.col("name").alias("id"), "rank_raw", "rank",
+                               (pl.col("rank_raw") - pl.col("rank")).alias("moved_up"),
+                               pl.col("value_raw").alias("strength_raw"), pl.col("value").alias("strength"),
+                               "lo", "hi"), "systems: raw and style-controlled")
+        return
     from audit import rank
     frame = rank(current(db), pool, by=by, n_boot=n_boot, seed=seed, prior=prior)
     if as_json:

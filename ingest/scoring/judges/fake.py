@@ -3,7 +3,8 @@ unparsed=0.05&round=5&seed=0&latency_ms=0]`.
 
 Its latent quality for a candidate is the pool reference (min-max normalised by the runner) or,
 without one, a hash of the call; it adds seeded noise, rounds 0-100 scores to multiples of
-`round`, shifts comparative margins towards slot A by `slot_bias`, and answers prose instead of a
+`round`, shifts comparative margins towards slot A by `slot_bias` (and by `length_bias` x the
+length feature (chars_A - chars_B) / (chars_A + chars_B), DESIGN.md), and answers prose instead of a
 verdict at rate `unparsed` (under greedy decoding only: constrained decoding, `settings["mode"]`,
 always answers a label, the same one greedy gives where greedy parsed). Same name, settings and
 call -> same answer.
@@ -20,7 +21,7 @@ from urllib.parse import parse_qsl
 from ..._errors import UserError
 from .base import CallHints, JudgeReply
 
-DEFAULTS = {"noise": 0.15, "slot_bias": 0.5, "unparsed": 0.0, "round": 5, "seed": 0, "latency_ms": 0.0}
+DEFAULTS = {"noise": 0.15, "slot_bias": 0.5, "length_bias": 0.0, "unparsed": 0.0, "round": 5, "seed": 0, "latency_ms": 0.0}
 PROSE = "I think this response is reasonable overall, though it could be more detailed."
 
 
@@ -36,6 +37,8 @@ def parse_fake_spec(rest: str) -> tuple[str, dict]:
             params[key] = type(DEFAULTS[key])(float(value)) if isinstance(DEFAULTS[key], int) else float(value)
         except ValueError:
             raise UserError(f"--judge fake:{name}: '{key}' must be a number, not {value!r}") from None
+    if not params["length_bias"]:
+        del params["length_bias"]      # unset, a judge keeps the identity stored before length_bias existed
     return name, params
 
 
@@ -70,6 +73,9 @@ class FakeJudge:
             qa = self._quality(hints.reference_a, rng)
             qb = self._quality(hints.reference_b, rng)
             target = (qa - qb) * (hi - lo) + self.params["slot_bias"] + rng.gauss(0, noise * (hi - lo) / 2)
+            if self.params.get("length_bias") and hints.texts:     # DESIGN.md: x (chars_A - chars_B) / (chars_A + chars_B)
+                chars_a, chars_b = len(hints.texts["a"] or ""), len(hints.texts["b"] or "")
+                target += self.params["length_bias"] * (chars_a - chars_b) / max(chars_a + chars_b, 1)
         target = min(max(target, lo), hi)
         options = fmt.label_values()
         if fmt.range is not None:

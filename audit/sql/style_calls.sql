@@ -1,0 +1,16 @@
+-- One row per parsed comparative call between two different systems (candidate_ids) of the pool:
+-- the cell (judge, format, decoding), the prompt, the candidates in slot A and slot B (their
+-- cand_idx, to join their texts' style counts, and their candidate_id, the system), and the margin
+-- in favour of slot A (> 0 A preferred, < 0 B preferred, 0 a tie).
+SELECT j.name AS judge, f.name AS format, v.decoding, p.prompt_id,
+       v.a_idx::BIGINT AS a_idx, v.b_idx::BIGINT AS b_idx,
+       ca.candidate_id AS a_id, cb.candidate_id AS b_id, v.value
+FROM verdicts v
+JOIN judges j USING (judge_id)
+JOIN formats f USING (format_id)
+JOIN prompts p ON p.pool_id = v.pool_id AND p.prompt_idx = v.prompt_idx
+JOIN candidates ca ON ca.pool_id = v.pool_id AND ca.cand_idx = v.a_idx
+JOIN candidates cb ON cb.pool_id = v.pool_id AND cb.cand_idx = v.b_idx
+WHERE v.pool_id = $pool_id AND f.kind = 'comparative' AND ca.candidate_id <> cb.candidate_id
+  AND v.value IS NOT NULL
+ORDER BY j.name, f.name, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.sample
