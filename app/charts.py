@@ -1,4 +1,5 @@
-"""Altair charts and table styling for the dashboard: frames in, charts out (no metric math)."""
+"""Altair charts for the dashboard: frames in, charts out (no metric math). Every chart takes its
+container's width; a grid of panels is a list of charts that the page lays out in columns."""
 
 from __future__ import annotations
 
@@ -28,92 +29,139 @@ def cell_labels(cells: pl.DataFrame) -> pl.DataFrame:
     return cells.with_columns(pl.col("format").alias("cell"))
 
 
-def histograms(values: pl.DataFrame) -> alt.Chart:
-    """values: format, [decoding,] s, n, mult5 -> one bar panel per format; with two decoding
-    modes, one row of panels per mode (each format's two modes one above the other)."""
-    df = values.with_columns(pl.col("mult5").fill_null(False).alias("multiple_of_5")).to_pandas() \
-        if values.height else values.to_pandas()
-    base = alt.Chart(df).mark_bar(size=6).encode(
-        x=alt.X("s:Q", title="normalised score", scale=alt.Scale(domain=[0, 1])),
-        y=alt.Y("n:Q", title="candidates"),
-        color=alt.Color("multiple_of_5:N", title="multiple of 5 (0-100)",
-                        scale=alt.Scale(domain=[False, True], range=["#9ecae1", "#08519c"])),
-        tooltip=_tips("format:N", "s:Q", "n:Q"))
-    if _modes(values) > 1:
-        return base.properties(width=160, height=130).facet(
-            column=alt.Column("format:N", title=None), row=alt.Row("decoding:N", title="decoding")) \
-            .resolve_scale(y="independent")
-    return base.properties(width=220, height=160).facet(facet=alt.Facet("format:N", title=None), columns=3) \
-        .resolve_scale(y="independent")
+# every chart: as wide as its container, its height the plot's own (Streamlit's default autosize "fit"
+# would squeeze the plot into the height left after rotated labels and a legend below)
+WIDE = {"width": "container", "autosize": {"type": "fit-x", "contains": "padding"},
+        "padding": {"left": 16, "right": 5, "top": 5, "bottom": 5}}   # left: room for a label measured short
 
 
-def mark_best(cells: pl.DataFrame) -> pl.DataFrame:
-    """The diagnostics table with a ★ on each judge's best cell per column (within one kind of
-    score: label and expected scores are not ranked against each other)."""
-    out = cells
-    group = ["judge", "score"] if "score" in cells.columns else ["judge"]
-    for col, bigger in BETTER.items():
-        best = (pl.col(col).max() if bigger else pl.col(col).min()).over(group)
-        out = out.with_columns(
-            pl.when(pl.col(col).is_not_null() & (pl.col(col) == best))
-            .then(pl.col(col).round(4).cast(pl.String) + " ★")
-            .otherwise(pl.col(col).round(4).cast(pl.String)).alias(col))
+def row_axis(title: str | None = None) -> alt.Axis:
+    """The axis of a forest plot's rows: every label drawn (no thinning of overlapping labels) and
+    never cut short, so each row names its judge, format and decoding in full."""
+    return alt.Axis(title=title, labelLimit=0, labelOverlap=False)
+
+
+def forest_labels(frame: pl.DataFrame) -> pl.DataFrame:
+    """Adds `row` = judge / format / decoding: a forest plot's row name, whole even when the frame
+    holds one decoding mode (two rows must never share a name)."""
+    return frame.with_columns(pl.concat_str("judge", "format", "decoding", separator=" / ").alias("row"))
+
+
+def _cell_x() -> alt.X:
+    """The x axis of bars per cell: every format (· decoding) named, slanted, never cut short."""
+    return alt.X("cell:N", title=None, axis=alt.Axis(labelAngle=-40, labelLimit=0, labelOverlap=False))
+
+
+def histogram_panels(values: pl.DataFrame) -> dict[str, list[alt.Chart]]:
+    """values: format, [decoding,] s, n, mult5 -> {format: [one bar chart per decoding mode]}, each
+    chart as wide as its container (a page lays the formats out in columns that fit the screen).
+    The multiples of 5 are darker, with their legend under the panels of the formats that have them."""
+    out: dict[str, list[alt.Chart]] = {}
+    two = _modes(values) > 1
+    frame = values.with_columns(pl.col("mult5").fill_null(False).alias("multiple_of_5"))
+    for fmt in sorted(frame["format"].unique().to_list()):
+        part = frame.filter(pl.col("format") == fmt)
+        legend = alt.Legend(orient="bottom", title="multiple of 5 (0-100 scale)") \
+            if values.filter(pl.col("format") == fmt)["mult5"].is_not_null().any() else None
+        modes = sorted(part["decoding"].unique().to_list()) if two else [None]
+        out[fmt] = [alt.Chart(part.filter(pl.col("decoding") == mode) if mode else part).mark_bar(size=6).encode(
+            x=alt.X("s:Q", title="normalised score", scale=alt.Scale(domain=[0, 1])),
+            y=alt.Y("n:Q", title="candidates"),
+            color=alt.Color("multiple_of_5:N", legend=legend,
+                            scale=alt.Scale(domain=[False, True], range=["#9ecae1", "#08519c"])),
+            tooltip=_tips("format:N", "s:Q", "n:Q")).properties(
+                **WIDE, height=140, title=f"{fmt} · {mode}" if mode else fmt)
+            for mode in modes]
     return out
 
 
+def best_marks(cells: pl.DataFrame) -> dict[str, list[int]]:
+    """Where the diagnostics table puts a ★: column -> the row positions holding each judge's best
+    value of it (within one kind of score: label and expected scores are not ranked together)."""
+    group = ["judge", "score"] if "score" in cells.columns else ["judge"]
+    out = {}
+    for col, bigger in BETTER.items():
+        best = (pl.col(col).max() if bigger else pl.col(col).min()).over(group)
+        rows = cells.select(pl.col(col).is_not_null() & (pl.col(col) == best)).to_series()
+        out[col] = rows.arg_true().to_list()
+    return out
+
+
+def tie_bars(cells: pl.DataFrame) -> alt.Chart:
+    """Tie probability and top-tied share (0-1) per format (and decoding mode, when there are two)."""
+    long = cell_labels(cells).select("cell", "tie_prob", "top_tied").unpivot(index="cell", variable_name="metric")
+    return alt.Chart(long.to_pandas()).mark_bar().encode(
+        x=_cell_x(), xOffset=alt.XOffset("metric:N"),
+        y=alt.Y("value:Q", title="share", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("metric:N", legend=alt.Legend(orient="bottom", title=None)),
+        tooltip=_tips("cell:N", "metric:N", "value:Q")).properties(**WIDE, height=220, title="ties")
+
+
+COUNTED = {"pointwise": "nominal = the labels a call can give; a candidate's score is its one verdict",
+           "comparative": "nominal = the labels a call can give, but a candidate's score averages several calls "
+                          "(both orders, several opponents), so it takes more values: 2 labels seen in both "
+                          "orders give 3 scores (won both, split, lost both)"}
+
+
 def level_bars(cells: pl.DataFrame) -> alt.Chart:
-    """Tie probability and top-tied share (0-1), and D1/D2 against the nominal number of levels,
-    per format (and decoding mode, when there are two)."""
-    cells = cell_labels(cells)
-    long = cells.select("cell", "tie_prob", "top_tied").unpivot(index="cell", variable_name="metric")
-    ties = alt.Chart(long.to_pandas()).mark_bar().encode(
-        x=alt.X("cell:N", title=None), xOffset=alt.XOffset("metric:N"), y=alt.Y("value:Q", title="share"),
-        color=alt.Color("metric:N"), tooltip=_tips("cell:N", "metric:N", "value:Q")
-    ).properties(height=220, title="ties")
-    levels = cells.select("cell", "d1", "d2", pl.col("nominal_levels").cast(pl.Float64)) \
-        .unpivot(index="cell", variable_name="metric")
-    lv = alt.Chart(levels.to_pandas()).mark_bar().encode(
-        x=alt.X("cell:N", title=None), xOffset=alt.XOffset("metric:N"),
-        y=alt.Y("value:Q", title="levels", scale=alt.Scale(type="symlog")),
-        color=alt.Color("metric:N"), tooltip=_tips("cell:N", "metric:N", "value:Q")
-    ).properties(height=220, title="effective vs nominal levels")
-    return alt.vconcat(ties, lv).resolve_scale(color="independent")
+    """D1 and D2 (bars) against the nominal number of levels (a black tick), per format (and
+    decoding mode), on a symlog scale whose top is the largest of them, so 10- and 101-level
+    formats stay inside the plot. The tooltip says what the nominal count counts."""
+    cells = cell_labels(cells).with_columns(pl.col("kind").replace_strict(COUNTED, default="").alias("counted")) \
+        if "kind" in cells.columns else cell_labels(cells).with_columns(pl.lit("").alias("counted"))
+    top = max([v for c in ("d1", "d2", "nominal_levels") for v in cells[c].to_list() if v is not None], default=1.0)
+    ticks = [v for v in (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if v <= top]
+    y = alt.Y("value:Q", title="levels (symlog)", scale=alt.Scale(type="symlog", domain=[0, top], nice=False),
+              axis=alt.Axis(values=ticks))
+    x = _cell_x()
+    long = cells.select("cell", "d1", "d2", "counted").unpivot(index=["cell", "counted"], variable_name="metric")
+    bars = alt.Chart(long.to_pandas()).mark_bar().encode(
+        x=x, xOffset=alt.XOffset("metric:N"), y=y,
+        color=alt.Color("metric:N", legend=alt.Legend(orient="bottom", title=None)),
+        tooltip=_tips("cell:N", "metric:N", "value:Q", "counted:N"))
+    nominal = alt.Chart(cells.select("cell", "counted", pl.col("nominal_levels").cast(pl.Float64).alias("value"))
+                        .drop_nulls("value").to_pandas()).mark_tick(color="black", thickness=2).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("cell:N"), alt.Tooltip("value:Q", title="nominal levels"),
+                           alt.Tooltip("counted:N")])
+    return (bars + nominal).properties(**WIDE, height=220,
+                                       title="effective (D1, D2) vs nominal levels (black tick)")
 
 
 def agreement_bars(cells: pl.DataFrame) -> alt.Chart:
     long = cell_labels(cells).select("cell", "tau_a", "tau_b", "top1_expected", "top1_uniform") \
         .unpivot(index="cell", variable_name="metric")
     return alt.Chart(long.to_pandas()).mark_bar().encode(
-        x=alt.X("cell:N", title=None), xOffset=alt.XOffset("metric:N"), y=alt.Y("value:Q", title="agreement"),
-        color=alt.Color("metric:N"), tooltip=_tips("cell:N", "metric:N", "value:Q")).properties(height=460)
+        x=_cell_x(), xOffset=alt.XOffset("metric:N"),
+        y=alt.Y("value:Q", title="agreement"),
+        color=alt.Color("metric:N", legend=alt.Legend(orient="bottom", title=None, columns=2)),
+        tooltip=_tips("cell:N", "metric:N", "value:Q")).properties(**WIDE, height=300)
 
 
 def interval_chart(frame: pl.DataFrame, est: str, lo: str, hi: str, title: str) -> alt.Chart:
-    label = pl.col("judge") + " / " + pl.col("format")
-    if "decoding" in frame.columns and frame["decoding"].n_unique() > 1:
-        label = label + " / " + pl.col("decoding")
-    df = frame.with_columns(label.alias("cell")).to_pandas()
+    """One row per (judge, format, decoding), each named in full: the estimate and its interval."""
+    df = forest_labels(frame).to_pandas()
+    y = alt.Y("row:N", sort=None, axis=row_axis())
     points = alt.Chart(df).mark_point(filled=True, size=60).encode(
-        y=alt.Y("cell:N", title=None), x=alt.X(f"{est}:Q", title=title),
-        tooltip=_tips("cell:N", f"{est}:Q", f"{lo}:Q", f"{hi}:Q"))
-    bars = alt.Chart(df).mark_rule().encode(y=alt.Y("cell:N"), x=alt.X(f"{lo}:Q"), x2=alt.X2(f"{hi}:Q"))
+        y=y, x=alt.X(f"{est}:Q", title=title), tooltip=_tips("row:N", f"{est}:Q", f"{lo}:Q", f"{hi}:Q"))
+    bars = alt.Chart(df).mark_rule().encode(y=y, x=alt.X(f"{lo}:Q"), x2=alt.X2(f"{hi}:Q"))
     zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \
         .encode(x=alt.X("x:Q"))
-    return (bars + points + zero).properties(height=max(120, 24 * len(df)))
+    return (bars + points + zero).properties(**WIDE, height=max(120, 22 * len(df)))
 
 
 def scatter(frame: pl.DataFrame, x: str, y: str, color: str) -> alt.Chart:
     return alt.Chart(frame.to_pandas()).mark_circle(opacity=0.5).encode(
         x=alt.X(f"{x}:Q"), y=alt.Y(f"{y}:Q"), color=alt.Color(f"{color}:N"),
-        tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q")).properties(height=300)
+        tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q")).properties(**WIDE, height=300)
 
 
 def share_bars(frame: pl.DataFrame) -> alt.Chart:
     long = frame.select("metric", "share_format", "share_judge", "share_residual") \
         .unpivot(index="metric", variable_name="source")
     return alt.Chart(long.to_pandas()).mark_bar().encode(
-        y=alt.Y("metric:N", title=None), x=alt.X("value:Q", stack="normalize", title="share of variance"),
-        color=alt.Color("source:N"), tooltip=_tips("metric:N", "source:N", "value:Q")).properties(height=320)
+        y=alt.Y("metric:N", axis=row_axis()), x=alt.X("value:Q", stack="normalize", title="share of variance"),
+        color=alt.Color("source:N", legend=alt.Legend(orient="bottom", title=None)),
+        tooltip=_tips("metric:N", "source:N", "value:Q")).properties(**WIDE, height=320)
 
 
 # the Overview's grid: (column, title, is bigger better); the colour runs from worse to better
@@ -122,27 +170,35 @@ GRID_METRICS = (("parse_rate", "parse rate", True), ("top_tied", "top tied (shar
                 ("tau_a", "τa vs reference", True), ("top1_expected", "top-1 (expected)", True))
 
 
-def diagnostic_grid(cells: pl.DataFrame, metrics=GRID_METRICS) -> alt.Chart:
-    """Small multiples: one judges × formats heatmap per diagnostic, each with its own colour
-    scale (darker = better) and the value written in each cell."""
+def diagnostic_heatmaps(cells: pl.DataFrame, metrics=GRID_METRICS) -> list[alt.Chart]:
+    """Small multiples, one chart per diagnostic (a page lays them out two a row): judges × formats,
+    each with its own colour scale (darker = better), as wide as its container, the value written
+    in each cell in white on the darker half of the scale and black on the lighter, legends with
+    three significant digits."""
     labelled = cell_labels(cells).sort("format", "decoding")
-    df = labelled.to_pandas()
     # every panel shows every cell and judge, even where its value is undefined (an empty square)
     x = alt.X("cell:N", title=None, scale=alt.Scale(domain=labelled["cell"].unique(maintain_order=True).to_list()),
-              axis=alt.Axis(labelAngle=-40, labelLimit=200, labelOverlap=False))
+              axis=alt.Axis(labelAngle=-40, labelLimit=0, labelOverlap=False))
     y = alt.Y("judge:N", title=None, scale=alt.Scale(domain=sorted(labelled["judge"].unique().to_list())),
-              axis=alt.Axis(labelLimit=220))
-    charts = []
+              axis=alt.Axis(labelLimit=0, labelOverlap=False))
+    out = []
     for col, title, bigger in metrics:
+        lo, hi = labelled[col].min(), labelled[col].max()
+        # where the cell's colour sits on its panel's scale, 0 = lightest; one value: the middle
+        dark = (pl.col(col) - lo) / (hi - lo) if lo is not None and hi > lo else pl.lit(0.5)
+        df = labelled.with_columns((dark if bigger else 1 - dark).alias("darkness")).to_pandas()
         base = alt.Chart(df).encode(x=x, y=y)
         heat = base.mark_rect().encode(
             color=alt.Color(f"{col}:Q", title=None, scale=alt.Scale(scheme="blues", reverse=not bigger),
-                            legend=alt.Legend(orient="bottom", gradientLength=120)),
-            tooltip=_tips("judge:N", "cell:N", f"{col}:Q", "n_verdicts:Q"))
-        text = base.mark_text(fontSize=10).encode(text=alt.Text(f"{col}:Q", format=".2f")) \
+                            legend=alt.Legend(orient="bottom", gradientLength=160, format=".3~g")),
+            tooltip=[alt.Tooltip("judge:N"), alt.Tooltip("cell:N"), alt.Tooltip(f"{col}:Q", format=".3~g"),
+                     alt.Tooltip("n_verdicts:Q")])
+        text = base.mark_text(fontSize=10).encode(
+            text=alt.Text(f"{col}:Q", format=".2f"),
+            color=alt.condition("datum.darkness > 0.5", alt.value("white"), alt.value("black"))) \
             .transform_filter(f"isValid(datum['{col}'])")   # an undefined value: an empty cell, no "null"
-        charts.append((heat + text).properties(title=title, width=alt.Step(38), height=alt.Step(22)))
-    return alt.concat(*charts, columns=2).resolve_scale(color="independent")
+        out.append((heat + text).properties(**WIDE, title=title, height=alt.Step(22)))
+    return out
 
 
 def binned_means_chart(frame: pl.DataFrame, x: str, y: str, color: str, x_title: str, y_title: str) -> alt.Chart:
@@ -150,13 +206,14 @@ def binned_means_chart(frame: pl.DataFrame, x: str, y: str, color: str, x_title:
     intervals as error bars, joined per series."""
     df = frame.to_pandas()
     base = alt.Chart(df).encode(x=alt.X(f"{x}:Q", title=x_title),
-                                color=alt.Color(f"{color}:N", title=None, legend=alt.Legend(labelLimit=400)))
+                                color=alt.Color(f"{color}:N", title=None, legend=alt.Legend(
+                                    orient="bottom", columns=2, labelLimit=0, symbolLimit=0)))
     line = base.mark_line(opacity=0.5).encode(y=alt.Y(f"{y}:Q", title=y_title))
     points = base.mark_point(filled=True).encode(
         y=alt.Y(f"{y}:Q"), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200]),
-                                         legend=alt.Legend(format="d", tickMinStep=1)),
+                                         legend=alt.Legend(format="d", tickMinStep=1, orient="bottom")),
         tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q", "lo:Q", "hi:Q", "n:Q"))
     bars = base.mark_rule().encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q"))
     zero = alt.Chart(pl.DataFrame({"y": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \
         .encode(y=alt.Y("y:Q"))
-    return (zero + bars + line + points).properties(height=320)
+    return (zero + bars + line + points).properties(**WIDE, height=320)

@@ -5,33 +5,37 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from app.charts import WIDE, forest_labels, row_axis
+
 ORDER_TITLES = {"both": "both orders (every call)", "single": "single order (forward calls only)"}
 
 
 def strength_forest(items: pl.DataFrame) -> alt.Chart:
-    """items: id, order, strength, lo, hi, rank -> one panel per order, side by side, items sorted
-    by their both-order strength (so a change of place between the panels is visible)."""
+    """items: id, order, strength, lo, hi, rank -> one row per item, named in full and sorted by its
+    both-order strength, with its two intervals one above the other (both orders, single order) in
+    two colours: a change of place from slot bias shows within the row. As wide as its container."""
     sort = items.filter(pl.col("order") == "both").sort("strength", descending=True)["id"].to_list()
     df = items.with_columns(pl.col("order").replace(ORDER_TITLES).alias("ranking")).to_pandas()
-    y = alt.Y("id:N", sort=sort, title=None)
-    tips = [alt.Tooltip("id:N"), alt.Tooltip("rank:Q"), alt.Tooltip("strength:Q", format=".3f"),
-            alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f")]
-    rules = alt.Chart().mark_rule().encode(y=y, x=alt.X("lo:Q", title="strength (log p, centred)"), x2="hi:Q")
-    points = alt.Chart().mark_point(filled=True, size=50).encode(
-        y=y, x="strength:Q", color=alt.Color("rank:Q", scale=alt.Scale(scheme="viridis", reverse=True)), tooltip=tips)
-    return alt.layer(rules, points, data=df).properties(width=320, height=max(120, 20 * len(sort))) \
-        .facet(column=alt.Column("ranking:N", title=None))
+    y = alt.Y("id:N", sort=sort, axis=row_axis())
+    colour = alt.Color("ranking:N", sort=list(ORDER_TITLES.values()),
+                       legend=alt.Legend(orient="bottom", title=None, labelLimit=0))
+    tips = [alt.Tooltip("id:N"), alt.Tooltip("ranking:N"), alt.Tooltip("rank:Q"),
+            alt.Tooltip("strength:Q", format=".3f"), alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f")]
+    offset = alt.YOffset("ranking:N", sort=list(ORDER_TITLES.values()))
+    rules = alt.Chart().mark_rule().encode(y=y, yOffset=offset, color=colour,
+                                           x=alt.X("lo:Q", title="strength (log p, centred)"), x2="hi:Q")
+    points = alt.Chart().mark_point(filled=True, size=50).encode(y=y, yOffset=offset, x="strength:Q", color=colour,
+                                                                 tooltip=tips)
+    return alt.layer(rules, points, data=df).properties(**WIDE, height=max(120, 30 * len(sort)))
 
 
 def kappa_forest(cells: pl.DataFrame, ceiling: dict | None, threshold: float | None) -> alt.Chart:
-    """cells: judge, format, decoding, kappa, kappa_lo, kappa_hi -> kappa per cell with its
-    interval; the human-human kappa (the ceiling) as a shaded band and the threshold as a rule."""
-    label = pl.col("judge") + " / " + pl.col("format")
-    if cells["decoding"].n_unique() > 1:
-        label = label + " / " + pl.col("decoding")
-    df = cells.with_columns(label.alias("cell")).to_pandas()
-    order = cells.with_columns(label.alias("cell")).sort("kappa", descending=True, nulls_last=True)["cell"].to_list()
-    y = alt.Y("cell:N", sort=order, title=None)
+    """cells: judge, format, decoding, kappa, kappa_lo, kappa_hi -> kappa per cell (each row named
+    judge / format / decoding) with its interval; the human-human kappa (the ceiling) as a shaded band and the threshold as a rule."""
+    named = forest_labels(cells).rename({"row": "cell"})
+    df = named.to_pandas()
+    order = named.sort("kappa", descending=True, nulls_last=True)["cell"].to_list()
+    y = alt.Y("cell:N", sort=order, axis=row_axis())
     layers = []
     if ceiling and ceiling.get("kappa") is not None:
         band = pl.DataFrame({"lo": [ceiling["kappa_lo"]], "hi": [ceiling["kappa_hi"]], "k": [ceiling["kappa"]]}).to_pandas()
@@ -44,4 +48,4 @@ def kappa_forest(cells: pl.DataFrame, ceiling: dict | None, threshold: float | N
             alt.Tooltip("kappa_lo:Q", format=".3f"), alt.Tooltip("kappa_hi:Q", format=".3f"), alt.Tooltip("decision:N")]
     layers.append(alt.Chart(df).mark_rule().encode(y=y, x=alt.X("kappa_lo:Q", title="Cohen's kappa"), x2="kappa_hi:Q"))
     layers.append(alt.Chart(df).mark_point(filled=True, size=60).encode(y=y, x="kappa:Q", tooltip=tips))
-    return alt.layer(*layers).properties(height=max(140, 22 * len(df)))
+    return alt.layer(*layers).properties(**WIDE, height=max(140, 22 * len(df)))

@@ -2,8 +2,10 @@
 
 - HELP: each diagnostic's definition, condensed from DESIGN.md 'Metric definitions', for column
   tooltips;
-- column_config(): Streamlit column settings for a frame: the definitions as help, judge and
-  format (and decoding) pinned so wide tables keep them in view;
+- LABELS, column_config(): readable column headers (the definition stays in the header's tooltip),
+  judge and format (and decoding) pinned so wide tables keep them in view;
+- number_text(), table_view(): how a table shows its values: "–" where a value is missing, three
+  significant digits, zero for floating noise below 1e-9 (see number_text);
 - binned_means(): y averaged within bins of x, with a normal 95% interval, for plots where a raw
   scatter overplots (q_i against the reference gap on binary references has six distinct points).
 """
@@ -62,19 +64,106 @@ HELP = {
     "last_rate": "How often the selected candidate is the last-listed one.",
     "uniform_rate": "The rate without position effects: mean of 1/k.",
 }
+HELP.update({
+    "rank": "1 = strongest (Bradley-Terry).",
+    "strength": "log p from the Bradley-Terry MM fit (ties half a win each), centred to mean 0 over the items.",
+    "kappa": "Cohen's kappa over A / B / tie: (p_o − p_e) / (1 − p_e).",
+    "agreement": "Raw agreement: share of judgements with the human label.",
+    "p_holm": "Holm's step-down adjustment of p over the judge's contrasts.",
+    "n_judges_agree": "Evaluation judges whose contrast has the same sign and p_holm < 0.05.",
+    "diff": "Mean over prompts of the paired difference of outcomes (a − b).",
+})
+# headers as a reader says them; a column not named here shows its name with spaces for underscores
+LABELS = {
+    "n_verdicts": "verdicts", "n_candidates": "candidates", "n_prompts": "prompts", "parse_rate": "parse rate",
+    "nominal_levels": "nominal levels", "distinct": "distinct values", "tie_prob": "tie probability",
+    "d1": "D1 levels", "d2": "D2 levels", "mult5_share": "multiples of 5", "top_tied": "top tied",
+    "spearman": "Spearman ρ", "tau_a": "τa", "tau_b": "τb", "somers_d": "Somers' D", "top1": "top-1",
+    "top1_expected": "top-1 expected", "top1_uniform": "top-1 at random", "n_ranked_prompts": "ranked prompts",
+    "n_calls": "calls", "n_reverse_calls": "reverse-order calls", "n_pairs": "pairs in both orders",
+    "q_lo": "q low", "q_hi": "q high", "b_lo": "b low", "b_hi": "b high", "self_tie_rate": "self-TIE rate",
+    "n_self": "self calls", "q_gap_corr": "q vs reference gap", "first_rate": "first-listed picked",
+    "last_rate": "last-listed picked", "uniform_rate": "1/k", "rank_single": "rank (single order)",
+    "lo": "low", "hi": "high", "kappa": "κ", "kappa_lo": "κ low", "kappa_hi": "κ high", "p_holm": "p (Holm)",
+    "n_judges_agree": "judges agreeing", "acc_lo": "accuracy low", "acc_hi": "accuracy high",
+}
 PINNED = ("judge", "format", "decoding")
+NOISE = 1e-9   # |x| below this shows as 0: floating noise of sums that cancel (lo -0.0000000008)
+
+
+def header(col: str) -> str:
+    """The readable header of a column: LABELS, else the name with spaces for underscores."""
+    return LABELS.get(col, col.replace("_", " "))
 
 
 def column_config(columns: list[str]) -> dict:
-    """st.dataframe's column_config for these columns: help from HELP, identity columns pinned."""
+    """st.dataframe's column_config for these columns: readable headers (header()), the definition
+    from HELP as the header's tooltip, identity columns pinned."""
     import streamlit as st   # only the config objects; no page call
     out = {}
     for col in columns:
         if col in PINNED:
-            out[col] = st.column_config.Column(col, help=HELP.get(col), pinned=True)
-        elif col in HELP:
-            out[col] = st.column_config.Column(col, help=HELP[col])
+            out[col] = st.column_config.Column(header(col), help=HELP.get(col), pinned=True)
+        elif col in HELP or header(col) != col:
+            out[col] = st.column_config.Column(header(col), help=HELP.get(col))
     return out
+
+
+def number_text(x) -> str:
+    """How a table writes one value: "–" when missing (None or NaN); an integer with thousands
+    separators (1234 -> "1,234"); a float to three significant digits without trailing zeros
+    (0.992352 -> "0.992", 0.5 -> "0.5"), as 0 below 1e-9 in size (-8e-10 -> "0"), and from 999.5 up
+    rounded to a whole number with separators, never in e-notation (1234.5 -> "1,235": a count or a
+    latency reads better whole); below 1e-4 in e-notation (1.234e-05 -> "1.23e-05"). Text as is."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, bool) or isinstance(x, str):
+        return str(x)
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        if math.isinf(x):
+            return "∞" if x > 0 else "−∞"
+        if abs(x) < NOISE:
+            return "0"
+        if abs(x) >= 999.5:
+            whole = math.floor(abs(x) + 0.5)          # half away from zero, as a reader rounds
+            return f"{'-' if x < 0 else ''}{whole:,}"
+        return f"{x:.3g}"
+    return str(x)
+
+
+def display_strings(frame: pl.DataFrame) -> pl.DataFrame:
+    """Every column as the text a table shows (number_text), for tests and for tables too large to
+    style; nested values (lists, structs) as their Python text."""
+    return pl.DataFrame([pl.Series(c, [number_text(v) for v in frame[c].to_list()], dtype=pl.String)
+                         for c in frame.columns])
+
+
+STYLED_CELLS = 40_000   # past this many cells a table is sent as text (pandas' Styler is slow and capped)
+
+
+def table_view(frame: pl.DataFrame, stars: dict[str, list[int]] | None = None) -> dict:
+    """st.dataframe's `data` and `column_config` for FRAME: the values written by number_text
+    (stars: column -> row positions whose value gets a trailing " ★"), the headers by header(). Up
+    to STYLED_CELLS cells the data stays numeric under a pandas Styler, so a click on a header
+    still sorts by value; past that, the text of display_strings.
+    Use: st.dataframe(**table_view(frame), hide_index=True)."""
+    config = column_config(frame.columns)
+    if frame.height * max(frame.width, 1) > STYLED_CELLS:
+        text = display_strings(frame)
+        for col, rows in (stars or {}).items():
+            text = text.with_columns(pl.when(pl.int_range(pl.len()).is_in(rows)).then(pl.col(col) + " ★")
+                                     .otherwise(pl.col(col)).alias(col))
+        return {"data": text, "column_config": config}
+    nested = [c for c in frame.columns if isinstance(frame[c].dtype, (pl.List, pl.Array, pl.Struct, pl.Object))]
+    df = frame.with_columns(pl.Series(c, [number_text(v) for v in frame[c].to_list()], dtype=pl.String)
+                            for c in nested).to_pandas()
+    styler = df.style.format(number_text, na_rep="–")
+    for col, rows in (stars or {}).items():
+        styler = styler.format(lambda v: number_text(v) + " ★", subset=(list(rows), [col]), na_rep="–")
+    return {"data": styler, "column_config": config}
 
 
 def binned_means(frame: pl.DataFrame, x: str, y: str, group: str, n_bins: int = 6) -> pl.DataFrame:

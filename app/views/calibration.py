@@ -5,6 +5,7 @@ import polars as pl
 import streamlit as st
 
 from app import charts_trust, data
+from app.reading import table_view
 from ingest import UserError
 
 pool = data.page_pool("Calibration")
@@ -61,7 +62,7 @@ c.metric("declared threshold", "none" if declared is None else f"{declared:.2f}"
 st.altair_chart(charts_trust.kappa_forest(cells, humans, declared), width="stretch")
 st.caption("Points: kappa over A / B / tie with 95% bootstrap intervals over pairs. Green band: human-human "
            "kappa (the ceiling); dashed red: the declared threshold.")
-st.dataframe(cells.drop("confusion", "threshold", "target_width"), hide_index=True, width="stretch")
+st.dataframe(**table_view(cells.drop("confusion", "threshold", "target_width")), hide_index=True, width="stretch")
 names = [f"{r['judge']} / {r['format']} / {r['decoding']}" for r in cells.iter_rows(named=True)]
 pick = names.index(st.selectbox("Confusion table of", names))
 conf = cells["confusion"][pick].to_list()

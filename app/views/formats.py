@@ -6,7 +6,7 @@ import polars as pl
 import streamlit as st
 
 from app import data, charts
-from app.reading import column_config
+from app.reading import table_view
 
 pool = data.page_pool("Formats")
 cells = data.cells(pool)
@@ -33,21 +33,31 @@ if len(modes) > 1:
 
 values = data.score_values(pool).filter((pl.col("judge") == judge) & (pl.col("score") == score))
 st.subheader(f"Score histograms — {judge}" + (" (expected scores)" if score == "expected" else ""))
-st.caption("One panel per format (normalised score)" + (", one row per decoding mode" if len(modes) > 1 else "")
+st.caption("One panel per format (normalised score)" + (", its decoding modes one above the other" if len(modes) > 1 else "")
            + ". On 0–100 scales, bars on multiples of 5 are darker.")
-st.altair_chart(charts.histograms(values), width="stretch")
+panels = list(charts.histogram_panels(values).items())
+for start in range(0, len(panels), 3):       # three formats a row: every panel fits a laptop's width
+    for column, (fmt, charts_of_format) in zip(st.columns(3), panels[start:start + 3]):
+        for chart in charts_of_format:
+            column.altair_chart(chart, width="stretch")
 
 st.subheader("Diagnostics across judges × formats")
 st.caption("★ marks the best cell of each judge per column (fewest ties, most levels, best agreement). "
            + ("Expected scores only." if score == "expected" else "Parsed labels only; the expected scores "
               "are behind the toggle above."))
-table = charts.mark_best(cells.filter(pl.col("score") == score))
-st.dataframe(table, hide_index=True, width="stretch", column_config=column_config(table.columns))
+table = cells.filter(pl.col("score") == score)
+st.dataframe(**table_view(table, charts.best_marks(table)), hide_index=True, width="stretch")
 
 left, right = st.columns(2)
 with left:
     st.subheader("Ties and effective levels")
+    st.altair_chart(charts.tie_bars(mine), width="stretch")
     st.altair_chart(charts.level_bars(mine), width="stretch")
+    st.caption("D1 and D2: how many levels the scores really use (D1 = exp of the entropy, D2 = 1 / tie "
+               "probability). The black tick is the nominal count: the labels one call can give. A comparative "
+               "format's score averages a candidate's calls (both orders, several opponents), so it can take "
+               "more values than its labels: a pair judged A or B in both orders gives 3 scores (won both, "
+               "split, lost both), hence D ≈ 3 against a nominal 2.")
 with right:
     st.subheader("τa vs τb vs top-1")
     st.altair_chart(charts.agreement_bars(mine), width="stretch")

@@ -4,6 +4,7 @@ strategies, and a probe run launched in the background (`judgeaudit probe`)."""
 import streamlit as st
 
 from app import data, judge_picker, probe_charts, probe_form
+from app.reading import table_view
 from app.runs_panel import runs_panel
 from ingest import UserError
 
@@ -24,7 +25,7 @@ if names:
         trunc = shown.filter(shown["type"] == "truncation").select("judge", "accuracy", "acc_lo", "acc_hi")
         if trunc.height:
             st.caption("Truncation accuracy (share of calls preferring the complete response):")
-            st.dataframe(trunc, hide_index=True)
+            st.dataframe(**table_view(trunc), hide_index=True)
     m = data.mitigations(pool)
     if m.height > 1:
         st.subheader("Mitigations: cost against agreement")
@@ -32,7 +33,7 @@ if names:
                    "response). McNemar against the baseline judge (exact under 25 discordant calls, else "
                    "continuity-corrected), Holm-adjusted; the dashed line is the frontier.")
         st.altair_chart(probe_charts.frontier(m), width="stretch")
-        st.dataframe(m.drop("format", "p_exact", "p_cc"), hide_index=True, width="stretch")
+        st.dataframe(**table_view(m.drop("format", "p_exact", "p_cc")), hide_index=True, width="stretch")
 else:
     st.info("No probe run yet: launch one below (the simulated judge takes seconds).")
 

@@ -5,7 +5,7 @@ import polars as pl
 import streamlit as st
 
 from app import charts, data
-from app.reading import column_config
+from app.reading import table_view
 
 pool = data.page_pool("Slot bias")
 b = data.bias(pool)
@@ -14,14 +14,13 @@ if b.height == 0:
     st.stop()
 st.caption("From items judged in both orders: q = the quality signal (half the difference of the two "
            "margins), b = the pull towards slot A (half their sum). 95% bootstrap intervals over items.")
-st.dataframe(b, hide_index=True, width="stretch", column_config=column_config(b.columns))
+st.dataframe(**table_view(b), hide_index=True, width="stretch")
 seen = b.filter(pl.col("n_pairs") > 0)
 if seen.height:
-    left, right = st.columns(2)
-    left.altair_chart(charts.interval_chart(seen, "b", "b_lo", "b_hi", "slot bias b (margin units)"),
-                      width="stretch")
-    right.altair_chart(charts.interval_chart(seen, "q", "q_lo", "q_hi", "quality signal q"),
-                       width="stretch")
+    # one above the other, full width: every row names its judge, format and decoding in full
+    st.altair_chart(charts.interval_chart(seen, "b", "b_lo", "b_hi", "slot bias b (margin units)"), width="stretch")
+    st.altair_chart(charts.interval_chart(seen, "q", "q_lo", "q_hi", "quality signal q (margin units)"),
+                    width="stretch")
 else:
     st.info("No item was judged in both orders: score with --swap-sample to measure slot bias.")
 
@@ -29,7 +28,7 @@ pos = data.positions(pool)
 if pos.height:
     st.subheader("Tournament selections by listing position")
     st.caption("How often the selected candidate is the first- or last-listed one, against 1/k.")
-    st.dataframe(pos, hide_index=True, width="stretch", column_config=column_config(pos.columns))
+    st.dataframe(**table_view(pos), hide_index=True, width="stretch")
 
 bins = data.bias_bins(pool)
 if bins.height:
@@ -37,5 +36,9 @@ if bins.height:
     st.caption("Each item's quality signal q_i, averaged within bins of the reference gap r_x − r_y (each "
                "distinct gap when there are few, else sextiles), with 95% intervals (mean ± 1.96 s/√n; none "
                "for a single item); point size = items. A judge that reads quality rises from left to right.")
-    st.altair_chart(charts.binned_means_chart(bins, "ref_gap", "q_i", "cell", "reference gap r_x − r_y",
-                                              "mean q_i"), width="stretch")
+    names = bins["cell"].unique(maintain_order=True).to_list()
+    chosen = st.multiselect(f"Cells ({len(names)}; up to 6 at once, so the lines stay apart)", names,
+                            default=names[:4], max_selections=6, key="slot_bias_cells")
+    if chosen:
+        st.altair_chart(charts.binned_means_chart(bins.filter(pl.col("cell").is_in(chosen)), "ref_gap", "q_i",
+                                                  "cell", "reference gap r_x − r_y", "mean q_i"), width="stretch")

@@ -4,6 +4,7 @@ import polars as pl
 import streamlit as st
 
 from app import charts, data
+from app.reading import table_view
 
 pool = data.page_pool("Variance")
 v = data.variance(pool)
@@ -18,6 +19,6 @@ if v.height == 0:
 full = v.filter(pl.col("dropped_judge").is_null())
 st.caption("Two-way decomposition (format × judge, one value per cell) on the formats every judge used.")
 st.altair_chart(charts.share_bars(full), width="stretch")
-st.dataframe(full, hide_index=True, width="stretch")
+st.dataframe(**table_view(full), hide_index=True, width="stretch")
 st.subheader("Leave one judge out")
-st.dataframe(v.filter(pl.col("dropped_judge").is_not_null()), hide_index=True, width="stretch")
+st.dataframe(**table_view(v.filter(pl.col("dropped_judge").is_not_null())), hide_index=True, width="stretch")
