@@ -7,6 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import data, evaluate_charts, evaluate_form, judge_picker
+from app.reading import table_view
 from ingest import UserError
 
 pool = data.page_pool("Evaluate")
@@ -53,13 +54,14 @@ if not doc["contrasts"]:
     st.stop()
 table = pl.DataFrame(doc["contrasts"]).with_columns((pl.col("a") + " − " + pl.col("b")).alias("contrast"))
 st.subheader("Contrasts (paired bootstrap, Holm within each judge)")
-st.dataframe(table.select("judge", "contrast", "diff", "lo", "hi", "p", "p_holm", "n_judges_agree"), hide_index=True)
+st.dataframe(**table_view(table.select("judge", "contrast", "diff", "lo", "hi", "p", "p_holm", "n_judges_agree")),
+             hide_index=True)
 st.altair_chart(evaluate_charts.contrast_forest(table), width="stretch")
 with st.expander("Friedman, length- and markdown-adjusted contrasts, minimum detectable difference"):
-    st.dataframe(pl.DataFrame(doc["friedman"]), hide_index=True)
+    st.dataframe(**table_view(pl.DataFrame(doc["friedman"])), hide_index=True)
     if doc["adjusted"]:
-        st.dataframe(pl.DataFrame(doc["adjusted"]).drop("n_prompts", "sd_diff"), hide_index=True)
-    st.dataframe(pl.DataFrame(doc["mdd"]["contrasts"]), hide_index=True)
+        st.dataframe(**table_view(pl.DataFrame(doc["adjusted"]).drop("n_prompts", "sd_diff")), hide_index=True)
+    st.dataframe(**table_view(pl.DataFrame(doc["mdd"]["contrasts"])), hide_index=True)
     for note in doc["notes"]:
         st.caption(note)
 

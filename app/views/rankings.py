@@ -5,6 +5,7 @@ import polars as pl
 import streamlit as st
 
 from app import charts_trust, data
+from app.reading import table_view
 
 pool = data.page_pool("Rankings")
 left, right = st.columns([2, 1])
@@ -44,5 +45,5 @@ if (both["prior"] > 0).any():
     st.caption("Some item never lost or never won here, so the plain maximum-likelihood strengths do not exist: "
                "each pair that met got half a virtual tie game (`prior`).")
 st.altair_chart(charts_trust.strength_forest(cell), width="stretch")
-st.dataframe(moved.select("id", "rank", "rank_single", "shift", "strength", "lo", "hi", "games", "wins")
-             .sort("rank"), hide_index=True, width="stretch")
+st.dataframe(**table_view(moved.select("id", "rank", "rank_single", "shift", "strength", "lo", "hi", "games", "wins")
+                         .sort("rank")), hide_index=True, width="stretch")
