@@ -7,6 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import data, train_form as tf
+from app.reading import table_view
 from app.runs_panel import runs_panel
 from ingest import UserError
 
@@ -48,7 +49,8 @@ with st.expander("Kept and dropped examples at the cut, side by side"):
 if policy == "judge" and cell["format"].n_unique() > 1:
     fmts = sorted(cell["format"].unique().to_list())
     st.caption("Overlap of the selected examples between formats (Jaccard), at each rate")
-    st.dataframe(data.curation_overlap(pool, judge, fmts, decoding, [0.1, 0.25, 0.5], seed), hide_index=True)
+    st.dataframe(**table_view(data.curation_overlap(pool, judge, fmts, decoding, [0.1, 0.25, 0.5], seed)),
+                 hide_index=True)
 
 st.subheader("Train")
 bases = data.base_models()
