@@ -80,8 +80,8 @@ def _run_row(r: dict) -> dict:
     config = json.loads(r["config"]) if isinstance(r["config"], str) else (r["config"] or {})
     keep = ("curation", "base", "seed", "max_steps", "study", "subset", "argv")
     return {"run_id": r["run_id"], "kind": r["kind"], "status": r["status"],
-            "created_at": str(r["created_at"]) if r["created_at"] else None,
-            "finished_at": str(r["finished_at"]) if r["finished_at"] else None,
+            "created_at": str(r["created_at"])[:19] if r["created_at"] else None,      # to the second
+            "finished_at": str(r["finished_at"])[:19] if r["finished_at"] else None,
             "config": {k: config[k] for k in keep if k in config}, "error": r["error"]}
 
 
