@@ -398,3 +398,17 @@ def import_labels_upload(pool: str, file_name: str, content: bytes, source: str 
     """Store a labels file uploaded in the browser for the pool (import_labels); UserError as the CLI's."""
     with _uploaded(file_name, content, "judgeaudit-labels-") as path:
         return import_labels(path, pool, source, replace)
+
+
+@st.cache_data(show_spinner=False, max_entries=2)
+def _verdicts_parquet(path: str, mtime: float, pool: str) -> bytes:
+    import io
+    buffer = io.BytesIO()
+    audit.verdict_rows(path, pool).write_parquet(buffer, compression="zstd")
+    return buffer.getvalue()
+
+
+def verdicts_parquet(pool: str) -> bytes:
+    """Every stored judge call of the pool as Parquet, one row each with the columns of `judgeaudit
+    export-verdicts` (audit.verdict_rows): the Report page's download, made when it is clicked."""
+    return _verdicts_parquet(*db_state(), pool)

@@ -15,4 +15,7 @@ left, right = st.columns(2)
 left.download_button("Download Markdown", markdown, file_name=f"{stem}.md", mime="text/markdown")
 right.download_button("Download JSON", json.dumps(doc, indent=2, default=str), file_name=f"{stem}.json",
                       mime="application/json")
+st.download_button("Download verdicts (Parquet)", lambda: data.verdicts_parquet(pool),   # built on click
+                   file_name=f"verdicts-{data.file_stem(pool)}.parquet", mime="application/vnd.apache.parquet",
+                   help="Every stored judge call, one row each: the columns of judgeaudit export-verdicts")
 st.markdown(markdown)

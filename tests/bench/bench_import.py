@@ -1,0 +1,144 @@
+"""Benchmark: `import-verdicts` from Parquet against the same rows as JSONL (issue 21 §3: 1M rows/s
+or more from Parquet), and `export-verdicts` of the stored rows (Parquet and JSONL), on one pool.
+
+Each import goes into a fresh copy of a database that holds only the pool, through the whole path a
+user's import takes (read, check, parse, orient, store in one transaction); the median of --reps
+runs is printed with the rows/s and the Parquet/JSONL ratio, both measured in this run. A
+breakdown times reading and checking the file alone (ingest.files.read_verdicts).
+
+    .venv/bin/python tests/bench/bench_import.py [--rows 1000000] [--reps 3] [--label-probs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+RAWS = {"likert5": ["1", "2", "3", "4", "5", "Score: 4", "I'd rate it 3.", "4/5", "It is fine.", ""],
+        "binary": ["ACCEPT", "REJECT", "I would ACCEPT this response.", "ACCEPT or REJECT?", "Yes."]}
+SAMPLES = {"likert5": 3, "binary": 2}      # per candidate: 5 calls a candidate
+
+
+def build(work: Path, n_rows: int, label_probs: bool, seed: int = 0) -> tuple[Path, Path, Path, int]:
+    """A database holding the pool, and the same verdicts as Parquet and as JSONL."""
+    from ingest.store import import_pool
+    per_cand = sum(SAMPLES.values())
+    n_cands = max(2, n_rows // per_cand)
+    k = 10
+    n_prompts = -(-n_cands // k)
+    prompt_ids = [f"q{i}" for i in range(n_prompts)]
+    pool = pl.DataFrame({"prompt_id": np.repeat(prompt_ids, k)[:n_cands],
+                         "candidate_id": np.tile([f"m{j}" for j in range(k)], n_prompts)[:n_cands]})
+    pool = pool.with_columns(pl.format("prompt {}", "prompt_id").alias("prompt"),
+                             pl.format("answer of {} to {}", "candidate_id", "prompt_id").alias("response"))
+    pool_file = work / "pool.parquet"
+    pool.write_parquet(pool_file)
+    db = work / "base.duckdb"
+    import_pool(db, pool_file, "bench")
+
+    rng = np.random.default_rng(seed)
+    parts = []
+    for fmt, samples in SAMPLES.items():
+        for s in range(samples):
+            raws = np.asarray(RAWS[fmt])[rng.integers(0, len(RAWS[fmt]), pool.height)]
+            part = pool.select("prompt_id", "candidate_id").with_columns(
+                pl.lit("judge-a").alias("judge"), pl.lit(fmt).alias("format"), pl.Series("raw", raws),
+                pl.lit(s, pl.Int64).alias("sample"))
+            if label_probs and fmt == "likert5":
+                p = rng.dirichlet(np.ones(5), pool.height).round(4)
+                part = part.with_columns(pl.Series("label_probs", [
+                    json.dumps({str(i + 1): float(v) for i, v in enumerate(row)}) for row in p]))
+            parts.append(part)
+    verdicts = pl.concat(parts, how="diagonal").select(
+        "judge", "format", "prompt_id", "candidate_id", "sample", "raw",
+        *(["label_probs"] if label_probs else []))
+    parquet, jsonl = work / "verdicts.parquet", work / "verdicts.jsonl"
+    verdicts.write_parquet(parquet)
+    verdicts.write_ndjson(jsonl)
+    return db, parquet, jsonl, verdicts.height
+
+
+def timed(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+@contextlib.contextmanager
+def store_timer():
+    """Time the import's one INSERT (ingest.store.insert_verdicts) apart from the rest of the path."""
+    from ingest.scoring import _imported
+    spent, inner = [0.0], _imported.insert_verdicts
+
+    def insert(con, rows):
+        started = time.perf_counter()
+        try:
+            return inner(con, rows)
+        finally:
+            spent[0] += time.perf_counter() - started
+    _imported.insert_verdicts = insert
+    try:
+        yield spent
+    finally:
+        _imported.insert_verdicts = inner
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--label-probs", action="store_true", help="every likert5 row carries a distribution")
+    args = ap.parse_args()
+    from ingest.files import read_verdicts
+    from ingest.scoring import import_verdicts
+
+    with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
+        work = Path(tmp)
+        t0 = time.perf_counter()
+        base, parquet, jsonl, n = build(work, args.rows, args.label_probs)
+        print(f"{n:,} verdicts of {n // sum(SAMPLES.values()):,} candidates; files: Parquet "
+              f"{parquet.stat().st_size / 2**20:.1f} MiB, JSONL {jsonl.stat().st_size / 2**20:.1f} MiB "
+              f"(built in {time.perf_counter() - t0:.1f} s)")
+        results = {}
+        for name, path in (("parquet", parquet), ("jsonl", jsonl)):
+            read_s = statistics.median(timed(lambda: read_verdicts(path)) for _ in range(args.reps))
+            runs, stores = [], []
+            for rep in range(args.reps):
+                db = work / f"{name}-{rep}.duckdb"
+                shutil.copy(base, db)
+                with store_timer() as store_s:
+                    runs.append(timed(lambda: import_verdicts(db, path, "bench")))
+                stores.append(store_s[0])
+            results[name] = statistics.median(runs)
+            print(f"import {name:8s}: median {results[name]:6.2f} s of {args.reps} "
+                  f"({', '.join(f'{r:.2f}' for r in runs)}) = {n / results[name]:>10,.0f} rows/s; of which "
+                  f"reading and checking the file {read_s:.2f} s, the INSERT into verdicts (its unique "
+                  f"index kept) {statistics.median(stores):.2f} s")
+        print(f"Parquet / JSONL import speed: {results['jsonl'] / results['parquet']:.2f}x")
+
+        stored = work / "parquet-0.duckdb"   # the command line, its start included
+        exe = str(Path(sys.executable).with_name("judgeaudit"))
+        for kind in ("parquet", "jsonl"):
+            out = work / f"export.{kind}"
+            cmd = [exe, "export-verdicts", "--pool", "bench", "--out", str(out), "--db", str(stored)]
+            runs = [timed(lambda: subprocess.run(cmd, check=True, capture_output=True)) for _ in range(args.reps)]
+            med = statistics.median(runs)
+            print(f"export {kind:8s}: median {med:6.2f} s = {n / med:>10,.0f} rows/s "
+                  f"({out.stat().st_size / 2**20:.1f} MiB), judgeaudit export-verdicts, start included")
+
+if __name__ == "__main__":
+    main()
