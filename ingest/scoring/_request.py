@@ -38,11 +38,32 @@ class ScoreRequest:
     progress: bool = True
     strategy: str | None = None               # mitigation wrappers, e.g. "swap,ensemble:3" (judges/strategies.py)
     run_kind: str = "score"                   # the background run's kind ("probe" for judgeaudit probe)
+    samples: int = 1                          # each call asked this many times (sample 0..N-1)
+    temperature: float = 0.0                  # sent with every call; part of the judge's identity
+
+
+def check_samples(req: ScoreRequest, spec: JudgeSpec) -> None:
+    """Refuse repeats that measure nothing, before anything is recorded: N > 1 samples need a
+    temperature above 0 (at 0 every sample is the same answer). The bundled local model decodes
+    greedily or constrained to the labels only, so it refuses a temperature above 0."""
+    if not isinstance(req.samples, int) or req.samples < 1:
+        raise UserError(f"--samples: a whole number of at least 1, not {req.samples!r}")
+    if not 0 <= req.temperature <= 2:
+        raise UserError(f"--temperature: between 0 and 2, not {req.temperature!r}")
+    if req.samples > 1 and req.temperature == 0:
+        raise UserError(f"--samples {req.samples} at temperature 0 would ask for {req.samples} copies of one "
+                        "answer, which measure nothing: give --temperature above 0 (e.g. 0.7), or --samples 1")
+    if spec.provider == "local" and req.temperature > 0:
+        raise UserError("--temperature: the bundled local judge (local:smollm2) decodes greedily or constrained "
+                        "to the labels only, so it takes temperature 0 and one sample; for repeated samples "
+                        "serve a model over HTTP (llama.cpp, vLLM) and use an openai: judge")
 
 
 def decoding_settings(req: ScoreRequest, spec: JudgeSpec) -> dict:
     """The paper's decoding: greedy, a 16-token verdict budget, no reasoning; `mode` says whether
-    the verdict is generated then parsed (greedy) or restricted to the format's labels."""
+    the verdict is generated then parsed (greedy) or restricted to the format's labels. A
+    temperature above 0 (for --samples) is sent with every call and binds the judge's name like the
+    rest; each sample then sends the seed + its sample index, so every sample is reproducible."""
     if spec.provider == "local":
         if req.decoding == "constrained":
             pointwise = "label-constrained: one forward pass per format over a shared prefix, the most probable label"
@@ -52,7 +73,7 @@ def decoding_settings(req: ScoreRequest, spec: JudgeSpec) -> dict:
             comparative = "greedy generate, then parse"
         return {"mode": req.decoding, "temperature": 0.0, "max_tokens": 16, "reasoning": "none",
                 "pointwise": pointwise, "comparative": comparative}
-    out = {"mode": req.decoding, "temperature": 0.0, "max_tokens": 16, "reasoning": "none",
+    out = {"mode": req.decoding, "temperature": float(req.temperature), "max_tokens": 16, "reasoning": "none",
            "logprobs": req.logprobs, "top_logprobs": 20 if req.logprobs else None, "seed": req.seed}
     if req.decoding == "constrained" and spec.provider == "openai":
         out["constraint"] = constraint_settings(req.constraint)   # the server's mechanism, recorded

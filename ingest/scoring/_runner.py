@@ -24,7 +24,7 @@ from ..store import (close_orphan_cell_runs, db_path, ensure_format, finish_cell
 from ._calls import Caller
 from ._journal import journal_path, replay_journal, write_rows
 from ._progress import Progress
-from ._request import DECODINGS, ScoreRequest, decoding_settings, ensure_spec_judge, resolve_formats
+from ._request import DECODINGS, ScoreRequest, check_samples, decoding_settings, ensure_spec_judge, resolve_formats
 from ._schedule import SCHEDULES, plan_calls
 from .formats import Format
 from .judges import CallHints, JudgeReply, JudgeSpec, check_server, parse_judge, public_endpoint, with_strategy
@@ -87,7 +87,10 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
         fmt = run.formats[call["format"]]
         return CallHints(format_name=fmt.name, kind=fmt.kind, reference_a=refs.get(call["a_idx"]),
                          reference_b=refs.get(call["b_idx"]) if call["b_idx"] is not None else None,
-                         key=f"{fmt.name}|{call['prompt_idx']}|{call['a_idx']}|{call['b_idx']}|{call['sample']}",
+                         # the call's key is the same for every sample (ending in |0, as before
+                         # repeats); the sample index travels beside it
+                         key=f"{fmt.name}|{call['prompt_idx']}|{call['a_idx']}|{call['b_idx']}|0",
+                         sample=call["sample"],
                          texts={"prompt": texts["prompt"][call["prompt_idx"]], "a": texts["response"][call["a_idx"]],
                                 "b": texts["response"].get(call["b_idx"])})
 
@@ -189,6 +192,7 @@ def score(req: ScoreRequest) -> dict:
     if req.constraint is not None and (req.decoding != "constrained" or spec.provider != "openai"):
         raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge "
                         "(local: and fake: judges constrain by themselves)")
+    check_samples(req, spec)
     decoding = decoding_settings(req, spec)
     if "constraint" in decoding:   # one check call, before anything of the run is recorded or spent
         check_server(spec, next(iter(formats.values())), decoding)
@@ -196,7 +200,8 @@ def score(req: ScoreRequest) -> dict:
     config = {"pool": req.pool, "judge": spec.name, "provider": spec.provider, "model": spec.model,
               "endpoint": spec.endpoint, "formats": list(formats), "schedule": req.schedule,
               "swap_sample": req.swap_sample, "seed": req.seed, "decoding": req.decoding,
-              "concurrency": req.concurrency, "api_key_env": req.api_key_env, "strategy": req.strategy}
+              "concurrency": req.concurrency, "api_key_env": req.api_key_env, "strategy": req.strategy,
+              "samples": req.samples, "temperature": req.temperature}
     with runs.running(db, req.run_kind, pool=req.pool, key=runs.run_key("score", req.pool, spec.name),
                       config=config) as background:
         return _score(req, db, pid, jid, spec, formats, decoding, background)
@@ -211,7 +216,7 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
         prompts = frame(con, "SELECT prompt_idx, prompt FROM prompts WHERE pool_id = $p ORDER BY prompt_idx",
                             {"p": pid})
     recovered = replay_journal(db, req.pool, spec.name, pid)
-    plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed)
+    plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed, req.samples)
     with writer(db) as con, transaction(con):
         fids = {name: ensure_format(con, fmt) for name, fmt in formats.items()}
         plan = plan.with_columns(pl.lit(jid, pl.Int32).alias("judge_id"), pl.lit(req.decoding).alias("decoding"),

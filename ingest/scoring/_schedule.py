@@ -78,9 +78,18 @@ def tournament_plan(cands: pl.DataFrame, fmt: Format, schedule: str, swap_sample
     return pl.concat([base, flipped]) if extra.height else base
 
 
+def with_samples(plan: pl.DataFrame, samples: int) -> pl.DataFrame:
+    """Each call of `plan` asked `samples` times (sample 0..N-1), sample by sample: every call's
+    sample 0 comes first, so a run stopped early holds whole samples."""
+    if samples <= 1:
+        return plan
+    return pl.concat([plan.with_columns(pl.lit(s, pl.Int32).alias("sample")) for s in range(samples)])
+
+
 def plan_calls(cands: pl.DataFrame, formats: list[Format], schedule: str = "listing",
-               swap_sample: int | str = 0, seed: int = 0) -> tuple[pl.DataFrame, list[str]]:
-    """The calls of a run over `cands` (prompt_idx, cand_idx, position, reference), and notes."""
+               swap_sample: int | str = 0, seed: int = 0, samples: int = 1) -> tuple[pl.DataFrame, list[str]]:
+    """The calls of a run over `cands` (prompt_idx, cand_idx, position, reference), each `samples`
+    times, and notes."""
     parts, notes = [], []
     for fmt in formats:
         if fmt.pairing == "pointwise":
@@ -97,4 +106,4 @@ def plan_calls(cands: pl.DataFrame, formats: list[Format], schedule: str = "list
     schema = {"format": pl.String, "prompt_idx": pl.Int32, "a_idx": pl.Int32, "b_idx": pl.Int32,
               "swapped": pl.Boolean, "sample": pl.Int32}
     plan = pl.concat([p.cast(schema) for p in parts]) if parts else pl.DataFrame(schema=schema)
-    return plan, notes
+    return with_samples(plan, samples), notes

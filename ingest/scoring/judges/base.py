@@ -39,6 +39,7 @@ class CallHints:
     reference_a: float | None = None
     reference_b: float | None = None
     key: str = ""                            # a stable id of the call, for deterministic fakes
+    sample: int = 0                          # which of the call's repeated samples (--samples)
     texts: dict | None = None                # {"prompt", "a", "b"}: for strategy wrappers that re-render the call
 
 

@@ -7,7 +7,8 @@ without one, a hash of the call; it adds seeded noise, rounds 0-100 scores to mu
 length feature (chars_A - chars_B) / (chars_A + chars_B), DESIGN.md), and answers prose instead of a
 verdict at rate `unparsed` (under greedy decoding only: constrained decoding, `settings["mode"]`,
 always answers a label, the same one greedy gives where greedy parsed). Same name, settings and
-call -> same answer.
+call -> same answer. Repeated samples (`--samples`) share the call's latent qualities and draw their
+own noise, seeded by the call key and the sample index; temperature is ignored.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ class FakeJudge:
         self.params = params
         self._formats = formats  # format name -> Format, to answer in its labels
 
-    def _rng(self, hints: CallHints) -> random.Random:
-        digest = hashlib.blake2b(f"{self.name}|{self.params['seed']}|{hints.key}".encode(), digest_size=8)
+    def _rng(self, hints: CallHints, sample: int = 0) -> random.Random:
+        extra = f"|sample {sample}" if sample else ""   # sample 0 keeps the seed it had before repeats
+        digest = hashlib.blake2b(f"{self.name}|{self.params['seed']}|{hints.key}{extra}".encode(), digest_size=8)
         return random.Random(int.from_bytes(digest.digest(), "big"))
 
     @staticmethod
@@ -63,15 +65,19 @@ class FakeJudge:
     async def complete(self, messages: list[dict], settings: dict, hints: CallHints) -> JudgeReply:
         if self.params["latency_ms"]:
             await asyncio.sleep(self.params["latency_ms"] / 1000)
-        rng = self._rng(hints)
+        # The latent qualities are the call's (every sample draws them alike); the noise and the
+        # prose draw are the sample's own, seeded by the call key and the sample index. Temperature
+        # is ignored: noise=0 answers the same on every sample.
+        latent = self._rng(hints)
+        rng = self._rng(hints, hints.sample) if hints.sample else latent
         fmt = self._formats[hints.format_name]
         noise = self.params["noise"]
         lo, hi = fmt.value_lo, fmt.value_hi
         if fmt.kind == "pointwise":
-            target = lo + (hi - lo) * (self._quality(hints.reference_a, rng) + rng.gauss(0, noise))
+            target = lo + (hi - lo) * (self._quality(hints.reference_a, latent) + rng.gauss(0, noise))
         else:
-            qa = self._quality(hints.reference_a, rng)
-            qb = self._quality(hints.reference_b, rng)
+            qa = self._quality(hints.reference_a, latent)
+            qb = self._quality(hints.reference_b, latent)
             target = (qa - qb) * (hi - lo) + self.params["slot_bias"] + rng.gauss(0, noise * (hi - lo) / 2)
             if self.params.get("length_bias") and hints.texts:     # DESIGN.md: x (chars_A - chars_B) / (chars_A + chars_B)
                 chars_a, chars_b = len(hints.texts["a"] or ""), len(hints.texts["b"] or "")

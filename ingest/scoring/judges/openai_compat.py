@@ -37,6 +37,46 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
+def request_body(model: str, messages: list[dict], settings: dict, labels: list[str] | None = None,
+                 sample: int = 0) -> dict:
+    """The chat-completions request of one call: what an online run posts and what a batch file
+    holds (ingest.scoring._batch), built here once so the two cannot drift. `labels` are the
+    format's (needed under constrained decoding); sample N sends the run's seed + N, so repeated
+    samples at a temperature above 0 differ and each is reproducible."""
+    body = {"model": model, "messages": messages,
+            "temperature": settings.get("temperature", 0.0),
+            "max_tokens": settings.get("max_tokens", 16)}
+    if settings.get("logprobs"):
+        body["logprobs"] = True
+        body["top_logprobs"] = settings.get("top_logprobs", 20)
+    if settings.get("seed") is not None:
+        body["seed"] = settings["seed"] + sample
+    constraint = settings.get("constraint") if settings.get("mode") == "constrained" else None
+    if constraint is not None:
+        body.update(_constraint.request_fields(constraint, list(labels or [])))
+    return body
+
+
+def reply_from_body(data: dict, constraint: dict | None, latency_ms: float | None = None,
+                    endpoint: str | None = None) -> JudgeReply:
+    """A chat-completions response body as a JudgeReply (KeyError, IndexError, TypeError or
+    AttributeError when it is not one): the online answer's path and a batch result's."""
+    choice = data["choices"][0]
+    text = choice["message"].get("content") or ""
+    if constraint is not None:
+        text = _constraint.verdict_text(constraint, text)
+    usage = data.get("usage") or {}
+    top = tokens = None
+    content = (choice.get("logprobs") or {}).get("content")
+    if isinstance(content, list) and content:
+        tokens = [item.get("token", "") for item in content]
+        top = [{alt["token"]: alt["logprob"] for alt in (item.get("top_logprobs") or [])}
+               or {item.get("token", ""): item.get("logprob", 0.0)} for item in content]
+    return JudgeReply(text=text, model=data.get("model"), tokens_in=usage.get("prompt_tokens"),
+                      tokens_out=usage.get("completion_tokens"), latency_ms=latency_ms,
+                      tokens=tokens, top_logprobs=top, endpoint=endpoint, raw=data)
+
+
 class OpenAIJudge:
     provider = "openai"
 
@@ -62,17 +102,9 @@ class OpenAIJudge:
         self._owns_client = client is None
 
     async def complete(self, messages: list[dict], settings: dict, hints: CallHints) -> JudgeReply:
-        body = {"model": self.model, "messages": messages,
-                "temperature": settings.get("temperature", 0.0),
-                "max_tokens": settings.get("max_tokens", 16)}
-        if settings.get("logprobs"):
-            body["logprobs"] = True
-            body["top_logprobs"] = settings.get("top_logprobs", 20)
-        if settings.get("seed") is not None:
-            body["seed"] = settings["seed"]
         constraint = settings.get("constraint") if settings.get("mode") == "constrained" else None
-        if constraint is not None:
-            body.update(_constraint.request_fields(constraint, list(self.formats[hints.format_name].label_values())))
+        labels = list(self.formats[hints.format_name].label_values()) if constraint is not None else None
+        body = request_body(self.model, messages, settings, labels, hints.sample)
         started = time.perf_counter()
         try:
             response = await self._client.post(self._url, json=body, headers=self._headers)
@@ -88,24 +120,10 @@ class OpenAIJudge:
                              retryable=response.status_code in RETRYABLE_STATUS,
                              retry_after=_retry_after(response))
         try:
-            data = response.json()
-            choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
+            return reply_from_body(response.json(), constraint, latency, self.endpoint)
         except (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError) as exc:
             body = redact(response.text[:2000], self._secrets)[:120]
             raise JudgeError(f"malformed response: {type(exc).__name__}: {body!r}") from None
-        if constraint is not None:
-            text = _constraint.verdict_text(constraint, text)
-        usage = data.get("usage") or {}
-        top = tokens = None
-        content = (choice.get("logprobs") or {}).get("content")
-        if isinstance(content, list) and content:
-            tokens = [item.get("token", "") for item in content]
-            top = [{alt["token"]: alt["logprob"] for alt in (item.get("top_logprobs") or [])}
-                   or {item.get("token", ""): item.get("logprob", 0.0)} for item in content]
-        return JudgeReply(text=text, model=data.get("model"), tokens_in=usage.get("prompt_tokens"),
-                          tokens_out=usage.get("completion_tokens"), latency_ms=latency,
-                          tokens=tokens, top_logprobs=top, raw=data)
 
     async def check_constraint(self, fmt, settings: dict) -> None:
         """One call under the run's constraint, before any call of the run: a UserError when the
