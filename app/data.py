@@ -90,15 +90,12 @@ mitigations = _cached("mitigations")
 DEFAULT_POOL = "mtbench-formats"   # the bundled five-format demo: the pool a first launch opens on
 
 
-@st.cache_data(show_spinner="Reading the audit...", max_entries=64)
-def _findings(path: str, mtime: float, pool: str) -> dict:
-    from app.findings import findings as sentences
-    return sentences(cells(pool), bias(pool), candidate_scores(pool), pool_candidates(pool))
-
-
 def findings(pool: str) -> dict:
-    """app.findings.findings for the pool: {judge: [Finding, ...]} from the cached audit frames."""
-    return _findings(*db_state(), pool)
+    """app.findings.findings for the pool: {judge: Overview} (headline, agreement, details by format),
+    from the cached audit cells and slot bias that the Formats and Slot bias pages read; the
+    sentences themselves take milliseconds, so they are not cached on their own."""
+    from app.findings import findings as sentences
+    return sentences(cells(pool), bias(pool))
 
 
 def bias_bins(pool: str, n_bins: int = 6):

@@ -1,5 +1,7 @@
-"""Overview, the landing page: the pool in numbers, what the audit finds (in words, each finding
-linking to the page that shows it), and the judges × formats grid of the key diagnostics."""
+"""Overview, the landing page: the pool in numbers, what it shows (a headline of two to four
+sentences, each term explained where it appears), the details grouped by format, and the judges ×
+formats grid. Everything comes from the cached audit cells and slot bias the Formats and Slot bias
+pages read (app/data.py findings; the sentences are app/findings.py and app/headline.py)."""
 
 import polars as pl
 import streamlit as st
@@ -24,21 +26,28 @@ if cells.height == 0:
     st.page_link("views/score.py", label="Score it", icon=":material/play_arrow:")
     st.stop()
 
-st.subheader("Findings")
 found = data.findings(pool)
 judges = list(found)
 judge = judges[0] if len(judges) == 1 else st.selectbox("Judge", judges, key="overview_judge")
-for i, f in enumerate(found[judge]):
-    text, link = st.columns([6, 1], vertical_alignment="center")
-    text.markdown(f"- {f.text}")
-    link.page_link(f.page, label=PAGE_NAMES.get(f.page, "Open"), icon=":material/arrow_forward:")
-if not found[judge]:
-    st.caption("Nothing to report for this judge yet.")
+report = found[judge]
+st.subheader("What this pool shows" + (f" — {judge}" if len(judges) > 1 else ""))
+with st.container(border=True, key="overview_headline"):
+    for sentence in report.headline or ["Nothing to report for this judge yet."]:
+        st.markdown(sentence)
+
+st.subheader("Details by format")
+st.caption(report.glossary)
+if report.agreement:
+    st.markdown(report.agreement)
+for fmt, items in report.by_format.items():
+    text, links = st.columns([6, 1])
+    text.markdown(f"**{fmt}**\n" + "\n".join(f"- {f.text}" for f in items))
+    for page in dict.fromkeys(f.page for f in items):
+        links.page_link(page, label=PAGE_NAMES.get(page, "Open"), icon=":material/arrow_forward:")
+st.page_link("views/curate.py", label="Coin flips among a curation's picks at a rate r: Curate & Train",
+             icon=":material/arrow_forward:")
 
 st.subheader("Judges × formats")
 st.caption("Parsed labels. Darker is better in every panel (fewer ties, more levels, more agreement). "
            "Hover a cell for its value and call count; the Formats page has every column.")
-heatmaps = charts.diagnostic_heatmaps(cells)
-for start in range(0, len(heatmaps), 2):          # two panels a row, each as wide as its column
-    for column, chart in zip(st.columns(2), heatmaps[start:start + 2]):
-        column.altair_chart(chart, width="stretch")
+st.altair_chart(charts.diagnostic_grid(cells), width="content")

@@ -1,9 +1,11 @@
-"""Benchmark: the Formats page (AppTest) on a database of 1M candidates x 5 formats, cold cache
-(the first render of the page on that database in a started app) and warm (the same page again),
-against the same page on the small bundled demo pool in the same run. The app's start (imports,
-Streamlit's component discovery, a first render) is printed on its own line.
+"""Benchmark: the Formats and Overview pages (AppTest) on a database of 1M candidates x 5 formats,
+cold cache (the first render of the page on that database in a started app, every cache emptied
+before each page) and warm (the same page again), against the same page on the small bundled demo
+pool in the same run. The app's start (imports, Streamlit's component discovery, a first render) is
+printed on its own line, and last a new AppTest whose first run is the 1M database: it opens on the
+Overview, the landing page (issue 20: at most 1.5 s where the Formats page opens cold in 1.1 s).
 
-    .venv/bin/python tests/bench/bench_app.py [--prompts 250000] [--repeats 3] [--workdir DIR [--skip-build]]
+    .venv/bin/python tests/bench/bench_app.py [--prompts 250000] [--repeats 3] [--rounds 3] [--workdir DIR [--skip-build]]
 """
 
 from __future__ import annotations
@@ -55,18 +57,21 @@ def build(db: Path, n_prompts: int) -> None:
                             "AND a.position < b.position", {"rid": rid, "jid": jid, "fid": fid})
 
 
-def render(app, db: Path, repeats: int) -> tuple[float, list[float]]:
-    """The Formats page on `db` in a started app: the cold render (nothing cached for this
-    database: Streamlit's cache, the only one, is keyed by its path), then warm repeats."""
+PAGES = {"Formats": "views/formats.py", "Overview": "views/overview.py"}
+
+
+def render(app, db: Path, repeats: int, page: str = "views/formats.py") -> tuple[float, list[float]]:
+    """`page` on `db` in a started app: the cold render (nothing cached for this database:
+    Streamlit's cache, the only one, is keyed by its path), then warm repeats."""
     os.environ["JUDGEAUDIT_DB"] = str(db)
     t = time.perf_counter()
-    app.switch_page("views/formats.py").run()
+    app.switch_page(page).run()
     cold = time.perf_counter() - t
     assert not app.exception, app.exception
     warm = []
     for _ in range(repeats):
         t = time.perf_counter()
-        app.switch_page("views/formats.py").run()
+        app.switch_page(page).run()
         warm.append(time.perf_counter() - t)
     return cold, warm
 
@@ -86,7 +91,8 @@ def start(db: Path) -> tuple[object, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--prompts", type=int, default=250_000)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=3, help="warm renders after each cold one")
+    ap.add_argument("--rounds", type=int, default=3, help="cold renders of each page (alternating)")
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--skip-build", action="store_true", help="reuse WORKDIR/big.duckdb from an earlier run")
     args = ap.parse_args()
@@ -103,25 +109,42 @@ def main() -> None:
     for db in (small, start_db):
         db.unlink(missing_ok=True)
         seed_demo(db)
-    app, started = start(start_db)
-    cold_s, warm_s = render(app, small, args.repeats)
-    demo_pool = app.session_state["pool"]
-    cold_b, warm_b = render(app, big, args.repeats)
-    assert app.session_state["pool"] == "big", app.session_state["pool"]
-    print(f"app start (imports, component discovery, first render on the demo): {started:.2f} s")
-    med_s, med_b = statistics.median(warm_s), statistics.median(warm_b)
-    print(f"Formats page, demo database (pool {demo_pool}): cold {cold_s:.2f} s, warm median {med_s:.2f} s")
-    print(f"Formats page, 1M candidates x 5 formats:  cold {cold_b:.2f} s, warm median {med_b:.2f} s "
-          f"({', '.join(f'{x:.2f}' for x in warm_b)})")
-    print(f"ratio big / demo: cold {cold_b / cold_s:.1f}x, warm {med_b / med_s:.1f}x")
-
-    # for comparison with earlier figures: a new AppTest whose first run is the big database, with
-    # every cache emptied; this includes the ~0.3 s of component discovery each AppTest repeats
     import streamlit as st
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    _, fresh = start(big)
-    print(f"new AppTest, first run on the 1M database, caches emptied: {fresh:.2f} s")
+    app, started = start(start_db)
+    print(f"app start (imports, component discovery, first render on the demo): {started:.2f} s")
+    times = {name: {"demo cold": [], "demo warm": [], "1M cold": [], "1M warm": []} for name in PAGES}
+    for _ in range(args.rounds):       # the pages alternate, so a change in the machine's load hits both
+        for name, page in PAGES.items():
+            st.cache_data.clear()      # each page cold: neither reuses what the other computed
+            cold_s, warm_s = render(app, small, args.repeats, page)
+            demo_pool = app.session_state["pool"]
+            cold_b, warm_b = render(app, big, args.repeats, page)
+            assert app.session_state["pool"] == "big", app.session_state["pool"]
+            for key, value in (("demo cold", [cold_s]), ("demo warm", warm_s), ("1M cold", [cold_b]),
+                               ("1M warm", warm_b)):
+                times[name][key] += value
+    med = {name: {k: statistics.median(v) for k, v in t.items()} for name, t in times.items()}
+    for name, m in med.items():
+        print(f"{name} page, demo database (pool {demo_pool}): cold {m['demo cold']:.2f} s, "
+              f"warm {m['demo warm']:.2f} s (medians)")
+        print(f"{name} page, 1M candidates x 5 formats: cold {m['1M cold']:.2f} s "
+              f"({', '.join(f'{x:.2f}' for x in times[name]['1M cold'])}), warm {m['1M warm']:.2f} s (medians)")
+        print(f"{name} page, ratio 1M / demo: cold {m['1M cold'] / m['demo cold']:.1f}x, "
+              f"warm {m['1M warm'] / m['demo warm']:.1f}x")
+    print(f"Overview / Formats, cold on 1M candidates (medians): "
+          f"{med['Overview']['1M cold'] / med['Formats']['1M cold']:.2f}x")
+
+    # a new AppTest whose first run is the big database (it opens on the Overview, the landing
+    # page), with every cache emptied; this includes the ~0.3 s of component discovery each
+    # AppTest repeats, and the sidebar's pool list
+    fresh = []
+    for _ in range(args.rounds):
+        st.cache_data.clear()
+        st.cache_resource.clear()
+        fresh.append(start(big)[1])
+    print(f"new AppTest, first run on the 1M database (the Overview), caches emptied: median "
+          f"{statistics.median(fresh):.2f} s ({', '.join(f'{x:.2f}' for x in fresh)}); that over the Formats "
+          f"page's cold render: {statistics.median(fresh) / med['Formats']['1M cold']:.2f}x")
 
 
 if __name__ == "__main__":
