@@ -6,42 +6,50 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import auth, data
+from app import auth, data, url_state
 
 st.set_page_config(page_title="judgeaudit", page_icon=":material/balance:", layout="wide")
 auth.gate()   # a login before any page when one is configured; refuses beyond localhost without one
 
 seeded = data.ensure_demo(str(data.db_file()))
 pools = data.pools()
-with st.sidebar:
-    st.title("judgeaudit")
-    st.caption(f"Database: `{data.db_file()}`")
-    if seeded:
-        st.caption("Seeded with the bundled demo: " + ", ".join(seeded))
+with st.sidebar:        # below the page list: the pool first, so that it shows without scrolling
     names = pools["name"].to_list() if pools.height else []
+    default, key = url_state.default_pool(names, data.DEFAULT_POOL), url_state.POOL   # key: also the URL's name
+    if key not in st.session_state:           # a new session (a reload, a bookmark, a shared link)
+        st.session_state["pool_notice"] = url_state.pool_notice(st.query_params.get(key), names, default)
     if names:
         if st.session_state.get("next_pool") in names:      # a page asked to switch (e.g. after an upload)
-            st.session_state["pool"] = st.session_state.pop("next_pool")
-        if st.session_state.get("pool") not in names:   # first launch: the five-format demo
-            st.session_state["pool"] = data.DEFAULT_POOL if data.DEFAULT_POOL in names else names[0]
-        st.selectbox("Pool", names, key="pool")
+            st.session_state[key] = st.session_state.pop("next_pool")
+        elif key in st.session_state and st.session_state[key] not in names:   # its pool was removed
+            st.session_state[key] = default
+        # bound to ?pool=: a new session opens on the URL's pool (one not in the database is dropped)
+        st.selectbox("Pool", names, index=names.index(default), key=key, bind="query-params",
+                     on_change=lambda: st.session_state.pop("pool_notice", None))
     else:
         st.info("No pool yet: upload one on the Pool page.")
+    if st.session_state.get("pool_notice"):
+        st.warning(st.session_state["pool_notice"])
+    st.caption(f"**judgeaudit** · database `{data.db_file()}`")
+    if seeded:
+        st.caption("Seeded with the bundled demo: " + ", ".join(seeded))
 
 views = Path(__file__).with_name("views")
-page = st.navigation([
-    st.Page(str(views / "overview.py"), title="Overview", icon=":material/dashboard:", default=True),
-    st.Page(str(views / "pool.py"), title="Pool", icon=":material/upload_file:"),
-    st.Page(str(views / "score.py"), title="Score", icon=":material/play_arrow:"),
-    st.Page(str(views / "formats.py"), title="Formats", icon=":material/bar_chart:"),
-    st.Page(str(views / "slot_bias.py"), title="Slot bias", icon=":material/swap_horiz:"),
-    st.Page(str(views / "rankings.py"), title="Rankings", icon=":material/format_list_numbered:"),
-    st.Page(str(views / "calibration.py"), title="Calibration", icon=":material/fact_check:"),
-    st.Page(str(views / "drift.py"), title="Drift", icon=":material/difference:"),
-    st.Page(str(views / "probes.py"), title="Probes & mitigations", icon=":material/science:"),
-    st.Page(str(views / "variance.py"), title="Variance", icon=":material/functions:"),
-    st.Page(str(views / "curate.py"), title="Curate & Train", icon=":material/content_cut:"),
-    st.Page(str(views / "evaluate.py"), title="Evaluate", icon=":material/leaderboard:"),
-    st.Page(str(views / "report.py"), title="Report", icon=":material/description:"),
-])
+
+
+def _page(file: str, title: str, icon: str, **kw) -> st.Page:
+    return st.Page(str(views / file), title=title, icon=f":material/{icon}:", **kw)
+
+
+page = st.navigation({                        # sections, always expanded: every page shows in the sidebar
+    "Start": [_page("overview.py", "Overview", "dashboard", default=True), _page("pool.py", "Pool", "upload_file"),
+              _page("score.py", "Score", "play_arrow")],
+    "Audit": [_page("formats.py", "Formats", "bar_chart"), _page("slot_bias.py", "Slot bias", "swap_horiz"),
+              _page("rankings.py", "Rankings", "format_list_numbered"), _page("variance.py", "Variance", "functions")],
+    "Trust": [_page("calibration.py", "Calibration", "fact_check"), _page("drift.py", "Drift", "difference"),
+              _page("probes.py", "Probes & mitigations", "science")],
+    "Curate & train": [_page("curate.py", "Curate & Train", "content_cut"),
+                       _page("evaluate.py", "Evaluate", "leaderboard")],
+    "Report": [_page("report.py", "Report", "description")],
+}, expanded=True)
 page.run()

@@ -6,7 +6,7 @@ import shlex
 import polars as pl
 import streamlit as st
 
-from app import data, train_form as tf
+from app import data, train_form as tf, url_state
 from app.reading import table_view
 from app.runs_panel import runs_panel
 from ingest import UserError
@@ -17,9 +17,11 @@ a, b, c, d, e = st.columns([1, 1, 1, 1, 1])
 policy = a.selectbox("Policy", ["judge", "random", "length", "full"], format_func={"judge": "judge × format", "random": "random", "length": "longest",
                                   "full": "full (reference-top)"}.get, index=0 if scores.height else 1)
 judges = sorted(scores["judge"].unique().to_list())
-judge = b.selectbox("Judge", judges, disabled=policy != "judge") if judges else None
+judge = b.selectbox("Judge", judges, disabled=policy != "judge", key=url_state.JUDGE,
+                    bind="query-params") if judges else None        # judge, format, preset, steps: in the URL
 cell = scores.filter(pl.col("judge") == judge) if judge else scores
-fmt = c.selectbox("Format", sorted(cell["format"].unique().to_list()), disabled=policy != "judge")
+fmt = c.selectbox("Format", sorted(cell["format"].unique().to_list()), disabled=policy != "judge",
+                  key=url_state.FORMAT, bind="query-params")
 modes = sorted(cell.filter(pl.col("format") == fmt)["decoding"].unique().to_list()) if fmt else []
 decoding = c.selectbox("Decoding", modes, disabled=policy != "judge") if len(modes) > 1 else None
 rate = d.select_slider("Rate", [0.05, 0.1, 0.25, 0.5, 0.75, 1.0], value=0.25, disabled=policy == "full")
@@ -56,8 +58,11 @@ st.subheader("Train")
 bases = data.base_models()
 a, b, c = st.columns(3)
 base = a.selectbox("Base model", list(bases))
-preset = tf.PRESETS[b.radio("Preset", list(tf.PRESETS), horizontal=True, help="quick: a few minutes on 2 CPU cores")]
-hp = {"max_steps": c.number_input("Max steps (0: epochs)", 0, 100_000, preset["max_steps"])}
+preset = tf.PRESETS[b.radio("Preset", list(tf.PRESETS), horizontal=True, help="quick: a few minutes on 2 CPU cores",
+                            key=url_state.PRESET, bind="query-params", on_change=lambda: st.session_state.update(
+                                {url_state.STEPS: tf.PRESETS[st.session_state[url_state.PRESET]]["max_steps"]}))]
+hp = {"max_steps": c.number_input("Max steps (0: epochs)", 0, 100_000, preset["max_steps"], key=url_state.STEPS,
+                                  bind="query-params")}
 cols = st.columns(4)
 for i, key in enumerate(["epochs", "learning_rate", "batch_size", "micro_batch_size", "lora_r", "lora_alpha",
                          "lora_dropout", "max_length"]):

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import data, score_form, score_help
+from app import data, score_form, score_help, url_state
 from app.runs_panel import runs_panel
 from ingest import UserError
 
@@ -39,14 +39,15 @@ elif provider == "fake":
                                                  "name: a judge's name stands for one set of settings"), **sim)
 else:
     st.caption("SmolLM2-135M-Instruct, bundled and run in this server's process (loading takes 15-45 s).")
-formats = st.multiselect("Formats", data.builtin_formats(), default=["binary", "likert5", "numeric100"])
+formats = st.multiselect("Formats", data.builtin_formats(), default=["binary", "likert5", "numeric100"],
+                         key=url_state.FORMATS, bind="query-params")   # kept in the URL (app/url_state.py)
 decoding = st.radio("Decoding", ["greedy", "constrained"], horizontal=True,
                     help="greedy: the judge's own answer, parsed (the paper's protocol); constrained: the answer "
                          "restricted to the format's labels (by the server's mechanism for an endpoint).")
 schedule = st.selectbox("Tournament schedule", ["listing", "balanced", "both"])
 a, b = st.columns(2)
 concurrency = a.number_input("Concurrency", 1, 256, 8)
-swap = b.text_input("Swap sample (N or all)", value="0")
+swap = b.text_input("Swap sample (N or all)", value="0", key=url_state.SWAP, bind="query-params")
 
 form = score_form.ScoreForm(pool, provider, formats, endpoint, model, base_url, schedule, concurrency, swap)
 argv, judge_name, problem = None, None, None

@@ -1,0 +1,37 @@
+"""What the address bar keeps, so a reload, a bookmark or a shared link opens the same view: the
+sidebar's pool on every page, and a few form choices on the page that owns them.
+
+Streamlit binds a keyed widget to the query parameter of the same name (`bind="query-params"`): a
+choice is written to the URL when it changes, read back when a new session opens the address, and
+left out while it equals the widget's default, so `?pool=mine&formats=binary&formats=likert5`
+is the whole state of the Score page. The widget keys below are therefore the parameter names;
+they live here, once, so that no two pages bind the same name. Pure (no Streamlit): the rule for a
+pool the database does not hold is tested without a browser (tests/test_url_state.py)."""
+
+from __future__ import annotations
+
+POOL = "pool"          # the sidebar (app/main.py), on every page
+FORMATS = "formats"    # Score: the formats to score
+SWAP = "swap"          # Score: the swap sample (N or all)
+JUDGE = "judge"        # Curate & Train: the judge of the curated cell
+FORMAT = "format"      # Curate & Train: its format
+PRESET = "preset"      # Curate & Train: the training preset
+STEPS = "steps"        # Curate & Train: Max steps (0: epochs)
+
+PAGE_PARAMS = {"main.py": (POOL,), "score.py": (FORMATS, SWAP), "curate.py": (JUDGE, FORMAT, PRESET, STEPS)}
+
+
+def pool_notice(asked: str | None, names: list[str], default: str | None) -> str | None:
+    """The notice for a URL that names a pool this database does not hold (the sidebar then opens
+    on `default`); None when the URL names none or one that exists."""
+    if asked is None or asked in names:
+        return None
+    if not names:
+        return f"Pool '{asked}' from the address is not in this database, and no pool is yet."
+    return f"Pool '{asked}' from the address is not in this database: showing '{default}' instead."
+
+
+def default_pool(names: list[str], preferred: str) -> str | None:
+    """The pool a session opens on when its URL names none: `preferred` (the bundled five-format
+    demo) where the database holds it, else the first pool, else None."""
+    return preferred if preferred in names else (names[0] if names else None)
