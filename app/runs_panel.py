@@ -17,7 +17,8 @@ def _progress(row: dict) -> None:
     total, done = p.get("total"), p.get("done")
     if total:
         eta = p.get("eta_s")
-        text = f"{done}/{total}" + (f" · {p['rate']:.1f}/s" if p.get("rate") else "") + \
+        text = (f"{p['phase']} · " if p.get("phase") else "") + f"{done}/{total}" + \
+            (f" · {p['rate']:.1f}/s" if p.get("rate") else "") + \
             (f" · ETA {eta:.0f} s" if eta is not None and row["status"] == "running" else "")
         if "failed" in p:
             text += f" · failed {p['failed']} · unparsed {p.get('unparsed', 0)}"
@@ -26,7 +27,7 @@ def _progress(row: dict) -> None:
             st.caption("Failed calls, with their reasons:")
             st.code("\n".join(sorted(set(map(str, p["failures"])))), language=None)
     elif row["status"] == "running":
-        st.caption("Starting (loading the judge or the model)...")
+        st.caption(f"{p['phase'].capitalize()}..." if p.get("phase") else "Starting (loading the judge or the model)...")
 
 
 def show_run(row: dict, key_prefix: str) -> None:
@@ -50,14 +51,35 @@ def show_run(row: dict, key_prefix: str) -> None:
             st.code(data.run_log(row["run_id"], 1500) or "(empty log)", language=None)
 
 
-def runs_panel(kind: str, pool: str | None = None, limit: int = 5, refresh_s: float = 1.0) -> None:
-    """The latest runs of `kind` (for `pool`), newest first, refreshed every refresh_s seconds."""
+ENDED = ("finished", "failed", "cancelled")
+
+
+def newly_ended(seen: dict[int, str] | None, rows: list[dict]) -> bool:
+    """Whether a run ended since the statuses `seen` at the last refresh (None: the first look):
+    one seen queued or running that is now over, or one not seen before that is already over."""
+    if seen is None:
+        return False
+    return any(r["status"] in ENDED and seen.get(r["run_id"]) not in ENDED for r in rows)
+
+
+def runs_panel(kind: str, pool: str | None = None, limit: int = 5, refresh_s: float = 1.0,
+               rerun_when_ended: bool = False) -> None:
+    """The latest runs of `kind` (for `pool`), newest first, refreshed every refresh_s seconds.
+    rerun_when_ended: rerun the whole page when one of them ends, so the parts of the page that
+    read its results (Evaluate's study) show them without a manual refresh."""
+    memory = f"runs-seen-{kind}-{pool}"
+
     @st.fragment(run_every=refresh_s)
     def panel() -> None:
-        rows = data.runs_of(kind, pool)[::-1][:limit]
+        rows = data.runs_of(kind, pool)[::-1]
+        if rerun_when_ended:
+            ended = newly_ended(st.session_state.get(memory), rows)
+            st.session_state[memory] = {r["run_id"]: r["status"] for r in rows}
+            if ended:
+                st.rerun(scope="app")
         if not rows:
             st.caption(f"No {kind} runs yet.")
             return
-        for row in rows:
+        for row in rows[:limit]:
             show_run(row, kind)
     panel()

@@ -8,27 +8,29 @@ import streamlit as st
 
 from app import data, evaluate_charts, evaluate_form, judge_picker
 from app.reading import table_view
+from app.runs_panel import runs_panel
 from ingest import UserError
 
 pool = data.page_pool("Evaluate")
-trained = [r for r in data.runs_of("train") if r["status"] in ("finished", "cancelled")]
-with st.expander("Launch an evaluation", expanded=not trained):
+trained = {r["run_id"]: r for r in data.runs_of("train")}
+offered, just_trained = evaluate_form.training_choices(list(trained.values()), pool)
+found = data.studies().filter(pl.col("pool") == pool)
+with st.expander("Launch an evaluation", expanded=found.height == 0):
     # the judge as the Score and Probes pages pick it (app/score_form.py): a configured endpoint (the
     # only way a key is sent), the bundled model, the simulated judge, or a typed endpoint without key;
     # app/evaluate_form.py turns the form into the run's arguments
     configured = judge_picker.configured_endpoints()
     provider = judge_picker.provider_radio("Evaluation judge", configured, key="eval_provider")
     with st.form("evaluate"):
-        about = {r["run_id"]: f"run {r['run_id']} ({r['status']}): " + str((r["config"] or {}).get("curation")
-                 or (r["config"] or {}).get("subset") or "")[-80:] for r in trained}
-        runs = st.multiselect("Training runs", list(about), format_func=about.get)
+        runs = st.multiselect("Training runs", offered, default=just_trained,      # the run just trained
+                              format_func=lambda i: evaluate_form.trained_run_label(trained[i], pool))
         judge = judge_picker.judge_fields(provider, configured, fake_default="eval")
         a, b, c, d = st.columns(4)
         study = a.text_input("Study", value=pool)
         max_new = b.number_input("Max new tokens", 8, 4096, 256)
         batch = c.number_input("Batch size", 1, 256, 8)
         max_prompts = d.number_input("Max prompts (0 = all)", 0, 100_000, 0)
-        go = st.form_submit_button("Evaluate", disabled=not trained)
+        go = st.form_submit_button("Evaluate", disabled=not offered)
     if go and runs:
         form = evaluate_form.EvaluateForm(pool, judge, runs, study, max_new, batch, max_prompts)
         try:
@@ -36,11 +38,9 @@ with st.expander("Launch an evaluation", expanded=not trained):
             st.success(f"Started evaluation run {data.launch_evaluation(argv, pool, study)}.")
         except UserError as exc:
             st.error(str(exc))
-    for r in [r for r in data.runs_of("evaluate") if r["pool"] == pool][-3:]:
-        st.caption(f"Run {r['run_id']}: {r['status']} · {json.dumps(r.get('progress') or {})}"
-                   + (f" · {r['error']}" if r.get("error") else ""))
+st.subheader("Evaluation runs")
+runs_panel("evaluate", pool, limit=3, rerun_when_ended=True)    # live; the study below shows when one ends
 
-found = data.studies().filter(pl.col("pool") == pool)
 if found.height == 0:
     st.info("No evaluation study for this pool yet.")
     st.stop()
