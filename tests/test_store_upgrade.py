@@ -45,9 +45,10 @@ def test_the_old_database_migrates_and_keeps_its_rows(old_db):
              for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     names = [r[0] for r in con.execute("SELECT name FROM _migrations ORDER BY id").fetchall()]
     con.close()
-    assert names[7:9] == ["008_drop_training_runs.sql", "009_verdict_endpoint.sql"]
+    assert names[7:10] == ["008_drop_training_runs.sql", "009_verdict_endpoint.sql", "010_batch_calls.sql"]
     assert "training_runs" not in after
-    assert {t: n for t, n in after.items() if t != "_migrations"} == \
+    assert after["batch_exports"] == after["batch_calls"] == 0          # new in 010, empty
+    assert {t: n for t, n in after.items() if t not in ("_migrations", "batch_exports", "batch_calls")} == \
         {t: n for t, n in before.items() if t not in ("_migrations", "training_runs")}
 
 

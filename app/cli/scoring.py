@@ -38,10 +38,18 @@ from ._common import db_option, emit_json, json_option
                    "response_format); checked with one call before the run")
 @click.option("--strategy", default=None, help="mitigation wrappers, combinable: swap, ensemble:K, "
               "cross:SPEC;SPEC, reason, rubric, reference, combined (the judge is stored as NAME+STRATEGY)")
+@click.option("--samples", default=1, show_default=True, type=int,
+              help="ask each call N times (sample 0..N-1); N > 1 needs --temperature above 0")
+@click.option("--temperature", default=0.0, show_default=True, type=float,
+              help="sent with every call; part of the judge's identity (another temperature: another --judge-name)")
+@click.option("--batch-out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="make no call: write the calls still to make as OpenAI Batch request files in DIR "
+                   "(then: judgeaudit import-batch RESULTS...)")
 @db_option
 @json_option
 def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, seed, timeout, max_retries,
-              api_key_env, judge_name, format_specs, logprobs, decoding, constraint, strategy, db, as_json):
+              api_key_env, judge_name, format_specs, logprobs, decoding, constraint, strategy, samples,
+              temperature, batch_out, db, as_json):
     """Score a pool with a judge under several formats. Re-running the same command resumes."""
     from ingest import UserError
     from ingest.scoring import score, ScoreRequest
@@ -50,11 +58,16 @@ def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, see
             swap_sample = int(swap_sample)
         except ValueError:
             raise UserError(f"--swap-sample: a number or 'all', not {swap_sample!r}") from None
-    result = score(ScoreRequest(
+    request = ScoreRequest(
         pool=pool, judge=judge_spec, formats=[f.strip() for f in formats.split(",") if f.strip()], db=db,
         concurrency=concurrency, swap_sample=swap_sample, schedule=schedule, seed=seed, timeout=timeout,
         max_retries=max_retries, api_key_env=api_key_env, judge_name=judge_name, logprobs=logprobs,
-        decoding=decoding, constraint=constraint, format_specs=list(format_specs), strategy=strategy))
+        decoding=decoding, constraint=constraint, format_specs=list(format_specs), strategy=strategy,
+        samples=samples, temperature=temperature)
+    if batch_out is not None:
+        from .batch import print_export
+        return print_export(request, batch_out, as_json)
+    result = score(request)
     if as_json:
         emit_json(result)
     else:

@@ -1,0 +1,163 @@
+"""Batch request files (DESIGN.md 'Past one machine'): `judgeaudit score ... --batch-out DIR`
+plans exactly the calls an online run would make, leaves out those already answered, and writes
+them as OpenAI Batch input, `DIR/requests-00000.jsonl`, ... plus `DIR/manifest.json`. No HTTP call
+is made. Each line's body is built by the online judge's own `request_body`, so the two cannot
+drift; each `custom_id` is a hash of the call key and is stored with its call in the database
+(ingest.store.record_batch_export) before the manifest is written, so a lost manifest loses
+nothing. `vllm run-batch`, the OpenAI and Together Batch APIs, or any runner then answer the
+lines, and `judgeaudit import-batch` stores the answers (_batch_import.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import polars as pl
+
+from .._errors import UserError
+from ..store import (db_path, ensure_format, finish_cell_run, frame, one, pool_id, record_batch_export,
+                     start_cell_run, transaction, unanswered, writer)
+from ._calls import messages
+from ._request import DECODINGS, ScoreRequest, check_samples, decoding_settings, ensure_spec_judge, resolve_formats
+from ._schedule import SCHEDULES, plan_calls
+from .judges import parse_judge
+
+MAX_LINES = 50_000            # OpenAI's Batch API: at most 50,000 requests per file ...
+MAX_BYTES = 190_000_000       # ... and 200 MB; 190 MB leaves room
+URL = "/v1/chat/completions"
+
+
+def custom_id(pool_key: str, judge: str, fmt: str, decoding: str, prompt_idx: int, a_idx: int,
+              b_idx: int | None, sample: int) -> str:
+    """The call's id in batch files: 'ja-' and 40 hex digits of a hash of its call key (pool,
+    judge, format, decoding, prompt, slot A, slot B, sample), so the same call gets the same id in
+    every export. `pool_key` names the pool's instance (id, name, import time): a file of a pool
+    in another database, or of a pool since replaced, names no call of this one."""
+    key = f"{pool_key}|{judge}|{fmt}|{decoding}|{prompt_idx}|{a_idx}|{b_idx}|{sample}"
+    return "ja-" + hashlib.blake2b(key.encode(), digest_size=20).hexdigest()
+
+
+def _check(req: ScoreRequest, spec) -> None:
+    if req.schedule not in SCHEDULES:
+        raise UserError(f"--schedule: one of {', '.join(SCHEDULES)}, not {req.schedule!r}")
+    if req.decoding not in DECODINGS:
+        raise UserError(f"--decoding: one of {', '.join(DECODINGS)}, not {req.decoding!r}")
+    if spec.provider != "openai":
+        raise UserError(f"--batch-out: batch files are OpenAI chat-completions requests, for an openai:MODEL@URL "
+                        f"judge, not {req.judge!r} (local: and fake: judges answer in-process: score without "
+                        "--batch-out)")
+    if req.strategy:
+        raise UserError("--batch-out: a --strategy verdict takes several dependent calls; batch files hold "
+                        "single calls: score it online")
+    if req.constraint is not None and req.decoding != "constrained":
+        raise UserError("--constraint: the server's mechanism, for --decoding constrained")
+
+
+def _write_files(folder: Path, lines: list[str], max_lines: int, max_bytes: int) -> list[dict]:
+    """requests-00000.jsonl, ...: at most `max_lines` lines and `max_bytes` bytes each. Files of an
+    earlier export in `folder` (requests-*.jsonl, manifest.json) are replaced."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in [*folder.glob("requests-*.jsonl"), folder / "manifest.json"]:
+        old.unlink(missing_ok=True)
+    files, chunk, size = [], [], 0
+
+    def flush() -> None:
+        data = "".join(chunk).encode()
+        path = folder / f"requests-{len(files):05d}.jsonl"
+        path.write_bytes(data)
+        files.append({"name": path.name, "lines": len(chunk), "bytes": len(data),
+                      "sha256": hashlib.sha256(data).hexdigest()})
+
+    for line in lines:
+        n = len(line.encode())
+        if n > max_bytes:
+            raise UserError(f"--batch-out: one request is {n} bytes, more than a batch file may hold ({max_bytes})")
+        if chunk and (len(chunk) == max_lines or size + n > max_bytes):
+            flush()
+            chunk, size = [], 0
+        chunk.append(line)
+        size += n
+    if chunk:
+        flush()
+    return files
+
+
+def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LINES,
+                 max_bytes: int = MAX_BYTES) -> dict:
+    """Write the calls of `req` still missing or failed as batch request files in `folder`;
+    returns {pool, judge, formats, decoding, planned, already_done, exported, folder, files,
+    manifest, export_id}. The judge name is bound to its identity as an online run binds it."""
+    folder = Path(folder)
+    db = db_path(req.db).resolve()
+    with writer(db) as con:
+        pid = pool_id(con, req.pool)
+        formats = resolve_formats(req, con)
+        pool_key = "|".join(str(v) for v in one(con, "SELECT pool_id, name, imported_at FROM pools "
+                                                     "WHERE pool_id = $p", {"p": pid}))
+    spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
+    _check(req, spec)
+    check_samples(req, spec)
+    decoding = decoding_settings(req, spec)   # no check call of the constraint: no HTTP call at all
+    jid = ensure_spec_judge(db, spec, decoding)
+    with writer(db) as con:
+        cands = frame(con, "SELECT cand_idx, prompt_idx, position, reference, response FROM candidates "
+                           "WHERE pool_id = $p ORDER BY cand_idx", {"p": pid})
+        prompts = frame(con, "SELECT prompt_idx, prompt FROM prompts WHERE pool_id = $p", {"p": pid})
+        identity = json.loads(one(con, "SELECT identity FROM judges WHERE judge_id = $j", {"j": jid})[0])
+    plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed, req.samples)
+    with writer(db) as con, transaction(con):
+        fids = {name: ensure_format(con, fmt) for name, fmt in formats.items()}
+    plan = plan.with_columns(pl.lit(jid, pl.Int32).alias("judge_id"), pl.lit(req.decoding).alias("decoding"),
+                             pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
+    with writer(db) as con:
+        todo = unanswered(con, plan, pid, jid)
+    texts = {"prompt": dict(zip(prompts["prompt_idx"].to_list(), prompts["prompt"].to_list())),
+             "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
+    from .judges.openai_compat import request_body   # httpx loads only here
+    constrained = "constraint" in decoding
+    calls = todo.to_dicts()
+    lines, ids = [], []
+    for call in calls:
+        fmt = formats[call["format"]]
+        body = request_body(spec.model, messages(fmt, call, texts), decoding,
+                            list(fmt.label_values()) if constrained else None, call["sample"])
+        cid = custom_id(pool_key, spec.name, fmt.name, req.decoding, call["prompt_idx"], call["a_idx"],
+                        call["b_idx"], call["sample"])
+        ids.append(cid)
+        lines.append(json.dumps({"custom_id": cid, "method": "POST", "url": URL, "body": body},
+                                ensure_ascii=False) + "\n")
+    files = _write_files(folder, lines, max_lines, max_bytes)
+    todo = todo.with_columns(pl.Series("custom_id", ids, dtype=pl.String), pl.lit(pid, pl.Int32).alias("pool_id"))
+    try:
+        with writer(db) as con, transaction(con):
+            cell_runs = {}
+            for name in todo["format"].unique(maintain_order=True).to_list():
+                n = todo.filter(pl.col("format") == name).height
+                fmt = formats[name]
+                rid = start_cell_run(con, pid, jid, fmt, fids[name], "batch-export", source_file=str(folder.resolve()),
+                                     template=fmt.template, decoding=decoding,
+                                     schedule=req.schedule if fmt.pairing == "tournament" else fmt.pairing,
+                                     seed=req.seed, notes="; ".join([f"{n} call(s) written as batch requests",
+                                                                      *[x for x in notes if x.startswith(name + ":")]]))
+                finish_cell_run(con, rid, "finished")
+                cell_runs[name] = rid
+            todo = todo.with_columns(pl.col("format").replace_strict(cell_runs, default=None, return_dtype=pl.Int32)
+                                     .alias("run_id"))
+            eid = record_batch_export(con, pid, jid, identity, decoding, str(folder.resolve()), files, todo)
+    except BaseException:
+        for f in files:
+            (folder / f["name"]).unlink(missing_ok=True)
+        raise
+    manifest = {"pool": req.pool, "judge": spec.name, "identity": identity, "model": spec.model,
+                "formats": list(formats), "decoding": req.decoding, "decoding_settings": decoding,
+                "samples": req.samples, "schedule": req.schedule, "swap_sample": req.swap_sample, "seed": req.seed,
+                "export_id": eid, "planned": plan.height, "already_done": plan.height - todo.height,
+                "calls": todo.height, "url": URL, "files": files,
+                "custom_id": "ja- + blake2b-160 of the call key; the mapping is stored in the database (batch_calls)"}
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return {"pool": req.pool, "judge": spec.name, "formats": list(formats), "decoding": req.decoding,
+            "planned": plan.height, "already_done": plan.height - todo.height, "exported": todo.height,
+            "folder": str(folder), "files": files, "manifest": str(folder / "manifest.json"), "export_id": eid,
+            "notes": notes}
