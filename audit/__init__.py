@@ -7,6 +7,7 @@ read-only connection module (ingest/store/connection.py).
 
 from ._bias import BIAS_COLUMNS, bias, bias_items, cell_rng
 from ._cells import CELL_COLUMNS, audit_cells
+from ._consistency import CONSISTENCY_COLUMNS, consistency
 from ._db import AuditError
 from ._metrics import tiebreak_key
 from ._levels import effective_levels
@@ -35,4 +36,4 @@ __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candida
            "score_values", "stability", "tiebreak_key", "variance", "variance_table",
            "eval_prompts", "judged", "stored_generations", "studies", "study_generations", "study_outcomes",
            "SUBSET_COLUMNS", "candidate_texts", "subset_by_hash", "subsets",
-           "EXPORT_COLUMNS", "verdict_batches", "verdict_rows"]
+           "EXPORT_COLUMNS", "verdict_batches", "verdict_rows", "CONSISTENCY_COLUMNS", "consistency"]

@@ -1,5 +1,5 @@
-"""The per (judge, format, decoding, score) diagnostics table: levels, ties and agreement with the
-reference."""
+"""The per (judge, format, decoding, score, aggregate) diagnostics table: levels, ties and agreement
+with the reference."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from . import _metrics as m
 from ._scores import Scores, pool_scores
 
 CELL_COLUMNS = [
-    "judge", "format", "decoding", "score", "kind", "n_verdicts", "n_candidates", "n_prompts",
+    "judge", "format", "decoding", "score", "aggregate", "kind", "n_verdicts", "n_candidates", "n_prompts",
     "parse_rate", "nominal_levels", "distinct", "tie_prob", "d1", "d2", "mult5_share", "top_tied",
     "spearman", "tau_a", "tau_b", "somers_d", "top1", "top1_expected", "top1_uniform", "n_ranked_prompts",
 ]
@@ -132,7 +132,8 @@ def compute_cells(sc: Scores, seed: int = 0) -> pl.DataFrame:
               "top1_uniform": pl.Float64, "n_ranked_prompts": pl.Int64}
     extra = pl.DataFrame(rows, schema=schema)
     defaults = {"n_candidates": 0, "n_prompts": 0, "distinct": 0, "n_ranked_prompts": 0}
-    out = pl.concat([sc.cells, extra], how="horizontal").with_columns(
+    cells = sc.cells if "aggregate" in sc.cells.columns else sc.cells.with_columns(pl.lit("single").alias("aggregate"))
+    out = pl.concat([cells, extra], how="horizontal").with_columns(
         (pl.col("n_parsed") / pl.col("n_verdicts")).alias("parse_rate"),
         pl.col("nominal_levels").cast(pl.Int64),
         *[pl.col(c).fill_null(v) for c, v in defaults.items()])
@@ -140,16 +141,19 @@ def compute_cells(sc: Scores, seed: int = 0) -> pl.DataFrame:
 
 
 def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0) -> pl.DataFrame:
-    """One row per (judge, format, decoding, score) cell of the pool, in that order.
+    """One row per (judge, format, decoding, score, aggregate) cell of the pool, in that order.
 
     decoding: 'greedy' (the paper's protocol) or 'constrained' (to the format's labels); the same
     judge and format under both are two cells. score: 'label' (the parsed verdicts' values) or
     'expected' (the probability-weighted value over the format's labels, for pointwise calls that
     carry a label distribution; n_verdicts then counts the calls, parse_rate those with one).
+    aggregate: 'single' (sample 0 of each call; every cell has it, and its n_verdicts and
+    parse_rate count sample-0 calls) or, for a cell with repeated calls, also 'mean' (each call
+    scored by the mean of its parsed samples' normalised scores; n_verdicts counts every sample).
 
-    Columns: judge, format, decoding, score, kind, n_verdicts, n_candidates, n_prompts, parse_rate,
+    Columns: judge, format, decoding, score, aggregate, kind, n_verdicts, n_candidates, n_prompts, parse_rate,
     nominal_levels, distinct, tie_prob, d1, d2, mult5_share (0-100 scales only), top_tied, spearman,
     tau_a, tau_b, somers_d, top1 (seeded tie-break), top1_expected, top1_uniform, n_ranked_prompts
     (prompts with >= 2 candidates having both a score and a reference). Undefined values are null.
     """
-    return compute_cells(pool_scores(db, pool), seed)
+    return compute_cells(pool_scores(db, pool, repeats=True), seed)

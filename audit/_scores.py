@@ -2,7 +2,10 @@
 
 A cell is (judge, format, decoding, score): decoding `greedy` or `constrained`, score `label` (the
 parsed labels' values) or `expected` (the probability-weighted value over the format's labels; see
-_with_expected_cells). A candidate's score in a cell is its normalised score, in [0, 1].
+_with_expected_cells). A candidate's score in a cell is its normalised score, in [0, 1]. Every cell
+reads sample 0 of each call (aggregate `single`); read with repeats=True, a cell whose calls were
+asked more than once also comes as aggregate `mean` (each call: the mean of its parsed samples'
+normalised scores; see _with_mean_cells).
 
 - `normalised_scores(...)`: pure; one cell's calls in, each candidate's score out (an array).
 - `Scores`: the dense matrix of every cell over the pool's candidates; `read_scores(con,
@@ -50,23 +53,31 @@ def cell_identity(cell: dict) -> dict:
 
 
 def normalised_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.ndarray, swapped: np.ndarray,
-                      value: np.ndarray, n: int) -> np.ndarray:
+                      value: np.ndarray, n: int, weight: np.ndarray | None = None) -> np.ndarray:
     """Each candidate's mean score over its parsed calls in one cell, rounded; NaN without one.
 
     pointwise: (v - lo) / (hi - lo); anchored: the same over forward calls (candidate in slot A
     against the anchor); tournament: sigma(v) as Response A, 1 - sigma(v) as Response B, over its
-    matches against other candidates.
+    matches against other candidates. weight (optional): each row's weight in its candidate's mean
+    (1 / the call's parsed samples: a call then counts once, with the mean of its samples).
     """
     if pairing == "tournament":   # self-comparisons carry no information about a candidate
         match = a != b
         if not match.all():
             a, b, value = a[match], b[match], value[match]
+            weight = None if weight is None else weight[match]
         sig = 1.0 / (1.0 + np.exp(-value))
-        count = np.bincount(a, minlength=n) + np.bincount(b, minlength=n)
-        total = np.bincount(a, weights=sig, minlength=n) + np.bincount(b, weights=1.0 - sig, minlength=n)
+        w = np.ones(a.size) if weight is None else weight
+        count = np.bincount(a, weights=w, minlength=n) + np.bincount(b, weights=w, minlength=n)
+        total = np.bincount(a, weights=w * sig, minlength=n) + np.bincount(b, weights=w * (1.0 - sig), minlength=n)
     else:
         keep = ~swapped if pairing == "anchored" else slice(None)
         idx, val = a[keep], (value[keep] - lo) / (hi - lo)
+        if weight is not None:
+            w = weight[keep]
+            count, total = np.bincount(idx, weights=w, minlength=n), np.bincount(idx, weights=w * val, minlength=n)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.round(total / count, ROUND)
         count = np.bincount(idx, minlength=n)
         if count.max(initial=0) <= 1:  # one call per candidate (the usual case): no mean to take
             out = np.full(n, np.nan)
@@ -84,11 +95,26 @@ def _with_expected_cells(cells: pl.DataFrame) -> pl.DataFrame:
     with its own distinct values, ties and agreement. The expected cell keeps the format's name."""
     cells = cells.with_columns(pl.lit("label").alias("score"))
     extra = cells.filter((pl.col("pairing") == "pointwise") & (pl.col("n_expected") > 0)).with_columns(
-        pl.col("n_expected").alias("n_parsed"),
+        pl.col("n_expected").alias("n_parsed"), pl.col("n_expected_all").alias("n_parsed_all"),
         pl.lit(False).alias("scale_0_100"), pl.lit(None).cast(cells["nominal_levels"].dtype)
         .alias("nominal_levels"), pl.lit("expected").alias("score"))
     return pl.concat([cells, extra]).sort("judge", "format", "decoding", "score",
                                           descending=[False, False, False, True])   # label first
+
+
+def _with_mean_cells(cells: pl.DataFrame, repeats: bool) -> pl.DataFrame:
+    """Every cell reads sample 0 of each call: aggregate `single`, its n_verdicts and n_parsed
+    counting sample-0 calls. With repeats, a cell with a call asked more than once also comes as
+    aggregate `mean`: each call's score is the mean of its parsed samples' normalised scores, and
+    n_verdicts and n_parsed count every sample. Single before mean."""
+    cells = cells.with_columns(pl.lit("single").alias("aggregate"))
+    if repeats:
+        mean = cells.filter(pl.col("repeated")).with_columns(
+            pl.col("n_verdicts_all").alias("n_verdicts"), pl.col("n_parsed_all").alias("n_parsed"),
+            pl.lit("mean").alias("aggregate"))
+        cells = pl.concat([cells, mean]).sort("judge", "format", "decoding", "score", "aggregate",
+                                              descending=[False, False, False, True, True], maintain_order=True)
+    return cells.drop("n_verdicts_all", "n_parsed_all", "n_expected_all", "repeated")
 
 
 def multiples_of_5_share(values: np.ndarray) -> float | None:
@@ -97,9 +123,10 @@ def multiples_of_5_share(values: np.ndarray) -> float | None:
     return float(np.count_nonzero(fifths == np.floor(fifths)) / values.size) if values.size else None
 
 
-def read_scores(con, pool_id: int) -> Scores:
-    """The Scores of the pool `pool_id`, read on an open connection."""
-    cells = _with_expected_cells(query(con, "cell_calls", pool_id=pool_id))
+def read_scores(con, pool_id: int, repeats: bool = False) -> Scores:
+    """The Scores of the pool `pool_id`, read on an open connection; with repeats, the cells of
+    repeated calls come a second time, as aggregate `mean` (_with_mean_cells)."""
+    cells = _with_mean_cells(_with_expected_cells(query(con, "cell_calls", pool_id=pool_id)), repeats)
     cand = numpy(con, "candidates", pool_id=pool_id)
     n = cand["cand_idx"].size
     if not np.array_equal(cand["cand_idx"], np.arange(n)):   # unordered rows: place them by cand_idx
@@ -109,11 +136,13 @@ def read_scores(con, pool_id: int) -> Scores:
     S = np.full((cells.height, n), np.nan)
     mult5 = []
     for c, cell in enumerate(cells.iter_rows(named=True)):
-        calls = numpy(con, "cell_values", pool_id=pool_id, judge_id=cell["judge_id"],
-                      format_id=cell["format_id"], decoding=cell["decoding"],
+        mean = cell["aggregate"] == "mean"
+        calls = numpy(con, "cell_sample_values" if mean else "cell_values", pool_id=pool_id,
+                      judge_id=cell["judge_id"], format_id=cell["format_id"], decoding=cell["decoding"],
                       expected=cell["score"] == "expected")
         S[c] = normalised_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], calls["a_idx"],
-                                 calls["b_idx"], calls["swapped"], calls["value"], n)
+                                 calls["b_idx"], calls["swapped"], calls["value"], n,
+                                 calls["weight"] if mean else None)
         mult5.append(multiples_of_5_share(calls["value"]) if cell["scale_0_100"] else None)
     cells = cells.with_columns(pl.Series("mult5_share", mult5, dtype=pl.Float64)).drop("scale_0_100")
     return Scores(cells, S, prompt, position, reference, listing_order(prompt, position))
@@ -127,10 +156,10 @@ def listing_order(prompt: np.ndarray, position: np.ndarray) -> np.ndarray:
     return np.lexsort((position, prompt))
 
 
-def pool_scores(db: str | os.PathLike | None, pool: str) -> Scores:
+def pool_scores(db: str | os.PathLike | None, pool: str, repeats: bool = False) -> Scores:
     """The Scores of a pool by name (read_scores on a short-lived read-only connection)."""
     with connect(db) as con:
-        return read_scores(con, pool_id(con, pool))
+        return read_scores(con, pool_id(con, pool), repeats)
 
 
 def score_values(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:

@@ -50,5 +50,6 @@ def variance_table(cells: pl.DataFrame, metrics=VARIANCE_METRICS) -> pl.DataFram
 
 
 def variance(db: str | os.PathLike | None, pool: str, seed: int = 0) -> pl.DataFrame:
-    """variance_table over the pool's audit cells (see there for the columns)."""
-    return variance_table(audit_cells(db, pool, seed))
+    """variance_table over the pool's audit cells, sample 0 of each call (aggregate `single`; see
+    there for the columns)."""
+    return variance_table(audit_cells(db, pool, seed).filter(pl.col("aggregate") == "single"))

@@ -66,12 +66,20 @@ def test_samples_parse_failures_and_multiples_of_five(db, write_jsonl):
         {"judge": "j", "format": "numeric100", "prompt_id": "r", "candidate_id": "a", "raw": "none"},
     ]
     import_verdicts(db, write_jsonl("v.jsonl", verdicts), "p")
-    cell = _cell(audit_cells(db, "p"), "numeric100")
-    assert cell["n_verdicts"] == 4 and cell["parse_rate"] == 0.75      # 3 of 4 calls parsed
-    assert cell["mult5_share"] == pytest.approx(2 / 3)                 # 85 and 90 of 85, 90, 87
-    assert (cell["n_candidates"], cell["n_prompts"]) == (2, 1)         # r's only call failed
+    single, mean = audit_cells(db, "p").filter(pl.col("format") == "numeric100").to_dicts()
+    assert (single["aggregate"], mean["aggregate"]) == ("single", "mean")
+    # single: sample 0 only: 85, 87 and the failed call
+    assert single["n_verdicts"] == 3 and single["parse_rate"] == pytest.approx(2 / 3)
+    assert single["mult5_share"] == 0.5                                # 85 of 85, 87
+    assert (single["n_candidates"], single["n_prompts"]) == (2, 1)     # r's only call failed
+    # a: 0.85 < b: 0.87, as the reference b > a: one concordant pair
+    assert single["tau_a"] == 1.0 and single["top1_expected"] == 1.0
+    # mean: every sample; 3 of 4 calls parsed
+    assert mean["n_verdicts"] == 4 and mean["parse_rate"] == 0.75
+    assert mean["mult5_share"] == pytest.approx(2 / 3)                 # 85 and 90 of 85, 90, 87
+    assert (mean["n_candidates"], mean["n_prompts"]) == (2, 1)
     # a: mean(0.85, 0.90) = 0.875 > b: 0.87, against reference b > a: one discordant pair
-    assert cell["tau_a"] == -1.0 and cell["top1_expected"] == 0.0
+    assert mean["tau_a"] == -1.0 and mean["top1_expected"] == 0.0
 
 
 def test_undefined_values_are_null(db, write_jsonl):

@@ -57,7 +57,11 @@ def test_every_reading_prints_what_the_old_version_printed(old_db, command):
     args = [command] if command == "pools" else [command, "--pool", "v7"]
     proc = _cli(old_db, *args, "--json")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == json.loads((V7 / f"{command}.json").read_text())
+    got, old = json.loads(proc.stdout), json.loads((V7 / f"{command}.json").read_text())
+    if command == "audit":   # cells now carry `aggregate`: an old database's calls were asked once
+        assert len(got["cells"]) == len(old["cells"])
+        assert all(cell.pop("aggregate") == "single" for cell in got["cells"])
+    assert got == old
 
 
 def test_the_report_is_the_old_versions(old_db, tmp_path):

@@ -17,6 +17,7 @@ import click
 from .audit import audit_cmd, bias_cmd, levels_cmd, positions_cmd, report_cmd, stability_cmd, variance_cmd
 from .batch import import_batch_cmd
 from .calibration import calibrate_cmd, import_labels_cmd
+from .consistency import consistency_cmd
 from .dashboard import app_cmd, demo_cmd
 from .drift import drift_cmd
 from .evaluate import contrasts_cmd, evaluate_cmd
@@ -38,7 +39,7 @@ for _command in (import_pool_cmd, pools_cmd, import_verdicts_cmd, score_cmd,
                  audit_cmd, bias_cmd, levels_cmd, stability_cmd, positions_cmd, variance_cmd, report_cmd,
                  app_cmd, demo_cmd, runs_cmd, cancel_cmd, rank_cmd, import_labels_cmd, calibrate_cmd, drift_cmd,
                  evaluate_cmd, contrasts_cmd, probe_cmd, mitigations_cmd, curate_cmd, train_cmd, export_verdicts_cmd,
-                 import_batch_cmd):
+                 consistency_cmd, import_batch_cmd):
     cli.add_command(_command)
 
 

@@ -3,11 +3,17 @@
 -- size or label count), and whether it is a 0-100 scale (its share of multiples of 5 is taken from
 -- the parsed values themselves, in numpy: a modulo over every verdict here costs more than the
 -- rest). decoding: 'greedy' (the paper's protocol) or 'constrained' (to the format's labels).
+-- The counts are of sample 0 (the `single` aggregate); the *_all counts are of every sample, and
+-- repeated says whether any call was asked more than once (then the cell also has a `mean`).
 WITH counts AS (
     SELECT judge_id, format_id, decoding,
-           count(*) AS n_verdicts,
-           count(value) AS n_parsed,
-           count(expected) AS n_expected
+           count(*) FILTER (WHERE sample = 0) AS n_verdicts,
+           count(value) FILTER (WHERE sample = 0) AS n_parsed,
+           count(expected) FILTER (WHERE sample = 0) AS n_expected,
+           count(*) AS n_verdicts_all,
+           count(value) AS n_parsed_all,
+           count(expected) AS n_expected_all,
+           max(sample) > 0 AS repeated
     FROM verdicts
     WHERE pool_id = $pool_id
     GROUP BY judge_id, format_id, decoding
@@ -21,6 +27,7 @@ fmt AS (
 )
 SELECT j.judge_id, j.name AS judge, f.format_id, f.name AS format, c.decoding, f.kind, f.pairing,
        f.value_lo, f.value_hi, c.n_verdicts, c.n_parsed, c.n_expected,
+       c.n_verdicts_all, c.n_parsed_all, c.n_expected_all, c.repeated,
        coalesce(f.range_lo = 0 AND f.range_hi = 100, false) AS scale_0_100,
        coalesce(f.range_hi - f.range_lo + 1, f.n_labels) AS nominal_levels
 FROM counts c
