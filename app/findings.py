@@ -127,6 +127,8 @@ def judge_overview(cells: pl.DataFrame, bias: pl.DataFrame | None) -> Overview:
 def findings(cells: pl.DataFrame, bias: pl.DataFrame | None = None) -> dict[str, Overview]:
     """Per judge (in name order): its Overview, from audit.audit_cells and audit.bias frames."""
     labels = cells.filter(pl.col("score") == "label") if "score" in cells.columns else cells
+    if "aggregate" in labels.columns:   # sample 0; the mean of repeated calls is on the Formats page
+        labels = labels.filter(pl.col("aggregate") == "single")
     out = {}
     for judge in sorted(labels["judge"].unique().to_list()):
         mine_bias = bias.filter(pl.col("judge") == judge) if bias is not None and bias.height else None

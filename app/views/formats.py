@@ -9,7 +9,8 @@ from app import data, charts
 from app.reading import table_view
 
 pool = data.page_pool("Formats")
-cells = data.cells(pool)
+every = data.cells(pool)   # aggregate single and, for repeated calls, mean (compared below)
+cells = every.filter(pl.col("aggregate") == "single")
 if cells.height == 0:
     st.info("No verdicts in this pool yet: score it on the Score page or import verdicts.")
     st.stop()

@@ -15,7 +15,7 @@ st.caption("What the scoring format lets a judge express, for this pool: how man
            "how often the top of a prompt is tied, how well it agrees with the reference, and how much of "
            "a comparative verdict is slot bias.")
 summary = data.pools().filter(pl.col("name") == pool).row(0, named=True)
-cells = data.cells(pool).filter(pl.col("score") == "label")
+cells = data.cells(pool).filter((pl.col("score") == "label") & (pl.col("aggregate") == "single"))
 cols = st.columns(5)
 for col, (label, value) in zip(cols, [("Prompts", summary["n_prompts"]), ("Candidates", summary["n_candidates"]),
                                       ("Judges", cells["judge"].n_unique()), ("Formats", cells["format"].n_unique()),
