@@ -26,8 +26,8 @@ from train.curate import keep_count
 
 def _cell(**kw) -> dict:
     base = dict.fromkeys(CELL_COLUMNS)
-    base.update(judge="j", score="label", kind="pointwise", n_verdicts=100, n_candidates=100, n_prompts=20,
-                n_ranked_prompts=20, parse_rate=1.0)
+    base.update(judge="j", score="label", aggregate="single", kind="pointwise", n_verdicts=100, n_candidates=100,
+                n_prompts=20, n_ranked_prompts=20, parse_rate=1.0)
     base.update(kw)
     return base
 
@@ -151,6 +151,7 @@ def test_details_by_format_by_hand():
         _cell(format="tournament", decoding="constrained", kind="comparative", distinct=6, d2=1.735,
               nominal_levels=5, top_tied=0.667, tau_a=0.167),
         _cell(format="numeric100", decoding="greedy", score="expected", top_tied=0.0),    # never described
+        _cell(format="tournament", decoding="constrained", aggregate="mean", top_tied=0.0),   # nor a mean cell
     ])
     b = _frame([_bias(decoding="constrained", n_pairs=36, b=1.43, b_lo=1.25, b_hi=1.6, q=0.04, consistency=0.028),
                 _bias(format="anchored", n_pairs=8, b=-0.05, b_lo=-0.2, b_hi=0.1, q=0.0, consistency=0.5)])
