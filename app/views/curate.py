@@ -20,8 +20,10 @@ judges = sorted(scores["judge"].unique().to_list())
 judge = b.selectbox("Judge", judges, disabled=policy != "judge", key=url_state.JUDGE,
                     bind="query-params") if judges else None        # judge, format, preset, steps: in the URL
 cell = scores.filter(pl.col("judge") == judge) if judge else scores
-fmt = c.selectbox("Format", sorted(cell["format"].unique().to_list()), disabled=policy != "judge",
-                  key=url_state.FORMAT, bind="query-params")
+fmts = sorted(cell["format"].unique().to_list())
+if st.session_state.get(url_state.FORMAT) not in fmts:   # e.g. none chosen while the pool had no scores
+    st.session_state.pop(url_state.FORMAT, None)
+fmt = c.selectbox("Format", fmts, disabled=policy != "judge", key=url_state.FORMAT, bind="query-params")
 modes = sorted(cell.filter(pl.col("format") == fmt)["decoding"].unique().to_list()) if fmt else []
 decoding = c.selectbox("Decoding", modes, disabled=policy != "judge") if len(modes) > 1 else None
 rate = d.select_slider("Rate", [0.05, 0.1, 0.25, 0.5, 0.75, 1.0], value=0.25, disabled=policy == "full")
