@@ -7,6 +7,7 @@ import streamlit as st
 
 from app import data, charts
 from app.reading import table_view
+from app.repeats import coin_flip_sentence, repeat_effect
 
 pool = data.page_pool("Formats")
 every = data.cells(pool)   # aggregate single and, for repeated calls, mean (compared below)
@@ -48,6 +49,14 @@ st.caption("★ marks the best cell of each judge per column (fewest ties, most 
               "are behind the toggle above."))
 table = cells.filter(pl.col("score") == score)
 st.dataframe(**table_view(table, charts.best_marks(table)), hide_index=True, width="stretch")
+
+effect = repeat_effect(every.filter(pl.col("judge") == judge))   # cells whose calls were asked N times
+if effect.height:
+    st.subheader("Does repeating break the coin flips?")
+    st.markdown(coin_flip_sentence(effect) or "")
+    st.caption("Each metric for one sample (sample 0) beside the mean of the samples (each call scored by "
+               "the mean of its parsed samples). Repeat consistency per cell: judgeaudit consistency.")
+    st.dataframe(**table_view(effect), hide_index=True, width="stretch")
 
 left, right = st.columns(2)
 with left:
