@@ -202,4 +202,5 @@ def test_every_page_shows_in_the_sidebar(demo_and_mine, browser_page, tmp_path):
     nav.get_by_role("link", name="Evaluate", exact=True).click()               # reachable in one click
     expect(page.get_by_role("heading", name="Evaluate")).to_be_visible()
     expect(page).to_have_url(re.compile(r"/evaluate\?pool=mine$"))
+    expect(page.get_by_text("No evaluate runs yet.")).to_be_visible()
     _shot(page, tmp_path, "evaluate")
