@@ -47,6 +47,7 @@ _FUNCTIONS = {
     "checklist": audit.checklist,
     "candidate_scores": audit.candidate_scores,
     "rank": audit.rank,
+    "style_rank": audit.style_rank,
     "calibrate": audit.calibrate,
     "human_ceiling": audit.human_ceiling,
     "stored_labels": audit.stored_labels,
@@ -78,6 +79,7 @@ pool_candidates = _cached("pool_candidates")
 checklist = _cached("checklist")
 candidate_scores = _cached("candidate_scores")
 rank = _cached("rank")
+style_rank = _cached("style_rank")
 calibrate = _cached("calibrate")
 human_ceiling = _cached("human_ceiling")
 stored_labels = _cached("stored_labels")

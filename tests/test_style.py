@@ -235,3 +235,21 @@ def test_no_labels_gives_human_null_and_the_console_script_runs(db, tmp_path):
                          capture_output=True, text=True, check=True)
     cell = json.loads(out.stdout)["cells"][0]
     assert cell["human"] is None and cell["n_comparisons"] == 6 * 20
+
+
+def test_rankings_page_shows_style_control(length_db, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(length_db))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app" / "main.py"), default_timeout=300).run()
+    at.sidebar.selectbox[0].select("lp").run()
+    at.switch_page("views/rankings.py").run()
+    cell = next(s for s in at.selectbox if s.label == "Judge / format / decoding")
+    cell.select("longfan / tournament / greedy").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Style control" in [s.value for s in at.subheader]
+    words = " ".join(m.value for m in at.markdown)
+    assert "Length coefficient of this judge: **+" in words and "above** the humans'" in words
+    assert "Left out, as they never vary in this cell's comparisons: headers, lists, bold." in words
+    systems = next(d.value for d in at.dataframe if "moved_up" in d.value.columns)
+    assert systems["system"].tolist() == SYSTEMS[::-1]                      # the controlled order
+    assert systems["rank_raw"].tolist() != [1, 2, 3, 4, 5] and (systems["moved_up"] != 0).any()

@@ -4,7 +4,7 @@ single (forward) order, so what slot bias does to a leaderboard is visible."""
 import polars as pl
 import streamlit as st
 
-from app import charts_trust, data
+from app import charts_trust, data, style_charts
 from app.reading import table_view
 
 pool = data.page_pool("Rankings")
@@ -47,3 +47,23 @@ if (both["prior"] > 0).any():
 st.altair_chart(charts_trust.strength_forest(cell), width="stretch")
 st.dataframe(**table_view(moved.select("id", "rank", "rank_single", "shift", "strength", "lo", "hi", "games", "wins")
                          .sort("rank")), hide_index=True, width="stretch")
+
+st.subheader("Style control")
+if by != "candidate_id":
+    st.caption("Style control ranks systems across the pool: choose 'systems across the pool' above.")
+    st.stop()
+style = data.style_rank(pool, n_boot)
+scell = style.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("decoding") == decoding))
+if scell.height == 0:
+    st.info("No parsed comparative call between two different systems in this cell.")
+    st.stop()
+st.caption("Bradley-Terry over systems fitted jointly with the style of each comparison (A minus B: length, "
+           "and the density of headers, list items and bold), each feature standardised: a coefficient is the "
+           "change in log-odds of preferring slot A per sd of the feature, with a 95% bootstrap interval over "
+           "prompts. Human labels on the same pairs get the same fit.")
+st.markdown("  \n".join(style_charts.style_sentences(scell)))
+left, right = st.columns([3, 2])
+left.altair_chart(style_charts.coefficient_forest(scell), width="stretch")
+right.altair_chart(style_charts.rank_moves(scell), width="stretch")
+st.dataframe(style_charts.systems_table(scell).with_columns(pl.selectors.float().round(3)), hide_index=True, width="stretch")
+st.dataframe(style_charts.coefficient_table(scell).with_columns(pl.selectors.float().round(3)), hide_index=True, width="stretch")
