@@ -2,12 +2,18 @@
 -- decoding, prompt, x, y) where x is the anchored candidate (y its anchor) or the earlier-listed of the two.
 -- v_fwd = mean margin for slot A with x in slot A; v_rev = mean margin for slot A with x in slot B;
 -- ref_gap = reference of x minus reference of y (null when either is missing).
-WITH calls AS (
+WITH cells AS (   -- only cells with a parsed call in the reverse order can have an item: skip the others
+    SELECT DISTINCT judge_id, format_id, decoding
+    FROM verdicts
+    WHERE pool_id = $pool_id AND swapped AND value IS NOT NULL
+),
+calls AS (
     SELECT v.judge_id, v.format_id, v.decoding, v.prompt_idx,
            CASE WHEN v.swapped THEN v.b_idx ELSE v.a_idx END AS x,
            CASE WHEN v.swapped THEN v.a_idx ELSE v.b_idx END AS y,
            v.swapped, v.value
     FROM verdicts v
+    JOIN cells USING (judge_id, format_id, decoding)
     JOIN formats f USING (format_id)
     WHERE v.pool_id = $pool_id AND f.kind = 'comparative' AND v.a_idx <> v.b_idx
       AND v.value IS NOT NULL
