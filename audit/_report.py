@@ -95,7 +95,7 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
     (the pool's curation-and-training, evaluation and probe runs) and `studies` (its evaluation
     studies); per cell `template_sha256`, `provider` and `simulated`."""
     info = pools(db).filter(pl.col("name") == pool)
-    cells = audit_cells(db, pool, seed=seed)
+    cells = audit_cells(db, pool, seed=seed).filter(pl.col("aggregate") == "single")
     slots = {(r["judge"], r["format"], r["decoding"]): r for r in bias(db, pool, seed=seed).to_dicts()}
     with connect(db) as con:
         pid = pool_id(con, pool)

@@ -50,4 +50,7 @@ st.page_link("views/curate.py", label="Coin flips among a curation's picks at a 
 st.subheader("Judges × formats")
 st.caption("Parsed labels. Darker is better in every panel (fewer ties, more levels, more agreement). "
            "Hover a cell for its value and call count; the Formats page has every column.")
-st.altair_chart(charts.diagnostic_grid(cells), width="content")
+heatmaps = charts.diagnostic_heatmaps(cells)
+for start in range(0, len(heatmaps), 2):          # two panels a row, each as wide as its column
+    for column, chart in zip(st.columns(2), heatmaps[start:start + 2]):
+        column.altair_chart(chart, width="stretch")
