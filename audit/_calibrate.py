@@ -27,6 +27,7 @@ import numpy as np
 import polars as pl
 
 from ._bias import cell_rng
+from ._confidence import CONFIDENCE_SCHEMA, call_probabilities, cell_confidence, cell_source, labelled
 from ._db import connect, pool_id, query
 
 CATEGORIES = ("A", "B", "tie")
@@ -145,28 +146,44 @@ def cell_agreement(pair: np.ndarray, human: np.ndarray, verdict: np.ndarray, n_b
 
 
 def calibrate_frames(calls: pl.DataFrame, labels: pl.DataFrame, n_boot: int = 2000, seed: int = 0,
-                     threshold: float | None = None, target_width: float | None = 0.2) -> pl.DataFrame:
+                     threshold: float | None = None, target_width: float | None = 0.2,
+                     samples: pl.DataFrame | None = None) -> pl.DataFrame:
     """Pure: one row per (judge, format, decoding) cell with a judgement on a labelled pair.
     calls: judge, format, decoding, prompt_idx, a_idx, b_idx, value; labels: prompt_idx, a_idx,
-    b_idx, label, annotator. Columns: those of `calibrate` (`confusion`: 9 counts, humans A, B, tie
-    by rows)."""
+    b_idx, label, annotator; samples (optional, for the confidence keys): the rows of
+    audit/sql/calibration_samples.sql. Columns: those of `calibrate` (`confusion`: 9 counts,
+    humans A, B, tie by rows)."""
     rows = []
     if labels.height and calls.height:
         pairs, _ = oriented_pairs(labels)
         judged = judgements(calls, pairs)
+        probs = labelled(call_probabilities(samples), pairs) if samples is not None and samples.height else None
         for (judge, fmt, decoding), part in judged.sort("judge", "format", "decoding") \
                 .group_by("judge", "format", "decoding", maintain_order=True):
             rng = cell_rng(seed, judge, fmt, decoding)     # by identity: other cells change no interval
             out = cell_agreement(part["pair"].to_numpy(), part["human"].to_numpy(), part["verdict"].to_numpy(),
                                  n_boot, rng, threshold, target_width)
-            rows.append({"judge": judge, "format": fmt, "decoding": decoding, **out})
+            rows.append({"judge": judge, "format": fmt, "decoding": decoding, **out,
+                         **_confidence(probs, samples, seed, judge, fmt, decoding)})
     schema = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "n": pl.Int64, "n_pairs": pl.Int64,
               "agreement": pl.Float64, "kappa": pl.Float64, "kappa_lo": pl.Float64, "kappa_hi": pl.Float64,
               "n_no_ties": pl.Int64, "agreement_no_ties": pl.Float64, "kappa_no_ties": pl.Float64,
               "kappa_no_ties_lo": pl.Float64, "kappa_no_ties_hi": pl.Float64, "confusion": pl.List(pl.Int64),
               "threshold": pl.Float64, "decision": pl.String, "passes": pl.Boolean, "target_width": pl.Float64,
-              "n_pairs_needed": pl.Int64}
+              "n_pairs_needed": pl.Int64, **CONFIDENCE_SCHEMA}
     return pl.DataFrame(rows, schema=schema).with_columns(pl.selectors.float().fill_nan(None))
+
+
+def _confidence(probs: pl.DataFrame | None, samples: pl.DataFrame | None, seed: int, *cell: str) -> dict:
+    """The cell's confidence keys (audit/_confidence.py), from its labelled calls with a p; a cell
+    with probabilities but none on a non-tie labelled pair has n_prob 0."""
+    if probs is None:
+        return cell_confidence([], [], [], None, None)
+    mine = probs.filter(pl.col("judge") == cell[0], pl.col("format") == cell[1], pl.col("decoding") == cell[2])
+    source = mine["source"][0] if mine.height else cell_source(
+        samples.filter(pl.col("judge") == cell[0], pl.col("format") == cell[1], pl.col("decoding") == cell[2]))
+    return cell_confidence(mine["p"].to_numpy(), mine["y"].to_numpy(), mine["prompt_idx"].to_numpy(), source,
+                           cell_rng(seed, *cell, "isotonic"))
 
 
 def human_agreement(labels: pl.DataFrame, n_boot: int = 2000, seed: int = 0) -> pl.DataFrame:
@@ -195,9 +212,10 @@ def _load(db, pool: str, labels: pl.DataFrame | None):
     with connect(db) as con:
         pid = pool_id(con, pool)
         calls = query(con, "calibration_calls", pool_id=pid)
+        samples = query(con, "calibration_samples", pool_id=pid)
         if labels is None:
             labels = query(con, "labels", pool_id=pid)
-    return calls, labels
+    return calls, labels, samples
 
 
 def calibrate(db: str | os.PathLike | None, pool: str, labels: pl.DataFrame | None = None, n_boot: int = 2000,
@@ -208,10 +226,13 @@ def calibrate(db: str | os.PathLike | None, pool: str, labels: pl.DataFrame | No
     judge, format, decoding, n (judgements), n_pairs, agreement, kappa, kappa_lo, kappa_hi,
     n_no_ties, agreement_no_ties, kappa_no_ties, kappa_no_ties_lo, kappa_no_ties_hi, confusion (9
     counts: rows humans A, B, tie; columns judge A, B, tie), threshold, decision (pass | fail |
-    inconclusive), passes (kappa_lo >= threshold), target_width, n_pairs_needed.
+    inconclusive), passes (kappa_lo >= threshold), target_width, n_pairs_needed; and the judge's
+    confidence against the labels (audit/_confidence.py; all null in a cell whose calls carry no
+    label distribution and were asked once): n_prob, probability_source (distribution |
+    samples), ece, brier, ece_isotonic, reliability (list of lo, hi, n, mean_p, mean_y).
     """
-    calls, labels = _load(db, pool, labels)
-    return calibrate_frames(calls, labels, n_boot, seed, threshold, target_width)
+    calls, labels, samples = _load(db, pool, labels)
+    return calibrate_frames(calls, labels, n_boot, seed, threshold, target_width, samples)
 
 
 def human_ceiling(db: str | os.PathLike | None, pool: str, labels: pl.DataFrame | None = None,

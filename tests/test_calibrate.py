@@ -600,7 +600,10 @@ CAL_SCHEMA = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "n
               "n_no_ties": pl.Int64, "agreement_no_ties": pl.Float64, "kappa_no_ties": pl.Float64,
               "kappa_no_ties_lo": pl.Float64, "kappa_no_ties_hi": pl.Float64, "confusion": pl.List(pl.Int64),
               "threshold": pl.Float64, "decision": pl.String, "passes": pl.Boolean, "target_width": pl.Float64,
-              "n_pairs_needed": pl.Int64}
+              "n_pairs_needed": pl.Int64, "n_prob": pl.Int64, "probability_source": pl.String, "ece": pl.Float64,
+              "brier": pl.Float64, "ece_isotonic": pl.Float64,
+              "reliability": pl.List(pl.Struct({"lo": pl.Float64, "hi": pl.Float64, "n": pl.Int64,
+                                                "mean_p": pl.Float64, "mean_y": pl.Float64}))}
 
 
 def test_cells_sorted_by_judge_format_decoding_with_the_documented_schema():

@@ -72,10 +72,37 @@ def calibrate_cmd(pool, labels_file, source, threshold, target_width, n_boot, se
     humans = human_ceiling(db, pool, labels=labels, n_boot=n_boot, seed=seed).to_dicts()[0]
     doc = jsonable({"pool": pool, "calibration_id": cid, "labels": "stored" if labels_file is None else str(labels_file),
                      "threshold": threshold, "target_width": target_width, "humans": humans,
-                     "cells": [{**c, "confusion": confusion_dict(c["confusion"])} for c in cells.to_dicts()]})
+                     "cells": [cell_document(c) for c in cells.to_dicts()]})
     finish_calibration(db, cid, doc)
     if as_json:
         emit_json(doc)
     else:
-        emit_table(cells.drop("confusion", "target_width"))
+        emit_table(cells.drop("confusion", "target_width", *CONFIDENCE_KEYS))
         click.echo(f"humans (pairs with several annotators): {humans}")
+        for c in cells.to_dicts():
+            click.echo(confidence_line(c))
+
+
+CONFIDENCE_KEYS = ("n_prob", "probability_source", "ece", "brier", "ece_isotonic", "reliability")
+
+
+def cell_document(cell: dict) -> dict:
+    """A cell as `calibrate --json` prints it: the confusion table as a dict; the confidence keys
+    only where the cell has label probabilities (DESIGN.md 'Command line')."""
+    out = {**cell, "confusion": confusion_dict(cell["confusion"])}
+    if cell.get("probability_source") is None:
+        out = {k: v for k, v in out.items() if k not in CONFIDENCE_KEYS}
+    return out
+
+
+def confidence_line(cell: dict) -> str:
+    """One line per cell on the judge's confidence against the labels, or how to get it."""
+    name = f"{cell['judge']} / {cell['format']} / {cell['decoding']}"
+    if cell.get("probability_source") is None:
+        return (f"{name}: no label probabilities (score with --decoding constrained and logprobs, or ask each "
+                f"call several times with --samples N --temperature T)")
+    if not cell["n_prob"]:
+        return f"{name}: probabilities from {cell['probability_source']}, but none on a pair the humans did not tie"
+    iso = "n/a (one prompt)" if cell["ece_isotonic"] is None else f"{cell['ece_isotonic']:.3f}"
+    return (f"{name}: {cell['n_prob']} judgements with p from {cell['probability_source']}: ECE "
+            f"{cell['ece']:.3f}, Brier {cell['brier']:.3f}, ECE after isotonic recalibration {iso}")
