@@ -21,7 +21,7 @@ def repeat_effect(cells: pl.DataFrame) -> pl.DataFrame:
     return single.join(mean, on=KEYS, suffix="_mean").select(columns).cast({m: pl.Float64 for m in METRICS})
 
 
-def coin_flip_sentence(effect: pl.DataFrame) -> str | None:
+def repeats_sentence(effect: pl.DataFrame) -> str | None:
     """Does repeating break the coin flips? One sentence over the label cells with repeats: the
     share of prompts whose top is shared, sample 0 against the mean of the samples, per format."""
     rows = [r for r in effect.filter(pl.col("score") == "label").to_dicts()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import data
+from app.run_card import outcome_text, run_title
 
 ICONS = {"queued": ":material/schedule:", "running": ":material/progress_activity:",
          "finished": ":material/check_circle:", "failed": ":material/error:", "cancelled": ":material/cancel:"}
@@ -34,9 +35,15 @@ def show_run(row: dict, key_prefix: str) -> None:
     head = f"Run {row['run_id']} · {row['status']} · started {row['started_at'] or row['created_at']}"
     with st.container(border=True):
         st.markdown(f"{ICONS.get(row['status'], '')} **{head}**")
+        st.caption(run_title(row))          # what it does: the judge and formats, or the curation trained on
         _progress(row)
         if row["error"]:
             st.error(row["error"])
+        if row.get("kind") == "train" and row["status"] in ("finished", "cancelled"):
+            outcome = data.train_outcome(row)
+            if outcome:
+                st.markdown(outcome_text(outcome))
+                st.page_link("views/evaluate.py", label="Evaluate this adapter", icon=":material/leaderboard:")
         if row["status"] in ("queued", "running"):
             label = "Stop & save" if row.get("kind") == "train" else "Stop"    # a stopped training keeps its adapter
             if st.button(label, key=f"{key_prefix}-stop-{row['run_id']}", icon=":material/stop:"):

@@ -297,14 +297,14 @@ def test_the_simulated_judge_without_noise_never_flips(db, write_jsonl, tmp_path
 
 
 def test_repeat_effect_sets_single_beside_mean(repeated):
-    from app.repeats import coin_flip_sentence, repeat_effect
+    from app.repeats import repeat_effect, repeats_sentence
     effect = repeat_effect(audit_cells(repeated, "p"))
     # likert5 label and expected were repeated; binary was asked once: no row
     assert effect.select("format", "score").rows() == [("likert5", "label"), ("likert5", "expected")]
     row = effect.row(0, named=True)
     # from test_the_mean_of_samples_is_its_own_cell: top shared in 2/2 prompts -> 1/2; tau_a 0 -> 0.5
     assert (row["top_tied"], row["top_tied_mean"], row["tau_a"], row["tau_a_mean"]) == (1.0, 0.5, 0.0, 0.5)
-    assert coin_flip_sentence(effect) == ("Averaging the samples breaks coin flips: share of prompts whose top "
+    assert repeats_sentence(effect) == ("Averaging the samples breaks coin flips: share of prompts whose top "
                                           "score is shared, one sample → mean of the samples: likert5 100% → 50%.")
     single_only = audit_cells(repeated, "p").filter(pl.col("aggregate") == "single")
-    assert repeat_effect(single_only).height == 0 and coin_flip_sentence(repeat_effect(single_only)) is None
+    assert repeat_effect(single_only).height == 0 and repeats_sentence(repeat_effect(single_only)) is None

@@ -66,5 +66,10 @@ def test_a_finished_run_shows_its_losses_adapter_folder_and_a_link_to_evaluate(d
     assert table.to_dict("records") == [{"run": f"{run.id}: random@0.5 s0", "status": "finished", "steps": 2,
                                          "last train loss": 2.0, "final eval loss": 2.25,
                                          "adapter folder": str(run.out_dir)}]
-    assert [(link.proto.label, link.proto.page.endswith("evaluate")) for link in at.get("page_link")] == [
-        ("Evaluate the adapters", True)]
+    assert sorted((link.proto.label, link.proto.page.endswith("evaluate")) for link in at.get("page_link")) == [
+        ("Evaluate the adapters", True), ("Evaluate this adapter", True)]     # the table's and the run card's
+    # the run's card: what it trained on, then its final losses and adapter folder (metrics.json above)
+    texts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    assert any(t.startswith("train · random baseline at rate 0.5") for t in texts)
+    assert any("final train loss **2.2500** · final eval loss **2.2500**" in t and f"`{run.out_dir}`" in t
+               for t in texts)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app import data, charts
 from app.reading import table_view
-from app.repeats import coin_flip_sentence, repeat_effect
+from app.repeats import repeat_effect, repeats_sentence
 
 pool = data.page_pool("Formats")
 every = data.cells(pool)   # aggregate single and, for repeated calls, mean (compared below)
@@ -53,7 +53,7 @@ st.dataframe(**table_view(table, charts.best_marks(table)), hide_index=True, wid
 effect = repeat_effect(every.filter(pl.col("judge") == judge))   # cells whose calls were asked N times
 if effect.height:
     st.subheader("Does repeating break the coin flips?")
-    st.markdown(coin_flip_sentence(effect) or "")
+    st.markdown(repeats_sentence(effect) or "")
     st.caption("Each metric for one sample (sample 0) beside the mean of the samples (each call scored by "
                "the mean of its parsed samples). Repeat consistency per cell: judgeaudit consistency.")
     st.dataframe(**table_view(effect), hide_index=True, width="stretch")
