@@ -49,3 +49,27 @@ def kappa_forest(cells: pl.DataFrame, ceiling: dict | None, threshold: float | N
     layers.append(alt.Chart(df).mark_rule().encode(y=y, x=alt.X("kappa_lo:Q", title="Cohen's kappa"), x2="kappa_hi:Q"))
     layers.append(alt.Chart(df).mark_point(filled=True, size=60).encode(y=y, x="kappa:Q", tooltip=tips))
     return alt.layer(*layers).properties(**WIDE, height=max(140, 22 * len(df)))
+
+
+def reliability_diagram(cells: pl.DataFrame) -> alt.Chart:
+    """cells: judge, format, decoding, reliability (list of lo, hi, n, mean_p, mean_y; null where a
+    cell has no probabilities) -> the reliability diagram: per cell and non-empty bin, the mean
+    judge probability against the share the humans preferred, one coloured line per cell with points
+    sized by the bin's judgements, over the dashed diagonal of a calibrated judge. Square axes 0-1."""
+    rows = forest_labels(cells.filter(pl.col("reliability").is_not_null())).rename({"row": "cell"}) \
+        .select("cell", "reliability").explode("reliability").unnest("reliability")
+    df = rows.to_pandas()
+    unit = alt.Scale(domain=[0, 1], nice=False)
+    x = alt.X("mean_p:Q", scale=unit, title="judge's probability that the response is better (bin mean)")
+    y = alt.Y("mean_y:Q", scale=unit, title="share the humans preferred")
+    colour = alt.Color("cell:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=0, columns=1))
+    tips = [alt.Tooltip("cell:N"), alt.Tooltip("lo:Q", title="bin from"), alt.Tooltip("hi:Q", title="bin to"),
+            alt.Tooltip("n:Q", title="judgements"), alt.Tooltip("mean_p:Q", format=".3f"),
+            alt.Tooltip("mean_y:Q", format=".3f")]
+    diagonal = alt.Chart(pl.DataFrame({"a": [0.0, 1.0]}).to_pandas()).mark_line(strokeDash=[6, 3], color="grey") \
+        .encode(x=alt.X("a:Q", scale=unit), y=alt.Y("a:Q", scale=unit))
+    lines = alt.Chart(df).mark_line(opacity=0.6).encode(x=x, y=y, color=colour, order="mean_p:Q")
+    points = alt.Chart(df).mark_point(filled=True, opacity=0.9).encode(
+        x=x, y=y, color=colour, size=alt.Size("n:Q", title="judgements", legend=alt.Legend(orient="bottom")),
+        tooltip=tips)
+    return alt.layer(diagonal, lines, points).properties(width=420, height=420)

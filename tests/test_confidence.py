@@ -292,3 +292,35 @@ def test_calibrate_json_carries_the_confidence_keys_only_where_there_are_probabi
     assert text.returncode == 0, text.stderr
     assert "j / tournament / constrained: 5 judgements with p from distribution: ECE 0.250, Brier 0.17" in text.stdout
     assert "k / tournament / greedy: no label probabilities (score with --decoding constrained" in text.stdout
+
+
+def test_calibration_page_draws_the_reliability_diagram_or_says_how_to_get_probabilities(tmp_path, write_jsonl,
+                                                                                         monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from ingest.demo import seed_demo
+    from tests.conftest import REPO
+    path = _pool_with_calls(tmp_path, write_jsonl)
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(path))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300).run()
+    at.sidebar.selectbox[0].select("conf").run()
+    at.switch_page("views/calibration.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Confidence" in [h.value for h in at.subheader]
+    charts = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    diagram = next(c for c in charts if any(layer.get("mark", {}).get("strokeDash") == [6, 3]
+                                            and layer["encoding"]["x"]["field"] == "a" for layer in c.get("layer", [])))
+    assert diagram["layer"][2]["encoding"]["size"]["field"] == "n"
+    table = at.dataframe[-1].value
+    assert table["decoding"].tolist() == ["constrained", "greedy"]
+    assert table["ece"].tolist() == pytest.approx([0.25, 0.4], abs=1e-12)
+    assert not any("No label probabilities" in i.value for i in at.info)
+    # the demo's five-format pool: the bundled judge's pairs carry no label distribution
+    seed_demo(tmp_path / "demo.duckdb", pools=("mtbench-formats",))
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "demo.duckdb"))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300).run()
+    at.sidebar.selectbox[0].select("mtbench-formats").run()
+    at.switch_page("views/calibration.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    note = next(i.value for i in at.info if "No label probabilities" in i.value)
+    assert "--decoding constrained" in note and "--samples N" in note

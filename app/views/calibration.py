@@ -62,9 +62,26 @@ c.metric("declared threshold", "none" if declared is None else f"{declared:.2f}"
 st.altair_chart(charts_trust.kappa_forest(cells, humans, declared), width="stretch")
 st.caption("Points: kappa over A / B / tie with 95% bootstrap intervals over pairs. Green band: human-human "
            "kappa (the ceiling); dashed red: the declared threshold.")
-st.dataframe(**table_view(cells.drop("confusion", "threshold", "target_width")), hide_index=True, width="stretch")
+st.dataframe(**table_view(cells.drop("confusion", "threshold", "target_width", "reliability")), hide_index=True,
+             width="stretch")
 names = [f"{r['judge']} / {r['format']} / {r['decoding']}" for r in cells.iter_rows(named=True)]
 pick = names.index(st.selectbox("Confusion table of", names))
 conf = cells["confusion"][pick].to_list()
 st.dataframe(pl.DataFrame({"humans \\ judge": ["A", "B", "tie"], "A": conf[0::3], "B": conf[1::3], "tie": conf[2::3]}),
              hide_index=True)
+
+st.subheader("Confidence")
+probs = cells.filter(pl.col("probability_source").is_not_null())
+if probs.height == 0:
+    st.info("No label probabilities in these cells, so no reliability diagram. To get them, score the pairs with "
+            "constrained decoding and logprobs (`--decoding constrained`: the label distribution is stored where the "
+            "judge returns one, as the bundled `local:smollm2` does), or ask each call several times "
+            "(`--samples N --temperature T`): p is then the share of samples preferring a response.")
+else:
+    st.altair_chart(charts_trust.reliability_diagram(probs))
+    st.caption("Each point: a bin of judgements by the judge's probability that the labelled pair's first response "
+               "is better (10 equal-width bins), against the share the humans preferred it; on the dashed diagonal "
+               "the judge is calibrated. ECE after isotonic recalibration: fitted on 4 of 5 folds of prompts, "
+               "scored on the fifth.")
+    st.dataframe(probs.select("judge", "format", "decoding", "probability_source", "n_prob", "ece", "brier",
+                              "ece_isotonic"), hide_index=True, width="stretch")
