@@ -7,7 +7,8 @@ endpoint it is configured for, and no page can name an environment variable.
 The file is `judgeaudit.toml` in the folder of the database, or the path in $JUDGEAUDIT_CONFIG:
 
     [endpoints.team-vllm]                         # the name the Score page shows
-    base_url = "http://gpu-box:8000/v1"           # an OpenAI-compatible server
+    base_url = "http://gpu-box:8000/v1"           # an OpenAI-compatible server, or several serving the
+                                                  # same model: base_urls = ["http://gpu-1:8000/v1", ...]
     models = ["Qwen/Qwen2.5-7B-Instruct"]         # or: model = "..."
     api_key_env = "TEAM_VLLM_KEY"                 # the NAME of the variable holding the key (optional)
 
@@ -41,7 +42,7 @@ _NAME = re.compile(r"[\w][\w.\-]*")
 @dataclass(frozen=True)
 class Endpoint:
     name: str
-    base_url: str
+    base_url: str                       # several servers of one judge: their URLs joined by ','
     models: tuple[str, ...]
     api_key_env: str | None = None      # a variable NAME, never the key
 
@@ -50,10 +51,14 @@ class Endpoint:
         if model not in self.models:
             raise UserError(f"endpoint {self.name!r}: model {model!r} is not configured "
                             f"(configured: {', '.join(self.models)})")
-        argv = ["--judge", f"openai:{model}@{self.base_url}"]
+        argv = ["--judge", f"openai:{model}@{self.base_url}"]   # openai:MODEL@URL1,URL2,... for several
         if self.api_key_env:
             argv += ["--api-key-env", self.api_key_env]
         return argv
+
+    @property
+    def base_urls(self) -> tuple[str, ...]:
+        return tuple(self.base_url.split(","))
 
 
 @dataclass(frozen=True)
@@ -76,19 +81,28 @@ def _endpoint(path: Path, name: str, spec) -> Endpoint:
         raise UserError(f"{at}': a table (base_url, models, api_key_env)")
     if not _NAME.fullmatch(name):
         raise UserError(f"{at}': use letters, digits, '_', '-' and '.' in endpoint names")
-    unknown = set(spec) - {"base_url", "model", "models", "api_key_env"}
+    unknown = set(spec) - {"base_url", "base_urls", "model", "models", "api_key_env"}
     if unknown:
-        raise UserError(f"{at}.{sorted(unknown)[0]}': unknown setting (base_url, models, api_key_env)")
-    base = spec.get("base_url")
-    if not isinstance(base, str) or not base.startswith(("http://", "https://")):
-        raise UserError(f"{at}.base_url': an http(s) URL is required")
+        raise UserError(f"{at}.{sorted(unknown)[0]}': unknown setting (base_url or base_urls, models, api_key_env)")
+    if ("base_url" in spec) == ("base_urls" in spec):
+        raise UserError(f"{at}.base_url': give base_url = \"URL\" or base_urls = [\"URL1\", \"URL2\", ...], one of them")
+    field_name = "base_url" if "base_url" in spec else "base_urls"
+    urls = [spec["base_url"]] if field_name == "base_url" else spec["base_urls"]
+    if not isinstance(urls, list) or not urls:
+        raise UserError(f"{at}.base_urls': a non-empty list of http(s) URLs")
+    for url in urls:
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")) or "," in url:
+            raise UserError(f"{at}.{field_name}': an http(s) URL is required (without ',')")
+    urls = [u.rstrip("/") for u in urls]
+    if len(set(urls)) < len(urls):
+        raise UserError(f"{at}.base_urls': an endpoint is listed twice")
     models = spec.get("models", [spec["model"]] if "model" in spec else None)
     if not isinstance(models, list) or not models or not all(isinstance(m, str) and m.strip() for m in models):
         raise UserError(f"{at}.models': a non-empty list of model names (or model = \"...\")")
     key_env = spec.get("api_key_env")
     if key_env is not None and (not isinstance(key_env, str) or not _ENV_NAME.fullmatch(key_env)):
         raise UserError(f"{at}.api_key_env': the NAME of an environment variable, e.g. TEAM_KEY")
-    return Endpoint(name, base.rstrip("/"), tuple(m.strip() for m in models), key_env)
+    return Endpoint(name, ",".join(urls), tuple(m.strip() for m in models), key_env)
 
 
 def load_config(db: str | os.PathLike | None = None) -> ServerConfig:

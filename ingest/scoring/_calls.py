@@ -1,11 +1,14 @@
 """One judge's calls with a per-call timeout and retries (exponential backoff with jitter, the
-server's Retry-After honoured): what a scoring run and a downstream evaluation share."""
+server's Retry-After honoured): what a scoring run and a downstream evaluation share. A judge with
+several endpoints retries a failed attempt on another one at once (judges/openai_compat), and
+raises EndpointsDown, past every retry, when none of them is up (_endpoints)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 
+from ._endpoints import EndpointsDown
 from .formats import Format
 from .judges import CallHints, JudgeError, JudgeSpec
 
@@ -40,10 +43,14 @@ class Caller:
         last_error = None
         # a strategy's verdict may take several calls
         limit = self.req.timeout * self.spec.settings.get("calls_per_verdict", 1)
+        # several endpoints: an attempt may wait for a slot until a drained endpoint's cool-down ends
+        waiting = 2 * self.spec.settings.get("cooldown_s", 0)
         for attempt in range(self.req.max_retries + 1):
             try:
-                reply = await asyncio.wait_for(judge.complete(chat, self.settings, hints), timeout=limit + 5)
+                reply = await asyncio.wait_for(judge.complete(chat, self.settings, hints), timeout=limit + 5 + waiting)
                 return reply, None, attempt + 1
+            except EndpointsDown:
+                raise                   # no call was made: the run stops, and this call stays to do
             except JudgeError as exc:
                 last_error = str(exc)
                 if not exc.retryable or attempt == self.req.max_retries:

@@ -40,6 +40,8 @@ class ScoreRequest:
     run_kind: str = "score"                   # the background run's kind ("probe" for judgeaudit probe)
     samples: int = 1                          # each call asked this many times (sample 0..N-1)
     temperature: float = 0.0                  # sent with every call; part of the judge's identity
+    drain_after: int = 3                      # several endpoints: failed attempts in a row that drain one
+    cooldown_s: float = 30.0                  # ... and how long a drained endpoint rests before a probe
 
 
 def check_samples(req: ScoreRequest, spec: JudgeSpec) -> None:
@@ -104,7 +106,9 @@ def resolve_formats(req: ScoreRequest, con) -> dict[str, Format]:
 def ensure_spec_judge(db, spec: JudgeSpec, decoding: dict) -> int:
     """The judge's id in `judges`, bound to its identity (provider, model, endpoint, a simulated
     judge's parameters, identity_decoding(decoding)); a name already standing for another judge is
-    refused, saying what differs."""
+    refused, saying what differs. A judge with several endpoints has their sorted set as its
+    endpoint (joined by ','), so one more or one fewer endpoint is another judge; one endpoint is
+    stored as it always was."""
     identity = judge_identity(spec.provider, spec.model, spec.endpoint,
                               params=spec.settings if spec.provider == "fake" else None,
                               decoding=identity_decoding(decoding))

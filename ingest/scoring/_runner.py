@@ -22,6 +22,7 @@ from .._redact import redact
 from ..store import (close_orphan_cell_runs, db_path, ensure_format, finish_cell_run, frame, pool_id,
                      start_cell_run, transaction, unanswered, writer)
 from ._calls import Caller
+from ._endpoints import EndpointsDown
 from ._journal import journal_path, replay_journal, write_rows
 from ._progress import Progress
 from ._request import DECODINGS, ScoreRequest, check_samples, decoding_settings, ensure_spec_judge, resolve_formats
@@ -42,6 +43,8 @@ class _Scoring(Caller):
         self.judge_models: set[str] = set()
         self.background: runs.Run | None = None       # the background run doing this (cancel, progress)
         self.write_error: str | None = None     # set when the writer failed: the workers stop
+        self.down_error: str | None = None      # set when every endpoint is down: the workers stop
+        self.answered_by: dict[str, int] = {}   # endpoint -> calls it answered in this run
 
     def record(self, call: dict, reply: JudgeReply | None, error: str | None, attempts: int) -> dict:
         fmt = self.formats[call["format"]]
@@ -73,6 +76,8 @@ class _Scoring(Caller):
         self.journal.write(json.dumps(row) + "\n")
         self.journal.flush()
         self.buffer.append(row)
+        if row["endpoint"] is not None and row["status"] != "failed":
+            self.answered_by[row["endpoint"]] = self.answered_by.get(row["endpoint"], 0) + 1
         progress.count(row["status"], row["error"], row["tokens_in"], row["tokens_out"])
 
 
@@ -100,7 +105,12 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
                 call = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            reply, error, attempts = await run.call(judge, call, texts, hints_for(call))
+            try:
+                reply, error, attempts = await run.call(judge, call, texts, hints_for(call))
+            except EndpointsDown as exc:    # the call was not made: it stays for the next run
+                run.down_error = str(exc)
+                stop.set()
+                return
             run.keep(run.record(call, reply, error, attempts), progress)
 
     async def local_worker(judge) -> None:
@@ -155,7 +165,9 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
         judges = [judge]
         workers = [asyncio.create_task(local_worker(judge))]
     else:
-        judges = [spec.factory() for _ in range(max(1, min(req.concurrency, len(calls) or 1)))]
+        # `--concurrency` calls in flight per endpoint (several endpoints: their pool shares them out)
+        lanes = req.concurrency * max(1, len(spec.endpoints))
+        judges = [spec.factory() for _ in range(max(1, min(lanes, len(calls) or 1)))]
         workers = [asyncio.create_task(worker(j)) for j in judges]
     writer_task = asyncio.create_task(writer())
     try:
@@ -164,7 +176,7 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
     finally:
         for j in judges:
             await j.aclose()
-    if run.write_error:
+    if run.write_error or run.down_error:
         return "failed"
     return "cancelled" if stop.is_set() else "finished"
 
@@ -186,7 +198,8 @@ def score(req: ScoreRequest) -> dict:
     with writer(db) as con:
         pid = pool_id(con, req.pool)
         formats = resolve_formats(req, con)
-    spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
+    spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout,
+                       concurrency=req.concurrency, drain_after=req.drain_after, cooldown_s=req.cooldown_s)
     spec = with_strategy(spec, req.strategy, formats, name=req.judge_name, api_key_env=req.api_key_env,
                          timeout=req.timeout)
     if req.constraint is not None and (req.decoding != "constrained" or spec.provider != "openai"):
@@ -259,17 +272,24 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
             if run.buffer:
                 write_rows(db, run.buffer)
                 run.buffer = []
-    if status != "failed":
+    if not run.write_error:
         journal.unlink(missing_ok=True)  # everything in it is in the database now
     with writer(db) as con, transaction(con):
         for rid in cell_runs.values():
             finish_cell_run(con, rid, status, judge_model=", ".join(sorted(run.judge_models)) or None)
     progress.update(status)
     background.progress(progress.record)
+    if run.down_error:
+        rec = progress.record
+        raise UserError(f"{run.down_error}. The run stopped: {rec['done']} calls were stored, "
+                        f"{todo.height - rec['done']} are still to make; run the same command again once "
+                        "an endpoint answers")
     if status == "failed":
         raise UserError(f"{run.write_error}. The run stopped making calls; the answers it had received "
                         f"are kept in {journal.name} and are stored by the next run of this command")
     rec = progress.record
     summary.update(made=rec["done"], failed=rec["failed"], unparsed=rec["unparsed"], status=status,
                    tokens_in=rec["tokens_in"], tokens_out=rec["tokens_out"], run_ids=list(cell_runs.values()))
+    if len(spec.endpoints) > 1:     # calls answered per endpoint in this run
+        summary["endpoints"] = {e: run.answered_by.get(e, 0) for e in spec.endpoints}
     return summary

@@ -23,6 +23,12 @@ class JudgeSpec:
     factory: Callable[[], Judge]
     shared: bool = False                # one instance for all workers (the in-process model)
 
+    @property
+    def endpoints(self) -> list[str]:
+        """The public endpoints of an openai: judge, sorted (several for openai:MODEL@URL1,URL2,...:
+        `endpoint` stores them joined by ','); [] for the others."""
+        return self.endpoint.split(",") if self.provider == "openai" and self.endpoint else []
+
 
 def public_endpoint(url: str) -> str:
     """The endpoint as stored and shown: no credentials, query string or fragment, no final '/'."""
@@ -35,8 +41,28 @@ def public_endpoint(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
+def _base_urls(base: str) -> list[str]:
+    """The endpoints of openai:MODEL@URL1,URL2,...: each an http(s) URL, none twice."""
+    urls = base.split(",")
+    for url in urls:
+        if not url.startswith(("http://", "https://")) or not urlsplit(url).hostname:
+            shown = public_endpoint(url) if url.startswith(("http://", "https://")) else url
+            raise UserError(f"--judge: {shown!r} is not an http(s) URL; several endpoints are "
+                            "openai:MODEL@URL1,URL2,... (comma-separated, no spaces)")
+    seen: dict[str, str] = {}
+    for url in urls:
+        if public_endpoint(url) in seen:
+            raise UserError(f"--judge: the endpoint {public_endpoint(url)} is given twice")
+        seen[public_endpoint(url)] = url
+    return urls
+
+
 def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: str | None = None,
-                timeout: float = 60.0) -> JudgeSpec:
+                timeout: float = 60.0, concurrency: int = 8, drain_after: int = 3,
+                cooldown_s: float = 30.0) -> JudgeSpec:
+    """`concurrency`, `drain_after` and `cooldown_s` apply to a judge with several endpoints:
+    calls in flight per endpoint, failed attempts in a row that drain one, and its cool-down
+    (ingest.scoring._endpoints)."""
     provider, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise UserError(f"--judge {spec!r}: expected openai:MODEL@BASE_URL, local:smollm2 or fake:NAME")
@@ -49,6 +75,9 @@ def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: 
 
         if api_key_env and not os.environ.get(api_key_env):  # fail before any run is recorded
             raise UserError(f"--api-key-env: the environment variable {api_key_env} is not set")
+        urls = _base_urls(base)
+        if len(urls) > 1:
+            return _pooled(model, urls, name, api_key_env, timeout, formats, concurrency, drain_after, cooldown_s)
 
         def make():
             from .openai_compat import OpenAIJudge
@@ -71,3 +100,24 @@ def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: 
                          lambda: FakeJudge(name or fake_name, params, formats))
     raise UserError(f"--judge {spec!r}: unknown provider '{provider}' (openai, local, fake)")
 
+
+
+def _pooled(model: str, urls: list[str], name: str | None, api_key_env: str | None, timeout: float,
+            formats: dict, concurrency: int, drain_after: int, cooldown_s: float) -> JudgeSpec:
+    """One judge over several endpoints: its identity's endpoint is the sorted set of their public
+    forms (joined by ','), so the order they are given in does not matter; every worker's client
+    shares one EndpointPool (made with the first client)."""
+    urls = sorted(urls, key=public_endpoint)
+    public = [public_endpoint(u) for u in urls]
+    pool = []
+
+    def make():
+        from .._endpoints import EndpointPool
+        from .openai_compat import PooledOpenAIJudge
+        if not pool:
+            pool.append(EndpointPool(public, concurrency, drain_after, cooldown_s))
+        return PooledOpenAIJudge(model, urls, pool[0], name=name, endpoint=",".join(public),
+                                 api_key_env=api_key_env, timeout=timeout, formats=formats)
+    return JudgeSpec(name or model, "openai", model, ",".join(public),
+                     {"api_key_env": api_key_env, "timeout": timeout, "drain_after": drain_after,
+                      "cooldown_s": cooldown_s}, make)

@@ -144,3 +144,62 @@ class OpenAIJudge:
     async def aclose(self) -> None:
         if self._owns_client:
             await self._client.aclose()
+
+
+class PooledOpenAIJudge:
+    """One worker's judge over several endpoints of one model (`openai:MODEL@URL1,URL2,...`): each
+    attempt goes to the endpoint the run's shared EndpointPool hands out (ingest.scoring._endpoints),
+    through this worker's client for it (one per endpoint, made on first use). A failed attempt
+    counts against its endpoint and, when another endpoint is up, is retried there at once; the
+    reply names the endpoint that answered."""
+    provider = "openai"
+
+    def __init__(self, model: str, base_urls: list[str], pool, name: str | None = None, endpoint: str | None = None,
+                 api_key_env: str | None = None, timeout: float = 60.0, formats: dict | None = None):
+        self.model, self.name, self.pool = model, name or model, pool
+        self.endpoint = endpoint            # the public set, as the judge is stored
+        self.formats = formats or {}
+        self._urls = list(base_urls)        # in the pool's order
+        self._options = {"name": name, "api_key_env": api_key_env, "timeout": timeout}
+        self._clients: dict[int, OpenAIJudge] = {}
+        self._avoid: tuple = (None, None)   # (call, endpoint that just failed it)
+
+    def _client(self, i: int) -> OpenAIJudge:
+        if i not in self._clients:
+            self._clients[i] = OpenAIJudge(self.model, self._urls[i], formats=self.formats, **self._options)
+        self._clients[i].formats = self.formats
+        return self._clients[i]
+
+    async def complete(self, messages: list[dict], settings: dict, hints: CallHints) -> JudgeReply:
+        call = (hints.key, hints.sample, hints.format_name)
+        i = await self.pool.acquire(self._avoid[1] if self._avoid[0] == call else None)
+        where = self.pool.health[i].url
+        try:
+            reply = await self._client(i).complete(messages, settings, hints)
+        except JudgeError as exc:
+            if not exc.retryable:               # the server answered, with a refusal: it is up
+                self.pool.release(i, "refused")
+                raise JudgeError(f"{where}: {exc}", retryable=False) from None
+            self.pool.release(i, "failed", str(exc))
+            self._avoid = (call, i)
+            raise JudgeError(f"{where}: {exc}", retryable=True,
+                             retry_after=0.0 if self.pool.elsewhere(i) else exc.retry_after) from None
+        except BaseException:                   # cancelled: no answer in time
+            self.pool.release(i, "failed", "no answer in time")
+            self._avoid = (call, i)
+            raise
+        self.pool.release(i, "answered")
+        return reply
+
+    async def check_constraint(self, fmt, settings: dict) -> None:
+        """The constraint check on every endpoint: each must honour it."""
+        for url in self._urls:
+            judge = OpenAIJudge(self.model, url, formats=self.formats, **self._options)
+            try:
+                await judge.check_constraint(fmt, settings)
+            finally:
+                await judge.aclose()
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            await client.aclose()
