@@ -327,3 +327,17 @@ def test_all_endpoints_down_fails_the_run_and_the_same_command_resumes(db, write
         assert a2.requests > 0 and b2.requests > 0
     assert again["status"] == "finished" and again["already_done"] == stored
     assert query_rows(db, "SELECT count(*), count(*) FILTER (WHERE status = 'ok') FROM verdicts") == [(160, 160)]
+
+
+def test_constrained_decoding_is_checked_on_every_endpoint(db, write_jsonl):
+    import_pool(db, write_jsonl("pool.jsonl", _rows(n_prompts=2)), "p")
+    with OpenAIServer(constraints=("guided_choice",)) as good, OpenAIServer(constraints=()) as bad:
+        req = _request(good, bad, formats=["likert5"], decoding="constrained", constraint="guided_choice")
+        with pytest.raises(UserError, match=f"the server at {bad.url} refused the 'guided_choice' constraint"):
+            score(req)
+        assert good.constrained_requests == (1 if good.url < bad.url else 0)   # checked in the set's order
+        assert good.requests + bad.requests <= 2      # the check calls only: no call of the run
+    assert query_rows(db, "SELECT count(*) FROM verdicts") == [(0,)]
+    with OpenAIServer(constraints=("guided_choice",)) as one, OpenAIServer(constraints=("guided_choice",)) as two:
+        result = score(_request(one, two, formats=["likert5"], decoding="constrained", constraint="guided_choice"))
+        assert result["made"] == 8 and one.constrained_requests > 1 and two.constrained_requests > 1
