@@ -9,7 +9,9 @@ import numpy as np
 import polars as pl
 
 from . import _metrics as m
-from ._scores import Scores, pool_scores
+from ._blocks import BLOCK_CANDIDATES, read_blocks, tiebreak_keys
+from ._db import connect, pool_id
+from ._scores import Scores, mult5_shares, read_cells
 
 CELL_COLUMNS = [
     "judge", "format", "decoding", "score", "aggregate", "kind", "n_verdicts", "n_candidates", "n_prompts",
@@ -41,7 +43,9 @@ class PoolView:
     """The pool's candidates in (prompt, position) order, with what every cell shares:
     references as level codes, the seeded tie-break keys, and cached prompt layouts."""
 
-    def __init__(self, sc: Scores, seed: int):
+    def __init__(self, sc: Scores, seed: int, key: np.ndarray | None = None):
+        """key: each candidate's tie-break key, in sc's order (default: m.tiebreak_key, for a
+        Scores that holds the whole pool; a block passes its candidates' keys)."""
         self.order = sc.order
         self.identity = bool(np.all(np.diff(sc.order) == 1)) if sc.order.size else True
         self.prompt = sc.prompt[sc.order]
@@ -50,7 +54,7 @@ class PoolView:
         self.has_r = ~np.isnan(r)
         self.r_values, _ = m.levels(r[self.has_r])
         self.r_code = m.level_codes(r, self.r_values)   # ranks and ties of r, as small integers
-        self.key = m.tiebreak_key(sc.order.size, seed)[sc.order]
+        self.key = (m.tiebreak_key(sc.order.size, seed) if key is None else key)[sc.order]
         self._cache: list[tuple[str, np.ndarray, object]] = []
 
     def scores(self, row: np.ndarray) -> np.ndarray:
@@ -88,51 +92,134 @@ class PoolView:
         return self._cached("rr", both, lambda: m.ranks_of_codes(self.r_code[both], self.r_values.size))
 
 
-def _cell_row(view: PoolView, s: np.ndarray) -> dict:
+MEANS = ("tau_a", "tau_b", "somers_d", "top1", "top1_expected", "top1_uniform")
+
+
+def _sum(values: np.ndarray) -> tuple[float, int]:
+    """The sum and count of the non-NaN values (a mean taken later, possibly over several blocks)."""
+    values = values[~np.isnan(values)]
+    return float(values.sum()) if values.size else 0.0, int(values.size)
+
+
+def joint_counts(s_code: np.ndarray, s_values: np.ndarray, r_code: np.ndarray, r_values: np.ndarray):
+    """How many elements hold each (s, r) pair of values, given both as level codes: the sorted
+    (s value, r value, count) triples of the pairs that occur (all Spearman needs)."""
+    n_r = r_values.size
+    key = s_code.astype(np.int64) * n_r + r_code
+    if s_values.size * n_r <= JOINT_BINCOUNT:
+        counts = np.bincount(key, minlength=s_values.size * n_r)
+        key = np.flatnonzero(counts)
+        counts = counts[key]
+    else:
+        key, counts = np.unique(key, return_counts=True)
+    return s_values[key // n_r], r_values[key % n_r], counts
+
+
+JOINT_BINCOUNT = 1 << 20  # up to this many (s, r) level pairs, the joint table is counted densely
+
+
+def cell_parts(view: PoolView, s: np.ndarray) -> dict:
+    """One cell's partial results over the candidates of `view` (one block of whole prompts, or
+    the whole pool): counts, value tallies and per-prompt sums that add up across blocks
+    (finish_cell turns them into the cell's row)."""
     valid = ~np.isnan(s)
     all_valid = bool(valid.all())
     sv = s if all_valid else s[valid]
-    row = {"n_candidates": int(sv.size)}
+    parts = {"n_candidates": int(sv.size)}
     if sv.size == 0:
-        return row
+        return parts
     pv = view.prompt if all_valid else view.prompt[valid]
-    row["n_prompts"] = view.n_prompts if all_valid else int(np.count_nonzero(pv[1:] != pv[:-1]) + 1)
+    parts["n_prompts"] = view.n_prompts if all_valid else int(np.count_nonzero(pv[1:] != pv[:-1]) + 1)
     values, counts = m.levels(sv)
-    p = counts / counts.sum()
-    row.update(distinct=int(values.size), tie_prob=float(np.sum(p ** 2)),
-               d1=m.renyi_levels(p, 1), d2=1.0 / float(np.sum(p ** 2)))
+    parts["levels"] = (values, counts)
     code = m.level_codes(s, values)  # order and ties of s as small integers (NaN: masked below)
     both = view.has_r if all_valid else valid & view.has_r
     every_scored_has_r = bool(both.all()) if all_valid else np.array_equal(both, valid)
     if not every_scored_has_r:  # otherwise the ranked groups below are the same groups
         idx, g = view.tie_layout(valid)
         if idx.size:
-            row["top_tied"] = float(m.top_tied(g, code[idx]).mean())
+            parts["top_tied"] = _sum(m.top_tied(g, code[idx]).astype(float))
     if both.any():
-        row["spearman"] = m.rank_correlation(code[both], values.size, view.reference_ranks(both))
+        parts["joint"] = joint_counts(code[both], values, view.r_code[both], view.r_values)
         idx, stats = view.ranked(both)
         if idx.size:
             st = stats.compute(code[idx])
             tau_a, tau_b, somers = m.kendall_variants(st["n0"], st["cd"], st["n1"], st["n2"])
             if every_scored_has_r:
-                row["top_tied"] = float(st["top_tied"].mean())
-            row.update(tau_a=_mean(tau_a), tau_b=_mean(tau_b), somers_d=_mean(somers),
-                       top1=_mean(st["top1"]), top1_expected=_mean(st["top1_expected"]),
-                       top1_uniform=_mean(st["top1_uniform"]), n_ranked_prompts=stats.n_groups)
+                parts["top_tied"] = _sum(st["top_tied"])
+            parts.update(tau_a=_sum(tau_a), tau_b=_sum(tau_b), somers_d=_sum(somers), top1=_sum(st["top1"]),
+                         top1_expected=_sum(st["top1_expected"]), top1_uniform=_sum(st["top1_uniform"]),
+                         n_ranked_prompts=stats.n_groups)
+    return parts
+
+
+def _merged_levels(pairs: list) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values and their counts over several (values, counts) tallies."""
+    if len(pairs) == 1:
+        return pairs[0]
+    values, inverse = np.unique(np.concatenate([v for v, _ in pairs]), return_inverse=True)
+    return values, np.bincount(inverse, weights=np.concatenate([c for _, c in pairs]),
+                               minlength=values.size).astype(np.int64)
+
+
+def spearman_from_joint(s: np.ndarray, r: np.ndarray, n: np.ndarray) -> float:
+    """Spearman's rho (average ranks) of the elements tallied as n[i] elements holding (s[i], r[i]):
+    m.rank_correlation's sums, taken level by level on both sides. NaN when either side is
+    constant or there are fewer than 2 elements."""
+    s_values, s_code = np.unique(s, return_inverse=True)
+    r_values, r_code = np.unique(r, return_inverse=True)
+    total = int(n.sum())
+    if total < 2:
+        return float("nan")
+    c_s = np.bincount(s_code, weights=n, minlength=s_values.size)
+    c_r = np.bincount(r_code, weights=n, minlength=r_values.size)
+    x = np.cumsum(c_s) - c_s + (c_s + 1) / 2.0 - (total + 1) / 2.0   # centred level ranks of s
+    y = np.cumsum(c_r) - c_r + (c_r + 1) / 2.0 - (total + 1) / 2.0   # and of r
+    sxy = float(np.dot(x, np.bincount(s_code, weights=n * y[r_code], minlength=s_values.size)))
+    sxx, syy = float(np.dot(x * x, c_s)), float(np.dot(y * y, c_r))
+    if sxx <= 0 or syy <= 0:
+        return float("nan")
+    return sxy / np.sqrt(sxx * syy)
+
+
+def finish_cell(blocks: list[dict]) -> dict:
+    """A cell's row from its parts over the blocks (cell_parts); a block without a scored
+    candidate adds nothing."""
+    blocks = [b for b in blocks if b["n_candidates"]]
+    row = {"n_candidates": 0}
+    if not blocks:
+        return row
+    row["n_candidates"] = sum(b["n_candidates"] for b in blocks)
+    row["n_prompts"] = sum(b["n_prompts"] for b in blocks)
+    _, counts = _merged_levels([b["levels"] for b in blocks])
+    p = counts / counts.sum()
+    row.update(distinct=int(counts.size), tie_prob=float(np.sum(p ** 2)),
+               d1=m.renyi_levels(p, 1), d2=1.0 / float(np.sum(p ** 2)))
+    for name in ("top_tied",) + MEANS:
+        seen = [b[name] for b in blocks if name in b]
+        if seen:
+            total, count = sum(t for t, _ in seen), sum(c for _, c in seen)
+            row[name] = total / count if count else float("nan")
+    joint = [b["joint"] for b in blocks if "joint" in b]
+    if joint:
+        row["spearman"] = spearman_from_joint(*(np.concatenate(part) for part in zip(*joint)))
+    if any("n_ranked_prompts" in b for b in blocks):
+        row["n_ranked_prompts"] = sum(b.get("n_ranked_prompts", 0) for b in blocks)
     return row
 
 
-def compute_cells(sc: Scores, seed: int = 0) -> pl.DataFrame:
-    view = PoolView(sc, seed)
-    rows = [_cell_row(view, view.scores(sc.S[c])) for c in range(sc.S.shape[0])]
-    schema = {"n_candidates": pl.Int64, "n_prompts": pl.Int64, "distinct": pl.Int64,
-              "tie_prob": pl.Float64, "d1": pl.Float64, "d2": pl.Float64, "top_tied": pl.Float64,
-              "spearman": pl.Float64, "tau_a": pl.Float64, "tau_b": pl.Float64,
-              "somers_d": pl.Float64, "top1": pl.Float64, "top1_expected": pl.Float64,
-              "top1_uniform": pl.Float64, "n_ranked_prompts": pl.Int64}
-    extra = pl.DataFrame(rows, schema=schema)
+CELL_SCHEMA = {"n_candidates": pl.Int64, "n_prompts": pl.Int64, "distinct": pl.Int64,
+               "tie_prob": pl.Float64, "d1": pl.Float64, "d2": pl.Float64, "top_tied": pl.Float64,
+               "spearman": pl.Float64, "tau_a": pl.Float64, "tau_b": pl.Float64,
+               "somers_d": pl.Float64, "top1": pl.Float64, "top1_expected": pl.Float64,
+               "top1_uniform": pl.Float64, "n_ranked_prompts": pl.Int64}
+
+
+def cells_frame(cells: pl.DataFrame, rows: list[dict]) -> pl.DataFrame:
+    """The audit's table: the cells (cell_calls.sql rows, with mult5_share) beside their rows."""
+    extra = pl.DataFrame(rows, schema=CELL_SCHEMA)
     defaults = {"n_candidates": 0, "n_prompts": 0, "distinct": 0, "n_ranked_prompts": 0}
-    cells = sc.cells if "aggregate" in sc.cells.columns else sc.cells.with_columns(pl.lit("single").alias("aggregate"))
+    cells = cells if "aggregate" in cells.columns else cells.with_columns(pl.lit("single").alias("aggregate"))
     out = pl.concat([cells, extra], how="horizontal").with_columns(
         (pl.col("n_parsed") / pl.col("n_verdicts")).alias("parse_rate"),
         pl.col("nominal_levels").cast(pl.Int64),
@@ -140,7 +227,15 @@ def compute_cells(sc: Scores, seed: int = 0) -> pl.DataFrame:
     return out.select(CELL_COLUMNS).with_columns(pl.selectors.float().fill_nan(None))
 
 
-def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0) -> pl.DataFrame:
+def compute_cells(sc: Scores, seed: int = 0) -> pl.DataFrame:
+    """The audit's table from a whole pool's Scores held in memory (one block: the in-memory engine)."""
+    view = PoolView(sc, seed)
+    return cells_frame(sc.cells, [finish_cell([cell_parts(view, view.scores(sc.S[c]))])
+                                  for c in range(sc.S.shape[0])])
+
+
+def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0,
+                block: int = BLOCK_CANDIDATES) -> pl.DataFrame:
     """One row per (judge, format, decoding, score, aggregate) cell of the pool, in that order.
 
     decoding: 'greedy' (the paper's protocol) or 'constrained' (to the format's labels); the same
@@ -155,5 +250,19 @@ def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0) -> pl.Da
     nominal_levels, distinct, tie_prob, d1, d2, mult5_share (0-100 scales only), top_tied, spearman,
     tau_a, tau_b, somers_d, top1 (seeded tie-break), top1_expected, top1_uniform, n_ranked_prompts
     (prompts with >= 2 candidates having both a score and a reference). Undefined values are null.
+
+    The pool is read `block` candidates at a time (whole prompts; audit/_blocks.py), so memory
+    follows the block, not the pool; a pool of one block gets compute_cells' numbers bit for bit.
     """
-    return compute_cells(pool_scores(db, pool, repeats=True), seed)
+    with connect(db) as con:
+        pid = pool_id(con, pool)
+        cells = read_cells(con, pid, repeats=True)
+        parts: list[list[dict]] = [[] for _ in range(cells.height)]
+        mult5 = [(0, 0) if scale else None for scale in cells["scale_0_100"]]
+        for sc, cand_idx, block_mult5 in read_blocks(con, pid, cells, block):
+            view = PoolView(sc, seed, tiebreak_keys(cand_idx, seed))
+            for c in range(cells.height):
+                parts[c].append(cell_parts(view, view.scores(sc.S[c])))
+            mult5 = [None if t is None else (t[0] + u[0], t[1] + u[1]) for t, u in zip(mult5, block_mult5)]
+    cells = cells.with_columns(pl.Series("mult5_share", mult5_shares(mult5), dtype=pl.Float64)).drop("scale_0_100")
+    return cells_frame(cells, [finish_cell(p) for p in parts])

@@ -117,34 +117,77 @@ def _with_mean_cells(cells: pl.DataFrame, repeats: bool) -> pl.DataFrame:
     return cells.drop("n_verdicts_all", "n_parsed_all", "n_expected_all", "repeated")
 
 
-def multiples_of_5_share(values: np.ndarray) -> float | None:
-    """The share of (parsed, 0-100) values that are multiples of 5; None without any."""
-    fifths = values / 5.0       # exact for multiples of 5 (np.fmod is several times slower)
-    return float(np.count_nonzero(fifths == np.floor(fifths)) / values.size) if values.size else None
+ALL_PROMPTS = (0, 2 ** 31 - 1)   # the prompt_idx range of a whole pool
 
 
-def read_scores(con, pool_id: int, repeats: bool = False) -> Scores:
-    """The Scores of the pool `pool_id`, read on an open connection; with repeats, the cells of
-    repeated calls come a second time, as aggregate `mean` (_with_mean_cells)."""
-    cells = _with_mean_cells(_with_expected_cells(query(con, "cell_calls", pool_id=pool_id)), repeats)
-    cand = numpy(con, "candidates", pool_id=pool_id)
-    n = cand["cand_idx"].size
-    if not np.array_equal(cand["cand_idx"], np.arange(n)):   # unordered rows: place them by cand_idx
+def read_cells(con, pool_id: int, repeats: bool = False) -> pl.DataFrame:
+    """The pool's cells (cell_calls.sql, with the expected and, with repeats, the mean cells)."""
+    return _with_mean_cells(_with_expected_cells(query(con, "cell_calls", pool_id=pool_id)), repeats)
+
+
+def read_candidates(con, pool_id: int, prompts: tuple[int, int] | None = None) -> dict:
+    """cand_idx, prompt_idx, position and reference of the pool's candidates (candidates.sql) or of
+    those of the prompts in the range (block_candidates.sql), sorted by cand_idx."""
+    cand = (numpy(con, "candidates", pool_id=pool_id) if prompts is None else
+            numpy(con, "block_candidates", pool_id=pool_id, prompt_lo=prompts[0], prompt_hi=prompts[1]))
+    if np.any(np.diff(cand["cand_idx"]) < 0):   # unordered rows: place them by cand_idx
         order = np.argsort(cand["cand_idx"])
         cand = {k: v[order] for k, v in cand.items()}
-    prompt, position, reference = cand["prompt_idx"], cand["position"], cand["reference"]
+    return cand
+
+
+def cell_score_rows(con, pool_id: int, cells: pl.DataFrame, cand_idx: np.ndarray,
+                    prompts: tuple[int, int] = ALL_PROMPTS) -> tuple[np.ndarray, list]:
+    """S (cells x candidates: each cell's normalised scores of the candidates `cand_idx`, sorted,
+    which must be every candidate of the prompts in the range) and, per cell, (parsed values that
+    are multiples of 5, parsed values) for 0-100 scales, else None."""
+    n = cand_idx.size
+    contiguous = n == 0 or int(cand_idx[-1]) - int(cand_idx[0]) + 1 == n
+    first = int(cand_idx[0]) if n else 0
+
+    def local(idx: np.ndarray) -> np.ndarray:   # cand_idx -> row of S (b_idx -1 stays -1)
+        if contiguous:
+            return idx if first == 0 else np.where(idx >= 0, idx - first, idx)
+        return np.where(idx >= 0, np.searchsorted(cand_idx, idx), idx)
+
     S = np.full((cells.height, n), np.nan)
     mult5 = []
     for c, cell in enumerate(cells.iter_rows(named=True)):
         mean = cell["aggregate"] == "mean"
         calls = numpy(con, "cell_sample_values" if mean else "cell_values", pool_id=pool_id,
                       judge_id=cell["judge_id"], format_id=cell["format_id"], decoding=cell["decoding"],
-                      expected=cell["score"] == "expected")
-        S[c] = normalised_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], calls["a_idx"],
-                                 calls["b_idx"], calls["swapped"], calls["value"], n,
+                      expected=cell["score"] == "expected", prompt_lo=prompts[0], prompt_hi=prompts[1])
+        S[c] = normalised_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], local(calls["a_idx"]),
+                                 local(calls["b_idx"]), calls["swapped"], calls["value"], n,
                                  calls["weight"] if mean else None)
-        mult5.append(multiples_of_5_share(calls["value"]) if cell["scale_0_100"] else None)
-    cells = cells.with_columns(pl.Series("mult5_share", mult5, dtype=pl.Float64)).drop("scale_0_100")
+        mult5.append(multiples_of_5(calls["value"]) if cell["scale_0_100"] else None)
+    return S, mult5
+
+
+def multiples_of_5(values: np.ndarray) -> tuple[int, int]:
+    """(how many of the parsed 0-100 values are multiples of 5, how many there are)."""
+    fifths = values / 5.0       # exact for multiples of 5 (np.fmod is several times slower)
+    return int(np.count_nonzero(fifths == np.floor(fifths))), int(values.size)
+
+
+def multiples_of_5_share(values: np.ndarray) -> float | None:
+    """The share of (parsed, 0-100) values that are multiples of 5; None without any."""
+    return mult5_shares([multiples_of_5(values)])[0]
+
+
+def mult5_shares(tallies: list) -> list:
+    """Each cell's share of multiples of 5 from its (multiples, values) tallies; None without one."""
+    return [t[0] / t[1] if t is not None and t[1] else None for t in tallies]
+
+
+def read_scores(con, pool_id: int, repeats: bool = False) -> Scores:
+    """The Scores of the pool `pool_id`, read on an open connection; with repeats, the cells of
+    repeated calls come a second time, as aggregate `mean` (_with_mean_cells)."""
+    cells = read_cells(con, pool_id, repeats)
+    cand = read_candidates(con, pool_id)
+    S, mult5 = cell_score_rows(con, pool_id, cells, cand["cand_idx"])
+    prompt, position, reference = cand["prompt_idx"], cand["position"], cand["reference"]
+    cells = cells.with_columns(pl.Series("mult5_share", mult5_shares(mult5), dtype=pl.Float64)).drop("scale_0_100")
     return Scores(cells, S, prompt, position, reference, listing_order(prompt, position))
 
 
