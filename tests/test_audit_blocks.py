@@ -1,0 +1,185 @@
+"""The audit out of core (issue 21 §3): audit_cells reads a pool in blocks of whole prompts and adds
+the blocks' parts up. The in-memory engine (compute_cells over the whole pool's Scores, loaded at
+once by pool_scores) is kept as the reference: on random pools full of ties, unparsed verdicts,
+missing references, uneven prompts, tournament matches and repeated samples with label
+distributions, every number agrees to 1e-12 for any block size, and a pool of one block agrees bit
+for bit."""
+
+import json
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+import scipy.stats as ss
+
+from audit import _blocks, tiebreak_key
+from audit import _cells as cells_mod
+from audit._cells import audit_cells, compute_cells, finish_cell, joint_counts, spearman_from_joint
+from audit._scores import pool_scores
+from ingest.scoring import import_verdicts
+from ingest.store import import_pool
+from tests.fixtures import synthetic_pool, synthetic_verdicts
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _repeats(pool_rows, seed):
+    """likert5 samples 1 and 2 for a third of judge alpha's calls (sample 0 is in the fixture's
+    rows), with a label distribution on some of them: mean cells, of labels and expected values."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for row in pool_rows:
+        if rng.random() < 1 / 3:
+            for sample in (1, 2):
+                raw = str(int(rng.integers(1, 6))) if rng.random() > 0.1 else "no idea"
+                extra = {"label_probs": {raw: 0.6, "3": 0.4}} if raw != "3" and raw.isdigit() and rng.random() < 0.5 else {}
+                out.append({"judge": "alpha", "format": "likert5", "prompt_id": row["prompt_id"],
+                            "candidate_id": row["candidate_id"], "raw": raw, "sample": sample, **extra})
+    return out
+
+
+@pytest.fixture(scope="module", params=[0, 1, 2])
+def random_pool(request, tmp_path_factory):
+    seed = request.param
+    folder = tmp_path_factory.mktemp(f"blocks{seed}")
+    db = folder / "audit.duckdb"
+    rows = synthetic_pool(37, k_range=(1, 6), seed=seed, missing_ref=0.15)
+    import_pool(db, _write(folder / "pool.jsonl", rows), "p")
+    verdicts = synthetic_verdicts(rows, seed=seed, unparsed=0.1)
+    rng = np.random.default_rng(seed)
+    for v in verdicts:   # a label distribution on some likert5 calls: expected cells
+        if v["format"] == "likert5" and rng.random() < 0.4:
+            top = str(int(rng.integers(1, 6)))
+            v["label_probs"] = {top: 0.7, "3" if top != "3" else "4": 0.3}
+    import_verdicts(db, _write(folder / "v.jsonl", verdicts), "p")
+    import_verdicts(db, _write(folder / "r.jsonl", _repeats(rows, seed)), "p")
+    return db
+
+
+def _assert_close(got: pl.DataFrame, want: pl.DataFrame, tol: float = 1e-12) -> None:
+    assert got.columns == want.columns and got.height == want.height
+    for name in want.columns:
+        a, b = got[name], want[name]
+        assert a.is_null().to_list() == b.is_null().to_list(), name
+        if b.dtype == pl.Float64:
+            x, y = a.drop_nulls().to_numpy(), b.drop_nulls().to_numpy()
+            assert np.all(np.abs(x - y) <= tol), (name, np.abs(x - y).max())
+        else:
+            assert a.to_list() == b.to_list(), name
+
+
+@pytest.mark.parametrize("block", [1, 4, 23, 60])
+def test_blocks_give_the_in_memory_engines_numbers(random_pool, block):
+    want = compute_cells(pool_scores(random_pool, "p", repeats=True), seed=5)
+    assert set(want["aggregate"]) == {"single", "mean"} and set(want["score"]) == {"label", "expected"}
+    assert set(want["format"]) == {"binary", "likert5", "numeric100", "tournament"}
+    _assert_close(audit_cells(random_pool, "p", seed=5, block=block), want)
+
+
+def test_one_block_is_the_in_memory_engine_bit_for_bit(random_pool):
+    want = compute_cells(pool_scores(random_pool, "p", repeats=True), seed=2)
+    assert audit_cells(random_pool, "p", seed=2).equals(want)             # the default block holds it
+    assert audit_cells(random_pool, "p", seed=2, block=10 ** 6).equals(want)
+
+
+def test_blocks_cover_every_candidate_once_in_whole_prompts(random_pool, monkeypatch):
+    seen = []
+    real = _blocks.read_candidates
+
+    def spy(con, pid, prompts=None):
+        cand = real(con, pid, prompts)
+        seen.append((prompts, cand["cand_idx"], cand["prompt_idx"]))
+        return cand
+    monkeypatch.setattr(_blocks, "read_candidates", spy)
+    audit_cells(random_pool, "p", block=30)
+    sc = pool_scores(random_pool, "p")
+    # 37 prompts of 1..6 candidates: ceil(n / 30) blocks of ceil(37 / blocks) prompts each
+    n = sc.prompt.size
+    n_blocks = math.ceil(n / 30)
+    step = math.ceil(37 / n_blocks)
+    assert [p for p, _, _ in seen] == [(lo, min(lo + step - 1, 36)) for lo in range(0, 37, step)]
+    assert np.array_equal(np.sort(np.concatenate([c for _, c, _ in seen])), np.arange(n))
+    for (lo, hi), _, prompt in seen:
+        assert prompt.min() >= lo and prompt.max() <= hi
+
+
+def test_interleaved_prompts_place_each_candidate(tmp_path):
+    # the file lists prompts interleaved, so a prompt's cand_idx are not contiguous (q: 0, 2; r: 1, 3)
+    rows = [{"prompt_id": p, "prompt": p, "candidate_id": c, "response": c + p, "reference": ref}
+            for p, c, ref in [("q", "a", 1), ("r", "a", 3), ("q", "b", 2), ("r", "b", 2), ("q", "c", 2)]]
+    db = tmp_path / "i.duckdb"
+    import_pool(db, _write(tmp_path / "pool.jsonl", rows), "p")
+    raws = {("q", "a"): "2", ("q", "b"): "5", ("q", "c"): "5", ("r", "a"): "4", ("r", "b"): "1"}
+    import_verdicts(db, _write(tmp_path / "v.jsonl", [
+        {"judge": "j", "format": "likert5", "prompt_id": p, "candidate_id": c, "raw": raw}
+        for (p, c), raw in raws.items()]), "p")
+    cell = audit_cells(db, "p", block=1).to_dicts()[0]
+    # q: s (2, 5, 5) vs r (1, 2, 2): concordant a-b, a-c; b-c tied in both: tau_a = 2/3
+    # r: s (4, 1) vs r (3, 2): concordant: tau_a = 1; mean (2/3 + 1) / 2 = 5/6
+    assert cell["tau_a"] == pytest.approx(5 / 6)
+    # judge-top of q: b, c, both reference-top: top1_expected 1; r: a is both tops: 1
+    assert (cell["top1_expected"], cell["top_tied"]) == (1.0, 0.5)
+    assert audit_cells(db, "p", block=1).equals(audit_cells(db, "p"))
+
+
+def test_prompt_blocks_by_hand():
+    assert _blocks.prompt_blocks(0, 9, 40, 15) == [(0, 3), (4, 7), (8, 9)]     # 3 blocks of ceil(10/3) = 4
+    assert _blocks.prompt_blocks(5, 9, 10, 100) == [(5, 9)]
+    assert _blocks.prompt_blocks(0, 3, 4, 1) == [(0, 0), (1, 1), (2, 2), (3, 3)]
+    assert _blocks.prompt_blocks(0, -1, 0, 10) == [] and _blocks.prompt_blocks(3, 2, 5, 10) == []
+
+
+def test_a_block_needs_a_candidate(random_pool):
+    with pytest.raises(ValueError, match="block"):
+        audit_cells(random_pool, "p", block=0)
+
+
+def test_tiebreak_keys_are_the_pools_keys_without_drawing_them_all():
+    idx = np.array([7, 3, 12, 4])
+    assert np.array_equal(_blocks.tiebreak_keys(idx, 9), tiebreak_key(20, 9)[idx])
+    assert _blocks.tiebreak_keys(np.zeros(0, np.int64), 9).size == 0
+
+
+def test_joint_counts_dense_and_sparse_agree(monkeypatch):
+    s_values, r_values = np.array([0.0, 0.5, 1.0]), np.array([1.0, 2.0])
+    s_code, r_code = np.array([0, 2, 2, 1, 2, 0]), np.array([1, 0, 0, 1, 0, 1])
+    # pairs: (0, 2) x2, (1, 1) x3, (.5, 2) x1, sorted by s then r
+    want = ([0.0, 0.5, 1.0], [2.0, 2.0, 1.0], [2, 1, 3])
+    got = joint_counts(s_code, s_values, r_code, r_values)
+    assert [g.tolist() for g in got] == list(want)
+    monkeypatch.setattr(cells_mod, "JOINT_BINCOUNT", 0)
+    assert [g.tolist() for g in joint_counts(s_code, s_values, r_code, r_values)] == list(want)
+
+
+def test_spearman_from_tallies_is_scipys_on_the_expanded_data():
+    s = np.array([0.0, 0.0, 0.5, 0.5, 0.5, 1.0, 1.0, 0.25])
+    r = np.array([1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 1.0, 0.0])
+    pairs, n = np.unique(np.stack([s, r]), axis=1, return_counts=True)
+    assert spearman_from_joint(pairs[0], pairs[1], n) == pytest.approx(ss.spearmanr(s, r).statistic, abs=1e-14)
+    assert math.isnan(spearman_from_joint(np.array([1.0]), np.array([2.0]), np.array([1])))     # one element
+    assert math.isnan(spearman_from_joint(np.array([1.0, 1.0]), np.array([2.0, 3.0]), np.array([1, 1])))
+
+
+def test_finish_cell_adds_blocks_up_by_hand():
+    a = {"n_candidates": 3, "n_prompts": 1, "levels": (np.array([0.0, 1.0]), np.array([1, 2])),
+         "top_tied": (1.0, 1), "tau_a": (0.5, 1), "n_ranked_prompts": 1,
+         "joint": (np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([1, 2]))}
+    b = {"n_candidates": 4, "n_prompts": 2, "levels": (np.array([0.5, 1.0]), np.array([2, 2])),
+         "top_tied": (0.0, 2), "tau_a": (1.5, 2), "n_ranked_prompts": 2,
+         "joint": (np.array([0.5, 1.0]), np.array([0.0, 1.0]), np.array([2, 2]))}
+    row = finish_cell([a, {"n_candidates": 0}, b])
+    # levels 0: 1, 0.5: 2, 1: 4 of 7 -> tie_prob (1 + 4 + 16) / 49 = 21/49
+    assert (row["n_candidates"], row["n_prompts"], row["distinct"]) == (7, 3, 3)
+    assert row["tie_prob"] == pytest.approx(21 / 49) and row["d2"] == pytest.approx(49 / 21)
+    assert row["top_tied"] == pytest.approx(1 / 3)            # (1 + 0) / (1 + 2)
+    assert row["tau_a"] == pytest.approx(2 / 3)               # (0.5 + 1.5) / 3 prompts
+    assert row["n_ranked_prompts"] == 3 and "tau_b" not in row
+    s = np.array([0.0, 1.0, 1.0, 0.5, 0.5, 1.0, 1.0])
+    r = np.array([0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0])
+    assert row["spearman"] == pytest.approx(ss.spearmanr(s, r).statistic)
+    assert finish_cell([{"n_candidates": 0}]) == {"n_candidates": 0} == finish_cell([])
+    assert math.isnan(finish_cell([{**a, "tau_a": (0.0, 0)}])["tau_a"])   # defined in no prompt
