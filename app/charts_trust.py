@@ -55,14 +55,17 @@ def reliability_diagram(cells: pl.DataFrame) -> alt.Chart:
     """cells: judge, format, decoding, reliability (list of lo, hi, n, mean_p, mean_y; null where a
     cell has no probabilities) -> the reliability diagram: per cell and non-empty bin, the mean
     judge probability against the share the humans preferred, one coloured line per cell with points
-    sized by the bin's judgements, over the dashed diagonal of a calibrated judge. Square axes 0-1."""
+    sized by the bin's judgements (no legend: the tooltip says), over the dashed diagonal of a
+    calibrated judge. The plot area is a 420 px square, axes 0-1."""
     rows = forest_labels(cells.filter(pl.col("reliability").is_not_null())).rename({"row": "cell"}) \
         .select("cell", "reliability").explode("reliability").unnest("reliability")
     df = rows.to_pandas()
     unit = alt.Scale(domain=[0, 1], nice=False)
-    x = alt.X("mean_p:Q", scale=unit, title="judge's probability that the response is better (bin mean)")
-    y = alt.Y("mean_y:Q", scale=unit, title="share the humans preferred")
-    colour = alt.Color("cell:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=0, columns=1))
+    tenths = alt.Axis(values=[k / 10 for k in range(11)], format=".1f")
+    x = alt.X("mean_p:Q", scale=unit, axis=tenths, title="judge's probability that the response is better (bin mean)")
+    y = alt.Y("mean_y:Q", scale=unit, axis=tenths, title="share the humans preferred")
+    colour = alt.Color("cell:N", scale=alt.Scale(scheme="tableau10"),
+                       legend=alt.Legend(orient="bottom", title=None, labelLimit=0, columns=1))
     tips = [alt.Tooltip("cell:N"), alt.Tooltip("lo:Q", title="bin from"), alt.Tooltip("hi:Q", title="bin to"),
             alt.Tooltip("n:Q", title="judgements"), alt.Tooltip("mean_p:Q", format=".3f"),
             alt.Tooltip("mean_y:Q", format=".3f")]
@@ -70,6 +73,6 @@ def reliability_diagram(cells: pl.DataFrame) -> alt.Chart:
         .encode(x=alt.X("a:Q", scale=unit), y=alt.Y("a:Q", scale=unit))
     lines = alt.Chart(df).mark_line(opacity=0.6).encode(x=x, y=y, color=colour, order="mean_p:Q")
     points = alt.Chart(df).mark_point(filled=True, opacity=0.9).encode(
-        x=x, y=y, color=colour, size=alt.Size("n:Q", title="judgements", legend=alt.Legend(orient="bottom")),
+        x=x, y=y, color=colour, size=alt.Size("n:Q", scale=alt.Scale(zero=False, range=[30, 300]), legend=None),
         tooltip=tips)
-    return alt.layer(diagonal, lines, points).properties(width=420, height=420)
+    return alt.layer(diagonal, lines, points).properties(width=420, height=420, autosize=alt.AutoSizeParams(type="pad"))

@@ -78,10 +78,10 @@ if probs.height == 0:
             "judge returns one, as the bundled `local:smollm2` does), or ask each call several times "
             "(`--samples N --temperature T`): p is then the share of samples preferring a response.")
 else:
-    st.altair_chart(charts_trust.reliability_diagram(probs))
+    st.altair_chart(charts_trust.reliability_diagram(probs), width="content")
     st.caption("Each point: a bin of judgements by the judge's probability that the labelled pair's first response "
-               "is better (10 equal-width bins), against the share the humans preferred it; on the dashed diagonal "
-               "the judge is calibrated. ECE after isotonic recalibration: fitted on 4 of 5 folds of prompts, "
+               "is better (10 equal-width bins; the larger, the more judgements), against the share the humans "
+               "preferred it; on the dashed diagonal the judge is calibrated. ECE after isotonic recalibration: fitted on 4 of 5 folds of prompts, "
                "scored on the fifth.")
-    st.dataframe(probs.select("judge", "format", "decoding", "probability_source", "n_prob", "ece", "brier",
-                              "ece_isotonic"), hide_index=True, width="stretch")
+    st.dataframe(**table_view(probs.select("judge", "format", "decoding", "probability_source", "n_prob", "ece",
+                                           "brier", "ece_isotonic")), hide_index=True, width="stretch")
