@@ -232,6 +232,11 @@ def _pool_with_calls(tmp_path, write_jsonl):
                              "raw": raw, "sample": s})
         verdicts.append({"judge": "k", "format": "tournament", "prompt_id": f"p{p}", "a_id": "x", "b_id": "y",
                          "raw": "A+"})
+    # judge m: a distribution only on p5, which the humans tied; a call on p0 without one
+    verdicts += [{"judge": "m", "format": "tournament", "prompt_id": "p5", "a_id": "x", "b_id": "y", "raw": "A+",
+                  "decoding": "constrained", "label_probs": {"A+": 1.0}},
+                 {"judge": "m", "format": "tournament", "prompt_id": "p0", "a_id": "x", "b_id": "y", "raw": "A+",
+                  "decoding": "constrained"}]
     import_verdicts(path, write_jsonl("v.jsonl", verdicts), "conf")
     import_labels(path, write_jsonl("l.jsonl", labels), "conf")
     return path
@@ -266,6 +271,10 @@ def test_calibrate_reports_confidence_per_cell(tmp_path, write_jsonl):
     assert s["ece"] == pytest.approx(0.4, abs=1e-12) and s["brier"] == pytest.approx(0.3, abs=1e-12)
     k = cells[("k", "greedy")]
     assert k["n_prob"] is None and k["probability_source"] is None and k["reliability"] is None
+    # m has label distributions, but none on a pair the humans did not tie
+    m = cells[("m", "constrained")]
+    assert (m["n"], m["n_prob"], m["probability_source"], m["ece"], m["reliability"]) == (2, 0, "distribution",
+                                                                                          None, None)
     # the kappa keys are those of calibrate_frames without the samples (what the old version printed)
     from audit._db import connect, query, pool_id
     with connect(path) as con:
@@ -292,6 +301,9 @@ def test_calibrate_json_carries_the_confidence_keys_only_where_there_are_probabi
     assert text.returncode == 0, text.stderr
     assert "j / tournament / constrained: 5 judgements with p from distribution: ECE 0.250, Brier 0.17" in text.stdout
     assert "k / tournament / greedy: no label probabilities (score with --decoding constrained" in text.stdout
+    assert "m / tournament / constrained: probabilities from distribution, but none on a pair the humans did " \
+           "not tie" in text.stdout
+    assert cells[("m", "constrained")]["n_prob"] == 0 and cells[("m", "constrained")]["ece"] is None
 
 
 def test_calibration_page_draws_the_reliability_diagram_or_says_how_to_get_probabilities(tmp_path, write_jsonl,
@@ -312,8 +324,8 @@ def test_calibration_page_draws_the_reliability_diagram_or_says_how_to_get_proba
                                             and layer["encoding"]["x"]["field"] == "a" for layer in c.get("layer", [])))
     assert diagram["layer"][2]["encoding"]["size"]["field"] == "n"
     table = at.dataframe[-1].value
-    assert table["decoding"].tolist() == ["constrained", "greedy"]
-    assert table["ece"].tolist() == pytest.approx([0.25, 0.4], abs=1e-12)
+    assert list(zip(table["judge"], table["decoding"])) == [("j", "constrained"), ("j", "greedy"), ("m", "constrained")]
+    assert table["ece"].tolist()[:2] == pytest.approx([0.25, 0.4], abs=1e-12) and table["n_prob"].tolist()[2] == 0
     assert not any("No label probabilities" in i.value for i in at.info)
     # the demo's five-format pool: the bundled judge's pairs carry no label distribution
     seed_demo(tmp_path / "demo.duckdb", pools=("mtbench-formats",))
