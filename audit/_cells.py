@@ -49,7 +49,8 @@ class PoolView:
         self.order = sc.order
         self.identity = bool(np.all(np.diff(sc.order) == 1)) if sc.order.size else True
         self.prompt = sc.prompt[sc.order]
-        self.n_prompts = int(np.count_nonzero(self.prompt[1:] != self.prompt[:-1]) + 1) if self.prompt.size else 0
+        _, self.gid = dense_groups(self.prompt, 1)         # each element's prompt as 0..n_prompts-1
+        self.n_prompts = int(self.gid[-1]) + 1 if self.gid.size else 0
         r = sc.reference[sc.order]
         self.has_r = ~np.isnan(r)
         self.r_values, _ = m.levels(r[self.has_r])
@@ -70,20 +71,24 @@ class PoolView:
         self._cache.append((tag, mask, value))
         return value
 
+    def pairs_layout(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The elements in `mask` whose prompt has >= 2 of them, with dense group ids: what
+        dense_groups(self.prompt[idx], 2) gives, counted on the view's prompt ids (no pass over
+        the elements' prompt changes)."""
+        idx = np.flatnonzero(mask)
+        gid = self.gid[idx]
+        kept_prompts = np.bincount(gid, minlength=self.n_prompts) >= 2
+        keep = kept_prompts[gid]
+        return idx[keep], (np.cumsum(kept_prompts) - 1)[gid[keep]]
+
     def tie_layout(self, valid: np.ndarray):
         """Groups of >= 2 scored candidates (for top_tied): (element indices, group ids)."""
-        def build():
-            idx = np.flatnonzero(valid)
-            keep, g = dense_groups(self.prompt[idx], 2)
-            return idx[keep], g
-        return self._cached("tie", valid, build)
+        return self._cached("tie", valid, lambda: self.pairs_layout(valid))
 
     def ranked(self, both: np.ndarray):
         """Groups of >= 2 candidates with score and reference: (element indices, PromptStats)."""
         def build():
-            idx = np.flatnonzero(both)
-            keep, g = dense_groups(self.prompt[idx], 2)
-            idx = idx[keep]
+            idx, g = self.pairs_layout(both)
             return idx, m.PromptStats(g, self.r_code[idx], self.key[idx])
         return self._cached("rank", both, build)
 

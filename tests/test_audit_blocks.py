@@ -183,3 +183,17 @@ def test_finish_cell_adds_blocks_up_by_hand():
     assert row["spearman"] == pytest.approx(ss.spearmanr(s, r).statistic)
     assert finish_cell([{"n_candidates": 0}]) == {"n_candidates": 0} == finish_cell([])
     assert math.isnan(finish_cell([{**a, "tau_a": (0.0, 0)}])["tau_a"])   # defined in no prompt
+
+
+def test_pairs_layout_is_dense_groups_on_the_views_prompts(random_pool):
+    from audit._cells import PoolView, dense_groups
+    sc = pool_scores(random_pool, "p")
+    view = PoolView(sc, 0)
+    rng = np.random.default_rng(4)
+    for share in (0.0, 0.3, 0.8, 1.0):
+        mask = rng.random(view.prompt.size) < share
+        idx = np.flatnonzero(mask)
+        keep, g = dense_groups(view.prompt[idx], 2)             # the obvious reference
+        got_idx, got_g = view.pairs_layout(mask)
+        assert np.array_equal(got_idx, idx[keep]) and np.array_equal(got_g, g)
+    assert view.n_prompts == 37

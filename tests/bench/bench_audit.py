@@ -1,17 +1,31 @@
-"""Benchmark: the full audit on 1M candidates (k = 4) x 3 pointwise formats x 5 judges = 15M
-verdicts, against a per-prompt scipy.stats.kendalltau loop timed on a sample in the same run.
+"""Benchmark: the full audit, `judgeaudit audit --json` as a process (CLI start included), against
+the in-memory engine it replaced (issue 21 §3) and a per-prompt scipy.stats.kendalltau loop.
 
-    .venv/bin/python tests/bench/bench_audit.py [--prompts 250000] [--judges 5] [--workdir DIR]
+    .venv/bin/python tests/bench/bench_audit.py [--prompts 250000] [--judges 5]
+        [--formats binary,likert5,numeric100] [--build sql|import] [--workdir DIR] [--skip-build]
+    # issue 21's case: 10M candidates x 10 cells = 100M verdicts
+    .venv/bin/python tests/bench/bench_audit.py --prompts 2500000 --judges 5 --formats binary,likert5
 
-Builds the data through the real import path (pool file -> import-pool, one verdict JSONL per
-judge -> import-verdicts) and reports the verdict-import rate. The audit runs in a child process
-(median of --repeats runs) so its peak memory is its own. Not part of the test run.
+--build sql (the default) writes the database directly with DuckDB SQL (generate_series-style
+ranges and hash-based pseudo-random values: references on a 0-9 grid, 0.5% missing, each judge's
+noise growing with its index, 1% of calls unparsed; ties everywhere) through the real migrations,
+ensure_judge / ensure_format / start_cell_run, and writes the verdicts as Parquet in
+import-verdicts' layout too (100M verdicts cannot go through import-verdicts in time: ~100k
+rows/s). --build import goes through the real import path (pool file -> import-pool, one verdict
+JSONL per judge -> import-verdicts) and reports the import rate and the scipy loop baseline.
+
+Then `judgeaudit audit --json` runs --repeats times as a child process: wall time and peak RSS
+(os.wait4), with the load average; the in-memory engine (compute_cells over pool_scores, the whole
+pool's score matrix at once) runs --old-repeats times in a child on the same pool unless
+--old-max-candidates is smaller than the pool, and every number of both is compared (1e-12).
+Not part of the test run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -29,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 FORMATS = ("binary", "likert5", "numeric100")
 
 
-def make_files(folder: Path, n_prompts: int, k: int, n_judges: int, seed: int = 0):
+def make_files(folder: Path, n_prompts: int, k: int, n_judges: int, formats=FORMATS, seed: int = 0):
     rng = np.random.default_rng(seed)
     n = n_prompts * k
     prompt = np.repeat(np.arange(n_prompts), k)
@@ -51,7 +65,7 @@ def make_files(folder: Path, n_prompts: int, k: int, n_judges: int, seed: int = 
         }
         frames = [pool.select("prompt_id", "candidate_id").with_columns(
             pl.lit(f"judge{j}").alias("judge"), pl.lit(f).alias("format"), pl.Series("raw", raws[f]))
-            for f in FORMATS]
+            for f in formats]
         path = folder / f"verdicts-judge{j}.jsonl"
         pl.concat(frames).select("judge", "format", "prompt_id", "candidate_id", "raw").write_ndjson(path)
         verdict_files.append(path)
@@ -86,25 +100,111 @@ def kendall_loop_rate(db: Path, sample_prompts: int, seed: int = 0) -> float:
     return (time.perf_counter() - t) / calls
 
 
-def child_audit(db: str, repeats: int) -> None:
-    """Run in a child process: time audit_cells, print JSON with times and peak RSS."""
-    from audit import audit_cells
+# Per format: the parsed value from the latent quality `lat`, and its label from the value `v`.
+SQL_VALUES = {
+    "binary": ("CASE WHEN lat > 4.5 THEN 1.0 ELSE 0.0 END", "CASE WHEN v = 1 THEN 'ACCEPT' ELSE 'REJECT' END"),
+    "likert5": ("greatest(1.0, least(5.0, round(lat / 2.2) + 1))", "CAST(CAST(v AS INTEGER) AS VARCHAR)"),
+    "numeric100": ("greatest(0.0, least(100.0, round(lat * 2) * 5))", "CAST(CAST(v AS INTEGER) AS VARCHAR)"),
+}
+VERDICT_ROWS = """
+    SELECT i, i // $k AS prompt, i % $k AS pos, bad, CASE WHEN bad THEN NULL ELSE v END AS value,
+           CASE WHEN bad THEN 'unsure' ELSE {label} END AS raw
+    FROM (SELECT i, bad, {value} AS v FROM (
+        SELECT i, hash(i, $jid, $fid, 'unparsed') % 100 = 0 AS bad,
+               hash(i, 'ref') % 10 + ((hash(i, $jid, 'noise') % 10000) / 10000.0 - 0.5) * (3 + 2 * $j) AS lat
+        FROM range($n) t(i)))"""
+
+
+def build_sql(db: Path, work: Path, args) -> None:
+    """The pool, judges, formats, cell runs and verdicts written with DuckDB SQL (see the module
+    docstring); the verdicts also as WORK/verdicts-judgeJ-FORMAT.parquet."""
+    from ingest.scoring.formats import BUILTIN
+    from ingest.store import (ensure_format, ensure_judge, finish_cell_run, judge_identity, start_cell_run,
+                              transaction, writer)
+    db.unlink(missing_ok=True)
+    n = args.prompts * args.k
+    t0 = time.perf_counter()
+    with writer(db) as con:
+        with transaction(con):
+            con.execute("INSERT INTO pools (pool_id, name, source_file, layout) VALUES (1, 'bench', 'bench_audit.py', 'rows')")
+            con.execute("INSERT INTO id_marks VALUES ('pools', 1)")
+            con.execute("INSERT INTO prompts SELECT 1, p, 'p' || p, 'Prompt ' || p FROM range($P) t(p)", {"P": args.prompts})
+            con.execute("INSERT INTO candidates (pool_id, cand_idx, prompt_idx, candidate_id, position, response, reference) "
+                        "SELECT 1, i, i // $k, 'c' || (i % $k), i % $k, 'a response', CASE WHEN hash(i, 'missing') % 200 = 0 "
+                        "THEN NULL ELSE CAST(hash(i, 'ref') % 10 AS DOUBLE) END FROM range($n) t(i)", {"k": args.k, "n": n})
+        print(f"pool: {n:,} candidates in {time.perf_counter() - t0:.1f} s", flush=True)
+        for j in range(args.judges):
+            with transaction(con):
+                jid = ensure_judge(con, f"judge{j}", "imported", identity=judge_identity("imported"))
+                for name in args.formats:
+                    t = time.perf_counter()
+                    fmt = BUILTIN[name]
+                    fid = ensure_format(con, fmt)
+                    rid = start_cell_run(con, 1, jid, fmt, fid, "import", source_file="bench_audit.py")
+                    value, label = SQL_VALUES[name]
+                    rows = VERDICT_ROWS.format(value=value, label=label)
+                    params = {"k": args.k, "n": n, "jid": jid, "fid": fid, "j": j}
+                    con.execute(f"INSERT INTO verdicts (run_id, pool_id, judge_id, format_id, decoding, prompt_idx, a_idx, "
+                                f"sample, raw, label, value, status) SELECT {rid}, 1, {jid}, {fid}, 'greedy', prompt, i, 0, "
+                                f"raw, CASE WHEN bad THEN NULL ELSE raw END, value, CASE WHEN bad THEN 'no_label' ELSE 'ok' END "
+                                f"FROM ({rows})", params)
+                    finish_cell_run(con, rid)
+                    if args.parquet:
+                        out = work / f"verdicts-judge{j}-{name}.parquet"
+                        con.execute(f"COPY (SELECT 'judge{j}' AS judge, '{name}' AS format, 'p' || prompt AS prompt_id, "
+                                    f"'c' || pos AS candidate_id, raw FROM ({rows})) TO '{out}' (FORMAT parquet)", params)
+                    print(f"judge{j} {name}: {n:,} verdicts in {time.perf_counter() - t:.1f} s", flush=True)
+    print(f"built {db} ({db.stat().st_size / 2**30:.2f} GiB) in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def child_old_engine(db: str, repeats: int, out: str) -> None:
+    """Run in a child process: the in-memory engine (the whole pool's score matrix at once), timed;
+    its cells written to OUT as JSON, its times and peak RSS printed."""
+    from audit._cells import compute_cells
+    from audit._scores import pool_scores
     times = []
     for _ in range(repeats):
-        t = time.perf_counter()       # audit_cells keeps nothing between calls: a full audit each time
-        cells = audit_cells(db, "bench")
+        t = time.perf_counter()
+        cells = compute_cells(pool_scores(db, "bench", repeats=True))
         times.append(time.perf_counter() - t)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"times": times, "peak_mb": peak_mb, "cells": cells.height,
-                      "verdicts": int(cells["n_verdicts"].sum())}))
+    Path(out).write_text(json.dumps({"cells": cells.to_dicts()}))
+    print(json.dumps({"times": times, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
-def build(db: Path, work: Path, args) -> None:
+def run_cli(db: Path, out: Path) -> dict:
+    """`judgeaudit audit --json` as its own process: wall seconds, peak RSS (MB), load average."""
+    exe = Path(sys.executable).with_name("judgeaudit")
+    load = os.getloadavg()[0]
+    t = time.perf_counter()
+    with open(out, "w") as fh:
+        proc = subprocess.Popen([str(exe), "audit", "--json", "--db", str(db), "--pool", "bench"], stdout=fh)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"judgeaudit audit failed with status {status}")
+    return {"wall_s": wall, "peak_mb": usage.ru_maxrss / 1024, "load": load}
+
+
+def compare(new: list[dict], old: list[dict]) -> float:
+    """The largest absolute difference between two audits' numbers (keys and non-numbers equal)."""
+    assert len(new) == len(old)
+    worst = 0.0
+    for a, b in zip(new, old):
+        assert a.keys() == b.keys()
+        for key in a:
+            if isinstance(a[key], float) and isinstance(b[key], float):
+                worst = max(worst, abs(a[key] - b[key]))
+            else:
+                assert a[key] == b[key], (key, a[key], b[key])
+    return worst
+
+
+def build_import(db: Path, work: Path, args) -> None:
     from ingest.store import import_pool
     from ingest.scoring import import_verdicts
     db.unlink(missing_ok=True)
     t = time.perf_counter()
-    pool_file, verdict_files = make_files(work, args.prompts, args.k, args.judges)
+    pool_file, verdict_files = make_files(work, args.prompts, args.k, args.judges, args.formats)
     print(f"generated files in {time.perf_counter() - t:.1f} s under {work}")
     t = time.perf_counter()
     import_pool(db, pool_file, "bench")
@@ -126,35 +226,63 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=250_000)
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--judges", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--sample", type=int, default=400, help="prompts in the kendalltau sample")
+    ap.add_argument("--formats", type=lambda v: tuple(v.split(",")), default=FORMATS)
+    ap.add_argument("--build", choices=("sql", "import"), default="sql")
+    ap.add_argument("--no-parquet", dest="parquet", action="store_false", help="sql build: no Parquet copy")
+    ap.add_argument("--repeats", type=int, default=3, help="runs of judgeaudit audit --json")
+    ap.add_argument("--old-repeats", type=int, default=1, help="runs of the in-memory engine")
+    ap.add_argument("--old-max-candidates", type=int, default=10**9,
+                    help="skip the in-memory engine on a larger pool")
+    ap.add_argument("--sample", type=int, default=400, help="prompts in the kendalltau sample (import build)")
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--skip-build", action="store_true", help="reuse WORKDIR/bench.duckdb from an earlier run")
-    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--child-old", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.child:
-        child_audit(args.child[0], int(args.child[1]))
+    if args.child_old:
+        child_old_engine(args.child_old[0], int(args.child_old[1]), args.child_old[2])
         return
+    unknown = set(args.formats) - set(SQL_VALUES)
+    if unknown:
+        raise SystemExit(f"--formats: pointwise built-ins only ({', '.join(SQL_VALUES)}), not {', '.join(unknown)}")
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="judgeaudit-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     db = work / "bench.duckdb"
     if not (args.skip_build and db.exists()):
-        build(db, work, args)
-    proc = subprocess.run([sys.executable, __file__, "--child", str(db), str(args.repeats)],
-                          capture_output=True, text=True, check=True)
-    child = json.loads(proc.stdout.strip().splitlines()[-1])
-    audit_s = statistics.median(child["times"])
-    per_call = kendall_loop_rate(db, args.sample)
-    n_prompt_cells = args.prompts * child["cells"]
-    loop_s = per_call * n_prompt_cells
-    print(f"full audit ({child['verdicts']:,} verdicts, {child['cells']} cells): "
-          f"median {audit_s:.2f} s of {', '.join(f'{x:.2f}' for x in child['times'])}; "
-          f"peak RSS {child['peak_mb']:,.0f} MB")
-    print(f"baseline: scipy.stats.kendalltau per prompt, {per_call * 1e6:.0f} us/call on a sample of "
-          f"{args.sample} prompts x {child['cells']} cells -> {loop_s:,.0f} s for all "
-          f"{n_prompt_cells:,} prompt-cells (tau only)")
-    print(f"ratio (loop / audit): {loop_s / audit_s:,.0f}x")
+        (build_sql if args.build == "sql" else build_import)(db, work, args)
+    n = args.prompts * args.k
+    runs = []
+    for r in range(args.repeats):
+        runs.append(run_cli(db, work / "audit.json"))
+        print(f"judgeaudit audit --json, run {r + 1}: {runs[-1]['wall_s']:.1f} s, peak RSS "
+              f"{runs[-1]['peak_mb']:,.0f} MB (load average {runs[-1]['load']:.2f})", flush=True)
+    if not runs:   # --repeats 0: build only
+        return
+    new_cells = json.loads((work / "audit.json").read_text())["cells"]
+    wall, peak = statistics.median(r["wall_s"] for r in runs), statistics.median(r["peak_mb"] for r in runs)
+    print(f"audit ({sum(c['n_verdicts'] for c in new_cells):,} verdicts, {len(new_cells)} cells, {n:,} candidates): "
+          f"median {wall:.1f} s wall, {peak:,.0f} MB peak RSS of {len(runs)} runs")
+    if n <= args.old_max_candidates:
+        load = os.getloadavg()[0]
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, __file__, "--child-old", str(db), str(args.old_repeats),
+                               str(work / "old.json")], capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"in-memory engine failed on this pool ({proc.returncode}): {proc.stderr.strip()[-300:]}")
+        else:
+            old = json.loads(proc.stdout.strip().splitlines()[-1])
+            old_s = statistics.median(old["times"])
+            diff = compare(new_cells, json.loads((work / "old.json").read_text())["cells"])
+            print(f"in-memory engine (no CLI start): median {old_s:.1f} s of {old['times']}, peak RSS "
+                  f"{old['peak_mb']:,.0f} MB (load average {load:.2f}; child {time.perf_counter() - t:.0f} s)")
+            print(f"ratio (in-memory / blocks): time {old_s / wall:.2f}x, peak memory {old['peak_mb'] / peak:.2f}x; "
+                  f"largest difference of any number {diff:.1e}")
+    if args.build == "import" and args.sample:
+        per_call = kendall_loop_rate(db, args.sample)
+        loop_s = per_call * args.prompts * len(new_cells)
+        print(f"baseline: scipy.stats.kendalltau per prompt, {per_call * 1e6:.0f} us/call on a sample of "
+              f"{args.sample} prompts x {len(new_cells)} cells -> {loop_s:,.0f} s for all prompt-cells (tau only); "
+              f"ratio (loop / audit) {loop_s / wall:,.0f}x")
 
 
 if __name__ == "__main__":
