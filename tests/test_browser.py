@@ -62,12 +62,15 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
         expect(page.locator(".vega-embed").first).to_be_visible()
 
         page.get_by_role("link", name="Pool").click()
+        expect(page.get_by_label("Pool name")).to_be_visible()       # the Pool page has run: its uploader is live
         page.locator("input[type=file]").set_input_files(str(bad_file))
+        expect(page.get_by_text("bad-pool.jsonl").first).to_be_visible()   # the upload reached the server
         page.get_by_label("Pool name").fill("broken")
         page.get_by_role("button", name="Import").click()
         expect(page.get_by_text("bad-pool.jsonl, line 2: not valid JSON")).to_be_visible()
 
         page.locator("input[type=file]").set_input_files(str(pool_file))
+        expect(page.get_by_text("browser-pool.jsonl").first).to_be_visible()
         page.get_by_label("Pool name").fill("browser")
         page.get_by_role("button", name="Import").click()
         expect(page.get_by_role("heading", name="Pool browser")).to_be_visible()
