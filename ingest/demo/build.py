@@ -3,6 +3,7 @@
     python -m ingest.demo.build [SHARED_DATA_DIR]
     python -m ingest.demo.build --formats-demo [--prompts N] [--models A,B,C] [--seed S]
     python -m ingest.demo.build --formats-labels     (only the human votes on the formats demo's pairs)
+    python -m ingest.demo.build [--formats-local] [--sampled] [--warm] [--workdir W]   (repeats, confidence)
 
 Writes, next to this file: one pool file and one verdict file per demo pool, and the TOML
 format specs the verdicts use. Sources, licences and what was changed are in README.md here.
@@ -12,6 +13,11 @@ MT-Bench demo pool scored by the bundled SmolLM2-135M judge, served by llama-cpp
 OpenAI-compatible server, in all five paper formats under both decoding modes (greedy, the paper's
 protocol, and label-constrained by a GBNF grammar). It makes real calls (about half an hour on two
 busy CPU cores) and records how long they took in mtbench-formats-build.json.
+
+Three more files of the same pool show repeats and confidence at first launch: `--formats-local`
+(the model in-process on the comparative formats, with label distributions), `--sampled` (five
+labels drawn from each constrained call's distribution: temperature 1, no model call) and `--warm`
+(five real samples at temperature 0.7 on two prompts). Each function's docstring has the commands.
 """
 
 from __future__ import annotations
@@ -180,8 +186,6 @@ def build_ko_arena(data: Path) -> None:
 FORMATS_DEMO = "mtbench-formats"
 FIVE = ("binary", "likert5", "numeric100", "anchored", "tournament")
 DEMO_JUDGE = "smollm2-demo"
-
-
 DEMO_MODELS = ("gpt-3.5-turbo", "gpt-4", "llama-13b", "alpaca-13b")   # strong, middle and weak systems
 
 
@@ -253,9 +257,9 @@ def _score_mode(workdir: Path, mode: str, port: int) -> None:
     (workdir / f"{mode}.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
 
 
-def _export(db: Path) -> list[dict]:
-    """The stored calls of the demo judge as verdict-file rows (raw output verbatim, decoding mode
-    and label probabilities kept)."""
+def _export(db: Path, judge: str = DEMO_JUDGE, stored_as: str | None = None) -> list[dict]:
+    """The stored calls of one judge (by default the demo judge; `stored_as`: its name in `db`, when
+    another) as verdict-file rows (raw output verbatim, decoding mode and label probabilities kept)."""
     import duckdb
     con = duckdb.connect(str(db), read_only=True)
     try:
@@ -263,14 +267,17 @@ def _export(db: Path) -> list[dict]:
             SELECT f.name, p.prompt_id, a.candidate_id, b.candidate_id, v.raw, v.error, v.sample, v.decoding,
                    v.label_probs, f.kind, v.latency_ms
             FROM verdicts v JOIN formats f USING (format_id) JOIN prompts p USING (pool_id, prompt_idx)
+            JOIN judges j USING (judge_id) JOIN pools USING (pool_id)
             JOIN candidates a ON a.pool_id = v.pool_id AND a.cand_idx = v.a_idx
             LEFT JOIN candidates b ON b.pool_id = v.pool_id AND b.cand_idx = v.b_idx
-            ORDER BY f.name, v.prompt_idx, v.a_idx, v.b_idx NULLS FIRST, v.sample""").fetchall()
+            WHERE j.name = $judge AND pools.name = $pool
+            ORDER BY f.name, v.prompt_idx, v.a_idx, v.b_idx NULLS FIRST, v.sample""",
+            {"judge": stored_as or judge, "pool": FORMATS_DEMO}).fetchall()
     finally:
         con.close()
     out = []
     for fmt, prompt_id, a, b, raw, error, sample, decoding, probs, kind, _ in rows:
-        row = {"judge": DEMO_JUDGE, "format": fmt, "prompt_id": prompt_id}
+        row = {"judge": judge, "format": fmt, "prompt_id": prompt_id}
         row.update({"candidate_id": a} if kind == "pointwise" else {"a_id": a, "b_id": b})
         row.update(raw=raw, sample=sample, decoding=decoding)
         if error is not None:
@@ -316,12 +323,103 @@ def build_formats_demo(n_prompts: int, models: tuple[str, ...], seed: int, workd
     print(json.dumps(meta, indent=1))
 
 
+LOCAL_JUDGE, SAMPLED_JUDGE, WARM_JUDGE = "smollm2-local", "smollm2-demo-t1", "smollm2-demo-t0.7"
+REPEATS = 5                                    # samples per call of both repeat judges
+WARM_PROMPTS = ("105", "138")                  # the first two prompts of the formats demo
+WARM_FORMATS = ("binary", "likert5", "numeric100", "tournament")
+
+
+def build_formats_local(workdir: Path) -> int:
+    """mtbench-formats-local-verdicts.jsonl: the bundled model scored in-process (llama.cpp, label
+    distributions by constrained decoding) on the comparative formats of the formats demo, as
+
+        judgeaudit import-pool ingest/demo/mtbench-formats-pool.jsonl --pool mtbench-formats --db W/local.duckdb
+        judgeaudit score --pool mtbench-formats --judge local:smollm2 --judge-name smollm2-local \\
+            --formats anchored,tournament --decoding constrained --db W/local.duckdb
+
+    (60 calls, about 8 minutes on two busy cores); a database that already holds them is only exported."""
+    from ..scoring import ScoreRequest, score
+    from ..store import import_pool
+    db = workdir / "local.duckdb"
+    workdir.mkdir(parents=True, exist_ok=True)
+    if not db.exists():
+        import_pool(db, HERE / "mtbench-formats-pool.jsonl", FORMATS_DEMO)
+    score(ScoreRequest(pool=FORMATS_DEMO, judge="local:smollm2", judge_name=LOCAL_JUDGE, db=db,
+                       formats=["anchored", "tournament"], decoding="constrained", progress=False))
+    return _write("mtbench-formats-local-verdicts.jsonl", _export(db, LOCAL_JUDGE))
+
+
+def sampled_repeats(rows: list[dict], n: int = REPEATS, seed: int = 0) -> list[dict]:
+    """Temperature-1 repeats without a model: for each constrained call that carries a label
+    distribution, n labels drawn (seeded, in file order) from that distribution, as samples 0..n-1
+    of SAMPLED_JUDGE, each row keeping the distribution (so the expected agreement is known)."""
+    import random
+    rng = random.Random(seed)
+    out = []
+    for r in rows:
+        if r.get("decoding") != "constrained" or not r.get("label_probs"):
+            continue
+        labels = sorted(r["label_probs"])
+        draws = rng.choices(labels, weights=[r["label_probs"][k] for k in labels], k=n)
+        ids = {k: r[k] for k in ("candidate_id", "a_id", "b_id") if k in r}
+        out += [{"judge": SAMPLED_JUDGE, "format": r["format"], "prompt_id": r["prompt_id"], **ids, "raw": label,
+                 "sample": i, "decoding": "constrained", "label_probs": r["label_probs"]}
+                for i, label in enumerate(draws)]
+    return out
+
+
+def build_sampled() -> int:
+    """mtbench-formats-sampled-verdicts.jsonl, from the demo's constrained calls: the llama.cpp
+    server's pointwise ones and the in-process comparative ones (no call is made)."""
+    rows = [*_rows(HERE / "mtbench-formats-verdicts.jsonl"), *_rows(HERE / "mtbench-formats-local-verdicts.jsonl")]
+    return _write("mtbench-formats-sampled-verdicts.jsonl", sampled_repeats(rows))
+
+
+def build_warm(workdir: Path, port: int = 18763) -> int:
+    """mtbench-formats-t07-verdicts.jsonl: real samples at temperature 0.7 (greedy decoding, then
+    parsed) on the formats demo's prompts WARM_PROMPTS, from the GGUF on llama.cpp's server, as
+
+        judgeaudit import-pool SUBPOOL.jsonl --pool mtbench-formats --db W/t07.duckdb
+        judgeaudit score --pool mtbench-formats --judge openai:smollm2-135m-instruct-q4_1@URL \\
+            --judge-name smollm2-demo-t0.7 --formats binary,likert5,numeric100,tournament \\
+            --samples 5 --temperature 0.7 --concurrency 1 --db W/t07.duckdb
+
+    SUBPOOL: the pool file's rows of those prompts. Re-running resumes; timing in W/t07.json."""
+    import time
+    from ..scoring import ScoreRequest, score
+    from ..store import import_pool
+    workdir.mkdir(parents=True, exist_ok=True)
+    db, sub = workdir / "t07.duckdb", workdir / "t07-pool.jsonl"
+    with open(sub, "w", encoding="utf-8") as fh:
+        for r in _rows(HERE / "mtbench-formats-pool.jsonl"):
+            if r["prompt_id"] in WARM_PROMPTS:
+                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    if not db.exists():
+        import_pool(db, sub, FORMATS_DEMO)
+    proc, url = _serve(port)
+    try:
+        started = time.time()
+        summary = score(ScoreRequest(
+            pool=FORMATS_DEMO, judge=f"openai:smollm2-135m-instruct-q4_1@{url}", judge_name=WARM_JUDGE,
+            formats=list(WARM_FORMATS), db=db, concurrency=1, samples=REPEATS, temperature=0.7, timeout=600,
+            max_retries=2, progress=False))
+        summary["wall_s"] = round(time.time() - started, 1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    (workdir / "t07.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
+    return _write("mtbench-formats-t07-verdicts.jsonl", _export(db, WARM_JUDGE))
+
+
 if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("data", nargs="?")
     ap.add_argument("--formats-demo", action="store_true")
     ap.add_argument("--formats-labels", action="store_true")
+    ap.add_argument("--formats-local", action="store_true")
+    ap.add_argument("--sampled", action="store_true")
+    ap.add_argument("--warm", action="store_true")
     ap.add_argument("--prompts", type=int, default=6)
     ap.add_argument("--models", default=",".join(DEMO_MODELS))
     ap.add_argument("--seed", type=int, default=11)
@@ -334,6 +432,13 @@ if __name__ == "__main__":
     if args.formats_labels:     # the votes alone, from the shipped pool file (no call is made)
         print(_write("mtbench-formats-human-labels.jsonl",
                      formats_demo_labels(list(_rows(HERE / "mtbench-formats-pool.jsonl")))), "labels")
+        sys.exit(0)
+    if args.formats_local or args.sampled or args.warm:
+        workdir = Path(args.workdir)
+        for flag, build in ((args.formats_local, build_formats_local), (args.sampled, build_sampled),
+                            (args.warm, build_warm)):   # in this order: --sampled reads --formats-local's file
+            if flag:
+                print(build.__name__, build(workdir) if build is not build_sampled else build(), "rows")
         sys.exit(0)
     if args.formats_demo:
         build_formats_demo(args.prompts, tuple(args.models.split(",")), args.seed, Path(args.workdir))
