@@ -9,9 +9,8 @@ import numpy as np
 import polars as pl
 
 from . import _metrics as m
-from ._blocks import BLOCK_CANDIDATES, read_blocks, tiebreak_keys
 from ._db import connect, pool_id
-from ._scores import Scores, mult5_shares, read_cells
+from ._scores import BLOCK_CANDIDATES, Scores, mult5_shares, read_blocks, read_cells, tiebreak_keys
 
 CELL_COLUMNS = [
     "judge", "format", "decoding", "score", "aggregate", "kind", "n_verdicts", "n_candidates", "n_prompts",
@@ -256,7 +255,7 @@ def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0,
     tau_a, tau_b, somers_d, top1 (seeded tie-break), top1_expected, top1_uniform, n_ranked_prompts
     (prompts with >= 2 candidates having both a score and a reference). Undefined values are null.
 
-    The pool is read `block` candidates at a time (whole prompts; audit/_blocks.py), so memory
+    The pool is read `block` candidates at a time (whole prompts; _scores.read_blocks), so memory
     follows the block, not the pool; a pool of one block gets compute_cells' numbers bit for bit.
     """
     with connect(db) as con:

@@ -13,7 +13,8 @@ import polars as pl
 import pytest
 import scipy.stats as ss
 
-from audit import _blocks, tiebreak_key
+from audit import _scores as _blocks
+from audit import tiebreak_key
 from audit import _cells as cells_mod
 from audit._cells import audit_cells, compute_cells, finish_cell, joint_counts, spearman_from_joint
 from audit._scores import pool_scores
@@ -87,6 +88,7 @@ def test_one_block_is_the_in_memory_engine_bit_for_bit(random_pool):
 
 
 def test_blocks_cover_every_candidate_once_in_whole_prompts(random_pool, monkeypatch):
+    sc = pool_scores(random_pool, "p")
     seen = []
     real = _blocks.read_candidates
 
@@ -96,7 +98,6 @@ def test_blocks_cover_every_candidate_once_in_whole_prompts(random_pool, monkeyp
         return cand
     monkeypatch.setattr(_blocks, "read_candidates", spy)
     audit_cells(random_pool, "p", block=30)
-    sc = pool_scores(random_pool, "p")
     # 37 prompts of 1..6 candidates: ceil(n / 30) blocks of ceil(37 / blocks) prompts each
     n = sc.prompt.size
     n_blocks = math.ceil(n / 30)
@@ -197,3 +198,27 @@ def test_pairs_layout_is_dense_groups_on_the_views_prompts(random_pool):
         got_idx, got_g = view.pairs_layout(mask)
         assert np.array_equal(got_idx, idx[keep]) and np.array_equal(got_g, g)
     assert view.n_prompts == 37
+
+
+@pytest.mark.parametrize("block", [1, 7])
+def test_score_values_in_blocks_are_the_pools_histograms(random_pool, block):
+    from audit import score_values
+    sc = pool_scores(random_pool, "p")
+    want = []
+    for c, cell in enumerate(sc.cells.iter_rows(named=True)):   # the whole matrix at once: the reference
+        values, n = np.unique(sc.S[c][~np.isnan(sc.S[c])], return_counts=True)
+        want += [(cell["judge"], cell["format"], cell["score"], v, int(k)) for v, k in zip(values, n)]
+    got = score_values(random_pool, "p", block=block)
+    assert got.select("judge", "format", "score", "s", "n").rows() == want
+    assert got.equals(score_values(random_pool, "p"))
+    # mult5 only on the 0-100 scale: 0.35 is 35/100, a multiple of 5
+    assert set(got.filter(pl.col("format") != "numeric100")["mult5"].to_list()) == {None}
+    assert got.filter(pl.col("format") == "numeric100")["mult5"].all()
+
+
+def test_merged_levels_by_hand():
+    from audit._scores import merged_levels
+    values, counts = merged_levels([(np.array([0.0, 0.5]), np.array([2, 1])), (np.array([0.5, 1.0]), np.array([4, 3]))])
+    assert values.tolist() == [0.0, 0.5, 1.0] and counts.tolist() == [2, 5, 3]
+    values, counts = merged_levels([])
+    assert values.size == 0 and counts.size == 0

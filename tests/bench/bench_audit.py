@@ -172,7 +172,7 @@ def child_old_engine(db: str, repeats: int, out: str) -> None:
 
 
 def run_cli(db: Path, out: Path) -> dict:
-    """`judgeaudit audit --json` as its own process: wall seconds, peak RSS (MB), load average."""
+    """`judgeaudit audit --json` as its own process: wall and CPU seconds, peak RSS (MB), load average."""
     exe = Path(sys.executable).with_name("judgeaudit")
     load = os.getloadavg()[0]
     t = time.perf_counter()
@@ -182,7 +182,8 @@ def run_cli(db: Path, out: Path) -> dict:
     wall = time.perf_counter() - t
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"judgeaudit audit failed with status {status}")
-    return {"wall_s": wall, "peak_mb": usage.ru_maxrss / 1024, "load": load}
+    return {"wall_s": wall, "peak_mb": usage.ru_maxrss / 1024, "load": load,
+            "cpu_s": usage.ru_utime + usage.ru_stime}
 
 
 def compare(new: list[dict], old: list[dict]) -> float:
@@ -254,7 +255,7 @@ def main() -> None:
     runs = []
     for r in range(args.repeats):
         runs.append(run_cli(db, work / "audit.json"))
-        print(f"judgeaudit audit --json, run {r + 1}: {runs[-1]['wall_s']:.1f} s, peak RSS "
+        print(f"judgeaudit audit --json, run {r + 1}: {runs[-1]['wall_s']:.1f} s ({runs[-1]['cpu_s']:.1f} s CPU), peak RSS "
               f"{runs[-1]['peak_mb']:,.0f} MB (load average {runs[-1]['load']:.2f})", flush=True)
     if not runs:   # --repeats 0: build only
         return
