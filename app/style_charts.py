@@ -92,17 +92,28 @@ def style_sentences(cell: pl.DataFrame) -> list[str]:
     lies above or below the humans' it would replace; and the features left out."""
     dropped = cell.filter((pl.col("part") == "coefficient") & pl.col("value").is_null())["name"].to_list()
     tail = [f"Left out, as they never vary in this cell's comparisons: {', '.join(dropped)}."] if dropped else []
+    failed = cell.filter(pl.col("part") == "coefficient")["boot_unconverged"].max()
+    if failed:
+        tail.append(f"In {failed} bootstrap resamples some system or feature wins or loses every time it counts, so "
+                    "its coefficient is infinite there: an interval end those resamples reach is shown as inf.")
     return _length_sentences(cell) + tail
 
 
 def _length_sentences(cell: pl.DataFrame) -> list[str]:
     rows = {(r["part"], r["name"]): r for r in cell.filter(pl.col("name") == "length").to_dicts()}
     judge, human, excess = (rows.get((p, "length")) for p in ("coefficient", "human", "excess"))
+    if judge and not judge["converged"]:
+        return [f"No finite fit for this judge: with {judge['n']} comparisons, some system (or style feature) "
+                "wins or loses every time it counts, so the unpenalised maximum likelihood lies at infinity. "
+                "Score more prompts to control for style here."]
     if not judge or judge["value"] is None:
         return ["Length does not vary across this cell's comparisons: no length coefficient."]
     out = [f"Length coefficient of this judge: **{judge['value']:+.2f}**{_interval(judge)} "
            f"over {judge['n']} comparisons."]
-    if human and human["value"] is not None:
+    if human and not human["converged"]:
+        out.append(f"The humans' {human['n']} labels on these pairs have no finite fit (a system wins or loses "
+                   "every time): no human comparison.")
+    elif human and human["value"] is not None:
         side = "above" if excess["value"] > 0 else "below"
         out.append(f"The humans' on the same pairs: **{human['value']:+.2f}**{_interval(human)} over {human['n']} "
                    f"labels, so this judge's length coefficient is **{abs(excess['value']):.2f} {side}** the "

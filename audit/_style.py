@@ -10,8 +10,8 @@ features (`style_features`) are the normalised differences A - B, standardised o
     logit P(y) = slot + beta[sys(A)] - beta[sys(B)] + sum_f gamma_f x_f
 
 is fitted by maximum likelihood with soft labels (binary cross-entropy), no penalty, by Newton's
-method (`newton`: batched over bootstrap resamples, step halving where a step lowers the
-likelihood); beta is centred to mean 0. `strength_raw` is beta of the same model without the style
+method (`newton_pairs`: batched over bootstrap resamples, sparse in the system columns, step
+halving where a step lowers the likelihood); beta is centred to mean 0. `strength_raw` is beta of the same model without the style
 features. Intervals: 95% percentile bootstrap resampling the cell's prompts (1,000, seeded by the
 cell's identity), each resample refitted from the full fit.
 
@@ -19,6 +19,13 @@ Human labels on the pairs the judge compared give the same fit on the human rows
 for A, B, tie; one row per annotator), with the features on the judge cell's scale (its means and
 sds), so that judge - human (`excess`) compares like with like; the same prompt resamples serve
 both fits, which makes the excess's bootstrap a paired one.
+
+Without a penalty the maximum-likelihood fit is finite only when no system or feature separates the
+outcomes (a system that never lost, a length difference that always wins: small cells). Newton's
+method then never settles; such a fit is reported as `converged` = false with null numbers, not as
+the huge values it wandered to. In a resample without a finite fit (`boot_unconverged` counts them) the
+parameters a separation drives away (still moving when Newton stops) count as +-infinity, the
+settled ones as they are; an interval end that such draws reach is infinite.
 
 Only systems in the largest connected group of the cell's comparison graph can be placed on one
 scale; rows with a system outside it are left out. A system that a resample does not contain keeps
@@ -42,7 +49,7 @@ from ._db import connect, pool_id, query
 FEATURES = ("length", "headers", "lists", "bold")
 COUNTS = ("chars", "headers", "lists", "bold")
 STYLE_COLUMNS = ["judge", "format", "decoding", "part", "name", "value", "lo", "hi", "value_raw",
-                 "rank", "rank_raw", "n"]
+                 "rank", "rank_raw", "n", "converged", "boot_unconverged"]
 FENCE = re.compile(r"```.*?```", re.S)                 # a fenced code block (``` to the next ```)
 HEADER = re.compile(r"#{1,6}\s")
 LIST_ITEM = re.compile(r"\s*([-*+]|\d+\.)\s")
@@ -50,7 +57,8 @@ BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
 TOL = 1e-10
 BOOT_TOL = 1e-8         # bootstrap refits start from the full fit and feed percentiles only
 MAX_ITER = 200
-BOOT_MAX_ITER = 60
+BOOT_MAX_ITER = 25
+DIVERGING = 1e-4         # a parameter whose last step is larger, in a fit that did not converge, is unbounded
 RIDGE = 1e-10            # numerical only: keeps a column without information (a system absent
                          # from a resample) from making the Newton system singular
 
@@ -83,49 +91,71 @@ def standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return mean, np.where(kept, sd, 1.0), kept
 
 
-def design(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray) -> np.ndarray:
-    """(N, 1 + (n - 1) + q): the slot column of ones, system A minus system B in reference coding
-    (system 0 is the reference), the standardised features."""
+def _pair_operators(a: np.ndarray, b: np.ndarray, n: int) -> tuple[csr_matrix, csr_matrix]:
+    """S (n - 1, N): row j holds +1 where system j is in slot A and -1 where in slot B (reference
+    coding: system 0 has no row), so S @ v sums v over each system's rows with its sign; P
+    ((n - 1)^2, N): the same for the outer products d d^T, d = e_A - e_B, so P @ s is the
+    system block of X^T diag(s) X."""
     rows = np.arange(a.size)
-    d = np.zeros((a.size, n))
-    np.add.at(d, (rows, a), 1.0)
-    np.add.at(d, (rows, b), -1.0)
-    return np.column_stack([np.ones(a.size), d[:, 1:], z])
+    full = csr_matrix((np.concatenate([np.ones(a.size), -np.ones(b.size)]),
+                       (np.concatenate([a, b]), np.concatenate([rows, rows]))), shape=(n, a.size))[1:]
+    idx = np.concatenate([a * n + a, b * n + b, a * n + b, b * n + a])
+    val = np.concatenate([np.ones(a.size), np.ones(a.size), -np.ones(a.size), -np.ones(a.size)])
+    outer = csr_matrix((val, (idx, np.tile(rows, 4))), shape=(n * n, a.size))
+    keep = (np.arange(n * n) // n > 0) & (np.arange(n * n) % n > 0)
+    return full, outer[np.flatnonzero(keep)]
 
 
-def log_likelihood(theta: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
-    """sum_i w_i (y_i eta_i - log(1 + e^eta_i)), eta = x theta: the soft-label Bernoulli
-    log-likelihood (minus the binary cross-entropy). theta (k,) or (B, k); w (N,) or (B, N)."""
-    eta = np.atleast_2d(theta) @ x.T
-    ll = (1.0 if w is None else w) * (y * eta - np.logaddexp(0.0, eta))
-    out = ll.sum(axis=-1)
-    return out[0] if np.ndim(theta) == 1 else out
-
-
-def newton(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: np.ndarray | None = None,
-           tol: float = TOL, max_iter: int = MAX_ITER) -> tuple[np.ndarray, np.ndarray]:
-    """Maximum-likelihood theta of logit P(y) = x theta with soft labels y in [0, 1] and row weights
-    w ((B, N): one fit per member; None: one fit, weight 1). Newton's method with step halving,
-    each member until its largest step is below tol. Returns (theta (B, k) or (k,), converged)."""
+def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndarray,
+                 w: np.ndarray | None = None, start: np.ndarray | None = None, tol: float = TOL,
+                 max_iter: int = MAX_ITER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Maximum-likelihood theta = (slot, beta_1..beta_{n-1}, gamma) of logit P(y) = slot +
+    beta[a] - beta[b] + z gamma (beta_0 = 0) with soft labels y in [0, 1] and row weights w ((B, N):
+    one fit per member; None: one fit, weight 1): Newton's method with step halving, each member
+    until its largest step is below tol, without forming the design matrix: the system columns have two non-zeros a
+    row, so the gradient and the Hessian's blocks are sparse sums (O(N) a member, not O(N k^2)).
+    Same steps, step halving and result as the plain dense Newton on the design matrix [1, e_A -
+    e_B (reference coding), z] (tests/test_style.py: newton(design(...)), which it must equal).
+    Also returns, per member and parameter, whether it was still moving
+    (last step > DIVERGING) when the member stopped unconverged: the parameters a separation
+    drives to infinity, while the others have settled."""
     single = w is None
     w = np.ones((1, y.size)) if single else np.asarray(w, float)
-    n_fit, k = w.shape[0], x.shape[1]
+    q, m = z.shape[1], n - 1
+    k = 1 + m + q
+    S, P = _pair_operators(np.asarray(a), np.asarray(b), n)
+    n_fit = w.shape[0]
     theta = np.zeros((n_fit, k)) if start is None else np.array(np.broadcast_to(start, (n_fit, k)), float)
-    eta = theta @ x.T
+
+    def eta_of(th):                                        # (B, N): x theta
+        sys_full = np.column_stack([np.zeros(th.shape[0]), th[:, 1:1 + m]])
+        return th[:, :1] + sys_full[:, a] - sys_full[:, b] + th[:, 1 + m:] @ z.T
+
+    eta = eta_of(theta)
     ll = (w * (y * eta - np.logaddexp(0.0, eta))).sum(axis=1)
     todo = np.arange(n_fit)
     done = np.zeros(n_fit, bool)
+    last = np.zeros((n_fit, k))
     ridge = RIDGE * np.eye(k)
     for _ in range(max_iter):
         ww, et = w[todo], eta[todo]
         p = expit(et)
-        grad = (ww * (y - p)) @ x
-        hess = np.matmul(x.T[None] * (ww * p * (1 - p))[:, None, :], x) + ridge
-        step = np.linalg.solve(hess, grad[..., None])[..., 0]
-        move = step @ x.T
+        r, s = ww * (y - p), ww * p * (1 - p)
+        grad = np.column_stack([r.sum(axis=1), (S @ r.T).T, r @ z])
+        hess = np.empty((todo.size, k, k))
+        hess[:, 0, 0] = s.sum(axis=1)
+        hess[:, 0, 1:1 + m] = hess[:, 1:1 + m, 0] = (S @ s.T).T
+        hess[:, 0, 1 + m:] = hess[:, 1 + m:, 0] = s @ z
+        hess[:, 1:1 + m, 1:1 + m] = (P @ s.T).T.reshape(todo.size, m, m)
+        for c in range(q):
+            block = (S @ (s * z[:, c]).T).T
+            hess[:, 1:1 + m, 1 + m + c] = hess[:, 1 + m + c, 1:1 + m] = block
+        hess[:, 1 + m:, 1 + m:] = np.matmul(z.T[None] * s[:, None, :], z)
+        step = np.linalg.solve(hess + ridge, grad[..., None])[..., 0]
+        move = eta_of(step)                                  # x step
         scale = np.ones(todo.size)
         old = ll[todo]
-        for _ in range(40):                        # halve a step that lowers the likelihood
+        for _ in range(40):                                 # halve a step that lowers the likelihood
             trial = et + scale[:, None] * move
             new = (ww * (y * trial - np.logaddexp(0.0, trial))).sum(axis=1)
             worse = new < old - 1e-12 * np.maximum(1.0, np.abs(old))
@@ -133,13 +163,15 @@ def newton(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: np.
                 break
             scale = np.where(worse, scale / 2, scale)
         theta[todo] += scale[:, None] * step
+        last[todo] = scale[:, None] * step
         eta[todo], ll[todo] = trial, new
         finished = np.abs(scale[:, None] * step).max(axis=1) < tol
         done[todo[finished]] = True
         todo = todo[~finished]
         if todo.size == 0:
             break
-    return (theta[0] if single else theta), (done[0] if single else done)
+    moving = ~done[:, None] & (np.abs(last) > DIVERGING)
+    return (theta[0] if single else theta), (done[0] if single else done), (moving[0] if single else moving)
 
 
 def _split(theta: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -154,9 +186,20 @@ def fit_style(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int
     """The style-controlled Bradley-Terry fit of n systems (codes a, b) on features z (N, q):
     {"slot", "beta" (centred), "gamma", "theta", "converged"}, each with a leading member axis
     when w is (B, N)."""
-    x = design(np.asarray(a), np.asarray(b), n, np.asarray(z, float).reshape(len(a), -1))
-    theta, ok = newton(x, np.asarray(y, float), w, start, tol=TOL if w is None else BOOT_TOL, max_iter=max_iter)
+    theta, ok, moving = newton_pairs(np.asarray(a), np.asarray(b), n, np.asarray(z, float).reshape(len(a), -1),
+                                     np.asarray(y, float), w, start, tol=TOL if w is None else BOOT_TOL,
+                                     max_iter=max_iter)
     slot, beta, gamma = _split(np.atleast_2d(theta), n)
+    moving = np.atleast_2d(moving)
+    # +-inf where a separation drives a parameter to infinity (its sign: the way it was moving);
+    # one unbounded strength makes every centred strength unbounded
+    direction = np.sign(np.atleast_2d(theta) - (0 if start is None else np.broadcast_to(start, moving.shape)))
+    with np.errstate(invalid="ignore"):                    # 0 x inf where nothing moves: not used
+        inf = np.where(moving, direction * np.inf, 0.0)
+    slot = np.where(moving[:, 0], inf[:, 0], slot)
+    beta = np.where(moving[:, 1:n].any(axis=1, keepdims=True),
+                    np.where(beta >= 0, np.inf, -np.inf), beta)
+    gamma = np.where(moving[:, n:], inf[:, n:], gamma)
     if w is None:
         slot, beta, gamma = slot[0], beta[0], gamma[0]
     return {"slot": slot, "beta": beta, "gamma": gamma, "theta": theta, "converged": ok}
@@ -164,11 +207,10 @@ def fit_style(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int
 
 def _boot_fit(a, b, y, z, n, weights: np.ndarray, start: np.ndarray) -> dict:
     """fit_style over the rows of `weights` (B, N), in chunks that keep (chunk, k, N) small."""
-    k = 1 + (n - 1) + z.shape[1]
-    chunk = max(1, 20_000_000 // max(1, k * max(1, a.size)))
+    chunk = max(1, 4_000_000 // max(1, a.size))          # members a pass: (chunk, N) arrays stay small
     parts = [fit_style(a, b, y, z, n, weights[i:i + chunk], start, BOOT_MAX_ITER)
              for i in range(0, weights.shape[0], chunk)]
-    return {key: np.concatenate([p[key] for p in parts]) for key in ("slot", "beta", "gamma")}
+    return {key: np.concatenate([p[key] for p in parts]) for key in ("slot", "beta", "gamma", "converged")}
 
 
 def _codes(a_ids: list[str], b_ids: list[str]) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
@@ -202,11 +244,35 @@ def _ranks(beta: np.ndarray, ids: list[str]) -> np.ndarray:
 
 
 def _interval(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """95% percentile interval (numpy's linear interpolation) of draws that may hold +-inf (a
+    resample whose fit has no finite maximum in that parameter): an end whose interpolation
+    touches an infinite draw is infinite. NaN without draws."""
     if draws.shape[0] == 0:
         nan = np.full(draws.shape[1:], np.nan)
         return nan, nan
-    lo, hi = np.percentile(draws, [2.5, 97.5], axis=0)
-    return lo, hi
+    with np.errstate(invalid="ignore"):                    # an excess of two infinite draws is NaN: left out
+        ends = np.nanpercentile(np.clip(draws, -1e300, 1e300), [2.5, 97.5], axis=0)
+    ends = np.where(ends >= 1e200, np.inf, np.where(ends <= -1e200, -np.inf, ends))
+    return ends[0], ends[1]
+
+
+def _coefficient_rows(part: str, kept: np.ndarray, gamma: np.ndarray | None, draws: np.ndarray | None,
+                      ok: np.ndarray | None, rows_n: int, converged: bool) -> list[dict]:
+    """One row per feature: gamma (null where the feature was dropped or the fit has no finite
+    maximum) with its interval."""
+    out, col = [], 0
+    failed = int((~ok).sum()) if ok is not None else 0
+    for f, keep in zip(FEATURES, kept):
+        value = lo = hi = None
+        if keep:
+            if converged:
+                value = float(gamma[col])
+                if draws is not None:
+                    lo, hi = (float(v) for v in _interval(draws[:, col]))
+            col += 1
+        out.append({"part": part, "name": f, "value": value, "lo": lo, "hi": hi, "n": rows_n,
+                    "converged": converged, "boot_unconverged": failed})
+    return out
 
 
 def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
@@ -221,33 +287,26 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
     z = ((raw - mean) / sd)[:, kept]
     fit = fit_style(a, b, y, z, n)
     plain = fit_style(a, b, y, np.zeros((big_n, 0)), n)
+    ok_fit, ok_plain = bool(fit["converged"]), bool(plain["converged"])
     prompts, unit = np.unique(cell["prompt_id"].to_numpy().astype(str), return_inverse=True)
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
-    boot = _boot_fit(a, b, y, z, n, counts[:, unit], fit["theta"]) if n_boot > 0 else None
+    boot = _boot_fit(a, b, y, z, n, counts[:, unit], fit["theta"]) if n_boot > 0 and ok_fit else None
+    ok = boot["converged"] if boot else None
 
-    def coefficient_rows(part, gamma, draws, rows_n):
-        out, col = [], 0
-        for f, keep in zip(FEATURES, kept):
-            value = lo = hi = None
-            if keep:
-                value = float(gamma[col])
-                if draws is not None:
-                    lo, hi = (float(v) for v in _interval(draws[:, col]))
-                col += 1
-            out.append({"part": part, "name": f, "value": value, "lo": lo, "hi": hi, "n": rows_n})
-        return out
-
-    rows = [{"part": "coefficient", "name": "slot", "value": float(fit["slot"]), "n": big_n,
-             "lo": float(_interval(boot["slot"])[0]) if boot else None,
-             "hi": float(_interval(boot["slot"])[1]) if boot else None}]
-    rows += coefficient_rows("coefficient", fit["gamma"], boot["gamma"] if boot else None, big_n)
+    slot_lo, slot_hi = _interval(boot["slot"]) if boot else (np.nan, np.nan)
+    failed = int((~ok).sum()) if boot else 0
+    rows = [{"part": "coefficient", "name": "slot", "value": float(fit["slot"]) if ok_fit else None,
+             "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed}]
+    rows += _coefficient_rows("coefficient", kept, fit["gamma"], boot["gamma"] if boot else None, ok, big_n, ok_fit)
     lo, hi = _interval(boot["beta"]) if boot else (np.full(n, np.nan), np.full(n, np.nan))
     rank, rank_raw = _ranks(fit["beta"], ids), _ranks(plain["beta"], ids)
     for i, s in enumerate(ids):
-        rows.append({"part": "system", "name": s, "value": float(fit["beta"][i]), "lo": float(lo[i]),
-                     "hi": float(hi[i]), "value_raw": float(plain["beta"][i]), "rank": int(rank[i]),
-                     "rank_raw": int(rank_raw[i]), "n": big_n})
+        rows.append({"part": "system", "name": s, "value": float(fit["beta"][i]) if ok_fit else None,
+                     "lo": float(lo[i]), "hi": float(hi[i]),
+                     "value_raw": float(plain["beta"][i]) if ok_plain else None,
+                     "rank": int(rank[i]) if ok_fit else None, "rank_raw": int(rank_raw[i]) if ok_plain else None,
+                     "n": big_n, "converged": ok_fit, "boot_unconverged": failed})
     human = _human_rows(cell, labels, prompts, mean, sd, kept)
     if human is not None:
         h_cell, h_unit = human
@@ -256,10 +315,17 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
         hz = ((style_features(_counts(h_cell, "a"), _counts(h_cell, "b")) - mean) / sd)[:, kept]
         hy = h_cell["y"].to_numpy()
         h_fit = fit_style(ha, hb, hy, hz, len(h_ids))
-        h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"]) if boot else None
-        rows += coefficient_rows("human", h_fit["gamma"], h_boot["gamma"] if h_boot else None, h_cell.height)
-        rows += coefficient_rows("excess", fit["gamma"] - h_fit["gamma"],
-                                 boot["gamma"] - h_boot["gamma"] if h_boot else None, h_cell.height)
+        ok_h = bool(h_fit["converged"])
+        h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"]) \
+            if n_boot > 0 and ok_h else None
+        h_ok = h_boot["converged"] if h_boot else None
+        rows += _coefficient_rows("human", kept, h_fit["gamma"], h_boot["gamma"] if h_boot else None, h_ok,
+                                  h_cell.height, ok_h)
+        both = boot is not None and h_boot is not None
+        with np.errstate(invalid="ignore"):                # inf - inf: NaN, left out of the interval
+            excess = boot["gamma"] - h_boot["gamma"] if both else None
+        rows += _coefficient_rows("excess", kept, fit["gamma"] - h_fit["gamma"], excess,
+                                  ok & h_ok if both else None, h_cell.height, ok_fit and ok_h)
     return rows
 
 
@@ -292,7 +358,9 @@ def style_rank_calls(calls: pl.DataFrame, labels: pl.DataFrame | None = None, n_
     part = 'coefficient' (name slot, length, headers, lists, bold: gamma, null where dropped),
     'system' (name = the system: value = strength, value_raw = strength_raw, rank, rank_raw),
     'human' and 'excess' (judge - human) per feature; `n` = rows fitted (the human rows for
-    'human' and 'excess'); lo, hi = 95% bootstrap interval over prompts."""
+    'human' and 'excess'); lo, hi = 95% bootstrap interval over prompts; `converged` = the fit of
+    the row's part has a finite maximum (else its numbers are null); `boot_unconverged` =
+    resamples without one (their unbounded parameters count as +-inf in the interval)."""
     if "decoding" not in calls.columns:
         calls = calls.with_columns(pl.lit("greedy").alias("decoding"))
     frames = []
@@ -310,7 +378,8 @@ def style_rank_calls(calls: pl.DataFrame, labels: pl.DataFrame | None = None, n_
 
 _SCHEMA = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "part": pl.String,
            "name": pl.String, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
-           "value_raw": pl.Float64, "rank": pl.Int64, "rank_raw": pl.Int64, "n": pl.Int64}
+           "value_raw": pl.Float64, "rank": pl.Int64, "rank_raw": pl.Int64, "n": pl.Int64,
+           "converged": pl.Boolean, "boot_unconverged": pl.Int64}
 
 
 def _with_counts(frame: pl.DataFrame, counts: pl.DataFrame) -> pl.DataFrame:
@@ -324,7 +393,8 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
     """Style-controlled Bradley-Terry fits per (judge, comparative format, decoding) of the pool,
     over systems (candidate_ids), with the pool's stored human labels as the `human` comparison.
     Columns: judge, format, decoding, part (coefficient | system | human | excess), name, value,
-    lo, hi, value_raw (strength_raw, systems only), rank, rank_raw, n (see style_rank_calls)."""
+    lo, hi, value_raw (strength_raw, systems only), rank, rank_raw, n, converged, boot_unconverged
+    (see style_rank_calls)."""
     with connect(db) as con:
         pid = pool_id(con, pool)
         calls = query(con, "style_calls", pool_id=pid)

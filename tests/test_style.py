@@ -18,13 +18,76 @@ from scipy.optimize import minimize
 
 from app.cli import cli
 from audit import style_rank, style_rank_calls
-from audit._style import (COUNTS, FEATURES, design, fit_style, log_likelihood, newton, standardise,
+from scipy.special import expit
+
+from audit._style import (COUNTS, FEATURES, MAX_ITER, RIDGE, TOL, fit_style, newton_pairs, standardise,
                           style_counts, style_features)
 from ingest.scoring import ScoreRequest, score
 from ingest.store import import_labels, import_pool
 from tests.fixtures import write_jsonl
 
 EXE = str(Path(sys.executable).with_name("judgeaudit"))
+
+
+# The slow, obvious reference of audit._style.newton_pairs: a dense Newton on the design matrix.
+
+def design(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray) -> np.ndarray:
+    """(N, 1 + (n - 1) + q): the slot column of ones, system A minus system B in reference coding
+    (system 0 is the reference), the standardised features."""
+    rows = np.arange(a.size)
+    d = np.zeros((a.size, n))
+    np.add.at(d, (rows, a), 1.0)
+    np.add.at(d, (rows, b), -1.0)
+    return np.column_stack([np.ones(a.size), d[:, 1:], z])
+
+
+def log_likelihood(theta: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """sum_i w_i (y_i eta_i - log(1 + e^eta_i)), eta = x theta: the soft-label Bernoulli
+    log-likelihood (minus the binary cross-entropy). theta (k,) or (B, k); w (N,) or (B, N)."""
+    eta = np.atleast_2d(theta) @ x.T
+    ll = (1.0 if w is None else w) * (y * eta - np.logaddexp(0.0, eta))
+    out = ll.sum(axis=-1)
+    return out[0] if np.ndim(theta) == 1 else out
+
+
+def newton(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: np.ndarray | None = None,
+           tol: float = TOL, max_iter: int = MAX_ITER) -> tuple[np.ndarray, np.ndarray]:
+    """Maximum-likelihood theta of logit P(y) = x theta with soft labels y in [0, 1] and row weights
+    w ((B, N): one fit per member; None: one fit, weight 1). Newton's method with step halving,
+    each member until its largest step is below tol. Returns (theta (B, k) or (k,), converged)."""
+    single = w is None
+    w = np.ones((1, y.size)) if single else np.asarray(w, float)
+    n_fit, k = w.shape[0], x.shape[1]
+    theta = np.zeros((n_fit, k)) if start is None else np.array(np.broadcast_to(start, (n_fit, k)), float)
+    eta = theta @ x.T
+    ll = (w * (y * eta - np.logaddexp(0.0, eta))).sum(axis=1)
+    todo = np.arange(n_fit)
+    done = np.zeros(n_fit, bool)
+    ridge = RIDGE * np.eye(k)
+    for _ in range(max_iter):
+        ww, et = w[todo], eta[todo]
+        p = expit(et)
+        grad = (ww * (y - p)) @ x
+        hess = np.matmul(x.T[None] * (ww * p * (1 - p))[:, None, :], x) + ridge
+        step = np.linalg.solve(hess, grad[..., None])[..., 0]
+        move = step @ x.T
+        scale = np.ones(todo.size)
+        old = ll[todo]
+        for _ in range(40):                        # halve a step that lowers the likelihood
+            trial = et + scale[:, None] * move
+            new = (ww * (y * trial - np.logaddexp(0.0, trial))).sum(axis=1)
+            worse = new < old - 1e-12 * np.maximum(1.0, np.abs(old))
+            if not worse.any():
+                break
+            scale = np.where(worse, scale / 2, scale)
+        theta[todo] += scale[:, None] * step
+        eta[todo], ll[todo] = trial, new
+        finished = np.abs(scale[:, None] * step).max(axis=1) < tol
+        done[todo[finished]] = True
+        todo = todo[~finished]
+        if todo.size == 0:
+            break
+    return (theta[0] if single else theta), (done[0] if single else done)
 
 
 def test_style_counts_by_hand():
@@ -105,6 +168,19 @@ def test_batched_weighted_fits_equal_one_fit_each():
         assert log_likelihood(batch[k], x, y, w[k]) == pytest.approx(log_likelihood(one, x[rows], y[rows]), abs=1e-7)
 
 
+@pytest.mark.parametrize("seed", [4, 5])
+def test_sparse_newton_equals_the_dense_reference(seed):
+    # newton_pairs never forms the design matrix; the plain dense Newton on design() is its reference
+    a, b, y, z, n = _random_rows(seed, n_sys=7, rows=300)
+    w = np.random.default_rng(seed).integers(0, 3, size=(5, a.size)).astype(float)
+    dense, ok_dense = newton(design(a, b, n, z), y, w)
+    fast, ok_fast, moving = newton_pairs(a, b, n, z, y, w)
+    assert ok_dense.all() and ok_fast.all()
+    assert fast == pytest.approx(dense, abs=1e-8) and not moving.any()
+    one, _, _ = newton_pairs(a, b, n, z[:, :0], y)           # no features, one unweighted fit
+    assert one == pytest.approx(newton(design(a, b, n, z[:, :0]), y)[0], abs=1e-8)
+
+
 def _calls_frame(rows):
     """(prompt, a system, b system, value, a counts, b counts) -> the pure function's calls frame."""
     out = []
@@ -121,7 +197,7 @@ def test_two_systems_and_a_constant_style_by_hand():
     c = (100, 0, 0, 0)
     rows = [(f"p{i}", "x", "y", 1 if i < 3 else -1, c, c) for i in range(4)] + \
            [(f"p{i}", "y", "x", -1 if i < 3 else 1, c, c) for i in range(4)]
-    out = style_rank_calls(_calls_frame(rows), n_boot=50)
+    out = style_rank_calls(_calls_frame(rows), n_boot=400)
     coef = {r["name"]: r for r in out.filter(pl.col("part") == "coefficient").to_dicts()}
     assert [coef[f]["value"] for f in FEATURES] == [None] * 4
     assert coef["slot"]["value"] == pytest.approx(0, abs=1e-9)
@@ -129,7 +205,11 @@ def test_two_systems_and_a_constant_style_by_hand():
     assert sys_rows["x"]["value"] == pytest.approx(math.log(3) / 2, abs=1e-9)
     assert sys_rows["x"]["value_raw"] == pytest.approx(math.log(3) / 2, abs=1e-9)  # no style: the same model
     assert (sys_rows["x"]["rank"], sys_rows["y"]["rank"]) == (1, 2) and sys_rows["x"]["n"] == 8
-    assert sys_rows["x"]["lo"] <= sys_rows["x"]["value"] <= sys_rows["x"]["hi"]
+    # a resample of the 4 prompts that draws only p0..p2 (x always wins) or only p3 (x always loses)
+    # has no finite fit: P = (3/4)^4 = 0.32 that x's strength is +inf, far above 2.5%, so the upper end
+    # is infinite; P = (1/4)^4 = 0.004 for -inf, below 2.5%: the lower end is finite
+    assert sys_rows["x"]["boot_unconverged"] > 400 * 0.2
+    assert sys_rows["x"]["hi"] == math.inf and -math.inf < sys_rows["x"]["lo"] < sys_rows["x"]["value"]
 
 
 SYSTEMS = ["s0", "s1", "s2", "s3", "s4"]            # true order: s4 best ... s0 worst (reference = index)
@@ -253,3 +333,14 @@ def test_rankings_page_shows_style_control(length_db, monkeypatch):
     systems = next(d.value for d in at.dataframe if "moved_up" in d.value.columns)
     assert systems["system"].tolist() == SYSTEMS[::-1]                      # the controlled order
     assert systems["rank_raw"].tolist() != [1, 2, 3, 4, 5] and (systems["moved_up"] != 0).any()
+
+
+def test_separation_gives_no_numbers_rather_than_huge_ones():
+    # x wins all 8 comparisons, in both orders: the likelihood grows without bound as beta_x - beta_y
+    # goes to infinity, so there is no finite maximum; Newton's steps never settle
+    rows = [(f"p{i}", "x", "y", 1, (100 + 10 * i, 0, 0, 0), (100, 0, 0, 0)) for i in range(4)] + \
+           [(f"p{i}", "y", "x", -1, (100, 0, 0, 0), (100 + 10 * i, 0, 0, 0)) for i in range(4)]
+    out = style_rank_calls(_calls_frame(rows), n_boot=20)
+    assert not out["converged"].any()
+    assert out["value"].null_count() == out.height and out["rank"].null_count() == out.height
+    assert out.filter(pl.col("part") == "system")["value_raw"].null_count() == 2   # the plain fit: no finite maximum either

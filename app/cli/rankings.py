@@ -48,22 +48,28 @@ def _interval(row: dict | None) -> dict | None:
 
 def style_document(frame: pl.DataFrame, pool: str) -> dict:
     """{"pool", "by": "candidate_id", "style": true, "cells": [{judge, format, decoding,
-    n_comparisons, slot: {value, lo, hi}, coefficients: {length, headers, lists, bold: {value, lo,
-    hi} or null}, items: [{id, strength_raw, strength, lo, hi, rank_raw, rank}] (by rank),
-    human: {n, coefficients, excess} or null}]} from audit.style_rank's frame."""
+    n_comparisons, converged, n_boot_unconverged, slot: {value, lo, hi}, coefficients: {length,
+    headers, lists, bold: {value, lo, hi} or null}, items: [{id, strength_raw, strength, lo, hi,
+    rank_raw, rank}] (by rank), human: {n, converged, n_boot_unconverged, coefficients, excess} or
+    null}]} from audit.style_rank's frame. `converged` false: no finite maximum-likelihood fit
+    (a system or feature separates the outcomes), its numbers null."""
     cells = []
     for (judge, fmt, decoding), part in frame.group_by("judge", "format", "decoding", maintain_order=True):
         rows = {(r["part"], r["name"]): r for r in part.to_dicts()}
-        items = part.filter(pl.col("part") == "system").sort("rank").select(
+        items = part.filter(pl.col("part") == "system").sort("rank", "rank_raw", "name", nulls_last=True).select(
             "name", pl.col("value_raw").alias("strength_raw"), pl.col("value").alias("strength"),
             "lo", "hi", "rank_raw", "rank").rename({"name": "id"}).to_dicts()
         human = None
         if any(p == "human" for p, _ in rows):
-            human = {"n": next(r["n"] for (p, _), r in rows.items() if p == "human"),
+            first = next(r for (p, _), r in rows.items() if p == "human")
+            human = {"n": first["n"], "converged": first["converged"],
+                     "n_boot_unconverged": first["boot_unconverged"],
                      "coefficients": {f: _interval(rows.get(("human", f))) for f in STYLE_FEATURES},
                      "excess": {f: _interval(rows.get(("excess", f))) for f in STYLE_FEATURES}}
         cells.append({"judge": judge, "format": fmt, "decoding": decoding,
                       "n_comparisons": rows[("coefficient", "slot")]["n"],
+                      "converged": rows[("coefficient", "slot")]["converged"],
+                      "n_boot_unconverged": rows[("coefficient", "slot")]["boot_unconverged"],
                       "slot": _interval(rows[("coefficient", "slot")]),
                       "coefficients": {f: _interval(rows.get(("coefficient", f))) for f in STYLE_FEATURES},
                       "items": items, "human": human})

@@ -62,6 +62,8 @@ st.caption("Bradley-Terry over systems fitted jointly with the style of each com
            "change in log-odds of preferring slot A per sd of the feature, with a 95% bootstrap interval over "
            "prompts. Human labels on the same pairs get the same fit.")
 st.markdown("  \n".join(style_charts.style_sentences(scell)))
+if not scell.filter(pl.col("part") == "coefficient")["converged"].all():
+    st.stop()
 left, right = st.columns([3, 2])
 left.altair_chart(style_charts.coefficient_forest(scell), width="stretch")
 right.altair_chart(style_charts.rank_moves(scell), width="stretch")
