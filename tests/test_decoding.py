@@ -82,8 +82,12 @@ def test_report_states_the_decoding_mode(db, write_jsonl):
     assert doc["cells"][0]["decoding"]["temperature"] == 0.0       # the recorded settings stay
     md = checklist_markdown(doc)
     assert "## j × likert5 × greedy\n" in md and "## j × likert5 × constrained (expected score)\n" in md
-    assert md.count("   Decoding: greedy: the judge's own answer") == 2
-    assert md.count("   Decoding: constrained: the answer restricted to the format's labels") == 2
+    # a simulated judge is said to be one: it decodes nothing (issue 20), whatever mode it was asked in
+    assert md.count("   Decoding: greedy (a simulated judge decodes nothing: it draws its answer).") == 2
+    assert md.count("   Decoding: constrained (a simulated judge decodes nothing: it draws its answer).") == 2
+    # the rule a real judge's cell states for each mode stays in the document
+    assert doc["cells"][2]["decoding"]["rule"].startswith("greedy: the judge's own answer")
+    assert doc["cells"][0]["decoding"]["rule"].startswith("constrained: the answer restricted to the format's labels")
 
 
 # -- the variance decomposition: one kind of cell at a time ----------------------------------------
