@@ -10,7 +10,8 @@ import polars as pl
 
 from . import _metrics as m
 from ._db import connect, pool_id
-from ._scores import BLOCK_CANDIDATES, Scores, mult5_shares, read_blocks, read_cells, tiebreak_keys
+from ._scores import (BLOCK_CANDIDATES, Scores, merged_levels, mult5_shares, read_blocks, read_cells,
+                      tiebreak_keys)
 
 CELL_COLUMNS = [
     "judge", "format", "decoding", "score", "aggregate", "kind", "n_verdicts", "n_candidates", "n_prompts",
@@ -157,15 +158,6 @@ def cell_parts(view: PoolView, s: np.ndarray) -> dict:
     return parts
 
 
-def _merged_levels(pairs: list) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct values and their counts over several (values, counts) tallies."""
-    if len(pairs) == 1:
-        return pairs[0]
-    values, inverse = np.unique(np.concatenate([v for v, _ in pairs]), return_inverse=True)
-    return values, np.bincount(inverse, weights=np.concatenate([c for _, c in pairs]),
-                               minlength=values.size).astype(np.int64)
-
-
 def spearman_from_joint(s: np.ndarray, r: np.ndarray, n: np.ndarray) -> float:
     """Spearman's rho (average ranks) of the elements tallied as n[i] elements holding (s[i], r[i]):
     m.rank_correlation's sums, taken level by level on both sides. NaN when either side is
@@ -195,7 +187,7 @@ def finish_cell(blocks: list[dict]) -> dict:
         return row
     row["n_candidates"] = sum(b["n_candidates"] for b in blocks)
     row["n_prompts"] = sum(b["n_prompts"] for b in blocks)
-    _, counts = _merged_levels([b["levels"] for b in blocks])
+    _, counts = merged_levels([b["levels"] for b in blocks])
     p = counts / counts.sum()
     row.update(distinct=int(counts.size), tie_prob=float(np.sum(p ** 2)),
                d1=m.renyi_levels(p, 1), d2=1.0 / float(np.sum(p ** 2)))
