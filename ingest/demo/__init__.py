@@ -19,12 +19,20 @@ DEMO_POOLS = (
     ("ko-arena-hard", "ko-arena-hard-pool.jsonl", "ko-arena-hard-verdicts.jsonl"),
 )
 
+# more judges of a demo pool, each (judge, verdict file), imported after the pool's verdict file and,
+# into a demo database seeded before they were bundled, at the next launch: the bundled model's
+# label distributions on the comparative formats, and its repeats (README.md here; build.py)
+EXTRA_VERDICTS = {"mtbench-formats": (("smollm2-local", "mtbench-formats-local-verdicts.jsonl"),     # --formats-local
+                                      ("smollm2-demo-t1", "mtbench-formats-sampled-verdicts.jsonl"),  # --sampled
+                                      ("smollm2-demo-t0.7", "mtbench-formats-t07-verdicts.jsonl"))}   # --warm
+
 # human labels shipped with a demo pool (the Calibration page offers them); SEEDED_LABELS are stored
 # at seeding time, so the five-format demo opens Calibration with kappas: the MT-Bench expert votes on
-# its pairs (build.py formats_demo_labels)
+# its pairs (build.py formats_demo_labels), and the MT-Bench demo opens Rankings with the humans' style
+# coefficients beside its judges'
 LABEL_FILES = {"mtbench-formats": "mtbench-formats-human-labels.jsonl", "mtbench": "mtbench-human-labels.jsonl",
                "llmbar": "llmbar-gold-labels.jsonl"}
-SEEDED_LABELS = ("mtbench-formats",)
+SEEDED_LABELS = ("mtbench-formats", "mtbench")
 
 
 def format_specs() -> list[Path]:
@@ -43,13 +51,14 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
         ensure_current(path)
         with reader(path) as con:
             present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
-            unlabelled = _unlabelled(con, present)
+            unlabelled, unjudged = _unlabelled(con, present), _unjudged(con, present)
         names = {p[0] for p in wanted}
-        if present - {p[0] for p in DEMO_POOLS} or not (names - present or names & unlabelled):
+        stale = unlabelled | {pool for pool, _ in unjudged}
+        if present - {p[0] for p in DEMO_POOLS} or not (names - present or names & stale):
             return []
     with writer(db) as con:
         present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
-        unlabelled = _unlabelled(con, present)
+        unlabelled, unjudged = _unlabelled(con, present), _unjudged(con, present)
     if present - {p[0] for p in DEMO_POOLS}:
         return []
     seeded = []
@@ -58,6 +67,9 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
             import_pool(db, HERE / pool_file, name)
             import_verdicts(db, HERE / verdict_file, name, format_specs=format_specs())
             seeded.append(name)
+        for judge, extra in EXTRA_VERDICTS.get(name, ()):
+            if name not in present or (name, judge) in unjudged:
+                import_verdicts(db, HERE / extra, name, format_specs=format_specs())
         if name in SEEDED_LABELS and (name not in present or name in unlabelled):   # an interrupted seeding too
             import_labels(db, HERE / LABEL_FILES[name], name)
     return seeded
@@ -67,3 +79,11 @@ def _unlabelled(con, present: set[str]) -> set[str]:
     """The demo pools present that should hold their seeded labels and hold none."""
     return {name for name in SEEDED_LABELS if name in present and not con.execute(
         "SELECT count(*) FROM labels JOIN pools USING (pool_id) WHERE pools.name = $n", {"n": name}).fetchone()[0]}
+
+
+def _unjudged(con, present: set[str]) -> set:
+    """(pool, judge) of each EXTRA_VERDICTS judge missing from a demo pool present."""
+    return {(pool, judge) for pool, extras in EXTRA_VERDICTS.items() if pool in present for judge, _ in extras
+            if not con.execute("SELECT count(*) FROM verdicts JOIN pools USING (pool_id) JOIN judges USING "
+                               "(judge_id) WHERE pools.name = $p AND judges.name = $j",
+                               {"p": pool, "j": judge}).fetchone()[0]}
