@@ -90,7 +90,8 @@ def _interval(row: dict | None, how: str = "") -> str:
 def style_sentences(cell: pl.DataFrame) -> list[str]:
     """One cell's length coefficients in words: the judge's, the humans' and how far the judge's
     lies above or below the humans' it would replace; and the features left out."""
-    dropped = cell.filter((pl.col("part") == "coefficient") & pl.col("value").is_null())["name"].to_list()
+    dropped = cell.filter((pl.col("part") == "coefficient") & pl.col("name").is_in(FEATURE_ORDER)
+                          & pl.col("value").is_null() & pl.col("converged"))["name"].to_list()
     tail = [f"Left out, as they never vary in this cell's comparisons: {', '.join(dropped)}."] if dropped else []
     failed = cell.filter(pl.col("part") == "coefficient")["boot_unconverged"].max()
     if failed:

@@ -344,3 +344,17 @@ def test_separation_gives_no_numbers_rather_than_huge_ones():
     assert not out["converged"].any()
     assert out["value"].null_count() == out.height and out["rank"].null_count() == out.height
     assert out.filter(pl.col("part") == "system")["value_raw"].null_count() == 2   # the plain fit: no finite maximum either
+
+
+def test_style_sentences_name_the_dropped_features_and_a_missing_fit():
+    from app.style_charts import style_sentences
+    c = (100, 0, 0, 0)
+    separated = [(f"p{i}", "x", "y", 1, (100 + i, 0, 0, 0), c) for i in range(3)]
+    words = style_sentences(style_rank_calls(_calls_frame(separated), n_boot=0))
+    assert words[0].startswith("No finite fit for this judge: with 3 comparisons") and len(words) == 1
+    # x wins 2 of 3 prompts, each prompt asked in both orders; x's length varies
+    mixed = [(f"p{i}", "x", "y", 1 if i % 3 else -1, (100 + 7 * i, 0, 0, 0), c) for i in range(9)] + \
+            [(f"p{i}", "y", "x", -1 if i % 3 else 1, c, (100 + 7 * i, 0, 0, 0)) for i in range(9)]
+    words = style_sentences(style_rank_calls(_calls_frame(mixed), n_boot=0))
+    assert words[0].startswith("Length coefficient of this judge:") and "No human labels" in words[1]
+    assert words[-1] == "Left out, as they never vary in this cell's comparisons: headers, lists, bold."
