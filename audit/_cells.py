@@ -3,6 +3,7 @@ with the reference."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -255,10 +256,11 @@ def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0,
         cells = read_cells(con, pid, repeats=True)
         parts: list[list[dict]] = [[] for _ in range(cells.height)]
         mult5 = [(0, 0) if scale else None for scale in cells["scale_0_100"]]
-        for sc, cand_idx, block_mult5 in read_blocks(con, pid, cells, block):
-            view = PoolView(sc, seed, tiebreak_keys(cand_idx, seed))
-            for c in range(cells.height):
-                parts[c].append(cell_parts(view, view.scores(sc.S[c])))
-            mult5 = [None if t is None else (t[0] + u[0], t[1] + u[1]) for t, u in zip(mult5, block_mult5)]
+        with contextlib.closing(read_blocks(con, pid, cells, block)) as blocks:  # on an error, the read
+            for sc, cand_idx, block_mult5 in blocks:                             # under way ends first
+                view = PoolView(sc, seed, tiebreak_keys(cand_idx, seed))
+                for c in range(cells.height):
+                    parts[c].append(cell_parts(view, view.scores(sc.S[c])))
+                mult5 = [None if t is None else (t[0] + u[0], t[1] + u[1]) for t, u in zip(mult5, block_mult5)]
     cells = cells.with_columns(pl.Series("mult5_share", mult5_shares(mult5), dtype=pl.Float64)).drop("scale_0_100")
     return cells_frame(cells, [finish_cell(p) for p in parts])

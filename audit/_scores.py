@@ -19,6 +19,7 @@ normalised scores; see _with_mean_cells).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -298,9 +299,10 @@ def score_values(db: str | os.PathLike | None, pool: str, block: int | None = No
         pid = pool_id(con, pool)
         cells = read_cells(con, pid)
         tallies: list[list] = [[] for _ in range(cells.height)]
-        for sc, _, _ in read_blocks(con, pid, cells, block or BLOCK_CANDIDATES):
-            for c in range(cells.height):
-                tallies[c].append(m.levels(sc.S[c][~np.isnan(sc.S[c])]))
+        with contextlib.closing(read_blocks(con, pid, cells, block or BLOCK_CANDIDATES)) as blocks:
+            for sc, _, _ in blocks:
+                for c in range(cells.height):
+                    tallies[c].append(m.levels(sc.S[c][~np.isnan(sc.S[c])]))
     frames = []
     for c, cell in enumerate(cells.iter_rows(named=True)):
         values, n = merged_levels(tallies[c])

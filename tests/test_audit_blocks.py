@@ -222,3 +222,22 @@ def test_merged_levels_by_hand():
     assert values.tolist() == [0.0, 0.5, 1.0] and counts.tolist() == [2, 5, 3]
     values, counts = merged_levels([])
     assert values.size == 0 and counts.size == 0
+
+
+def test_an_error_midway_ends_the_read_under_way(random_pool, monkeypatch):
+    import threading
+    before = threading.active_count()
+    calls = []
+    real = cells_mod.cell_parts
+
+    def failing(view, s):
+        calls.append(1)
+        if len(calls) > 10:           # partway: the next block is being read meanwhile
+            raise RuntimeError("boom")
+        return real(view, s)
+    monkeypatch.setattr(cells_mod, "cell_parts", failing)
+    with pytest.raises(RuntimeError, match="boom"):
+        audit_cells(random_pool, "p", block=5)
+    assert threading.active_count() == before            # the reader thread has ended
+    monkeypatch.setattr(cells_mod, "cell_parts", real)
+    assert audit_cells(random_pool, "p", block=5).height > 0
