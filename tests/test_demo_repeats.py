@@ -51,8 +51,8 @@ def test_the_sampled_file_draws_five_labels_from_each_constrained_distribution()
 
 
 def test_consistency_of_the_sampled_judge_matches_the_file(demo_db):
-    cells = {(c["judge"], c["format"], c["decoding"]): c
-             for c in json.loads(run("consistency", "--pool", "mtbench-formats", "--db", demo_db, "--json").stdout)["cells"]}
+    out = run("consistency", "--pool", "mtbench-formats", "--db", demo_db, "--json").stdout
+    cells = {(c["judge"], c["format"], c["decoding"]): c for c in json.loads(out)["cells"]}
     units = defaultdict(list)
     for r in rows("mtbench-formats-sampled-verdicts.jsonl"):
         units[unit(r)].append(r)
@@ -119,8 +119,8 @@ def test_calibrate_has_a_reliability_diagram_of_the_bundled_model(demo_db):
         top = max(votes.values())
         plurality[pair] = "tie" if list(votes.values()).count(top) > 1 else votes.most_common(1)[0][0]
     calls = rows("mtbench-formats-local-verdicts.jsonl")
-    cells = {(c["judge"], c["format"], c["decoding"]): c
-             for c in json.loads(run("calibrate", "--pool", "mtbench-formats", "--db", demo_db, "--json").stdout)["cells"]}
+    out = run("calibrate", "--pool", "mtbench-formats", "--db", demo_db, "--json").stdout
+    cells = {(c["judge"], c["format"], c["decoding"]): c for c in json.loads(out)["cells"]}
     for fmt, want in (("anchored", 10), ("tournament", 22)):
         n = sum(plurality.get((r["prompt_id"], frozenset((r["a_id"], r["b_id"]))), "tie") != "tie"
                 for r in calls if r["format"] == fmt)
@@ -168,7 +168,8 @@ def test_a_demo_seeded_before_these_files_gets_them_at_the_next_launch(tmp_path,
     assert query_rows(path, judges) == [("smollm2-demo",), ("smollm2-demo-t0.7",), ("smollm2-demo-t1",),
                                         ("smollm2-local",)]
     # an annotator's identical repeat of a label is stored once: 1,689 rows, one repeated (prompt 128)
-    votes = {(r["prompt_id"], frozenset((r["a_id"], r["b_id"])), r["annotator"]) for r in rows("mtbench-human-labels.jsonl")}
+    votes = {(r["prompt_id"], frozenset((r["a_id"], r["b_id"])), r["annotator"])
+             for r in rows("mtbench-human-labels.jsonl")}
     assert stored_labels(path, "mtbench").height == len(votes) == 1688
     counts = "SELECT judges.name, count(*) FROM verdicts JOIN judges USING (judge_id) GROUP BY 1 ORDER BY 1"
     before = query_rows(path, counts)
