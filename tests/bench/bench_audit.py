@@ -25,7 +25,9 @@ Result (2026-12-01, the shared 2-core, 24 GB machine, load average 5.1-5.6 from 
 (a 7.9 GiB database, built in 565 s): `judgeaudit audit --json` median 15.4 s wall of 15.4, 20.7,
 15.2 (10.6-11.5 s CPU), peak RSS 961 MB (953-973); the in-memory engine on the same pool (the
 largest measured; it holds it): 25.0 s without the CLI start, 2,687 MB, so 1.6x the time and 2.8x
-the memory; the largest difference of any number 2.2e-16. Memory follows the block, not the pool:
+the memory; the largest difference of any number 2.2e-16. A later run (load average 4.9-5.0):
+12.5 s, 956 MB against 24.1 s, 2,758 MB; in one process without the CLI start, the in-memory
+engine 24.1 s and the block engine 9.4 s (2.6x). Memory follows the block, not the pool:
 with 256k-candidate blocks the audit peaks at 419 MB on 1M candidates and 612 MB on 10M, its RSS
 between 519 and 587 MB over the 40 blocks of the 10M pool.
 """
@@ -168,7 +170,8 @@ def build_sql(db: Path, work: Path, args) -> None:
 
 def child_old_engine(db: str, repeats: int, out: str) -> None:
     """Run in a child process: the in-memory engine (the whole pool's score matrix at once), timed;
-    its cells written to OUT as JSON, its times and peak RSS printed."""
+    its cells written to OUT as JSON, its times and peak RSS printed; then the block engine
+    (audit_cells) once in the same process, timed."""
     from audit._cells import compute_cells
     from audit._scores import pool_scores
     times = []
@@ -176,8 +179,12 @@ def child_old_engine(db: str, repeats: int, out: str) -> None:
         t = time.perf_counter()
         cells = compute_cells(pool_scores(db, "bench", repeats=True))
         times.append(time.perf_counter() - t)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from audit import audit_cells
+    t = time.perf_counter()               # then the block engine in the same process: time alike
+    audit_cells(db, "bench")
     Path(out).write_text(json.dumps({"cells": cells.to_dicts()}))
-    print(json.dumps({"times": times, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(json.dumps({"times": times, "peak_mb": peak_mb, "blocks_s": time.perf_counter() - t}))
 
 
 def run_cli(db: Path, out: Path) -> dict:
@@ -285,7 +292,9 @@ def main() -> None:
             diff = compare(new_cells, json.loads((work / "old.json").read_text())["cells"])
             print(f"in-memory engine (no CLI start): median {old_s:.1f} s of {old['times']}, peak RSS "
                   f"{old['peak_mb']:,.0f} MB (load average {load:.2f}; child {time.perf_counter() - t:.0f} s)")
-            print(f"ratio (in-memory / blocks): time {old_s / wall:.2f}x, peak memory {old['peak_mb'] / peak:.2f}x; "
+            print(f"the block engine in that process, after it: {old['blocks_s']:.1f} s (in-memory / blocks "
+                  f"{old_s / old['blocks_s']:.2f}x, no CLI start on either side)")
+            print(f"ratio (in-memory / judgeaudit audit): time {old_s / wall:.2f}x, peak memory {old['peak_mb'] / peak:.2f}x; "
                   f"largest difference of any number {diff:.1e}")
     if args.build == "import" and args.sample:
         per_call = kendall_loop_rate(db, args.sample)
