@@ -11,8 +11,10 @@ normalised scores; see _with_mean_cells).
 - `Scores`: the dense matrix of every cell over the pool's candidates; `read_scores(con,
   pool_id)` builds it on an open connection, `pool_scores(db, pool)` opens one (no cache: the
   app's st.cache_data wrappers in app/data.py are the only cache).
+- `read_blocks(con, pool_id, cells)`: the same, one block of whole prompts at a time (the audit
+  out of core; see the section below).
 - `score_values(db, pool)` (public): per cell, each distinct score and how many candidates hold
-  it (the histograms).
+  it (the histograms), read in blocks.
 - `candidate_scores(db, pool)` (public): per cell, each scored candidate with its score and
   reference (what curation picks from).
 """
@@ -219,8 +221,11 @@ def pool_scores(db: str | os.PathLike | None, pool: str, repeats: bool = False) 
 # one block, and its numbers are those of the in-memory engine (_cells.compute_cells over
 # _scores.read_scores) bit for bit; over several blocks, a mean's sum is added block by block (equal
 # to 1e-12; tests/test_audit_blocks.py). read_blocks reads the blocks; _cells.audit_cells adds
-# up. Memory: one block's scores and layouts, the next block being read meanwhile on a second thread (DuckDB and numpy release the GIL), plus the tallies, which grow
-# with the number of distinct (score, reference) pairs, not of candidates.
+# up. Memory: one block's scores and layouts, the next block being read meanwhile on a second
+# thread (DuckDB and numpy release the GIL), plus the tallies, which grow with the number of
+# distinct (score, reference) pairs, not of candidates. Both engines stay: the in-memory one
+# (read_scores, pool_scores) still serves levels, stability, positions and candidate_scores, and
+# is the tests' reference for the blocks.
 
 BLOCK_CANDIDATES = 1 << 20    # candidates per block (whole prompts: a block holds about this many)
 
