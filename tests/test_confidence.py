@@ -327,11 +327,11 @@ def test_calibration_page_draws_the_reliability_diagram_or_says_how_to_get_proba
     assert list(zip(table["judge"], table["decoding"])) == [("j", "constrained"), ("j", "greedy"), ("m", "constrained")]
     assert table["ece"].tolist()[:2] == pytest.approx([0.25, 0.4], abs=1e-12) and table["n_prob"].tolist()[2] == 0
     assert not any("No label probabilities" in i.value for i in at.info)
-    # the demo's five-format pool: the bundled judge's pairs carry no label distribution
-    seed_demo(tmp_path / "demo.duckdb", pools=("mtbench-formats",))
+    # the demo's MT-Bench pool: its votes are seeded, its LLMBar judges' verdicts carry no label distribution
+    seed_demo(tmp_path / "demo.duckdb", pools=("mtbench",))
     monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "demo.duckdb"))
     at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300).run()
-    at.sidebar.selectbox[0].select("mtbench-formats").run()
+    at.sidebar.selectbox[0].select("mtbench").run()
     at.switch_page("views/calibration.py").run()
     assert not at.exception, [e.value for e in at.exception]
     note = next(i.value for i in at.info if "No label probabilities" in i.value)
