@@ -73,7 +73,7 @@ def _summary(entry: dict, cell: dict, curation: dict | None) -> dict:
             "coin_flip_share": curation["n_pick_tied"] / n if n else None,
             "cut_tied_share": curation["n_cut_tied"] / n if n else None,
             "tau_a": cell["tau_a"], "top1": cell["top1"], "parse_rate": cell["parse_rate"],
-            "b": entry["slot"]["b"] if entry["slot"] else None}
+            "b": entry["slot"]["b"] if entry["slot"] else None, "aggregate": "single"}
 
 
 def _run_row(r: dict) -> dict:
@@ -91,11 +91,16 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
 
     Keys beyond DESIGN.md's (added, never renamed): `generated_at` (UTC), `version` (the tool's),
     `summary` (one row per cell: tie_prob, d2, top_tied, the coin_flip_share and cut_tied_share of
-    the cell's newest stored curation at its curation_rate, tau_a, top1, parse_rate, b), `runs`
+    the cell's newest stored curation at its curation_rate, tau_a, top1, parse_rate, b, and
+    `aggregate` single; a cell whose calls were repeated has a second row, aggregate mean: the same
+    diagnostics of the mean of its samples), `runs`
     (the pool's curation-and-training, evaluation and probe runs) and `studies` (its evaluation
     studies); per cell `template_sha256`, `provider` and `simulated`."""
     info = pools(db).filter(pl.col("name") == pool)
-    cells = audit_cells(db, pool, seed=seed).filter(pl.col("aggregate") == "single")
+    every = audit_cells(db, pool, seed=seed)
+    cells = every.filter(pl.col("aggregate") == "single")
+    means = {(r["judge"], r["format"], r["decoding"], r["score"]): r
+             for r in every.filter(pl.col("aggregate") == "mean").to_dicts()}
     slots = {(r["judge"], r["format"], r["decoding"]): r for r in bias(db, pool, seed=seed).to_dicts()}
     with connect(db) as con:
         pid = pool_id(con, pool)
@@ -127,6 +132,9 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
                              "b_lo": b["b_lo"] if b else None, "b_hi": b["b_hi"] if b else None}
         out.append(entry)
         summary.append(_summary(entry, cell, curations.get((*key, cell["score"]))))
+        mean = means.get((*key, cell["score"]))
+        if mean is not None:        # repeated calls: the mean of their samples, beside sample 0
+            summary.append({**_summary(entry, mean, None), "aggregate": "mean", "b": None})
     row = info.to_dicts()[0]
     return {"pool": {"name": pool, "n_prompts": row["n_prompts"], "n_candidates": row["n_candidates"]},
             "cells": out, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -142,12 +150,16 @@ def _pct(x) -> str:
 
 
 def _summary_table(rows: list[dict]) -> list[str]:
-    head = ["judge", "format", "decoding", "score", "tie prob.", "D2", "top tied", "coin flips (rate)", "τa",
-            "top-1", "parse rate", "b"]
+    """The table across formats; with repeated calls, a `samples` column tells sample 0 (`first`)
+    from the mean of the samples (`mean`)."""
+    repeats = any(r.get("aggregate") == "mean" for r in rows)
+    head = ["judge", "format", "decoding", "score", *(["samples"] if repeats else []), "tie prob.", "D2", "top tied",
+            "coin flips (rate)", "τa", "top-1", "parse rate", "b"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         flips = "n/a" if r["coin_flip_share"] is None else f"{_pct(r['coin_flip_share'])} (@{r['curation_rate']:g})"
-        out.append("| " + " | ".join([r["judge"], r["format"], r["decoding"], r["score"], _num(r["tie_prob"]),
+        samples = (["mean" if r.get("aggregate") == "mean" else "first"] if repeats else [])
+        out.append("| " + " | ".join([r["judge"], r["format"], r["decoding"], r["score"], *samples, _num(r["tie_prob"]),
                                       _num(r["d2"], 2), _pct(r["top_tied"]), flips, _num(r["tau_a"]),
                                       _num(r["top1"]), _num(r["parse_rate"]), _num(r["b"])]) + " |")
     return out

@@ -87,3 +87,31 @@ def test_the_page_download_and_the_cli_report_are_the_same_document(scored, tmp_
     assert not at.exception
     shown = "\n".join(m.value for m in at.markdown)
     assert shown.index("## Summary across formats") < shown.index("## sim × likert5")
+
+
+def test_repeated_calls_show_their_mean_beside_sample_0_in_the_summary(db, write_jsonl):
+    # issue 22: the report shows side by side what repeating does; each number is the audit's own cell
+    import polars as pl
+    import_pool(db, write_jsonl("p.jsonl", ROWS), "p")
+    score(ScoreRequest(pool="p", judge="fake:sim?noise=0.5", formats=["likert5"], db=db, samples=3, temperature=0.7,
+                       progress=False, flush_interval_s=0.05))
+    doc = checklist(db, "p")
+    cells = audit_cells(db, "p").filter(pl.col("score") == "label")
+    rows = [r for r in doc["summary"] if r["score"] == "label"]
+    assert [r["aggregate"] for r in rows] == ["single", "mean"]
+    for row in rows:
+        cell = cells.filter(pl.col("aggregate") == row["aggregate"]).to_dicts()[0]
+        assert (row["tie_prob"], row["d2"], row["top_tied"], row["tau_a"]) == \
+            (cell["tie_prob"], cell["d2"], cell["top_tied"], cell["tau_a"])
+    assert rows[1]["b"] is None and rows[1]["coin_flip_share"] is None
+    # the details stay one per single cell (sample 0), as DESIGN's checklist has them
+    assert len(doc["cells"]) == audit_cells(db, "p").filter(pl.col("aggregate") == "single").height
+    md = checklist_markdown(doc)
+    assert "| judge | format | decoding | score | samples | tie prob." in md
+    assert "| sim | likert5 | greedy | label | first |" in md and "| sim | likert5 | greedy | label | mean |" in md
+
+
+def test_a_report_without_repeats_has_no_samples_column(scored):
+    doc = checklist(scored, "p")
+    assert {r["aggregate"] for r in doc["summary"]} == {"single"}
+    assert "| samples |" not in checklist_markdown(doc)
