@@ -3,7 +3,6 @@ Parquet or JSONL, every column checked against the stored calls; each verdict's 
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -14,9 +13,9 @@ from audit import EXPORT_COLUMNS, verdict_rows
 from ingest.scoring import ScoreRequest, import_verdicts, score
 from ingest.store import import_pool
 from tests.conftest import query_rows
+from tests.test_cli import EXE, run      # the console script as users run it
 from tests.openai_server import OpenAIServer
 
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
 POOL = [
     {"prompt_id": "q1", "prompt": "P1", "candidate_id": "a", "response": "ra", "reference": 1},
     {"prompt_id": "q1", "prompt": "P1", "candidate_id": "b", "response": "rbb", "reference": 3},
@@ -24,13 +23,6 @@ POOL = [
     {"prompt_id": "q2", "prompt": "P2", "candidate_id": "a", "response": "ra"},
     {"prompt_id": "q2", "prompt": "P2", "candidate_id": "b", "response": "rb"},
 ]
-
-
-def run(*args, ok=True):
-    proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, timeout=180)
-    if ok:
-        assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 @pytest.fixture
