@@ -8,7 +8,6 @@ import hashlib
 import json
 
 import httpx
-import polars as pl
 import pytest
 
 from audit import audit_cells

@@ -1,7 +1,6 @@
 """Repeat consistency (audit/_consistency.py) and the aggregated cell (aggregate = mean), each number
 against an independent computation with its arithmetic in a comment."""
 
-import itertools
 import json
 import math
 import subprocess
