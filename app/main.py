@@ -23,9 +23,11 @@ with st.sidebar:        # below the page list: the pool first, so that it shows 
             st.session_state[key] = st.session_state.pop("next_pool")
         elif key in st.session_state and st.session_state[key] not in names:   # its pool was removed
             st.session_state[key] = default
-        # bound to ?pool=: a new session opens on the URL's pool (one not in the database is dropped)
-        st.selectbox("Pool", names, index=names.index(default), key=key, bind="query-params",
-                     on_change=lambda: st.session_state.pop("pool_notice", None))
+        # bound to ?pool=: a new session opens on the URL's pool (one not in the database is dropped);
+        # once the session holds the pool, it alone says which (a default beside it would be ignored)
+        first = {} if key in st.session_state else {"index": names.index(default)}
+        st.selectbox("Pool", names, key=key, bind="query-params",
+                     on_change=lambda: st.session_state.pop("pool_notice", None), **first)
     else:
         st.info("No pool yet: upload one on the Pool page.")
     if st.session_state.get("pool_notice"):
