@@ -392,3 +392,15 @@ def test_console_script_refuses_a_public_address_without_a_login(tmp_path):
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith("judgeaudit: error: --address 0.0.0.0: refusing to serve the dashboard")
     assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_a_refused_constraint_names_the_server_without_its_credentials():
+    from ingest.scoring.formats import BUILTIN
+    from ingest.scoring.judges._constraint import check_reply
+    url = "http://user:pw-s3cret@judge.example:8000/v1/?api_key=sk-abcdef1234567890"
+    for kw in ({"error": "HTTP 400: unknown field"}, {"error": "timeout"}, {"answer": "maybe"}):
+        with pytest.raises(UserError) as info:
+            check_reply(url, {"mechanism": "guided_choice"}, BUILTIN["likert5"], **kw)
+        text = str(info.value)
+        assert "http://judge.example:8000/v1" in text
+        assert "pw-s3cret" not in text and "sk-abcdef" not in text and "user:" not in text

@@ -6,7 +6,8 @@
 """
 
 from ._constraint import MECHANISMS, check_server, settings_for as constraint_settings
-from ._spec import JudgeSpec, parse_judge, public_endpoint
+from ._spec import JudgeSpec, parse_judge
+from ._urls import public_endpoint
 from .base import CallHints, Judge, JudgeError, JudgeReply
 from .strategies import Strategy, parse_strategy, with_strategy
 

@@ -17,6 +17,7 @@ import asyncio
 import json
 
 from ..._errors import UserError
+from ._urls import public_endpoint
 
 MECHANISMS = {
     "structured_outputs": "vLLM >= 0.10.2 (structured_outputs.choice)",
@@ -92,6 +93,7 @@ def check_reply(endpoint: str, constraint: dict, fmt, error: str | None = None, 
     error: the failed call's message (already redacted; 'HTTP 400: ...' when the server answered
     with an error); answer: otherwise, the verdict read from the answer."""
     mechanism = constraint.get("mechanism", DEFAULT)
+    endpoint = public_endpoint(endpoint)         # a message never carries the URL's credentials
     advice = (f"no call of the run was made. Try --constraint with one of "
               f"{', '.join(m for m in MECHANISMS if m != mechanism)}, or --decoding greedy.")
     if error is not None and error.startswith("HTTP "):

@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Callable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ..._errors import UserError
+from ._urls import public_endpoint
 from .base import Judge
 
 
@@ -28,17 +29,6 @@ class JudgeSpec:
         """The public endpoints of an openai: judge, sorted (several for openai:MODEL@URL1,URL2,...:
         `endpoint` stores them joined by ','); [] for the others."""
         return self.endpoint.split(",") if self.provider == "openai" and self.endpoint else []
-
-
-def public_endpoint(url: str) -> str:
-    """The endpoint as stored and shown: no credentials, query string or fragment, no final '/'."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
 def _base_urls(base: str) -> list[str]:
