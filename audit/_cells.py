@@ -35,11 +35,6 @@ def dense_groups(prompt: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndar
     return keep, np.cumsum(np.concatenate(([True], kept[1:] != kept[:-1]))) - 1
 
 
-def _mean(values: np.ndarray) -> float:
-    values = values[~np.isnan(values)]
-    return float(values.mean()) if values.size else float("nan")
-
-
 class PoolView:
     """The pool's candidates in (prompt, position) order, with what every cell shares:
     references as level codes, the seeded tie-break keys, and cached prompt layouts."""
