@@ -14,22 +14,8 @@ from ingest.scoring import ScoreRequest, import_verdicts, score
 from ingest.store import import_pool
 from tests.conftest import query_rows
 from tests.test_cli import EXE, run      # the console script as users run it
+from tests.test_verdict_import import POOL, pool  # noqa: F401  (the five-candidate pool and its fixture)
 from tests.openai_server import OpenAIServer
-
-POOL = [
-    {"prompt_id": "q1", "prompt": "P1", "candidate_id": "a", "response": "ra", "reference": 1},
-    {"prompt_id": "q1", "prompt": "P1", "candidate_id": "b", "response": "rbb", "reference": 3},
-    {"prompt_id": "q1", "prompt": "P1", "candidate_id": "c", "response": "rc", "reference": 2},
-    {"prompt_id": "q2", "prompt": "P2", "candidate_id": "a", "response": "ra"},
-    {"prompt_id": "q2", "prompt": "P2", "candidate_id": "b", "response": "rb"},
-]
-
-
-@pytest.fixture
-def pool(db, write_jsonl):
-    import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
-    return "p"
-
 
 def test_export_after_import_is_the_hand_built_table(db, pool, write_jsonl):
     rows = [
