@@ -45,6 +45,7 @@ from scipy.special import expit
 
 from ._bias import cell_rng
 from ._db import connect, pool_id, query
+from ._rank import _ranks       # 1 = strongest, equal strengths by id: as rank orders them
 
 FEATURES = ("length", "headers", "lists", "bold")
 COUNTS = ("chars", "headers", "lists", "bold")
@@ -234,13 +235,6 @@ def _outcome(value: np.ndarray) -> np.ndarray:
 
 def _counts(frame: pl.DataFrame, side: str) -> np.ndarray:
     return frame.select([f"{side}_{c}" for c in COUNTS]).to_numpy().astype(float)
-
-
-def _ranks(beta: np.ndarray, ids: list[str]) -> np.ndarray:
-    order = sorted(range(len(ids)), key=lambda i: (-round(float(beta[i]), 12), ids[i]))
-    ranks = np.zeros(len(ids), np.int64)
-    ranks[order] = np.arange(1, len(ids) + 1)
-    return ranks
 
 
 def _interval(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
