@@ -21,7 +21,8 @@ def verdict_rows(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     and sample. Columns: EXPORT_COLUMNS (DESIGN.md 'export-verdicts'): candidate_b null for
     pointwise calls; value on the format's own scale (comparative: the margin for slot A), null
     unless parsed; status parsed | unparsed | failed; label_probs a JSON object as text, or null;
-    endpoint the server that answered (calls stored before it was recorded: the judge's endpoint)."""
+    endpoint the server that answered (an online run's calls stored before it was recorded: the
+    judge's endpoint; null for a batch runner's answers)."""
     with connect(db) as con:
         return query(con, "export_verdicts", pool_id=pool_id(con, pool)).select(EXPORT_COLUMNS)
 

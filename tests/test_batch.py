@@ -205,6 +205,46 @@ def test_import_refuses_what_it_cannot_read(db, write_jsonl, tmp_path):
         import_batch([tmp_path / "missing.jsonl"], db=db)
 
 
+def test_a_failed_export_leaves_the_earlier_one_whole(db, write_jsonl, tmp_path, monkeypatch):
+    import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
+    export_batch(_req(db, formats=["likert5"]), tmp_path / "b")
+    before = {f.name: f.read_bytes() for f in (tmp_path / "b").iterdir()}
+    assert sorted(before) == ["manifest.json", "requests-00000.jsonl"]
+
+    def broken(*args, **kw):
+        raise OSError("disk full")
+    monkeypatch.setattr("ingest.scoring._batch.record_batch_export", broken)
+    with pytest.raises(OSError, match="disk full"):
+        export_batch(_req(db, formats=["likert5", "tournament"]), tmp_path / "b")
+    # the earlier export's files are as they were, and nothing of the failed one is left
+    assert {f.name: f.read_bytes() for f in (tmp_path / "b").iterdir()} == before
+    assert query_rows(db, "SELECT count(*) FROM batch_calls")[0][0] == 6
+
+
+def test_batch_answers_name_no_endpoint_and_each_export_gets_its_import_run(db, write_jsonl, tmp_path):
+    from audit import verdict_rows
+    import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
+    first = export_batch(_req(db, formats=["likert5"], seed=1), tmp_path / "one")
+    early = _lines(tmp_path / "one")[:2]
+    import_batch([_write(tmp_path / "early.jsonl", [_ok(x, "4") for x in early])], db=db)
+    second = export_batch(_req(db, formats=["likert5"], seed=7), tmp_path / "two")   # the 4 still missing
+    assert (first["exported"], second["exported"]) == (6, 4)
+    late = _lines(tmp_path / "two")
+    # each export's answers land in an import run of their own that carries that export's settings
+    import_batch([_write(tmp_path / "late.jsonl", [_ok(x, "2") for x in late])], db=db)
+    runs = query_rows(db, "SELECT source, seed, count(*) FROM cell_runs r JOIN verdicts v USING (run_id) "
+                          "GROUP BY ALL ORDER BY ALL")
+    assert runs == [("batch-import", 1, 2), ("batch-import", 7, 4)]
+    # the judge's endpoint never answered these calls: the export names no endpoint for them
+    exported = verdict_rows(db, "p")
+    assert exported.height == 6 and exported["endpoint"].null_count() == 6
+
+
+def _write(path, lines):
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
 @pytest.fixture(scope="module")
 def llama_server():
     pytest.importorskip("llama_cpp", reason="llama-cpp-python[server] is installed by `make test`")

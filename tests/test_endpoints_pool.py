@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +24,8 @@ from ingest.scoring.judges import parse_judge, public_endpoint
 from ingest.store import import_pool
 from tests.conftest import query_rows
 from tests.openai_server import OpenAIServer
+
+EXE = str(Path(sys.executable).with_name("judgeaudit"))
 
 
 class Clock:
@@ -341,3 +346,21 @@ def test_constrained_decoding_is_checked_on_every_endpoint(db, write_jsonl):
     with OpenAIServer(constraints=("guided_choice",)) as one, OpenAIServer(constraints=("guided_choice",)) as two:
         result = score(_request(one, two, formats=["likert5"], decoding="constrained", constraint="guided_choice"))
         assert result["made"] == 8 and one.constrained_requests > 1 and two.constrained_requests > 1
+
+
+def test_drain_after_and_cooldown_from_the_command_line(db, write_jsonl):
+    import_pool(db, write_jsonl("pool.jsonl", _rows(n_prompts=20)), "p")      # 80 candidates: 80 calls
+    with StoppableServer(latency_s=0.01) as a, StoppableServer(latency_s=0.01) as b:
+        watcher = _stop_when(a, 10)
+        done = subprocess.run([EXE, "score", "--pool", "p", "--judge", f"openai:test-judge@{a.url},{b.url}",
+                               "--formats", "binary", "--concurrency", "2", "--timeout", "2", "--drain-after", "1",
+                               "--cooldown", "45", "--db", str(db), "--json"], capture_output=True, text=True,
+                              timeout=120)
+        watcher.join(5)
+    assert done.returncode == 0, done.stderr
+    # one failure drains A (--drain-after 1) for 45 s (--cooldown): longer than the run, so A is
+    # never probed again and is drained exactly once; B makes the rest
+    assert done.stderr.count(f"endpoint {public_endpoint(a.url)}: drained for 45 s, 1 failed attempts in a row") == 1
+    assert "its probe after the cool-down failed" not in done.stderr
+    assert json.loads(done.stdout)["made"] == 80
+    assert query_rows(db, "SELECT count(*), count(*) FILTER (WHERE status = 'ok') FROM verdicts") == [(80, 80)]

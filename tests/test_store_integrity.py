@@ -4,6 +4,7 @@ Each scenario here lost or corrupted data silently before the store held the rul
 """
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from audit import audit_cells
 from ingest import UserError
 from ingest.store import import_pool
 from ingest.store import _database
-from ingest.store import ensure_current
+from ingest.store import ensure_current, insert_verdicts
 from ingest.scoring import replay_journal, ROW_SCHEMA, score, ScoreRequest
 from ingest.scoring._journal import journal_path as _journal_path
 from ingest.runs import list_runs
@@ -138,13 +139,35 @@ def test_migration_keeps_one_row_per_call(db):
         (0, 3, "ok", 4.0), (1, 2, "no_label", None), (2, 2, "failed", None)]
     con = duckdb.connect(str(db))
     try:
-        with pytest.raises(duckdb.ConstraintException):
-            con.execute("INSERT INTO verdicts (run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, status) "
-                        "VALUES (9, 1, 1, 1, 0, 0, 'ok')")
         # ids are never reused: the high-water mark covers the deleted pool 2 as well
         assert con.execute("SELECT last_id FROM id_marks WHERE name = 'pools'").fetchall() == [(2,)]
     finally:
         con.close()
+
+
+def _verdict(a_idx: int, **extra) -> dict:
+    return {"run_id": 9, "pool_id": 1, "judge_id": 1, "format_id": 1, "prompt_idx": 0, "a_idx": a_idx,
+            "sample": 0, "status": "ok", "decoding": "greedy", **extra}
+
+
+def test_the_writer_keeps_one_row_per_call_without_an_index(db):
+    # Migration 011 dropped the unique index; insert_verdicts holds the rule: a batch naming a
+    # stored call (a_idx 0), or naming one call twice (a_idx 5), is refused whole.
+    _old_database(db)
+    ensure_current(db)
+    with _database.writer(db) as con:
+        assert con.execute("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'verdicts'").fetchone() == (0,)
+    for batch, why in (([_verdict(0), _verdict(3)], "1 verdict row(s) name a call already stored"),
+                       ([_verdict(5), _verdict(5, sample=0)], "1 verdict row(s) repeat a call")):
+        with pytest.raises(ValueError, match=re.escape(why)):
+            with _database.writer(db) as con, _database.transaction(con):
+                insert_verdicts(con, pl.DataFrame(batch))
+    assert query_rows(db, "SELECT count(*) FROM verdicts") == [(3,)]          # nothing of either batch
+    # another sample, another decoding or another slot B is another call: all three land
+    with _database.writer(db) as con, _database.transaction(con):
+        assert insert_verdicts(con, pl.DataFrame([_verdict(0, sample=1), _verdict(0, decoding="constrained"),
+                                                  _verdict(0, b_idx=1)])) == 3
+    assert query_rows(db, "SELECT count(*) FROM verdicts WHERE a_idx = 0") == [(4,)]
 
 
 def _journal_rows(pool_id: int, statuses: list[str]) -> list[dict]:

@@ -15,7 +15,11 @@ from ._common import db_option, emit_json, json_option
 @click.option("--judge", "judge_spec", required=True,
               help="openai:MODEL@BASE_URL | local:smollm2 | fake:NAME[?noise=..&slot_bias=..&unparsed=..]")
 @click.option("--formats", required=True, help="comma-separated, e.g. binary,likert5,numeric100,anchored,tournament")
-@click.option("--concurrency", default=8, show_default=True, help="calls in flight at once")
+@click.option("--concurrency", default=8, show_default=True, help="calls in flight at once (per endpoint)")
+@click.option("--drain-after", default=3, show_default=True, type=click.IntRange(min=1),
+              help="several endpoints: failed attempts in a row that drain one (its calls go to the others)")
+@click.option("--cooldown", default=30.0, show_default=True, type=click.FloatRange(min=0),
+              help="several endpoints: seconds a drained endpoint rests before it is tried again")
 @click.option("--swap-sample", default="0", show_default=True,
               help="re-ask N seeded comparative calls (or 'all') with the responses swapped")
 @click.option("--schedule", type=click.Choice(["listing", "balanced", "both"]), default="listing",
@@ -47,8 +51,8 @@ from ._common import db_option, emit_json, json_option
                    "(then: judgeaudit import-batch RESULTS...)")
 @db_option
 @json_option
-def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, seed, timeout, max_retries,
-              api_key_env, judge_name, format_specs, logprobs, decoding, constraint, strategy, samples,
+def score_cmd(pool, judge_spec, formats, concurrency, drain_after, cooldown, swap_sample, schedule, seed, timeout,
+              max_retries, api_key_env, judge_name, format_specs, logprobs, decoding, constraint, strategy, samples,
               temperature, batch_out, db, as_json):
     """Score a pool with a judge under several formats. Re-running the same command resumes."""
     from ingest import UserError
@@ -60,8 +64,8 @@ def score_cmd(pool, judge_spec, formats, concurrency, swap_sample, schedule, see
             raise UserError(f"--swap-sample: a number or 'all', not {swap_sample!r}") from None
     request = ScoreRequest(
         pool=pool, judge=judge_spec, formats=[f.strip() for f in formats.split(",") if f.strip()], db=db,
-        concurrency=concurrency, swap_sample=swap_sample, schedule=schedule, seed=seed, timeout=timeout,
-        max_retries=max_retries, api_key_env=api_key_env, judge_name=judge_name, logprobs=logprobs,
+        concurrency=concurrency, drain_after=drain_after, cooldown_s=cooldown, swap_sample=swap_sample,
+        schedule=schedule, seed=seed, timeout=timeout, max_retries=max_retries, api_key_env=api_key_env, judge_name=judge_name, logprobs=logprobs,
         decoding=decoding, constraint=constraint, format_specs=list(format_specs), strategy=strategy,
         samples=samples, temperature=temperature)
     if batch_out is not None:

@@ -3,8 +3,9 @@
 -- output, the label the parser read (a number out of range too), the value (on the format's own
 -- scale, for comparative formats the margin in favour of slot A; null unless parsed), the status
 -- as parsed / unparsed / failed (every parse status other than 'ok' is unparsed), the label
--- distribution as JSON text, and the endpoint that answered (for calls stored before version 9,
--- the judge's stored endpoint).
+-- distribution as JSON text, and the endpoint that answered: for a call an online run stored before
+-- version 9, the judge's stored endpoint (then its only one); null for an answer a batch runner gave
+-- (import-batch) or an imported verdict file left without one.
 SELECT j.name AS judge,
        f.name AS format,
        v.decoding,
@@ -21,10 +22,11 @@ SELECT j.name AS judge,
        v.tokens_in,
        v.tokens_out,
        v.latency_ms,
-       coalesce(v.endpoint, j.endpoint) AS endpoint
+       CASE WHEN r.source = 'score' THEN coalesce(v.endpoint, j.endpoint) ELSE v.endpoint END AS endpoint
 FROM verdicts v
 JOIN judges j ON j.judge_id = v.judge_id
 JOIN formats f ON f.format_id = v.format_id
+LEFT JOIN cell_runs r ON r.run_id = v.run_id
 JOIN prompts p ON p.pool_id = v.pool_id AND p.prompt_idx = v.prompt_idx
 JOIN candidates ca ON ca.pool_id = v.pool_id AND ca.cand_idx = v.a_idx
 LEFT JOIN candidates cb ON cb.pool_id = v.pool_id AND cb.cand_idx = v.b_idx

@@ -234,7 +234,7 @@ def first_row(mask: pl.Series) -> int | None:
 def text_column(t: Table, name: str) -> pl.Series:
     """Column `name` as text (all null where the file lacks it); lists and objects are refused."""
     if name not in t.frame.columns:
-        return pl.Series(name, [None] * t.frame.height, pl.String)
+        return pl.repeat(None, t.frame.height, dtype=pl.String, eager=True).alias(name)
     col = t.frame[name]
     if isinstance(col.dtype, (pl.List, pl.Struct, pl.Array)):
         raise UserError(f"{t.at(first_row(col.is_not_null()) or 0, name)}: must be text, not {col.dtype}")
@@ -243,7 +243,10 @@ def text_column(t: Table, name: str) -> pl.Series:
 
 def first_repeat(frame: pl.DataFrame, key: list[str]) -> tuple[int, int] | None:
     """(row, first): the first row of `frame` whose `key` an earlier row already had, and that
-    earlier row; None when every key is unique. `frame` needs a _row column of row positions."""
+    earlier row; None when every key is unique. `frame` needs a _row column of row positions.
+    One hash per key first: when the hashes are all different, so are the keys."""
+    if frame.select(pl.struct(key).hash()).to_series().n_unique() == frame.height:
+        return None
     dup = frame.select("_row", pl.col("_row").min().over(key).alias("_first")) \
         .filter(pl.col("_row") != pl.col("_first"))
     return (int(dup["_row"][0]), int(dup["_first"][0])) if dup.height else None

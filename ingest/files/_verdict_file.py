@@ -27,7 +27,7 @@ DECODINGS = ("greedy", "constrained")
 def _probs(t: Table) -> pl.Series:
     """`label_probs` as canonical JSON text (null where absent); a clear error for a bad one."""
     if "label_probs" not in t.frame.columns or t.frame["label_probs"].null_count() == t.frame.height:
-        return pl.Series("label_probs", [None] * t.frame.height, pl.String)
+        return pl.repeat(None, t.frame.height, dtype=pl.String, eager=True).alias("label_probs")
     col = t.frame["label_probs"]
     out = []
     for row, value in enumerate(col.to_list()):
@@ -129,7 +129,7 @@ def read_verdicts(path: str | Path) -> tuple[Table, pl.DataFrame]:
 def _measure(t: Table, name: str, dtype) -> pl.Series:
     """An optional column of non-negative numbers (token counts, latency); null where absent."""
     if name not in t.frame.columns:
-        return pl.Series(name, [None] * t.frame.height, dtype)
+        return pl.repeat(None, t.frame.height, dtype=dtype, eager=True).alias(name)
     col = t.frame[name]
     cast = col.cast(dtype, strict=False)
     bad = first_row((col.is_not_null() & cast.is_null()) | (cast < 0) | cast.cast(pl.Float64).is_infinite())

@@ -55,25 +55,27 @@ def _check(req: ScoreRequest, spec) -> None:
         raise UserError("--constraint: the server's mechanism, for --decoding constrained")
 
 
+PARTIAL = ".partial"          # a file of an export not yet recorded in the database
+
+
 def _write_files(folder: Path, lines: list[str], max_lines: int, max_bytes: int) -> list[dict]:
-    """requests-00000.jsonl, ...: at most `max_lines` lines and `max_bytes` bytes each. Files of an
-    earlier export in `folder` (requests-*.jsonl, manifest.json) are replaced."""
+    """requests-00000.jsonl.partial, ...: at most `max_lines` lines and `max_bytes` bytes each;
+    `_publish` gives them their names once the database holds the export."""
     folder.mkdir(parents=True, exist_ok=True)
-    for old in [*folder.glob("requests-*.jsonl"), folder / "manifest.json"]:
-        old.unlink(missing_ok=True)
+    too_big = next((len(line.encode()) for line in lines if len(line.encode()) > max_bytes), None)
+    if too_big is not None:
+        raise UserError(f"--batch-out: one request is {too_big} bytes, more than a batch file may hold ({max_bytes})")
     files, chunk, size = [], [], 0
 
     def flush() -> None:
         data = "".join(chunk).encode()
-        path = folder / f"requests-{len(files):05d}.jsonl"
-        path.write_bytes(data)
-        files.append({"name": path.name, "lines": len(chunk), "bytes": len(data),
+        name = f"requests-{len(files):05d}.jsonl"
+        (folder / (name + PARTIAL)).write_bytes(data)
+        files.append({"name": name, "lines": len(chunk), "bytes": len(data),
                       "sha256": hashlib.sha256(data).hexdigest()})
 
     for line in lines:
         n = len(line.encode())
-        if n > max_bytes:
-            raise UserError(f"--batch-out: one request is {n} bytes, more than a batch file may hold ({max_bytes})")
         if chunk and (len(chunk) == max_lines or size + n > max_bytes):
             flush()
             chunk, size = [], 0
@@ -82,6 +84,15 @@ def _write_files(folder: Path, lines: list[str], max_lines: int, max_bytes: int)
     if chunk:
         flush()
     return files
+
+
+def _publish(folder: Path, files: list[dict]) -> None:
+    """Replace an earlier export's files in `folder` (requests-*.jsonl, manifest.json) by the new
+    ones: only once the new export is recorded, so a failed export leaves the earlier one whole."""
+    for old in [*folder.glob("requests-*.jsonl"), folder / "manifest.json"]:
+        old.unlink(missing_ok=True)
+    for f in files:
+        (folder / (f["name"] + PARTIAL)).replace(folder / f["name"])
 
 
 def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LINES,
@@ -100,14 +111,15 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
     _check(req, spec)
     check_samples(req, spec)
     decoding = decoding_settings(req, spec)   # no check call of the constraint: no HTTP call at all
-    jid = ensure_spec_judge(db, spec, decoding)
     with writer(db) as con:
         cands = frame(con, "SELECT cand_idx, prompt_idx, position, reference, response FROM candidates "
                            "WHERE pool_id = $p ORDER BY cand_idx", {"p": pid})
         prompts = frame(con, "SELECT prompt_idx, prompt FROM prompts WHERE pool_id = $p", {"p": pid})
-        identity = json.loads(one(con, "SELECT identity FROM judges WHERE judge_id = $j", {"j": jid})[0])
+    # the plan's own refusals come before anything is stored: the judge and formats are bound after it
     plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed, req.samples)
+    jid = ensure_spec_judge(db, spec, decoding)
     with writer(db) as con, transaction(con):
+        identity = json.loads(one(con, "SELECT identity FROM judges WHERE judge_id = $j", {"j": jid})[0])
         fids = {name: ensure_format(con, fmt) for name, fmt in formats.items()}
     plan = plan.with_columns(pl.lit(jid, pl.Int32).alias("judge_id"), pl.lit(req.decoding).alias("decoding"),
                              pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
@@ -148,8 +160,9 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
             eid = record_batch_export(con, pid, jid, identity, decoding, str(folder.resolve()), files, todo)
     except BaseException:
         for f in files:
-            (folder / f["name"]).unlink(missing_ok=True)
+            (folder / (f["name"] + PARTIAL)).unlink(missing_ok=True)
         raise
+    _publish(folder, files)
     manifest = {"pool": req.pool, "judge": spec.name, "identity": identity, "model": spec.model,
                 "formats": list(formats), "decoding": req.decoding, "decoding_settings": decoding,
                 "samples": req.samples, "schedule": req.schedule, "swap_sample": req.swap_sample, "seed": req.seed,

@@ -18,8 +18,8 @@ from pathlib import Path
 import polars as pl
 
 from .._errors import UserError, where
-from ..store import (db_path, exported_calls, finish_cell_run, frame, insert_answers, start_cell_run, transaction,
-                     writer)
+from ..store import (db_path, exported_calls, finish_cell_run, frame, insert_answers, one, start_cell_run,
+                     transaction, writer)
 from ._journal import ROW_SCHEMA
 from ._request import ScoreRequest
 from ._runner import _Scoring
@@ -115,7 +115,7 @@ def import_batch(paths, db=None) -> dict:
             raise UserError(f"judge '{row['judge']}' no longer stands for the judge these requests were exported "
                             "for (its identity changed); nothing was imported")
     rows, models = _rows(known, lines, formats, format_names, judges, counts)
-    written = _store(db, known, rows, formats, format_names, [str(f) for f in files], models)
+    written = _store(db, rows, formats, format_names, [str(f) for f in files], models)
     counts["stored"] = written["stored"]
     return {**counts, "unknown_ids": unknown[:SHOWN], "malformed_lines": malformed[:SHOWN],
             "cell_runs": written["cell_runs"], "files": [str(f) for f in files]}
@@ -126,16 +126,16 @@ def _rows(known: pl.DataFrame, lines: dict, formats: dict, format_names: dict, j
     """One verdict row per matched call, made by the online run's `record`; and per judge the
     model ids the answers reported."""
     from .judges.openai_compat import reply_from_body   # httpx loads only here
-    recorders: dict[int, _Scoring] = {}
+    recorders: dict[tuple[int, int], _Scoring] = {}   # per judge and export: its decoding
     rows = []
     for call in known.iter_rows(named=True):
         jid = call["judge_id"]
-        if jid not in recorders:
+        if (jid, call["export_id"]) not in recorders:
             _, name, provider, model, endpoint = judges[jid]
             spec = JudgeSpec(name, provider, model, endpoint, {}, factory=None)
-            recorders[jid] = _Scoring(ScoreRequest(pool=call["pool"], judge="", formats=[]), spec, formats, None,
-                                      json.loads(call["export_decoding"]))
-        recorder = recorders[jid]
+            recorders[jid, call["export_id"]] = _Scoring(ScoreRequest(pool=call["pool"], judge="", formats=[]), spec,
+                                                         formats, None, json.loads(call["export_decoding"]))
+        recorder = recorders[jid, call["export_id"]]
         line = lines[call["custom_id"]]
         decoding = json.loads(call["export_decoding"])
         constraint = decoding.get("constraint") if call["decoding"] == "constrained" else None
@@ -151,13 +151,16 @@ def _rows(known: pl.DataFrame, lines: dict, formats: dict, format_names: dict, j
         counts["failed"] += row["status"] == "failed"
         counts["parsed"] += row["status"] == "ok"
         rows.append(row)
-    return rows, {jid: r.judge_models for jid, r in recorders.items()}
+    models: dict[int, set] = {}
+    for (jid, _), recorder in recorders.items():
+        models.setdefault(jid, set()).update(recorder.judge_models)
+    return rows, models
 
 
-def _store(db: Path, known: pl.DataFrame, rows: list[dict], formats: dict, format_names: dict,
+def _store(db: Path, rows: list[dict], formats: dict, format_names: dict,
            files: list[str], models: dict) -> dict:
     """Write the rows that change something: a call with no row yet, or a failed one now answered.
-    One transaction; a cell run per (pool, judge, format) written records the import."""
+    One transaction; a cell run per export cell run answered records the import."""
     if not rows:
         return {"stored": 0, "cell_runs": []}
     new = pl.DataFrame(rows, schema=ROW_SCHEMA)
@@ -178,23 +181,20 @@ def _store(db: Path, known: pl.DataFrame, rows: list[dict], formats: dict, forma
                          | ((pl.col("stored_status") == "failed") & (pl.col("status") != "failed"))).drop("stored_status")
         if new.height == 0:
             return {"stored": 0, "cell_runs": []}
-        exported = {r["custom_id"]: r["run_id"] for r in known.select("custom_id", "run_id").iter_rows(named=True)}
-        runs = {}
-        for (pid, jid, fid), _ in new.group_by(["pool_id", "judge_id", "format_id"], maintain_order=True):
-            template, decoding, schedule, seed = con.execute(
-                "SELECT template, decoding, schedule, seed FROM cell_runs WHERE run_id = (SELECT max(run_id) FROM "
-                "cell_runs WHERE pool_id = $p AND judge_id = $j AND format_id = $f AND source = 'batch-export')",
-                {"p": pid, "j": jid, "f": fid}).fetchone()
-            fmt = formats[format_names[fid]]
-            sources = sorted({exported[c] for c in known.filter((pl.col("pool_id") == pid) & (pl.col("judge_id") == jid)
-                                                                & (pl.col("format_id") == fid))["custom_id"]})
-            runs[(pid, jid, fid)] = start_cell_run(
-                con, pid, jid, fmt, fid, "batch-import", source_file=", ".join(files), template=template,
-                decoding=json.loads(decoding) if decoding else None, schedule=schedule, seed=seed,
-                notes=f"answers to the batch requests of export cell run(s) {', '.join(map(str, sources))}")
-        new = new.with_columns(pl.struct("pool_id", "judge_id", "format_id").map_elements(
-            lambda k: runs[(k["pool_id"], k["judge_id"], k["format_id"])], return_dtype=pl.Int32).alias("run_id"))
+        # One import cell run per export cell run answered (a row's run_id is its export's cell run,
+        # set by `record`), with that export's template, decoding, schedule and seed.
+        runs, judge_of = {}, {}
+        for (pid, jid, fid, source), _ in new.group_by(["pool_id", "judge_id", "format_id", "run_id"],
+                                                       maintain_order=True):
+            template, decoding, schedule, seed = one(
+                con, "SELECT template, decoding, schedule, seed FROM cell_runs WHERE run_id = $r", {"r": source})
+            runs[source] = start_cell_run(
+                con, pid, jid, formats[format_names[fid]], fid, "batch-import", source_file=", ".join(files),
+                template=template, decoding=json.loads(decoding) if decoding else None, schedule=schedule,
+                seed=seed, notes=f"answers to the batch requests of export cell run {source}")
+            judge_of[runs[source]] = jid
+        new = new.with_columns(pl.col("run_id").replace_strict(runs, return_dtype=pl.Int32))
         counts = insert_answers(con, new)
-        for (_, jid, _), rid in runs.items():
+        for rid, jid in judge_of.items():
             finish_cell_run(con, rid, "finished", judge_model=", ".join(sorted(models.get(jid, ()))) or None)
     return {"stored": counts["inserted"] + counts["replaced"], "cell_runs": list(runs.values())}

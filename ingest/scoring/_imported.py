@@ -17,6 +17,13 @@ from .formats import BUILTIN, Format, load_format_spec, stored_formats
 from .judges import public_endpoint
 
 
+def _lookup(rows: pl.DataFrame, table: pl.DataFrame, on: list[str]) -> pl.DataFrame:
+    """`rows` with the other columns of `table` (unique on `on`) beside each row's match, null where
+    none; nulls in `on` match nulls. Joins the key columns only, so the wide rows are not copied."""
+    found = rows.select(on).join(table, on=on, how="left", nulls_equal=True, maintain_order="left")
+    return rows.hstack(found.drop(on))
+
+
 def _parse_distinct(rows: pl.DataFrame, formats: dict[str, Format]) -> pl.DataFrame:
     """Parse each distinct (format, raw) once: judges repeat themselves, so this is fast."""
     pairs = rows.select("format", "raw").unique()
@@ -31,7 +38,7 @@ def _expected(t, rows: pl.DataFrame, formats: dict[str, Format]) -> pl.Series:
     """The expected value of each row's `label_probs` (pointwise formats; null otherwise), after
     checking that every label in it is one of its format's labels."""
     if rows["label_probs"].null_count() == rows.height:   # the common case: no distributions at all
-        return pl.Series("expected", [None] * rows.height, pl.Float64)
+        return pl.repeat(None, rows.height, dtype=pl.Float64, eager=True).alias("expected")
     out = []
     for i, (fmt_name, probs) in enumerate(zip(rows["format"].to_list(), rows["label_probs"].to_list())):
         if probs is None:
@@ -70,9 +77,11 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
         if row is not None:
             raise UserError(f"{t.at(row, 'format')}: unknown format {rows['format'][row]!r} (known: "
                             f"{', '.join(sorted(formats))}; define others with --format-spec)")
-        kinds = pl.DataFrame({"format": list(formats), "kind": [f.kind for f in formats.values()],
-                              "pairing": [f.pairing for f in formats.values()]})
-        rows = rows.join(kinds, on="format", how="left")
+        rows = rows.with_columns(
+            pl.col("format").replace_strict({n: f.kind for n, f in formats.items()}, return_dtype=pl.String)
+            .alias("kind"),
+            pl.col("format").replace_strict({n: f.pairing for n, f in formats.items()}, return_dtype=pl.String)
+            .alias("pairing"))
         point = rows["kind"] == "pointwise"
         for name, mask in (("candidate_id", point), ("a_id", ~point), ("b_id", ~point)):
             row = first_row(mask & rows[name].is_null())
@@ -83,17 +92,20 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
         prompts = frame(con, "SELECT prompt_id, prompt_idx FROM prompts WHERE pool_id = $p", {"p": pid})
         cands = frame(con, "SELECT prompt_idx, candidate_id, cand_idx, position, reference "
                             "FROM candidates WHERE pool_id = $p", {"p": pid})
-        rows = rows.join(prompts, on="prompt_id", how="left")
+        rows = _lookup(rows, prompts, ["prompt_id"])
         row = first_row(rows["prompt_idx"].is_null())
         if row is not None:
             raise UserError(f"{t.at(row, 'prompt_id')}: unknown prompt {rows['prompt_id'][row]!r} in pool '{pool}'")
         rows = rows.with_columns(pl.when(point).then(pl.col("candidate_id")).otherwise(pl.col("a_id"))
                                  .alias("_a"))
         lookup = cands.select("prompt_idx", "candidate_id", "cand_idx", "position")
-        rows = rows.join(lookup.rename({"candidate_id": "_a", "cand_idx": "a_idx", "position": "_pa"}),
-                         on=["prompt_idx", "_a"], how="left") \
-            .join(lookup.rename({"candidate_id": "b_id", "cand_idx": "b_idx", "position": "_pb"}),
-                  on=["prompt_idx", "b_id"], how="left").sort("_row")
+        rows = _lookup(rows, lookup.rename({"candidate_id": "_a", "cand_idx": "a_idx", "position": "_pa"}),
+                       ["prompt_idx", "_a"])
+        b_side = lookup.rename({"candidate_id": "b_id", "cand_idx": "b_idx", "position": "_pb"})
+        if rows["b_id"].null_count() < rows.height:
+            rows = _lookup(rows, b_side, ["prompt_idx", "b_id"])
+        else:                                             # pointwise only: no slot B to look up
+            rows = rows.with_columns(pl.lit(None, b_side.schema[c]).alias(c) for c in ("b_idx", "_pb"))
         for fld, col in (("candidate_id", "a_idx"), ("a_id", "a_idx"), ("b_id", "b_idx")):
             mask = rows[col].is_null() & (point if fld == "candidate_id" else ~point)
             if fld == "b_id":
@@ -110,8 +122,7 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                             f"sample) appears twice; first at line {t.line_of(dup[1])}")
         rows = rows.with_columns(_expected(t, rows, formats))
 
-        rows = rows.join(_parse_distinct(rows, formats), on=["format", "raw"], how="left",
-                         nulls_equal=True)
+        rows = _lookup(rows, _parse_distinct(rows, formats), ["format", "raw"])
         rows = rows.with_columns(
             pl.when(pl.col("raw").is_null() & pl.col("error").is_not_null()).then(pl.lit("failed"))
             .otherwise(pl.col("status")).alias("status"))
@@ -131,14 +142,17 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
         if existing.height:
             rows = rows.join(existing.cast({c: rows.schema[c] for c in CALL_KEY}), on=CALL_KEY, how="anti",
                              nulls_equal=True)
-        runs = {}
+        runs = {}   # (judge_id, format_id) -> the cell run of its rows
         for (judge, fmt_name) in rows.select("judge", "format").unique().sort("judge", "format").iter_rows():
-            runs[(judge, fmt_name)] = start_cell_run(con, pid, judges[judge], formats[fmt_name], fids[fmt_name],
-                                                     "import", source_file=str(path))
+            runs[(judges[judge], fids[fmt_name])] = start_cell_run(
+                con, pid, judges[judge], formats[fmt_name], fids[fmt_name], "import", source_file=str(path))
         if rows.height:
-            run_frame = pl.DataFrame({"judge": [k[0] for k in runs], "format": [k[1] for k in runs],
-                                      "run_id": list(runs.values())})
-            rows = rows.join(run_frame, on=["judge", "format"]).with_columns(pl.lit(pid).alias("pool_id"))
+            run_frame = pl.DataFrame({"judge_id": [k[0] for k in runs], "format_id": [k[1] for k in runs],
+                                      "run_id": list(runs.values())}, schema_overrides={"judge_id": pl.Int32,
+                                                                                        "format_id": pl.Int32})
+            rows = rows.with_columns(pl.lit(pid).alias("pool_id"))
+            rows = (rows.with_columns(pl.lit(next(iter(runs.values()))).alias("run_id")) if len(run_frame) == 1
+                    else _lookup(rows, run_frame, ["judge_id", "format_id"]))
             insert_verdicts(con, rows)
         for rid in runs.values():
             finish_cell_run(con, rid)

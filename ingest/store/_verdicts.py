@@ -1,4 +1,5 @@
-"""Verdict rows: one per judge call, inserted or upserted in the caller's transaction."""
+"""Verdict rows: one per judge call, inserted or upserted in the caller's transaction. Every write
+to verdicts goes through here, and this module keeps the one-row-per-call rule (migration 011)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,13 @@ from ._database import frame
 VERDICT_COLUMNS = ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
                    "swapped", "sample", "raw", "label", "value", "status", "error", "attempts",
                    "latency_ms", "tokens_in", "tokens_out", "label_probs", "expected", "decoding", "endpoint")
+
+
+# One judge call, within a pool: the database holds at most one row per key (migration 003; kept by
+# insert_verdicts and insert_answers since migration 011 dropped the index).
+CALL_KEY = ["judge_id", "format_id", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
+_SAME_CALL = " AND ".join(["v.pool_id = n.pool_id"] + [
+    f"v.{c} IS NOT DISTINCT FROM n.{c}" if c == "b_idx" else f"v.{c} = n.{c}" for c in CALL_KEY])
 
 
 def _complete(rows: pl.DataFrame) -> pl.DataFrame:
@@ -23,23 +31,41 @@ def _complete(rows: pl.DataFrame) -> pl.DataFrame:
     return rows.select(VERDICT_COLUMNS)
 
 
+def _repeats(rows: pl.DataFrame, key: list[str]) -> int:
+    """How many rows repeat an earlier row's `key`. One hash per key first: when the hashes are all
+    different, so are the keys; only when two meet are the keys themselves compared."""
+    if rows.select(pl.struct(key).hash()).to_series().n_unique() == rows.height:
+        return 0
+    return rows.height - rows.select(key).n_unique()
+
+
 def insert_verdicts(con, rows: pl.DataFrame) -> int:
     """Append verdict rows for calls not stored yet (columns from VERDICT_COLUMNS; missing optional
-    ones become null). A call already stored violates the unique index and fails the transaction."""
+    ones become null). One row per call is this function's rule, not an index's (migration 011): a
+    batch that repeats a call, or names one already stored, is refused whole (ValueError, so the
+    caller's transaction rolls back). Callers check first and name the line at fault."""
     rows = _complete(rows)
+    repeats = _repeats(rows, ["pool_id", *CALL_KEY])
+    if repeats:
+        raise ValueError(f"{repeats} verdict row(s) repeat a call of the same batch; nothing was stored")
     con.register("verdict_rows", rows.to_arrow())
     try:
-        con.execute(f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) "
-                    f"SELECT {', '.join(VERDICT_COLUMNS)} FROM verdict_rows")
+        # The check against stored calls costs a join; a first import into its cells skips it.
+        cells = {c: rows[c].unique().to_list() for c in ("pool_id", "judge_id", "format_id")}
+        stored = con.execute("SELECT 1 FROM verdicts WHERE list_contains($pool_id, pool_id) AND "
+                             "list_contains($judge_id, judge_id) AND list_contains($format_id, format_id) LIMIT 1",
+                             cells).fetchone()
+        new_only = f" WHERE NOT EXISTS (SELECT 1 FROM verdicts v WHERE {_SAME_CALL})" if stored else ""
+        inserted = con.execute(
+            f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) SELECT {', '.join('n.' + c for c in VERDICT_COLUMNS)} "
+            f"FROM verdict_rows n{new_only}").fetchall()[0][0]
     finally:
         con.unregister("verdict_rows")
-    return rows.height
+    if inserted != rows.height:
+        raise ValueError(f"{rows.height - inserted} verdict row(s) name a call already stored; nothing was stored")
+    return inserted
 
 
-# One judge call, within a pool: the database holds at most one row per key (migration 003).
-CALL_KEY = ["judge_id", "format_id", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
-_SAME_CALL = " AND ".join(["v.pool_id = n.pool_id"] + [
-    f"v.{c} IS NOT DISTINCT FROM n.{c}" if c == "b_idx" else f"v.{c} = n.{c}" for c in CALL_KEY])
 _ANSWER_COLUMNS = [c for c in VERDICT_COLUMNS if c not in CALL_KEY and c not in ("pool_id", "attempts")]
 
 

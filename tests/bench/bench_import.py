@@ -126,8 +126,9 @@ def main() -> None:
             results[name] = statistics.median(runs)
             print(f"import {name:8s}: median {results[name]:6.2f} s of {args.reps} "
                   f"({', '.join(f'{r:.2f}' for r in runs)}) = {n / results[name]:>10,.0f} rows/s; of which "
-                  f"reading and checking the file {read_s:.2f} s, the INSERT into verdicts (its unique "
-                  f"index kept) {statistics.median(stores):.2f} s")
+                  f"reading and checking the file {read_s:.2f} s, storing the rows "
+                  f"(ingest.store.insert_verdicts: its one-row-per-call check and the INSERT) "
+                  f"{statistics.median(stores):.2f} s")
         print(f"Parquet / JSONL import speed: {results['jsonl'] / results['parquet']:.2f}x")
 
         stored = work / "parquet-0.duckdb"   # the command line, its start included
