@@ -65,7 +65,8 @@ def score_cmd(pool, judge_spec, formats, concurrency, drain_after, cooldown, swa
     request = ScoreRequest(
         pool=pool, judge=judge_spec, formats=[f.strip() for f in formats.split(",") if f.strip()], db=db,
         concurrency=concurrency, drain_after=drain_after, cooldown_s=cooldown, swap_sample=swap_sample,
-        schedule=schedule, seed=seed, timeout=timeout, max_retries=max_retries, api_key_env=api_key_env, judge_name=judge_name, logprobs=logprobs,
+        schedule=schedule, seed=seed, timeout=timeout, max_retries=max_retries, api_key_env=api_key_env,
+        judge_name=judge_name, logprobs=logprobs,
         decoding=decoding, constraint=constraint, format_specs=list(format_specs), strategy=strategy,
         samples=samples, temperature=temperature)
     if batch_out is not None:

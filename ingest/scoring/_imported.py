@@ -10,7 +10,7 @@ import polars as pl
 
 from .._errors import UserError
 from ..files import first_repeat, first_row, read_verdicts
-from ..store import (CALL_KEY, ensure_format, ensure_judge, finish_cell_run, frame, insert_verdicts, pool_id,
+from ..store import (ensure_format, ensure_judge, finish_cell_run, frame, insert_verdicts, pool_id, stored_calls,
                      start_cell_run, transaction, writer)
 from ._anchor import reference_anchors
 from .formats import BUILTIN, Format, load_format_spec, stored_formats
@@ -135,13 +135,9 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
         rows = rows.with_columns(pl.col("judge").replace_strict(judges, return_dtype=pl.Int32).alias("judge_id"),
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
         # `decoding` comes from the file: greedy (the paper's protocol: generate, then parse) by default.
-        existing = frame(con, f"SELECT {', '.join(CALL_KEY)} FROM verdicts WHERE pool_id = $p "
-                                  "AND list_contains($j, judge_id) AND list_contains($f, format_id)",
-                             {"p": pid, "j": list(judges.values()), "f": list(fids.values())})
         n_in_file = rows.height
-        if existing.height:
-            rows = rows.join(existing.cast({c: rows.schema[c] for c in CALL_KEY}), on=CALL_KEY, how="anti",
-                             nulls_equal=True)
+        rows = rows.with_columns(pl.lit(pid, pl.Int32).alias("pool_id"))
+        rows = rows.filter(~stored_calls(con, rows))       # importing the same file twice changes nothing
         runs = {}   # (judge_id, format_id) -> the cell run of its rows
         for (judge, fmt_name) in rows.select("judge", "format").unique().sort("judge", "format").iter_rows():
             runs[(judges[judge], fids[fmt_name])] = start_cell_run(
@@ -150,7 +146,6 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
             run_frame = pl.DataFrame({"judge_id": [k[0] for k in runs], "format_id": [k[1] for k in runs],
                                       "run_id": list(runs.values())}, schema_overrides={"judge_id": pl.Int32,
                                                                                         "format_id": pl.Int32})
-            rows = rows.with_columns(pl.lit(pid).alias("pool_id"))
             rows = (rows.with_columns(pl.lit(next(iter(runs.values()))).alias("run_id")) if len(run_frame) == 1
                     else _lookup(rows, run_frame, ["judge_id", "format_id"]))
             insert_verdicts(con, rows)

@@ -17,7 +17,7 @@ _EXPORTS = {
     "_database": ["ensure_current", "frame", "migrate", "next_id", "one", "reader", "transaction", "writer"],
     "_pools": ["import_pool"],
     "_judges": ["ensure_format", "ensure_judge", "judge_identity"],
-    "_verdicts": ["CALL_KEY", "VERDICT_COLUMNS", "insert_answers", "insert_verdicts", "unanswered"],
+    "_verdicts": ["CALL_KEY", "VERDICT_COLUMNS", "insert_answers", "insert_verdicts", "stored_calls", "unanswered"],
     "_cell_runs": ["close_orphan_cell_runs", "finish_cell_run", "start_cell_run"],
     "_batches": ["BATCH_CALL_COLUMNS", "exported_calls", "record_batch_export"],
     "_labels": ["declare_calibration", "declared_threshold", "finish_calibration", "import_labels",

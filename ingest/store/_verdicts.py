@@ -3,6 +3,7 @@ to verdicts goes through here, and this module keeps the one-row-per-call rule (
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from ._database import frame
@@ -39,6 +40,29 @@ def _repeats(rows: pl.DataFrame, key: list[str]) -> int:
     return rows.height - rows.select(key).n_unique()
 
 
+def _cells_hold_rows(con, rows: pl.DataFrame) -> bool:
+    """Whether the database holds any verdict of the (pool, judge, format) cells of `rows`: when it
+    holds none, no row can name a stored call, and the join that finds them is skipped."""
+    cells = {c: rows[c].unique().to_list() for c in ("pool_id", "judge_id", "format_id")}
+    return con.execute("SELECT 1 FROM verdicts WHERE list_contains($pool_id, pool_id) AND "
+                       "list_contains($judge_id, judge_id) AND list_contains($format_id, format_id) LIMIT 1",
+                       cells).fetchall() != []
+
+
+def stored_calls(con, rows: pl.DataFrame) -> pl.Series:
+    """For each row (pool_id and CALL_KEY columns), whether its call is stored already (any
+    status). One join in the database: the stored keys are never read into memory, so the cost of a
+    file does not grow with the rows already held."""
+    if rows.height == 0 or not _cells_hold_rows(con, rows):
+        return pl.repeat(False, rows.height, eager=True).alias("stored")
+    con.register("call_rows", rows.select("pool_id", *CALL_KEY).with_row_index("_pos").to_arrow())
+    try:
+        hits = frame(con, f"SELECT n._pos FROM call_rows n WHERE EXISTS (SELECT 1 FROM verdicts v WHERE {_SAME_CALL})")
+    finally:
+        con.unregister("call_rows")
+    return pl.Series("stored", np.isin(np.arange(rows.height), hits["_pos"].to_numpy()))
+
+
 def insert_verdicts(con, rows: pl.DataFrame) -> int:
     """Append verdict rows for calls not stored yet (columns from VERDICT_COLUMNS; missing optional
     ones become null). One row per call is this function's rule, not an index's (migration 011): a
@@ -51,14 +75,11 @@ def insert_verdicts(con, rows: pl.DataFrame) -> int:
     con.register("verdict_rows", rows.to_arrow())
     try:
         # The check against stored calls costs a join; a first import into its cells skips it.
-        cells = {c: rows[c].unique().to_list() for c in ("pool_id", "judge_id", "format_id")}
-        stored = con.execute("SELECT 1 FROM verdicts WHERE list_contains($pool_id, pool_id) AND "
-                             "list_contains($judge_id, judge_id) AND list_contains($format_id, format_id) LIMIT 1",
-                             cells).fetchone()
-        new_only = f" WHERE NOT EXISTS (SELECT 1 FROM verdicts v WHERE {_SAME_CALL})" if stored else ""
-        inserted = con.execute(
-            f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) SELECT {', '.join('n.' + c for c in VERDICT_COLUMNS)} "
-            f"FROM verdict_rows n{new_only}").fetchall()[0][0]
+        new_only = (f"WHERE NOT EXISTS (SELECT 1 FROM verdicts v WHERE {_SAME_CALL})"
+                    if _cells_hold_rows(con, rows) else "")
+        inserted = con.execute(f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) "
+                               f"SELECT {', '.join('n.' + c for c in VERDICT_COLUMNS)} FROM verdict_rows n {new_only}"
+                               ).fetchall()[0][0]
     finally:
         con.unregister("verdict_rows")
     if inserted != rows.height:

@@ -97,11 +97,29 @@ def store_timer():
         _imported.insert_verdicts = inner
 
 
+def more_files(work: Path, base: Path, parquet: Path, n: int, count: int) -> None:
+    """Files 2, 3, ... of one import: the same calls under later sample numbers, into one database."""
+    import resource
+    from ingest.scoring import import_verdicts
+    db, first = work / "more.duckdb", pl.read_parquet(parquet)
+    shutil.copy(base, db)
+    import_verdicts(db, parquet, "bench")
+    for k in range(1, count + 1):
+        path = work / f"more-{k}.parquet"
+        first.with_columns(pl.col("sample") + 10 * k).write_parquet(path)
+        took = timed(lambda: import_verdicts(db, path, "bench"))
+        print(f"file {k + 1} into cells holding {k * n:,} stored calls: {took:.2f} s = {n / took:,.0f} rows/s; "
+              f"peak RSS so far {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--label-probs", action="store_true", help="every likert5 row carries a distribution")
+    ap.add_argument("--more-files", type=int, default=4,
+                    help="then import this many more files of as many new calls into the same cells, one "
+                         "after another: the check against stored calls must not grow with what is stored")
     args = ap.parse_args()
     from ingest.files import read_verdicts
     from ingest.scoring import import_verdicts
@@ -130,6 +148,7 @@ def main() -> None:
                   f"(ingest.store.insert_verdicts: its one-row-per-call check and the INSERT) "
                   f"{statistics.median(stores):.2f} s")
         print(f"Parquet / JSONL import speed: {results['jsonl'] / results['parquet']:.2f}x")
+        more_files(work, base, parquet, n, args.more_files)
 
         stored = work / "parquet-0.duckdb"   # the command line, its start included
         exe = str(Path(sys.executable).with_name("judgeaudit"))
