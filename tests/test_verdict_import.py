@@ -60,6 +60,21 @@ def test_reimport_is_idempotent(db, pool, write_jsonl):
     assert query_rows(db, "SELECT count(*) FROM verdicts") == [(1,)]
 
 
+def test_a_file_overlapping_stored_calls_adds_only_the_new_ones(db, pool, write_jsonl):
+    def row(cand, raw, sample=0, **kw):
+        return {"judge": "j", "format": "likert5", "prompt_id": "q1", "candidate_id": cand, "raw": raw,
+                "sample": sample, **kw}
+    import_verdicts(db, write_jsonl("first.jsonl", [row("a", "4"), row("b", "2")]), pool)
+    # a stored call (a, sample 0; its new answer is ignored), another sample of it, a new candidate,
+    # and the same call under another decoding: 3 new calls, 1 skipped
+    second = [row("a", "1"), row("a", "5", sample=1), row("c", "3"), row("b", "1", decoding="constrained")]
+    out = import_verdicts(db, write_jsonl("second.jsonl", second), pool)
+    assert (out["rows_in_file"], out["imported"], out["skipped_existing"]) == (4, 3, 1)
+    assert query_rows(db, "SELECT a_idx, sample, decoding, raw FROM verdicts ORDER BY ALL") == [
+        (0, 0, "greedy", "4"), (0, 1, "greedy", "5"), (1, 0, "constrained", "1"), (1, 0, "greedy", "2"),
+        (2, 0, "greedy", "3")]
+
+
 def test_anchored_orientation_uses_the_reference_anchor(db, pool, write_jsonl):
     # q1 references a=1, b=3, c=2: sorted ascending a, c, b; k=3, index floor(3/2)=1 -> c
     rows = [{"judge": "j", "format": "anchored", "prompt_id": "q1", "a_id": x, "b_id": y, "raw": "TIE"}

@@ -49,7 +49,8 @@ def pools_cmd(db, as_json):
 @db_option
 @json_option
 def import_verdicts_cmd(file, pool, format_specs, db, as_json):
-    """Import verdicts produced elsewhere (JSONL; parsed with the format's parser)."""
+    """Import verdicts produced elsewhere (JSONL or Parquet, the same columns; parsed with the format's
+    parser). The whole file lands or nothing; calls already stored are skipped."""
     from ingest.scoring import import_verdicts
     result = import_verdicts(db, file, pool, format_specs=list(format_specs))
     if as_json:
