@@ -41,26 +41,42 @@ def _repeats(rows: pl.DataFrame, key: list[str]) -> int:
 
 
 def _cells_hold_rows(con, rows: pl.DataFrame) -> bool:
-    """Whether the database holds any verdict of the (pool, judge, format) cells of `rows`: when it
-    holds none, no row can name a stored call, and the join that finds them is skipped."""
+    """Whether the database holds any verdict of the (pool, judge, format) cells of `rows`."""
     cells = {c: rows[c].unique().to_list() for c in ("pool_id", "judge_id", "format_id")}
     return con.execute("SELECT 1 FROM verdicts WHERE list_contains($pool_id, pool_id) AND "
                        "list_contains($judge_id, judge_id) AND list_contains($format_id, format_id) LIMIT 1",
                        cells).fetchall() != []
 
 
+# The key's integer columns: a join on them alone is 2.5 times as fast as on the whole key
+# (decoding is text, slot B may be null), and finds every stored call among its matches.
+_SAME_INTEGERS = " AND ".join(f"v.{c} = n.{c}" for c in ("pool_id", "judge_id", "format_id", "prompt_idx",
+                                                        "a_idx", "sample"))
+
+
 def stored_calls(con, rows: pl.DataFrame) -> pl.Series:
-    """For each row (pool_id and CALL_KEY columns), whether its call is stored already (any
-    status). One join in the database: the stored keys are never read into memory, so the cost of a
-    file does not grow with the rows already held."""
+    """For each row (pool_id and CALL_KEY columns), whether its call is stored already (any status).
+    Joins in the database: the stored keys are never read into memory, so the cost of a batch does
+    not grow with the rows already held. Skipped when the batch's cells hold no rows; otherwise the
+    rows matching a stored call on the integer columns are found first, and only they are compared
+    on the whole key."""
     if rows.height == 0 or not _cells_hold_rows(con, rows):
         return pl.repeat(False, rows.height, eager=True).alias("stored")
-    con.register("call_rows", rows.select("pool_id", *CALL_KEY).with_row_index("_pos").to_arrow())
+    keys = rows.select("pool_id", *CALL_KEY).with_row_index("_pos")
+    hits = _matches(con, keys, _SAME_INTEGERS)
+    if hits.size:
+        hits = _matches(con, keys[hits], _SAME_CALL)
+    return pl.Series("stored", np.isin(np.arange(rows.height), hits))
+
+
+def _matches(con, keys: pl.DataFrame, same: str) -> np.ndarray:
+    """The _pos of the `keys` rows some stored verdict matches on `same`."""
+    con.register("call_keys", keys.to_arrow())
     try:
-        hits = frame(con, f"SELECT n._pos FROM call_rows n WHERE EXISTS (SELECT 1 FROM verdicts v WHERE {_SAME_CALL})")
+        return frame(con, f"SELECT n._pos FROM call_keys n WHERE EXISTS (SELECT 1 FROM verdicts v WHERE {same})"
+                     )["_pos"].to_numpy()
     finally:
-        con.unregister("call_rows")
-    return pl.Series("stored", np.isin(np.arange(rows.height), hits["_pos"].to_numpy()))
+        con.unregister("call_keys")
 
 
 def insert_verdicts(con, rows: pl.DataFrame) -> int:
@@ -72,19 +88,16 @@ def insert_verdicts(con, rows: pl.DataFrame) -> int:
     repeats = _repeats(rows, ["pool_id", *CALL_KEY])
     if repeats:
         raise ValueError(f"{repeats} verdict row(s) repeat a call of the same batch; nothing was stored")
+    stored = int(stored_calls(con, rows).sum())
+    if stored:
+        raise ValueError(f"{stored} verdict row(s) name a call already stored; nothing was stored")
     con.register("verdict_rows", rows.to_arrow())
     try:
-        # The check against stored calls costs a join; a first import into its cells skips it.
-        new_only = (f"WHERE NOT EXISTS (SELECT 1 FROM verdicts v WHERE {_SAME_CALL})"
-                    if _cells_hold_rows(con, rows) else "")
-        inserted = con.execute(f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) "
-                               f"SELECT {', '.join('n.' + c for c in VERDICT_COLUMNS)} FROM verdict_rows n {new_only}"
-                               ).fetchall()[0][0]
+        con.execute(f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) SELECT {', '.join(VERDICT_COLUMNS)} "
+                    "FROM verdict_rows")
     finally:
         con.unregister("verdict_rows")
-    if inserted != rows.height:
-        raise ValueError(f"{rows.height - inserted} verdict row(s) name a call already stored; nothing was stored")
-    return inserted
+    return rows.height
 
 
 _ANSWER_COLUMNS = [c for c in VERDICT_COLUMNS if c not in CALL_KEY and c not in ("pool_id", "attempts")]
