@@ -119,7 +119,8 @@ def read_pool(path: str | Path) -> PoolData:
         if bad is not None:
             raise UserError(f"{t.at(bad, name)}: empty id")
     n = t.frame.height
-    reference = _reference(t) if "reference" in cols else pl.repeat(None, n, dtype=pl.Float64, eager=True).alias("reference")
+    reference = (_reference(t) if "reference" in cols
+                 else pl.repeat(None, n, dtype=pl.Float64, eager=True).alias("reference"))
     model = text_column(t, "model")
     split = text_column(t, "split").fill_null("pool")
     bad = first_row(~split.is_in(SPLITS))

@@ -143,11 +143,9 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
             runs[(judges[judge], fids[fmt_name])] = start_cell_run(
                 con, pid, judges[judge], formats[fmt_name], fids[fmt_name], "import", source_file=str(path))
         if rows.height:
-            run_frame = pl.DataFrame({"judge_id": [k[0] for k in runs], "format_id": [k[1] for k in runs],
-                                      "run_id": list(runs.values())}, schema_overrides={"judge_id": pl.Int32,
-                                                                                        "format_id": pl.Int32})
-            rows = (rows.with_columns(pl.lit(next(iter(runs.values()))).alias("run_id")) if len(run_frame) == 1
-                    else _lookup(rows, run_frame, ["judge_id", "format_id"]))
+            run_of = pl.DataFrame([(*cell, rid) for cell, rid in runs.items()], orient="row",
+                                  schema={"judge_id": pl.Int32, "format_id": pl.Int32, "run_id": pl.Int32})
+            rows = _lookup(rows, run_of, ["judge_id", "format_id"])
             insert_verdicts(con, rows)
         for rid in runs.values():
             finish_cell_run(con, rid)
