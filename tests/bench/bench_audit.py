@@ -10,9 +10,10 @@ the in-memory engine it replaced (issue 21 §3) and a per-prompt scipy.stats.ken
 ranges and hash-based pseudo-random values: references on a 0-9 grid, 0.5% missing, each judge's
 noise growing with its index, 1% of calls unparsed; ties everywhere) through the real migrations,
 ensure_judge / ensure_format / start_cell_run, and writes the verdicts as Parquet in
-import-verdicts' layout too (100M verdicts cannot go through import-verdicts in time: ~100k
-rows/s). --build import goes through the real import path (pool file -> import-pool, one verdict
-JSONL per judge -> import-verdicts) and reports the import rate and the scipy loop baseline.
+import-verdicts' layout too (through import-verdicts, 100M verdicts would be 20 files of at most
+5M rows: about 2 minutes at 0.9-1.2M rows/s, tests/bench/bench_import.py). --build import goes
+through the real import path (pool file -> import-pool, one verdict JSONL per judge ->
+import-verdicts) and reports the import rate and the scipy loop baseline.
 
 Then `judgeaudit audit --json` runs --repeats times as a child process: wall time and peak RSS
 (os.wait4), with the load average; the in-memory engine (compute_cells over pool_scores, the whole
