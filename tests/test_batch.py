@@ -140,7 +140,12 @@ def _other_pool_lines(tmp_path, write_jsonl):
     return _lines(tmp_path / "other")
 
 
-def test_import_both_shapes_errors_truncation_duplicates_and_another_pool(db, write_jsonl, tmp_path):
+@pytest.mark.parametrize("chunk", [20_000, 2], ids=["one-chunk", "chunks-of-2"])
+def test_import_both_shapes_errors_truncation_duplicates_and_another_pool(db, write_jsonl, tmp_path, monkeypatch,
+                                                                           chunk):
+    # read in chunks of 2 lines, a duplicate, an unknown id and a failed row fall in other chunks
+    # than their first line, call or stored answer: the counts and rows are the same
+    monkeypatch.setattr("ingest.scoring._batch_import.CHUNK", chunk)
     import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
     export_batch(_req(db), tmp_path / "b")
     lines = _lines(tmp_path / "b")              # 6 likert5 calls, then 6 tournament calls

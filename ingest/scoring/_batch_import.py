@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Iterator
 
 import polars as pl
 
 from .._errors import UserError, where
-from ..store import (db_path, exported_calls, finish_cell_run, frame, insert_answers, one, start_cell_run,
-                     transaction, writer)
+from ..store import (db_path, exported_calls, finish_cell_run, insert_answers, one, start_cell_run,
+                     stored_statuses, transaction, writer)
 from ._journal import ROW_SCHEMA
 from ._request import ScoreRequest
 from ._runner import _Scoring
@@ -28,6 +29,7 @@ from .judges import JudgeSpec
 
 COUNTS = ("lines", "matched", "stored", "parsed", "failed", "unknown", "duplicate", "malformed")
 SHOWN = 10    # how many unknown ids and malformed lines a summary names
+CHUNK = 20_000   # result lines made into rows and stored at a time
 
 
 def result_files(paths) -> list[Path]:
@@ -66,9 +68,12 @@ def failure(line: dict) -> str | None:
     return None
 
 
-def read_lines(files: list[Path], counts: dict, malformed: list[str]) -> dict[str, dict]:
-    """custom_id -> its first result line; later lines naming the same id are duplicates."""
-    first: dict[str, dict] = {}
+def read_chunks(files: list[Path], counts: dict, malformed: list[str]) -> Iterator[dict]:
+    """The result lines, CHUNK distinct custom_ids at a time (custom_id -> its first line); a later
+    line naming an id already read is a duplicate. Only the ids read so far are held, not the lines."""
+    chunk = CHUNK
+    seen: set[str] = set()
+    batch: dict[str, dict] = {}
     for path in files:
         with open(path, encoding="utf-8", errors="replace") as fh:
             for number, text in enumerate(fh, 1):
@@ -85,116 +90,130 @@ def read_lines(files: list[Path], counts: dict, malformed: list[str]) -> dict[st
                     counts["malformed"] += 1
                     malformed.append(f"{where(str(path), number)}: {why}")
                     continue
-                if line["custom_id"] in first:
+                if line["custom_id"] in seen:
                     counts["duplicate"] += 1
                     continue
-                first[line["custom_id"]] = line
-    return first
+                seen.add(line["custom_id"])
+                batch[line["custom_id"]] = line
+                if len(batch) == chunk:
+                    yield batch
+                    batch = {}
+    if batch:
+        yield batch
 
 
 def import_batch(paths, db=None) -> dict:
     """Store the answers of batch result files; returns the counts (COUNTS), `unknown_ids` and
-    `malformed_lines` (the first few named), and `cell_runs` (one per judge and format written)."""
+    `malformed_lines` (the first few named), and `cell_runs` (one per export cell run answered).
+    One transaction: the files land whole or not at all. They are read a chunk of lines at a time,
+    so memory follows the chunk, not the files."""
     files = result_files(paths)
     db = db_path(db).resolve()
     if not db.exists():
         raise UserError(f"{db}: no such database (export the batch from it with score --batch-out)")
     counts = dict.fromkeys(COUNTS, 0)
     malformed: list[str] = []
-    lines = read_lines(files, counts, malformed)
-    with writer(db) as con:
-        known = exported_calls(con, list(lines))
-        formats = stored_formats(con)
-        format_names = dict(con.execute("SELECT format_id, name FROM formats").fetchall())
-        judges = {r[0]: r for r in con.execute("SELECT judge_id, name, provider, model, endpoint FROM judges").fetchall()}
-    exported = set(known["custom_id"].to_list())
-    unknown = [cid for cid in lines if cid not in exported]
-    counts["unknown"], counts["matched"] = len(unknown), known.height
-    for row in known.unique(["export_id", "judge_id"]).iter_rows(named=True):
-        if json.loads(row["export_identity"]) != json.loads(row["judge_identity"] or "null"):
-            raise UserError(f"judge '{row['judge']}' no longer stands for the judge these requests were exported "
-                            "for (its identity changed); nothing was imported")
-    rows, models = _rows(known, lines, formats, format_names, judges, counts)
-    written = _store(db, rows, formats, format_names, [str(f) for f in files], models)
-    counts["stored"] = written["stored"]
-    return {**counts, "unknown_ids": unknown[:SHOWN], "malformed_lines": malformed[:SHOWN],
-            "cell_runs": written["cell_runs"], "files": [str(f) for f in files]}
-
-
-def _rows(known: pl.DataFrame, lines: dict, formats: dict, format_names: dict, judges: dict,
-          counts: dict) -> tuple[list[dict], dict]:
-    """One verdict row per matched call, made by the online run's `record`; and per judge the
-    model ids the answers reported."""
-    from .judges.openai_compat import reply_from_body   # httpx loads only here
-    recorders: dict[tuple[int, int], _Scoring] = {}   # per judge and export: its decoding
-    rows = []
-    for call in known.iter_rows(named=True):
-        jid = call["judge_id"]
-        if (jid, call["export_id"]) not in recorders:
-            _, name, provider, model, endpoint = judges[jid]
-            spec = JudgeSpec(name, provider, model, endpoint, {}, factory=None)
-            recorders[jid, call["export_id"]] = _Scoring(ScoreRequest(pool=call["pool"], judge="", formats=[]), spec,
-                                                         formats, None, json.loads(call["export_decoding"]))
-        recorder = recorders[jid, call["export_id"]]
-        line = lines[call["custom_id"]]
-        decoding = json.loads(call["export_decoding"])
-        constraint = decoding.get("constraint") if call["decoding"] == "constrained" else None
-        hit = {**call, "format": format_names[call["format_id"]]}
-        reply, error = None, failure(line)
-        if error is None:
-            try:
-                reply = reply_from_body(line["response"]["body"], constraint)
-            except (KeyError, IndexError, TypeError, AttributeError) as exc:
-                error = f"malformed response: {type(exc).__name__}: {json.dumps(line['response']['body'])[:120]!r}"
-        row = recorder.record(hit, reply, error, 1)
-        row["endpoint"] = None      # answered by a batch runner, not by a server this tool called
-        counts["failed"] += row["status"] == "failed"
-        counts["parsed"] += row["status"] == "ok"
-        rows.append(row)
-    models: dict[int, set] = {}
-    for (jid, _), recorder in recorders.items():
-        models.setdefault(jid, set()).update(recorder.judge_models)
-    return rows, models
-
-
-def _store(db: Path, rows: list[dict], formats: dict, format_names: dict,
-           files: list[str], models: dict) -> dict:
-    """Write the rows that change something: a call with no row yet, or a failed one now answered.
-    One transaction; a cell run per export cell run answered records the import."""
-    if not rows:
-        return {"stored": 0, "cell_runs": []}
-    new = pl.DataFrame(rows, schema=ROW_SCHEMA)
-    key = ["pool_id", "judge_id", "format_id", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
+    unknown: list[str] = []
     with writer(db) as con, transaction(con):
-        con.register("batch_new", new.select(key).to_arrow())
-        try:
-            stored = frame(con, "SELECT v.pool_id, v.judge_id, v.format_id, v.decoding, v.prompt_idx, v.a_idx, "
-                                "v.b_idx, v.sample, v.status AS stored_status FROM verdicts v JOIN batch_new n "
-                                "USING (pool_id, judge_id, format_id, decoding, prompt_idx, a_idx, sample) "
-                                "WHERE v.b_idx IS NOT DISTINCT FROM n.b_idx")
-        finally:
-            con.unregister("batch_new")
-        stored = stored.drop("b_idx").with_columns(stored["b_idx"].cast(pl.Int32)).cast(
-            {c: new.schema[c] for c in key})
-        new = new.join(stored, on=key, how="left", nulls_equal=True)
-        new = new.filter(pl.col("stored_status").is_null()
-                         | ((pl.col("stored_status") == "failed") & (pl.col("status") != "failed"))).drop("stored_status")
-        if new.height == 0:
-            return {"stored": 0, "cell_runs": []}
-        # One import cell run per export cell run answered (a row's run_id is its export's cell run,
-        # set by `record`), with that export's template, decoding, schedule and seed.
-        runs, judge_of = {}, {}
+        answers = _Answers(con, [str(f) for f in files], counts)
+        for lines in read_chunks(files, counts, malformed):
+            known = exported_calls(con, list(lines))
+            exported = set(known["custom_id"].to_list())
+            unknown += [cid for cid in lines if cid not in exported][:SHOWN - len(unknown)]
+            counts["unknown"] += len(lines) - known.height
+            counts["matched"] += known.height
+            answers.check_identity(known)
+            answers.store(answers.rows(known, lines))
+        cell_runs = answers.finish()
+    return {**counts, "unknown_ids": unknown, "malformed_lines": malformed[:SHOWN], "cell_runs": cell_runs,
+            "files": [str(f) for f in files]}
+
+
+class _Answers:
+    """The verdict rows of matched result lines, made and stored chunk by chunk in the caller's
+    transaction, with one import cell run per export cell run answered."""
+
+    def __init__(self, con, files: list[str], counts: dict):
+        self.con, self.files, self.counts = con, files, counts
+        self.formats = stored_formats(con)
+        self.format_names = dict(con.execute("SELECT format_id, name FROM formats").fetchall())
+        self.judges = {r[0]: r for r in con.execute("SELECT judge_id, name, provider, model, endpoint "
+                                                    "FROM judges").fetchall()}
+        self.recorders: dict[tuple[int, int], _Scoring] = {}   # per judge and export: its decoding
+        self.checked: set[tuple[int, int]] = set()
+        self.runs: dict[int, int] = {}                          # export cell run -> import cell run
+        self.judge_of: dict[int, int] = {}                      # import cell run -> judge
+
+    def check_identity(self, known: pl.DataFrame) -> None:
+        """Each judge must still stand for the judge its requests were exported for."""
+        for row in known.unique(["export_id", "judge_id"]).iter_rows(named=True):
+            if (row["export_id"], row["judge_id"]) in self.checked:
+                continue
+            if json.loads(row["export_identity"]) != json.loads(row["judge_identity"] or "null"):
+                raise UserError(f"judge '{row['judge']}' no longer stands for the judge these requests were "
+                                "exported for (its identity changed); nothing was imported")
+            self.checked.add((row["export_id"], row["judge_id"]))
+
+    def rows(self, known: pl.DataFrame, lines: dict) -> list[dict]:
+        """One verdict row per matched call, made by the online run's `record`."""
+        from .judges.openai_compat import reply_from_body   # httpx loads only here
+        rows = []
+        for call in known.iter_rows(named=True):
+            jid = call["judge_id"]
+            decoding = json.loads(call["export_decoding"])
+            if (jid, call["export_id"]) not in self.recorders:
+                _, name, provider, model, endpoint = self.judges[jid]
+                spec = JudgeSpec(name, provider, model, endpoint, {}, factory=None)
+                self.recorders[jid, call["export_id"]] = _Scoring(
+                    ScoreRequest(pool=call["pool"], judge="", formats=[]), spec, self.formats, None, decoding)
+            line = lines[call["custom_id"]]
+            constraint = decoding.get("constraint") if call["decoding"] == "constrained" else None
+            reply, error = None, failure(line)
+            if error is None:
+                try:
+                    reply = reply_from_body(line["response"]["body"], constraint)
+                except (KeyError, IndexError, TypeError, AttributeError) as exc:
+                    error = (f"malformed response: {type(exc).__name__}: "
+                             f"{json.dumps(line['response']['body'])[:120]!r}")
+            hit = {**call, "format": self.format_names[call["format_id"]]}
+            row = self.recorders[jid, call["export_id"]].record(hit, reply, error, 1)
+            row["endpoint"] = None      # answered by a batch runner, not by a server this tool called
+            self.counts["failed"] += row["status"] == "failed"
+            self.counts["parsed"] += row["status"] == "ok"
+            rows.append(row)
+        return rows
+
+    def store(self, rows: list[dict]) -> None:
+        """Write the rows that change something: a call with no row yet, or a failed one now
+        answered. A row's run_id is its export's cell run (set by `record`); it is stored under an
+        import cell run that carries that export's template, decoding, schedule and seed."""
+        if not rows:
+            return
+        new = pl.DataFrame(rows, schema=ROW_SCHEMA)
+        before = stored_statuses(self.con, new)
+        new = new.filter(before.is_null() | ((before == "failed") & (new["status"] != "failed")))
         for (pid, jid, fid, source), _ in new.group_by(["pool_id", "judge_id", "format_id", "run_id"],
                                                        maintain_order=True):
+            if source in self.runs:
+                continue
             template, decoding, schedule, seed = one(
-                con, "SELECT template, decoding, schedule, seed FROM cell_runs WHERE run_id = $r", {"r": source})
-            runs[source] = start_cell_run(
-                con, pid, jid, formats[format_names[fid]], fid, "batch-import", source_file=", ".join(files),
-                template=template, decoding=json.loads(decoding) if decoding else None, schedule=schedule,
-                seed=seed, notes=f"answers to the batch requests of export cell run {source}")
-            judge_of[runs[source]] = jid
-        new = new.with_columns(pl.col("run_id").replace_strict(runs, return_dtype=pl.Int32))
-        counts = insert_answers(con, new)
-        for rid, jid in judge_of.items():
-            finish_cell_run(con, rid, "finished", judge_model=", ".join(sorted(models.get(jid, ()))) or None)
-    return {"stored": counts["inserted"] + counts["replaced"], "cell_runs": list(runs.values())}
+                self.con, "SELECT template, decoding, schedule, seed FROM cell_runs WHERE run_id = $r", {"r": source})
+            self.runs[source] = start_cell_run(
+                self.con, pid, jid, self.formats[self.format_names[fid]], fid, "batch-import",
+                source_file=", ".join(self.files), template=template,
+                decoding=json.loads(decoding) if decoding else None, schedule=schedule, seed=seed,
+                notes=f"answers to the batch requests of export cell run {source}")
+            self.judge_of[self.runs[source]] = jid
+        if new.height:
+            new = new.with_columns(pl.col("run_id").replace_strict(self.runs, return_dtype=pl.Int32))
+            done = insert_answers(self.con, new)
+            self.counts["stored"] += done["inserted"] + done["replaced"]
+
+    def finish(self) -> list[int]:
+        """Close the import cell runs, each with the model ids its answers reported."""
+        models: dict[int, set] = {}
+        for (jid, _), recorder in self.recorders.items():
+            models.setdefault(jid, set()).update(recorder.judge_models)
+        for rid, jid in self.judge_of.items():
+            finish_cell_run(self.con, rid, "finished", judge_model=", ".join(sorted(models.get(jid, ()))) or None)
+        return list(self.runs.values())

@@ -55,26 +55,34 @@ _SAME_INTEGERS = " AND ".join(f"v.{c} = n.{c}" for c in ("pool_id", "judge_id", 
 
 
 def stored_calls(con, rows: pl.DataFrame) -> pl.Series:
-    """For each row (pool_id and CALL_KEY columns), whether its call is stored already (any status).
-    Joins in the database: the stored keys are never read into memory, so the cost of a batch does
-    not grow with the rows already held. Skipped when the batch's cells hold no rows; otherwise the
-    rows matching a stored call on the integer columns are found first, and only they are compared
-    on the whole key."""
+    """For each row (pool_id and CALL_KEY columns), whether its call is stored already (any status)."""
+    return stored_statuses(con, rows).is_not_null().alias("stored")
+
+
+def stored_statuses(con, rows: pl.DataFrame) -> pl.Series:
+    """For each row (pool_id and CALL_KEY columns), the status of its call's stored row; null when
+    the call is not stored. Joins in the database: the stored keys are never read into memory, so
+    the cost of a batch does not grow with the rows already held. Skipped when the batch's cells
+    hold no rows; otherwise the rows matching a stored call on the integer columns are found
+    first, and only they are compared on the whole key."""
+    out = pl.repeat(None, rows.height, dtype=pl.String, eager=True).alias("stored_status")
     if rows.height == 0 or not _cells_hold_rows(con, rows):
-        return pl.repeat(False, rows.height, eager=True).alias("stored")
+        return out
     keys = rows.select("pool_id", *CALL_KEY).with_row_index("_pos")
-    hits = _matches(con, keys, _SAME_INTEGERS)
-    if hits.size:
-        hits = _matches(con, keys[hits], _SAME_CALL)
-    return pl.Series("stored", np.isin(np.arange(rows.height), hits))
+    near = _query_keys(con, keys, f"SELECT n._pos FROM call_keys n WHERE EXISTS (SELECT 1 FROM verdicts v "
+                                  f"WHERE {_SAME_INTEGERS})")
+    if near.height == 0:
+        return out
+    hits = _query_keys(con, keys[near["_pos"].to_numpy()],
+                       f"SELECT n._pos, v.status FROM call_keys n JOIN verdicts v ON {_SAME_CALL}")
+    return out.scatter(hits["_pos"].to_numpy(), hits["status"])
 
 
-def _matches(con, keys: pl.DataFrame, same: str) -> np.ndarray:
-    """The _pos of the `keys` rows some stored verdict matches on `same`."""
+def _query_keys(con, keys: pl.DataFrame, sql: str) -> pl.DataFrame:
+    """Run `sql` over `keys`, registered as call_keys."""
     con.register("call_keys", keys.to_arrow())
     try:
-        return frame(con, f"SELECT n._pos FROM call_keys n WHERE EXISTS (SELECT 1 FROM verdicts v WHERE {same})"
-                     )["_pos"].to_numpy()
+        return frame(con, sql)
     finally:
         con.unregister("call_keys")
 
