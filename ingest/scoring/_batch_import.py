@@ -70,8 +70,8 @@ def failure(line: dict) -> str | None:
 
 def read_chunks(files: list[Path], counts: dict, malformed: list[str]) -> Iterator[dict]:
     """The result lines, CHUNK distinct custom_ids at a time (custom_id -> its first line); a later
-    line naming an id already read is a duplicate. Only the ids read so far are held, not the lines."""
-    chunk = CHUNK
+    line naming an id already read is a duplicate. Only the ids read so far are held, not the lines;
+    `malformed` gets the first SHOWN malformed lines, named by file and line."""
     seen: set[str] = set()
     batch: dict[str, dict] = {}
     for path in files:
@@ -88,14 +88,15 @@ def read_chunks(files: list[Path], counts: dict, malformed: list[str]) -> Iterat
                     why = "no custom_id"
                 if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
                     counts["malformed"] += 1
-                    malformed.append(f"{where(str(path), number)}: {why}")
+                    if len(malformed) < SHOWN:
+                        malformed.append(f"{where(str(path), number)}: {why}")
                     continue
                 if line["custom_id"] in seen:
                     counts["duplicate"] += 1
                     continue
                 seen.add(line["custom_id"])
                 batch[line["custom_id"]] = line
-                if len(batch) == chunk:
+                if len(batch) == CHUNK:
                     yield batch
                     batch = {}
     if batch:
@@ -125,7 +126,7 @@ def import_batch(paths, db=None) -> dict:
             answers.check_identity(known)
             answers.store(answers.rows(known, lines))
         cell_runs = answers.finish()
-    return {**counts, "unknown_ids": unknown, "malformed_lines": malformed[:SHOWN], "cell_runs": cell_runs,
+    return {**counts, "unknown_ids": unknown, "malformed_lines": malformed, "cell_runs": cell_runs,
             "files": [str(f) for f in files]}
 
 
