@@ -19,7 +19,7 @@ from ingest import UserError
 from ingest.store import import_pool
 from ingest.scoring import check_call, count_calls, estimate_seconds
 from ingest.scoring import import_verdicts
-from tests.conftest import REPO
+from tests.conftest import REPO, query_rows
 from tests.openai_server import OpenAIServer
 from train.curate import keep_count
 
@@ -351,3 +351,9 @@ def test_app_opens_on_the_overview_with_the_five_format_demo(tmp_path, monkeypat
     assert "greedy → constrained decoding: parsed 25% → 100% of calls" in words      # numeric100: 6 of 24
     assert "toward slot A (95% CI" in words
     assert len(at.get("vega_lite_chart")) >= 1         # the judges x formats grid
+    # the Verdicts card counts each call once (its sample 0), and says so: the demo's repeat judges
+    # ask calls up to 5 times, so the pool stores more rows than calls
+    sample0, rows = query_rows(path, "SELECT count(*) FILTER (WHERE sample = 0), count(*) FROM verdicts "
+                                     "JOIN pools USING (pool_id) WHERE name = 'mtbench-formats'")[0]
+    card = next(m for m in at.metric if m.label == "Verdicts")
+    assert card.value == f"{sample0:,}" and sample0 < rows and "counts its first sample" in card.help

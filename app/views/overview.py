@@ -20,7 +20,8 @@ cols = st.columns(5)
 for col, (label, value) in zip(cols, [("Prompts", summary["n_prompts"]), ("Candidates", summary["n_candidates"]),
                                       ("Judges", cells["judge"].n_unique()), ("Formats", cells["format"].n_unique()),
                                       ("Verdicts", int(cells["n_verdicts"].sum() or 0))]):
-    col.metric(label, f"{value:,}")
+    col.metric(label, f"{value:,}", help="judge calls, each counted once: a call asked several times "
+                                         "(--samples) counts its first sample" if label == "Verdicts" else None)
 if cells.height == 0:
     st.info("No verdicts in this pool yet.")
     st.page_link("views/score.py", label="Score it", icon=":material/play_arrow:")
