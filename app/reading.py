@@ -134,6 +134,13 @@ def number_text(x) -> str:
     return str(x)
 
 
+def card_count(n: int) -> str:
+    """A count as a metric card shows it, short enough for a fifth of a laptop's width: up to
+    999,999 with separators (583 -> "583"); from a million in millions to three significant digits
+    (10,000,000 -> "10M", 2,500,000 -> "2.5M", 123,456,789 -> "123M")."""
+    return f"{n:,}" if n < 1_000_000 else f"{n / 1e6:.3g}M"
+
+
 def display_strings(frame: pl.DataFrame) -> pl.DataFrame:
     """Every column as the text a table shows (number_text), for tests and for tables too large to
     style; nested values (lists, structs) as their Python text."""

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from app import charts, charts_trust, evaluate_charts, probe_charts
-from app.reading import HELP, column_config, display_strings, header, number_text, table_view
+from app.reading import HELP, card_count, column_config, display_strings, header, number_text, table_view
 
 
 # -- how a table writes a value -----------------------------------------------------------------------
@@ -36,6 +36,12 @@ from app.reading import HELP, column_config, display_strings, header, number_tex
 ])
 def test_number_text_by_hand(value, text):
     assert number_text(value) == text
+
+
+def test_card_counts_fit_a_fifth_of_a_laptop():
+    # below a million written out; from it on, millions to three significant digits
+    assert [card_count(n) for n in (0, 583, 999_999, 1_000_000, 2_500_000, 10_000_000, 123_456_789)] == \
+        ["0", "583", "999,999", "1M", "2.5M", "10M", "123M"]
 
 
 def test_display_strings_writes_every_column():

@@ -6,7 +6,7 @@ pages read (app/data.py findings; the sentences are app/findings.py and app/head
 import polars as pl
 import streamlit as st
 
-from app import charts, data
+from app import charts, data, reading
 
 PAGE_NAMES = {"views/formats.py": "Formats", "views/slot_bias.py": "Slot bias", "views/curate.py": "Curate & Train"}
 
@@ -20,8 +20,9 @@ cols = st.columns(5)
 for col, (label, value) in zip(cols, [("Prompts", summary["n_prompts"]), ("Candidates", summary["n_candidates"]),
                                       ("Judges", cells["judge"].n_unique()), ("Formats", cells["format"].n_unique()),
                                       ("Verdicts", int(cells["n_verdicts"].sum() or 0))]):
-    col.metric(label, f"{value:,}", help="judge calls, each counted once: a call asked several times "
-                                         "(--samples) counts its first sample" if label == "Verdicts" else None)
+    why = "judge calls, each counted once: a call asked several times (--samples) counts its first sample. " \
+        if label == "Verdicts" else ""
+    col.metric(label, reading.card_count(value), help=f"{why}{value:,} exactly" if why or value >= 1e6 else None)
 if cells.height == 0:
     st.info("No verdicts in this pool yet.")
     st.page_link("views/score.py", label="Score it", icon=":material/play_arrow:")
