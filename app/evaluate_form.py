@@ -31,22 +31,24 @@ def evaluate_argv(form: EvaluateForm, endpoints: dict[str, Endpoint]) -> list[st
     return argv + (["--max-prompts", str(int(form.max_prompts))] if form.max_prompts else [])
 
 
-def trained_run_label(row: dict, pool: str | None = None) -> str:
-    """The run picker's words for a training run (a row of ingest.runs.list_runs): its id, the
-    condition name its outcomes will carry (train.evaluate.condition_name), seed, length, base
-    model and status, e.g. 'Run 3 · sim/tournament@0.25 · seed 0 · 5 steps · local:smollm2 · finished'."""
+def trained_run_label(row: dict, pool: str | None = None, short: bool = False) -> str:
+    """The words for a training run (a row of ingest.runs.list_runs), everywhere a page names one:
+    its id, the condition name its outcomes will carry (train.evaluate.condition_name), seed,
+    length, base model and status, e.g. 'Run 3 · sim/tournament@0.25 · seed 0 · 5 steps ·
+    local:smollm2 · finished'; `short` (a chart's legend) stops after the seed."""
     from train.evaluate import condition_name
     config = row.get("config") or {}
     subset = config.get("curation") or config.get("subset_record") or {}
     if not subset and config.get("subset"):
         subset = {"path": config["subset"]}
-    steps = config.get("max_steps") or 0
-    length = f"{steps} steps" if steps else (f"{config['epochs']:g} epochs" if config.get("epochs") else None)
-    base = str(config.get("base") or "").rstrip("/").rsplit("/", 1)[-1] or None
-    where = f"pool {row['pool']}" if row.get("pool") and pool and row["pool"] != pool else None
-    status = "stopped early" if row.get("status") == "cancelled" else row.get("status")
-    parts = [f"Run {row['run_id']}", condition_name({"subset": subset}), f"seed {config.get('seed', 0)}", length,
-             base, where, status]
+    parts = [f"Run {row['run_id']}", condition_name({"subset": subset}), f"seed {config.get('seed', 0)}"]
+    if not short:
+        steps = config.get("max_steps") or 0
+        length = f"{steps} steps" if steps else (f"{config['epochs']:g} epochs" if config.get("epochs") else None)
+        base = str(config.get("base") or "").rstrip("/").rsplit("/", 1)[-1] or None
+        where = f"pool {row['pool']}" if row.get("pool") and pool and row["pool"] != pool else None
+        status = "stopped early" if row.get("status") == "cancelled" else row.get("status")
+        parts += [length, base, where, status]
     return " · ".join(str(p) for p in parts if p)
 
 

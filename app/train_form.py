@@ -6,6 +6,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from app.evaluate_form import trained_run_label
 from train import PRESETS      # noqa: F401 (the page's presets by name, quick and paper: train defines them)
 
 
@@ -37,13 +38,6 @@ def grid_argvs(pool: str, judge: str, formats: list[str], decoding: str | None, 
                     for p in ("random", "length")]
         out.append(train_argv(pool, curation_args("full", None, None, None, 1.0), base, seed, hp))
     return out
-
-
-def run_label(row: dict) -> str:
-    c = (row.get("config") or {}).get("curation") or {}
-    what = f"{c.get('judge')}×{c.get('format')}" if c.get("policy") == "judge" else c.get("policy") or "subset"
-    rate = f"@{c['rate']:g}" if c.get("rate") and c.get("policy") != "full" else ""
-    return f"{row['run_id']}: {what}{rate} s{(row.get('config') or {}).get('seed', 0)}"
 
 
 SET_SCALE = alt.Scale(domain=["kept", "dropped"], range=["#2b8cbe", "#bdbdbd"])   # one colour per set, every chart
@@ -86,15 +80,15 @@ def loss_chart(curves: pl.DataFrame) -> alt.Chart:
 
 
 def finished_runs(rows: list[dict], outcomes: dict, curves: pl.DataFrame) -> pl.DataFrame:
-    """One row per training run that ended with a saved adapter: run (run_label), status, steps,
-    last train loss (the last logged step's), final eval loss, adapter folder. outcomes: run_id ->
+    """One row per training run that ended with a saved adapter: run (trained_run_label, short),
+    status, steps, last train loss (the last logged step's), final eval loss, adapter folder. outcomes: run_id ->
     app.run_card.train_outcome; curves: run, step, loss, kind (app.data.train_curves)."""
     out = []
     for row in rows:
         done = outcomes.get(row["run_id"])
         if not done:
             continue
-        label = run_label(row)
+        label = trained_run_label(row, short=True)
         train = curves.filter((pl.col("run") == label) & (pl.col("kind") == "train")).sort("step")
         out.append({"run": label, "status": done["status"], "steps": done["steps"],
                     "last train loss": train["loss"][-1] if train.height else done["train_loss"],

@@ -39,12 +39,12 @@ def test_finished_runs_table_by_hand():
     rows = [{"run_id": 3, "config": {"curation": {"policy": "judge", "judge": "j", "format": "likert5",
                                                   "rate": 0.25}, "seed": 0}},
             {"run_id": 4, "config": {"curation": {"policy": "random", "rate": 0.5}, "seed": 1}}]
-    curves = pl.DataFrame({"run": ["3: j×likert5@0.25 s0"] * 3, "step": [2, 1, 2], "loss": [1.75, 2.5, 1.9],
+    curves = pl.DataFrame({"run": ["Run 3 · j/likert5@0.25 · seed 0"] * 3, "step": [2, 1, 2], "loss": [1.75, 2.5, 1.9],
                            "kind": ["train", "train", "eval"]})
     outcomes = {3: {"status": "finished", "steps": 2, "train_loss": 2.125, "eval_loss": 1.9, "adapter": "/r/3"}}
     got = tf.finished_runs(rows, outcomes, curves).to_dicts()
     # run 4 has no outcome yet (still running); run 3's last train loss is step 2's 1.75, not the mean 2.125
-    assert got == [{"run": "3: j×likert5@0.25 s0", "status": "finished", "steps": 2, "last train loss": 1.75,
+    assert got == [{"run": "Run 3 · j/likert5@0.25 · seed 0", "status": "finished", "steps": 2, "last train loss": 1.75,
                     "final eval loss": 1.9, "adapter folder": "/r/3"}]
 
 
@@ -63,7 +63,7 @@ def test_a_finished_run_shows_its_losses_adapter_folder_and_a_link_to_evaluate(d
     at.switch_page("views/curate.py").run()
     assert not at.exception
     table = next(d.value for d in at.dataframe if "adapter folder" in d.value.columns)
-    assert table.to_dict("records") == [{"run": f"{run.id}: random@0.5 s0", "status": "finished", "steps": 2,
+    assert table.to_dict("records") == [{"run": f"Run {run.id} · random@0.5 · seed 0", "status": "finished", "steps": 2,
                                          "last train loss": 2.0, "final eval loss": 2.25,
                                          "adapter folder": str(run.out_dir)}]
     assert sorted((link.proto.label, link.proto.page.endswith("evaluate")) for link in at.get("page_link")) == [

@@ -7,6 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import data, train_form as tf, url_state
+from app.evaluate_form import trained_run_label
 from app.reading import table_view
 from app.runs_panel import runs_panel
 from ingest import UserError
@@ -90,7 +91,7 @@ except UserError as exc:
 @st.fragment(run_every=2.0)
 def curves() -> None:
     rows = data.runs_of("train", pool)[::-1][:12]
-    frame = data.train_curves(rows, tf.run_label)
+    frame = data.train_curves(rows, lambda row: trained_run_label(row, short=True))
     if frame.height:
         st.altair_chart(tf.loss_chart(frame), width="stretch")
     done = tf.finished_runs(rows, {r["run_id"]: data.train_outcome(r) for r in rows if r["status"] in
