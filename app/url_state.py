@@ -1,5 +1,5 @@
 """What the address bar keeps, so a reload, a bookmark or a shared link opens the same view: the
-sidebar's pool on every page, and a few form choices on the page that owns them.
+sidebar's pool on every page, and the form choices on the page that owns them.
 
 Streamlit binds a keyed widget to the query parameter of the same name (`bind="query-params"`): a
 choice is written to the URL when it changes, read back when a new session opens the address, and
@@ -13,12 +13,19 @@ from __future__ import annotations
 POOL = "pool"          # the sidebar (app/main.py), on every page
 FORMATS = "formats"    # Score: the formats to score
 SWAP = "swap"          # Score: the swap sample (N or all)
+DECODING = "decoding"  # Score: greedy or constrained
+SCHEDULE = "schedule"  # Score: the tournament schedule
+CONCURRENCY = "concurrency"   # Score: calls in flight
+POLICY = "policy"      # Curate & Train: the selection policy
+RATE = "rate"          # Curate & Train: the share of prompts kept
+SEEDS = "seeds"        # Curate & Train: the curation and training seeds
 JUDGE = "judge"        # Curate & Train: the judge of the curated cell
 FORMAT = "format"      # Curate & Train: its format
 PRESET = "preset"      # Curate & Train: the training preset
 STEPS = "steps"        # Curate & Train: Max steps (0: epochs)
 
-PAGE_PARAMS = {"main.py": (POOL,), "score.py": (FORMATS, SWAP), "curate.py": (JUDGE, FORMAT, PRESET, STEPS)}
+PAGE_PARAMS = {"main.py": (POOL,), "score.py": (FORMATS, DECODING, SCHEDULE, CONCURRENCY, SWAP),
+               "curate.py": (POLICY, JUDGE, FORMAT, RATE, SEEDS, PRESET, STEPS)}
 
 
 def pool_notice(asked: str | None, names: list[str], default: str | None) -> str | None:

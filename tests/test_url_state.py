@@ -32,7 +32,8 @@ def test_default_pool_is_the_demo_where_it_exists_else_the_first():
 
 def test_each_parameter_has_one_name_and_its_widget_binds_it():
     names = [n for params in url_state.PAGE_PARAMS.values() for n in params]
-    assert len(names) == len(set(names)) == 7              # pool; formats, swap; judge, format, preset, steps
+    # pool; formats, decoding, schedule, concurrency, swap; policy, judge, format, rate, seeds, preset, steps
+    assert len(names) == len(set(names)) == 13
     main = (REPO / "app" / "main.py").read_text()
     assert "key = url_state.default_pool(names, data.DEFAULT_POOL), url_state.POOL" in main
     assert 'key=key, bind="query-params"' in main
@@ -87,9 +88,12 @@ def test_the_score_and_curate_choices_in_the_address_come_back(user_db):
     other_candidates = {}
     for row in synthetic_pool(4, seed=5):
         other_candidates.setdefault(row["prompt_id"], []).append(row["candidate_id"])
-    at = _open("views/score.py", pool="other", formats=["likert5", "tournament"], swap="3")
+    at = _open("views/score.py", pool="other", formats=["likert5", "tournament"], swap="3", decoding="constrained",
+               schedule="balanced", concurrency="5")
     assert at.header[0].value == "Score" and at.sidebar.selectbox[0].value == "other"
     assert at.multiselect(key="formats").value == ["likert5", "tournament"] and at.text_input(key="swap").value == "3"
+    assert (at.radio(key="decoding").value, at.selectbox(key="schedule").value,
+            at.number_input(key="concurrency").value) == ("constrained", "balanced", 5)
     # the count is planned for the URL's pool and formats: one likert5 call per candidate, one tournament
     # call per pair within a prompt (k(k-1)/2) and 3 swapped repeats; the seeded pool has k = 5, 2, 5, 5:
     # 17 likert5 + (10 + 1 + 10 + 10 + 3 =) 34 tournament = 51 calls
@@ -98,8 +102,13 @@ def test_the_score_and_curate_choices_in_the_address_come_back(user_db):
     assert any(f"**{pointwise + pairs} calls** ({pointwise} likert5 + {pairs} tournament)" in i.value
                for i in at.info), ([i.value for i in at.info], ks)
 
-    at = _open("views/curate.py", pool="mine", judge="beta", format="numeric100", preset="paper", steps="7")
+    at = _open("views/curate.py", pool="mine", judge="beta", format="numeric100", preset="paper", steps="7",
+               rate="0.5", seeds=["1", "2"])
     assert at.selectbox(key="judge").value == "beta" and at.selectbox(key="format").value == "numeric100"
+    assert at.select_slider(key="rate").value == 0.5 and at.multiselect(key="seeds").value == [1, 2]
+    assert at.selectbox(key="policy").value == "judge"
+    # the address holds the words the page shows for an option (?policy=longest)
+    assert _open("views/curate.py", pool="mine", policy="longest").selectbox(key="policy").value == "length"
     assert at.radio(key="preset").value == "paper" and at.number_input(key="steps").value == 7
     assert any("--max-steps 7" in c.value and "--format numeric100" in c.value for c in at.code)
     # a format the judge lacks is dropped: the first of the judge's formats, not an error

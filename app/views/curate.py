@@ -15,8 +15,9 @@ from ingest import UserError
 pool = data.page_pool("Curate & Train")
 scores = data.candidate_scores(pool)
 a, b, c, d, e = st.columns([1, 1, 1, 1, 1])
-policy = a.selectbox("Policy", ["judge", "random", "length", "full"], format_func={"judge": "judge × format", "random": "random", "length": "longest",
-                                  "full": "full (reference-top)"}.get, index=0 if scores.height else 1)
+policy = a.selectbox("Policy", ["judge", "random", "length", "full"], index=0 if scores.height else 1,
+                     format_func={"judge": "judge × format", "random": "random", "length": "longest",
+                                  "full": "full (reference-top)"}.get, key=url_state.POLICY, bind="query-params")
 judges = sorted(scores["judge"].unique().to_list())
 judge = b.selectbox("Judge", judges, disabled=policy != "judge", key=url_state.JUDGE,
                     bind="query-params") if judges else None        # judge, format, preset, steps: in the URL
@@ -27,8 +28,9 @@ if st.session_state.get(url_state.FORMAT) not in fmts:   # e.g. none chosen whil
 fmt = c.selectbox("Format", fmts, disabled=policy != "judge", key=url_state.FORMAT, bind="query-params")
 modes = sorted(cell.filter(pl.col("format") == fmt)["decoding"].unique().to_list()) if fmt else []
 decoding = c.selectbox("Decoding", modes, disabled=policy != "judge") if len(modes) > 1 else None
-rate = d.select_slider("Rate", [0.05, 0.1, 0.25, 0.5, 0.75, 1.0], value=0.25, disabled=policy == "full")
-seeds = e.multiselect("Seeds", list(range(10)), default=[0])
+rate = d.select_slider("Rate", [0.05, 0.1, 0.25, 0.5, 0.75, 1.0], value=0.25, disabled=policy == "full",
+                       key=url_state.RATE, bind="query-params")
+seeds = e.multiselect("Seeds", list(range(10)), default=[0], key=url_state.SEEDS, bind="query-params")
 seed = seeds[0] if seeds else 0
 if not judges:
     st.info("No scores in this pool yet: score it first to curate by a judge; the baselines work now.")

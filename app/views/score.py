@@ -41,12 +41,14 @@ else:
     st.caption("SmolLM2-135M-Instruct, bundled and run in this server's process (loading takes 15-45 s).")
 formats = st.multiselect("Formats", data.builtin_formats(), default=["binary", "likert5", "numeric100"],
                          key=url_state.FORMATS, bind="query-params")   # kept in the URL (app/url_state.py)
-decoding = st.radio("Decoding", ["greedy", "constrained"], horizontal=True,
+decoding = st.radio("Decoding", ["greedy", "constrained"], horizontal=True, key=url_state.DECODING,
+                    bind="query-params",
                     help="greedy: the judge's own answer, parsed (the paper's protocol); constrained: the answer "
                          "restricted to the format's labels (by the server's mechanism for an endpoint).")
-schedule = st.selectbox("Tournament schedule", ["listing", "balanced", "both"])
+schedule = st.selectbox("Tournament schedule", ["listing", "balanced", "both"], key=url_state.SCHEDULE,
+                        bind="query-params")
 a, b = st.columns(2)
-concurrency = a.number_input("Concurrency", 1, 256, 8)
+concurrency = a.number_input("Concurrency", 1, 256, 8, key=url_state.CONCURRENCY, bind="query-params")
 swap = b.text_input("Swap sample (N or all)", value="0", key=url_state.SWAP, bind="query-params")
 
 form = score_form.ScoreForm(pool, provider, formats, endpoint, model, base_url, schedule, concurrency, swap)
