@@ -146,28 +146,37 @@ def test_migration_keeps_one_row_per_call(db):
 
 
 def _verdict(a_idx: int, **extra) -> dict:
-    return {"run_id": 9, "pool_id": 1, "judge_id": 1, "format_id": 1, "prompt_idx": 0, "a_idx": a_idx,
+    return {"pool_id": 1, "judge_id": 1, "format_id": 1, "prompt_idx": 0, "a_idx": a_idx, "b_idx": None,
             "sample": 0, "status": "ok", "decoding": "greedy", **extra}
 
 
 def test_the_writer_keeps_one_row_per_call_without_an_index(db):
-    # Migration 011 dropped the unique index; insert_verdicts holds the rule: a batch naming a
-    # stored call (a_idx 0), or naming one call twice (a_idx 5), is refused whole.
+    # Migration 011 dropped the unique index; insert_verdicts holds the rule: a row naming a stored
+    # call (a_idx 0, 1 and 2 are stored) is left out, a batch naming one call twice is refused whole.
     _old_database(db)
     ensure_current(db)
     with _database.writer(db) as con:
         assert con.execute("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'verdicts'").fetchone() == (0,)
-    for batch, why in (([_verdict(0), _verdict(3)], "1 verdict row(s) name a call already stored"),
-                       ([_verdict(5), _verdict(5, sample=0)], "1 verdict row(s) repeat a call")):
-        with pytest.raises(ValueError, match=re.escape(why)):
-            with _database.writer(db) as con, _database.transaction(con):
-                insert_verdicts(con, pl.DataFrame(batch))
-    assert query_rows(db, "SELECT count(*) FROM verdicts") == [(3,)]          # nothing of either batch
-    # another sample, another decoding or another slot B is another call: all three land
+    asked = []
+
+    def cell_run(judge_id, format_id):
+        asked.append((judge_id, format_id))
+        return 9
+    with pytest.raises(ValueError, match=re.escape("1 verdict row(s) repeat a call of the same batch")):
+        with _database.writer(db) as con, _database.transaction(con):
+            insert_verdicts(con, pl.DataFrame([_verdict(5), _verdict(5, status="failed")]), cell_run)
+    assert query_rows(db, "SELECT count(*) FROM verdicts") == [(3,)] and asked == []
     with _database.writer(db) as con, _database.transaction(con):
-        assert insert_verdicts(con, pl.DataFrame([_verdict(0, sample=1), _verdict(0, decoding="constrained"),
-                                                  _verdict(0, b_idx=1)])) == 3
-    assert query_rows(db, "SELECT count(*) FROM verdicts WHERE a_idx = 0") == [(4,)]
+        # all stored: nothing lands, and no cell run is asked for
+        assert insert_verdicts(con, pl.DataFrame([_verdict(0), _verdict(2)]), cell_run).height == 0
+        assert asked == []
+        # another sample, another decoding or another slot B is another call: those three land,
+        # the stored call beside them does not; one cell run for their one cell (judge 1, format 1)
+        new = [_verdict(0, sample=1), _verdict(0, decoding="constrained"), _verdict(0, b_idx=1), _verdict(1)]
+        assert insert_verdicts(con, pl.DataFrame(new), cell_run)["a_idx"].to_list() == [0, 0, 0]
+    assert asked == [(1, 1)]
+    assert query_rows(db, "SELECT a_idx, run_id, count(*) FROM verdicts GROUP BY ALL ORDER BY ALL") == [
+        (0, 3, 1), (0, 9, 3), (1, 2, 1), (2, 2, 1)]
 
 
 def _journal_rows(pool_id: int, statuses: list[str]) -> list[dict]:

@@ -10,8 +10,8 @@ import polars as pl
 
 from .._errors import UserError
 from ..files import first_repeat, first_row, read_verdicts
-from ..store import (ensure_format, ensure_judge, finish_cell_run, frame, insert_verdicts, pool_id, stored_calls,
-                     start_cell_run, transaction, writer)
+from ..store import (ensure_format, ensure_judge, finish_cell_run, frame, insert_verdicts, pool_id, start_cell_run,
+                     transaction, writer)
 from ._anchor import reference_anchors
 from .formats import BUILTIN, Format, load_format_spec, stored_formats
 from .judges import public_endpoint
@@ -136,18 +136,16 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
         # `decoding` comes from the file: greedy (the paper's protocol: generate, then parse) by default.
         n_in_file = rows.height
-        rows = rows.with_columns(pl.lit(pid, pl.Int32).alias("pool_id"))
-        rows = rows.filter(~stored_calls(con, rows))       # importing the same file twice changes nothing
-        runs = {}   # (judge_id, format_id) -> the cell run of its rows
-        for (judge, fmt_name) in rows.select("judge", "format").unique().sort("judge", "format").iter_rows():
-            runs[(judges[judge], fids[fmt_name])] = start_cell_run(
-                con, pid, judges[judge], formats[fmt_name], fids[fmt_name], "import", source_file=str(path))
-        if rows.height:
-            run_of = pl.DataFrame([(*cell, rid) for cell, rid in runs.items()], orient="row",
-                                  schema={"judge_id": pl.Int32, "format_id": pl.Int32, "run_id": pl.Int32})
-            rows = _lookup(rows, run_of, ["judge_id", "format_id"])
-            insert_verdicts(con, rows)
-        for rid in runs.values():
+        format_of = {fid: formats[name] for name, fid in fids.items()}
+        runs = []   # one cell run per (judge, format) that gets new rows
+
+        def cell_run(judge_id: int, format_id: int) -> int:
+            runs.append(start_cell_run(con, pid, judge_id, format_of[format_id], format_id, "import",
+                                       source_file=str(path)))
+            return runs[-1]
+        # calls already stored are left out: importing the same file twice changes nothing
+        rows = insert_verdicts(con, rows.with_columns(pl.lit(pid, pl.Int32).alias("pool_id")), cell_run)
+        for rid in runs:
             finish_cell_run(con, rid)
         counts = rows.group_by("status").len().sort("status") if rows.height else None
     return {"pool": pool, "rows_in_file": n_in_file, "imported": rows.height,

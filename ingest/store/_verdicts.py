@@ -3,7 +3,8 @@ to verdicts goes through here, and this module keeps the one-row-per-call rule (
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Callable
+
 import polars as pl
 
 from ._database import frame
@@ -54,11 +55,6 @@ _SAME_INTEGERS = " AND ".join(f"v.{c} = n.{c}" for c in ("pool_id", "judge_id", 
                                                         "a_idx", "sample"))
 
 
-def stored_calls(con, rows: pl.DataFrame) -> pl.Series:
-    """For each row (pool_id and CALL_KEY columns), whether its call is stored already (any status)."""
-    return stored_statuses(con, rows).is_not_null().alias("stored")
-
-
 def stored_statuses(con, rows: pl.DataFrame) -> pl.Series:
     """For each row (pool_id and CALL_KEY columns), the status of its call's stored row; null when
     the call is not stored. Joins in the database: the stored keys are never read into memory, so
@@ -87,25 +83,31 @@ def _query_keys(con, keys: pl.DataFrame, sql: str) -> pl.DataFrame:
         con.unregister("call_keys")
 
 
-def insert_verdicts(con, rows: pl.DataFrame) -> int:
-    """Append verdict rows for calls not stored yet (columns from VERDICT_COLUMNS; missing optional
-    ones become null). One row per call is this function's rule, not an index's (migration 011): a
-    batch that repeats a call, or names one already stored, is refused whole (ValueError, so the
-    caller's transaction rolls back). Callers check first and name the line at fault."""
-    rows = _complete(rows)
+def insert_verdicts(con, rows: pl.DataFrame, cell_run: Callable[[int, int], int]) -> pl.DataFrame:
+    """Append the verdict rows (columns from VERDICT_COLUMNS but run_id; missing optional ones
+    become null) whose call is not stored yet, and return them; a row naming a stored call is left
+    out. One row per call is this function's rule, not an index's (migration 011): a batch that
+    repeats a call is refused whole (ValueError, so the caller's transaction rolls back; callers
+    check first and name the line at fault). `cell_run(judge_id, format_id)` is called once for
+    each cell that gets rows, in order, and returns the cell run they are stored under."""
     repeats = _repeats(rows, ["pool_id", *CALL_KEY])
     if repeats:
         raise ValueError(f"{repeats} verdict row(s) repeat a call of the same batch; nothing was stored")
-    stored = int(stored_calls(con, rows).sum())
-    if stored:
-        raise ValueError(f"{stored} verdict row(s) name a call already stored; nothing was stored")
-    con.register("verdict_rows", rows.to_arrow())
+    rows = rows.filter(stored_statuses(con, rows).is_null())
+    cells = rows.select("judge_id", "format_id").unique().sort("judge_id", "format_id")
+    runs = pl.DataFrame([(j, f, cell_run(j, f)) for j, f in cells.iter_rows()], orient="row",
+                        schema={"judge_id": rows.schema["judge_id"], "format_id": rows.schema["format_id"],
+                                "run_id": pl.Int32})
+    rows = rows.drop("run_id", strict=False)
+    rows = rows.hstack(rows.select("judge_id", "format_id").join(runs, on=["judge_id", "format_id"], how="left",
+                                                                 maintain_order="left").select("run_id"))
+    con.register("verdict_rows", _complete(rows).to_arrow())
     try:
         con.execute(f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) SELECT {', '.join(VERDICT_COLUMNS)} "
                     "FROM verdict_rows")
     finally:
         con.unregister("verdict_rows")
-    return rows.height
+    return rows
 
 
 _ANSWER_COLUMNS = [c for c in VERDICT_COLUMNS if c not in CALL_KEY and c not in ("pool_id", "attempts")]
