@@ -383,17 +383,22 @@ def _with_counts(frame: pl.DataFrame, counts: pl.DataFrame) -> pl.DataFrame:
     return frame
 
 
-def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
+def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
+               cell: tuple[str, str, str] | None = None) -> pl.DataFrame:
     """Style-controlled Bradley-Terry fits per (judge, comparative format, decoding) of the pool,
     over systems (candidate_ids), with the pool's stored human labels as the `human` comparison.
     Columns: judge, format, decoding, part (coefficient | system | human | excess), name, value,
     lo, hi, value_raw (strength_raw, systems only), rank, rank_raw, n, converged, boot_unconverged
-    (see style_rank_calls)."""
+    (see style_rank_calls). `cell` = (judge, format, decoding) fits that cell alone, with the
+    numbers it has among all cells (each cell's bootstrap has its own seeded stream)."""
     with connect(db) as con:
         pid = pool_id(con, pool)
         calls = query(con, "style_calls", pool_id=pid)
         texts = query(con, "style_texts", pool_id=pid)
         labels = query(con, "style_labels", pool_id=pid)
+    if cell is not None:
+        calls = calls.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
+                             & (pl.col("decoding") == cell[2]))
     counts = np.array([style_counts(t) for t in texts["response"].to_list()], dtype=np.int64).reshape(-1, 4)
     table = pl.DataFrame({"cand_idx": texts["cand_idx"], **{c: counts[:, i] for i, c in enumerate(COUNTS)}})
     return style_rank_calls(_with_counts(calls, table), _with_counts(labels, table), n_boot=n_boot, seed=seed)

@@ -280,6 +280,9 @@ def test_length_bias_is_recovered_and_the_controlled_ranking_is_the_true_order(l
     fair = out.filter((pl.col("judge") == "fair") & (pl.col("part") == "system")).sort("name")
     fan = out.filter((pl.col("judge") == "longfan") & (pl.col("part") == "system")).sort("name")
     assert ((fan["value"] >= fair["lo"]) & (fan["value"] <= fair["hi"])).all()
+    # one cell alone (the Rankings page fits the chosen cell only) has the numbers it has among all
+    alone = style_rank(length_db, "lp", n_boot=1000, seed=0, cell=("fair", "tournament", "greedy"))
+    assert alone.equals(out.filter(pl.col("judge") == "fair"))
 
 
 def test_rank_style_json_document(length_db):

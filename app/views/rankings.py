@@ -52,8 +52,7 @@ st.subheader("Style control")
 if by != "candidate_id":
     st.caption("Style control ranks systems across the pool: choose 'systems across the pool' above.")
     st.stop()
-style = data.style_rank(pool, n_boot)
-scell = style.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("decoding") == decoding))
+scell = data.style_rank(pool, n_boot, 0, (judge, fmt, decoding))     # the chosen cell alone: seconds, not all cells
 if scell.height == 0:
     st.info("No parsed comparative call between two different systems in this cell.")
     st.stop()
