@@ -136,16 +136,17 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
         # `decoding` comes from the file: greedy (the paper's protocol: generate, then parse) by default.
         n_in_file = rows.height
-        format_of = {fid: formats[name] for name, fid in fids.items()}
-        runs = []   # one cell run per (judge, format) that gets new rows
+        names = {(jid, fid): (judge, fmt) for judge, jid in judges.items() for fmt, fid in fids.items()}
+        runs = {}   # one cell run per (judge, format) that gets new rows, started in the order of their names
 
-        def cell_run(judge_id: int, format_id: int) -> int:
-            runs.append(start_cell_run(con, pid, judge_id, format_of[format_id], format_id, "import",
-                                       source_file=str(path)))
-            return runs[-1]
+        def cell_runs(cells: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+            for cell in sorted(cells, key=names.get):
+                runs[cell] = start_cell_run(con, pid, cell[0], formats[names[cell][1]], cell[1], "import",
+                                            source_file=str(path))
+            return runs
         # calls already stored are left out: importing the same file twice changes nothing
-        rows = insert_verdicts(con, rows.with_columns(pl.lit(pid, pl.Int32).alias("pool_id")), cell_run)
-        for rid in runs:
+        rows = insert_verdicts(con, rows.with_columns(pl.lit(pid, pl.Int32).alias("pool_id")), cell_runs)
+        for rid in runs.values():
             finish_cell_run(con, rid)
         counts = rows.group_by("status").len().sort("status") if rows.height else None
     return {"pool": pool, "rows_in_file": n_in_file, "imported": rows.height,

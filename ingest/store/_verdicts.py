@@ -83,19 +83,20 @@ def _query_keys(con, keys: pl.DataFrame, sql: str) -> pl.DataFrame:
         con.unregister("call_keys")
 
 
-def insert_verdicts(con, rows: pl.DataFrame, cell_run: Callable[[int, int], int]) -> pl.DataFrame:
+def insert_verdicts(con, rows: pl.DataFrame,
+                    cell_runs: Callable[[list[tuple[int, int]]], dict[tuple[int, int], int]]) -> pl.DataFrame:
     """Append the verdict rows (columns from VERDICT_COLUMNS but run_id; missing optional ones
     become null) whose call is not stored yet, and return them; a row naming a stored call is left
     out. One row per call is this function's rule, not an index's (migration 011): a batch that
     repeats a call is refused whole (ValueError, so the caller's transaction rolls back; callers
-    check first and name the line at fault). `cell_run(judge_id, format_id)` is called once for
-    each cell that gets rows, in order, and returns the cell run they are stored under."""
+    check first and name the line at fault). `cell_runs` is called once, with the (judge_id,
+    format_id) cells that get rows, and returns the cell run each cell's rows are stored under."""
     repeats = _repeats(rows, ["pool_id", *CALL_KEY])
     if repeats:
         raise ValueError(f"{repeats} verdict row(s) repeat a call of the same batch; nothing was stored")
     rows = rows.filter(stored_statuses(con, rows).is_null())
-    cells = rows.select("judge_id", "format_id").unique().sort("judge_id", "format_id")
-    runs = pl.DataFrame([(j, f, cell_run(j, f)) for j, f in cells.iter_rows()], orient="row",
+    cells = rows.select("judge_id", "format_id").unique().sort("judge_id", "format_id").rows()
+    runs = pl.DataFrame([(*cell, run) for cell, run in (cell_runs(cells) if cells else {}).items()], orient="row",
                         schema={"judge_id": rows.schema["judge_id"], "format_id": rows.schema["format_id"],
                                 "run_id": pl.Int32})
     rows = rows.drop("run_id", strict=False)

@@ -84,10 +84,10 @@ def store_timer():
     from ingest.scoring import _imported
     spent, inner = [0.0], _imported.insert_verdicts
 
-    def insert(con, rows, cell_run):
+    def insert(con, rows, cell_runs):
         started = time.perf_counter()
         try:
-            return inner(con, rows, cell_run)
+            return inner(con, rows, cell_runs)
         finally:
             spent[0] += time.perf_counter() - started
     _imported.insert_verdicts = insert
