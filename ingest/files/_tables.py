@@ -80,13 +80,20 @@ def check_path(path: str | Path, allowed: dict[str, str] = EXTENSIONS) -> tuple[
     return p, kind
 
 
-def _check_utf8(p: Path, data: bytes) -> None:
+def _text_bytes(p: Path, empty: str) -> bytes:
+    """The bytes of a text file (JSONL, CSV) within the size limit, valid UTF-8 and not blank; a
+    blank one is refused with `empty`."""
+    check_limits(p, nbytes=p.stat().st_size)
+    data = p.read_bytes()
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise UserError(f"{where(p, line)}: not valid UTF-8 (byte 0x{data[exc.start]:02x} "
                         f"at offset {exc.start})") from None
+    if not data.strip():
+        raise UserError(f"{p}: {empty}")
+    return data
 
 
 def _nonblank_lines(data: bytes) -> np.ndarray:
@@ -132,11 +139,7 @@ def _locate_jsonl_problem(p: Path, data: bytes) -> str | None:
 
 
 def read_jsonl(p: Path) -> Table:
-    check_limits(p, nbytes=p.stat().st_size)
-    data = p.read_bytes()
-    _check_utf8(p, data)
-    if not data.strip():
-        raise UserError(f"{p}: empty file (no rows)")
+    data = _text_bytes(p, "empty file (no rows)")
     try:
         frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=None)
     except Exception as exc:
@@ -161,11 +164,7 @@ def _csv_record_lines(data: bytes) -> np.ndarray:
 
 
 def read_csv(p: Path) -> Table:
-    check_limits(p, nbytes=p.stat().st_size)
-    data = p.read_bytes()
-    _check_utf8(p, data)
-    if not data.strip():
-        raise UserError(f"{p}: empty file (no header, no rows)")
+    data = _text_bytes(p, "empty file (no header, no rows)")
     try:
         frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except Exception as exc:
