@@ -96,7 +96,7 @@ def findings(pool: str) -> dict:
     """app.findings.findings for the pool: {judge: Overview} (headline, agreement, details by format),
     from the cached audit cells and slot bias that the Formats and Slot bias pages read; the
     sentences themselves take milliseconds, so they are not cached on their own."""
-    from app.findings import findings as sentences
+    from app.views.overview.findings import findings as sentences
     return sentences(cells(pool), bias(pool))
 
 

@@ -1,6 +1,6 @@
 """The Evaluate page's form, as data: the training runs, the study, the generation limits and the
 judge (app/score_form.py's rules), and the `judgeaudit evaluate` arguments they become. Pure (no
-Streamlit), so tests/test_forms.py checks the arguments exactly."""
+Streamlit), so tests/app/test_forms.py checks the arguments exactly."""
 
 from __future__ import annotations
 

@@ -39,19 +39,20 @@ with st.sidebar:        # below the page list: the pool first, so that it shows 
 views = Path(__file__).with_name("views")
 
 
-def _page(file: str, title: str, icon: str, **kw) -> st.Page:
-    return st.Page(str(views / file), title=title, icon=f":material/{icon}:", **kw)
+def _page(folder: str, title: str, icon: str, **kw) -> st.Page:
+    """A page: app/views/FOLDER/page.py, at the address /FOLDER."""
+    return st.Page(str(views / folder / "page.py"), title=title, icon=f":material/{icon}:", url_path=folder, **kw)
 
 
 page = st.navigation({                        # sections, always expanded: every page shows in the sidebar
-    "Start": [_page("overview.py", "Overview", "dashboard", default=True), _page("pool.py", "Pool", "upload_file"),
-              _page("score.py", "Score", "play_arrow")],
-    "Audit": [_page("formats.py", "Formats", "bar_chart"), _page("slot_bias.py", "Slot bias", "swap_horiz"),
-              _page("rankings.py", "Rankings", "format_list_numbered"), _page("variance.py", "Variance", "functions")],
-    "Trust": [_page("calibration.py", "Calibration", "fact_check"), _page("drift.py", "Drift", "difference"),
-              _page("probes.py", "Probes & mitigations", "science")],
-    "Curate & train": [_page("curate.py", "Curate & Train", "content_cut"),
-                       _page("evaluate.py", "Evaluate", "leaderboard")],
-    "Report": [_page("report.py", "Report", "description")],
+    "Start": [_page("overview", "Overview", "dashboard", default=True), _page("pool", "Pool", "upload_file"),
+              _page("score", "Score", "play_arrow")],
+    "Audit": [_page("formats", "Formats", "bar_chart"), _page("slot_bias", "Slot bias", "swap_horiz"),
+              _page("rankings", "Rankings", "format_list_numbered"), _page("variance", "Variance", "functions")],
+    "Trust": [_page("calibration", "Calibration", "fact_check"), _page("drift", "Drift", "difference"),
+              _page("probes", "Probes & mitigations", "science")],
+    "Curate & train": [_page("curate", "Curate & Train", "content_cut"),
+                       _page("evaluate", "Evaluate", "leaderboard")],
+    "Report": [_page("report", "Report", "description")],
 }, expanded=True)
 page.run()

@@ -45,7 +45,7 @@ HELP = {
     "top1_expected": "The same, in expectation under random tie-breaking: judge-top ∩ reference-top / judge-top.",
     "top1_uniform": "What picking a candidate uniformly at random gets: reference-top / n, averaged.",
     "n_ranked_prompts": "Prompts with ≥ 2 candidates that have both a score and a reference.",
-    "pairing": "pointwise, anchored (each candidate against the prompt's anchor) or tournament (pairs).",
+    "pairing": "a comparative format's pairing: anchored (each candidate against the prompt's anchor) or tournament (pairs); none for a pointwise format.",
     "n_calls": "Comparative calls in the cell.",
     "n_reverse_calls": "Calls made with the item's candidates in the reverse order.",
     "n_pairs": "Items with a parsed verdict in both orders.",

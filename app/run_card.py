@@ -1,4 +1,4 @@
-"""What a run's card says, as pure functions (no Streamlit; tested by hand in tests/test_run_card.py):
+"""What a run's card says, as pure functions (no Streamlit; tested by hand in tests/app/test_run_card.py):
 the headline that names what the run does (the judge and formats of a scoring run, the curation of a
 training run), a finished training run's outcome, and its log made readable.
 

@@ -43,7 +43,7 @@ def show_run(row: dict, key_prefix: str) -> None:
             outcome = data.train_outcome(row)
             if outcome:
                 st.markdown(outcome_text(outcome))
-                st.page_link("views/evaluate.py", label="Evaluate this adapter", icon=":material/leaderboard:")
+                st.page_link("views/evaluate/page.py", label="Evaluate this adapter", icon=":material/leaderboard:")
         if row["status"] in ("queued", "running"):
             label = "Stop & save" if row.get("kind") == "train" else "Stop"    # a stopped training keeps its adapter
             if st.button(label, key=f"{key_prefix}-stop-{row['run_id']}", icon=":material/stop:"):

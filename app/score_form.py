@@ -1,7 +1,7 @@
 """The Score page's form, as data: which judge a browser user may pick, and the `judgeaudit score`
 arguments it becomes. Pure (no Streamlit), so the rules are unit-tested. The judge alone (a
 `JudgeChoice`, and its `judge_argv`) is shared with the Evaluate and Probes forms
-(app/evaluate_form.py, app/probe_form.py):
+(app/evaluate_form.py, app/views/probes/form.py):
 
 - a configured endpoint (ingest.endpoints, from the server's judgeaudit.toml) is the ONLY way an
   API key is sent: its `--api-key-env` comes from the server config, never from the browser;

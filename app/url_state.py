@@ -6,7 +6,7 @@ choice is written to the URL when it changes, read back when a new session opens
 left out while it equals the widget's default, so `?pool=mine&formats=binary&formats=likert5`
 is the whole state of the Score page. The widget keys below are therefore the parameter names;
 they live here, once, so that no two pages bind the same name. Pure (no Streamlit): the rule for a
-pool the database does not hold is tested without a browser (tests/test_url_state.py)."""
+pool the database does not hold is tested without a browser (tests/app/test_url_state.py)."""
 
 from __future__ import annotations
 

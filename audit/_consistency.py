@@ -7,7 +7,7 @@ agreement, Krippendorff's alpha (coincidence matrix) with a percentile bootstrap
 samples a mean of k would need for alpha 0.8 (Spearman-Brown), and the expected agreement of two
 independent draws from sample 0's label distribution.
 
-Pure numpy below `consistency`; tests/test_consistency.py checks each number against the textbook
+Pure numpy below `consistency`; tests/audit/test_consistency.py checks each number against the textbook
 example and a brute-force implementation of the definitions.
 """
 

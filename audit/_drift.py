@@ -30,26 +30,26 @@ MOVED_COLUMNS = ["format", "decoding", "prompt_id", "a_id", "b_id", "sample", "r
 
 
 def _latest_per_call(verdicts: pl.DataFrame) -> pl.DataFrame:
-    return verdicts.sort("run_id").unique(KEY, keep="last", maintain_order=True)
+    return verdicts.sort("cell_run_id").unique(KEY, keep="last", maintain_order=True)
 
 
 def versions_of(verdicts: pl.DataFrame) -> pl.DataFrame:
     """Pure: one row per judge version in the verdicts, oldest first: version (1, 2, ...),
-    judge_model, template_hash, settings, first_run, last_run, n_verdicts, formats."""
+    judge_model, template_hash, settings, first_cell_run, last_cell_run, n_verdicts, formats."""
     if verdicts.height == 0:
         return pl.DataFrame(schema={"version": pl.Int64, "judge_model": pl.String, "template_hash": pl.String,
-                                    "settings": pl.String, "first_run": pl.Int64, "last_run": pl.Int64,
+                                    "settings": pl.String, "first_cell_run": pl.Int64, "last_cell_run": pl.Int64,
                                     "n_verdicts": pl.Int64, "formats": pl.List(pl.String)})
     out = verdicts.group_by(VERSION).agg(
-        pl.col("run_id").min().cast(pl.Int64).alias("first_run"), pl.col("run_id").max().cast(pl.Int64).alias("last_run"),
-        pl.len().cast(pl.Int64).alias("n_verdicts"), pl.col("format").unique().sort().alias("formats")).sort("first_run")
+        pl.col("cell_run_id").min().cast(pl.Int64).alias("first_cell_run"), pl.col("cell_run_id").max().cast(pl.Int64).alias("last_cell_run"),
+        pl.len().cast(pl.Int64).alias("n_verdicts"), pl.col("format").unique().sort().alias("formats")).sort("first_cell_run")
     return out.with_row_index("version", offset=1).with_columns(pl.col("version").cast(pl.Int64))
 
 
 def compare_verdicts(old: pl.DataFrame, new: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Pure: (per-cell drift, moved items) between two sets of verdicts on the same calls.
 
-    Both frames have KEY columns, prompt_id, a_id, b_id, reading, s (and run_id). Cells: format,
+    Both frames have KEY columns, prompt_id, a_id, b_id, reading, s (and cell_run_id). Cells: format,
     decoding, n (calls in both), n_changed, share_changed, n_scored (calls with a score in both),
     mean_abs_change. Moved: MOVED_COLUMNS, one row per call whose reading or score changed.
     """
@@ -115,7 +115,7 @@ def version_pairs(verdicts: pl.DataFrame, baseline_version: int | None = None) -
     vers, tagged = _tag_versions(verdicts)
     out = []
     for fmt in sorted(vers["format"].drop_nulls().unique().to_list()):
-        mine = vers.filter(pl.col("format") == fmt).sort("last_run")
+        mine = vers.filter(pl.col("format") == fmt).sort("last_cell_run")
         latest = mine.row(-1, named=True)["version"]
         current = tagged.filter((pl.col("format") == fmt) & (pl.col("version") == latest))
         earlier = mine.filter(pl.col("version") != latest)
@@ -146,9 +146,9 @@ def drift_sides(db: str | os.PathLike | None, pool: str, judge: str, against: st
     if mine.height == 0:
         raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
     vers, tagged = _tag_versions(mine)
-    latest_per_format = vers.sort("last_run").group_by("format", maintain_order=True).last()
+    latest_per_format = vers.sort("last_cell_run").group_by("format", maintain_order=True).last()
     by_format = {r["format"]: {k: v for k, v in r.items() if k != "format"} for r in latest_per_format.to_dicts()}
-    newest = vers.sort("last_run").row(-1, named=True)
+    newest = vers.sort("last_cell_run").row(-1, named=True)
     current_info = {"judge": judge, **{k: v for k, v in newest.items() if k != "format"}, "by_format": by_format}
     if other is not None:
         current = tagged.join(latest_per_format.select("format", "version"), on=["format", "version"], how="semi")

@@ -100,7 +100,7 @@ def _with_expected_cells(cells: pl.DataFrame) -> pl.DataFrame:
     distribution, an `expected` cell (the probability-weighted value over the format's labels),
     with its own distinct values, ties and agreement. The expected cell keeps the format's name."""
     cells = cells.with_columns(pl.lit("label").alias("score"))
-    extra = cells.filter((pl.col("pairing") == "pointwise") & (pl.col("n_expected") > 0)).with_columns(
+    extra = cells.filter((pl.col("kind") == "pointwise") & (pl.col("n_expected") > 0)).with_columns(
         pl.col("n_expected").alias("n_parsed"), pl.col("n_expected_all").alias("n_parsed_all"),
         pl.lit(False).alias("scale_0_100"), pl.lit(None).cast(cells["nominal_levels"].dtype)
         .alias("nominal_levels"), pl.lit("expected").alias("score"))
@@ -220,7 +220,7 @@ def pool_scores(db: str | os.PathLike | None, pool: str, repeats: bool = False) 
 # the per-prompt sums) and _cells.finish_cell adds them up. A pool of at most `block` candidates is
 # one block, and its numbers are those of the in-memory engine (_cells.compute_cells over
 # _scores.read_scores) bit for bit; over several blocks, a mean's sum is added block by block (equal
-# to 1e-12; tests/test_audit_blocks.py). read_blocks reads the blocks; _cells.audit_cells adds
+# to 1e-12; tests/audit/test_audit_blocks.py). read_blocks reads the blocks; _cells.audit_cells adds
 # up. Memory: one block's scores and layouts, the next block being read meanwhile on a second
 # thread (DuckDB and numpy release the GIL), plus the tallies, which grow with the number of
 # distinct (score, reference) pairs, not of candidates. Both engines stay: the in-memory one

@@ -116,7 +116,7 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
     until its largest step is below tol, without forming the design matrix: the system columns have two non-zeros a
     row, so the gradient and the Hessian's blocks are sparse sums (O(N) a member, not O(N k^2)).
     Same steps, step halving and result as the plain dense Newton on the design matrix [1, e_A -
-    e_B (reference coding), z] (tests/test_style.py: newton(design(...)), which it must equal).
+    e_B (reference coding), z] (tests/audit/test_style.py: newton(design(...)), which it must equal).
     Also returns, per member and parameter, whether it was still moving
     (last step > DIVERGING) when the member stopped unconverged: the parameters a separation
     drives to infinity, while the others have settled."""

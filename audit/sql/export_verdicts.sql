@@ -26,7 +26,7 @@ SELECT j.name AS judge,
 FROM verdicts v
 JOIN judges j ON j.judge_id = v.judge_id
 JOIN formats f ON f.format_id = v.format_id
-LEFT JOIN cell_runs r ON r.run_id = v.run_id
+LEFT JOIN cell_runs r ON r.cell_run_id = v.cell_run_id
 JOIN prompts p ON p.pool_id = v.pool_id AND p.prompt_idx = v.prompt_idx
 JOIN candidates ca ON ca.pool_id = v.pool_id AND ca.cand_idx = v.a_idx
 LEFT JOIN candidates cb ON cb.pool_id = v.pool_id AND cb.cand_idx = v.b_idx

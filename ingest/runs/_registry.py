@@ -126,7 +126,7 @@ def _reconcile(con) -> None:
                         {"s": status, "e": reason if status == "failed" or "killed" in reason else None,
                          "id": row["run_id"], "now": _utcnow()})
             con.execute("UPDATE cell_runs SET status = 'failed', finished_at = current_timestamp "
-                        "WHERE job_id = $id AND status = 'running'", {"id": row["run_id"]})
+                        "WHERE run_id = $id AND status = 'running'", {"id": row["run_id"]})
 
 
 def _needs_reconcile(con) -> bool:

@@ -21,7 +21,7 @@ from ..store import (db_path, ensure_format, finish_cell_run, frame, one, pool_i
                      start_cell_run, transaction, unanswered, writer)
 from ._calls import messages
 from ._request import DECODINGS, ScoreRequest, check_samples, decoding_settings, ensure_spec_judge, resolve_formats
-from ._schedule import SCHEDULES, plan_calls
+from ._schedule import SCHEDULES, plan_calls, schedule_of
 from .judges import parse_judge
 
 MAX_LINES = 50_000            # OpenAI's Batch API: at most 50,000 requests per file ...
@@ -110,14 +110,14 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
     spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
     _check(req, spec)
     check_samples(req, spec)
-    decoding = decoding_settings(req, spec)   # no check call of the constraint: no HTTP call at all
+    settings = decoding_settings(req, spec)   # no check call of the constraint: no HTTP call at all
     with writer(db) as con:
         cands = frame(con, "SELECT cand_idx, prompt_idx, position, reference, response FROM candidates "
                            "WHERE pool_id = $p ORDER BY cand_idx", {"p": pid})
         prompts = frame(con, "SELECT prompt_idx, prompt FROM prompts WHERE pool_id = $p", {"p": pid})
     # the plan's own refusals come before anything is stored: the judge and formats are bound after it
     plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed, req.samples)
-    jid = ensure_spec_judge(db, spec, decoding)
+    jid = ensure_spec_judge(db, spec, settings)
     with writer(db) as con, transaction(con):
         identity = json.loads(one(con, "SELECT identity FROM judges WHERE judge_id = $j", {"j": jid})[0])
         fids = {name: ensure_format(con, fmt) for name, fmt in formats.items()}
@@ -128,12 +128,12 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
     texts = {"prompt": dict(zip(prompts["prompt_idx"].to_list(), prompts["prompt"].to_list())),
              "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
     from .judges.openai_compat import request_body   # httpx loads only here
-    constrained = "constraint" in decoding
+    constrained = "constraint" in settings
     calls = todo.to_dicts()
     lines, ids = [], []
     for call in calls:
         fmt = formats[call["format"]]
-        body = request_body(spec.model, messages(fmt, call, texts), decoding,
+        body = request_body(spec.model, messages(fmt, call, texts), settings,
                             list(fmt.label_values()) if constrained else None, call["sample"])
         cid = custom_id(pool_key, spec.name, fmt.name, req.decoding, call["prompt_idx"], call["a_idx"],
                         call["b_idx"], call["sample"])
@@ -148,23 +148,23 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
             for name in todo["format"].unique(maintain_order=True).to_list():
                 n = todo.filter(pl.col("format") == name).height
                 fmt = formats[name]
-                rid = start_cell_run(con, pid, jid, fmt, fids[name], "batch-export", source_file=str(folder.resolve()),
-                                     template=fmt.template, decoding=decoding,
-                                     schedule=req.schedule if fmt.pairing == "tournament" else fmt.pairing,
+                cell_run_id = start_cell_run(con, pid, jid, fmt, fids[name], "batch-export", source_file=str(folder.resolve()),
+                                     template=fmt.template, decoding_settings=settings,
+                                     schedule=schedule_of(fmt, req.schedule),
                                      seed=req.seed, notes="; ".join([f"{n} call(s) written as batch requests",
                                                                       *[x for x in notes if x.startswith(name + ":")]]))
-                finish_cell_run(con, rid, "finished")
-                cell_runs[name] = rid
+                finish_cell_run(con, cell_run_id, "finished")
+                cell_runs[name] = cell_run_id
             todo = todo.with_columns(pl.col("format").replace_strict(cell_runs, default=None, return_dtype=pl.Int32)
-                                     .alias("run_id"))
-            eid = record_batch_export(con, pid, jid, identity, decoding, str(folder.resolve()), files, todo)
+                                     .alias("cell_run_id"))
+            eid = record_batch_export(con, pid, jid, identity, settings, str(folder.resolve()), files, todo)
     except BaseException:
         for f in files:
             (folder / (f["name"] + PARTIAL)).unlink(missing_ok=True)
         raise
     _publish(folder, files)
     manifest = {"pool": req.pool, "judge": spec.name, "identity": identity, "model": spec.model,
-                "formats": list(formats), "decoding": req.decoding, "decoding_settings": decoding,
+                "formats": list(formats), "decoding": req.decoding, "decoding_settings": settings,
                 "samples": req.samples, "schedule": req.schedule, "swap_sample": req.swap_sample, "seed": req.seed,
                 "export_id": eid, "planned": plan.height, "already_done": plan.height - todo.height,
                 "calls": todo.height, "url": URL, "files": files,

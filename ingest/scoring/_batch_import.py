@@ -161,14 +161,14 @@ class _Answers:
         rows = []
         for call in known.iter_rows(named=True):
             jid = call["judge_id"]
-            decoding = json.loads(call["export_decoding"])
+            settings = json.loads(call["export_decoding_settings"])
             if (jid, call["export_id"]) not in self.recorders:
                 _, name, provider, model, endpoint = self.judges[jid]
                 spec = JudgeSpec(name, provider, model, endpoint, {}, factory=None)
                 self.recorders[jid, call["export_id"]] = _Scoring(
-                    ScoreRequest(pool=call["pool"], judge="", formats=[]), spec, self.formats, None, decoding)
+                    ScoreRequest(pool=call["pool"], judge="", formats=[]), spec, self.formats, None, settings)
             line = lines[call["custom_id"]]
-            constraint = decoding.get("constraint") if call["decoding"] == "constrained" else None
+            constraint = settings.get("constraint") if call["decoding"] == "constrained" else None
             reply, error = None, failure(line)
             if error is None:
                 try:
@@ -186,27 +186,27 @@ class _Answers:
 
     def store(self, rows: list[dict]) -> None:
         """Write the rows that change something: a call with no row yet, or a failed one now
-        answered. A row's run_id is its export's cell run (set by `record`); it is stored under an
+        answered. A row's cell_run_id is its export's cell run (set by `record`); it is stored under an
         import cell run that carries that export's template, decoding, schedule and seed."""
         if not rows:
             return
         new = pl.DataFrame(rows, schema=ROW_SCHEMA)
         before = stored_statuses(self.con, new)
         new = new.filter(before.is_null() | ((before == "failed") & (new["status"] != "failed")))
-        for (pid, jid, fid, source), _ in new.group_by(["pool_id", "judge_id", "format_id", "run_id"],
+        for (pid, jid, fid, source), _ in new.group_by(["pool_id", "judge_id", "format_id", "cell_run_id"],
                                                        maintain_order=True):
             if source in self.runs:
                 continue
-            template, decoding, schedule, seed = one(
-                self.con, "SELECT template, decoding, schedule, seed FROM cell_runs WHERE run_id = $r", {"r": source})
+            template, settings, schedule, seed = one(
+                self.con, "SELECT template, decoding_settings, schedule, seed FROM cell_runs WHERE cell_run_id = $r", {"r": source})
             self.runs[source] = start_cell_run(
                 self.con, pid, jid, self.formats[self.format_names[fid]], fid, "batch-import",
                 source_file=", ".join(self.files), template=template,
-                decoding=json.loads(decoding) if decoding else None, schedule=schedule, seed=seed,
+                decoding_settings=json.loads(settings) if settings else None, schedule=schedule, seed=seed,
                 notes=f"answers to the batch requests of export cell run {source}")
             self.judge_of[self.runs[source]] = jid
         if new.height:
-            new = new.with_columns(pl.col("run_id").replace_strict(self.runs, return_dtype=pl.Int32))
+            new = new.with_columns(pl.col("cell_run_id").replace_strict(self.runs, return_dtype=pl.Int32))
             done = insert_answers(self.con, new)
             self.counts["stored"] += done["inserted"] + done["replaced"]
 
@@ -215,6 +215,6 @@ class _Answers:
         models: dict[int, set] = {}
         for (jid, _), recorder in self.recorders.items():
             models.setdefault(jid, set()).update(recorder.judge_models)
-        for rid, jid in self.judge_of.items():
-            finish_cell_run(self.con, rid, "finished", judge_model=", ".join(sorted(models.get(jid, ()))) or None)
+        for cell_run_id, jid in self.judge_of.items():
+            finish_cell_run(self.con, cell_run_id, "finished", judge_model=", ".join(sorted(models.get(jid, ()))) or None)
         return list(self.runs.values())

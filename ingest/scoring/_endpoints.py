@@ -7,11 +7,11 @@ machine'): which endpoint takes the next attempt, each endpoint's health, and wh
 - An endpoint that fails `drain_after` attempts in a row is drained: it takes nothing for
   `cooldown_s` seconds, so its calls go to the others. After the cool-down it takes one attempt
   at a time (a probe): an answer brings it back whole, a failure drains it again.
-- The pool is down, and the run stops, only when every endpoint is drained and each has already
+- The set is down, and the run stops, only when every endpoint is drained and each has already
   failed again after a cool-down since it last answered: none came back.
 
 Pure bookkeeping over endpoint indexes (asyncio only to wait for a slot); the HTTP clients are the
-caller's (judges/openai_compat.PooledOpenAIJudge). `clock` is injectable for tests.
+caller's (judges/openai_compat.MultiEndpointJudge). `clock` is injectable for tests.
 """
 
 from __future__ import annotations
@@ -49,11 +49,11 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-class EndpointPool:
+class EndpointSet:
     def __init__(self, urls: list[str], concurrency: int, drain_after: int = 3, cooldown_s: float = 30.0,
                  clock: Callable[[], float] = time.monotonic, log: Callable[[str], None] = _stderr):
         if len(urls) < 1 or concurrency < 1 or drain_after < 1 or cooldown_s < 0:
-            raise ValueError("an endpoint pool needs endpoints, concurrency >= 1, drain_after >= 1, cooldown_s >= 0")
+            raise ValueError("an endpoint set needs endpoints, concurrency >= 1, drain_after >= 1, cooldown_s >= 0")
         self.health = [Health(u) for u in urls]
         self.concurrency, self.drain_after, self.cooldown_s = concurrency, drain_after, cooldown_s
         self.clock, self.log = clock, log
@@ -134,7 +134,7 @@ class EndpointPool:
 
     async def acquire(self, avoid: int | None = None) -> int:
         """An endpoint index with a slot taken for one attempt (give it back with release());
-        EndpointsDown when the pool is down."""
+        EndpointsDown when the set is down."""
         if not self._waiters:
             if self.down():
                 raise EndpointsDown(self.describe())

@@ -146,8 +146,8 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
             return runs
         # calls already stored are left out: importing the same file twice changes nothing
         rows = insert_verdicts(con, rows.with_columns(pl.lit(pid, pl.Int32).alias("pool_id")), cell_runs)
-        for rid in runs.values():
-            finish_cell_run(con, rid)
+        for cell_run_id in runs.values():
+            finish_cell_run(con, cell_run_id)
         counts = rows.group_by("status").len().sort("status") if rows.height else None
     return {"pool": pool, "rows_in_file": n_in_file, "imported": rows.height,
             "skipped_existing": n_in_file - rows.height,
@@ -163,7 +163,7 @@ def _orient(rows: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
     often (forward calls always show the anchor as B). Tournament: reverse when the later-listed
     candidate is in slot A.
     """
-    if not (rows["pairing"] != "pointwise").any():
+    if not (rows["kind"] != "pointwise").any():
         return rows.with_columns(pl.lit(False).alias("swapped"))
     anchors = reference_anchors(cands)
     anch_rows = rows.filter(pl.col("pairing") == "anchored")

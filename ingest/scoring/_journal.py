@@ -12,7 +12,7 @@ import polars as pl
 
 from ..store import insert_answers, transaction, writer
 
-ROW_SCHEMA = {"run_id": pl.Int32, "pool_id": pl.Int32, "judge_id": pl.Int32, "format_id": pl.Int32,
+ROW_SCHEMA = {"cell_run_id": pl.Int32, "pool_id": pl.Int32, "judge_id": pl.Int32, "format_id": pl.Int32,
               "prompt_idx": pl.Int32, "a_idx": pl.Int32, "b_idx": pl.Int32, "swapped": pl.Boolean,
               "sample": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
               "status": pl.String, "error": pl.String, "attempts": pl.Int32, "latency_ms": pl.Float64,
@@ -52,9 +52,12 @@ def replay_journal(db: Path, pool: str, judge: str, pool_id_now: int | None = No
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             try:
-                rows.append(json.loads(line))
+                row = json.loads(line)
             except json.JSONDecodeError:
                 break  # a line cut short by the crash: that call was still in flight
+            if "run_id" in row:      # a journal left by a version before 12 named the cell run `run_id`
+                row["cell_run_id"] = row.pop("run_id")
+            rows.append(row)
     stored = 0
     if rows:
         frame = pl.DataFrame(rows, schema=ROW_SCHEMA)

@@ -12,8 +12,8 @@ import time
 class Progress:
     line_open = False     # a terminal bar was drawn without its newline (a message must start below it)
 
-    def __init__(self, pool: str, judge: str, total: int, run_ids: list[int], show_bar: bool = True):
-        self.record = {"pool": pool, "judge": judge, "run_ids": run_ids, "total": total, "done": 0,
+    def __init__(self, pool: str, judge: str, total: int, cell_run_ids: list[int], show_bar: bool = True):
+        self.record = {"pool": pool, "judge": judge, "cell_run_ids": cell_run_ids, "total": total, "done": 0,
                        "failed": 0, "unparsed": 0, "tokens_in": 0, "tokens_out": 0,
                        "started_at": time.time(), "updated_at": time.time(), "status": "running",
                        "rate": 0.0, "eta_s": None, "pid": os.getpid(), "failures": []}

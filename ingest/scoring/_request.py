@@ -103,14 +103,14 @@ def resolve_formats(req: ScoreRequest, con) -> dict[str, Format]:
     return {f: known[f] for f in req.formats}
 
 
-def ensure_spec_judge(db, spec: JudgeSpec, decoding: dict) -> int:
+def ensure_spec_judge(db, spec: JudgeSpec, settings: dict) -> int:
     """The judge's id in `judges`, bound to its identity (provider, model, endpoint, a simulated
-    judge's parameters, identity_decoding(decoding)); a name already standing for another judge is
+    judge's parameters, identity_decoding(settings)); a name already standing for another judge is
     refused, saying what differs. A judge with several endpoints has their sorted set as its
     endpoint (joined by ','), so one more or one fewer endpoint is another judge; one endpoint is
     stored as it always was."""
     identity = judge_identity(spec.provider, spec.model, spec.endpoint,
                               params=spec.settings if spec.provider == "fake" else None,
-                              decoding=identity_decoding(decoding))
+                              decoding_settings=identity_decoding(settings))
     with writer(db) as con, transaction(con):
         return ensure_judge(con, spec.name, spec.provider, spec.model, spec.endpoint, spec.settings, identity)

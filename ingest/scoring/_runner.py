@@ -26,7 +26,7 @@ from ._endpoints import EndpointsDown
 from ._journal import journal_path, replay_journal, write_rows
 from ._progress import Progress
 from ._request import DECODINGS, ScoreRequest, check_samples, decoding_settings, ensure_spec_judge, resolve_formats
-from ._schedule import SCHEDULES, plan_calls
+from ._schedule import SCHEDULES, plan_calls, schedule_of
 from .formats import Format
 from .judges import CallHints, JudgeReply, JudgeSpec, check_server, parse_judge, public_endpoint, with_strategy
 
@@ -48,7 +48,7 @@ class _Scoring(Caller):
 
     def record(self, call: dict, reply: JudgeReply | None, error: str | None, attempts: int) -> dict:
         fmt = self.formats[call["format"]]
-        row = {k: call[k] for k in ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx",
+        row = {k: call[k] for k in ("cell_run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx",
                                     "b_idx", "swapped", "sample", "decoding")}
         row.update(attempts=attempts, label_probs=None, expected=None, endpoint=None)
         if reply is None:
@@ -206,10 +206,10 @@ def score(req: ScoreRequest) -> dict:
         raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge "
                         "(local: and fake: judges constrain by themselves)")
     check_samples(req, spec)
-    decoding = decoding_settings(req, spec)
-    if "constraint" in decoding:   # one check call, before anything of the run is recorded or spent
-        check_server(spec, next(iter(formats.values())), decoding)
-    jid = ensure_spec_judge(db, spec, decoding)
+    settings = decoding_settings(req, spec)
+    if "constraint" in settings:   # one check call, before anything of the run is recorded or spent
+        check_server(spec, next(iter(formats.values())), settings)
+    jid = ensure_spec_judge(db, spec, settings)
     config = {"pool": req.pool, "judge": spec.name, "provider": spec.provider, "model": spec.model,
               "endpoint": spec.endpoint, "formats": list(formats), "schedule": req.schedule,
               "swap_sample": req.swap_sample, "seed": req.seed, "decoding": req.decoding,
@@ -217,11 +217,11 @@ def score(req: ScoreRequest) -> dict:
               "samples": req.samples, "temperature": req.temperature}
     with runs.running(db, req.run_kind, pool=req.pool, key=runs.run_key("score", req.pool, spec.name),
                       config=config) as background:
-        return _score(req, db, pid, jid, spec, formats, decoding, background)
+        return _score(req, db, pid, jid, spec, formats, settings, background)
 
 
 def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, formats: dict[str, Format],
-           decoding: dict, background: runs.Run) -> dict:
+           settings: dict, background: runs.Run) -> dict:
     with writer(db) as con, transaction(con):
         close_orphan_cell_runs(con, pid, jid, "its process ended without closing it")
         cands = frame(con, "SELECT cand_idx, prompt_idx, position, reference, response FROM candidates "
@@ -240,12 +240,11 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
             if todo.filter(pl.col("format") == name).height:
                 fmt_notes = [n for n in notes if n.startswith(name + ":")]
                 cell_runs[name] = start_cell_run(con, pid, jid, formats[name], fids[name], "score",
-                                            template=formats[name].template, decoding=decoding,
-                                            schedule=req.schedule if formats[name].pairing == "tournament"
-                                            else formats[name].pairing, seed=req.seed,
+                                            template=formats[name].template, decoding_settings=settings,
+                                            schedule=schedule_of(formats[name], req.schedule), seed=req.seed,
                                             notes="; ".join(fmt_notes) or None, run_id=background.id)
     todo = todo.with_columns(pl.col("format").replace_strict(cell_runs, default=None, return_dtype=pl.Int32)
-                             .alias("run_id"), pl.lit(pid, pl.Int32).alias("pool_id"))
+                             .alias("cell_run_id"), pl.lit(pid, pl.Int32).alias("pool_id"))
     summary = {"pool": req.pool, "judge": spec.name, "formats": list(formats), "decoding": req.decoding,
                "planned": plan.height, "already_done": plan.height - todo.height,
                "recovered_from_journal": recovered, "made": 0, "failed": 0, "unparsed": 0,
@@ -259,7 +258,7 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
     refs = {k: ((v - lo) / (hi - lo) if hi > lo else 0.5) for k, v in refs_raw.items() if v is not None}
     texts = {"prompt": dict(zip(prompts["prompt_idx"].to_list(), prompts["prompt"].to_list())),
              "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
-    run = _Scoring(req, spec, formats, db, decoding)
+    run = _Scoring(req, spec, formats, db, settings)
     run.background = background
     progress = Progress(req.pool, spec.name, todo.height, list(cell_runs.values()), show_bar=req.progress)
     journal = journal_path(db, req.pool, spec.name)
@@ -275,8 +274,8 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
     if not run.write_error:
         journal.unlink(missing_ok=True)  # everything in it is in the database now
     with writer(db) as con, transaction(con):
-        for rid in cell_runs.values():
-            finish_cell_run(con, rid, status, judge_model=", ".join(sorted(run.judge_models)) or None)
+        for cell_run_id in cell_runs.values():
+            finish_cell_run(con, cell_run_id, status, judge_model=", ".join(sorted(run.judge_models)) or None)
     progress.update(status)
     background.progress(progress.record)
     if run.down_error:
@@ -289,7 +288,7 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
                         f"are kept in {journal.name} and are stored by the next run of this command")
     rec = progress.record
     summary.update(made=rec["done"], failed=rec["failed"], unparsed=rec["unparsed"], status=status,
-                   tokens_in=rec["tokens_in"], tokens_out=rec["tokens_out"], run_ids=list(cell_runs.values()))
+                   tokens_in=rec["tokens_in"], tokens_out=rec["tokens_out"], cell_run_ids=list(cell_runs.values()))
     if len(spec.endpoints) > 1:     # calls answered per endpoint in this run
         summary["endpoints"] = {e: run.answered_by.get(e, 0) for e in spec.endpoints}
     return summary

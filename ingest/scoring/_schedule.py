@@ -86,13 +86,21 @@ def with_samples(plan: pl.DataFrame, samples: int) -> pl.DataFrame:
     return pl.concat([plan.with_columns(pl.lit(s, pl.Int32).alias("sample")) for s in range(samples)])
 
 
+def schedule_of(fmt: Format, tournament_schedule: str) -> str:
+    """The schedule a cell run records: a tournament's (listing, random, ...), else 'anchored' (each
+    candidate against its prompt's anchor) or 'pointwise' (one call per candidate)."""
+    if fmt.kind == "pointwise":
+        return "pointwise"
+    return tournament_schedule if fmt.pairing == "tournament" else fmt.pairing
+
+
 def plan_calls(cands: pl.DataFrame, formats: list[Format], schedule: str = "listing",
                swap_sample: int | str = 0, seed: int = 0, samples: int = 1) -> tuple[pl.DataFrame, list[str]]:
     """The calls of a run over `cands` (prompt_idx, cand_idx, position, reference), each `samples`
     times, and notes."""
     parts, notes = [], []
     for fmt in formats:
-        if fmt.pairing == "pointwise":
+        if fmt.kind == "pointwise":
             parts.append(pointwise_plan(cands, fmt))
         elif fmt.pairing == "anchored":
             plan, seeded = anchored_plan(cands, fmt, swap_sample, seed)

@@ -9,19 +9,19 @@ import polars as pl
 
 from ._database import frame, next_id
 
-BATCH_CALL_COLUMNS = ("custom_id", "run_id", "pool_id", "judge_id", "format_id", "decoding", "prompt_idx",
+BATCH_CALL_COLUMNS = ("custom_id", "cell_run_id", "pool_id", "judge_id", "format_id", "decoding", "prompt_idx",
                       "a_idx", "b_idx", "swapped", "sample")
 
 
-def record_batch_export(con, pool: int, judge: int, identity: dict, decoding: dict, folder: str,
+def record_batch_export(con, pool: int, judge: int, identity: dict, decoding_settings: dict, folder: str,
                         files: list[dict], calls: pl.DataFrame) -> int:
     """Record one export and map each of its calls' `custom_id` (columns BATCH_CALL_COLUMNS) to
     it; a call exported before keeps its id and now points to this export. Returns the export id."""
     eid = next_id(con, "batch_exports", "export_id")
-    con.execute("INSERT INTO batch_exports (export_id, pool_id, judge_id, identity, decoding, folder, n_calls, "
+    con.execute("INSERT INTO batch_exports (export_id, pool_id, judge_id, identity, decoding_settings, folder, n_calls, "
                 "files) VALUES ($id, $pool, $judge, $identity, $decoding, $folder, $n, $files)",
                 {"id": eid, "pool": pool, "judge": judge, "identity": json.dumps(identity),
-                 "decoding": json.dumps(decoding), "folder": folder, "n": calls.height, "files": json.dumps(files)})
+                 "decoding": json.dumps(decoding_settings), "folder": folder, "n": calls.height, "files": json.dumps(files)})
     if calls.height:
         rows = calls.select(BATCH_CALL_COLUMNS).with_columns(pl.lit(eid, pl.Int32).alias("export_id"))
         con.register("batch_rows", rows.to_arrow())
@@ -29,21 +29,21 @@ def record_batch_export(con, pool: int, judge: int, identity: dict, decoding: di
             columns = ", ".join(rows.columns)
             con.execute(f"INSERT INTO batch_calls ({columns}) SELECT {columns} FROM batch_rows "
                         "ON CONFLICT (custom_id) DO UPDATE SET export_id = excluded.export_id, "
-                        "run_id = excluded.run_id")
+                        "cell_run_id = excluded.cell_run_id")
         finally:
             con.unregister("batch_rows")
     return eid
 
 
 def exported_calls(con, custom_ids: list[str]) -> pl.DataFrame:
-    """The stored calls among `custom_ids`, with their export's judge identity and decoding, the
+    """The stored calls among `custom_ids`, with their export's judge identity and decoding settings, the
     judge's identity now, and the pool's name: columns BATCH_CALL_COLUMNS, export_id,
-    export_identity, export_decoding, judge_identity, judge, pool. An id of a pool since replaced
+    export_identity, export_decoding_settings, judge_identity, judge, pool. An id of a pool since replaced
     (its rows are gone) is not among them."""
     ids = pl.DataFrame({"custom_id": list(custom_ids)}, schema={"custom_id": pl.String})
     con.register("wanted_ids", ids.to_arrow())
     try:
-        return frame(con, "SELECT c.*, e.identity AS export_identity, e.decoding AS export_decoding, "
+        return frame(con, "SELECT c.*, e.identity AS export_identity, e.decoding_settings AS export_decoding_settings, "
                           "j.identity AS judge_identity, j.name AS judge, p.name AS pool "
                           "FROM batch_calls c JOIN wanted_ids USING (custom_id) "
                           "JOIN batch_exports e USING (export_id) JOIN judges j ON j.judge_id = c.judge_id "

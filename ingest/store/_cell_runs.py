@@ -1,5 +1,5 @@
 """Cell runs: how one (judge, format) cell's verdicts were made (the `cell_runs` table): template
-and its hash, decoding, the model id the judge reported, and the background run doing it."""
+and its hash, decoding settings, the model id the judge reported, and the run doing it."""
 
 from __future__ import annotations
 
@@ -11,28 +11,28 @@ from ._database import next_id, one
 
 def start_cell_run(con, pool: int, judge: int, fmt, format_id: int, source: str,
               source_file: str | None = None, template: str | None = None,
-              decoding: dict | None = None, judge_model: str | None = None,
+              decoding_settings: dict | None = None, judge_model: str | None = None,
               schedule: str | None = None, seed: int | None = None, notes: str | None = None,
               run_id: int | None = None) -> int:
     """Record how one (judge, format) cell's verdicts are being made; its cell run id. `run_id` is
-    the background run (runs table) doing it, if any (stored in the column `job_id`)."""
-    rid = next_id(con, "cell_runs", "run_id")
-    con.execute("INSERT INTO cell_runs (run_id, pool_id, judge_id, format_id, source, source_file, "
-                "template, template_hash, decoding, judge_model, schedule, seed, notes, status, job_id) "
-                "VALUES ($id, $pool, $judge, $fmt, $source, $file, $template, $thash, $decoding, "
+    the run (runs table) doing it, if any (none for a file imported in the foreground)."""
+    cell_run_id = next_id(con, "cell_runs", "cell_run_id")
+    con.execute("INSERT INTO cell_runs (cell_run_id, pool_id, judge_id, format_id, source, source_file, "
+                "template, template_hash, decoding_settings, judge_model, schedule, seed, notes, status, run_id) "
+                "VALUES ($id, $pool, $judge, $fmt, $source, $file, $template, $thash, $settings, "
                 "$model, $schedule, $seed, $notes, 'running', $run)",
-                {"id": rid, "pool": pool, "judge": judge, "fmt": format_id, "source": source, "run": run_id,
+                {"id": cell_run_id, "pool": pool, "judge": judge, "fmt": format_id, "source": source, "run": run_id,
                  "file": source_file, "template": template,
                  "thash": hashlib.sha256(template.encode()).hexdigest() if template else None,
-                 "decoding": json.dumps(decoding) if decoding is not None else None,
+                 "settings": json.dumps(decoding_settings) if decoding_settings is not None else None,
                  "model": judge_model, "schedule": schedule, "seed": seed, "notes": notes})
-    return rid
+    return cell_run_id
 
 
 def finish_cell_run(con, cell_run_id: int, status: str = "finished", judge_model: str | None = None) -> None:
     """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one."""
     con.execute("UPDATE cell_runs SET status = $s, finished_at = current_timestamp, "
-                "judge_model = coalesce($m, judge_model) WHERE run_id = $id",
+                "judge_model = coalesce($m, judge_model) WHERE cell_run_id = $id",
                 {"s": status, "m": judge_model, "id": cell_run_id})
 
 

@@ -57,15 +57,15 @@ def insert_generations(db: str | os.PathLike | None, study_id: int, rows: list[d
     if not rows:
         return 0
     frame = pl.DataFrame(rows, schema=GENERATION_SCHEMA).with_columns(
-        pl.lit(study_id, pl.Int64).alias("study_id"), pl.lit(run_id, pl.Int64).alias("job_id"))
+        pl.lit(study_id, pl.Int64).alias("study_id"), pl.lit(run_id, pl.Int64).alias("run_id"))
     with writer(db) as con, transaction(con):
         con.register("gen_df", frame.to_arrow())
         count = "SELECT count(*) FROM generations WHERE study_id = $s"
         before = one(con, count, {"s": study_id})[0]
         con.execute("INSERT INTO generations (study_id, condition, seed, train_run, base_model, prompt_idx, answer, "
-                    "answer_len, ref_idx, ref_len, markdown, tokens_out, truncated, job_id) "
+                    "answer_len, ref_idx, ref_len, markdown, tokens_out, truncated, run_id) "
                     "SELECT study_id, condition, seed, train_run, base_model, prompt_idx, answer, answer_len, "
-                    "ref_idx, ref_len, markdown, tokens_out, truncated, job_id FROM gen_df "
+                    "ref_idx, ref_len, markdown, tokens_out, truncated, run_id FROM gen_df "
                     "ON CONFLICT DO NOTHING")
         after = one(con, count, {"s": study_id})[0]
     return after - before
@@ -77,16 +77,16 @@ def insert_evaluations(db: str | os.PathLike | None, study_id: int, rows: list[d
     if not rows:
         return 0
     frame = pl.DataFrame(rows, schema=EVALUATION_SCHEMA).with_columns(
-        pl.lit(study_id, pl.Int64).alias("study_id"), pl.lit(run_id, pl.Int64).alias("job_id"))
+        pl.lit(study_id, pl.Int64).alias("study_id"), pl.lit(run_id, pl.Int64).alias("run_id"))
     with writer(db) as con, transaction(con):
         con.register("eval_df", frame.to_arrow())
         con.execute("DELETE FROM evaluations e USING eval_df n WHERE e.study_id = n.study_id "
                     "AND e.condition = n.condition AND e.seed = n.seed AND e.prompt_idx = n.prompt_idx "
                     "AND e.judge_id = n.judge_id AND (e.status_ab = 'failed' OR e.status_ba = 'failed')")
         con.execute("INSERT INTO evaluations (study_id, condition, seed, prompt_idx, judge_id, raw_ab, value_ab, "
-                    "status_ab, error_ab, raw_ba, value_ba, status_ba, error_ba, outcome, job_id) "
+                    "status_ab, error_ab, raw_ba, value_ba, status_ba, error_ba, outcome, run_id) "
                     "SELECT study_id, condition, seed, prompt_idx, judge_id, raw_ab, value_ab, status_ab, error_ab, "
-                    "raw_ba, value_ba, status_ba, error_ba, outcome, job_id FROM eval_df ON CONFLICT DO NOTHING")
+                    "raw_ba, value_ba, status_ba, error_ba, outcome, run_id FROM eval_df ON CONFLICT DO NOTHING")
     return frame.height
 
 

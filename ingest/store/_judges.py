@@ -9,16 +9,16 @@ from ._database import next_id, one
 
 
 def judge_identity(provider: str, model: str | None = None, endpoint: str | None = None,
-                   params: dict | None = None, decoding: dict | None = None) -> dict:
+                   params: dict | None = None, decoding_settings: dict | None = None) -> dict:
     """What a judge name stands for (DESIGN.md 'Judge identity'): provider, model, endpoint (without
     credentials or query string), the simulated judge's parameters and the decoding settings."""
     return {"provider": provider, "model": model, "endpoint": endpoint, "params": params or {},
-            "decoding": decoding or {}}
+            "decoding_settings": decoding_settings or {}}
 
 
 def _identity_differences(stored: dict, wanted: dict) -> list[str]:
     out = []
-    for key in ("provider", "model", "endpoint", "params", "decoding"):
+    for key in ("provider", "model", "endpoint", "params", "decoding_settings"):
         if key in stored and stored[key] != wanted.get(key):
             out.append(f"{key} {json.dumps(stored[key])} is stored, this run has {json.dumps(wanted.get(key))}")
     return out
@@ -37,6 +37,8 @@ def ensure_judge(con, name: str, provider: str, model: str | None = None,
         # Judges stored before identities were recorded are known by provider, model and endpoint.
         stored = json.loads(s_identity) if s_identity else {"provider": s_provider, "model": s_model,
                                                               "endpoint": s_endpoint}
+        if "decoding" in stored:      # an identity stored before version 12 named its settings `decoding`
+            stored["decoding_settings"] = stored.pop("decoding")
         differences = _identity_differences(stored, identity)
         if differences:
             raise UserError(f"judge name '{name}' already stands for another judge: "

@@ -9,7 +9,7 @@ import polars as pl
 
 from ._database import frame
 
-VERDICT_COLUMNS = ("run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
+VERDICT_COLUMNS = ("cell_run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
                    "swapped", "sample", "raw", "label", "value", "status", "error", "attempts",
                    "latency_ms", "tokens_in", "tokens_out", "label_probs", "expected", "decoding", "endpoint")
 
@@ -85,7 +85,7 @@ def _query_keys(con, keys: pl.DataFrame, sql: str) -> pl.DataFrame:
 
 def insert_verdicts(con, rows: pl.DataFrame,
                     cell_runs: Callable[[list[tuple[int, int]]], dict[tuple[int, int], int]]) -> pl.DataFrame:
-    """Append the verdict rows (columns from VERDICT_COLUMNS but run_id; missing optional ones
+    """Append the verdict rows (columns from VERDICT_COLUMNS but cell_run_id; missing optional ones
     become null) whose call is not stored yet, and return them; a row naming a stored call is left
     out. One row per call is this function's rule, not an index's (migration 011): a batch that
     repeats a call is refused whole (ValueError, so the caller's transaction rolls back; callers
@@ -98,10 +98,10 @@ def insert_verdicts(con, rows: pl.DataFrame,
     cells = rows.select("judge_id", "format_id").unique().sort("judge_id", "format_id").rows()
     runs = pl.DataFrame([(*cell, run) for cell, run in (cell_runs(cells) if cells else {}).items()], orient="row",
                         schema={"judge_id": rows.schema["judge_id"], "format_id": rows.schema["format_id"],
-                                "run_id": pl.Int32})
-    rows = rows.drop("run_id", strict=False)
+                                "cell_run_id": pl.Int32})
+    rows = rows.drop("cell_run_id", strict=False)
     rows = rows.hstack(rows.select("judge_id", "format_id").join(runs, on=["judge_id", "format_id"], how="left",
-                                                                 maintain_order="left").select("run_id"))
+                                                                 maintain_order="left").select("cell_run_id"))
     con.register("verdict_rows", _complete(rows).to_arrow())
     try:
         con.execute(f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) SELECT {', '.join(VERDICT_COLUMNS)} "

@@ -57,10 +57,10 @@ def build(db: Path, n_prompts: int) -> None:
                             "AND a.position < b.position", {"rid": rid, "jid": jid, "fid": fid})
 
 
-PAGES = {"Formats": "views/formats.py", "Overview": "views/overview.py"}
+PAGES = {"Formats": "views/formats/page.py", "Overview": "views/overview/page.py"}
 
 
-def render(app, db: Path, repeats: int, page: str = "views/formats.py") -> tuple[float, list[float]]:
+def render(app, db: Path, repeats: int, page: str = "views/formats/page.py") -> tuple[float, list[float]]:
     """`page` on `db` in a started app: the cold render (nothing cached for this database:
     Streamlit's cache, the only one, is keyed by its path), then warm repeats."""
     os.environ["JUDGEAUDIT_DB"] = str(db)

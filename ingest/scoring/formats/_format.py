@@ -14,14 +14,16 @@ from ..._errors import UserError, where
 from ._parsers import Parsed, parse_labels, parse_range
 
 KINDS = ("pointwise", "comparative")
-PAIRINGS = {"pointwise": ("pointwise",), "comparative": ("tournament", "anchored")}
+# A comparative format's pairing: each candidate against the prompt's anchor, or pairs within a
+# prompt. A pointwise format has none (its `kind` says all there is to say).
+PAIRINGS = {"pointwise": (None,), "comparative": ("tournament", "anchored")}
 
 
 @dataclass(frozen=True)
 class Format:
     name: str
     kind: str                                  # 'pointwise' | 'comparative'
-    pairing: str                               # 'pointwise' | 'anchored' | 'tournament'
+    pairing: str | None                        # comparative: 'anchored' | 'tournament'; pointwise: None
     labels: dict[str, float] | None = None     # label -> value
     range: tuple[int, int] | None = None       # integer scale, inclusive
     template: str | None = None                # verbatim prompt template
@@ -90,7 +92,10 @@ class Format:
         return float(sum(p * values[k] for k, p in probs.items() if k in values))
 
     def spec(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "pairing": self.pairing,
+        """The definition as stored (formats.spec) and hashed. It keeps the layout of version 1, whose
+        `pairing` said 'pointwise' for a pointwise format, so that a stored format keeps its hash
+        (its identity); format_from_spec reads that value back as no pairing."""
+        return {"name": self.name, "kind": self.kind, "pairing": self.pairing or "pointwise",
                 "labels": self.labels, "range": list(self.range) if self.range else None,
                 "scale": list(self.scale) if self.scale else None}
 
@@ -117,11 +122,11 @@ def _paper_template(name: str) -> str:
 _COMPARATIVE = {"A++": 2, "A+": 1, "TIE": 0, "B+": -1, "B++": -2}
 
 BUILTIN: dict[str, Format] = {
-    "binary": Format("binary", "pointwise", "pointwise", labels={"ACCEPT": 1, "REJECT": 0},
+    "binary": Format("binary", "pointwise", None, labels={"ACCEPT": 1, "REJECT": 0},
                      template=_paper_template("binary")),
-    "likert5": Format("likert5", "pointwise", "pointwise", range=(1, 5),
+    "likert5": Format("likert5", "pointwise", None, range=(1, 5),
                       template=_paper_template("likert5")),
-    "numeric100": Format("numeric100", "pointwise", "pointwise", range=(0, 100),
+    "numeric100": Format("numeric100", "pointwise", None, range=(0, 100),
                          template=_paper_template("numeric100")),
     "anchored": Format("anchored", "comparative", "anchored", labels=dict(_COMPARATIVE),
                        template=_paper_template("comparative")),
@@ -160,9 +165,12 @@ def format_from_spec(spec: dict, source: str = "format spec") -> Format:
                 or not all(isinstance(x, int) and not isinstance(x, bool) for x in rng) or rng[0] >= rng[1]):
             raise bad("range", f"must be [lo, hi] with integers lo < hi, not {rng!r}")
         rng = (int(rng[0]), int(rng[1]))
-    pairing = spec.get("pairing", "pointwise" if kind == "pointwise" else "tournament")
+    pairing = spec.get("pairing", None if kind == "pointwise" else "tournament")
+    if kind == "pointwise" and pairing == "pointwise":    # the stored spec's layout (Format.spec)
+        pairing = None
     if pairing not in PAIRINGS[kind]:
-        raise bad("pairing", f"for a {kind} format must be one of {', '.join(PAIRINGS[kind])}")
+        raise bad("pairing", "a pointwise format has no pairing" if kind == "pointwise"
+                  else f"for a {kind} format must be one of {', '.join(PAIRINGS[kind])}")
     scale = spec.get("scale")
     if scale is not None:
         if (not isinstance(scale, list) or len(scale) != 2

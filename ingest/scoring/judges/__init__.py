@@ -6,10 +6,10 @@
 """
 
 from ._constraint import MECHANISMS, check_server, settings_for as constraint_settings
-from ._spec import JudgeSpec, parse_judge
+from ._spec import PROVIDERS, JudgeSpec, parse_judge
 from ._urls import public_endpoint
 from .base import CallHints, Judge, JudgeError, JudgeReply
 from .strategies import Strategy, parse_strategy, with_strategy
 
-__all__ = ["CallHints", "Judge", "JudgeError", "JudgeReply", "JudgeSpec", "MECHANISMS", "Strategy", "check_server",
+__all__ = ["CallHints", "Judge", "JudgeError", "JudgeReply", "JudgeSpec", "MECHANISMS", "PROVIDERS", "Strategy", "check_server",
            "constraint_settings", "parse_judge", "parse_strategy", "public_endpoint", "with_strategy"]

@@ -146,9 +146,9 @@ class OpenAIJudge:
             await self._client.aclose()
 
 
-class PooledOpenAIJudge:
+class MultiEndpointJudge:
     """One worker's judge over several endpoints of one model (`openai:MODEL@URL1,URL2,...`): each
-    attempt goes to the endpoint the run's shared EndpointPool hands out (ingest.scoring._endpoints),
+    attempt goes to the endpoint the run's shared EndpointSet hands out (ingest.scoring._endpoints),
     through this worker's client for it (one per endpoint, made on first use). A failed attempt
     counts against its endpoint and, when another endpoint is up, is retried there at once; the
     reply names the endpoint that answered."""
@@ -159,7 +159,7 @@ class PooledOpenAIJudge:
         self.model, self.name, self.pool = model, name or model, pool
         self.endpoint = endpoint            # the public set, as the judge is stored
         self.formats = formats or {}
-        self._urls = list(base_urls)        # in the pool's order
+        self._urls = list(base_urls)        # in the set's order
         self._options = {"name": name, "api_key_env": api_key_env, "timeout": timeout}
         self._clients: dict[int, OpenAIJudge] = {}
         self._avoid: tuple = (None, None)   # (call, endpoint that just failed it)

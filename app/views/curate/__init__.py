@@ -1,0 +1,1 @@
+"""The Curate & Train page (`page.py`, the script Streamlit runs) and the helpers only it uses."""

@@ -1,0 +1,1 @@
+"""The Drift page (`page.py`, the script Streamlit runs) and the helpers only it uses."""

@@ -1,0 +1,1 @@
+"""The Overview page (`page.py`, the script Streamlit runs) and the helpers only it uses."""

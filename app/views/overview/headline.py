@@ -1,0 +1,199 @@
+"""The Overview's headline: what a pool shows for one judge, in two to four plain sentences, each
+term explained where it first appears.
+
+Pure: one judge's audit cells (audit.audit_cells, parsed labels only) and slot-bias rows
+(audit.bias) in, markdown sentences out; no Streamlit, no database. The sentences follow fixed
+rules (below), so tests/app/test_overview.py derives them by hand from frames built by hand.
+
+1. Levels. With both decoding modes: what constrained decoding does to the parse rate and to the
+   effective levels; otherwise the range of effective levels across formats.
+2. Coin flips: how often two or more candidates share a prompt's top score.
+3. Slot bias: whether it dominates the comparative formats (every b's interval excludes 0 and
+   |b| > |q|), is clear in some, or is clear in none; or that it was not measured.
+`agreement` (which format agrees best with the reference, or that none does) leads the details.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+COLLAPSED = 1.25    # D2 below this: (nearly) every candidate got the same score
+NEAR_ZERO = 0.10    # best τa below this: no format agrees with the reference
+MAX_NAMED = 3       # formats named in one list before "and N more"
+
+D2_TERM = ("effective levels (D2: how many equally used scores would tie as often as these do; "
+           "1 = the same score for every candidate)")
+COIN_TERM = "the prompts with at least two scored candidates"
+TAU_TERM = ("τa is Kendall's tau-a within each prompt: +1 = the reference's order, 0 = no relation, "
+            "−1 = reversed; a tied pair counts as no agreement")
+B_TERM = ("b: the part of a verdict that stays when the two responses swap places, the mean of its "
+          "margins in both orders; 0 = none, on the labels' margin, −2 to +2 for the built-in formats")
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def signed(x: float) -> str:
+    return f"{x:+.2f}".replace("-", "−")
+
+
+def one(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def span(values: list[float], fmt=pct) -> str:
+    """'4% to 81%', or one figure when they are all the same."""
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def names(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c', 'a, b, c and 2 more'."""
+    if len(items) > MAX_NAMED + 1:
+        items = items[:MAX_NAMED] + [f"{len(items) - MAX_NAMED} more"]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def cell_name(fmt: str, decoding: str | None, modes: int) -> str:
+    return f"**{fmt}**" + (f" ({decoding})" if decoding and modes > 1 else "")
+
+
+def grouped_names(rows: list[dict], modes: int) -> str:
+    """The cells as formats, each with its decoding modes: '**likert5** (greedy and constrained)'."""
+    by_format: dict[str, list[str]] = {}
+    for r in sorted(rows, key=lambda r: (r["format"], r["decoding"] != "greedy")):
+        by_format.setdefault(r["format"], []).append(r["decoding"])
+    return names([cell_name(f, " and ".join(d), modes) for f, d in by_format.items()])
+
+
+def _rows(frame: pl.DataFrame, *not_null: str) -> list[dict]:
+    return [r for r in frame.iter_rows(named=True) if all(r[c] is not None for c in not_null)]
+
+
+def levels_sentence(cells: pl.DataFrame) -> str | None:
+    pair = {}
+    for r in cells.iter_rows(named=True):
+        pair.setdefault(r["format"], {})[r["decoding"]] = r
+    both = [p for p in pair.values() if {"greedy", "constrained"} <= set(p)]
+    if both:
+        g = [p["greedy"]["parse_rate"] for p in both]
+        k = [p["constrained"]["parse_rate"] for p in both]
+        if min(k) == 1 and min(g) < 1:
+            parse = (f"makes every verdict parse, where the judge's own answer (greedy decoding, then parsed) "
+                     f"parses in {span(g)} of calls")
+        elif sum(k) != sum(g):
+            parse = (f"{'raises' if sum(k) > sum(g) else 'lowers'} the share of verdicts that parse from "
+                     f"{span(g)} (greedy: the judge's own answer, then parsed) to {span(k)}")
+        else:
+            parse = f"parses as often as greedy decoding ({span(k)} of calls)"
+        levels = [p["constrained"] for p in both if p["constrained"]["d2"] is not None]
+        if not levels:
+            return f"Constrained decoding (the judge may answer only with one of the format's labels) {parse}."
+        flat = [r for r in levels if r["d2"] < COLLAPSED]
+        if flat:
+            lean = (f"but {names([cell_name(r['format'], None, 1) for r in flat])} then give"
+                    f"{'s' if len(flat) == 1 else ''} (nearly) every candidate the same label: "
+                    f"{names([one(r['d2']) for r in flat])} {D2_TERM}")
+        else:
+            lean = f"and its labels use {span([r['d2'] for r in levels], one)} {D2_TERM}"
+        return f"Constrained decoding (the judge may answer only with one of the format's labels) {parse}, {lean}."
+    rows = sorted(_rows(cells, "d2"), key=lambda r: (r["d2"], r["format"]))
+    if not rows:
+        parsed = [r["parse_rate"] for r in _rows(cells, "parse_rate")]
+        return f"No candidate has a score yet: {span(parsed)} of the calls parse to a label." if parsed else None
+    modes = cells["decoding"].n_unique()
+    if len(rows) == 1:
+        r = rows[0]
+        of = f" of {r['nominal_levels']}" if r["kind"] == "pointwise" and r["nominal_levels"] else ""
+        text = f"{cell_name(r['format'], r['decoding'], modes)} uses {r['d2']:.1f} {D2_TERM}{of}"
+    else:
+        lo, hi = rows[0], rows[-1]
+        text = (f"The formats use from {lo['d2']:.1f} ({cell_name(lo['format'], lo['decoding'], modes)}) to "
+                f"{hi['d2']:.1f} ({cell_name(hi['format'], hi['decoding'], modes)}) {D2_TERM}")
+        flat = [r for r in rows if r["d2"] < COLLAPSED]
+        if flat:
+            text += (f"; {grouped_names(flat, modes)} give{'s' if len(flat) == 1 else ''} (nearly) every "
+                     "candidate the same score")
+    parsed = sorted(_rows(cells, "parse_rate"), key=lambda r: (r["parse_rate"], r["format"]))
+    if parsed and parsed[0]["parse_rate"] < 0.95:
+        r = parsed[0]
+        text += (f", and only {pct(r['parse_rate'])} of the {cell_name(r['format'], r['decoding'], modes)} "
+                 "verdicts parse to a label")
+    return text + "."
+
+
+def coin_flip_sentence(cells: pl.DataFrame) -> str | None:
+    rows = _rows(cells, "top_tied")
+    if not rows:
+        return None
+    modes = cells["decoding"].n_unique()
+    shares = [r["top_tied"] for r in rows]
+    hi = max(shares)
+    if hi == 0:
+        return ("No prompt's top score is shared by two candidates in any format, so picking the best "
+                "candidate of a prompt is never a coin flip.")
+    often = "often" if hi >= 0.5 else "sometimes"
+    text = f"Picking the best candidate of a prompt is {often} a coin flip: two or more candidates share the top score"
+    if pct(min(shares)) == pct(hi):
+        return f"{text} in {pct(hi)} of {COIN_TERM}" + (", in every format." if len(rows) > 1 else ".")
+    top = [r for r in rows if pct(r["top_tied"]) == pct(hi)]
+    return (f"{text} in {span(shares)} of {COIN_TERM}, depending on the format"
+            f"{' and decoding' if modes > 1 else ''}; {pct(hi)} for {grouped_names(top, modes)}.")
+
+
+def slot_sentence(bias: pl.DataFrame | None) -> str | None:
+    if bias is None or bias.height == 0:
+        return None
+    rows = _rows(bias, "b")
+    rows = [r for r in rows if r["n_pairs"]]
+    if not rows:
+        return ("The comparative formats were not asked in both orders, so their slot bias is not measured "
+                "(score them with `--swap-sample` to measure it).")
+    lo = [r["b_lo"] if r["b_lo"] is not None else r["b"] for r in rows]
+    hi = [r["b_hi"] if r["b_hi"] is not None else r["b"] for r in rows]
+    clear = [r for r, a, z in zip(rows, lo, hi) if a > 0 or z < 0]
+    b = [r["b"] for r in rows]
+    if not clear:
+        return (f"No clear slot bias in the comparative formats: the 95% interval of b ({B_TERM}) includes 0 "
+                f"in every one (b = {span(b, signed)}).")
+    q = [r["q"] for r in clear if r["q"] is not None]
+    toward = ("toward the response shown first (slot A)" if all(r["b"] > 0 for r in clear) else
+              "toward the response shown second (slot B)" if all(r["b"] < 0 for r in clear) else "by slot")
+    against = f", against a quality signal q of {span(q, signed)} (the part that follows the responses)" if q else ""
+    if len(clear) == len(rows) and all(r["q"] is None or abs(r["b"]) > abs(r["q"]) for r in rows):
+        cons = [r["consistency"] for r in rows if r["consistency"] is not None]
+        keep = f", and only {span(cons)} of pairs keep their preference when the order flips" if cons else ""
+        return (f"Slot bias dominates the comparative formats: their verdicts lean {toward} by "
+                f"b = {span(b, signed)} ({B_TERM}){against}{keep}.")
+    modes = bias["decoding"].n_unique()
+    rest = "" if len(clear) == len(rows) else "; elsewhere the 95% interval of b includes 0"
+    return (f"Slot bias is clear in {grouped_names(clear, modes)}: the verdicts lean {toward} by "
+            f"b = {span([r['b'] for r in clear], signed)} ({B_TERM}){against}{rest}.")
+
+
+def agreement_sentence(cells: pl.DataFrame) -> str | None:
+    rows = sorted(_rows(cells, "tau_a"), key=lambda r: (-r["tau_a"], r["format"], r["decoding"]))
+    if not rows:
+        return None
+    modes = cells["decoding"].n_unique()
+    best, worst = rows[0], rows[-1]
+    name = cell_name(best["format"], best["decoding"], modes)
+    if best["tau_a"] < NEAR_ZERO:
+        which = "the highest" if len(rows) > 1 else "its"
+        near = "close to 0, no relation" if best["tau_a"] > 0 else "no better than 0, no relation"
+        return (f"No format agrees with the reference: {which} τa is {signed(best['tau_a'])} ({name}), "
+                f"{near} ({TAU_TERM}).")
+    if len(rows) == 1:
+        return f"Against the reference, {name} agrees at τa = {signed(best['tau_a'])} ({TAU_TERM})."
+    least = "not at all" if worst["tau_a"] <= 0 else "least"
+    return (f"Against the reference, {name} agrees best within prompts (τa = {signed(best['tau_a'])}; "
+            f"{TAU_TERM}), and {cell_name(worst['format'], worst['decoding'], modes)} {least} "
+            f"(τa = {signed(worst['tau_a'])}).")
+
+
+def headline(cells: pl.DataFrame, bias: pl.DataFrame | None = None) -> list[str]:
+    """One judge's headline: the levels, coin-flip and slot-bias sentences that apply, in that order.
+    cells: that judge's label cells (audit.audit_cells rows); bias: that judge's audit.bias rows."""
+    found = [levels_sentence(cells), coin_flip_sentence(cells), slot_sentence(bias)]
+    return [s for s in found if s]

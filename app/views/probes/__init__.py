@@ -1,0 +1,1 @@
+"""The Probes & mitigations page (`page.py`, the script Streamlit runs) and the helpers only it uses."""

@@ -1,0 +1,58 @@
+"""Probes & mitigations: bias per probe type with intervals, the cost-agreement frontier of the
+strategies, and a probe run launched in the background (`judgeaudit probe`)."""
+
+import streamlit as st
+
+from app import data, judge_picker
+from app.views.probes import charts as probe_charts, form as probe_form
+from app.reading import table_view
+from app.runs_panel import runs_panel
+from ingest import UserError
+
+st.header("Probes & mitigations")
+st.caption("The built-in probe set: 325 controlled pairs (Soumik, *Judging the Judges*, MIT) judged with the "
+           "paper's comparative format in both orders. Bias = P(prefers the treated response) − P(prefers "
+           "the control), 95% bootstrap interval over pairs; a judge without the bias scores 0.")
+
+names = data.probe_pools()
+if names:
+    pool = st.selectbox("Probe pool", names)
+    table = data.probes(pool)
+    judges = st.multiselect("Judges", table["judge"].unique(maintain_order=True).to_list(),
+                            default=table["judge"].unique(maintain_order=True).to_list()[:4])
+    shown = table.filter(table["judge"].is_in(judges))
+    if shown.height:
+        st.altair_chart(probe_charts.bias_bars(shown), width="stretch")
+        trunc = shown.filter(shown["type"] == "truncation").select("judge", "accuracy", "acc_lo", "acc_hi")
+        if trunc.height:
+            st.caption("Truncation accuracy (share of calls preferring the complete response):")
+            st.dataframe(**table_view(trunc), hide_index=True)
+    m = data.mitigations(pool)
+    if m.height > 1:
+        st.subheader("Mitigations: cost against agreement")
+        st.caption("Agreement = share of calls whose verdict is the expected one (a tie, or the complete "
+                   "response). McNemar against the baseline judge (exact under 25 discordant calls, else "
+                   "continuity-corrected), Holm-adjusted; the dashed line is the frontier.")
+        st.altair_chart(probe_charts.frontier(m), width="stretch")
+        st.dataframe(**table_view(m.drop("format", "p_exact", "p_cc")), hide_index=True, width="stretch")
+else:
+    st.info("No probe run yet: launch one below (the simulated judge takes seconds).")
+
+st.subheader("Run the probes")
+configured = judge_picker.configured_endpoints()
+provider = judge_picker.provider_radio("Judge", configured, key="probe_provider")
+with st.form("probe"):
+    judge = judge_picker.judge_fields(provider, configured, fake_default="sim?slot_bias=0.5")
+    strategy = st.text_input("Strategy (empty = baseline)", placeholder="swap,ensemble:3 · reason · rubric · "
+                             "reference · combined · cross:SPEC;SPEC")
+    sample = st.number_input("Pairs per probe type (0 = all 325 pairs)", 0, 150, 5 if provider == "local" else 0)
+    go = st.form_submit_button("Launch")
+if go:
+    form = probe_form.ProbeForm(judge, strategy, int(sample))
+    try:
+        argv, judge_name = probe_form.probe_argv(form, str(data.db_file()), configured)
+        run_id = data.launch_probe(argv, judge_name, form.sample)
+        st.success(f"Started probe run {run_id}: it goes on if this page is closed.")
+    except UserError as exc:
+        st.error(str(exc))
+runs_panel("probe")

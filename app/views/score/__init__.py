@@ -1,0 +1,1 @@
+"""The Score page (`page.py`, the script Streamlit runs) and the helpers only it uses."""

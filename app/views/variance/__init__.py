@@ -1,0 +1,1 @@
+"""The Variance page (`page.py`, the script Streamlit runs) and the helpers only it uses."""

@@ -1,0 +1,359 @@
+"""Issue 11: the findings in words (hand-computed), the reading aids, the Score page's call count,
+estimate and Test connection (against the loopback test server), verdict files with a decoding mode
+and label probabilities, and the Overview landing page on the bundled five-format demo."""
+
+import json
+import math
+
+import polars as pl
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.views.overview.findings import findings
+from app.views.overview.headline import (B_TERM, D2_TERM, TAU_TERM, agreement_sentence, coin_flip_sentence,
+                          headline, slot_sentence)
+from app.reading import HELP, binned_means, column_config
+from app.views.score.help import duration, estimate_text
+from audit import BIAS_COLUMNS, CELL_COLUMNS, audit_cells, bias
+from ingest import UserError
+from ingest.store import import_pool
+from ingest.scoring import check_call, count_calls, estimate_seconds
+from ingest.scoring import import_verdicts
+from tests.conftest import REPO, query_rows
+from tests.openai_server import OpenAIServer
+from train.curate import keep_count
+
+
+def _cell(**kw) -> dict:
+    base = dict.fromkeys(CELL_COLUMNS)
+    base.update(judge="j", score="label", aggregate="single", kind="pointwise", n_verdicts=100, n_candidates=100,
+                n_prompts=20, n_ranked_prompts=20, parse_rate=1.0)
+    base.update(kw)
+    return base
+
+
+def test_keep_count_rounds_half_up():
+    assert [keep_count(r, 4) for r in (0.1, 0.125, 0.25, 0.5, 0.75, 1.0)] == [0, 1, 1, 2, 3, 4]
+
+
+# -- the headline (app/views/overview/headline.py) -----------------------------------------------------------------
+
+def _frame(rows: list[dict]) -> pl.DataFrame:
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def _bias(**kw) -> dict:
+    base = dict.fromkeys(BIAS_COLUMNS)
+    base.update(judge="j", format="tournament", decoding="greedy", pairing="tournament", n_pairs=10)
+    base.update(kw)
+    return base
+
+
+TWO_MODES = _frame([
+    _cell(format="likert5", decoding="greedy", parse_rate=0.4, distinct=3, d2=2.14, nominal_levels=5,
+          top_tied=0.63, tau_a=0.10),
+    _cell(format="likert5", decoding="constrained", distinct=2, d2=1.2, nominal_levels=5, top_tied=0.9, tau_a=0.30),
+    _cell(format="tournament", decoding="greedy", kind="comparative", parse_rate=0.8, distinct=7, d2=3.0,
+          nominal_levels=5, top_tied=0.25, tau_a=-0.10),
+    _cell(format="tournament", decoding="constrained", kind="comparative", distinct=5, d2=2.5, nominal_levels=5,
+          top_tied=0.5, tau_a=0.2),
+])
+
+
+def test_headline_with_both_decoding_modes_by_hand():
+    bias_rows = _frame([_bias(n_pairs=20, b=0.2, b_lo=0.1, b_hi=0.3, q=0.05, consistency=0.45),
+                        _bias(decoding="constrained", n_pairs=8, b=-0.05, b_lo=-0.2, b_hi=0.1, q=0.1, consistency=0.5)])
+    got = headline(TWO_MODES, bias_rows)
+    # greedy parses 40% (likert5) and 80% (tournament), constrained 100% in both; likert5 constrained
+    # has D2 1.2 < 1.25: one label for (nearly) everyone; tournament constrained 2.5 is not
+    assert got[0] == ("Constrained decoding (the judge may answer only with one of the format's labels) makes every "
+                      "verdict parse, where the judge's own answer (greedy decoding, then parsed) parses in 40% to 80% "
+                      f"of calls, but **likert5** then gives (nearly) every candidate the same label: 1.2 {D2_TERM}.")
+    # top tied: 0.63, 0.9, 0.25, 0.5 -> 25% to 90%; the most is likert5 constrained
+    assert got[1] == ("Picking the best candidate of a prompt is often a coin flip: two or more candidates share the "
+                      "top score in 25% to 90% of the prompts with at least two scored candidates, depending on the "
+                      "format and decoding; 90% for **likert5** (constrained).")
+    # greedy: b's interval +0.1..+0.3 excludes 0 (clear); constrained: -0.2..+0.1 includes it
+    assert got[2] == ("Slot bias is clear in **tournament** (greedy): the verdicts lean toward the response shown "
+                      f"first (slot A) by b = +0.20 ({B_TERM}), against a quality signal q of +0.05 (the part that "
+                      "follows the responses); elsewhere the 95% interval of b includes 0.")
+    assert len(got) == 3
+    # τa: best likert5 constrained +0.30, worst tournament greedy -0.10 (<= 0: no agreement at all)
+    assert agreement_sentence(TWO_MODES) == (
+        f"Against the reference, **likert5** (constrained) agrees best within prompts (τa = +0.30; {TAU_TERM}), "
+        "and **tournament** (greedy) not at all (τa = −0.10).")
+
+
+def test_headline_one_mode_and_agreement_near_zero_by_hand():
+    cells = _frame([_cell(format="binary", decoding="greedy", parse_rate=0.5, distinct=2, d2=1.1, nominal_levels=2,
+                          top_tied=0.8, tau_a=-0.02),
+                    _cell(format="numeric100", decoding="greedy", distinct=12, d2=4.0, nominal_levels=101,
+                          top_tied=0.1, tau_a=0.05)])
+    got = headline(cells)
+    # D2 1.1 (binary) to 4.0 (numeric100); binary < 1.25; the lowest parse rate, binary's 50%, is < 95%
+    assert got == [
+        f"The formats use from 1.1 (**binary**) to 4.0 (**numeric100**) {D2_TERM}; **binary** gives (nearly) every "
+        "candidate the same score, and only 50% of the **binary** verdicts parse to a label.",
+        "Picking the best candidate of a prompt is often a coin flip: two or more candidates share the top score in "
+        "10% to 80% of the prompts with at least two scored candidates, depending on the format; 80% for **binary**."]
+    # the best τa is +0.05 < 0.10: no format agrees (never "agrees best")
+    assert agreement_sentence(cells) == (
+        f"No format agrees with the reference: the highest τa is +0.05 (**numeric100**), close to 0, no relation "
+        f"({TAU_TERM}).")
+    negative = cells.with_columns(pl.col("tau_a") - 0.10)      # -0.12 and -0.05
+    assert agreement_sentence(negative) == (
+        f"No format agrees with the reference: the highest τa is −0.05 (**numeric100**), no better than 0, no "
+        f"relation ({TAU_TERM}).")
+    assert "agrees best" not in agreement_sentence(negative)
+
+
+def test_headline_slot_bias_cases_by_hand():
+    # both intervals exclude 0, |b| > |q| in both: slot bias dominates; b +1.00 and +1.43, q +0.00 and
+    # +0.04, consistency 9% and 3%
+    dominant = _frame([_bias(b=1.0, b_lo=0.54, b_hi=1.37, q=0.0, consistency=0.09),
+                       _bias(decoding="constrained", b=1.43, b_lo=1.25, b_hi=1.6, q=0.04, consistency=0.03)])
+    assert slot_sentence(dominant) == (
+        "Slot bias dominates the comparative formats: their verdicts lean toward the response shown first (slot A) "
+        f"by b = +1.00 to +1.43 ({B_TERM}), against a quality signal q of +0.00 to +0.04 (the part that follows the "
+        "responses), and only 3% to 9% of pairs keep their preference when the order flips.")
+    none = _frame([_bias(b=0.1, b_lo=-0.1, b_hi=0.3, q=0.5), _bias(format="anchored", b=-0.2, b_lo=-0.5, b_hi=0.05)])
+    assert slot_sentence(none) == (f"No clear slot bias in the comparative formats: the 95% interval of b ({B_TERM}) "
+                                   "includes 0 in every one (b = −0.20 to +0.10).")
+    unmeasured = _frame([_bias(n_pairs=0)])
+    assert slot_sentence(unmeasured).startswith("The comparative formats were not asked in both orders")
+    assert slot_sentence(None) is None and slot_sentence(unmeasured.clear()) is None
+    # clear toward slot B, but smaller than the quality signal: not "dominates"
+    weak = _frame([_bias(b=-0.3, b_lo=-0.5, b_hi=-0.1, q=0.8)])
+    assert slot_sentence(weak).startswith("Slot bias is clear in **tournament**: the verdicts lean toward the response "
+                                          "shown second (slot B) by b = −0.30")
+
+
+def test_headline_coin_flip_edges():
+    never = _frame([_cell(format="binary", decoding="greedy", top_tied=0.0), _cell(format="likert5", top_tied=0.0,
+                                                                                   decoding="greedy")])
+    assert coin_flip_sentence(never).startswith("No prompt's top score is shared")
+    same = never.with_columns(pl.lit(0.3).alias("top_tied"))
+    assert coin_flip_sentence(same) == ("Picking the best candidate of a prompt is sometimes a coin flip: two or more "
+                                        "candidates share the top score in 30% of the prompts with at least two "
+                                        "scored candidates, in every format.")
+    assert coin_flip_sentence(never.with_columns(pl.lit(None).alias("top_tied"))) is None
+
+
+# -- the details by format (app/views/overview/findings.py) --------------------------------------------------------
+
+def test_details_by_format_by_hand():
+    # the issue's numeric100 (greedy): 6 of 24 calls parsed, its one prompt with >= 2 scored candidates tied
+    cells = _frame([
+        _cell(format="numeric100", decoding="greedy", parse_rate=0.25, n_verdicts=24, n_candidates=6, distinct=3,
+              d2=2.571, nominal_levels=101, top_tied=1.0, tau_a=0.0, mult5_share=0.667),
+        _cell(format="numeric100", decoding="constrained", n_verdicts=24, distinct=5, d2=2.571, nominal_levels=101,
+              top_tied=0.833, tau_a=0.111, mult5_share=1.0),
+        _cell(format="tournament", decoding="constrained", kind="comparative", distinct=6, d2=1.735,
+              nominal_levels=5, top_tied=0.667, tau_a=0.167),
+        _cell(format="numeric100", decoding="greedy", score="expected", top_tied=0.0),    # never described
+        _cell(format="tournament", decoding="constrained", aggregate="mean", top_tied=0.0),   # nor a mean cell
+    ])
+    b = _frame([_bias(decoding="constrained", n_pairs=36, b=1.43, b_lo=1.25, b_hi=1.6, q=0.04, consistency=0.028),
+                _bias(format="anchored", n_pairs=8, b=-0.05, b_lo=-0.2, b_hi=0.1, q=0.0, consistency=0.5)])
+    got = findings(cells, b)["j"]
+    assert list(got.by_format) == ["numeric100", "tournament"]
+    texts = [f.text for f in got.by_format["numeric100"]]
+    assert texts == [
+        "greedy → constrained decoding: parsed 25% → 100% of calls, D2 2.6 → 2.6, top shared in 100% → 83% of prompts.",
+        "*greedy*: only 25% of the 24 calls parse to a label; the rest are answers the format cannot read.",
+        "*greedy*: 3 distinct scores, 2.6 effective levels (D2) of 101; top score shared in 100% of the prompts with "
+        "≥ 2 scored candidates; τa = +0.00 (no agreement).",
+        "*greedy*: 67% of the scores are multiples of 5.",
+        "*constrained*: 5 distinct scores, 2.6 effective levels (D2) of 101; top score shared in 83% of the prompts "
+        "with ≥ 2 scored candidates; τa = +0.11.",
+        "*constrained*: 100% of the scores are multiples of 5."]
+    tour = got.by_format["tournament"]
+    # comparative: no "of N" levels; the slot line after the cell's; the anchored bias row has no cell here
+    assert [f.text for f in tour] == [
+        "*constrained*: 6 distinct scores, 1.7 effective levels (D2); top score shared in 67% of the prompts with "
+        "≥ 2 scored candidates; τa = +0.17.",
+        "*constrained*: slot bias b = +1.43 toward slot A (95% CI +1.25 to +1.60), quality signal q = +0.04; the "
+        "same preference in both orders for 3% of 36 pairs."]
+    assert tour[1].page == "views/slot_bias/page.py" and tour[0].page == "views/formats/page.py"
+    one = findings(_frame([_cell(format="binary", decoding="greedy", parse_rate=0.0, n_verdicts=12, top_tied=None,
+                                 n_ranked_prompts=0, d2=None)]))["j"]
+    assert [f.text for f in one.by_format["binary"]] == [
+        "none of the 12 calls parse to a label; the rest are answers the format cannot read."]
+    assert one.headline == ["No candidate has a score yet: 0% of the calls parse to a label."]
+
+
+# -- reading aids -----------------------------------------------------------------------------------
+
+def test_binned_means_by_hand():
+    frame = pl.DataFrame({"c": ["a"] * 5, "gap": [-1.0, -1.0, 1.0, 1.0, 1.0], "q": [0.0, 1.0, 1.0, 1.0, -1.0]})
+    got = binned_means(frame, "gap", "q", "c").to_dicts()
+    # gap -1: mean 0.5, sd 0.7071 -> half 1.96 * 0.7071 / sqrt(2) = 0.98
+    # gap +1: mean 1/3, sd sqrt(((2/3)^2 * 2 + (4/3)^2) / 2) = 1.1547 -> half 1.96 * 1.1547 / sqrt(3) = 1.3067
+    assert got[0]["gap"] == -1 and got[0]["q"] == 0.5 and got[0]["n"] == 2
+    assert got[0]["hi"] - got[0]["q"] == pytest.approx(0.98, abs=1e-4)
+    assert got[1]["q"] == pytest.approx(1 / 3) and got[1]["hi"] - got[1]["q"] == pytest.approx(1.3067, abs=1e-4)
+    # many distinct gaps: quantile bins, every item in one bin
+    many = pl.DataFrame({"c": ["a"] * 60, "gap": [i / 10 for i in range(60)], "q": [1.0] * 60})
+    out = binned_means(many, "gap", "q", "c", n_bins=6)
+    assert out.height == 6 and out["n"].sum() == 60 and out["n"].to_list() == [10] * 6
+    one = binned_means(pl.DataFrame({"c": ["a"], "gap": [0.5], "q": [1.0]}), "gap", "q", "c")
+    assert one["lo"][0] is None
+
+
+def test_every_diagnostic_has_a_definition_and_identity_is_pinned():
+    for col in ("parse_rate", "distinct", "tie_prob", "d1", "d2", "top_tied", "spearman", "tau_a", "tau_b",
+                "somers_d", "top1", "top1_expected", "top1_uniform", "q", "b", "consistency", "self_tie_rate"):
+        assert HELP[col]
+    cfg = column_config(["judge", "format", "d2", "unknown"])
+    assert cfg["judge"]["pinned"] is True and cfg["format"]["pinned"] is True
+    assert cfg["d2"]["help"].startswith("1 / tie_prob") and "unknown" not in cfg
+
+
+# -- the Score page's estimate ----------------------------------------------------------------------
+
+POOL = [{"prompt_id": "p", "prompt": "Say hi.", "candidate_id": f"c{i}", "response": f"hi {i}", "reference": float(i)}
+        for i in range(3)] + \
+       [{"prompt_id": "q", "prompt": "Count.", "candidate_id": f"d{i}", "response": f"{i}", "reference": float(i)}
+        for i in range(4)]
+
+
+def test_call_count_is_exact(db, write_jsonl):
+    import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
+    # 7 candidates. binary: 7. anchored: 7 forward (2 self) + the reverse of the 2 + 3 others = 12.
+    # tournament, both orders: (3 + 6 pairs) x 2 = 18.
+    got = count_calls(db, "p", ["binary", "anchored", "tournament"], "both", "all")
+    assert got == {"total": 37, "per_format": {"binary": 7, "anchored": 12, "tournament": 18}}
+    # listing order, no swaps: 7 + 7 + 9
+    assert count_calls(db, "p", ["binary", "anchored", "tournament"], "listing", 0)["total"] == 23
+    with pytest.raises(UserError, match="unknown format"):
+        count_calls(db, "p", ["nope"])
+    with pytest.raises(UserError, match="no pool named"):
+        count_calls(db, "missing", ["binary"])
+
+
+def test_estimate_text():
+    count = {"total": 120, "per_format": {"binary": 40, "tournament": 80}}
+    assert estimate_seconds(120, "local", "greedy") == pytest.approx(400.0)      # 0.3 verdicts/s
+    assert estimate_seconds(120, "openai") is None
+    assert estimate_text(count, 400.0, None, "smollm2", 8) == (
+        "**120 calls** (40 binary + 80 tournament); about 7 min (at the bundled model's measured rate). "
+        "Calls already answered are not made again.")
+    tested = {"judge": "m", "latency_ms": 500.0}
+    assert "about 15 s (at the test call's 0.5 s per call and concurrency 4)" in estimate_text(count, None, tested, "m", 4)
+    assert "time unknown (Test connection to estimate it)" in estimate_text(count, None, tested, "other", 4)
+    assert [duration(s) for s in (5, 90, 7200)] == ["about 5 s", "about 2 min", "about 2.0 h"]
+
+
+# -- Test connection ----------------------------------------------------------------------------------
+
+def test_test_call_against_the_loopback_server(db, write_jsonl):
+    import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
+    with OpenAIServer() as srv:
+        got = check_call(db, "p", f"openai:test-judge@{srv.url}", "likert5")
+        assert (got["raw"], got["label"], got["value"], got["status"], got["error"]) == ("4", "4", 4.0, "ok", None)
+        assert "hi 0" in got["prompt"] and got["model"] == "test-judge" and got["latency_ms"] > 0
+        pair = check_call(db, "p", f"openai:test-judge@{srv.url}", "tournament")
+        assert pair["label"] == "A+" and "hi 0" in pair["prompt"] and "hi 1" in pair["prompt"]
+    from tests.conftest import free_port
+    down = check_call(db, "p", f"openai:test-judge@http://127.0.0.1:{free_port()}/v1", "binary", timeout=5)
+    assert down["raw"] is None and down["status"] == "failed" and "transport error" in down["error"]
+
+
+def test_score_page_test_connection_and_estimate(db, write_jsonl, monkeypatch):
+    import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    with OpenAIServer() as srv:
+        at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=120).run()
+        at.switch_page("views/score/page.py").run()
+        at.radio[0].set_value("custom").run()
+        assert [t.label for t in at.text_input] == ["Base URL", "Model", "Swap sample (N or all)"]
+        at.text_input[0].set_value(srv.url)
+        at.text_input[1].set_value("test-judge").run()
+        assert "**21 calls** (7 binary + 7 likert5 + 7 numeric100)" in at.info[0].value
+        at.button(key="score-test").click().run()
+        assert not at.exception
+        assert "parsed label **ACCEPT**" in at.success[0].value and at.code[0].value == "ACCEPT"
+        assert "at the test call's" in at.info[0].value
+
+
+# -- verdict files with a decoding mode and label probabilities -------------------------------------
+
+def test_verdict_file_decoding_and_label_probs(db, write_jsonl):
+    import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
+    rows = []
+    for i in range(3):
+        rows.append({"judge": "j", "format": "likert5", "prompt_id": "p", "candidate_id": f"c{i}",
+                     "raw": "Quite good." if i else "5"})
+        rows.append({"judge": "j", "format": "likert5", "prompt_id": "p", "candidate_id": f"c{i}", "raw": "4",
+                     "decoding": "constrained", "label_probs": {"4": 0.75, "5": 0.25}})
+    got = import_verdicts(db, write_jsonl("v.jsonl", rows), "p")
+    assert got["imported"] == 6
+    cells = audit_cells(db, "p")
+    label = {r["decoding"]: r for r in cells.filter(pl.col("score") == "label").to_dicts()}
+    assert label["greedy"]["parse_rate"] == pytest.approx(1 / 3) and label["constrained"]["parse_rate"] == 1.0
+    expected = cells.filter(pl.col("score") == "expected").to_dicts()
+    # 0.75 x 4 + 0.25 x 5 = 4.25 -> (4.25 - 1) / 4 = 0.8125 for each candidate: one level
+    assert [(r["decoding"], r["n_candidates"], r["distinct"]) for r in expected] == [("constrained", 3, 1)]
+    bad = write_jsonl("bad.jsonl", [{**rows[1], "decoding": "beam"}])
+    with pytest.raises(UserError, match=r"bad.jsonl, line 1.*decoding.*greedy, constrained"):
+        import_verdicts(db, bad, "p")
+    bad = write_jsonl("bad2.jsonl", [rows[0], {**rows[1], "label_probs": {"7": 1.0}}])
+    with pytest.raises(UserError, match=r"line 2.*label_probs.*'7' is not a label of format 'likert5'"):
+        import_verdicts(db, bad, "p")
+    bad = write_jsonl("bad3.jsonl", [{**rows[1], "label_probs": json.dumps({"4": 1.5})}])
+    with pytest.raises(UserError, match=r"line 1.*label_probs.*probabilities in \[0, 1\]"):
+        import_verdicts(db, bad, "p")
+
+
+# -- the landing page on the bundled five-format demo ------------------------------------------------
+
+def test_app_opens_on_the_overview_with_the_five_format_demo(tmp_path, monkeypatch):
+    from ingest.demo import seed_demo
+    path = tmp_path / "demo.duckdb"
+    assert seed_demo(path, pools=("mtbench-formats",)) == ["mtbench-formats"]
+    cells = audit_cells(path, "mtbench-formats").filter(pl.col("score") == "label")
+    # the llama.cpp demo judge, the same model in-process and its two repeat judges (ingest/demo/README.md)
+    assert set(cells["judge"]) == {"smollm2-demo", "smollm2-local", "smollm2-demo-t1", "smollm2-demo-t0.7"}
+    cells = cells.filter(pl.col("judge") == "smollm2-demo")
+    assert sorted(set(cells["format"])) == ["anchored", "binary", "likert5", "numeric100", "tournament"]
+    assert set(zip(cells["format"], cells["decoding"])) == {
+        (f, d) for f in ("anchored", "binary", "likert5", "numeric100", "tournament") for d in ("greedy", "constrained")}
+    b = bias(path, "mtbench-formats", n_boot=200).filter(pl.col("judge") == "smollm2-demo")
+    tour = b.filter((pl.col("format") == "tournament") & (pl.col("decoding") == "constrained")).to_dicts()[0]
+    assert tour["n_pairs"] > 0 and not math.isnan(tour["b"])
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(path))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    assert not at.exception
+    assert at.sidebar.selectbox[0].value == "mtbench-formats"
+    assert at.header[0].value == "Overview"
+    assert [s.value for s in at.subheader][:2] == ["What this pool shows — smollm2-demo", "Details by format"]
+    # The demo's headline, derived from the README's table of it ("What it shows"): greedy parses 1 of 24
+    # binary calls (4%) up to 34 of 42 anchored ones (81%), constrained all; constrained binary and
+    # likert5 have D2 1.09 and 1.0 (< 1.25), the other three 1.73 to 2.57. Top tied: 50% (tournament,
+    # greedy) to 100% (binary constrained, likert5 both, numeric100 greedy). Slot bias: b = +0.85
+    # (anchored greedy), +1.00 (tournament greedy), +1.36, +1.43 (constrained), every 95% interval above
+    # 0, q from -0.03 to +0.04; the same preference in both orders for 0 of 13 (anchored greedy) up to 2
+    # of 23 (tournament greedy, 9%) pairs.
+    headline_ = [m.value for m in at.markdown][:3]
+    assert headline_ == [
+        "Constrained decoding (the judge may answer only with one of the format's labels) makes every verdict "
+        "parse, where the judge's own answer (greedy decoding, then parsed) parses in 4% to 81% of calls, but "
+        f"**binary** and **likert5** then give (nearly) every candidate the same label: 1.1 and 1.0 {D2_TERM}.",
+        "Picking the best candidate of a prompt is often a coin flip: two or more candidates share the top score "
+        "in 50% to 100% of the prompts with at least two scored candidates, depending on the format and decoding; "
+        "100% for **binary** (constrained), **likert5** (greedy and constrained) and **numeric100** (greedy).",
+        "Slot bias dominates the comparative formats: their verdicts lean toward the response shown first (slot A) "
+        f"by b = +0.85 to +1.43 ({B_TERM}), against a quality signal q of −0.03 to +0.04 (the part that follows "
+        "the responses), and only 0% to 9% of pairs keep their preference when the order flips."]
+    words = " ".join(m.value for m in at.markdown)
+    # the details, grouped by format; tournament (greedy) has the best τa, +0.19, binary (constrained) -0.03
+    assert "**tournament** (greedy) agrees best within prompts (τa = +0.19" in words
+    assert "greedy → constrained decoding: parsed 25% → 100% of calls" in words      # numeric100: 6 of 24
+    assert "toward slot A (95% CI" in words
+    assert len(at.get("vega_lite_chart")) >= 1         # the judges x formats grid
+    # the Verdicts card counts each call once (its sample 0), and says so: the demo's repeat judges
+    # ask calls up to 5 times, so the pool stores more rows than calls
+    sample0, rows = query_rows(path, "SELECT count(*) FILTER (WHERE sample = 0), count(*) FROM verdicts "
+                                     "JOIN pools USING (pool_id) WHERE name = 'mtbench-formats'")[0]
+    card = next(m for m in at.metric if m.label == "Verdicts")
+    assert card.value == f"{sample0:,}" and sample0 < rows and "counts its first sample" in card.help

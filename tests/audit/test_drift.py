@@ -1,0 +1,464 @@
+"""Drift (`judgeaudit drift`): the pure comparison by hand, judge versions, and the command line on
+two stored judges, one a re-run of the other."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from audit import AuditError, compare_verdicts, drift, drift_items, drift_sides
+from audit._drift import _tag_versions, version_pairs, versions_of
+
+EXE = str(Path(sys.executable).with_name("judgeaudit"))
+
+
+def _verdicts(readings, cell_run_id=1, model="m", template="t", settings="{}"):
+    """readings: (prompt_idx, a_idx, b_idx, reading, s) for one format."""
+    return pl.DataFrame([{"format": "f", "decoding": "greedy", "prompt_idx": p, "prompt_id": f"p{p}", "a_idx": a,
+                          "b_idx": b, "a_id": f"c{a}", "b_id": None if b is None else f"c{b}", "sample": 0,
+                          "reading": r, "s": s, "cell_run_id": cell_run_id, "judge_model": model,
+                          "template_hash": template, "settings": settings}
+                         for p, a, b, r, s in readings],
+                        schema_overrides={"b_idx": pl.Int64, "b_id": pl.String, "s": pl.Float64})
+
+
+def test_compare_by_hand():
+    old = _verdicts([(0, 0, None, "4", 0.75), (1, 0, None, "3", 0.5), (2, 0, None, "5", 1.0),
+                     (3, 0, None, "2", 0.25), (4, 0, None, "1", 0.0)])
+    # call 0 unchanged; call 1: 3 -> 5 (+0.5); call 2 no longer parses; call 3 unchanged;
+    # call 4 only in the old version (not compared); call 5 only in the new one
+    new = _verdicts([(0, 0, None, "4", 0.75), (1, 0, None, "5", 1.0), (2, 0, None, "no_label", None),
+                     (3, 0, None, "2", 0.25), (5, 0, None, "3", 0.5)], cell_run_id=2)
+    cells, moved = compare_verdicts(old, new)
+    cell = cells.row(0, named=True)
+    # 4 calls in both; 2 changed -> 0.5; scored in both: calls 0, 1, 3 -> |0| + |0.5| + |0| over 3
+    assert (cell["n"], cell["n_changed"], cell["n_scored"]) == (4, 2, 3)
+    assert cell["share_changed"] == pytest.approx(0.5)
+    assert cell["mean_abs_change"] == pytest.approx(0.5 / 3)
+    assert moved["prompt_id"].to_list() == ["p1", "p2"]
+    assert moved.row(0, named=True)["change"] == pytest.approx(0.5)
+    assert moved.row(1, named=True)["reading"] == "no_label" and moved.row(1, named=True)["change"] is None
+
+
+def test_compare_uses_the_latest_run_of_each_call():
+    # call 0 stored twice on each side: the later run counts (old 4 -> 3, new 5 -> 3: unchanged)
+    old = pl.concat([_verdicts([(0, 0, None, "4", 0.75)], cell_run_id=1), _verdicts([(0, 0, None, "3", 0.5)], cell_run_id=2)])
+    new = pl.concat([_verdicts([(0, 0, None, "5", 1.0)], cell_run_id=3), _verdicts([(0, 0, None, "3", 0.5)], cell_run_id=4)])
+    cells, moved = compare_verdicts(old, new)
+    assert cells.select("n", "n_changed", "n_scored", "mean_abs_change").rows() == [(1, 0, 1, 0.0)]
+    assert moved.height == 0
+
+
+def test_a_score_change_without_a_new_reading_moves_an_item_beyond_rounding():
+    # same reading both times: call 0's score 0.25 -> 0.75 moved it; call 1's 0 -> 1e-12 is below
+    # the 12-decimal rounding of scores (DESIGN.md), so not a move; neither is a changed reading
+    old = _verdicts([(0, 0, None, "x", 0.25), (1, 0, None, "x", 0.0)])
+    new = _verdicts([(0, 0, None, "x", 0.75), (1, 0, None, "x", 1e-12)], cell_run_id=2)
+    cells, moved = compare_verdicts(old, new)
+    assert cells.row(0, named=True)["n_changed"] == 0
+    assert moved["prompt_id"].to_list() == ["p0"] and moved["change"].to_list() == [pytest.approx(0.5)]
+
+
+def test_cells_and_moved_items_are_sorted_by_call_whatever_the_run_order():
+    # seven changed calls (format, decoding, prompt, slot A, slot B, sample), stored newest-first in
+    # the reverse of their sorted order, so that every sort key decides at least one place
+    calls = [("f", "constrained", 1, 0, 1, 0), ("f", "greedy", 0, 1, 0, 0), ("f", "greedy", 1, 0, 1, 0),
+             ("f", "greedy", 1, 0, 2, 0), ("f", "greedy", 1, 1, 0, 0), ("f", "greedy", 1, 1, 0, 1),
+             ("g", "constrained", 0, 0, 1, 0)]
+
+    def side(reading, runs):
+        return pl.DataFrame([{"format": f, "decoding": d, "prompt_idx": p, "prompt_id": f"p{p}", "a_idx": a,
+                              "b_idx": b, "a_id": f"c{a}", "b_id": f"c{b}", "sample": k, "reading": reading,
+                              "s": 0.75 if reading == "A+" else 0.25, "cell_run_id": run}
+                             for (f, d, p, a, b, k), run in zip(reversed(calls), runs)])
+
+    cells, moved = compare_verdicts(side("A+", [0] * 7), side("B+", range(1, 8)))
+    assert cells.select("format", "decoding", "n").rows() == [("f", "constrained", 1), ("f", "greedy", 5),
+                                                              ("g", "constrained", 1)]
+    assert moved.select("format", "decoding", "prompt_id", "a_id", "b_id", "sample").rows() == [
+        (f, d, f"p{p}", f"c{a}", f"c{b}", k) for f, d, p, a, b, k in calls]
+
+
+def test_versions_are_model_template_and_decoding():
+    a = _verdicts([(0, 0, None, "4", 0.75)], cell_run_id=1)
+    b = _verdicts([(1, 0, None, "4", 0.75)], cell_run_id=2)                        # same version, later run
+    c = _verdicts([(2, 0, None, "4", 0.75)], cell_run_id=3, settings='{"temperature": 0.7}')
+    d = _verdicts([(3, 0, None, "4", 0.75)], cell_run_id=4, model="m-2024-06")
+    v = versions_of(pl.concat([a, b, c, d]))
+    assert v["version"].to_list() == [1, 2, 3]
+    assert v["n_verdicts"].to_list() == [2, 1, 1] and v["last_cell_run"].to_list() == [2, 3, 4]
+
+
+def test_versions_of_one_verdict_and_of_none():
+    one = _verdicts([(0, 0, None, "4", 0.75)], cell_run_id=5)
+    assert versions_of(one).to_dicts() == [{"version": 1, "judge_model": "m", "template_hash": "t", "settings": "{}",
+                                           "first_cell_run": 5, "last_cell_run": 5, "n_verdicts": 1, "formats": ["f"]}]
+    none = versions_of(one.clear())
+    assert none.height == 0
+    assert dict(none.schema) == {"version": pl.Int64, "judge_model": pl.String, "template_hash": pl.String,
+                                 "settings": pl.String, "first_cell_run": pl.Int64, "last_cell_run": pl.Int64,
+                                 "n_verdicts": pl.Int64, "formats": pl.List(pl.String)}
+
+
+def test_no_verdicts_tag_no_versions():
+    none = _verdicts([(0, 0, None, "4", 0.75)]).clear()
+    vers, tagged = _tag_versions(none)
+    assert vers.columns == ["format", "version", "judge_model", "template_hash", "settings", "first_cell_run", "last_cell_run",
+                            "n_verdicts"] and vers.height == 0 and vers.schema["format"] == pl.String
+    assert tagged.columns == [*none.columns, "version"] and tagged.height == 0 and tagged.schema["version"] == pl.Int64
+    assert version_pairs(none) == []
+
+
+def test_versions_are_per_format_and_pair_on_shared_calls():
+    # format f: version 1 (runs 1) and version 2 (run 3, another model id) on the same calls 0 and 1;
+    # format g: one version of its own template (run 2), which is no earlier version of f
+    f1 = _verdicts([(0, 0, None, "4", 0.75), (1, 0, None, "3", 0.5)], cell_run_id=1)
+    g = _verdicts([(0, 0, None, "2", 0.25)], cell_run_id=2, template="t-g").with_columns(pl.lit("g").alias("format"))
+    f2 = _verdicts([(0, 0, None, "5", 1.0), (1, 0, None, "3", 0.5)], cell_run_id=3, model="m-2")
+    pairs = version_pairs(pl.concat([f1, g, f2]))
+    assert [p["format"] for p in pairs] == ["f"]
+    assert pairs[0]["current_version"]["judge_model"] == "m-2" and pairs[0]["baseline_version"]["version"] == 1
+    # each side's version as versions_of describes it, without the format (the pair already names it)
+    assert pairs[0]["current_version"] == {"version": 2, "judge_model": "m-2", "template_hash": "t", "settings": "{}",
+                                           "first_cell_run": 3, "last_cell_run": 3, "n_verdicts": 2}
+    assert pairs[0]["baseline_version"] == {"version": 1, "judge_model": "m", "template_hash": "t", "settings": "{}",
+                                            "first_cell_run": 1, "last_cell_run": 1, "n_verdicts": 2}
+    cell = compare_verdicts(pairs[0]["baseline"], pairs[0]["current"])[0].row(0, named=True)
+    assert (cell["n"], cell["n_changed"]) == (2, 1)            # call 0: 4 -> 5; call 1 unchanged
+    # one version per format (what the store holds for one judge name): no pair, whatever the templates
+    assert version_pairs(pl.concat([f1, g])) == []
+    # two versions of f on different calls share nothing
+    assert version_pairs(pl.concat([f1, _verdicts([(7, 0, None, "5", 1.0)], cell_run_id=3, model="m-2")])) == []
+
+
+@pytest.fixture
+def scored_twice(db, write_jsonl):
+    """A pool of 3 prompts x 2 candidates scored by the fake judge 'j' on binary and likert5, and the
+    same judge re-scored under the name 'j-2026-12' (the drift workflow)."""
+    from ingest.store import import_pool
+    from ingest.scoring import score, ScoreRequest
+    rows = [{"prompt_id": f"p{p}", "prompt": f"Question {p}?", "candidate_id": f"c{c}",
+             "response": f"Answer {c} to {p}."} for p in range(3) for c in range(2)]
+    import_pool(db, write_jsonl("pool.jsonl", rows), "s")
+    for name in (None, "j-2026-12"):
+        score(ScoreRequest(pool="s", judge="fake:j", formats=["binary", "likert5"], judge_name=name,
+                           progress=False, db=db))
+    return db
+
+
+def test_drift_without_against_explains_the_workflow(scored_twice):
+    # each format has its own template, so 'j' holds two versions (one per format) that share no
+    # call; the default path must say how to measure drift instead of returning no cells
+    with pytest.raises(AuditError, match="no two versions on the same calls") as err:
+        drift(scored_twice, "s", "j")
+    assert "--judge-name j-2026-12" in str(err.value)
+    assert "judgeaudit drift --pool s --judge j-2026-12 --against j" in str(err.value)
+    proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", "j", "--db", str(scored_twice), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert "--judge s" not in proc.stderr and "--judge j-2026-12 --against j" in proc.stderr
+
+
+def test_drift_against_compares_every_format(scored_twice):
+    # 6 calls per format under both names, compared in both formats (not only the format of the
+    # latest run); the changed counts are read from the stored rows by a plain join
+    from tests.conftest import query_rows
+    cells = drift(scored_twice, "s", "j-2026-12", against="j").sort("format")
+    assert cells["format"].to_list() == ["binary", "likert5"] and cells["n"].to_list() == [6, 6]
+    changed = dict(query_rows(scored_twice, """
+        SELECT f.name, count(*) FILTER (WHERE coalesce(o.label, o.status) <> coalesce(n.label, n.status))
+        FROM verdicts n JOIN verdicts o USING (pool_id, format_id, decoding, prompt_idx, a_idx, sample)
+        JOIN formats f USING (format_id)
+        WHERE n.judge_id = (SELECT judge_id FROM judges WHERE name = 'j-2026-12')
+          AND o.judge_id = (SELECT judge_id FROM judges WHERE name = 'j') GROUP BY f.name"""))
+    assert cells["n_changed"].to_list() == [changed["binary"], changed["likert5"]]
+
+
+@pytest.fixture
+def two_versions(db, tmp_path, write_jsonl):
+    """A pool judged by 'j' and by 'j-v2', a re-run that changed 3 of 12 pointwise verdicts and one
+    comparative verdict."""
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
+    pool = write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
+                                       "response": f"{c}{p}"} for p in range(4) for c in ("x", "y", "z")])
+    import_pool(db, pool, "s")
+    rows = []
+    for judge in ("j", "j-v2"):
+        for p in range(4):
+            for k, c in enumerate(("x", "y", "z")):
+                score = 1 + (p + k) % 5
+                if judge == "j-v2" and (p, c) in {(0, "x"), (1, "y")}:
+                    score = min(score + 2, 5)          # (0, x): 1 -> 3; (1, y): 3 -> 5
+                raw = "unsure" if judge == "j-v2" and (p, c) == (2, "z") else str(score)
+                rows.append({"judge": judge, "format": "likert5", "prompt_id": f"p{p}", "candidate_id": c, "raw": raw})
+            rows.append({"judge": judge, "format": "tournament", "prompt_id": f"p{p}", "a_id": "x", "b_id": "y",
+                         "raw": "B+" if judge == "j-v2" and p == 3 else "A+"})
+    import_verdicts(db, write_jsonl("v.jsonl", rows), "s")
+    return db
+
+
+def test_drift_between_two_stored_judges(two_versions):
+    cells = drift(two_versions, "s", "j-v2", against="j").sort("format")
+    likert = cells.row(0, named=True)
+    # 12 calls; 3 changed (two scores, one unparsed); scored in both: 11, |change| = 0.5 + 0.5 over 11
+    assert likert["format"] == "likert5" and (likert["n"], likert["n_changed"], likert["n_scored"]) == (12, 3, 11)
+    assert likert["mean_abs_change"] == pytest.approx(1.0 / 11)
+    tournament = cells.row(1, named=True)
+    # A+ (+1) -> B+ (-1) on one of 4 calls: tournament normalised score (v + 2) / 4 moves by 0.5
+    assert (tournament["n"], tournament["n_changed"]) == (4, 1)
+    assert tournament["mean_abs_change"] == pytest.approx(0.5 / 4)
+    items = drift_items(two_versions, "s", "j-v2", against="j")
+    assert items.height == 4 and set(items["prompt_id"]) == {"p0", "p1", "p2", "p3"}
+    with pytest.raises(AuditError, match="no two versions on the same calls"):
+        drift(two_versions, "s", "j")
+
+
+def test_drift_cli(two_versions):
+    proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", "j-v2", "--against", "j", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["judge"] == "j-v2" and doc["against"] == "j"
+    assert {c["format"]: c["n_changed"] for c in doc["cells"]} == {"likert5": 3, "tournament": 1}
+    moved = next(c for c in doc["cells"] if c["format"] == "tournament")["moved"]
+    assert moved == [{"prompt_id": "p3", "a_id": "x", "b_id": "y", "sample": 0, "reading_old": "A+",
+                      "reading": "B+", "s_old": 0.75, "s": 0.25, "change": -0.5}]
+    assert set(doc["current_version"]) >= {"judge_model", "template_hash", "settings"}
+    proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", "nobody"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "no judge named 'nobody'" in proc.stderr
+
+
+def test_drift_page(two_versions, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(two_versions))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300).run()
+    at.switch_page("views/drift/page.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox[-2].select("j-v2").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(s.value.startswith("Calls that moved (4)") for s in at.subheader)
+
+
+@pytest.fixture
+def three_versions(tmp_path, write_jsonl):
+    """A database file of its own (not the one JUDGEAUDIT_DB names) where judge 'j' holds three
+    versions of likert5 on the same 6 calls (reported model ids m-1, m-2, m-3, runs in that order).
+
+    The store never writes this: it keeps one verdict per call and judge name, and refuses a second
+    definition of a known format name. It is written here in SQL (three imports under the names j,
+    j-b, j-c, then j-b's and j-c's verdicts moved to j under copies of the likert5 row), the only way
+    to reach the path where a judge's own earlier version is the baseline (`baseline_version`)."""
+    import duckdb
+
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
+    path = tmp_path / "versions.duckdb"
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
+                                                  "response": f"{c}{p}"} for p in range(2) for c in "xyz"]), "s")
+    v1 = {("p0", "x"): "1", ("p0", "y"): "2", ("p0", "z"): "3", ("p1", "x"): "4", ("p1", "y"): "5", ("p1", "z"): "1"}
+    v2 = {**v1, ("p0", "x"): "2", ("p1", "z"): "2"}
+    v3 = {**v2, ("p1", "y"): "unsure"}
+    for judge, raws in (("j", v1), ("j-b", v2), ("j-c", v3)):
+        import_verdicts(path, write_jsonl(f"{judge}.jsonl", [
+            {"judge": judge, "format": "likert5", "prompt_id": p, "candidate_id": c, "raw": raw}
+            for (p, c), raw in raws.items()]), "s")
+    con = duckdb.connect(str(path))
+    try:
+        ids = dict(con.execute("SELECT name, judge_id FROM judges").fetchall())
+        fid = con.execute("SELECT format_id FROM formats WHERE name = 'likert5'").fetchall()[0][0]
+        con.execute("UPDATE cell_runs SET judge_model = 'm-1' WHERE judge_id = $j", {"j": ids["j"]})
+        for k, judge in ((2, "j-b"), (3, "j-c")):
+            new = con.execute("SELECT max(format_id) + 1 FROM formats").fetchall()[0][0]
+            con.execute("INSERT INTO formats SELECT $new, name, kind, pairing, spec, value_lo, value_hi, template, "
+                        "spec_hash FROM formats WHERE format_id = $f", {"new": new, "f": fid})
+            con.execute("UPDATE verdicts SET judge_id = $j, format_id = $new WHERE judge_id = $old",
+                        {"j": ids["j"], "new": new, "old": ids[judge]})
+            con.execute("UPDATE cell_runs SET judge_model = $m WHERE judge_id = $old",
+                        {"m": f"m-{k}", "old": ids[judge]})
+    finally:
+        con.close()
+    return path
+
+
+def test_drift_of_a_judges_own_versions_against_the_one_before_or_a_chosen_one(three_versions):
+    # latest m-3 against m-2 (the default): only (p1, y) moved, 5 -> unsure; scored in both: 5 calls,
+    # none changed its score
+    cell = drift(three_versions, "s", "j").row(0, named=True)
+    assert (cell["n"], cell["n_changed"], cell["n_scored"]) == (6, 1, 5) and cell["mean_abs_change"] == 0
+    items = drift_items(three_versions, "s", "j")
+    assert items.select("prompt_id", "a_id", "reading_old").rows() == [("p1", "y", "5")]
+    # against version 1 (m-1): (p0, x) 1 -> 2 and (p1, z) 1 -> 2, each +0.25 on (v - 1) / 4, and (p1, y)
+    # 5 -> unsure; |change| over the 5 calls scored in both: (0.25 + 0.25) / 5 = 0.1
+    cell = drift(three_versions, "s", "j", baseline_version=1).row(0, named=True)
+    assert (cell["n"], cell["n_changed"], cell["n_scored"]) == (6, 3, 5)
+    assert cell["mean_abs_change"] == pytest.approx(0.1)
+    items = drift_items(three_versions, "s", "j", baseline_version=1)
+    assert items.select("prompt_id", "a_id", "reading_old").rows() == [("p0", "x", "1"), ("p1", "y", "5"),
+                                                                       ("p1", "z", "1")]
+    assert items["change"].to_list() == [pytest.approx(0.25), None, pytest.approx(0.25)]
+
+
+def test_drift_errors_name_the_judge_the_pool_and_the_way_out(tmp_path, write_jsonl):
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
+    path = tmp_path / "errors.duckdb"
+    for pool in ("s", "t"):
+        import_pool(path, write_jsonl(f"{pool}.jsonl", [{"prompt_id": "p0", "prompt": "q", "candidate_id": c,
+                                                          "response": c} for c in "xy"]), pool)
+
+    def raises(message, *args):
+        with pytest.raises(AuditError, match="^" + re.escape(message) + "$"):
+            drift_items(path, *args)
+
+    raises("no judge named 'j' (known: none)", "s", "j")
+    import_verdicts(path, write_jsonl("v.jsonl", [{"judge": j, "format": "likert5", "prompt_id": "p0",
+                                                   "candidate_id": c, "raw": "3"} for j in ("k", "j") for c in "xy"]),
+                    "s")
+    raises("no judge named 'nobody' (known: j, k)", "s", "nobody")
+    raises("judge 'j' has no verdicts on pool 't'", "t", "j")
+    raises("judge 'j' has no two versions on the same calls in pool 's': the store keeps one verdict per call and "
+           "judge name (a re-run under the same name resumes instead of adding a version, and each format has its "
+           "own template, hence its own version). To measure drift, re-score the anchor set under another judge "
+           "name (e.g. `--judge-name j-2026-12`) and compare with "
+           "`judgeaudit drift --pool s --judge j-2026-12 --against j`", "s", "j")
+
+
+@pytest.fixture
+def two_formats_two_versions(tmp_path, write_jsonl):
+    """A database file of its own where judge 'j' holds two versions (reported model ids m-1, then
+    m-2) of both likert5 and tournament on the same calls, and judge 'k' (model id m-0) the same
+    calls once. Written in SQL as `three_versions` is: imports under j, j-b and k (one cell run per
+    judge and format, formats by name: j 1 likert5, 2 tournament; j-b 3, 4; k 5, 6), then j-b's
+    verdicts moved to j under copies of both format rows (each copy a new template, hash h-2)."""
+    import duckdb
+
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
+    path = tmp_path / "formats.duckdb"
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
+                                                  "response": f"{c}{p}"} for p in range(2) for c in "xyz"]), "s")
+    v1 = {"likert5": {("p0", "x"): "1", ("p0", "y"): "2", ("p0", "z"): "3",
+                      ("p1", "x"): "4", ("p1", "y"): "5", ("p1", "z"): "1"},
+          "tournament": {("p0", "x", "y"): "A+", ("p1", "x", "y"): "A+"}}
+    v2 = {"likert5": {**v1["likert5"], ("p0", "x"): "2"}, "tournament": {**v1["tournament"], ("p1", "x", "y"): "B+"}}
+    for judge, raws in (("j", v1), ("j-b", v2), ("k", v1)):
+        rows = [{"judge": judge, "format": "likert5", "prompt_id": p, "candidate_id": c, "raw": raw}
+                for (p, c), raw in raws["likert5"].items()]
+        rows += [{"judge": judge, "format": "tournament", "prompt_id": p, "a_id": a, "b_id": b, "raw": raw}
+                 for (p, a, b), raw in raws["tournament"].items()]
+        import_verdicts(path, write_jsonl(f"{judge}.jsonl", rows), "s")
+    con = duckdb.connect(str(path))
+    try:
+        ids = dict(con.execute("SELECT name, judge_id FROM judges").fetchall())
+        for judge, model, tag in (("j", "m-1", "h-1"), ("j-b", "m-2", "h-2"), ("k", "m-0", "h-0")):
+            con.execute("UPDATE cell_runs SET judge_model = $m, template_hash = $h WHERE judge_id = $j",
+                        {"m": model, "h": tag, "j": ids[judge]})
+        for name in ("likert5", "tournament"):
+            fid = con.execute("SELECT format_id FROM formats WHERE name = $n", {"n": name}).fetchall()[0][0]
+            new = con.execute("SELECT max(format_id) + 1 FROM formats").fetchall()[0][0]
+            con.execute("INSERT INTO formats SELECT $new, name, kind, pairing, spec, value_lo, value_hi, template, "
+                        "spec_hash FROM formats WHERE format_id = $f", {"new": new, "f": fid})
+            con.execute("UPDATE verdicts SET judge_id = $j, format_id = $new WHERE judge_id = $old AND format_id = $f",
+                        {"j": ids["j"], "new": new, "old": ids["j-b"], "f": fid})
+    finally:
+        con.close()
+    return path
+
+
+def _version(version, model, tag, run, n):
+    """A version as drift reports it (imports record no decoding settings; one cell run each)."""
+    return {"version": version, "judge_model": model, "template_hash": tag, "settings": None,
+            "first_cell_run": run, "last_cell_run": run, "n_verdicts": n}
+
+
+# the verdicts of each version, as the fixture wrote them: (format, prompt, slot A, slot B, reading)
+_V1 = [("likert5", "p0", "x", None, "1"), ("likert5", "p0", "y", None, "2"), ("likert5", "p0", "z", None, "3"),
+       ("likert5", "p1", "x", None, "4"), ("likert5", "p1", "y", None, "5"), ("likert5", "p1", "z", None, "1"),
+       ("tournament", "p0", "x", "y", "A+"), ("tournament", "p1", "x", "y", "A+")]
+_V2 = [("likert5", "p0", "x", None, "2"), *_V1[1:7], ("tournament", "p1", "x", "y", "B+")]
+
+
+def _calls(frame, model):
+    assert frame["judge_model"].to_list() == [model] * frame.height
+    return sorted(frame.select("format", "prompt_id", "a_id", "b_id", "reading").rows(), key=str)
+
+
+def test_drift_sides_against_another_judge_in_full(two_formats_two_versions):
+    from tests.conftest import query_rows
+    # the cell runs as the fixture's docstring numbers them
+    assert sorted(query_rows(two_formats_two_versions, "SELECT cell_run_id, judge_model, f.name FROM cell_runs "
+                                                       "JOIN formats f USING (format_id)")) == [
+        (1, "m-1", "likert5"), (2, "m-1", "tournament"), (3, "m-2", "likert5"), (4, "m-2", "tournament"),
+        (5, "m-0", "likert5"), (6, "m-0", "tournament")]
+    sides = drift_sides(two_formats_two_versions, "s", "j", against="k")
+    assert set(sides) == {"versions", "current", "baseline", "current_version", "baseline_version"}
+    # j's versions per format, oldest first: likert5 runs 1 (m-1) and 3 (m-2), 6 calls each;
+    # tournament runs 2 and 4, 2 calls each
+    assert sides["versions"].to_dicts() == [
+        {"format": "likert5", **_version(1, "m-1", "h-1", 1, 6)},
+        {"format": "likert5", **_version(2, "m-2", "h-2", 3, 6)},
+        {"format": "tournament", **_version(1, "m-1", "h-1", 2, 2)},
+        {"format": "tournament", **_version(2, "m-2", "h-2", 4, 2)}]
+    # current: j's latest version of each format (m-2, both formats), without the version number;
+    # the baseline: all of k's verdicts (m-0, written as version 1's)
+    assert "version" not in sides["current"].columns
+    assert _calls(sides["current"], "m-2") == sorted(_V2, key=str)
+    assert _calls(sides["baseline"], "m-0") == sorted(_V1, key=str)
+    # the newest version is tournament's m-2 (run 4, the latest); by_format: each format's latest
+    assert sides["current_version"] == {"judge": "j", **_version(2, "m-2", "h-2", 4, 2), "by_format": {
+        "likert5": _version(2, "m-2", "h-2", 3, 6), "tournament": _version(2, "m-2", "h-2", 4, 2)}}
+    # k's versions, one per format: likert5 run 5, tournament run 6
+    assert sides["baseline_version"] == {"judge": "k", "versions": [
+        {"format": "likert5", **_version(1, "m-0", "h-0", 5, 6)},
+        {"format": "tournament", **_version(1, "m-0", "h-0", 6, 2)}]}
+
+
+def test_drift_sides_of_a_judges_own_versions_in_full(two_formats_two_versions):
+    # both formats pair their latest version (m-2) with the one before (m-1) on the same calls
+    sides = drift_sides(two_formats_two_versions, "s", "j")
+    assert set(sides) == {"versions", "current", "baseline", "current_version", "baseline_version"}
+    assert sides["versions"]["judge_model"].to_list() == ["m-1", "m-2", "m-1", "m-2"]
+    assert "version" not in sides["current"].columns and "version" not in sides["baseline"].columns
+    assert _calls(sides["current"], "m-2") == sorted(_V2, key=str)
+    assert _calls(sides["baseline"], "m-1") == sorted(_V1, key=str)
+    assert sides["current_version"] == {"judge": "j", **_version(2, "m-2", "h-2", 4, 2), "by_format": {
+        "likert5": _version(2, "m-2", "h-2", 3, 6), "tournament": _version(2, "m-2", "h-2", 4, 2)}}
+    assert sides["baseline_version"] == {"judge": "j", "by_format": {
+        "likert5": _version(1, "m-1", "h-1", 1, 6), "tournament": _version(1, "m-1", "h-1", 2, 2)}}
+    # the comparison on both formats: likert5 (p0, x) 1 -> 2 and tournament p1 A+ -> B+
+    items = drift_items(two_formats_two_versions, "s", "j")
+    assert items.select("format", "prompt_id", "reading_old", "reading").rows() == [
+        ("likert5", "p0", "1", "2"), ("tournament", "p1", "A+", "B+")]
+
+
+def test_drift_sides_names_formats_in_the_order_of_their_runs_every_time(tmp_path, write_jsonl):
+    # judges j and k score one call in each of the five built-in formats, in the reverse of their
+    # name order, so that j's cell runs, oldest first, are tournament, numeric100, likert5, binary, anchored;
+    # by_format names j's formats oldest run first, the same way every time (the JSON output of
+    # `judgeaudit drift`), while the versions frame lists them by name: 5 formats can come in 120 orders
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
+    from tests.conftest import query_rows
+    path = tmp_path / "five.duckdb"
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": "p0", "prompt": "q", "candidate_id": c,
+                                                  "response": c} for c in "xy"]), "s")
+    names = ["anchored", "binary", "likert5", "numeric100", "tournament"]
+    raws = {"anchored": "TIE", "binary": "yes", "likert5": "3", "numeric100": "50", "tournament": "A+"}
+    for f in reversed(names):                  # one import per format: an import runs its formats by name
+        import_verdicts(path, write_jsonl(f"{f}.jsonl", [
+            {"judge": judge, "format": f, "prompt_id": "p0", "raw": raws[f],
+             **({"candidate_id": "x"} if f in ("binary", "likert5", "numeric100") else {"a_id": "x", "b_id": "y"})}
+            for judge in ("j", "k")]), "s")
+    assert query_rows(path, "SELECT f.name FROM cell_runs JOIN judges j USING (judge_id) JOIN formats f "
+                            "USING (format_id) WHERE j.name = 'j' ORDER BY cell_run_id") == [(f,) for f in reversed(names)]
+    for _ in range(3):
+        sides = drift_sides(path, "s", "j", against="k")
+        assert sides["versions"]["format"].to_list() == names
+        assert list(sides["current_version"]["by_format"]) == names[::-1]

@@ -1,0 +1,207 @@
+"""Background runs (ingest.runs): launched processes, the runs table, cancel, queue, dead runs."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest import UserError, runs
+from ingest.store import import_pool
+from tests.conftest import query_rows
+from tests.openai_server import OpenAIServer
+
+EXE = str(Path(sys.executable).with_name("judgeaudit"))
+RUN_KEYS = {"id", "kind", "status", "pool", "pid", "started", "finished", "out_dir", "log", "config", "error"}
+
+
+def _pool(write_jsonl, n=12, prompts=3, text=lambda i: f"answer {i}"):
+    return write_jsonl("pool.jsonl", [{"prompt_id": f"q{i % prompts}", "prompt": f"Question {i % prompts}",
+                                       "candidate_id": f"c{i}", "response": text(i), "reference": float(i % 4)}
+                                      for i in range(n)])
+
+
+def _wait(db, run_id, statuses=("finished", "failed", "cancelled"), seconds=120):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        row = runs.get_run(db, run_id)
+        if row and row["status"] in statuses:
+            return row
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} still {runs.get_run(db, run_id)['status']} after {seconds} s")
+
+
+def _launch(db, kind: str, argv: list[str], **kw) -> int:
+    """Launch `judgeaudit ARGV` as the dashboard does: the command line is the caller's."""
+    return runs.launch(db, kind, [sys.executable, "-m", "app.cli", *argv], config={"argv": argv}, **kw)
+
+
+def test_launch_runs_the_callers_command_and_a_command_that_never_adopts_its_run_fails(db):
+    rid = runs.launch(db, "probe", [sys.executable, "-c", "import os; print('hello from', os.environ['JUDGEAUDIT_RUN_ID'])"])
+    deadline = time.time() + 90        # the row stays queued until a read sees the process gone
+    while runs.get_run(db, rid)["status"] == "queued" and time.time() < deadline:
+        time.sleep(0.5)
+    row = runs.get_run(db, rid)
+    assert f"hello from {rid}" in runs.log_tail(db, rid)
+    assert row["status"] == "failed" and "gone without closing the run" in row["error"]
+
+
+def test_launched_run_finishes_with_its_log_progress_and_cli_listing(db, write_jsonl):
+    import_pool(db, _pool(write_jsonl), "p")
+    rid = _launch(db, "score", ["score", "--pool", "p", "--judge", "fake:sim", "--formats", "likert5,binary"],
+                      pool="p", key=runs.run_key("score", "p", "sim"))
+    row = _wait(db, rid)
+    assert row["status"] == "finished", runs.log_tail(db, rid)
+    assert row["pid"] and row["started_at"] and row["finished_at"] and row["error"] is None
+    assert row["progress"]["done"] == row["progress"]["total"] == 24
+    assert Path(row["log_path"]).is_file() and Path(row["out_dir"]).is_dir()
+    assert "finished: 24 calls made" in runs.log_tail(db, rid)
+    assert row["config"]["argv"][:3] == ["score", "--pool", "p"]
+    # the verdicts' cell runs point back at the background run
+    assert query_rows(db, "SELECT DISTINCT run_id FROM cell_runs") == [(rid,)]
+    out = subprocess.run([EXE, "runs", "--json"], capture_output=True, text=True, timeout=60)
+    listed = json.loads(out.stdout)["runs"]
+    assert [r["id"] for r in listed] == [rid] and RUN_KEYS <= set(listed[0])
+    assert listed[0]["status"] == "finished" and listed[0]["kind"] == "score"
+
+
+def test_launch_is_refused_while_the_same_key_is_live(db, write_jsonl):
+    import_pool(db, _pool(write_jsonl, n=200, prompts=20), "p")
+    with OpenAIServer(latency_s=0.05) as server:
+        argv = ["score", "--pool", "p", "--judge", f"openai:m@{server.url}", "--formats", "binary", "--concurrency", "1"]
+        first = _launch(db, "score", argv, pool="p", key=runs.run_key("score", "p", "m"))
+        _wait(db, first, statuses=("running",))
+        with pytest.raises(UserError, match=f"run {first}, process"):
+            _launch(db, "score", argv, pool="p", key=runs.run_key("score", "p", "m"))
+        assert runs.active(db, runs.run_key("score", "p", "m"))["run_id"] == first
+        done = runs.cancel(db, first, wait_s=30)
+    assert done["status"] == "cancelled"
+    made = query_rows(db, "SELECT count(*) FROM verdicts")[0][0]
+    assert 0 < made < 200                     # stopped part-way, what it had answered is kept
+    assert runs.active(db, runs.run_key("score", "p", "m")) is None
+
+
+def test_a_killed_run_shows_as_failed_on_the_next_read(db, write_jsonl):
+    import_pool(db, _pool(write_jsonl, n=200, prompts=20), "p")
+    with OpenAIServer(latency_s=0.05) as server:
+        rid = _launch(db, "score", ["score", "--pool", "p", "--judge", f"openai:m@{server.url}", "--formats",
+                                        "binary", "--concurrency", "1"], pool="p", key=runs.run_key("score", "p", "m"))
+        row = _wait(db, rid, statuses=("running",))
+        while runs.get_run(db, rid)["progress"] is None:      # it has started making calls
+            time.sleep(0.1)
+        os.killpg(row["pid"], signal.SIGKILL)
+        deadline = time.time() + 30
+        while runs.get_run(db, rid)["status"] == "running" and time.time() < deadline:
+            time.sleep(0.2)
+    row = runs.get_run(db, rid)
+    assert row["status"] == "failed" and f"pid {row['pid']}" in row["error"] and "gone" in row["error"]
+    assert query_rows(db, "SELECT status FROM cell_runs") == [("failed",)]
+
+
+def test_stale_heartbeat_fails_a_hung_run(db, monkeypatch):
+    monkeypatch.setenv("JUDGEAUDIT_STALE_S", "1")
+    monkeypatch.setattr(runs, "HEARTBEAT_S", 3600.0)     # a hung process: alive, but never beats
+    with pytest.raises(Exception):
+        with runs.running(db, "probe") as run:
+            time.sleep(1.5)
+            (row,) = runs.list_runs(db)
+            assert row["status"] == "failed" and "no heartbeat" in row["error"]
+            raise RuntimeError("stop")
+    assert runs.get_run(db, run.id)["status"] == "failed"
+
+
+def test_queue_runs_one_at_a_time_and_a_queued_run_can_be_cancelled(db):
+    events, release = [], threading.Event()
+
+    def train(name, hold):
+        with runs.running(db, "train", queue="train", poll_s=0.1) as run:
+            events.append((name, "start", run.id))
+            if hold:
+                release.wait(30)
+            events.append((name, "end", run.id))
+
+    first = threading.Thread(target=train, args=("first", True))
+    first.start()
+    while not events:
+        time.sleep(0.05)
+    second = threading.Thread(target=train, args=("second", False))
+    second.start()
+    deadline = time.time() + 10
+    while len(runs.list_runs(db)) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    statuses = [r["status"] for r in runs.list_runs(db)]
+    assert statuses == ["running", "queued"]            # the second waits its turn
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert [e[:2] for e in events] == [("first", "start"), ("first", "end"), ("second", "start"), ("second", "end")]
+    assert [r["status"] for r in runs.list_runs(db)] == ["finished", "finished"]
+
+    # a queued run whose process never started (a crashed launcher) is cancelled at once
+    from ingest.runs._registry import _create
+    from ingest.store import transaction, writer
+    with writer(db) as con, transaction(con):
+        made = _create(con, "train", "queued", None, {}, None, "train", db)
+    assert runs.cancel(db, made["run_id"])["status"] == "cancelled"
+
+
+def test_a_failed_run_does_not_stop_the_queue(db):
+    with pytest.raises(ValueError):
+        with runs.running(db, "train", queue="train"):
+            raise ValueError("out of memory")
+    with runs.running(db, "train", queue="train", poll_s=0.1) as run:
+        pass
+    rows = runs.list_runs(db)
+    assert [r["status"] for r in rows] == ["failed", "finished"]
+    assert rows[0]["error"] == "ValueError: out of memory" and rows[1]["run_id"] == run.id
+
+
+def test_credentials_in_a_command_line_never_reach_the_runs_table(db):
+    secret_url = "openai:m@http://user:s3cretpw@127.0.0.1:9/v1?api_key=sk-abcdef1234567890"
+    with pytest.raises(Exception):
+        with runs.running(db, "evaluate", config={"judges": [secret_url]}):
+            raise RuntimeError("stop")
+    rid = _launch(db, "probe", ["probe", "--judge", secret_url, "--json"])
+    runs.cancel(db, rid, wait_s=30)
+    stored = json.dumps(query_rows(db, "SELECT config, error FROM runs"))
+    assert "s3cretpw" not in stored and "sk-abcdef1234567890" not in stored
+    assert "127.0.0.1:9/v1" in stored            # the rest of the endpoint is still readable
+
+
+def test_a_queued_run_cancelled_before_its_turn_ends_cancelled(db):
+    release, seen = threading.Event(), []
+
+    def first():
+        with runs.running(db, "train", queue="train"):
+            release.wait(30)
+
+    holder = threading.Thread(target=first)
+    holder.start()
+    while not runs.list_runs(db):
+        time.sleep(0.05)
+
+    def second():
+        try:
+            with runs.running(db, "train", queue="train", poll_s=0.1):
+                seen.append("ran")          # must never happen: it was cancelled while queued
+        except runs.Cancelled as exc:
+            seen.append(str(exc))
+
+    waiter = threading.Thread(target=second)
+    waiter.start()
+    while len(runs.list_runs(db)) < 2:
+        time.sleep(0.05)
+    queued = runs.list_runs(db)[1]
+    assert queued["status"] == "queued"
+    runs.cancel(db, queued["run_id"])
+    waiter.join(30)
+    release.set()
+    holder.join(30)
+    assert seen == [f"run {queued['run_id']} was cancelled while it waited in the train queue"]
+    assert [r["status"] for r in runs.list_runs(db)] == ["finished", "cancelled"]

@@ -1,0 +1,221 @@
+"""Databases written by earlier versions open, migrate, and read as they did: tests/data/v7 (schema 7,
+before the store's rooms) and tests/data/v11 (schema 11, before migration 012 renamed run_id and
+job_id). Each holds the file and what its version printed."""
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+V7, V11 = DATA / "v7", DATA / "v11"
+COMMANDS = ["pools", "audit", "bias", "rank", "calibrate", "positions", "levels", "variance"]
+V11_COMMANDS = COMMANDS + ["consistency"]
+# The words issue 25 renamed in a printed document (DESIGN.md 'One word per thing'): drift's cell
+# runs were `first_run` / `last_run`, and a run is now only a background run.
+RENAMED = {"first_run": "first_cell_run", "last_run": "last_cell_run"}
+
+
+def _unpack(folder: Path, name: str, tmp_path: Path) -> Path:
+    path = tmp_path / f"{name}.duckdb"
+    with gzip.open(folder / f"judgeaudit-{name}.duckdb.gz") as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return path
+
+
+@pytest.fixture
+def old_db(tmp_path) -> Path:
+    return _unpack(V7, "v7", tmp_path)
+
+
+@pytest.fixture
+def v11_db(tmp_path) -> Path:
+    return _unpack(V11, "v11", tmp_path)
+
+
+def _renamed(doc):
+    """An old document in today's words (RENAMED), values unchanged."""
+    if isinstance(doc, dict):
+        return {RENAMED.get(k, k): _renamed(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_renamed(v) for v in doc]
+    return doc
+
+
+def _cli(db: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", *args, "--db", str(db)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2])
+
+
+def test_the_old_database_migrates_and_keeps_its_rows(old_db):
+    con = duckdb.connect(str(old_db), read_only=True)
+    before = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+              for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    con.close()
+    # likert5: 18 candidates; tournament: 3 pairs x 6 prompts, each in both orders
+    assert before["_migrations"] == 7 and before["verdicts"] == 18 + 2 * 18 and "training_runs" in before
+
+    proc = _cli(old_db, "runs", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (run,) = json.loads(proc.stdout)["runs"]
+    assert (run["kind"], run["status"], run["pool"]) == ("score", "finished", "v7")
+
+    con = duckdb.connect(str(old_db), read_only=True)
+    after = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+             for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    names = [r[0] for r in con.execute("SELECT name FROM _migrations ORDER BY id").fetchall()]
+    con.close()
+    assert names[7:12] == ["008_drop_training_runs.sql", "009_verdict_endpoint.sql", "010_batch_calls.sql",
+                           "011_calls_kept_unique_by_the_writer.sql", "012_one_word_per_thing.sql"]
+    assert "training_runs" not in after
+    assert after["batch_exports"] == after["batch_calls"] == 0          # new in 010, empty
+    assert {t: n for t, n in after.items() if t not in ("_migrations", "batch_exports", "batch_calls")} == \
+        {t: n for t, n in before.items() if t not in ("_migrations", "training_runs")}
+
+
+def _keeps(old, new, where="document") -> list[str]:
+    """Where `new` differs from `old` on old's keys (new may add keys: later issues add fields, never
+    change or drop one); [] when every old key holds its old value."""
+    if isinstance(old, dict):
+        if not isinstance(new, dict):
+            return [f"{where}: {new!r} is not an object"]
+        return [d for k, v in old.items()
+                for d in (_keeps(v, new[k], f"{where}.{k}") if k in new else [f"{where}.{k}: missing"])]
+    if isinstance(old, list):
+        if not isinstance(new, list) or len(new) != len(old):
+            return [f"{where}: {len(old)} items became {len(new) if isinstance(new, list) else new!r}"]
+        return [d for i, (a, b) in enumerate(zip(old, new)) for d in _keeps(a, b, f"{where}[{i}]")]
+    return [] if old == new else [f"{where}: {old!r} became {new!r}"]
+
+
+def test_keeps_is_strict_on_old_keys():
+    assert _keeps({"a": [1, {"b": 2}]}, {"a": [1, {"b": 2, "c": 3}], "d": 4}) == []
+    assert _keeps({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == ["document.a[1].b: 2 became 3"]
+    assert _keeps({"a": 1}, {}) == ["document.a: missing"]
+    assert _keeps({"a": [1]}, {"a": [1, 2]}) == ["document.a: 1 items became 2"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_reading_prints_what_the_old_version_printed(old_db, command):
+    args = [command] if command == "pools" else [command, "--pool", "v7"]
+    proc = _cli(old_db, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    got, old = json.loads(proc.stdout), json.loads((V7 / f"{command}.json").read_text())
+    if command == "audit":   # cells now carry `aggregate`: an old database's calls were asked once
+        assert all(cell["aggregate"] == "single" for cell in got["cells"])
+    assert _keeps(old, got) == []
+
+
+def test_the_report_is_the_old_versions(old_db, tmp_path):
+    out = tmp_path / "report.json"
+    proc = _cli(old_db, "report", "--pool", "v7", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert _keeps(json.loads((V7 / "report.json").read_text()), json.loads(out.read_text())) == []
+
+
+def test_the_old_subset_and_labels_read_through_the_new_rooms(old_db):
+    import audit
+    from ingest.store import declared_threshold, ensure_current
+    ensure_current(old_db)
+    (subset,) = audit.subsets(old_db, "v7").to_dicts()
+    assert (subset["policy"], subset["judge"], subset["format"], subset["n_selected"]) == ("judge", "sim", "likert5", 3)
+    assert audit.subset_by_hash(old_db, subset["sha256"])["subset_id"] == subset["subset_id"]
+    assert declared_threshold(old_db, "v7") == 0.4
+    assert audit.stored_labels(old_db, "v7").height == 6
+
+
+# -- schema 11, written by the last version before migration 012 --------------------------------------
+
+def _columns(db: Path, table: str) -> list[str]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = $t "
+                                          "ORDER BY ordinal_position", {"t": table}).fetchall()]
+    finally:
+        con.close()
+
+
+def test_migration_12_renames_the_columns_and_keeps_every_row(v11_db):
+    con = duckdb.connect(str(v11_db), read_only=True)
+    tables = [t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+    before = {t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in tables if t != "_migrations"}
+    con.close()
+    # the v11 file as written: 18 likert5 + 2 x 18 tournament + 18 binary (batch) + 18 imported + 18 sim-2
+    assert len(before["verdicts"]) == 18 + 36 + 18 + 18 + 18
+    assert "run_id" in _columns(v11_db, "verdicts") and "job_id" in _columns(v11_db, "cell_runs")
+
+    proc = _cli(v11_db, "pools", "--json")      # any command migrates
+    assert proc.returncode == 0, proc.stderr
+    assert [c for c in _columns(v11_db, "verdicts") if "run" in c] == ["cell_run_id"]
+    assert [c for c in _columns(v11_db, "cell_runs") if "run" in c or "decoding" in c] == \
+        ["cell_run_id", "decoding_settings", "run_id"]
+    assert "cell_run_id" in _columns(v11_db, "batch_calls") and "decoding_settings" in _columns(v11_db, "batch_exports")
+    assert "run_id" in _columns(v11_db, "generations") and "job_id" not in _columns(v11_db, "evaluations")
+    con = duckdb.connect(str(v11_db), read_only=True)
+    after = {t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in before}
+    pairings = con.execute("SELECT kind, pairing, count(*) FROM formats GROUP BY ALL ORDER BY ALL").fetchall()
+    con.close()
+    # every row kept, value for value, but the pointwise formats' pairing (now none)
+    assert {t: rows for t, rows in after.items() if t != "formats"} == {t: rows for t, rows in before.items() if t != "formats"}
+    assert pairings == [("comparative", "tournament", 1), ("pointwise", None, 2)]
+
+
+@pytest.mark.parametrize("command", V11_COMMANDS)
+def test_every_reading_prints_what_version_11_printed(v11_db, command):
+    args = [command] if command == "pools" else [command, "--pool", "v11"]
+    proc = _cli(v11_db, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert _keeps(json.loads((V11 / f"{command}.json").read_text()), json.loads(proc.stdout)) == []
+
+
+def test_drift_reads_as_version_11_printed_it_in_todays_words(v11_db):
+    proc = _cli(v11_db, "drift", "--pool", "v11", "--judge", "sim-2", "--against", "sim", "--json")
+    assert proc.returncode == 0, proc.stderr
+    old = json.loads((V11 / "drift.json").read_text())
+    assert "first_run" in json.dumps(old)       # the rename is real: the old document said first_run
+    assert _keeps(_renamed(old), json.loads(proc.stdout)) == []
+
+
+def test_the_report_and_the_export_are_version_11s(v11_db, tmp_path):
+    out = tmp_path / "report.json"
+    proc = _cli(v11_db, "report", "--pool", "v11", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    old, new = json.loads((V11 / "report.json").read_text()), json.loads(out.read_text())
+    assert new.pop("generated_at") > old.pop("generated_at")      # when it was made: the one key that moves
+    assert _keeps(old, new) == []
+    rows = tmp_path / "verdicts.jsonl"
+    proc = _cli(v11_db, "export-verdicts", "--pool", "v11", "--out", str(rows))
+    assert proc.returncode == 0, proc.stderr
+    old = [json.loads(line) for line in (V11 / "export-verdicts.jsonl").read_text().splitlines()]
+    assert [json.loads(line) for line in rows.read_text().splitlines()] == old
+
+
+def test_a_journal_left_by_version_11_is_replayed_into_the_renamed_column(v11_db):
+    # a scoring run killed under version 11 left answers in its journal, each naming its cell run
+    # `run_id`; the current version stores them under cell_run_id
+    from ingest.scoring import replay_journal
+    con = duckdb.connect(str(v11_db))
+    row = con.sql("SELECT * FROM verdicts WHERE judge_id = (SELECT judge_id FROM judges WHERE name = 'sim') "
+                  "ORDER BY ALL LIMIT 1").pl().to_dicts()[0]
+    con.execute("DELETE FROM verdicts WHERE run_id = $r AND prompt_idx = $p AND a_idx = $a AND sample = $s AND "
+                "format_id = $f AND b_idx IS NOT DISTINCT FROM $b",
+                {"r": row["run_id"], "p": row["prompt_idx"], "a": row["a_idx"], "s": row["sample"],
+                 "f": row["format_id"], "b": row["b_idx"]})
+    con.close()
+    line = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items() if k != "created_at"}
+    folder = v11_db.with_name(v11_db.name + ".progress")     # DB.progress/POOL--JUDGE.journal.jsonl
+    folder.mkdir()
+    (folder / "v11--sim.journal.jsonl").write_text(json.dumps(line) + "\n")
+    assert replay_journal(v11_db, "v11", "sim") == 1
+    con = duckdb.connect(str(v11_db), read_only=True)
+    got = con.execute("SELECT cell_run_id, value FROM verdicts WHERE judge_id = $j AND prompt_idx = $p AND a_idx = $a "
+                      "AND sample = $s AND format_id = $f AND b_idx IS NOT DISTINCT FROM $b",
+                      {"j": row["judge_id"], "p": row["prompt_idx"], "a": row["a_idx"], "s": row["sample"],
+                       "f": row["format_id"], "b": row["b_idx"]}).fetchall()
+    con.close()
+    assert got == [(row["run_id"], row["value"])]
