@@ -71,11 +71,11 @@ def compare_verdicts(old: pl.DataFrame, new: pl.DataFrame) -> tuple[pl.DataFrame
 
 
 def _judge_verdicts(con, pid: int, judge: str) -> pl.DataFrame:
-    row = con.execute("SELECT judge_id FROM judges WHERE name = $n", {"n": judge}).fetchall()
-    if not row:
-        names = [r[0] for r in con.execute("SELECT name FROM judges ORDER BY name").fetchall()]
+    row = query(con, "judge_by_name", judge=judge)
+    if not row.height:
+        names = query(con, "judge_names")["name"].to_list()
         raise AuditError(f"no judge named '{judge}' (known: {', '.join(names) or 'none'})")
-    return query(con, "drift_verdicts", pool_id=pid, judge_id=row[0][0])
+    return query(con, "drift_verdicts", pool_id=pid, judge_id=row["judge_id"][0])
 
 
 def _workflow_error(pool: str, judge: str) -> AuditError:

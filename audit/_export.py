@@ -36,9 +36,8 @@ def verdict_batches(db: str | os.PathLike | None, pool: str, json_lines: bool = 
     with connect(db) as con:
         pid = pool_id(con, pool)
         text = sql("export_verdicts")
-        if json_lines:
-            text = ("SELECT to_json(e) AS line FROM (SELECT * REPLACE (CAST(label_probs AS JSON) AS label_probs) "
-                    f"FROM ({text}) AS x) AS e")
+        if json_lines:     # the query's rows, each as one JSON object (both texts are files of audit/sql)
+            text = sql("export_verdict_lines").replace("/* export_verdicts */", text)
         reader = con.sql(text, params={"pool_id": pid}).fetch_record_batch(rows)
         empty = True
         for batch in reader:

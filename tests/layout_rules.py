@@ -13,6 +13,14 @@ Each rule returns a list of violations (strings naming the file and line); [] me
    `app`; `audit` imports from `ingest` only the store's read-only connection module, and nothing of
    `train` or `app`; nothing outside `app` imports `app`.
 5. long_files: no source file over 450 lines.
+6. One door to the database (DESIGN.md 'One word per thing, one door to the database', issue 25):
+   duckdb_outside_the_store: only ingest/store/ opens a DuckDB connection (`duckdb.connect`);
+   raw_store_helpers: nothing outside ingest/store/ imports the store's raw helpers (a connection,
+   a transaction, a query runner), and the store's face does not export them;
+   sql_in_python: SQL statements live in .sql files (ingest/store/sql/, audit/sql/), not in string
+   literals of .py files, but for the store's own plumbing (its migrations table and id marks).
+7. long_pages: a page of the dashboard (app/views/<page>/page.py) stays under about 80 lines; its
+   helpers sit beside it.
 """
 
 from __future__ import annotations
@@ -195,8 +203,89 @@ def long_files(root: Path) -> list[str]:
     return out
 
 
+STORE = "ingest/store/"
+RAW_HELPERS = {"writer", "reader", "frame", "one", "transaction", "next_id", "open_with_retry", "migrate",
+               "IN_PROCESS", "_database"}
+SQL_PLUMBING = {"ingest/store/_database.py", "ingest/store/connection.py"}
+SQL_STATEMENT = re.compile(r'^[rfbRFB]*("""|\'\'\'|"|\')\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|WITH|COPY|'
+                           r'ATTACH|PRAGMA|CHECKPOINT)\b')
+MAX_PAGE_LINES = 80
+
+
+def _files(root: Path):
+    for path in modules(root).values():
+        yield path.relative_to(root).as_posix(), path
+
+
+def duckdb_outside_the_store(root: Path) -> list[str]:
+    """A call of duckdb.connect (or an import of `connect` from duckdb) outside ingest/store/."""
+    bad = []
+    for rel, path in _files(root):
+        if rel.startswith(STORE):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr == "connect" and isinstance(node.value, ast.Name)
+                    and node.value.id == "duckdb") or (isinstance(node, ast.ImportFrom) and node.module == "duckdb"
+                                                       and any(a.name == "connect" for a in node.names)):
+                bad.append(f"{rel}:{node.lineno} opens DuckDB")
+    return bad
+
+
+def raw_store_helpers(root: Path) -> list[str]:
+    """An import of a raw helper from the store outside it, or the store's face exporting one."""
+    known = modules(root)
+    bad = []
+    for name, path in known.items():
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(STORE):
+            continue
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            target = node.module or ""
+            if node.level:
+                target = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+            if target.startswith("ingest.store"):
+                for a in node.names:
+                    if a.name in RAW_HELPERS or target.endswith("._database"):
+                        bad.append(f"{rel}:{node.lineno} imports {a.name} from {target}")
+    face = root / "ingest" / "store" / "__init__.py"
+    if face.exists():
+        for node in ast.walk(ast.parse(face.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in RAW_HELPERS - {"_database"}:
+                bad.append(f"ingest/store/__init__.py:{node.lineno} exports {node.value}")
+    return bad
+
+
+def sql_in_python(root: Path) -> list[str]:
+    """Each string literal of a .py file that starts an SQL statement, outside the store's plumbing."""
+    bad = []
+    skip = (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
+    for rel, path in _files(root):
+        if rel in SQL_PLUMBING:
+            continue
+        previous = None
+        for tok in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline):
+            # a literal right after another is the same (implicitly concatenated) statement
+            if tok.type == tokenize.STRING and SQL_STATEMENT.match(tok.string) and previous != tokenize.STRING:
+                bad.append(f"{rel}:{tok.start[0]} holds SQL: {tok.string[:50]!r}")
+            if tok.type not in skip:
+                previous = tok.type
+    return bad
+
+
+def long_pages(root: Path) -> list[str]:
+    out = []
+    for path in sorted((root / "app" / "views").glob("*/page.py")):
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > MAX_PAGE_LINES:
+            out.append(f"{path.relative_to(root).as_posix()}: {n} lines")
+    return out
+
+
 RULES = (private_imports, import_cycles, write_sql_outside_the_store, ingest_names_app, audit_imports_siblings,
-         imports_of_app, long_files)
+         imports_of_app, long_files, duckdb_outside_the_store, raw_store_helpers, sql_in_python, long_pages)
 
 
 def report(root: Path) -> dict[str, list[str]]:

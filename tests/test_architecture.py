@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.store import migrate
+from ingest.store._database import migrate
 from tests import layout_rules
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,17 +84,42 @@ def test_the_rules_catch_a_broken_tree(tmp_path):
     assert layout_rules.imports_of_app(tree2) == ["train/x.py:1 imports app"]
 
 
+def test_the_one_door_rules_catch_a_broken_tree(tmp_path):
+    tree = _tree(tmp_path, {
+        "ingest/store/__init__.py": '_EXPORTS = {"_database": ["migrate", "writer"], "_pools": ["import_pool"]}\n',
+        "ingest/store/_database.py": "import duckdb\ncon = duckdb.connect('x')\nQ = 'CREATE TABLE _migrations (id INT)'\n",
+        "ingest/store/_pools.py": "Q = 'SELECT 1'\n",                                 # inside the store: SQL...
+        "ingest/demo/build.py": "import duckdb\ncon = duckdb.connect('x')\n",          # ...outside: a door
+        "ingest/scoring/_runner.py": "from ..store import writer, import_pool\nfrom ..store._database import one\n",
+        "train/t.py": "from duckdb import connect\nQ = f\"SELECT {1}\"\n",
+        "audit/a.py": "from ingest.store import connection\nQ = ('WITH x AS (SELECT 1) '\n     'SELECT * FROM x')\n",
+        "app/views/score/page.py": "x = 1\n" * 81,
+        "app/views/pool/page.py": "x = 1\n" * 80,
+    })
+    assert layout_rules.duckdb_outside_the_store(tree) == ["ingest/demo/build.py:2 opens DuckDB",
+                                                           "train/t.py:1 opens DuckDB"]
+    assert layout_rules.raw_store_helpers(tree) == [
+        "ingest/scoring/_runner.py:1 imports writer from ingest.store",
+        "ingest/scoring/_runner.py:2 imports one from ingest.store._database",
+        "ingest/store/__init__.py:1 exports migrate", "ingest/store/__init__.py:1 exports writer"]
+    assert [v.split(" holds")[0] for v in layout_rules.sql_in_python(tree)] == [
+        "audit/a.py:2", "ingest/store/_pools.py:1", "train/t.py:2"]        # the store's _database.py may
+    assert layout_rules.long_pages(tree) == ["app/views/score/page.py: 81 lines"]
+
+
 def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
     con = duckdb.connect(str(tmp_path / "empty.duckdb"))
     migrate(con)
     params = {"pool_id": 1, "judge_id": 1, "format_id": 1, "decoding": "greedy", "expected": False,
-              "study": "s", "study_id": 1, "pool": None, "sha256": None, "prompt_lo": 0, "prompt_hi": 0}
+              "study": "s", "study_id": 1, "pool": None, "sha256": None, "prompt_lo": 0, "prompt_hi": 0, "judge": "j"}
     files = [f for f in (resources.files("audit") / "sql").iterdir() if f.name.endswith(".sql")]
     assert len(files) >= 6
     con.execute("CREATE TEMP TABLE wanted_df (cand_idx BIGINT, ord BIGINT)")   # candidate_texts' frame
     for f in files:
         text = f.read_text()
         assert text.startswith("--"), f"{f.name} should start with a comment saying what a row is"
+        # a file that wraps another names it in a marker comment, as audit/_export.py fills it in
+        text = text.replace("/* export_verdicts */", (resources.files("audit") / "sql" / "export_verdicts.sql").read_text())
         used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", text)}
         con.execute(text, used).fetchall()
 

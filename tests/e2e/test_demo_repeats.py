@@ -124,7 +124,7 @@ def test_calibrate_has_a_reliability_diagram_of_the_bundled_model(demo_db):
     for fmt, want in (("anchored", 10), ("tournament", 22)):
         n = sum(plurality.get((r["prompt_id"], frozenset((r["a_id"], r["b_id"]))), "tie") != "tie"
                 for r in calls if r["format"] == fmt)
-        assert n == want          # counted from the files: the figures the README quotes
+        assert n == want          # counted from the files: the figures docs/demo.md quotes
         cell = cells[("smollm2-local", fmt, "constrained")]
         assert cell["probability_source"] == "distribution" and cell["n_prob"] == want
         assert cell["reliability"] and sum(b["n"] for b in cell["reliability"]) == want

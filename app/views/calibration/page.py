@@ -6,33 +6,12 @@ import streamlit as st
 
 from app import charts_trust, data
 from app.reading import table_view
-from ingest import UserError
+from app.views.calibration.confidence import confidence_section
+from app.views.calibration.labels_upload import labels_upload
 
 pool = data.page_pool("Calibration")
 labels = data.stored_labels(pool)
-with st.expander(f"Human labels ({labels.height} stored)", expanded=labels.height == 0):
-    with st.form("labels", clear_on_submit=True):
-        upload = st.file_uploader("Labels (.jsonl)", type=["jsonl", "ndjson"])
-        source = st.radio("Layout", ["jsonl", "mtbench", "llmfao"], horizontal=True,
-                          help="jsonl: prompt_id, a_id, b_id, label (A, B or tie), optional annotator; "
-                               "mtbench: MT-Bench expert votes; llmfao: LLMFAO crowd votes")
-        replace = st.checkbox("Replace the pool's stored labels")
-        submitted = st.form_submit_button("Import labels")
-    bundled = data.bundled_labels(pool)
-    if bundled is not None and labels.height == 0 and st.button(f"Import the bundled labels ({bundled.name})"):
-        data.import_labels(bundled, pool)
-        st.rerun()
-if submitted and upload is not None:
-    try:
-        out = data.import_labels_upload(pool, upload.name, upload.getvalue(), source, replace)
-    except UserError as exc:
-        st.error(str(exc))
-    else:
-        st.session_state["labels_note"] = (f"Imported {out['imported']} labels ({out['n_pairs']} pairs, "
-                                           f"{out['n_annotators']} annotators).")
-        st.rerun()
-if "labels_note" in st.session_state:
-    st.success(st.session_state.pop("labels_note"))
+labels_upload(pool, labels)
 if labels.height == 0:
     st.info("No human labels for this pool yet: upload a labels file above.")
     st.stop()
@@ -70,18 +49,4 @@ conf = cells["confusion"][pick].to_list()
 st.dataframe(pl.DataFrame({"humans \\ judge": ["A", "B", "tie"], "A": conf[0::3], "B": conf[1::3], "tie": conf[2::3]}),
              hide_index=True)
 
-st.subheader("Confidence")
-probs = cells.filter(pl.col("probability_source").is_not_null())
-if probs.height == 0:
-    st.info("No label probabilities in these cells, so no reliability diagram. To get them, score the pairs with "
-            "constrained decoding and logprobs (`--decoding constrained`: the label distribution is stored where the "
-            "judge returns one, as the bundled `local:smollm2` does), or ask each call several times "
-            "(`--samples N --temperature T`): p is then the share of samples preferring a response.")
-else:
-    st.altair_chart(charts_trust.reliability_diagram(probs), width="content")
-    st.caption("Each point: a bin of judgements by the judge's probability that the labelled pair's first response "
-               "is better (10 equal-width bins; the larger, the more judgements), against the share the humans "
-               "preferred it; on the dashed diagonal the judge is calibrated. ECE after isotonic recalibration: fitted on 4 of 5 folds of prompts, "
-               "scored on the fifth.")
-    st.dataframe(**table_view(probs.select("judge", "format", "decoding", "probability_source", "n_prob", "ece",
-                                           "brier", "ece_isotonic")), hide_index=True, width="stretch")
+confidence_section(cells)
