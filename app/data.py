@@ -118,12 +118,12 @@ def probe_pools() -> list[str]:
     return [n for n in pools()["name"].to_list() if n == "probes" or n.startswith("probes-")]
 
 
-def launch_probe(argv: list[str], judge: str, sample: int) -> int:
-    """Start `judgeaudit probe` (ARGV of app.probe_form.probe_argv) as a background run; its id.
-    UserError while a run of the same probe pool and judge (NAME+STRATEGY) is alive."""
+def launch_probe(request, judge: str) -> int:
+    """Start a `judgeaudit probe` request (app/views/probes/form.py probe_request) as a background
+    run; its id. UserError while a run of the same probe pool and judge (NAME+STRATEGY) is alive."""
     from ingest.scoring.probes import pool_name
-    pool = pool_name(sample or None, 0)
-    return launch_run("probe", argv, pool=pool, key=run_key("score", pool, judge))
+    pool = pool_name(request.get("sample"), request.get("seed", 0))
+    return launch_run(request, pool=pool, key=run_key("score", pool, judge))
 
 
 def endpoints() -> dict:
@@ -187,13 +187,15 @@ def runs_of(kind: str, pool: str | None = None) -> list[dict]:
     return list_runs(db_file(), kind=kind, pool=pool)
 
 
-def launch_run(kind: str, argv: list[str], pool: str | None = None, key: str | None = None,
-               queue: str | None = None) -> int:
-    """Start `judgeaudit ARGV` as a background run (ingest.runs.launch); its id. UserError while a
-    live run holds the same key (e.g. the same pool and judge)."""
+def launch_run(request, pool: str | None = None, key: str | None = None, queue: str | None = None) -> int:
+    """Start a request (ingest.runs.RunRequest) as a background run of its command (ingest.runs.launch):
+    the request is the run's config, the process gets the command line derived from it
+    (app.cli.command_line). Its id; UserError while a live run holds the same key (e.g. the same
+    pool and judge)."""
+    from app.cli import command_line
     from ingest.runs import launch
-    return launch(db_file(), kind, [sys.executable, "-m", "app.cli", *argv], config={"argv": argv}, pool=pool,
-                  key=key, queue=queue)
+    return launch(db_file(), request.command, [sys.executable, "-m", "app.cli", *command_line(request)],
+                  request=request, pool=pool, key=key, queue=queue)
 
 
 def score_key(pool: str, judge: str) -> str:
@@ -225,14 +227,12 @@ def builtin_formats() -> list[str]:
     return list(BUILTIN)
 
 
-def check_call(pool: str, judge_argv: list[str], fmt: str, decoding: str) -> dict:
-    """ONE real call of the judge a form names (score_form.judge_argv: its --judge and, for a
-    configured endpoint only, its --api-key-env) on the pool's first candidate: raw reply and
+def check_call(pool: str, judge: dict, fmt: str, decoding: str) -> dict:
+    """ONE real call of the judge a form names (score_form.judge_options: its judge_spec and, for a
+    configured endpoint only, its api_key_env) on the pool's first candidate: raw reply and
     parsed label."""
     from ingest.scoring import check_call as call
-    judge = judge_argv[judge_argv.index("--judge") + 1]
-    key_env = judge_argv[judge_argv.index("--api-key-env") + 1] if "--api-key-env" in judge_argv else None
-    return call(db_file(), pool, judge, fmt, api_key_env=key_env, decoding=decoding)
+    return call(db_file(), pool, judge["judge_spec"], fmt, api_key_env=judge["api_key_env"], decoding=decoding)
 
 
 def cancel_run(run_id: int) -> dict:
@@ -251,9 +251,9 @@ def run_log(run_id: int, n_chars: int = 3000) -> str:
     return text[-n_chars:].partition("\n")[2] if len(text) > n_chars else text
 
 
-def launch_evaluation(argv: list[str], pool: str, study: str) -> int:
-    """Start `judgeaudit evaluate ARGV` as a background run; its id."""
-    return launch_run("evaluate", argv, pool=pool, key=run_key("evaluate", study))
+def launch_evaluation(request, pool: str, study: str) -> int:
+    """Start a `judgeaudit evaluate` request (app/evaluate_form.py) as a background run; its id."""
+    return launch_run(request, pool=pool, key=run_key("evaluate", study))
 
 
 # -- curation and training (train.curate on audit's frames; run folders of ingest.runs) --------------

@@ -1,6 +1,7 @@
 """What a run's card says, as pure functions (no Streamlit; tested by hand in tests/app/test_run_card.py):
 the headline that names what the run does (the judge and formats of a scoring run, the curation of a
-training run), a finished training run's outcome, and its log made readable.
+training run: fields of its request, never flags), a finished training run's outcome, and its log
+made readable.
 
 The runs panel (app/runs_panel.py) draws the card; these functions give it its words:
 
@@ -16,13 +17,12 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl
 
+from app.cli import run_request
+from app.evaluate_form import train_fields
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # ingest/store/connection.py open_with_retry: said once per connection, so a busy run repeats it
 _WAIT = re.compile(r"is in use by another process; waiting")
-
-
-def _argv_value(argv: list[str], flag: str) -> str | None:
-    return argv[argv.index(flag) + 1] if flag in argv and argv.index(flag) + 1 < len(argv) else None
 
 
 def judge_words(spec: str) -> str:
@@ -43,40 +43,40 @@ def judge_words(spec: str) -> str:
 
 
 def run_title(row: dict) -> str:
-    """What the run does, from its config (the command line it was launched with, and what the
-    run recorded once it started): the judge and formats of a score or probe run, the curation and
-    base model of a training run, the study of an evaluation."""
+    """What the run does, from its request (app.cli.run_request) and what the run recorded beside
+    it once it started: the judge and formats of a score or probe run, the curation and base model
+    of a training run."""
     config = row.get("config") or {}
-    argv = [str(a) for a in config.get("argv") or []]
-    kind = row.get("kind") or (argv[0] if argv else "run")
+    request = run_request(row)
+    options = request.options if request else {}
+    kind = row.get("kind") or (request.command if request else "run")
     parts = [kind]
-    spec = _argv_value(argv, "--judge")
-    if kind in ("score", "probe", "evaluate"):     # a train run's --judge is the curating judge's name
+    if kind in ("score", "probe", "evaluate"):     # a train run's judge is the curating judge's name
+        spec = options.get("judge_spec") or next(iter(options.get("judges") or []), None)
         judge = judge_words(spec) if spec else config.get("judge")
-        formats = config.get("formats") or (_argv_value(argv, "--formats") or "").split(",")
+        formats = options.get("formats") or config.get("formats") or []
         if judge:
             parts.append(f"judge {judge}")
-        if any(formats):
-            parts.append("formats " + ", ".join(f for f in formats if f))
-        decoding = _argv_value(argv, "--decoding") or config.get("decoding")
+        if formats:
+            parts.append("formats " + ", ".join(formats))
+        decoding = options.get("decoding") or config.get("decoding")
         if isinstance(decoding, str) and decoding != "greedy":
             parts.append(decoding)
     if kind == "train":
-        parts.append(train_subject(config, argv))
+        parts.append(train_subject(row))
     return " · ".join(parts)
 
 
-def train_subject(config: dict, argv: list[str]) -> str:
+def train_subject(row: dict) -> str:
     """'smollm2-demo × likert5 at rate 0.25, seed 0, on local:smollm2' for a training run."""
-    c = config.get("curation") or {}
-    policy = c.get("policy") or _argv_value(argv, "--policy") or "judge"
-    judge, fmt = c.get("judge") or _argv_value(argv, "--judge"), c.get("format") or _argv_value(argv, "--format")
-    rate = c.get("rate") or _argv_value(argv, "--rate")
+    asked = train_fields(row)
+    c = (row.get("config") or {}).get("curation") or asked["curation"] or {}
+    policy = c.get("policy") or "judge"
+    judge, fmt, rate = c.get("judge"), c.get("format"), c.get("rate")
     what = f"{judge} × {fmt}" if policy == "judge" and judge else f"{policy} baseline"
-    if config.get("subset") or _argv_value(argv, "--subset"):
-        what = "subset " + str(config.get("subset") or _argv_value(argv, "--subset")).rsplit("/", 1)[-1]
-    seed = config.get("seed", _argv_value(argv, "--seed"))
-    base = config.get("base") or _argv_value(argv, "--base")
+    if asked["subset"]:
+        what = "subset " + str(asked["subset"]).rsplit("/", 1)[-1]
+    seed, base = asked["seed"], asked["base"]
     return (what + (f" at rate {float(rate):g}" if rate and policy != "full" else "")
             + (f", seed {seed}" if seed is not None else "") + (f", on {base}" if base else ""))
 

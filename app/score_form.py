@@ -1,10 +1,10 @@
 """The Score page's form, as data: which judge a browser user may pick, and the `judgeaudit score`
-arguments it becomes. Pure (no Streamlit), so the rules are unit-tested. The judge alone (a
-`JudgeChoice`, and its `judge_argv`) is shared with the Evaluate and Probes forms
-(app/evaluate_form.py, app/views/probes/form.py):
+request it becomes (ingest.runs.RunRequest; app.cli.request_for). Pure (no Streamlit), so the rules
+are unit-tested. The judge alone (a `JudgeChoice`, and its `judge_options`) is shared with the
+Evaluate and Probes forms (app/evaluate_form.py, app/views/probes/form.py):
 
 - a configured endpoint (ingest.endpoints, from the server's judgeaudit.toml) is the ONLY way an
-  API key is sent: its `--api-key-env` comes from the server config, never from the browser;
+  API key is sent: its key variable (`api_key_env`) comes from the server config, never from the browser;
 - a free-typed endpoint ("custom") is allowed, and never carries a key;
 - the bundled model (local:smollm2) and the simulated judge (fake:NAME) need no key.
 """
@@ -14,8 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from app.cli import request_for
 from ingest import UserError
 from ingest.endpoints import Endpoint
+from ingest.runs import RunRequest
 
 PROVIDERS = {"endpoint": "Configured endpoint", "local": "Bundled SmolLM2 (in-process)",
              "fake": "Simulated judge", "custom": "Other endpoint (no API key)"}
@@ -43,6 +45,7 @@ class ScoreForm:
     schedule: str = "listing"
     concurrency: int = 8
     swap: str = "0"
+    decoding: str = "greedy"
 
     @property
     def judge(self) -> JudgeChoice:
@@ -70,42 +73,46 @@ def providers(endpoints: dict[str, Endpoint]) -> list[str]:
     return (["endpoint"] if endpoints else []) + ["local", "fake", "custom"]
 
 
-def judge_argv(choice: JudgeChoice, endpoints: dict[str, Endpoint]) -> tuple[list[str], str]:
-    """(`--judge SPEC [--api-key-env VAR]`, the judge's name) for the chosen judge; UserError if
-    the choice is not acceptable. The key variable comes only from a configured endpoint."""
+def judge_options(choice: JudgeChoice, endpoints: dict[str, Endpoint]) -> tuple[dict, str]:
+    """({"judge_spec": SPEC, "api_key_env": VAR or None}, the judge's name) for the chosen judge;
+    UserError if the choice is not acceptable. The key variable comes only from a configured endpoint."""
     model = choice.model.strip()
     if choice.provider == "endpoint":
         ep = endpoints.get(choice.endpoint or "")
         if ep is None:
             raise UserError(f"endpoint {choice.endpoint!r}: not configured on this server "
                             f"(configured: {', '.join(endpoints) or 'none'})")
-        return ep.judge_argv(model), model
+        if model not in ep.models:
+            raise UserError(f"endpoint {ep.name!r}: model {model!r} is not configured "
+                            f"(configured: {', '.join(ep.models)})")
+        # openai:MODEL@URL1,URL2,... for an endpoint of several servers
+        return {"judge_spec": f"openai:{model}@{ep.base_url}", "api_key_env": ep.api_key_env}, model
     if choice.provider == "custom":
         url = choice.base_url.strip()
         if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):
             raise UserError(f"base URL {url!r}: an http(s) URL, e.g. http://localhost:8000/v1")
         if not model or any(c.isspace() or not c.isprintable() for c in model):
             raise UserError(f"model {model!r}: a model name without spaces")
-        return ["--judge", f"openai:{model}@{url}"], model          # no key, by construction
+        return {"judge_spec": f"openai:{model}@{url}", "api_key_env": None}, model     # no key, by construction
     if choice.provider == "local":
-        return ["--judge", "local:smollm2"], "smollm2"
+        return {"judge_spec": "local:smollm2", "api_key_env": None}, "smollm2"
     if choice.provider == "fake":
         if not _FAKE.fullmatch(model):
             raise UserError(f"simulated judge {model!r}: a name of letters, digits, '_', '-', '.' "
                             "(optionally ?noise=..&slot_bias=..)")
-        return ["--judge", f"fake:{model}"], model.split("?")[0]
+        return {"judge_spec": f"fake:{model}", "api_key_env": None}, model.split("?")[0]
     raise UserError(f"judge provider {choice.provider!r}: one of {', '.join(PROVIDERS)}")
 
 
-def score_argv(form: ScoreForm, db: str, endpoints: dict[str, Endpoint]) -> tuple[list[str], str]:
-    """(arguments for `python -m app.cli`, the judge's name) for a submitted form; UserError if
-    the form is not acceptable."""
-    judge, name = judge_argv(form.judge, endpoints)
+def score_request(form: ScoreForm, endpoints: dict[str, Endpoint]) -> tuple[RunRequest, str]:
+    """(the `judgeaudit score` request, the judge's name) for a submitted form; UserError if the
+    form is not acceptable."""
+    judge, name = judge_options(form.judge, endpoints)
     if not form.formats:
         raise UserError("formats: choose at least one")
     swap = form.swap.strip() or "0"
     if not _SWAP.fullmatch(swap):
         raise UserError(f"swap sample {swap!r}: a number or 'all'")
-    return (["score", "--pool", form.pool, *judge, "--formats", ",".join(form.formats),
-             "--schedule", form.schedule, "--concurrency", str(int(form.concurrency)),
-             "--swap-sample", swap, "--db", str(db), "--json"], name)
+    return request_for("score", pool=form.pool, **judge, formats=list(form.formats), schedule=form.schedule,
+                       concurrency=int(form.concurrency), swap_sample=swap, decoding=form.decoding,
+                       as_json=True), name

@@ -31,15 +31,15 @@ class Condition:
 def _folder_of(db, ref: str) -> Path:
     """A run id (the runs table) or a folder."""
     if ref.isdigit():
-        from ingest.runs import get_run
+        from ingest.runs import RunRequest, get_run
         row = get_run(db, int(ref))
         if row is None:
             raise UserError(f"--runs {ref}: no such run (see `judgeaudit runs`)")
         if row["kind"] != "train":
             raise UserError(f"--runs {ref}: run {ref} is a {row['kind']} run, not a training run")
         config = row.get("config") or {}
-        argv = [str(a) for a in config.get("argv") or []]
-        options = [config.get("out"), argv[argv.index("--out") + 1] if "--out" in argv[:-1] else None, row["out_dir"]]
+        asked = RunRequest.from_config(config)       # --out as asked; `out`: the folder the run resolved
+        options = [config.get("out"), asked.get("out") if asked else None, row["out_dir"]]
         for option in options:
             if option and (Path(option) / "adapter_config.json").is_file():
                 return Path(option)

@@ -3,7 +3,8 @@ or train, print. Errors go to stderr as one message naming the file, line and fi
 
 Each area's commands live in a module of their own and are added to the group here; the options
 and printing they share live in `_common`, which imports none of them. Importing this package stays
-cheap: a command imports what it needs when it runs.
+cheap: a command imports what it needs when it runs. A background run's request and its command
+line are read off the commands' own parameters (`_request`: request_for, command_line, run_request).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import traceback
 
 import click
 
+from ._request import command_line, defaults, legacy_request, request_for, run_request
 from .audit import audit_cmd, bias_cmd, levels_cmd, positions_cmd, report_cmd, stability_cmd, variance_cmd
 from .batch import import_batch_cmd
 from .calibration import calibrate_cmd, import_labels_cmd
@@ -28,6 +30,9 @@ from .runs import cancel_cmd, runs_cmd
 from .scoring import score_cmd
 from .train import curate_cmd, train_cmd
 from .verdicts import export_verdicts_cmd
+
+
+__all__ = ["cli", "command_line", "defaults", "legacy_request", "main", "request_for", "run_request"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -4,6 +4,7 @@ command module, so each command module imports on its own."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -55,3 +56,46 @@ def db_option(f):
 
 def json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="print one JSON document")(f)
+
+
+class CommaList(click.ParamType):
+    """A comma-separated list (`--formats binary,likert5`): parsed into its stripped, non-empty items;
+    a run's request keeps the list, and its command line joins it again (app/cli/_request.py)."""
+    name = "list"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (list, tuple)):
+            return [str(v).strip() for v in value if str(v).strip()]
+        return [part.strip() for part in str(value).split(",") if part.strip()]
+
+
+def plain(value):
+    """A parsed parameter as plain JSON: a path as its text, a tuple as a list."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+REQUEST_LEAVES_OUT = ("db",)     # the run's database travels in its environment (JUDGEAUDIT_DB)
+
+
+def request_of(command: click.Command, params: dict):
+    """The run's request (ingest.runs.RunRequest) of a command's parsed parameters: every parameter
+    but --db, its value as plain JSON."""
+    from ingest.runs import RunRequest
+    return RunRequest(command.name, {p.name: plain(params.get(p.name)) for p in command.params
+                                     if p.name not in REQUEST_LEAVES_OUT})
+
+
+def run_command(f):
+    """For a command that does its work as a background run: its request, from click's parsed
+    parameters, is the run's config (ingest.runs.asked), as the dashboard's launch records it."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        from ingest.runs import asked
+        ctx = click.get_current_context()
+        with asked(request_of(ctx.command, ctx.params)):
+            return f(*args, **kwargs)
+    return wrapper

@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 import polars as pl
 
-from ._common import db_option, emit_json, emit_table, json_option
+from ._common import CommaList, db_option, emit_json, emit_table, json_option, run_command
 
 
 @click.command("evaluate")
-@click.option("--runs", "runs", required=True,
+@click.option("--runs", "runs", required=True, type=CommaList(),
               help="training runs, comma-separated: run ids (see `judgeaudit runs`) or run folders")
 @click.option("--pool", required=True, help="the pool whose held-out prompts are answered")
 @click.option("--judge", "judges", required=True, multiple=True,
@@ -32,18 +32,20 @@ from ._common import db_option, emit_json, emit_table, json_option
               help="write the study's outcomes as JSONL (the form `contrasts --outcomes` reads)")
 @db_option
 @json_option
+@run_command
 def evaluate_cmd(runs, pool, judges, max_new_tokens, batch_size, study, heldout_share, heldout_seed,
                  max_prompts, concurrency, timeout, max_retries, api_key_env, export, db, as_json):
     """Answer held-out prompts with each adapter and the base model; judge them against the
     reference-top answer in both orders. Re-running resumes."""
     from train.evaluate import EvalRequest, evaluate, export_outcomes
-    req = EvalRequest(runs=[r.strip() for r in runs.split(",") if r.strip()], pool=pool, judges=list(judges),
+    req = EvalRequest(runs=list(runs), pool=pool, judges=list(judges),
                       db=db, study=study, max_new_tokens=max_new_tokens, batch_size=batch_size,
                       heldout_share=heldout_share, heldout_seed=heldout_seed, max_prompts=max_prompts,
                       concurrency=concurrency, timeout=timeout, max_retries=max_retries, api_key_env=api_key_env)
     from ingest.runs import run_key, running
     req.check()
-    with running(db, "evaluate", pool=pool, config=req.config(), key=run_key("evaluate", req.study_name)) as run:
+    with running(db, "evaluate", pool=pool, config={"study": req.study_name},     # beside the request: the study
+                 key=run_key("evaluate", req.study_name)) as run:
         result = evaluate(req, run=run)
     if export:
         result["exported"] = export_outcomes(db, result["study"], export)

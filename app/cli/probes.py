@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 import polars as pl
 
-from ._common import current, db_option, emit_json, emit_table, json_option
+from ._common import current, db_option, emit_json, emit_table, json_option, run_command
 
 
 @click.command("probe")
@@ -23,6 +23,7 @@ from ._common import current, db_option, emit_json, emit_table, json_option
 @click.option("--n-boot", default=2000, show_default=True, help="bootstrap resamples")
 @db_option
 @json_option
+@run_command
 def probe_cmd(judge_spec, strategy, sample, seed, judge_name, concurrency, timeout, max_retries, api_key_env,
               n_boot, db, as_json):
     """Run a judge on the built-in probe pairs in both orders; bias per probe type.

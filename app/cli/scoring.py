@@ -7,14 +7,14 @@ from pathlib import Path
 
 import click
 
-from ._common import db_option, emit_json, json_option
+from ._common import CommaList, db_option, emit_json, json_option, run_command
 
 
 @click.command("score")
 @click.option("--pool", required=True)
 @click.option("--judge", "judge_spec", required=True,
               help="openai:MODEL@BASE_URL | local:smollm2 | fake:NAME[?noise=..&slot_bias=..&unparsed=..]")
-@click.option("--formats", required=True, help="comma-separated, e.g. binary,likert5,numeric100,anchored,tournament")
+@click.option("--formats", required=True, type=CommaList(), help="comma-separated, e.g. binary,likert5,numeric100,anchored,tournament")
 @click.option("--concurrency", default=8, show_default=True, help="calls in flight at once (per endpoint)")
 @click.option("--drain-after", default=3, show_default=True, type=click.IntRange(min=1),
               help="several endpoints: failed attempts in a row that drain one (its calls go to the others)")
@@ -51,6 +51,7 @@ from ._common import db_option, emit_json, json_option
                    "(then: judgeaudit import-batch RESULTS...)")
 @db_option
 @json_option
+@run_command
 def score_cmd(pool, judge_spec, formats, concurrency, drain_after, cooldown, swap_sample, schedule, seed, timeout,
               max_retries, api_key_env, judge_name, format_specs, logprobs, decoding, constraint, strategy, samples,
               temperature, batch_out, db, as_json):
@@ -63,7 +64,7 @@ def score_cmd(pool, judge_spec, formats, concurrency, drain_after, cooldown, swa
         except ValueError:
             raise UserError(f"--swap-sample: a number or 'all', not {swap_sample!r}") from None
     request = ScoreRequest(
-        pool=pool, judge=judge_spec, formats=[f.strip() for f in formats.split(",") if f.strip()], db=db,
+        pool=pool, judge=judge_spec, formats=list(formats), db=db,
         concurrency=concurrency, drain_after=drain_after, cooldown_s=cooldown, swap_sample=swap_sample,
         schedule=schedule, seed=seed, timeout=timeout, max_retries=max_retries, api_key_env=api_key_env,
         judge_name=judge_name, logprobs=logprobs,

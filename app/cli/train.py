@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._common import db_option, emit_json, json_option
+from ._common import db_option, emit_json, json_option, run_command
 
 
 @click.command("curate")
@@ -74,6 +74,7 @@ def curate_cmd(pool, policy, judge, fmt, decoding, score_kind, rate, seed, out, 
 @click.option("--seed", default=0, show_default=True)
 @db_option
 @json_option
+@run_command
 def train_cmd(subset, pool, policy, judge, fmt, decoding, score_kind, rate, base, out, max_steps, epochs, learning_rate, batch_size, micro_batch_size, lora_r,
               lora_alpha, lora_dropout, max_length, eval_share, eval_steps, group_by_length, seed, db, as_json):
     """Fine-tune a LoRA adapter on a subset (peft + transformers Trainer), as a background run."""

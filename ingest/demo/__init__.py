@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..scoring import import_verdicts
-from ..store import db_path, ensure_current, import_labels, import_pool, reader, writer
+from ..store import db_path, ensure_current, import_labels, import_pool, labelled_pools, pool_judges, pool_names
 
 HERE = Path(__file__).parent
 # (pool name, pool file, verdict file), in the order they are seeded
@@ -49,24 +49,22 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
     path = db_path(db)
     if path.is_file():  # the usual case, every launch: look without taking the write lock
         ensure_current(path)
-        with reader(path) as con:
-            present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
-            unlabelled, unjudged = _unlabelled(con, present), _unjudged(con, present)
-        names = {p[0] for p in wanted}
-        stale = unlabelled | {pool for pool, _ in unjudged}
-        if present - {p[0] for p in DEMO_POOLS} or not (names - present or names & stale):
-            return []
-    with writer(db) as con:
-        present = {r[0] for r in con.execute("SELECT name FROM pools").fetchall()}
-        unlabelled, unjudged = _unlabelled(con, present), _unjudged(con, present)
+    present = set(pool_names(path))
     if present - {p[0] for p in DEMO_POOLS}:
+        return []
+    unlabelled, unjudged = _unlabelled(path, present), _unjudged(path, present)
+    unscored = present - {pool for pool, _ in pool_judges(path)} if present else set()   # killed before its verdicts
+    names = {p[0] for p in wanted}
+    stale = unlabelled | unscored | {pool for pool, _ in unjudged}
+    if not (names - present or names & stale):
         return []
     seeded = []
     for name, pool_file, verdict_file in wanted:
         if name not in present:
             import_pool(db, HERE / pool_file, name)
-            import_verdicts(db, HERE / verdict_file, name, format_specs=format_specs())
             seeded.append(name)
+        if name not in present or name in unscored:   # a seeding killed between the two resumes here
+            import_verdicts(db, HERE / verdict_file, name, format_specs=format_specs())
         for judge, extra in EXTRA_VERDICTS.get(name, ()):
             if name not in present or (name, judge) in unjudged:
                 import_verdicts(db, HERE / extra, name, format_specs=format_specs())
@@ -75,15 +73,13 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
     return seeded
 
 
-def _unlabelled(con, present: set[str]) -> set[str]:
+def _unlabelled(path: Path, present: set[str]) -> set[str]:
     """The demo pools present that should hold their seeded labels and hold none."""
-    return {name for name in SEEDED_LABELS if name in present and not con.execute(
-        "SELECT count(*) FROM labels JOIN pools USING (pool_id) WHERE pools.name = $n", {"n": name}).fetchone()[0]}
+    return {name for name in SEEDED_LABELS if name in present} - labelled_pools(path)
 
 
-def _unjudged(con, present: set[str]) -> set:
+def _unjudged(path: Path, present: set[str]) -> set:
     """(pool, judge) of each EXTRA_VERDICTS judge missing from a demo pool present."""
+    judged = pool_judges(path) if EXTRA_VERDICTS.keys() & present else set()
     return {(pool, judge) for pool, extras in EXTRA_VERDICTS.items() if pool in present for judge, _ in extras
-            if not con.execute("SELECT count(*) FROM verdicts JOIN pools USING (pool_id) JOIN judges USING "
-                               "(judge_id) WHERE pools.name = $p AND judges.name = $j",
-                               {"p": pool, "j": judge}).fetchone()[0]}
+            if (pool, judge) not in judged}

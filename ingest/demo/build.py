@@ -260,26 +260,13 @@ def _score_mode(workdir: Path, mode: str, port: int) -> None:
 def _export(db: Path, judge: str = DEMO_JUDGE, stored_as: str | None = None) -> list[dict]:
     """The stored calls of one judge (by default the demo judge; `stored_as`: its name in `db`, when
     another) as verdict-file rows (raw output verbatim, decoding mode and label probabilities kept)."""
-    import duckdb
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        rows = con.execute("""
-            SELECT f.name, p.prompt_id, a.candidate_id, b.candidate_id, v.raw, v.error, v.sample, v.decoding,
-                   v.label_probs, f.kind, v.latency_ms
-            FROM verdicts v JOIN formats f USING (format_id) JOIN prompts p USING (pool_id, prompt_idx)
-            JOIN judges j USING (judge_id) JOIN pools USING (pool_id)
-            JOIN candidates a ON a.pool_id = v.pool_id AND a.cand_idx = v.a_idx
-            LEFT JOIN candidates b ON b.pool_id = v.pool_id AND b.cand_idx = v.b_idx
-            WHERE j.name = $judge AND pools.name = $pool
-            ORDER BY f.name, v.prompt_idx, v.a_idx, v.b_idx NULLS FIRST, v.sample""",
-            {"judge": stored_as or judge, "pool": FORMATS_DEMO}).fetchall()
-    finally:
-        con.close()
+    from ..store import verdict_file_rows
     out = []
-    for fmt, prompt_id, a, b, raw, error, sample, decoding, probs, kind, _ in rows:
-        row = {"judge": judge, "format": fmt, "prompt_id": prompt_id}
-        row.update({"candidate_id": a} if kind == "pointwise" else {"a_id": a, "b_id": b})
-        row.update(raw=raw, sample=sample, decoding=decoding)
+    for r in verdict_file_rows(db, FORMATS_DEMO, stored_as or judge):
+        row = {"judge": judge, "format": r["format"], "prompt_id": r["prompt_id"]}
+        row.update({"candidate_id": r["a_id"]} if r["kind"] == "pointwise" else {"a_id": r["a_id"], "b_id": r["b_id"]})
+        row.update(raw=r["raw"], sample=r["sample"], decoding=r["decoding"])
+        error, probs = r["error"], r["label_probs"]
         if error is not None:
             row["error"] = error
         if probs:

@@ -1,16 +1,18 @@
-"""Background runs (score, train, evaluate, probe): one table, written only here.
+"""Background runs (score, train, evaluate, probe): their rules, with every read and write of the
+`runs` table done by the store (ingest.store: run_rows, create_run, begin_run, ...).
 
 A run is its own process in its own session, recorded in the `runs` table with its pid, heartbeat,
-frozen config, output folder, log and status. The dashboard starts one with `launch()` (stdout and
-stderr go to the run's log file, never to a pipe nobody reads); the command doing the work wraps
-itself in `running()`, which adopts the launched row (or records a new one when the command was
-typed in a terminal), waits its turn in a queue, refuses to share an exclusive key with a live
-run, heartbeats, and closes the row as finished, cancelled or failed. Every read reconciles first:
-a run whose process is gone, or whose heartbeat went stale, becomes `failed` with the reason, and
-a cancelled run that did not stop within CANCEL_GRACE_S has its process group killed.
+request (its config), output folder, log and status. The dashboard starts one with `launch()`
+(stdout and stderr go to the run's log file, never to a pipe nobody reads); the command doing the
+work wraps itself in `running()`, which adopts the launched row (or records a new one when the
+command was typed in a terminal), waits its turn in a queue, refuses to share an exclusive key with
+a live run, heartbeats, and closes the row as finished, cancelled or failed. Every read reconciles
+first: a run whose process is gone, or whose heartbeat went stale, becomes `failed` with the
+reason, and a cancelled run that did not stop within CANCEL_GRACE_S has its process group killed.
 
-    run_id = launch(db, "train", [sys.executable, "-m", CLI, "train", "--subset", ...],
-                    pool="mt", queue="train", config={"argv": [...]})
+    request = RunRequest("train", {"pool": "mt", ...})
+    run_id = launch(db, "train", [sys.executable, "-m", CLI, *command_line(request)], request=request,
+                    pool="mt", queue="train")
     with running(db, "train", queue="train") as run:     # inside the `judgeaudit train` process
         while work and not run.cancelled(): ...; run.progress({...})
 """
@@ -18,16 +20,17 @@ a cancelled run that did not stop within CANCEL_GRACE_S has its process group ki
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import socket
 import time
 from pathlib import Path
 
+from .. import store
 from .._errors import UserError
 from .._redact import redact
-from ..store import db_path, ensure_current, next_id, reader, transaction, writer
+from ..store import db_path
 from ._process import alive, kill_group, proc_start, spawn
+from ._request import RunRequest
 
 STATUSES = ("queued", "running", "finished", "failed", "cancelled")
 ACTIVE = ("queued", "running")
@@ -35,9 +38,6 @@ HEARTBEAT_S = 2.0           # how often a live run writes its heartbeat and prog
 CANCEL_GRACE_S = 60.0       # a cancelled run that is still alive after this is killed
 RUN_ENV = "JUDGEAUDIT_RUN_ID"
 CANCEL_FILE = "cancel.request"   # left in a run's folder by cancel(); the run polls for it
-COLUMNS = ("run_id", "kind", "status", "pool", "run_key", "queue", "pid", "pid_start", "host",
-           "created_at", "started_at", "finished_at", "heartbeat_at", "cancel_requested_at",
-           "config", "out_dir", "log_path", "progress", "error")
 
 
 def run_key(kind: str, *parts: str) -> str:
@@ -62,26 +62,11 @@ def runs_dir(db: str | os.PathLike | None) -> Path:
     return p.with_name(p.name + ".runs")
 
 
-# -- reading ---------------------------------------------------------------------------------------
+# -- the rules the store applies inside its transactions -------------------------------------------
 
-def _row(values: tuple) -> dict:
-    row = dict(zip(COLUMNS, values))
-    for key in ("config", "progress"):
-        row[key] = json.loads(row[key]) if row[key] else None
-    for key in ("created_at", "started_at", "finished_at", "heartbeat_at", "cancel_requested_at"):
-        if row[key] is not None:
-            row[key] = row[key].isoformat(sep=" ", timespec="seconds")
-    return row
-
-
-def _select(con, where: str = "true", params: dict | None = None) -> list[dict]:
-    rows = con.execute(f"SELECT {', '.join(COLUMNS)} FROM runs WHERE {where} ORDER BY run_id",
-                       params or {}).fetchall()
-    return [_row(r) for r in rows]
-
-
-def _verdict_of(row: dict, now: float) -> tuple[str, str] | None:
+def _verdict_of(row: dict) -> tuple[str, str] | None:
     """(new status, reason) for an active run that is in fact dead, hung or cancelled too long."""
+    now = time.time()
     if row["host"] and row["host"] != socket.gethostname():
         return None                       # another machine's process: only its heartbeat can tell
     age = now - _ts(row["created_at"])
@@ -107,49 +92,38 @@ def _ts(text: str) -> float:
     return dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc).timestamp()
 
 
-def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+def _refusal(key: str, holder: dict) -> UserError:
+    return UserError(
+        f"another {holder['kind']} run is already working on this ({key}): run {holder['run_id']}, "
+        f"process {holder['pid']} on {holder['host'] or 'this machine'}, status {holder['status']} "
+        f"since {holder['started_at'] or holder['created_at']}. Wait for it to finish, or stop it "
+        f"with `judgeaudit cancel {holder['run_id']}`")
 
 
-def _now_ts() -> float:
-    return time.time()
+def _frozen(config: dict | None) -> dict:
+    """A run's config as stored: credentials in URLs and key-like strings redacted (a judge SPEC
+    may carry openai:MODEL@https://user:password@host/v1?api_key=...)."""
+    def clean(value):
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return value
+    return clean(config or {})
 
 
-def _reconcile(con) -> None:
-    """Close active runs that are dead (inside an open write connection)."""
-    for row in _select(con, "status IN ('queued', 'running')"):
-        verdict = _verdict_of(row, _now_ts())
-        if verdict:
-            status, reason = verdict
-            con.execute("UPDATE runs SET status = $s, error = coalesce(error, $e), finished_at = "
-                        "$now WHERE run_id = $id AND status IN ('queued', 'running')",
-                        {"s": status, "e": reason if status == "failed" or "killed" in reason else None,
-                         "id": row["run_id"], "now": _utcnow()})
-            con.execute("UPDATE cell_runs SET status = 'failed', finished_at = current_timestamp "
-                        "WHERE run_id = $id AND status = 'running'", {"id": row["run_id"]})
-
-
-def _needs_reconcile(con) -> bool:
-    now = _now_ts()
-    return any(_verdict_of(r, now) for r in _select(con, "status IN ('queued', 'running')"))
-
+# -- reading ---------------------------------------------------------------------------------------
 
 def list_runs(db: str | os.PathLike | None, kind: str | None = None,
               pool: str | None = None) -> list[dict]:
     """Every background run (optionally of one kind or pool), oldest first, after reconciling."""
-    path = db_path(db)
-    if not path.exists():
-        return []
-    ensure_current(path)
-    with reader(path) as con:
-        dirty = _needs_reconcile(con)
-    if dirty:
-        with writer(path) as con, transaction(con):
-            _reconcile(con)
-    with reader(path) as con:
-        rows = _select(con, "($k IS NULL OR kind = $k) AND ($p IS NULL OR pool = $p)",
-                       {"k": kind, "p": pool})
-    return rows
+    rows = store.run_rows(db)
+    if any(r["status"] in ACTIVE and _verdict_of(r) for r in rows):
+        store.close_dead_runs(db, _verdict_of)
+        rows = store.run_rows(db)
+    return [r for r in rows if kind in (None, r["kind"]) and pool in (None, r["pool"])]
 
 
 def get_run(db: str | os.PathLike | None, run_id: int) -> dict | None:
@@ -173,68 +147,25 @@ def log_tail(db: str | os.PathLike | None, run_id: int, n_chars: int = 4000) -> 
 
 # -- writing ---------------------------------------------------------------------------------------
 
-def _holder(con, key: str, exclude: int | None) -> dict | None:
-    for row in _select(con, "run_key = $k AND status IN ('queued', 'running')", {"k": key}):
-        if row["run_id"] != exclude:
-            return row
-    return None
-
-
-def _refusal(key: str, holder: dict) -> UserError:
-    return UserError(
-        f"another {holder['kind']} run is already working on this ({key}): run {holder['run_id']}, "
-        f"process {holder['pid']} on {holder['host'] or 'this machine'}, status {holder['status']} "
-        f"since {holder['started_at'] or holder['created_at']}. Wait for it to finish, or stop it "
-        f"with `judgeaudit cancel {holder['run_id']}`")
-
-
-def _frozen(config: dict | None) -> str:
-    """A run's config as stored: JSON with credentials in URLs and key-like strings redacted (a
-    command line may carry openai:MODEL@https://user:password@host/v1?api_key=...)."""
-    def clean(value):
-        if isinstance(value, str):
-            return redact(value)
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [clean(v) for v in value]
-        return value
-    return json.dumps(clean(config or {}))
-
-
-def _create(con, kind: str, status: str, pool: str | None, config: dict | None, key: str | None,
-            queue: str | None, db: Path) -> dict:
-    rid = next_id(con, "runs", "run_id")
-    out = runs_dir(db) / f"{rid}-{kind}"
-    con.execute("INSERT INTO runs (run_id, kind, status, pool, run_key, queue, host, config, out_dir, "
-                "log_path, created_at) VALUES ($id, $kind, $status, $pool, $key, $queue, $host, $config, "
-                "$out, $log, $now)",
-                {"id": rid, "kind": kind, "status": status, "pool": pool, "key": key, "queue": queue,
-                 "host": socket.gethostname(), "config": _frozen(config), "out": str(out),
-                 "log": str(out / "run.log"), "now": _utcnow()})
-    return {"run_id": rid, "out_dir": out}
-
-
-def launch(db: str | os.PathLike | None, kind: str, command: list[str], *, pool: str | None = None,
-           config: dict | None = None, key: str | None = None, queue: str | None = None,
+def launch(db: str | os.PathLike | None, kind: str, command: list[str], *, request: RunRequest | None = None,
+           pool: str | None = None, key: str | None = None, queue: str | None = None,
            env: dict | None = None) -> int:
-    """Record a run and start `command` (the caller's whole command line) for it, detached in its
-    own session, its output going to the run's log file. Refused (UserError) while a live run holds
-    the same key."""
+    """Record a run with its request as config, and start `command` (the command line derived from
+    the request, whole) for it, detached in its own session, its output going to the run's log
+    file. Refused (UserError) while a live run holds the same key: the check and the record are
+    one transaction."""
     db = db_path(db).resolve()
-    with writer(db) as con, transaction(con):
-        _reconcile(con)
-        if key and (holder := _holder(con, key, None)):
-            raise _refusal(key, holder)
-        made = _create(con, kind, "queued", pool, config, key, queue, db)
-    out = made["out_dir"]
+    made, holder = store.create_run(db, kind=kind, config=_frozen(request.to_config() if request else None),
+                                    pool=pool, run_key=key, queue=queue, host=socket.gethostname(),
+                                    runs_dir=runs_dir(db), verdict_of=_verdict_of)
+    if holder:
+        raise _refusal(key, holder)
+    out = Path(made["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
     child_env = {**os.environ, **(env or {}), RUN_ENV: str(made["run_id"]), "JUDGEAUDIT_DB": str(db),
                  "PYTHONUNBUFFERED": "1"}
     pid = spawn(command, out / "run.log", child_env)
-    with writer(db) as con, transaction(con):
-        con.execute("UPDATE runs SET pid = coalesce(pid, $pid), pid_start = coalesce(pid_start, $ps) "
-                    "WHERE run_id = $id", {"pid": pid, "ps": proc_start(pid), "id": made["run_id"]})
+    store.record_process(db, made["run_id"], pid, proc_start(pid))
     return made["run_id"]
 
 
@@ -242,21 +173,14 @@ def cancel(db: str | os.PathLike | None, run_id: int, wait_s: float = 0.0) -> di
     """Ask a run to stop (a training run saves its adapter first). A queued run that has no live
     process is cancelled at once. With wait_s, wait that long for it to stop, then kill it."""
     db = db_path(db).resolve()
-    with writer(db) as con, transaction(con):
-        rows = _select(con, "run_id = $id", {"id": run_id})
-        if not rows:
-            raise UserError(f"no run {run_id} (see `judgeaudit runs`)")
-        row = rows[0]
-        if row["status"] not in ACTIVE:
-            return row
-        con.execute("UPDATE runs SET cancel_requested_at = coalesce(cancel_requested_at, $now) "
-                    "WHERE run_id = $id", {"id": run_id, "now": _utcnow()})
-        if row["out_dir"]:
-            Path(row["out_dir"]).mkdir(parents=True, exist_ok=True)
-            (Path(row["out_dir"]) / CANCEL_FILE).touch()
-        if not alive(row["pid"], row["pid_start"]) and row["status"] == "queued":
-            con.execute("UPDATE runs SET status = 'cancelled', finished_at = $now "
-                        "WHERE run_id = $id", {"id": run_id, "now": _utcnow()})
+    row = store.request_cancel(db, run_id, lambda r: r["status"] == "queued" and not alive(r["pid"], r["pid_start"]))
+    if row is None:
+        raise UserError(f"no run {run_id} (see `judgeaudit runs`)")
+    if row["status"] not in ACTIVE:
+        return row
+    if row["out_dir"]:
+        Path(row["out_dir"]).mkdir(parents=True, exist_ok=True)
+        (Path(row["out_dir"]) / CANCEL_FILE).touch()
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         row = get_run(db, run_id)
@@ -267,10 +191,5 @@ def cancel(db: str | os.PathLike | None, run_id: int, wait_s: float = 0.0) -> di
         row = get_run(db, run_id)
         if row["status"] in ACTIVE and row["pid"]:
             kill_group(row["pid"])
-            with writer(db) as con, transaction(con):
-                con.execute("UPDATE runs SET status = 'cancelled', finished_at = $now, "
-                            "error = $e WHERE run_id = $id AND status IN ('queued', 'running')",
-                            {"id": run_id, "e": f"killed: it did not stop within {wait_s:.0f} s", "now": _utcnow()})
+            store.end_run(db, run_id, "cancelled", f"killed: it did not stop within {wait_s:.0f} s")
     return get_run(db, run_id)
-
-

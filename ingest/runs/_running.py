@@ -1,10 +1,10 @@
 """Doing a run's work: `running()` adopts the launched row (or records one for a command typed in a
-terminal), waits its turn in the queue, heartbeats with the latest progress, and closes the row."""
+terminal), waits its turn in the queue, heartbeats with the latest progress, and closes the row.
+Each step is one store verb, so a check and the write it allows are one transaction."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import sys
@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from .. import store
 from .._errors import UserError
 from .._redact import redact
-from ..store import db_path, transaction, writer
+from ..store import db_path
 from ._process import proc_start
-from ._registry import (CANCEL_FILE, HEARTBEAT_S, RUN_ENV, _create, _frozen, _holder, _reconcile, _refusal,
-                        _select, _utcnow, queue_slots)
+from ._registry import (CANCEL_FILE, HEARTBEAT_S, RUN_ENV, _frozen, _refusal, _verdict_of, queue_slots,
+                        runs_dir)
+from ._request import REQUEST_KEYS, RunRequest, current_request
 
 
 class Cancelled(UserError):
@@ -50,12 +52,12 @@ class Run:
         with self._lock:
             self._progress = dict(record)
 
-    def _beat(self) -> None:
+    def _beat(self) -> bool:
+        """One heartbeat; it changes nothing once the run is closed (a beat that waited for the
+        database while the run closed lands on a closed row, and is dropped there)."""
         with self._lock:
-            progress = json.dumps(self._progress) if self._progress is not None else None
-        with writer(self.db) as con, transaction(con):
-            con.execute("UPDATE runs SET heartbeat_at = $now, progress = coalesce($p, progress) "
-                        "WHERE run_id = $id", {"p": progress, "id": self.id, "now": _utcnow()})
+            progress = self._progress
+        return store.beat_run(self.db, self.id, progress)
 
     def _heartbeat_loop(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):
@@ -63,70 +65,64 @@ class Run:
                 self._beat()
 
 
-def _claim(con, run_id: int, queue: str | None) -> bool:
-    """Start a queued run when it is at the head of its queue and a slot is free."""
-    if queue:
-        ahead = _select(con, "queue = $q AND status IN ('queued', 'running') AND run_id <> $id",
-                        {"q": queue, "id": run_id})
-        running_now = sum(r["status"] == "running" for r in ahead)
-        older_waiting = sum(r["status"] == "queued" and r["run_id"] < run_id for r in ahead)
-        if running_now + older_waiting >= queue_slots(queue):
-            return False
-    con.execute("UPDATE runs SET status = 'running', started_at = $now, "
-                "heartbeat_at = $now WHERE run_id = $id", {"id": run_id, "now": _utcnow()})
-    return True
+def _may_start(row: dict, live: list[dict]) -> bool:
+    """A queued run starts when it is at the head of its queue and a slot is free."""
+    others = [r for r in live if r["run_id"] != row["run_id"]]
+    running_now = sum(r["status"] == "running" for r in others)
+    older_waiting = sum(r["status"] == "queued" and r["run_id"] < row["run_id"] for r in others)
+    return running_now + older_waiting < queue_slots(row["queue"])
+
+
+def _config_of(request: RunRequest | None, config: dict | None):
+    """The stored config, given the launched run's (None for a run typed in a terminal): the
+    launched request stays the request; else this process's own. What the command resolved
+    (`config`) goes beside it, under its own keys."""
+    extra = dict(config or {})
+    if set(extra) & set(REQUEST_KEYS):
+        raise ValueError(f"running(config=...): {', '.join(REQUEST_KEYS)} are the request's own keys")
+
+    def merged(launched: dict | None) -> dict:
+        mine = request.to_config() if request else {}
+        base = launched if launched and RunRequest.from_config(launched) else {**(launched or {}), **mine}
+        return _frozen({**base, **extra})
+    return merged
 
 
 @contextlib.contextmanager
 def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
-            config: dict | None = None, key: str | None = None, queue: str | None = None,
-            poll_s: float = 2.0) -> Iterator[Run]:
+            request: RunRequest | None = None, config: dict | None = None, key: str | None = None,
+            queue: str | None = None, poll_s: float = 2.0) -> Iterator[Run]:
     """Do the work of a run: adopt the launched row ($JUDGEAUDIT_RUN_ID) or record a new one, wait
-    while queued, then yield a Run. A normal exit closes it `finished` (or `cancelled` when a cancel
-    was requested); an exception closes it `failed` with the error, and propagates."""
+    while queued, then yield a Run. The config records `request` (default: the one the command line
+    declared, ingest.runs.asked) with `config`, what the command resolved, beside it. A normal exit
+    closes the run `finished` (or `cancelled` when a cancel was requested); an exception closes it
+    `failed` with the error, and propagates. Refused (UserError) while another live run holds `key`:
+    the check and the record are one transaction."""
     db = db_path(db).resolve()
-    me, me_start, host = os.getpid(), proc_start(os.getpid()), socket.gethostname()
     launched = os.environ.get(RUN_ENV)
-    with writer(db) as con, transaction(con):
-        _reconcile(con)
-        row = None
-        if launched:
-            rows = _select(con, "run_id = $id AND kind = $kind", {"id": int(launched), "kind": kind})
-            row = rows[0] if rows and rows[0]["status"] == "queued" else None
-        holder = _holder(con, key, row["run_id"] if row else None) if key else None
-        if holder and row:
-            con.execute("UPDATE runs SET status = 'failed', finished_at = $now, error = $e "
-                        "WHERE run_id = $id", {"e": str(_refusal(key, holder)), "id": row["run_id"], "now": _utcnow()})
+    row, holder, status = store.begin_run(
+        db, kind=kind, launched=int(launched) if launched else None, pool=pool, run_key=key, queue=queue,
+        host=socket.gethostname(), pid=os.getpid(), pid_start=proc_start(os.getpid()), runs_dir=runs_dir(db),
+        config_of=_config_of(request or current_request(), config), verdict_of=_verdict_of,
+        refusal=lambda h: str(_refusal(key, h)), may_start=_may_start)
     if holder:
         raise _refusal(key, holder)
-    with writer(db) as con, transaction(con):
-        if row is None:
-            made = _create(con, kind, "queued", pool, config, key, queue, db)
-            run_id, out_dir, log_path = made["run_id"], made["out_dir"], None
-            con.execute("UPDATE runs SET log_path = NULL WHERE run_id = $id", {"id": run_id})
-        else:
-            run_id, out_dir, log_path = row["run_id"], Path(row["out_dir"]), Path(row["log_path"])
-            if config:
-                merged = {**(row["config"] or {}), **config}
-                con.execute("UPDATE runs SET config = $c WHERE run_id = $id",
-                            {"c": _frozen(merged), "id": run_id})
-        con.execute("UPDATE runs SET pid = $pid, pid_start = $ps, host = $host, pool = coalesce(pool, $pool) "
-                    "WHERE run_id = $id", {"pid": me, "ps": me_start, "host": host, "pool": pool, "id": run_id})
-        started = _claim(con, run_id, queue)
+    run_id = row["run_id"]
+    out_dir = Path(row["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
-    run = Run(run_id, db, out_dir, log_path)
+    run = Run(run_id, db, out_dir, Path(row["log_path"]) if row["log_path"] else None)
     try:
         told = False
-        while not started:                      # our turn in the queue
+        while status == "queued":                # our turn in the queue
             if not told:
                 print(f"judgeaudit: run {run_id} is queued behind other {queue} runs", file=sys.stderr, flush=True)
                 told = True
             time.sleep(poll_s)
             if run.cancelled():
                 raise Cancelled(f"run {run_id} was cancelled while it waited in the {queue} queue")
-            with writer(db) as con, transaction(con):
-                _reconcile(con)
-                started = _claim(con, run_id, queue)
+            status = store.claim_run(db, run_id, queue, _verdict_of, _may_start)
+        if status != "running":
+            raise UserError(f"run {run_id} was closed ({status}) while it waited in the {queue} queue")
         beat = threading.Thread(target=run._heartbeat_loop, name=f"run-{run_id}-heartbeat", daemon=True)
         beat.start()
         try:
@@ -144,9 +140,5 @@ def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
 
 
 def _close(db: Path, run_id: int, status: str, error: str | None, progress: dict | None = None) -> None:
-    error = redact(error)      # an exception's text may quote a server's reply
-    with writer(db) as con, transaction(con):
-        con.execute("UPDATE runs SET status = $s, error = $e, finished_at = $now, "
-                    "heartbeat_at = $now, progress = coalesce($p, progress) WHERE run_id = $id",
-                    {"s": status, "e": error, "p": json.dumps(progress) if progress is not None else None,
-                     "id": run_id, "now": _utcnow()})
+    """Close the run, finally: a run already closed (found dead by a read) stays as it was."""
+    store.close_run(db, run_id, status, redact(error), progress)   # an exception's text may quote a server's reply

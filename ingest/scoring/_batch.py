@@ -3,7 +3,7 @@ plans exactly the calls an online run would make, leaves out those already answe
 them as OpenAI Batch input, `DIR/requests-00000.jsonl`, ... plus `DIR/manifest.json`. No HTTP call
 is made. Each line's body is built by the online judge's own `request_body`, so the two cannot
 drift; each `custom_id` is a hash of the call key and is stored with its call in the database
-(ingest.store.record_batch_export) before the manifest is written, so a lost manifest loses
+(the store's record_batch_export) before the manifest is written, so a lost manifest loses
 nothing. `vllm run-batch`, the OpenAI and Together Batch APIs, or any runner then answer the
 lines, and `judgeaudit import-batch` stores the answers (_batch_import.py).
 """
@@ -17,8 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from .._errors import UserError
-from ..store import (db_path, ensure_format, finish_cell_run, frame, one, pool_id, record_batch_export,
-                     start_cell_run, transaction, unanswered, writer)
+from ..store import db_path, writing
 from ._calls import messages
 from ._request import DECODINGS, ScoreRequest, check_samples, decoding_settings, ensure_spec_judge, resolve_formats
 from ._schedule import SCHEDULES, plan_calls, schedule_of
@@ -102,29 +101,27 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
     manifest, export_id}. The judge name is bound to its identity as an online run binds it."""
     folder = Path(folder)
     db = db_path(req.db).resolve()
-    with writer(db) as con:
-        pid = pool_id(con, req.pool)
-        formats = resolve_formats(req, con)
-        pool_key = "|".join(str(v) for v in one(con, "SELECT pool_id, name, imported_at FROM pools "
-                                                     "WHERE pool_id = $p", {"p": pid}))
+    with writing(db) as unit:
+        pid = unit.pool_id(req.pool)
+        formats = resolve_formats(req, unit)
+        pool_key = "|".join(str(v) for v in unit.pool_instance(pid))
     spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
     _check(req, spec)
     check_samples(req, spec)
     settings = decoding_settings(req, spec)   # no check call of the constraint: no HTTP call at all
-    with writer(db) as con:
-        cands = frame(con, "SELECT cand_idx, prompt_idx, position, reference, response FROM candidates "
-                           "WHERE pool_id = $p ORDER BY cand_idx", {"p": pid})
-        prompts = frame(con, "SELECT prompt_idx, prompt FROM prompts WHERE pool_id = $p", {"p": pid})
+    with writing(db) as unit:
+        cands = unit.candidate_texts(pid)
+        prompts = unit.prompt_texts(pid)
     # the plan's own refusals come before anything is stored: the judge and formats are bound after it
     plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed, req.samples)
     jid = ensure_spec_judge(db, spec, settings)
-    with writer(db) as con, transaction(con):
-        identity = json.loads(one(con, "SELECT identity FROM judges WHERE judge_id = $j", {"j": jid})[0])
-        fids = {name: ensure_format(con, fmt) for name, fmt in formats.items()}
+    with writing(db) as unit:
+        identity = unit.stored_identity(jid)
+        fids = {name: unit.ensure_format(fmt) for name, fmt in formats.items()}
     plan = plan.with_columns(pl.lit(jid, pl.Int32).alias("judge_id"), pl.lit(req.decoding).alias("decoding"),
                              pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
-    with writer(db) as con:
-        todo = unanswered(con, plan, pid, jid)
+    with writing(db) as unit:
+        todo = unit.unanswered(plan, pid, jid)
     texts = {"prompt": dict(zip(prompts["prompt_idx"].to_list(), prompts["prompt"].to_list())),
              "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
     from .judges.openai_compat import request_body   # httpx loads only here
@@ -143,21 +140,21 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
     files = _write_files(folder, lines, max_lines, max_bytes)
     todo = todo.with_columns(pl.Series("custom_id", ids, dtype=pl.String), pl.lit(pid, pl.Int32).alias("pool_id"))
     try:
-        with writer(db) as con, transaction(con):
+        with writing(db) as unit:
             cell_runs = {}
             for name in todo["format"].unique(maintain_order=True).to_list():
                 n = todo.filter(pl.col("format") == name).height
                 fmt = formats[name]
-                cell_run_id = start_cell_run(con, pid, jid, fmt, fids[name], "batch-export", source_file=str(folder.resolve()),
-                                     template=fmt.template, decoding_settings=settings,
-                                     schedule=schedule_of(fmt, req.schedule),
-                                     seed=req.seed, notes="; ".join([f"{n} call(s) written as batch requests",
-                                                                      *[x for x in notes if x.startswith(name + ":")]]))
-                finish_cell_run(con, cell_run_id, "finished")
+                cell_run_id = unit.start_cell_run(
+                    pid, jid, fmt, fids[name], "batch-export", source_file=str(folder.resolve()), template=fmt.template,
+                    decoding_settings=settings, schedule=schedule_of(fmt, req.schedule), seed=req.seed,
+                    notes="; ".join([f"{n} call(s) written as batch requests",
+                                     *[x for x in notes if x.startswith(name + ":")]]))
+                unit.finish_cell_run(cell_run_id, "finished")
                 cell_runs[name] = cell_run_id
             todo = todo.with_columns(pl.col("format").replace_strict(cell_runs, default=None, return_dtype=pl.Int32)
                                      .alias("cell_run_id"))
-            eid = record_batch_export(con, pid, jid, identity, settings, str(folder.resolve()), files, todo)
+            eid = unit.record_batch_export(pid, jid, identity, settings, str(folder.resolve()), files, todo)
     except BaseException:
         for f in files:
             (folder / (f["name"] + PARTIAL)).unlink(missing_ok=True)

@@ -19,8 +19,7 @@ from typing import Iterator
 import polars as pl
 
 from .._errors import UserError, where
-from ..store import (db_path, exported_calls, finish_cell_run, insert_answers, one, start_cell_run,
-                     stored_statuses, transaction, writer)
+from ..store import db_path, writing
 from ._journal import ROW_SCHEMA
 from ._request import ScoreRequest
 from ._runner import _Scoring
@@ -115,10 +114,10 @@ def import_batch(paths, db=None) -> dict:
     counts = dict.fromkeys(COUNTS, 0)
     malformed: list[str] = []
     unknown: list[str] = []
-    with writer(db) as con, transaction(con):
-        answers = _Answers(con, [str(f) for f in files], counts)
+    with writing(db) as unit:
+        answers = _Answers(unit, [str(f) for f in files], counts)
         for lines in read_chunks(files, counts, malformed):
-            known = exported_calls(con, list(lines))
+            known = unit.exported_calls(list(lines))
             exported = set(known["custom_id"].to_list())
             unknown += [cid for cid in lines if cid not in exported][:SHOWN - len(unknown)]
             counts["unknown"] += len(lines) - known.height
@@ -134,12 +133,12 @@ class _Answers:
     """The verdict rows of matched result lines, made and stored chunk by chunk in the caller's
     transaction, with one import cell run per export cell run answered."""
 
-    def __init__(self, con, files: list[str], counts: dict):
-        self.con, self.files, self.counts = con, files, counts
-        self.formats = stored_formats(con)
-        self.format_names = dict(con.execute("SELECT format_id, name FROM formats").fetchall())
-        self.judges = {r[0]: r for r in con.execute("SELECT judge_id, name, provider, model, endpoint "
-                                                    "FROM judges").fetchall()}
+    def __init__(self, unit, files: list[str], counts: dict):
+        self.unit, self.files, self.counts = unit, files, counts       # unit: the caller's store.writing
+        stored = unit.format_rows()
+        self.formats = stored_formats(stored)
+        self.format_names = {r["format_id"]: r["name"] for r in stored}
+        self.judges = unit.judges()
         self.recorders: dict[tuple[int, int], _Scoring] = {}   # per judge and export: its decoding
         self.checked: set[tuple[int, int]] = set()
         self.runs: dict[int, int] = {}                          # export cell run -> import cell run
@@ -191,23 +190,22 @@ class _Answers:
         if not rows:
             return
         new = pl.DataFrame(rows, schema=ROW_SCHEMA)
-        before = stored_statuses(self.con, new)
+        before = self.unit.stored_statuses(new)
         new = new.filter(before.is_null() | ((before == "failed") & (new["status"] != "failed")))
         for (pid, jid, fid, source), _ in new.group_by(["pool_id", "judge_id", "format_id", "cell_run_id"],
                                                        maintain_order=True):
             if source in self.runs:
                 continue
-            template, settings, schedule, seed = one(
-                self.con, "SELECT template, decoding_settings, schedule, seed FROM cell_runs WHERE cell_run_id = $r", {"r": source})
-            self.runs[source] = start_cell_run(
-                self.con, pid, jid, self.formats[self.format_names[fid]], fid, "batch-import",
+            template, settings, schedule, seed = self.unit.cell_run_recipe(source)
+            self.runs[source] = self.unit.start_cell_run(
+                pid, jid, self.formats[self.format_names[fid]], fid, "batch-import",
                 source_file=", ".join(self.files), template=template,
                 decoding_settings=json.loads(settings) if settings else None, schedule=schedule, seed=seed,
                 notes=f"answers to the batch requests of export cell run {source}")
             self.judge_of[self.runs[source]] = jid
         if new.height:
             new = new.with_columns(pl.col("cell_run_id").replace_strict(self.runs, return_dtype=pl.Int32))
-            done = insert_answers(self.con, new)
+            done = self.unit.insert_answers(new)
             self.counts["stored"] += done["inserted"] + done["replaced"]
 
     def finish(self) -> list[int]:
@@ -216,5 +214,5 @@ class _Answers:
         for (jid, _), recorder in self.recorders.items():
             models.setdefault(jid, set()).update(recorder.judge_models)
         for cell_run_id, jid in self.judge_of.items():
-            finish_cell_run(self.con, cell_run_id, "finished", judge_model=", ".join(sorted(models.get(jid, ()))) or None)
+            self.unit.finish_cell_run(cell_run_id, "finished", judge_model=", ".join(sorted(models.get(jid, ()))) or None)
         return list(self.runs.values())

@@ -10,8 +10,7 @@ import polars as pl
 
 from .._errors import UserError
 from ..files import first_repeat, first_row, read_verdicts
-from ..store import (ensure_format, ensure_judge, finish_cell_run, frame, insert_verdicts, pool_id, start_cell_run,
-                     transaction, writer)
+from ..store import writing
 from ._anchor import reference_anchors
 from .formats import BUILTIN, Format, load_format_spec, stored_formats
 from .judges import public_endpoint
@@ -65,9 +64,9 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
     if isinstance(format_specs, (str, os.PathLike)):
         format_specs = [format_specs]
     extra = {str(p): load_format_spec(p) for p in format_specs or []}
-    with writer(db) as con, transaction(con):
-        pid = pool_id(con, pool)
-        formats = {**stored_formats(con), **BUILTIN}
+    with writing(db) as unit:
+        pid = unit.pool_id(pool)
+        formats = {**stored_formats(unit.format_rows()), **BUILTIN}
         for spec_path, fmt in extra.items():
             if fmt.name in formats and formats[fmt.name].spec_hash != fmt.spec_hash:
                 raise UserError(f"{spec_path}: format '{fmt.name}' is already stored with a "
@@ -89,9 +88,8 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                 kind = "pointwise" if name == "candidate_id" else "comparative"
                 raise UserError(f"{t.at(row, name)}: required for the {kind} format {rows['format'][row]!r}")
 
-        prompts = frame(con, "SELECT prompt_id, prompt_idx FROM prompts WHERE pool_id = $p", {"p": pid})
-        cands = frame(con, "SELECT prompt_idx, candidate_id, cand_idx, position, reference "
-                            "FROM candidates WHERE pool_id = $p", {"p": pid})
+        prompts = unit.prompt_ids(pid)
+        cands = unit.candidate_ids(pid)
         rows = _lookup(rows, prompts, ["prompt_id"])
         row = first_row(rows["prompt_idx"].is_null())
         if row is not None:
@@ -130,8 +128,8 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
         endpoints = rows["endpoint"].drop_nulls().unique().to_list()   # stored without credentials
         rows = rows.with_columns(pl.col("endpoint").replace({e: public_endpoint(e) for e in endpoints}))
 
-        judges = {j: ensure_judge(con, j, "imported") for j in rows["judge"].unique().to_list()}
-        fids = {f: ensure_format(con, formats[f]) for f in rows["format"].unique().to_list()}
+        judges = {j: unit.ensure_judge(j, "imported") for j in rows["judge"].unique().to_list()}
+        fids = {f: unit.ensure_format(formats[f]) for f in rows["format"].unique().to_list()}
         rows = rows.with_columns(pl.col("judge").replace_strict(judges, return_dtype=pl.Int32).alias("judge_id"),
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
         # `decoding` comes from the file: greedy (the paper's protocol: generate, then parse) by default.
@@ -141,13 +139,13 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
 
         def cell_runs(cells: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
             for cell in sorted(cells, key=names.get):
-                runs[cell] = start_cell_run(con, pid, cell[0], formats[names[cell][1]], cell[1], "import",
-                                            source_file=str(path))
+                runs[cell] = unit.start_cell_run(pid, cell[0], formats[names[cell][1]], cell[1], "import",
+                                                 source_file=str(path))
             return runs
         # calls already stored are left out: importing the same file twice changes nothing
-        rows = insert_verdicts(con, rows.with_columns(pl.lit(pid, pl.Int32).alias("pool_id")), cell_runs)
+        rows = unit.insert_verdicts(rows.with_columns(pl.lit(pid, pl.Int32).alias("pool_id")), cell_runs)
         for cell_run_id in runs.values():
-            finish_cell_run(con, cell_run_id)
+            unit.finish_cell_run(cell_run_id)
         counts = rows.group_by("status").len().sort("status") if rows.height else None
     return {"pool": pool, "rows_in_file": n_in_file, "imported": rows.height,
             "skipped_existing": n_in_file - rows.height,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..store import insert_answers, transaction, writer
+from ..store import writing
 
 ROW_SCHEMA = {"cell_run_id": pl.Int32, "pool_id": pl.Int32, "judge_id": pl.Int32, "format_id": pl.Int32,
               "prompt_idx": pl.Int32, "a_idx": pl.Int32, "b_idx": pl.Int32, "swapped": pl.Boolean,
@@ -36,9 +36,9 @@ def journal_path(db: Path, pool: str, judge: str) -> Path:
 
 
 def write_rows(db: Path, rows: list[dict]) -> dict:
-    """One batch, one transaction: upsert the answers (ingest.store.insert_answers)."""
-    with writer(db) as con, transaction(con):
-        return insert_answers(con, pl.DataFrame(rows, schema=ROW_SCHEMA))
+    """One batch, one transaction: upsert the answers (the store's insert_answers)."""
+    with writing(db) as unit:
+        return unit.insert_answers(pl.DataFrame(rows, schema=ROW_SCHEMA))
 
 
 def replay_journal(db: Path, pool: str, judge: str, pool_id_now: int | None = None) -> int:

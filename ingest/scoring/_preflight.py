@@ -15,10 +15,9 @@ import time
 
 from .._errors import UserError
 from .._redact import redact
-from ..store import db_path, frame, pool_id
-from ..store.connection import open_with_retry
+from ..store import db_path, reading
 from ._schedule import plan_calls
-from .formats import BUILTIN, Format, stored_formats
+from .formats import BUILTIN, stored_formats
 from .judges import CallHints, JudgeError, parse_judge
 
 # the bundled model's measured rates, verdicts per second on 2 CPU cores (README 'The bundled judge'):
@@ -27,39 +26,26 @@ from .judges import CallHints, JudgeError, parse_judge
 LOCAL_RATE = {"greedy": 0.3, "constrained": 0.3 * 3.49}
 
 
-def _formats(con, names: list[str]) -> list[Format]:
-    known = {**stored_formats(con), **BUILTIN}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise UserError(f"formats: unknown format(s) {', '.join(unknown)}")
-    return [known[n] for n in names]
-
-
-def _pool(db, pool: str):
+def _pool(db, pool: str, names: list[str]):
+    """The pool's candidates with their prompts, and the named formats, read through the store's one
+    door (its lock rule: the dashboard's threads take turns with each other and with runs)."""
     path = db_path(db)
     if not path.is_file():
         raise UserError(f"no database at {path}")
-    con = open_with_retry(path, read_only=True)
-    try:
-        pid = pool_id(con, pool)
-        cands = frame(con, "SELECT c.cand_idx, c.prompt_idx, c.position, c.reference, c.response, p.prompt "
-                               "FROM candidates c JOIN prompts p USING (pool_id, prompt_idx) "
-                               "WHERE c.pool_id = $p ORDER BY c.prompt_idx, c.position", {"p": pid})
-        return con, cands
-    except BaseException:
-        con.close()
-        raise
+    with reading(path) as unit:
+        cands = unit.candidates_with_prompts(unit.pool_id(pool))
+        known = {**stored_formats(unit.format_rows()), **BUILTIN}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserError(f"formats: unknown format(s) {', '.join(unknown)}")
+    return cands, [known[n] for n in names]
 
 
 def count_calls(db, pool: str, formats: list[str], schedule: str = "listing", swap_sample: int | str = 0,
                 seed: int = 0) -> dict:
     """How many calls `judgeaudit score` would plan for the pool (the plan of a scoring run):
     {"total": N, "per_format": {format: n}}. Already-answered calls are not subtracted."""
-    con, cands = _pool(db, pool)
-    try:
-        fmts = _formats(con, formats)
-    finally:
-        con.close()
+    cands, fmts = _pool(db, pool, formats)
     plan, _ = plan_calls(cands.select("cand_idx", "prompt_idx", "position", "reference"), fmts, schedule,
                          swap_sample, seed)
     per = {f.name: plan.filter(plan["format"] == f.name).height for f in fmts}
@@ -83,11 +69,7 @@ def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None
     """ONE call of `judge` (a SPEC) in format `fmt_name` on the pool's first candidate (and its
     second, for a comparative format). Returns {judge, model, format, prompt, raw, label, value,
     status, latency_ms, error}: `error` is set (and raw is None) when the call failed."""
-    con, cands = _pool(db, pool)
-    try:
-        fmt = _formats(con, [fmt_name])[0]
-    finally:
-        con.close()
+    cands, (fmt,) = _pool(db, pool, [fmt_name])
     if fmt.template is None:
         raise UserError(f"format '{fmt_name}' has no prompt template (imported verdicts only)")
     if cands.height == 0:

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 
 from .._errors import UserError
-from ..store import ensure_judge, judge_identity, transaction, writer
+from ..store import judge_identity, writing
 from .formats import BUILTIN, Format, load_format_spec, stored_formats
 from .judges import JudgeSpec, constraint_settings
 
@@ -88,8 +88,10 @@ def identity_decoding(settings: dict) -> dict:
     return {k: settings.get(k) for k in ("temperature", "max_tokens", "reasoning")}
 
 
-def resolve_formats(req: ScoreRequest, con) -> dict[str, Format]:
-    known = {**stored_formats(con), **BUILTIN}
+def resolve_formats(req: ScoreRequest, unit) -> dict[str, Format]:
+    """The formats the request names, from those stored (read in `unit`, the caller's store.writing
+    or store.reading), the built-in ones and the request's --format-spec files."""
+    known = {**stored_formats(unit.format_rows()), **BUILTIN}
     for path in req.format_specs:
         fmt = load_format_spec(path)
         known[fmt.name] = fmt
@@ -112,5 +114,5 @@ def ensure_spec_judge(db, spec: JudgeSpec, settings: dict) -> int:
     identity = judge_identity(spec.provider, spec.model, spec.endpoint,
                               params=spec.settings if spec.provider == "fake" else None,
                               decoding_settings=identity_decoding(settings))
-    with writer(db) as con, transaction(con):
-        return ensure_judge(con, spec.name, spec.provider, spec.model, spec.endpoint, spec.settings, identity)
+    with writing(db) as unit:
+        return unit.ensure_judge(spec.name, spec.provider, spec.model, spec.endpoint, spec.settings, identity)

@@ -19,8 +19,7 @@ import polars as pl
 from .. import runs
 from .._errors import UserError
 from .._redact import redact
-from ..store import (close_orphan_cell_runs, db_path, ensure_format, finish_cell_run, frame, pool_id,
-                     start_cell_run, transaction, unanswered, writer)
+from ..store import db_path, writing
 from ._calls import Caller
 from ._endpoints import EndpointsDown
 from ._journal import journal_path, replay_journal, write_rows
@@ -195,9 +194,9 @@ def score(req: ScoreRequest) -> dict:
     if req.decoding not in DECODINGS:
         raise UserError(f"--decoding: one of {', '.join(DECODINGS)}, not {req.decoding!r}")
     db = db_path(req.db).resolve()
-    with writer(db) as con:
-        pid = pool_id(con, req.pool)
-        formats = resolve_formats(req, con)
+    with writing(db) as unit:
+        pid = unit.pool_id(req.pool)
+        formats = resolve_formats(req, unit)
     spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout,
                        concurrency=req.concurrency, drain_after=req.drain_after, cooldown_s=req.cooldown_s)
     spec = with_strategy(spec, req.strategy, formats, name=req.judge_name, api_key_env=req.api_key_env,
@@ -210,11 +209,9 @@ def score(req: ScoreRequest) -> dict:
     if "constraint" in settings:   # one check call, before anything of the run is recorded or spent
         check_server(spec, next(iter(formats.values())), settings)
     jid = ensure_spec_judge(db, spec, settings)
-    config = {"pool": req.pool, "judge": spec.name, "provider": spec.provider, "model": spec.model,
-              "endpoint": spec.endpoint, "formats": list(formats), "schedule": req.schedule,
-              "swap_sample": req.swap_sample, "seed": req.seed, "decoding": req.decoding,
-              "concurrency": req.concurrency, "api_key_env": req.api_key_env, "strategy": req.strategy,
-              "samples": req.samples, "temperature": req.temperature}
+    # beside the run's request (its options, recorded by the command line): what the run resolved
+    config = {"judge": spec.name, "provider": spec.provider, "model": spec.model, "endpoint": spec.endpoint,
+              "formats": list(formats)}
     with runs.running(db, req.run_kind, pool=req.pool, key=runs.run_key("score", req.pool, spec.name),
                       config=config) as background:
         return _score(req, db, pid, jid, spec, formats, settings, background)
@@ -222,27 +219,26 @@ def score(req: ScoreRequest) -> dict:
 
 def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, formats: dict[str, Format],
            settings: dict, background: runs.Run) -> dict:
-    with writer(db) as con, transaction(con):
-        close_orphan_cell_runs(con, pid, jid, "its process ended without closing it")
-        cands = frame(con, "SELECT cand_idx, prompt_idx, position, reference, response FROM candidates "
-                               "WHERE pool_id = $p ORDER BY cand_idx", {"p": pid})
-        prompts = frame(con, "SELECT prompt_idx, prompt FROM prompts WHERE pool_id = $p ORDER BY prompt_idx",
-                            {"p": pid})
+    with writing(db) as unit:
+        unit.close_orphan_cell_runs(pid, jid, "its process ended without closing it")
+        cands = unit.candidate_texts(pid)
+        prompts = unit.prompt_texts(pid)
     recovered = replay_journal(db, req.pool, spec.name, pid)
     plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed, req.samples)
-    with writer(db) as con, transaction(con):
-        fids = {name: ensure_format(con, fmt) for name, fmt in formats.items()}
+    with writing(db) as unit:
+        fids = {name: unit.ensure_format(fmt) for name, fmt in formats.items()}
         plan = plan.with_columns(pl.lit(jid, pl.Int32).alias("judge_id"), pl.lit(req.decoding).alias("decoding"),
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
-        todo = unanswered(con, plan, pid, jid)
+        todo = unit.unanswered(plan, pid, jid)
         cell_runs = {}
         for name in formats:
             if todo.filter(pl.col("format") == name).height:
                 fmt_notes = [n for n in notes if n.startswith(name + ":")]
-                cell_runs[name] = start_cell_run(con, pid, jid, formats[name], fids[name], "score",
-                                            template=formats[name].template, decoding_settings=settings,
-                                            schedule=schedule_of(formats[name], req.schedule), seed=req.seed,
-                                            notes="; ".join(fmt_notes) or None, run_id=background.id)
+                cell_runs[name] = unit.start_cell_run(pid, jid, formats[name], fids[name], "score",
+                                                      template=formats[name].template, decoding_settings=settings,
+                                                      schedule=schedule_of(formats[name], req.schedule),
+                                                      seed=req.seed, notes="; ".join(fmt_notes) or None,
+                                                      run_id=background.id)
     todo = todo.with_columns(pl.col("format").replace_strict(cell_runs, default=None, return_dtype=pl.Int32)
                              .alias("cell_run_id"), pl.lit(pid, pl.Int32).alias("pool_id"))
     summary = {"pool": req.pool, "judge": spec.name, "formats": list(formats), "decoding": req.decoding,
@@ -273,9 +269,9 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
                 run.buffer = []
     if not run.write_error:
         journal.unlink(missing_ok=True)  # everything in it is in the database now
-    with writer(db) as con, transaction(con):
+    with writing(db) as unit:
         for cell_run_id in cell_runs.values():
-            finish_cell_run(con, cell_run_id, status, judge_model=", ".join(sorted(run.judge_models)) or None)
+            unit.finish_cell_run(cell_run_id, status, judge_model=", ".join(sorted(run.judge_models)) or None)
     progress.update(status)
     background.progress(progress.record)
     if run.down_error:

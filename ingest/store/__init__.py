@@ -1,8 +1,11 @@
-"""The database: connection, lock waiting, numbered migrations (`schema/`) and every write.
+"""The database: connection, lock waiting, numbered migrations (`schema/`) and every read and write
+that ingest and train make (DESIGN.md 'One word per thing, one door to the database').
 
-Nothing outside this package (and `ingest.runs`, which owns the runs table) writes to the
-database. Writers open a short-lived connection with `writer()` and change it inside one
-`transaction()`: an import or a batch of verdicts lands whole or not at all.
+Only this package opens DuckDB. Its face exports verbs, each one short-lived connection and (for a
+write) one transaction, with its SQL in `sql/NAME.sql`; a caller that reads or writes several
+things as one unit (a scoring run's set-up, a verdict import) takes `writing(db)` (or `reading(db)`),
+an object of named reads and writes in one transaction, never the connection: an import or a batch
+of verdicts lands whole or not at all.
 
 The names below load their module on first use, so that `audit`, which imports only the read-only
 `connection` module, never loads the writers.
@@ -13,16 +16,18 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "connection": ["DEFAULT_DB", "db_path", "find_pool", "lock_timeout_s", "pool_id"],
-    "_database": ["ensure_current", "frame", "migrate", "next_id", "one", "reader", "transaction", "writer"],
-    "_pools": ["import_pool"],
-    "_judges": ["ensure_format", "ensure_judge", "judge_identity"],
-    "_verdicts": ["CALL_KEY", "VERDICT_COLUMNS", "insert_answers", "insert_verdicts", "stored_statuses", "unanswered"],
-    "_cell_runs": ["close_orphan_cell_runs", "finish_cell_run", "start_cell_run"],
-    "_batches": ["BATCH_CALL_COLUMNS", "exported_calls", "record_batch_export"],
+    "connection": ["DEFAULT_DB", "db_path", "lock_timeout_s"],
+    "_database": ["ensure_current"],
+    "_units": ["reading", "writing"],
+    "_pools": ["import_pool", "pool_names"],
+    "_judges": ["judge_identity"],
+    "_verdicts": ["CALL_KEY", "VERDICT_COLUMNS", "pool_judges", "verdict_file_rows"],
+    "_batches": ["BATCH_CALL_COLUMNS"],
     "_labels": ["declare_calibration", "declared_threshold", "finish_calibration", "import_labels",
-                "labels_description", "labels_from_file"],
+                "labelled_pools", "labels_description", "labels_from_file"],
     "_subsets": ["save_subset"],
+    "_runs": ["beat_run", "begin_run", "claim_run", "close_dead_runs", "close_run", "create_run", "end_run",
+              "record_process", "request_cancel", "run_rows"],
     "_evaluations": ["EVALUATION_SCHEMA", "GENERATION_SCHEMA", "ensure_study", "insert_evaluations",
                      "insert_generations"],
 }

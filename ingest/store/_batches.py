@@ -7,7 +7,8 @@ import json
 
 import polars as pl
 
-from ._database import frame, next_id
+from . import _sql
+from ._database import next_id
 
 BATCH_CALL_COLUMNS = ("custom_id", "cell_run_id", "pool_id", "judge_id", "format_id", "decoding", "prompt_idx",
                       "a_idx", "b_idx", "swapped", "sample")
@@ -18,18 +19,14 @@ def record_batch_export(con, pool: int, judge: int, identity: dict, decoding_set
     """Record one export and map each of its calls' `custom_id` (columns BATCH_CALL_COLUMNS) to
     it; a call exported before keeps its id and now points to this export. Returns the export id."""
     eid = next_id(con, "batch_exports", "export_id")
-    con.execute("INSERT INTO batch_exports (export_id, pool_id, judge_id, identity, decoding_settings, folder, n_calls, "
-                "files) VALUES ($id, $pool, $judge, $identity, $decoding, $folder, $n, $files)",
-                {"id": eid, "pool": pool, "judge": judge, "identity": json.dumps(identity),
-                 "decoding": json.dumps(decoding_settings), "folder": folder, "n": calls.height, "files": json.dumps(files)})
+    _sql.execute(con, "insert_batch_export", export_id=eid, pool_id=pool, judge_id=judge, identity=json.dumps(identity),
+                 decoding_settings=json.dumps(decoding_settings), folder=folder, n_calls=calls.height,
+                 files=json.dumps(files))
     if calls.height:
         rows = calls.select(BATCH_CALL_COLUMNS).with_columns(pl.lit(eid, pl.Int32).alias("export_id"))
         con.register("batch_rows", rows.to_arrow())
         try:
-            columns = ", ".join(rows.columns)
-            con.execute(f"INSERT INTO batch_calls ({columns}) SELECT {columns} FROM batch_rows "
-                        "ON CONFLICT (custom_id) DO UPDATE SET export_id = excluded.export_id, "
-                        "cell_run_id = excluded.cell_run_id")
+            _sql.execute(con, "upsert_batch_calls")
         finally:
             con.unregister("batch_rows")
     return eid
@@ -43,10 +40,6 @@ def exported_calls(con, custom_ids: list[str]) -> pl.DataFrame:
     ids = pl.DataFrame({"custom_id": list(custom_ids)}, schema={"custom_id": pl.String})
     con.register("wanted_ids", ids.to_arrow())
     try:
-        return frame(con, "SELECT c.*, e.identity AS export_identity, e.decoding_settings AS export_decoding_settings, "
-                          "j.identity AS judge_identity, j.name AS judge, p.name AS pool "
-                          "FROM batch_calls c JOIN wanted_ids USING (custom_id) "
-                          "JOIN batch_exports e USING (export_id) JOIN judges j ON j.judge_id = c.judge_id "
-                          "JOIN pools p ON p.pool_id = c.pool_id ORDER BY c.custom_id")
+        return _sql.frame(con, "exported_calls")
     finally:
         con.unregister("wanted_ids")

@@ -1,5 +1,6 @@
 """The read-write side of the database: numbered migrations, short-lived connections, one
-transaction per write, and ids that are never handed out twice."""
+transaction per write, and ids that are never handed out twice. Internal to the store: code outside
+it goes through the store's named verbs and units of work (`_units.py`), never a connection."""
 
 from __future__ import annotations
 
@@ -84,17 +85,6 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
     con.execute("COMMIT")
 
 
-def frame(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None):
-    """Run a query with bound parameters and return a polars DataFrame."""
-    return con.sql(sql, params=params or {}).pl()
-
-
-def one(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) -> tuple | None:
-    """The first row of a query, or None; reads the result to its end so the connection is free."""
-    rows = con.execute(sql, params or {}).fetchall()
-    return rows[0] if rows else None
-
-
 def ensure_current(path: str | os.PathLike | None = None) -> None:
     """Bring an existing database up to the current schema (readers never migrate themselves)."""
     p = db_path(path)
@@ -112,7 +102,7 @@ def next_id(con, table: str, column: str) -> int:
     """A fresh id for `table`, never one handed out before (even if its rows were deleted): the
     high-water mark lives in id_marks. Table and column names come from this package only."""
     used = con.execute(f"SELECT coalesce(max({column}), 0) FROM {table}").fetchone()[0]
-    mark = one(con, "SELECT last_id FROM id_marks WHERE name = $n", {"n": table})
+    mark = con.execute("SELECT last_id FROM id_marks WHERE name = $n", {"n": table}).fetchone()
     new = max(used, mark[0] if mark else 0) + 1
     if mark:
         con.execute("UPDATE id_marks SET last_id = $id WHERE name = $n", {"id": new, "n": table})

@@ -13,7 +13,8 @@ import os
 import polars as pl
 
 from .._errors import UserError
-from ._database import next_id, one, transaction, writer
+from . import _sql
+from ._database import next_id, transaction, writer
 from .connection import pool_id
 
 GENERATION_SCHEMA = {"condition": pl.String, "seed": pl.Int64, "train_run": pl.String, "base_model": pl.String,
@@ -32,7 +33,7 @@ def ensure_study(db: str | os.PathLike | None, name: str, pool: str, heldout: di
     held-out rule (heldout's rule, share and seed; n is not compared), is refused."""
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
-        row = one(con, "SELECT study_id, pool_id, heldout FROM studies WHERE name = $n", {"n": name})
+        row = _sql.first(con, "stored_study", name=name)
         if row:
             if row[1] != pid:
                 raise UserError(f"--study {name}: that study belongs to another pool; choose another name")
@@ -42,8 +43,7 @@ def ensure_study(db: str | os.PathLike | None, name: str, pool: str, heldout: di
                                 f"{_rule(heldout)}; use the same --heldout-share/--heldout-seed or another name")
             return row[0]
         sid = next_id(con, "studies", "study_id")
-        con.execute("INSERT INTO studies (study_id, name, pool_id, heldout) VALUES ($id, $n, $p, $h)",
-                    {"id": sid, "n": name, "p": pid, "h": json.dumps(heldout)})
+        _sql.execute(con, "insert_study", study_id=sid, name=name, pool_id=pid, heldout=json.dumps(heldout))
         return sid
 
 
@@ -60,14 +60,12 @@ def insert_generations(db: str | os.PathLike | None, study_id: int, rows: list[d
         pl.lit(study_id, pl.Int64).alias("study_id"), pl.lit(run_id, pl.Int64).alias("run_id"))
     with writer(db) as con, transaction(con):
         con.register("gen_df", frame.to_arrow())
-        count = "SELECT count(*) FROM generations WHERE study_id = $s"
-        before = one(con, count, {"s": study_id})[0]
-        con.execute("INSERT INTO generations (study_id, condition, seed, train_run, base_model, prompt_idx, answer, "
-                    "answer_len, ref_idx, ref_len, markdown, tokens_out, truncated, run_id) "
-                    "SELECT study_id, condition, seed, train_run, base_model, prompt_idx, answer, answer_len, "
-                    "ref_idx, ref_len, markdown, tokens_out, truncated, run_id FROM gen_df "
-                    "ON CONFLICT DO NOTHING")
-        after = one(con, count, {"s": study_id})[0]
+        try:
+            before = _sql.first(con, "study_generation_count", study_id=study_id)[0]
+            _sql.execute(con, "insert_generations")
+            after = _sql.first(con, "study_generation_count", study_id=study_id)[0]
+        finally:
+            con.unregister("gen_df")
     return after - before
 
 
@@ -80,13 +78,11 @@ def insert_evaluations(db: str | os.PathLike | None, study_id: int, rows: list[d
         pl.lit(study_id, pl.Int64).alias("study_id"), pl.lit(run_id, pl.Int64).alias("run_id"))
     with writer(db) as con, transaction(con):
         con.register("eval_df", frame.to_arrow())
-        con.execute("DELETE FROM evaluations e USING eval_df n WHERE e.study_id = n.study_id "
-                    "AND e.condition = n.condition AND e.seed = n.seed AND e.prompt_idx = n.prompt_idx "
-                    "AND e.judge_id = n.judge_id AND (e.status_ab = 'failed' OR e.status_ba = 'failed')")
-        con.execute("INSERT INTO evaluations (study_id, condition, seed, prompt_idx, judge_id, raw_ab, value_ab, "
-                    "status_ab, error_ab, raw_ba, value_ba, status_ba, error_ba, outcome, run_id) "
-                    "SELECT study_id, condition, seed, prompt_idx, judge_id, raw_ab, value_ab, status_ab, error_ab, "
-                    "raw_ba, value_ba, status_ba, error_ba, outcome, run_id FROM eval_df ON CONFLICT DO NOTHING")
+        try:
+            _sql.execute(con, "delete_failed_evaluations")
+            _sql.execute(con, "insert_evaluations")
+        finally:
+            con.unregister("eval_df")
     return frame.height
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from .._errors import UserError
-from ._database import next_id, one
+from . import _sql
+from ._database import next_id
 
 
 def judge_identity(provider: str, model: str | None = None, endpoint: str | None = None,
@@ -30,8 +31,7 @@ def ensure_judge(con, name: str, provider: str, model: str | None = None,
     """The judge's id, creating it on first use. A known name with another identity is refused,
     saying what differs. Settings never include secrets."""
     identity = identity or judge_identity(provider, model, endpoint)
-    row = one(con, "SELECT judge_id, provider, model, endpoint, identity FROM judges WHERE name = $n",
-                  {"n": name})
+    row = _sql.first(con, "stored_judge", name=name)
     if row:
         jid, s_provider, s_model, s_endpoint, s_identity = row
         # Judges stored before identities were recorded are known by provider, model and endpoint.
@@ -45,31 +45,25 @@ def ensure_judge(con, name: str, provider: str, model: str | None = None,
                             + "; ".join(differences) + ". Score this one under its own name with "
                             "--judge-name (e.g. --judge-name '" + f"{name}-2'" + ")")
         if not s_identity:
-            con.execute("UPDATE judges SET identity = $i WHERE judge_id = $id",
-                        {"i": json.dumps(identity), "id": jid})
+            _sql.execute(con, "record_judge_identity", identity=json.dumps(identity), judge_id=jid)
         return jid
     jid = next_id(con, "judges", "judge_id")
-    con.execute("INSERT INTO judges (judge_id, name, provider, model, endpoint, settings, identity) "
-                "VALUES ($id, $name, $provider, $model, $endpoint, $settings, $identity)",
-                {"id": jid, "name": name, "provider": provider, "model": model, "endpoint": endpoint,
-                 "settings": json.dumps(settings or {}), "identity": json.dumps(identity)})
+    _sql.execute(con, "insert_judge", judge_id=jid, name=name, provider=provider, model=model, endpoint=endpoint,
+                 settings=json.dumps(settings or {}), identity=json.dumps(identity))
     return jid
 
 
 def ensure_format(con, fmt) -> int:
     """The format's id, registering it on first use; a different definition under a known name
     is refused."""
-    row = one(con, "SELECT format_id, spec_hash FROM formats WHERE name = $n", {"n": fmt.name})
+    row = _sql.first(con, "stored_format", name=fmt.name)
     if row:
         if row[1] != fmt.spec_hash:
             raise UserError(f"format '{fmt.name}' is already stored with a different definition; "
                             "give the new one another name")
         return row[0]
     fid = next_id(con, "formats", "format_id")
-    con.execute("INSERT INTO formats (format_id, name, kind, pairing, spec, value_lo, value_hi, "
-                "template, spec_hash) VALUES ($id, $name, $kind, $pairing, $spec, $lo, $hi, "
-                "$template, $hash)",
-                {"id": fid, "name": fmt.name, "kind": fmt.kind, "pairing": fmt.pairing,
-                 "spec": json.dumps(fmt.spec()), "lo": fmt.value_lo, "hi": fmt.value_hi,
-                 "template": fmt.template, "hash": fmt.spec_hash})
+    _sql.execute(con, "insert_format", format_id=fid, name=fmt.name, kind=fmt.kind, pairing=fmt.pairing,
+                 spec=json.dumps(fmt.spec()), value_lo=fmt.value_lo, value_hi=fmt.value_hi, template=fmt.template,
+                 spec_hash=fmt.spec_hash)
     return fid

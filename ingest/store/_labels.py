@@ -14,8 +14,9 @@ import polars as pl
 
 from .._errors import UserError, where
 from ..files import FLIP, file_sha256, read_labels
-from ._database import ensure_current, next_id, one, reader, transaction, writer
-from .connection import pool_id
+from . import _sql
+from ._database import ensure_current, next_id, reader, transaction, writer
+from .connection import db_path, pool_id
 
 
 def _candidate(cands: dict, prompt_idx: int, ids: list[str | None]) -> int | None:
@@ -29,9 +30,8 @@ def resolve_labels(con, pid: int, pool: str, path, rows: list[dict], source: str
                    skipped: dict) -> pl.DataFrame:
     """Place the labels in the pool: prompt_idx, a_idx, b_idx (the file's orientation), label,
     annotator, line. Identical repeats of an annotator's label are dropped; contradictions refused."""
-    prompts = dict(con.execute("SELECT prompt_id, prompt_idx FROM prompts WHERE pool_id = $p", {"p": pid}).fetchall())
-    cands = {(pi, cid): ci for pi, cid, ci in con.execute(
-        "SELECT prompt_idx, candidate_id, cand_idx FROM candidates WHERE pool_id = $p", {"p": pid}).fetchall()}
+    prompts = dict(_sql.rows(con, "prompt_ids", pool_id=pid))
+    cands = {(pi, cid): ci for pi, cid, ci, _, _ in _sql.rows(con, "candidate_ids", pool_id=pid)}
     lenient = source != "jsonl"
     fld = {"jsonl": ("prompt_id", "a_id", "b_id"), "mtbench": ("question_id", "model_a", "model_b"),
            "llmfao": ("prompt_id", "model_x", "model_y")}[source]
@@ -86,11 +86,9 @@ def import_labels(db, path: str | os.PathLike, pool: str, source: str = "jsonl",
         pid = pool_id(con, pool)
         frame = resolve_labels(con, pid, pool, path, rows, source, skipped)
         if replace:
-            con.execute("DELETE FROM labels WHERE pool_id = $p", {"p": pid})
+            _sql.execute(con, "delete_pool_labels", pool_id=pid)
         stored = {(pi, min(a, b), max(a, b), ann): (lab if a < b else FLIP[lab])
-                  for pi, a, b, lab, ann in con.execute(
-                      "SELECT prompt_idx, a_idx, b_idx, label, annotator FROM labels WHERE pool_id = $p",
-                      {"p": pid}).fetchall()}
+                  for pi, a, b, lab, ann in _sql.rows(con, "pool_labels", pool_id=pid)}
         keep = []
         for r in frame.iter_rows(named=True):
             a, b = r["a_idx"], r["b_idx"]
@@ -107,9 +105,7 @@ def import_labels(db, path: str | os.PathLike, pool: str, source: str = "jsonl",
                 pl.lit(str(path)).alias("source_file"), pl.lit(digest).alias("source_sha256"))
             con.register("label_rows", new.to_arrow())
             try:
-                con.execute("INSERT INTO labels (pool_id, prompt_idx, a_idx, b_idx, label, annotator, source, "
-                            "source_file, source_sha256, line) SELECT pool_id, prompt_idx, a_idx, b_idx, label, "
-                            "annotator, source, source_file, source_sha256, line FROM label_rows")
+                _sql.execute(con, "insert_labels")
             finally:
                 con.unregister("label_rows")
     return {"pool": pool, "source": source, "rows_in_file": len(rows), "imported": len(keep),
@@ -125,9 +121,8 @@ def declare_calibration(db, pool: str, threshold: float | None, target_width: fl
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
         cid = next_id(con, "calibrations", "calibration_id")
-        con.execute("INSERT INTO calibrations (calibration_id, pool_id, threshold, target_width, labels) "
-                    "VALUES ($id, $p, $t, $w, $l)",
-                    {"id": cid, "p": pid, "t": threshold, "w": target_width, "l": labels})
+        _sql.execute(con, "insert_calibration", calibration_id=cid, pool_id=pid, threshold=threshold,
+                     target_width=target_width, labels=labels)
     return cid
 
 
@@ -135,17 +130,24 @@ def declared_threshold(db, pool: str) -> float | None:
     """The threshold of the pool's latest calibration that declared one (None if none did)."""
     ensure_current(db)
     with reader(db) as con:
-        row = one(con, "SELECT c.threshold FROM calibrations c JOIN pools p USING (pool_id) "
-                        "WHERE p.name = $n AND c.threshold IS NOT NULL "
-                        "ORDER BY c.calibration_id DESC LIMIT 1", {"n": pool})
+        row = _sql.first(con, "declared_threshold", pool=pool)
     return row[0] if row else None
 
 
 def finish_calibration(db, calibration_id: int, result: dict) -> None:
     """Save the result document with its calibration record."""
     with writer(db) as con, transaction(con):
-        con.execute("UPDATE calibrations SET result = $r, finished_at = current_timestamp "
-                    "WHERE calibration_id = $id", {"r": json.dumps(result, allow_nan=False), "id": calibration_id})
+        _sql.execute(con, "finish_calibration", result=json.dumps(result, allow_nan=False),
+                     calibration_id=calibration_id)
+
+
+def labelled_pools(db: str | os.PathLike | None) -> set[str]:
+    """The names of the pools holding human labels; none without a database file."""
+    p = db_path(db)
+    if not p.is_file():
+        return set()
+    with reader(p) as con:
+        return {r[0] for r in _sql.rows(con, "labelled_pools")}
 
 
 def labels_description(path: str | os.PathLike | None) -> str:

@@ -1,4 +1,5 @@
-"""Pools: a validated pool file stored under a name, and everything about a pool deleted on --replace."""
+"""Pools: a validated pool file stored under a name (everything about a pool deleted on --replace:
+sql/delete_pool.sql), and the names of the pools stored."""
 
 from __future__ import annotations
 
@@ -8,24 +9,9 @@ import polars as pl
 
 from .._errors import UserError
 from ..files import file_sha256, pool_shape, read_pool
-from ._database import next_id, one, transaction, writer
-from .connection import find_pool
-
-
-def _delete_pool(con, pid: int) -> None:
-    """Everything stored about a pool (a --replace starts it anew): its children first (subset
-    members; a study's generations and outcomes), then every table with a pool_id column."""
-    con.execute("DELETE FROM subset_members WHERE subset_id IN "
-                "(SELECT subset_id FROM subsets WHERE pool_id = $p)", {"p": pid})
-    for child in ("generations", "evaluations"):
-        con.execute(f"DELETE FROM {child} WHERE study_id IN (SELECT study_id FROM studies WHERE pool_id = $p)",
-                    {"p": pid})
-    tables = [r[0] for r in con.execute(
-        "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'pool_id' "
-        "AND table_name <> 'pools' AND table_schema = 'main' ORDER BY 1").fetchall()]
-    for table in tables:        # names from the catalogue, never from input
-        con.execute(f'DELETE FROM "{table}" WHERE pool_id = $p', {"p": pid})
-    con.execute("DELETE FROM pools WHERE pool_id = $p", {"p": pid})
+from . import _sql
+from ._database import next_id, reader, transaction, writer
+from .connection import db_path, find_pool
 
 
 def import_pool(db: str | os.PathLike | None, path: str | os.PathLike, name: str,
@@ -42,22 +28,29 @@ def import_pool(db: str | os.PathLike | None, path: str | os.PathLike, name: str
                             "its verdicts)")
         replaced = 0
         if old is not None:
-            replaced = one(con, "SELECT count(*) FROM verdicts WHERE pool_id = $p", {"p": old})[0]
-            _delete_pool(con, old)
+            replaced = _sql.first(con, "pool_verdict_count", pool_id=old)[0]
+            _sql.script(con, "delete_pool", pool_id=old)
         pid = next_id(con, "pools", "pool_id")
-        con.execute("INSERT INTO pools (pool_id, name, source_file, source_sha256, layout) "
-                    "VALUES ($id, $name, $file, $sha, $layout)",
-                    {"id": pid, "name": name, "file": str(path), "sha": digest, "layout": data.layout})
+        _sql.execute(con, "insert_pool", pool_id=pid, name=name, source_file=str(path), source_sha256=digest,
+                     layout=data.layout)
         prompts = data.prompts.with_columns(pl.lit(pid, pl.Int32).alias("pool_id"))
         candidates = data.candidates.with_columns(pl.lit(pid, pl.Int32).alias("pool_id"))
         con.register("prompts_df", prompts.to_arrow())
         con.register("candidates_df", candidates.to_arrow())
-        con.execute("INSERT INTO prompts (pool_id, prompt_idx, prompt_id, prompt) "
-                    "SELECT pool_id, prompt_idx, prompt_id, prompt FROM prompts_df")
-        con.execute("INSERT INTO candidates (pool_id, cand_idx, prompt_idx, candidate_id, position, "
-                    "response, reference, model, split) SELECT pool_id, cand_idx, prompt_idx, "
-                    "candidate_id, position, response, reference, model, split FROM candidates_df")
-        con.unregister("prompts_df")
-        con.unregister("candidates_df")
+        try:
+            _sql.execute(con, "insert_prompts")
+            _sql.execute(con, "insert_candidates")
+        finally:
+            con.unregister("prompts_df")
+            con.unregister("candidates_df")
     return {"pool": name, "layout": data.layout, "replaced_verdicts": replaced,
             **pool_shape(data.candidates)}
+
+
+def pool_names(db: str | os.PathLike | None) -> list[str]:
+    """The names of the stored pools, sorted; none when there is no database file yet."""
+    p = db_path(db)
+    if not p.is_file():
+        return []
+    with reader(p) as con:
+        return [r[0] for r in _sql.rows(con, "pool_names")]

@@ -7,7 +7,8 @@ import os
 
 import polars as pl
 
-from ._database import next_id, one, transaction, writer
+from . import _sql
+from ._database import next_id, transaction, writer
 from .connection import pool_id
 
 
@@ -20,33 +21,24 @@ def save_subset(db: str | os.PathLike | None, pool: str, name: str, summary: dic
     """
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
-        old = [r[0] for r in con.execute("SELECT subset_id FROM subsets WHERE pool_id = $p AND name = $n",
-                                         {"p": pid, "n": name}).fetchall()]
-        for sid in old:
-            con.execute("DELETE FROM subset_members WHERE subset_id = $s", {"s": sid})
-            con.execute("DELETE FROM subsets WHERE subset_id = $s", {"s": sid})
+        for (old,) in _sql.rows(con, "subsets_named", pool_id=pid, name=name):
+            _sql.script(con, "delete_subset", subset_id=old)
         sid = next_id(con, "subsets", "subset_id")
-        judge = one(con, "SELECT judge_id FROM judges WHERE name = $n", {"n": summary.get("judge")})
-        fmt = one(con, "SELECT format_id FROM formats WHERE name = $n", {"n": summary.get("format")})
-        con.execute("""
-            INSERT INTO subsets (subset_id, pool_id, name, judge_id, format_id, policy, rate, seed, judge, format,
-                                 decoding, score, n_eligible, n_selected, n_pick_tied, n_cut_tied, n_heldout_prompts, cut_value,
-                                 sha256, export_path)
-            VALUES ($sid, $pid, $name, $jid, $fid, $policy, $rate, $seed, $judge, $format, $decoding, $score,
-                    $n_eligible,
-                    $n_selected, $n_pick_tied, $n_cut_tied, $n_heldout, $cut, $sha, $path)""",
-                    {"sid": sid, "pid": pid, "name": name, "jid": judge[0] if judge else None,
-                     "fid": fmt[0] if fmt else None, "policy": summary["policy"], "rate": summary["rate"],
-                     "seed": summary["seed"], "judge": summary.get("judge"), "format": summary.get("format"),
-                     "decoding": summary.get("decoding"), "score": summary.get("score"),
-                     "n_eligible": summary["n_eligible"], "n_selected": summary["n_selected"],
-                     "n_pick_tied": summary["n_pick_tied"], "n_cut_tied": summary["n_cut_tied"],
-                     "n_heldout": summary["n_heldout_prompts"], "cut": summary["cut_value"],
-                     "sha": sha256, "path": export_path})
+        judge = _sql.first(con, "stored_judge", name=summary.get("judge"))
+        fmt = _sql.first(con, "stored_format", name=summary.get("format"))
+        _sql.execute(con, "insert_subset", subset_id=sid, pool_id=pid, name=name, judge_id=judge[0] if judge else None,
+                     format_id=fmt[0] if fmt else None, policy=summary["policy"], rate=summary["rate"],
+                     seed=summary["seed"], judge=summary.get("judge"), format=summary.get("format"),
+                     decoding=summary.get("decoding"), score=summary.get("score"),
+                     n_eligible=summary["n_eligible"], n_selected=summary["n_selected"],
+                     n_pick_tied=summary["n_pick_tied"], n_cut_tied=summary["n_cut_tied"],
+                     n_heldout_prompts=summary["n_heldout_prompts"], cut_value=summary["cut_value"],
+                     sha256=sha256, export_path=export_path)
         rows = members.select(pl.lit(sid, pl.Int32).alias("subset_id"), "cand_idx", "prompt_idx", "value",
                               "pick_tied", "cut_tied")
         con.register("members_df", rows.to_arrow())
-        con.execute("INSERT INTO subset_members (subset_id, cand_idx, prompt_idx, value, pick_tied, cut_tied) "
-                    "SELECT subset_id, cand_idx, prompt_idx, value, pick_tied, cut_tied FROM members_df")
-        con.unregister("members_df")
+        try:
+            _sql.execute(con, "insert_subset_members")
+        finally:
+            con.unregister("members_df")
     return sid

@@ -3,11 +3,14 @@ to verdicts goes through here, and this module keeps the one-row-per-call rule (
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 import polars as pl
 
-from ._database import frame
+from . import _sql
+from ._database import reader
+from .connection import db_path
 
 VERDICT_COLUMNS = ("cell_run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
                    "swapped", "sample", "raw", "label", "value", "status", "error", "attempts",
@@ -15,10 +18,9 @@ VERDICT_COLUMNS = ("cell_run_id", "pool_id", "judge_id", "format_id", "prompt_id
 
 
 # One judge call, within a pool: the database holds at most one row per key (migration 003; kept by
-# insert_verdicts and insert_answers since migration 011 dropped the index).
+# insert_verdicts and insert_answers since migration 011 dropped the index). The SQL files that match a
+# call spell the key out (sql/stored_call_statuses.sql, replace_failed_answers.sql, insert_new_answers.sql).
 CALL_KEY = ["judge_id", "format_id", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
-_SAME_CALL = " AND ".join(["v.pool_id = n.pool_id"] + [
-    f"v.{c} IS NOT DISTINCT FROM n.{c}" if c == "b_idx" else f"v.{c} = n.{c}" for c in CALL_KEY])
 
 
 def _complete(rows: pl.DataFrame) -> pl.DataFrame:
@@ -43,16 +45,8 @@ def _repeats(rows: pl.DataFrame, key: list[str]) -> int:
 
 def _cells_hold_rows(con, rows: pl.DataFrame) -> bool:
     """Whether the database holds any verdict of the (pool, judge, format) cells of `rows`."""
-    cells = {c: rows[c].unique().to_list() for c in ("pool_id", "judge_id", "format_id")}
-    return con.execute("SELECT 1 FROM verdicts WHERE list_contains($pool_id, pool_id) AND "
-                       "list_contains($judge_id, judge_id) AND list_contains($format_id, format_id) LIMIT 1",
-                       cells).fetchall() != []
-
-
-# The key's integer columns: a join on them alone is 2.5 times as fast as on the whole key
-# (decoding is text, slot B may be null), and finds every stored call among its matches.
-_SAME_INTEGERS = " AND ".join(f"v.{c} = n.{c}" for c in ("pool_id", "judge_id", "format_id", "prompt_idx",
-                                                        "a_idx", "sample"))
+    cells = {f"{c}s": rows[c].unique().to_list() for c in ("pool_id", "judge_id", "format_id")}
+    return _sql.rows(con, "cells_hold_verdicts", **cells) != []
 
 
 def stored_statuses(con, rows: pl.DataFrame) -> pl.Series:
@@ -65,20 +59,18 @@ def stored_statuses(con, rows: pl.DataFrame) -> pl.Series:
     if rows.height == 0 or not _cells_hold_rows(con, rows):
         return out
     keys = rows.select("pool_id", *CALL_KEY).with_row_index("_pos")
-    near = _query_keys(con, keys, f"SELECT n._pos FROM call_keys n WHERE EXISTS (SELECT 1 FROM verdicts v "
-                                  f"WHERE {_SAME_INTEGERS})")
+    near = _query_keys(con, keys, "calls_near_stored")
     if near.height == 0:
         return out
-    hits = _query_keys(con, keys[near["_pos"].to_numpy()],
-                       f"SELECT n._pos, v.status FROM call_keys n JOIN verdicts v ON {_SAME_CALL}")
+    hits = _query_keys(con, keys[near["_pos"].to_numpy()], "stored_call_statuses")
     return out.scatter(hits["_pos"].to_numpy(), hits["status"])
 
 
-def _query_keys(con, keys: pl.DataFrame, sql: str) -> pl.DataFrame:
-    """Run `sql` over `keys`, registered as call_keys."""
+def _query_keys(con, keys: pl.DataFrame, name: str) -> pl.DataFrame:
+    """Run sql/NAME.sql over `keys`, registered as call_keys."""
     con.register("call_keys", keys.to_arrow())
     try:
-        return frame(con, sql)
+        return _sql.frame(con, name)
     finally:
         con.unregister("call_keys")
 
@@ -104,14 +96,10 @@ def insert_verdicts(con, rows: pl.DataFrame,
                                                                  maintain_order="left").select("cell_run_id"))
     con.register("verdict_rows", _complete(rows).to_arrow())
     try:
-        con.execute(f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) SELECT {', '.join(VERDICT_COLUMNS)} "
-                    "FROM verdict_rows")
+        _sql.execute(con, "insert_verdict_rows")
     finally:
         con.unregister("verdict_rows")
     return rows
-
-
-_ANSWER_COLUMNS = [c for c in VERDICT_COLUMNS if c not in CALL_KEY and c not in ("pool_id", "attempts")]
 
 
 def insert_answers(con, rows: pl.DataFrame) -> dict:
@@ -126,13 +114,8 @@ def insert_answers(con, rows: pl.DataFrame) -> dict:
             .unique(subset=["pool_id", *CALL_KEY], keep="last", maintain_order=True).drop("_order"))
     con.register("new_rows", rows.to_arrow())
     try:
-        replaced = con.execute(
-            f"UPDATE verdicts v SET {', '.join(f'{c} = n.{c}' for c in _ANSWER_COLUMNS)}, "
-            f"attempts = v.attempts + n.attempts, created_at = current_timestamp "
-            f"FROM new_rows n WHERE {_SAME_CALL} AND v.status = 'failed'").fetchall()[0][0]
-        inserted = con.execute(
-            f"INSERT INTO verdicts ({', '.join(VERDICT_COLUMNS)}) SELECT {', '.join('n.' + c for c in VERDICT_COLUMNS)} "
-            f"FROM new_rows n WHERE NOT EXISTS (SELECT 1 FROM verdicts v WHERE {_SAME_CALL})").fetchall()[0][0]
+        replaced = _sql.first(con, "replace_failed_answers")[0]
+        inserted = _sql.first(con, "insert_new_answers")[0]
     finally:
         con.unregister("new_rows")
     return {"inserted": inserted, "replaced": replaced, "kept": rows.height - inserted - replaced}
@@ -141,10 +124,22 @@ def insert_answers(con, rows: pl.DataFrame) -> dict:
 def unanswered(con, calls: pl.DataFrame, pool: int, judge: int | None = None) -> pl.DataFrame:
     """The calls (CALL_KEY columns) the pool holds no answer for, from any judge or one; a failed
     attempt is not an answer."""
-    done = frame(con, f"SELECT {', '.join(CALL_KEY)} FROM verdicts "
-                          "WHERE pool_id = $p AND status <> 'failed' AND ($j IS NULL OR judge_id = $j)",
-                     {"p": pool, "j": judge})
+    done = _sql.frame(con, "answered_calls", pool_id=pool, judge_id=judge)
     return calls.join(done.cast({c: calls.schema[c] for c in CALL_KEY}), on=CALL_KEY, how="anti",
                       nulls_equal=True)
 
 
+def pool_judges(db: str | os.PathLike | None) -> set[tuple[str, str]]:
+    """(pool, judge) names of each judge holding verdicts in a pool; none without a database file."""
+    p = db_path(db)
+    if not p.is_file():
+        return set()
+    with reader(p) as con:
+        return set(_sql.rows(con, "pool_judges"))
+
+
+def verdict_file_rows(db: str | os.PathLike | None, pool: str, judge: str) -> list[dict]:
+    """The stored calls of `judge` in `pool`, as a verdict file names them (sql/verdict_file_rows.sql):
+    format, prompt_id, a_id, b_id, raw, error, sample, decoding, label_probs, kind, latency_ms."""
+    with reader(db) as con:
+        return _sql.frame(con, "verdict_file_rows", pool=pool, judge=judge).to_dicts()

@@ -2,33 +2,47 @@
 finished training run shows its final losses and adapter folder, and the log reads as a terminal
 left it. Every expected string is written out by hand."""
 
+from app.cli import request_for
 from app.run_card import clean_log, judge_words, run_title, outcome_text, train_outcome
 
 SCORE_ARGV = ["score", "--pool", "p", "--judge", "fake:sim?noise=0.3&slot_bias=-0.25&latency_ms=40",
               "--formats", "binary,anchored", "--schedule", "listing", "--concurrency", "8", "--swap-sample", "0",
               "--db", "x.duckdb", "--json", "--decoding", "constrained"]
+TRAIN_ARGV = ["train", "--pool", "p", "--policy", "judge", "--judge", "j", "--format", "likert5", "--rate", "0.25",
+              "--base", "local:smollm2", "--seed", "2", "--max-steps", "4"]
 
 
 def test_a_score_runs_headline_names_the_judge_with_its_simulated_settings_and_the_formats():
-    row = {"kind": "score", "config": {"argv": SCORE_ARGV}}       # queued: only the command line so far
-    assert run_title(row) == ("score · judge sim (simulated: noise 0.3, slot bias -0.25, latency 40 ms) · "
-                             "formats binary, anchored · constrained")
-    # started: the run recorded its judge and formats; the command line still says how it was asked
-    row["config"].update(judge="sim", formats=["binary", "anchored"], decoding={"mode": "constrained"})
-    assert run_title(row).startswith("score · judge sim (simulated: noise 0.3")
+    request = request_for("score", pool="p", judge_spec="fake:sim?noise=0.3&slot_bias=-0.25&latency_ms=40",
+                          formats=["binary", "anchored"], decoding="constrained", as_json=True)
+    row = {"kind": "score", "config": request.to_config()}       # queued: only the request so far
+    title = ("score · judge sim (simulated: noise 0.3, slot bias -0.25, latency 40 ms) · formats binary, anchored · "
+             "constrained")
+    assert run_title(row) == title
+    # started: the run recorded its judge and formats beside the request, which still says how it was asked
+    row["config"].update(judge="sim", provider="fake", formats=["binary", "anchored"])
+    assert run_title(row) == title
+    # a run an earlier version launched: its stored command line, read by click, says the same
+    assert run_title({"kind": "score", "config": {"argv": SCORE_ARGV}}) == title
+    # a run recorded with neither (typed in a terminal by an earlier version): the fields it recorded
+    assert run_title({"kind": "score", "config": {"judge": "sim", "formats": ["binary"], "decoding": "greedy"}}) == \
+        "score · judge sim · formats binary"
     assert judge_words("local:smollm2") == "smollm2 (the bundled SmolLM2-135M)"
     assert judge_words("openai:gpt-4o@https://api.example/v1") == "gpt-4o at https://api.example/v1"
     assert judge_words("fake:plain") == "plain (simulated)"
 
 
 def test_a_training_runs_headline_names_its_curation():
-    argv = ["train", "--pool", "p", "--policy", "judge", "--judge", "j", "--format", "likert5", "--rate", "0.25",
-            "--base", "local:smollm2", "--seed", "2", "--max-steps", "4"]
-    # --judge here is the curating judge, not a judge SPEC: the headline says so in curation words
-    assert run_title({"kind": "train", "config": {"argv": argv}}) == \
-        "train · j × likert5 at rate 0.25, seed 2, on local:smollm2"
-    row = {"kind": "train", "config": {"argv": ["train", "--pool", "p", "--policy", "full", "--base", "b", "--seed", "0"]}}
-    assert run_title(row) == "train · full baseline, seed 0, on b"
+    request = request_for("train", pool="p", policy="judge", judge="j", fmt="likert5", rate=0.25,
+                          base="local:smollm2", seed=2, max_steps=4)
+    # the request's judge is the curating judge, not a judge SPEC: the headline says so in curation words
+    title = "train · j × likert5 at rate 0.25, seed 2, on local:smollm2"
+    assert run_title({"kind": "train", "config": request.to_config()}) == title
+    assert run_title({"kind": "train", "config": {"argv": TRAIN_ARGV}}) == title       # an earlier version's
+    full = request_for("train", pool="p", policy="full", base="b", seed=0)
+    assert run_title({"kind": "train", "config": full.to_config()}) == "train · full baseline, seed 0, on b"
+    subset = request_for("train", subset="/data/x/picked.jsonl", base="b", seed=1)
+    assert run_title({"kind": "train", "config": subset.to_config()}) == "train · subset picked.jsonl, seed 1, on b"
 
 
 def test_a_finished_training_runs_outcome_gives_final_losses_and_the_adapter_folder():

@@ -38,6 +38,18 @@ def test_trained_run_label(row, label):
     assert trained_run_label(row, "mine") == label
 
 
+def test_a_queued_training_run_is_labelled_from_its_request():
+    from app.cli import request_for
+    request = request_for("train", pool="mine", policy="judge", judge="sim", fmt="tournament", rate=0.25,
+                          base="HuggingFaceTB/SmolLM2-135M-Instruct", seed=3)
+    row = {"run_id": 9, "status": "queued", "pool": "mine", "config": request.to_config()}
+    # max steps at its default (-1): by epochs, the default 2
+    assert trained_run_label(row, "mine") == "Run 9 · sim/tournament@0.25 · seed 3 · 2 epochs · SmolLM2-135M-Instruct · queued"
+    # once it runs, the curation it resolved (rate and all) sits beside the request: the same words
+    row["config"]["curation"] = {**JUDGE_CELL, "rate": 0.25}
+    assert trained_run_label(row, "mine", short=True) == "Run 9 · sim/tournament@0.25 · seed 3"
+
+
 def test_training_choices_newest_first_and_the_pools_newest_preselected():
     rows = [_row(1), _row(2, pool="other"), _row(3, "failed"), _row(4, "running"), _row(5, "cancelled"),
             _row(6, pool="other")]

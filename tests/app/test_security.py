@@ -14,7 +14,8 @@ import pytest
 
 from app import auth, cli
 from app.cli import dashboard
-from app.score_form import ScoreForm, providers, score_argv
+from app.cli import command_line
+from app.score_form import ScoreForm, providers, score_request
 from ingest import UserError
 from ingest.store import import_pool
 from ingest.files import read_table
@@ -119,21 +120,25 @@ def _eps(db):
 
 
 def test_configured_endpoint_carries_its_configured_key_variable(db):
-    argv, name = score_argv(ScoreForm("p", "endpoint", ["binary"], endpoint="team", model="m2"), "x.db", _eps(db))
-    assert argv[argv.index("--judge") + 1] == "openai:m2@http://127.0.0.1:9/v1"
-    assert argv[argv.index("--api-key-env") + 1] == "TEAM_KEY" and name == "m2"
-    argv, _ = score_argv(ScoreForm("p", "endpoint", ["binary"], endpoint="open", model="m3"), "x.db", _eps(db))
-    assert "--api-key-env" not in argv                           # configured without a key: none sent
+    request, name = score_request(ScoreForm("p", "endpoint", ["binary"], endpoint="team", model="m2"), _eps(db))
+    assert request.get("judge_spec") == "openai:m2@http://127.0.0.1:9/v1"
+    assert request.get("api_key_env") == "TEAM_KEY" and name == "m2"
+    assert "--api-key-env" in command_line(request)
+    request, _ = score_request(ScoreForm("p", "endpoint", ["binary"], endpoint="open", model="m3"), _eps(db))
+    assert request.get("api_key_env") is None                   # configured without a key: none sent
+    assert "--api-key-env" not in command_line(request)
 
 
 def test_free_typed_endpoint_never_carries_a_key(db):
     eps = _eps(db)
     # even at the very URL of a configured endpoint that has a key
-    argv, name = score_argv(ScoreForm("p", "custom", ["binary"], model="m1", base_url="http://127.0.0.1:9/v1"),
-                            "x.db", eps)
-    assert "--api-key-env" not in argv and name == "m1"
+    request, name = score_request(ScoreForm("p", "custom", ["binary"], model="m1", base_url="http://127.0.0.1:9/v1"),
+                                  eps)
+    assert request.get("api_key_env") is None and name == "m1"
+    argv = command_line(request)
+    assert "--api-key-env" not in argv and "--db" not in argv    # the database travels in the environment
     assert argv[:5] == ["score", "--pool", "p", "--judge", "openai:m1@http://127.0.0.1:9/v1"]
-    assert argv[-3:] == ["--db", "x.db", "--json"]
+    assert argv[-1] == "--json"
 
 
 @pytest.mark.parametrize("form, message", [
@@ -149,15 +154,15 @@ def test_free_typed_endpoint_never_carries_a_key(db):
 ])
 def test_bad_forms_are_refused(db, form, message):
     with pytest.raises(UserError, match=message):
-        score_argv(form, "x.db", _eps(db))
+        score_request(form, _eps(db))
 
 
 def test_bundled_and_simulated_judges(db):
     assert providers({}) == ["local", "fake", "custom"] and providers(_eps(db))[0] == "endpoint"
-    argv, name = score_argv(ScoreForm("p", "local", ["likert5"]), "x.db", {})
-    assert argv[3:5] == ["--judge", "local:smollm2"] and name == "smollm2"
-    argv, name = score_argv(ScoreForm("p", "fake", ["likert5"], model="sim?noise=0.2", swap="all"), "x.db", {})
-    assert argv[4] == "fake:sim?noise=0.2" and name == "sim" and argv[argv.index("--swap-sample") + 1] == "all"
+    request, name = score_request(ScoreForm("p", "local", ["likert5"]), {})
+    assert request.get("judge_spec") == "local:smollm2" and name == "smollm2"
+    request, name = score_request(ScoreForm("p", "fake", ["likert5"], model="sim?noise=0.2", swap="all"), {})
+    assert request.get("judge_spec") == "fake:sim?noise=0.2" and name == "sim" and request.get("swap_sample") == "all"
 
 
 # -- uploads: a row and a (decompressed) size limit ------------------------------------------------------------

@@ -37,8 +37,8 @@ def test_each_parameter_has_one_name_and_its_widget_binds_it():
     main = (REPO / "app" / "main.py").read_text()
     assert "key = url_state.default_pool(names, data.DEFAULT_POOL), url_state.POOL" in main
     assert 'key=key, bind="query-params"' in main
-    for page in ("score.py", "curate.py"):
-        text = (REPO / "app" / "views" / page).read_text()
+    for page in ("score.py", "curate.py"):       # a page with the helpers beside it: app/views/score/*.py
+        text = "\n".join(f.read_text() for f in sorted((REPO / "app" / "views" / page.removesuffix(".py")).glob("*.py")))
         for name in url_state.PAGE_PARAMS[page]:
             const = next(k for k, v in vars(url_state).items() if k.isupper() and v == name)
             # the widget's key is the parameter, bound to the URL, in one call (which may span lines)

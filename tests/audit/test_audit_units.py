@@ -284,8 +284,8 @@ def test_the_database_defaults_to_judgeaudit_db_then_the_working_folder(db, writ
 
 def test_an_unknown_pool_in_a_database_without_pools(db):
     import audit
-    from ingest.store import writer
-    with writer(db):            # the schema, migrated, and no pool
+    from ingest.store import writing
+    with writing(db):           # the schema, migrated, and no pool
         pass
     with pytest.raises(audit.AuditError, match=r"^no pool named 'p' \(known: none\)$"):
         audit.audit_cells(db, "p")

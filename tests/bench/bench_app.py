@@ -23,9 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def build(db: Path, n_prompts: int) -> None:
-    from ingest.store import transaction, writer
+    from ingest.store._database import transaction, writer      # a bench writes its rows with SQL of its own
     from ingest.scoring.formats import BUILTIN
-    from ingest.store import ensure_format, ensure_judge, start_cell_run as start_run
+    from ingest.store._cell_runs import start_cell_run as start_run
+    from ingest.store._judges import ensure_format, ensure_judge
     n = n_prompts * 4
     with writer(db) as con, transaction(con):
         con.execute("INSERT INTO pools (pool_id, name, layout) VALUES (1, 'big', 'rows')")

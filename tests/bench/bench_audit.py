@@ -131,8 +131,9 @@ def build_sql(db: Path, work: Path, args) -> None:
     """The pool, judges, formats, cell runs and verdicts written with DuckDB SQL (see the module
     docstring); the verdicts also as WORK/verdicts-judgeJ-FORMAT.parquet."""
     from ingest.scoring.formats import BUILTIN
-    from ingest.store import (ensure_format, ensure_judge, finish_cell_run, judge_identity, start_cell_run,
-                              transaction, writer)
+    from ingest.store._cell_runs import finish_cell_run, start_cell_run   # a bench writes its rows with SQL of its own
+    from ingest.store._database import transaction, writer
+    from ingest.store._judges import ensure_format, ensure_judge, judge_identity
     db.unlink(missing_ok=True)
     n = args.prompts * args.k
     t0 = time.perf_counter()

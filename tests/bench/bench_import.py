@@ -81,20 +81,20 @@ def timed(fn) -> float:
 @contextlib.contextmanager
 def store_timer():
     """Time the import's one INSERT (ingest.store.insert_verdicts) apart from the rest of the path."""
-    from ingest.scoring import _imported
-    spent, inner = [0.0], _imported.insert_verdicts
+    from ingest.store._units import Writing
+    spent, inner = [0.0], Writing.insert_verdicts
 
-    def insert(con, rows, cell_runs):
+    def insert(unit, rows, cell_runs):
         started = time.perf_counter()
         try:
-            return inner(con, rows, cell_runs)
+            return inner(unit, rows, cell_runs)
         finally:
             spent[0] += time.perf_counter() - started
-    _imported.insert_verdicts = insert
+    Writing.insert_verdicts = insert
     try:
         yield spent
     finally:
-        _imported.insert_verdicts = inner
+        Writing.insert_verdicts = inner
 
 
 def more_files(work: Path, base: Path, parquet: Path, n: int, count: int) -> None:

@@ -218,7 +218,7 @@ def test_a_failed_export_leaves_the_earlier_one_whole(db, write_jsonl, tmp_path,
 
     def broken(*args, **kw):
         raise OSError("disk full")
-    monkeypatch.setattr("ingest.scoring._batch.record_batch_export", broken)
+    monkeypatch.setattr("ingest.store._units.Writing.record_batch_export", broken)
     with pytest.raises(OSError, match="disk full"):
         export_batch(_req(db, formats=["likert5", "tournament"]), tmp_path / "b")
     # the earlier export's files are as they were, and nothing of the failed one is left

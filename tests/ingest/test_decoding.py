@@ -145,7 +145,7 @@ def test_server_constraint_every_verdict_a_label(db, write_jsonl, mechanism):
         [(16, 16, "constrained", "constrained")]
     assert query_rows(db, "SELECT DISTINCT raw FROM verdicts JOIN formats USING (format_id) "
                           "WHERE name = 'binary' ORDER BY 1") == [("ACCEPT",)]
-    recorded = query_rows(db, "SELECT DISTINCT decoding FROM cell_runs")
+    recorded = query_rows(db, "SELECT DISTINCT decoding_settings FROM cell_runs")
     assert len(recorded) == 1
     settings = json.loads(recorded[0][0])
     assert settings["mode"] == "constrained" and settings["constraint"]["mechanism"] == mechanism

@@ -1,6 +1,6 @@
 """Table-driven parser tests: one row per odd judge output seen so far.
 
-The rule (README "Parsing"): a verdict is parsed when the stripped output (markup, surrounding
+The rule (docs/scoring.md, "Parsing"): a verdict is parsed when the stripped output (markup, surrounding
 spaces and punctuation removed) is a label, case-insensitively; otherwise when exactly one
 distinct label appears in the output as a standalone token ("I would ACCEPT this response.",
 "Output B is better"), multi-letter labels case-insensitively and one-letter labels exactly. Two

@@ -1,5 +1,7 @@
-"""Background runs (ingest.runs): launched processes, the runs table, cancel, queue, dead runs."""
+"""Background runs (ingest.runs): launched processes, the runs table, cancel, queue, dead runs, and
+the two races of a run's row (a key checked apart from its record; a beat after the close)."""
 
+import contextlib
 import json
 import os
 import signal
@@ -11,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from app.cli import command_line, request_for
 from ingest import UserError, runs
+from ingest.runs import RunRequest
 from ingest.store import import_pool
 from tests.conftest import query_rows
 from tests.openai_server import OpenAIServer
@@ -36,9 +40,11 @@ def _wait(db, run_id, statuses=("finished", "failed", "cancelled"), seconds=120)
     raise AssertionError(f"run {run_id} still {runs.get_run(db, run_id)['status']} after {seconds} s")
 
 
-def _launch(db, kind: str, argv: list[str], **kw) -> int:
-    """Launch `judgeaudit ARGV` as the dashboard does: the command line is the caller's."""
-    return runs.launch(db, kind, [sys.executable, "-m", "app.cli", *argv], config={"argv": argv}, **kw)
+def _launch(db, request: RunRequest, **kw) -> int:
+    """Launch a request as the dashboard does (app.data.launch_run): the request is the run's config,
+    the process gets the command line derived from it."""
+    return runs.launch(db, request.command, [sys.executable, "-m", "app.cli", *command_line(request)],
+                       request=request, **kw)
 
 
 def test_launch_runs_the_callers_command_and_a_command_that_never_adopts_its_run_fails(db):
@@ -53,15 +59,18 @@ def test_launch_runs_the_callers_command_and_a_command_that_never_adopts_its_run
 
 def test_launched_run_finishes_with_its_log_progress_and_cli_listing(db, write_jsonl):
     import_pool(db, _pool(write_jsonl), "p")
-    rid = _launch(db, "score", ["score", "--pool", "p", "--judge", "fake:sim", "--formats", "likert5,binary"],
-                      pool="p", key=runs.run_key("score", "p", "sim"))
+    request = request_for("score", pool="p", judge_spec="fake:sim", formats=["likert5", "binary"])
+    rid = _launch(db, request, pool="p", key=runs.run_key("score", "p", "sim"))
     row = _wait(db, rid)
     assert row["status"] == "finished", runs.log_tail(db, rid)
     assert row["pid"] and row["started_at"] and row["finished_at"] and row["error"] is None
     assert row["progress"]["done"] == row["progress"]["total"] == 24
     assert Path(row["log_path"]).is_file() and Path(row["out_dir"]).is_dir()
     assert "finished: 24 calls made" in runs.log_tail(db, rid)
-    assert row["config"]["argv"][:3] == ["score", "--pool", "p"]
+    # the config is the request as launched, and beside it what the run resolved (its judge, formats)
+    assert RunRequest.from_config(row["config"]) == request and "argv" not in row["config"]
+    assert (row["config"]["judge"], row["config"]["provider"], row["config"]["formats"]) == (
+        "sim", "fake", ["likert5", "binary"])
     # the verdicts' cell runs point back at the background run
     assert query_rows(db, "SELECT DISTINCT run_id FROM cell_runs") == [(rid,)]
     out = subprocess.run([EXE, "runs", "--json"], capture_output=True, text=True, timeout=60)
@@ -70,14 +79,33 @@ def test_launched_run_finishes_with_its_log_progress_and_cli_listing(db, write_j
     assert listed[0]["status"] == "finished" and listed[0]["kind"] == "score"
 
 
+def test_a_command_typed_in_a_terminal_records_its_request_as_the_dashboard_does(db, write_jsonl):
+    import_pool(db, _pool(write_jsonl), "p")
+    out = subprocess.run([EXE, "score", "--pool", "p", "--judge", "fake:sim", "--formats", "likert5, binary",
+                          "--seed", "3", "--db", str(db)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    (row,) = runs.list_runs(db)
+    # click's parsed parameters: the same request a form makes of these options (the list without its space)
+    assert RunRequest.from_config(row["config"]) == request_for("score", pool="p", judge_spec="fake:sim",
+                                                                 formats=["likert5", "binary"], seed=3)
+    assert row["config"]["options"]["formats"] == ["likert5", "binary"] and "db" not in row["config"]["options"]
+    assert row["config"]["judge"] == "sim" and row["log_path"] is None      # its output went to the terminal
+    # what a command resolves goes beside its request, never in its place: nothing is recorded
+    with pytest.raises(ValueError, match="the request's own keys"):
+        with runs.running(db, "probe", config={"options": {"pool": "other"}}):
+            pass
+    assert len(runs.list_runs(db)) == 1
+
+
 def test_launch_is_refused_while_the_same_key_is_live(db, write_jsonl):
     import_pool(db, _pool(write_jsonl, n=200, prompts=20), "p")
     with OpenAIServer(latency_s=0.05) as server:
-        argv = ["score", "--pool", "p", "--judge", f"openai:m@{server.url}", "--formats", "binary", "--concurrency", "1"]
-        first = _launch(db, "score", argv, pool="p", key=runs.run_key("score", "p", "m"))
+        request = request_for("score", pool="p", judge_spec=f"openai:m@{server.url}", formats=["binary"],
+                              concurrency=1)
+        first = _launch(db, request, pool="p", key=runs.run_key("score", "p", "m"))
         _wait(db, first, statuses=("running",))
         with pytest.raises(UserError, match=f"run {first}, process"):
-            _launch(db, "score", argv, pool="p", key=runs.run_key("score", "p", "m"))
+            _launch(db, request, pool="p", key=runs.run_key("score", "p", "m"))
         assert runs.active(db, runs.run_key("score", "p", "m"))["run_id"] == first
         done = runs.cancel(db, first, wait_s=30)
     assert done["status"] == "cancelled"
@@ -89,8 +117,9 @@ def test_launch_is_refused_while_the_same_key_is_live(db, write_jsonl):
 def test_a_killed_run_shows_as_failed_on_the_next_read(db, write_jsonl):
     import_pool(db, _pool(write_jsonl, n=200, prompts=20), "p")
     with OpenAIServer(latency_s=0.05) as server:
-        rid = _launch(db, "score", ["score", "--pool", "p", "--judge", f"openai:m@{server.url}", "--formats",
-                                        "binary", "--concurrency", "1"], pool="p", key=runs.run_key("score", "p", "m"))
+        request = request_for("score", pool="p", judge_spec=f"openai:m@{server.url}", formats=["binary"],
+                              concurrency=1)
+        rid = _launch(db, request, pool="p", key=runs.run_key("score", "p", "m"))
         row = _wait(db, rid, statuses=("running",))
         while runs.get_run(db, rid)["progress"] is None:      # it has started making calls
             time.sleep(0.1)
@@ -144,11 +173,10 @@ def test_queue_runs_one_at_a_time_and_a_queued_run_can_be_cancelled(db):
     assert [r["status"] for r in runs.list_runs(db)] == ["finished", "finished"]
 
     # a queued run whose process never started (a crashed launcher) is cancelled at once
-    from ingest.runs._registry import _create
-    from ingest.store import transaction, writer
-    with writer(db) as con, transaction(con):
-        made = _create(con, "train", "queued", None, {}, None, "train", db)
-    assert runs.cancel(db, made["run_id"])["status"] == "cancelled"
+    from ingest.store import create_run
+    made, _ = create_run(db, kind="train", config={}, pool=None, run_key=None, queue="train", host="here",
+                         runs_dir=runs.runs_dir(db), verdict_of=lambda row: None)
+    assert made["pid"] is None and runs.cancel(db, made["run_id"])["status"] == "cancelled"
 
 
 def test_a_failed_run_does_not_stop_the_queue(db):
@@ -167,7 +195,7 @@ def test_credentials_in_a_command_line_never_reach_the_runs_table(db):
     with pytest.raises(Exception):
         with runs.running(db, "evaluate", config={"judges": [secret_url]}):
             raise RuntimeError("stop")
-    rid = _launch(db, "probe", ["probe", "--judge", secret_url, "--json"])
+    rid = _launch(db, request_for("probe", judge_spec=secret_url, as_json=True))
     runs.cancel(db, rid, wait_s=30)
     stored = json.dumps(query_rows(db, "SELECT config, error FROM runs"))
     assert "s3cretpw" not in stored and "sk-abcdef1234567890" not in stored
@@ -205,3 +233,62 @@ def test_a_queued_run_cancelled_before_its_turn_ends_cancelled(db):
     holder.join(30)
     assert seen == [f"run {queued['run_id']} was cancelled while it waited in the train queue"]
     assert [r["status"] for r in runs.list_runs(db)] == ["finished", "cancelled"]
+
+
+# -- the two races of a run's row --------------------------------------------------------------------
+
+def test_two_runs_of_one_key_started_at_once_one_runs_and_the_other_is_refused(db, monkeypatch):
+    """Two terminal runs of one pool and judge, started at the same instant. Each waits, after its key
+    check, for the other to have checked too (up to 2 s): were the check and the record two
+    transactions, both would pass and both run. They are one, so the second check waits for the first
+    run's record, sees it, and is refused."""
+    from ingest.store import _runs as table
+    meet, outcomes = threading.Barrier(2), []
+    check = table._key_holder
+
+    def check_then_meet(con, run_key, exclude):
+        holder = check(con, run_key, exclude)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            meet.wait(timeout=2)
+        return holder
+
+    monkeypatch.setattr(table, "_key_holder", check_then_meet)
+
+    def start():
+        try:
+            with runs.running(db, "score", pool="p", key="score:p:j"):
+                outcomes.append("ran")
+                deadline = time.time() + 30          # live until the other start has had its answer
+                while len(outcomes) < 2 and time.time() < deadline:
+                    time.sleep(0.05)
+        except UserError as exc:
+            outcomes.append("refused" if "already working on this (score:p:j)" in str(exc) else str(exc))
+
+    both = [threading.Thread(target=start) for _ in range(2)]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join(60)
+    assert sorted(outcomes) == ["ran", "refused"]
+    assert [(r["kind"], r["status"]) for r in runs.list_runs(db)] == [("score", "finished")]   # no second row
+
+
+def test_a_beat_that_waited_for_the_database_while_the_run_closed_changes_nothing(db, monkeypatch):
+    """A heartbeat blocked on the database (here: this thread holds the process's connection lock)
+    while the run closes lands afterwards; the closed row stays exactly as the close left it."""
+    from ingest.runs import _running
+    from ingest.store.connection import IN_PROCESS
+    monkeypatch.setattr(_running, "HEARTBEAT_S", 3600.0)     # no beat but the one forced below
+    with IN_PROCESS:
+        with runs.running(db, "probe") as run:
+            run.progress({"phase": "working", "done": 1, "total": 2})
+            late = threading.Thread(target=run._beat)
+            late.start()                                     # takes the progress, then waits for the lock
+            time.sleep(0.3)
+            run.progress({"phase": "done", "done": 2, "total": 2})
+        closed = runs.get_run(db, run.id)                    # the lock is this thread's: it may read
+        time.sleep(1.1)                                      # times are stored to the second
+    late.join(30)
+    assert not late.is_alive()
+    assert closed["status"] == "finished" and closed["progress"] == {"phase": "done", "done": 2, "total": 2}
+    assert runs.get_run(db, run.id) == closed

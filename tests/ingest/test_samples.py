@@ -119,11 +119,11 @@ def test_resume_makes_only_the_missing_samples(db, write_jsonl):
 def test_temperature_binds_the_judge_name(db, write_jsonl):
     _pool(write_jsonl, db)
     _score("fake:sim", formats=["likert5"])
-    with pytest.raises(UserError, match=r"'sim' already stands for another judge: decoding .*--judge-name"):
+    with pytest.raises(UserError, match=r"'sim' already stands for another judge: decoding_settings .*--judge-name"):
         _score("fake:sim", formats=["likert5"], samples=2, temperature=0.7)
     out = _score("fake:sim", formats=["likert5"], samples=2, temperature=0.7, judge_name="sim-t07")
     assert out["judge"] == "sim-t07" and out["made"] == 12
-    (temp,) = query_rows(db, "SELECT json_extract(identity, '$.decoding.temperature') FROM judges "
+    (temp,) = query_rows(db, "SELECT json_extract(identity, '$.decoding_settings.temperature') FROM judges "
                              "WHERE name = 'sim-t07'")[0]
     assert float(temp) == 0.7
 

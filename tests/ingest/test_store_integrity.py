@@ -17,7 +17,7 @@ from audit import audit_cells
 from ingest import UserError
 from ingest.store import import_pool
 from ingest.store import _database
-from ingest.store import ensure_current, insert_verdicts
+from ingest.store import ensure_current, writing
 from ingest.scoring import replay_journal, ROW_SCHEMA, score, ScoreRequest
 from ingest.scoring._journal import journal_path as _journal_path
 from ingest.runs import list_runs
@@ -163,17 +163,17 @@ def test_the_writer_keeps_one_row_per_call_without_an_index(db):
         asked.extend(cells)
         return {cell: 9 for cell in cells}
     with pytest.raises(ValueError, match=re.escape("1 verdict row(s) repeat a call of the same batch")):
-        with _database.writer(db) as con, _database.transaction(con):
-            insert_verdicts(con, pl.DataFrame([_verdict(5), _verdict(5, status="failed")]), cell_runs)
+        with writing(db) as unit:
+            unit.insert_verdicts(pl.DataFrame([_verdict(5), _verdict(5, status="failed")]), cell_runs)
     assert query_rows(db, "SELECT count(*) FROM verdicts") == [(3,)] and asked == []
-    with _database.writer(db) as con, _database.transaction(con):
+    with writing(db) as unit:
         # all stored: nothing lands, and no cell run is asked for
-        assert insert_verdicts(con, pl.DataFrame([_verdict(0), _verdict(2)]), cell_runs).height == 0
+        assert unit.insert_verdicts(pl.DataFrame([_verdict(0), _verdict(2)]), cell_runs).height == 0
         assert asked == []
         # another sample, another decoding or another slot B is another call: those three land,
         # the stored call beside them does not; one cell run for their one cell (judge 1, format 1)
         new = [_verdict(0, sample=1), _verdict(0, decoding="constrained"), _verdict(0, b_idx=1), _verdict(1)]
-        assert insert_verdicts(con, pl.DataFrame(new), cell_runs)["a_idx"].to_list() == [0, 0, 0]
+        assert unit.insert_verdicts(pl.DataFrame(new), cell_runs)["a_idx"].to_list() == [0, 0, 0]
     assert asked == [(1, 1)]
     assert query_rows(db, "SELECT a_idx, cell_run_id, count(*) FROM verdicts GROUP BY ALL ORDER BY ALL") == [
         (0, 3, 1), (0, 9, 3), (1, 2, 1), (2, 2, 1)]

@@ -487,7 +487,7 @@ def test_evaluate_page_judges_come_from_the_score_form(db, write_jsonl, monkeypa
     (db.parent / "judgeaudit.toml").write_text(
         '[endpoints.team]\nbase_url = "http://gpu-box:8000/v1"\nmodels = ["m1"]\napi_key_env = "TEAM_KEY"\n')
     launched = []
-    monkeypatch.setattr(data, "launch_evaluation", lambda argv, pool, study: launched.append(argv) or 99)
+    monkeypatch.setattr(data, "launch_evaluation", lambda request, pool, study: launched.append(request) or 99)
     at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
     at.switch_page("views/evaluate/page.py").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -501,10 +501,10 @@ def test_evaluate_page_judges_come_from_the_score_form(db, write_jsonl, monkeypa
         assert not at.exception, [e.value for e in at.exception]
 
     launch("endpoint")
-    judge = launched[-1][launched[-1].index("--judge"):launched[-1].index("--judge") + 4]
-    assert judge == ["--judge", "openai:m1@http://gpu-box:8000/v1", "--api-key-env", "TEAM_KEY"]
+    judge = {k: launched[-1].get(k) for k in ("judges", "api_key_env")}     # the run's request
+    assert judge == {"judges": ["openai:m1@http://gpu-box:8000/v1"], "api_key_env": "TEAM_KEY"}
     launch("custom", **{"Base URL (no API key is sent)": "http://127.0.0.1:9/v1", "Model": "mine"})
-    assert launched[-1][-2:] == ["--judge", "openai:mine@http://127.0.0.1:9/v1"]
-    assert "--api-key-env" not in launched[-1]
+    assert launched[-1].get("judges") == ["openai:mine@http://127.0.0.1:9/v1"]
+    assert launched[-1].get("api_key_env") is None
     launch("custom", **{"Base URL (no API key is sent)": "ftp://x", "Model": "mine"})
     assert len(launched) == 2 and any("base URL 'ftp://x'" in e.value for e in at.error)

@@ -181,8 +181,10 @@ def test_train_command_runs_in_the_background_and_cancels(tiny, tmp_path, db):
     import sys
     from ingest import runs
     subset = write_subset(tmp_path / "s.jsonl", 200)
-    argv = ["train", "--subset", str(subset), "--base", str(tiny), "--max-steps", "400", "--eval-steps", "1000"]
-    run_id = runs.launch(db, "train", [sys.executable, "-m", "app.cli", *argv], config={"argv": argv}, queue="train")
+    from app.cli import command_line, request_for
+    request = request_for("train", subset=str(subset), base=str(tiny), max_steps=400, eval_steps=1000)
+    run_id = runs.launch(db, "train", [sys.executable, "-m", "app.cli", *command_line(request)], request=request,
+                         queue="train")
     deadline = time.time() + 120
     while time.time() < deadline:
         row_ = runs.get_run(db, run_id)

@@ -1,42 +1,44 @@
-"""The Curate & Train page's pieces that are not widgets: the `judgeaudit train` argv of one run or
-of a grid, run labels, and the charts (frames in, charts out). The presets come from `train`."""
+"""The Curate & Train page's pieces that are not widgets: the `judgeaudit train` request of one run
+or of a grid, run labels, and the charts (frames in, charts out). The presets come from `train`."""
 
 from __future__ import annotations
 
 import altair as alt
 import polars as pl
 
+from app.cli import request_for
 from app.evaluate_form import trained_run_label
+from ingest.runs import RunRequest
 from train import PRESETS      # noqa: F401 (the page's presets by name, quick and paper: train defines them)
 
 
-def curation_args(policy: str, judge: str | None, fmt: str | None, decoding: str | None, rate: float) -> list[str]:
-    args = ["--policy", policy]
+def curation_options(policy: str, judge: str | None, fmt: str | None, decoding: str | None, rate: float) -> dict:
+    """The curation part of a `judgeaudit train` request: the policy, and the judge's cell and the
+    rate where they apply."""
+    options = {"policy": policy}
     if policy == "judge":
-        args += ["--judge", judge, "--format", fmt] + (["--decoding", decoding] if decoding else [])
-    return args + (["--rate", f"{rate:g}"] if policy != "full" else [])
+        options |= {"judge": judge, "fmt": fmt, "decoding": decoding}
+    return options | ({"rate": rate} if policy != "full" else {})
 
 
-def train_argv(pool: str, curation: list[str], base: str, seed: int, hp: dict) -> list[str]:
-    """`judgeaudit train` arguments: curate from the pool into the run folder, then train."""
-    argv = ["train", "--pool", pool, *curation, "--base", base, "--seed", str(seed)]
-    for key, value in hp.items():
-        if key == "max_steps" and not value:
-            continue
-        argv += [f"--{key.replace('_', '-')}", f"{value:g}" if isinstance(value, float) else str(value)]
-    return argv
+def train_request(pool: str, curation: dict, base: str, seed: int, hp: dict) -> RunRequest:
+    """The `judgeaudit train` request: curate from the pool into the run folder, then train; max
+    steps 0 trains by epochs."""
+    hp = {k: v for k, v in hp.items() if not (k == "max_steps" and not v)}
+    return request_for("train", pool=pool, **curation, base=base, seed=seed, **hp)
 
 
-def grid_argvs(pool: str, judge: str, formats: list[str], decoding: str | None, rates: list[float],
-               seeds: list[int], base: str, hp: dict) -> list[list[str]]:
+def grid_requests(pool: str, judge: str, formats: list[str], decoding: str | None, rates: list[float],
+                  seeds: list[int], base: str, hp: dict) -> list[RunRequest]:
     """Formats x rates x seeds, plus the random and length baselines at each rate and full, per seed."""
     out = []
     for seed in seeds:
         for rate in rates:
-            out += [train_argv(pool, curation_args("judge", judge, f, decoding, rate), base, seed, hp) for f in formats]
-            out += [train_argv(pool, curation_args(p, None, None, None, rate), base, seed, hp)
+            out += [train_request(pool, curation_options("judge", judge, f, decoding, rate), base, seed, hp)
+                    for f in formats]
+            out += [train_request(pool, curation_options(p, None, None, None, rate), base, seed, hp)
                     for p in ("random", "length")]
-        out.append(train_argv(pool, curation_args("full", None, None, None, 1.0), base, seed, hp))
+        out.append(train_request(pool, curation_options("full", None, None, None, 1.0), base, seed, hp))
     return out
 
 

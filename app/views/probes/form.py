@@ -1,13 +1,15 @@
 """The Probes page's form, as data: the judge (app/score_form.py's rules), a mitigation strategy
-and a sample size, and the `judgeaudit probe` arguments they become. Pure (no Streamlit), so
-tests/app/test_forms.py checks the arguments exactly."""
+and a sample size, and the `judgeaudit probe` request they become. Pure (no Streamlit), so
+tests/app/test_forms.py checks the requests exactly."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.score_form import JudgeChoice, judge_argv
+from app.cli import request_for
+from app.score_form import JudgeChoice, judge_options
 from ingest.endpoints import Endpoint
+from ingest.runs import RunRequest
 
 
 @dataclass
@@ -17,14 +19,13 @@ class ProbeForm:
     sample: int = 0                     # pairs per probe type; 0: all 325 pairs
 
 
-def probe_argv(form: ProbeForm, db: str, endpoints: dict[str, Endpoint]) -> tuple[list[str], str]:
-    """(arguments for `python -m app.cli`, the judge's name in the store: NAME, or NAME+STRATEGY
-    with the strategy written canonically); UserError for a bad judge or strategy."""
+def probe_request(form: ProbeForm, endpoints: dict[str, Endpoint]) -> tuple[RunRequest, str]:
+    """(the `judgeaudit probe` request, the judge's name in the store: NAME, or NAME+STRATEGY with
+    the strategy written canonically); UserError for a bad judge or strategy."""
     from ingest.scoring.judges import parse_strategy      # (loads the judges: only when a form is sent)
-    judge, name = judge_argv(form.judge, endpoints)
+    judge, name = judge_options(form.judge, endpoints)
     strategy = parse_strategy(form.strategy)
-    argv = ["probe", *judge, "--db", str(db), "--json"]
     if strategy:
-        argv += ["--strategy", strategy.canonical]
         name = f"{name}+{strategy.canonical}"
-    return argv + (["--sample", str(int(form.sample))] if form.sample else []), name
+    return request_for("probe", **judge, as_json=True, strategy=strategy.canonical if strategy else None,
+                       sample=int(form.sample) if form.sample else None), name

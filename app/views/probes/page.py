@@ -50,8 +50,8 @@ with st.form("probe"):
 if go:
     form = probe_form.ProbeForm(judge, strategy, int(sample))
     try:
-        argv, judge_name = probe_form.probe_argv(form, str(data.db_file()), configured)
-        run_id = data.launch_probe(argv, judge_name, form.sample)
+        request, judge_name = probe_form.probe_request(form, configured)
+        run_id = data.launch_probe(request, judge_name)
         st.success(f"Started probe run {run_id}: it goes on if this page is closed.")
     except UserError as exc:
         st.error(str(exc))

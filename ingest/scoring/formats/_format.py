@@ -213,7 +213,7 @@ def format_from_row(row: dict) -> Format:
     return Format(fmt.name, fmt.kind, fmt.pairing, fmt.labels, fmt.range, row.get("template"), fmt.scale)
 
 
-def stored_formats(con) -> dict[str, Format]:
-    """Every format stored in the database, by name."""
-    rows = con.execute("SELECT name, spec, template FROM formats").fetchall()
-    return {name: format_from_row({"spec": spec, "template": template}) for name, spec, template in rows}
+def stored_formats(rows: list[dict]) -> dict[str, Format]:
+    """The formats stored in the database, by name, from their rows (name, spec, template: what
+    store.reading/writing's `format_rows()` reads)."""
+    return {row["name"]: format_from_row(row) for row in rows}

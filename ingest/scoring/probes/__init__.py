@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import UserError
-from ...store import db_path, find_pool, import_pool, writer
+from ...store import db_path, import_pool, pool_names
 
 PAIRS_FILE = "controlled_pairs.jsonl"
 # bias_type of the source -> (probe type, which response is treated); style_ba mirrors style
@@ -69,9 +69,8 @@ def ensure_probe_pool(db, sample: int | None = None, seed: int = 0) -> str:
     """Import the probe pool (or its sample) under its fixed name unless it is there already."""
     name = pool_name(sample, seed)
     path = db_path(db)
-    with writer(path) as con:
-        if find_pool(con, name) is not None:
-            return name
+    if name in pool_names(path):
+        return name
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / f"{name}.jsonl"
         with open(file, "w", encoding="utf-8") as fh:
@@ -80,9 +79,8 @@ def ensure_probe_pool(db, sample: int | None = None, seed: int = 0) -> str:
         try:
             import_pool(path, file, name)
         except UserError:                   # another process imported it meanwhile
-            with writer(path) as con:
-                if find_pool(con, name) is None:
-                    raise
+            if name not in pool_names(path):
+                raise
     return name
 
 

@@ -1,0 +1,46 @@
+"""The Curate & Train page's training part: the base model and hyper-parameters (a preset, then each
+value), and the training runs' loss curves and finished adapters."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import data, url_state
+from app.evaluate_form import trained_run_label
+from app.views.curate import form as tf
+
+HYPER = ["epochs", "learning_rate", "batch_size", "micro_batch_size", "lora_r", "lora_alpha", "lora_dropout",
+         "max_length"]
+
+
+def hyper_parameters() -> tuple[str, dict]:
+    """(the base model's path or spec, the hyper-parameters by `judgeaudit train` parameter name)."""
+    bases = data.base_models()
+    a, b, c = st.columns(3)
+    base = a.selectbox("Base model", list(bases))
+    preset = tf.PRESETS[b.radio("Preset", list(tf.PRESETS), horizontal=True, help="quick: a few minutes on 2 CPU cores",
+                                key=url_state.PRESET, bind="query-params", on_change=lambda: st.session_state.update(
+                                    {url_state.STEPS: tf.PRESETS[st.session_state[url_state.PRESET]]["max_steps"]}))]
+    hp = {"max_steps": c.number_input("Max steps (0: epochs)", 0, 100_000, preset["max_steps"], key=url_state.STEPS,
+                                      bind="query-params")}
+    cols = st.columns(4)
+    for i, key in enumerate(HYPER):
+        hp[key] = cols[i % 4].number_input(key.replace("_", " "), value=preset[key],
+                                           format="%g" if isinstance(preset[key], float) else "%d")
+    return bases[base], hp
+
+
+@st.fragment(run_every=2.0)
+def training_curves(pool: str) -> None:
+    """The loss curves of the pool's latest training runs, and the finished ones' final losses and adapters."""
+    rows = data.runs_of("train", pool)[::-1][:12]
+    frame = data.train_curves(rows, lambda row: trained_run_label(row, short=True))
+    if frame.height:
+        st.altair_chart(tf.loss_chart(frame), width="stretch")
+    done = tf.finished_runs(rows, {r["run_id"]: data.train_outcome(r) for r in rows if r["status"] in
+                                   ("finished", "cancelled")}, frame)
+    if done.height:
+        st.caption("Finished runs: the final losses and the folder of each saved adapter; evaluate them against "
+                   "the base model on held-out prompts.")
+        st.dataframe(done, hide_index=True, width="stretch")
+        st.page_link("views/evaluate/page.py", label="Evaluate the adapters", icon=":material/leaderboard:")

@@ -1,0 +1,26 @@
+"""The Evaluate page's prompt-by-prompt view of one contrast: the prompts where condition a gained
+most and lost most, each with both answers and the reference-top answer."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from app import data
+
+
+def best_and_worst(study: str, pick: dict, gens: pl.DataFrame) -> None:
+    """pick: a contrast row (judge, a, b); gens: the study's generations (data.study_generations)."""
+    diffs = data.prompt_differences(study, pick["judge"], pick["a"], pick["b"])
+    k = max(1, min(3, diffs.height // 2))                      # best and worst never show the same prompt twice
+    for title, rows in (("Best for a", diffs.head(k)), ("Worst for a", diffs.tail(k).reverse())):
+        st.markdown(f"**{title}**")
+        for r in rows.iter_rows(named=True):
+            g = gens.filter(pl.col("prompt_id") == r["prompt_id"]).sort("seed")
+            with st.expander(f"{r['prompt_id']}: {pick['a']} {r['mean_a']:.2f} vs {pick['b']} {r['mean_b']:.2f}"):
+                st.write(g["prompt"][0])
+                answers = [(c, g.filter(pl.col("condition") == c)["answer"].first() or "") for c in (pick["a"], pick["b"])]
+                for col, (label, text) in zip(st.columns(3),
+                                              answers + [("reference-top answer", g["reference_answer"][0])]):
+                    col.caption(label)
+                    col.text(text)

@@ -1,0 +1,146 @@
+"""Units of work for callers outside the store that read or write several things together (a scoring
+run's set-up, a verdict import, a batch export or import): `writing(db)` opens the store's short-lived
+read-write connection on a migrated database and one transaction, so the unit lands whole or not at
+all; `reading(db)` opens a read-only one. Each hands out an object of named reads and writes, never
+the connection (datasette's `execute_write_fn`, with verbs in place of a connection). The SQL behind
+every method is a file of `sql/`, run by the store module named beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from typing import Callable, Iterator
+
+import polars as pl
+
+from . import _batches, _cell_runs, _judges, _sql, _verdicts
+from ._database import reader, transaction, writer
+from .connection import find_pool, pool_id
+
+
+class Reading:
+    """What a unit of work reads, on the store's connection."""
+
+    def __init__(self, con):
+        self._con = con
+
+    def pool_id(self, name: str) -> int:
+        """The pool's id; a UserError naming the known pools when there is none."""
+        return pool_id(self._con, name)
+
+    def find_pool(self, name: str) -> int | None:
+        return find_pool(self._con, name)
+
+    def pool_instance(self, pool: int) -> tuple:
+        """(pool_id, name, imported_at): what names the pool's instance in batch ids."""
+        return _sql.first(self._con, "pool_instance", pool_id=pool)
+
+    def prompt_ids(self, pool: int) -> pl.DataFrame:
+        """prompt_id, prompt_idx of each prompt of the pool."""
+        return _sql.frame(self._con, "prompt_ids", pool_id=pool)
+
+    def candidate_ids(self, pool: int) -> pl.DataFrame:
+        """prompt_idx, candidate_id, cand_idx, position, reference of each candidate (no texts)."""
+        return _sql.frame(self._con, "candidate_ids", pool_id=pool)
+
+    def prompt_texts(self, pool: int) -> pl.DataFrame:
+        """prompt_idx, prompt of each prompt, in order."""
+        return _sql.frame(self._con, "prompt_texts", pool_id=pool)
+
+    def candidate_texts(self, pool: int) -> pl.DataFrame:
+        """cand_idx, prompt_idx, position, reference, response of each candidate, in order."""
+        return _sql.frame(self._con, "candidate_texts", pool_id=pool)
+
+    def candidates_with_prompts(self, pool: int) -> pl.DataFrame:
+        """cand_idx, prompt_idx, position, reference, response, prompt; by prompt and position."""
+        return _sql.frame(self._con, "candidates_with_prompts", pool_id=pool)
+
+    def format_rows(self) -> list[dict]:
+        """Each stored format: {format_id, name, spec, template} (scoring.formats.stored_formats
+        makes them Formats)."""
+        return _sql.frame(self._con, "stored_formats").to_dicts()
+
+    def judges(self) -> dict[int, tuple]:
+        """Each stored judge by id: (judge_id, name, provider, model, endpoint)."""
+        return {r[0]: r for r in _sql.rows(self._con, "judges")}
+
+    def stored_identity(self, judge: int) -> dict:
+        """The identity stored with a judge (what store.judge_identity built when it was first used)."""
+        return json.loads(_sql.first(self._con, "stored_identity", judge_id=judge)[0])
+
+    def cell_run_recipe(self, cell_run_id: int) -> tuple:
+        """(template, decoding settings JSON, schedule, seed) of a cell run."""
+        return _sql.first(self._con, "cell_run_recipe", cell_run_id=cell_run_id)
+
+    def unanswered(self, calls: pl.DataFrame, pool: int, judge: int | None = None) -> pl.DataFrame:
+        """The calls (CALL_KEY columns) the pool holds no answer for, from any judge or one."""
+        return _verdicts.unanswered(self._con, calls, pool, judge)
+
+    def stored_statuses(self, rows: pl.DataFrame) -> pl.Series:
+        """For each row (pool_id and CALL_KEY columns), its call's stored status; null when not stored."""
+        return _verdicts.stored_statuses(self._con, rows)
+
+    def exported_calls(self, custom_ids: list[str]) -> pl.DataFrame:
+        """The stored calls among `custom_ids`, with their export's and judge's identities."""
+        return _batches.exported_calls(self._con, custom_ids)
+
+
+class Writing(Reading):
+    """What a unit of work reads and writes, in its one transaction."""
+
+    def ensure_judge(self, name: str, provider: str, model: str | None = None, endpoint: str | None = None,
+                     settings: dict | None = None, identity: dict | None = None) -> int:
+        """The judge's id, created on first use; a known name with another identity is refused."""
+        return _judges.ensure_judge(self._con, name, provider, model, endpoint, settings, identity)
+
+    def ensure_format(self, fmt) -> int:
+        """The format's id, registered on first use; another definition under its name is refused."""
+        return _judges.ensure_format(self._con, fmt)
+
+    def start_cell_run(self, pool: int, judge: int, fmt, format_id: int, source: str,
+                       source_file: str | None = None, template: str | None = None,
+                       decoding_settings: dict | None = None, judge_model: str | None = None,
+                       schedule: str | None = None, seed: int | None = None, notes: str | None = None,
+                       run_id: int | None = None) -> int:
+        """A cell run of (pool, judge, format), 'running' until finished; its id."""
+        return _cell_runs.start_cell_run(self._con, pool, judge, fmt, format_id, source, source_file, template,
+                                         decoding_settings, judge_model, schedule, seed, notes, run_id)
+
+    def finish_cell_run(self, cell_run_id: int, status: str = "finished", judge_model: str | None = None) -> None:
+        """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one."""
+        _cell_runs.finish_cell_run(self._con, cell_run_id, status, judge_model)
+
+    def close_orphan_cell_runs(self, pool: int, judge: int, reason: str) -> int:
+        """Fail the cell runs of (pool, judge) still 'running' (for a run holding both alone); how many."""
+        return _cell_runs.close_orphan_cell_runs(self._con, pool, judge, reason)
+
+    def insert_verdicts(self, rows: pl.DataFrame,
+                        cell_runs: Callable[[list[tuple[int, int]]], dict[tuple[int, int], int]]) -> pl.DataFrame:
+        """The rows whose call is not stored yet, appended (ingest.store._verdicts.insert_verdicts)."""
+        return _verdicts.insert_verdicts(self._con, rows, cell_runs)
+
+    def insert_answers(self, rows: pl.DataFrame) -> dict:
+        """A scoring batch upserted (ingest.store._verdicts.insert_answers); the counts."""
+        return _verdicts.insert_answers(self._con, rows)
+
+    def record_batch_export(self, pool: int, judge: int, identity: dict, decoding_settings: dict, folder: str,
+                            files: list[dict], calls: pl.DataFrame) -> int:
+        """Record a batch export and map its calls' custom_ids to it; the export id."""
+        return _batches.record_batch_export(self._con, pool, judge, identity, decoding_settings, folder, files, calls)
+
+
+@contextlib.contextmanager
+def reading(db: str | os.PathLike | None = None) -> Iterator[Reading]:
+    """A read-only unit of work on an existing database (a missing file is a UserError)."""
+    with reader(db) as con:
+        yield Reading(con)
+
+
+@contextlib.contextmanager
+def writing(db: str | os.PathLike | None = None) -> Iterator[Writing]:
+    """A unit of work in one transaction on a migrated database (made when missing): it lands whole,
+    or rolls back on any exception."""
+    with writer(db) as con, transaction(con):
+        yield Writing(con)
