@@ -82,11 +82,7 @@ def judge_options(choice: JudgeChoice, endpoints: dict[str, Endpoint]) -> tuple[
         if ep is None:
             raise UserError(f"endpoint {choice.endpoint!r}: not configured on this server "
                             f"(configured: {', '.join(endpoints) or 'none'})")
-        if model not in ep.models:
-            raise UserError(f"endpoint {ep.name!r}: model {model!r} is not configured "
-                            f"(configured: {', '.join(ep.models)})")
-        # openai:MODEL@URL1,URL2,... for an endpoint of several servers
-        return {"judge_spec": f"openai:{model}@{ep.base_url}", "api_key_env": ep.api_key_env}, model
+        return {"judge_spec": ep.judge_spec(model), "api_key_env": ep.api_key_env}, model
     if choice.provider == "custom":
         url = choice.base_url.strip()
         if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):

@@ -46,15 +46,12 @@ class Endpoint:
     models: tuple[str, ...]
     api_key_env: str | None = None      # a variable NAME, never the key
 
-    def judge_argv(self, model: str) -> list[str]:
-        """`judgeaudit score` arguments that pick this endpoint and model (with its key variable)."""
+    def judge_spec(self, model: str) -> str:
+        """The judge SPEC of this endpoint and one of its models (its key variable is `api_key_env`)."""
         if model not in self.models:
             raise UserError(f"endpoint {self.name!r}: model {model!r} is not configured "
                             f"(configured: {', '.join(self.models)})")
-        argv = ["--judge", f"openai:{model}@{self.base_url}"]   # openai:MODEL@URL1,URL2,... for several
-        if self.api_key_env:
-            argv += ["--api-key-env", self.api_key_env]
-        return argv
+        return f"openai:{model}@{self.base_url}"   # openai:MODEL@URL1,URL2,... for several servers
 
     @property
     def base_urls(self) -> tuple[str, ...]:

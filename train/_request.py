@@ -42,11 +42,5 @@ class EvalRequest:
         if not self.judges:
             raise UserError("--judge: at least one evaluation judge")
 
-    def config(self) -> dict:
-        return {"runs": self.runs, "pool": self.pool, "judges": self.judges, "study": self.study_name,
-                "max_new_tokens": self.max_new_tokens, "batch_size": self.batch_size,
-                "heldout_share": self.heldout_share, "heldout_seed": self.heldout_seed,
-                "max_prompts": self.max_prompts}
-
 
 # pragma: no mutate end

@@ -218,10 +218,12 @@ def test_a_configured_endpoint_with_base_urls_gives_a_several_endpoint_judge(db,
         '[endpoints.one]\nbase_url = "http://gpu-3:8000/v1"\nmodel = "qwen"\n')
     eps = endpoints(db)
     assert eps["farm"].base_urls == ("http://gpu-1:8000/v1", "http://gpu-2:8000/v1")
-    argv = eps["farm"].judge_argv("qwen")
-    assert argv == ["--judge", "openai:qwen@http://gpu-1:8000/v1,http://gpu-2:8000/v1", "--api-key-env", "FARM_KEY"]
-    assert parse_judge(argv[1], FORMATS).endpoints == ["http://gpu-1:8000/v1", "http://gpu-2:8000/v1"]
-    assert eps["one"].judge_argv("qwen") == ["--judge", "openai:qwen@http://gpu-3:8000/v1"]
+    spec = eps["farm"].judge_spec("qwen")
+    assert (spec, eps["farm"].api_key_env) == ("openai:qwen@http://gpu-1:8000/v1,http://gpu-2:8000/v1", "FARM_KEY")
+    assert parse_judge(spec, FORMATS).endpoints == ["http://gpu-1:8000/v1", "http://gpu-2:8000/v1"]
+    assert (eps["one"].judge_spec("qwen"), eps["one"].api_key_env) == ("openai:qwen@http://gpu-3:8000/v1", None)
+    with pytest.raises(UserError, match="model 'llama' is not configured"):
+        eps["one"].judge_spec("llama")
     for body, field in [('base_url = "http://a/v1"\nbase_urls = ["http://b/v1"]\n', "base_url"),
                         ("base_urls = []\n", "base_urls"),
                         ('base_urls = ["http://a/v1", "ftp://b"]\n', "base_urls"),
