@@ -26,7 +26,7 @@ def _hold(db: Path, seconds: float) -> subprocess.Popen:
 
 def test_writer_waits_for_a_locked_database(db, tmp_path):
     pool = write_jsonl(tmp_path / "pool.jsonl", synthetic_pool(5))
-    holder = _hold(db, 3)
+    holder = _hold(db, 8)     # longer than the command's start-up on a busy machine (2 cores, 3 runs at once)
     started = time.monotonic()
     proc = subprocess.run([EXE, "import-pool", pool, "--pool", "p", "--json"], capture_output=True, text=True,
                           timeout=120)
@@ -39,7 +39,7 @@ def test_writer_waits_for_a_locked_database(db, tmp_path):
 def test_reader_waits_too(db, tmp_path):
     subprocess.run([EXE, "import-pool", write_jsonl(tmp_path / "p.jsonl", synthetic_pool(5)), "--pool", "p"],
                    check=True, capture_output=True)
-    holder = _hold(db, 6)     # longer than the reader's start-up on a busy machine
+    holder = _hold(db, 10)    # longer than the reader's start-up on a busy machine
     proc = subprocess.run([EXE, "pools", "--json"], capture_output=True, text=True, timeout=120)
     holder.wait(timeout=30)
     assert proc.returncode == 0 and '"name": "p"' in proc.stdout
