@@ -26,6 +26,8 @@ from ._report import checklist, checklist_markdown
 from ._scores import candidate_scores, score_values
 from ._studies import eval_prompts, judged, stored_generations, studies, study_generations, study_outcomes
 from ._subsets import SUBSET_COLUMNS, candidate_texts, subset_by_hash, subsets
+from ._worth import ESTIMATE_COLUMNS, estimate
+from ._labelling import draw_label_queue
 
 __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
@@ -37,3 +39,4 @@ __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candida
            "eval_prompts", "judged", "stored_generations", "studies", "study_generations", "study_outcomes",
            "SUBSET_COLUMNS", "candidate_texts", "subset_by_hash", "subsets",
            "EXPORT_COLUMNS", "verdict_batches", "verdict_rows", "CONSISTENCY_COLUMNS", "consistency"]
+__all__ += ["ESTIMATE_COLUMNS", "estimate", "draw_label_queue"]

@@ -5,11 +5,12 @@ fault (a UserError); nothing here touches the database.
 """
 
 from ._label_file import FLIP, LABELS, SOURCES, read_labels
+from ._label_file import ACCEPT, DEFAULT_ANNOTATOR
 from ._pool_file import PoolData, pool_shape, read_pool
 from ._tables import (EXTENSIONS, Table, check_limits, check_path, file_sha256, first_repeat, first_row,
                       jsonl_objects, limits, read_table, text_column)
 from ._verdict_file import read_verdicts
 
-__all__ = ["EXTENSIONS", "FLIP", "LABELS", "PoolData", "SOURCES", "Table", "check_limits", "check_path",
+__all__ = ["ACCEPT", "DEFAULT_ANNOTATOR", "EXTENSIONS", "FLIP", "LABELS", "PoolData", "SOURCES", "Table", "check_limits", "check_path",
            "file_sha256", "first_repeat", "first_row", "jsonl_objects", "limits", "pool_shape", "read_labels",
            "read_pool", "read_table", "read_verdicts", "text_column"]

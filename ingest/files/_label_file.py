@@ -1,8 +1,10 @@
 """Reading a human-labels file (DESIGN.md `calibrate`); the store checks it against a pool.
 
 Sources:
-- `jsonl`: the DESIGN labels file, one row per labelled pair: `prompt_id, a_id, b_id, label` with
-  label `A` (a_id is better), `B` (b_id is better) or `tie`; optional `annotator`.
+- `jsonl`: the DESIGN labels file, one row per label, of either shape: a pair, `prompt_id, a_id,
+  b_id, label` with label `A` (a_id is better), `B` (b_id is better) or `tie`; or one candidate,
+  `prompt_id, candidate_id, label` with label `accept` or `reject`; optional `annotator` (default
+  `import`). A pair row has `kind` 'pair', a candidate row `kind` 'accept'.
 - `mtbench`: MT-Bench expert votes as `lmsys/mt_bench_human_judgments` ships them (`question_id,
   turn, model_a, model_b, winner, judge`): prompt_id = question_id, candidates = model names,
   annotator = judge. Only first-turn votes are read (a pool holds one prompt per question).
@@ -27,6 +29,8 @@ from ._tables import jsonl_objects
 
 SOURCES = ("jsonl", "mtbench", "llmfao")
 LABELS = {"a": "A", "b": "B", "tie": "tie"}
+ACCEPT = {"accept": "accept", "reject": "reject"}
+DEFAULT_ANNOTATOR = "import"
 FLIP = {"A": "B", "B": "A", "tie": "tie"}
 
 
@@ -41,8 +45,9 @@ def _text(value, path, line, fld, required=True) -> str | None:
 
 
 def read_labels(path: str | os.PathLike, source: str = "jsonl") -> tuple[list[dict], dict]:
-    """The labels of a file as dicts (line, prompt_id, a_ids, b_ids, label, annotator) — a_ids and
-    b_ids are the candidate ids to try, in order — and the counts of rows skipped, by reason."""
+    """The labels of a file as dicts (line, kind, prompt_id, a_ids, b_ids, label, annotator) — a_ids
+    and b_ids are the candidate ids to try, in order; an accept row has kind 'accept', its candidate
+    in a_ids and b_ids empty — and the counts of rows skipped, by reason."""
     p = Path(path)
     if source not in SOURCES:
         raise UserError(f"--source {source}: use one of {', '.join(SOURCES)}")
@@ -51,15 +56,27 @@ def read_labels(path: str | os.PathLike, source: str = "jsonl") -> tuple[list[di
     out, skipped = [], {}
     try:
         for n, row in jsonl_objects(p):
-            if source == "jsonl":
+            if source == "jsonl" and "candidate_id" in row:
+                raw = _text(row.get("label"), p, n, "label")
+                label = ACCEPT.get(raw.strip().lower())
+                if label is None:
+                    raise UserError(f"{where(p, n, 'label')}: {raw!r} is not a label of a candidate (use accept "
+                                    "or reject)")
+                rec = {"kind": "accept", "prompt_id": _text(row.get("prompt_id"), p, n, "prompt_id"),
+                       "a_ids": [_text(row.get("candidate_id"), p, n, "candidate_id")], "b_ids": [],
+                       "annotator": _text(row.get("annotator"), p, n, "annotator", required=False)
+                       or DEFAULT_ANNOTATOR}
+            elif source == "jsonl":
                 raw = _text(row.get("label"), p, n, "label")
                 label = LABELS.get(raw.strip().lower())
                 if label is None:
-                    raise UserError(f"{where(p, n, 'label')}: {raw!r} is not a label (use A, B or tie)")
+                    raise UserError(f"{where(p, n, 'label')}: {raw!r} is not a label (use A, B or tie; "
+                                    "accept or reject with candidate_id)")
                 rec = {"prompt_id": _text(row.get("prompt_id"), p, n, "prompt_id"),
                        "a_ids": [_text(row.get("a_id"), p, n, "a_id")],
                        "b_ids": [_text(row.get("b_id"), p, n, "b_id")],
-                       "annotator": _text(row.get("annotator"), p, n, "annotator", required=False) or ""}
+                       "annotator": _text(row.get("annotator"), p, n, "annotator", required=False)
+                       or DEFAULT_ANNOTATOR}
             elif source == "mtbench":
                 if row.get("turn", 1) != 1:
                     skipped["second turn"] = skipped.get("second turn", 0) + 1
@@ -86,6 +103,7 @@ def read_labels(path: str | os.PathLike, source: str = "jsonl") -> tuple[list[di
                        "b_ids": [_text(row.get("model_y"), p, n, "model_y"),
                                  _text(row.get("model_y_name"), p, n, "model_y_name", required=False)],
                        "annotator": "crowd:" + _text(row.get("worker"), p, n, "worker")}
+            rec.setdefault("kind", "pair")
             rec.update(line=n, label=label)
             out.append(rec)
     except UnicodeDecodeError as exc:

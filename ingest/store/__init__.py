@@ -26,6 +26,7 @@ _EXPORTS = {
     "_labels": ["declare_calibration", "declared_threshold", "finish_calibration", "import_labels",
                 "labelled_pools", "labels_description", "labels_from_file"],
     "_subsets": ["save_subset"],
+    "_label_queues": ["record_label", "save_label_queue", "skip_item", "undo_item"],
     "_runs": ["beat_run", "begin_run", "claim_run", "close_dead_runs", "close_run", "create_run", "end_run",
               "record_process", "request_cancel", "run_rows"],
     "_evaluations": ["EVALUATION_SCHEMA", "GENERATION_SCHEMA", "ensure_study", "insert_evaluations",

@@ -1,8 +1,11 @@
-"""Human labels in the store (DESIGN.md `calibrate`): a labels file placed in a pool and stored,
+"""Human labels in the store (DESIGN.md `calibrate` and 'Human labels and what they are worth'): a
+labels file of pairs (A | B | tie) and candidates (accept | reject) placed in a pool and stored,
 whole or not at all; calibrations declared before they run and their results.
 
-An annotator labelling the same pair again (either way round) is dropped when it says the same
-thing and refused when it contradicts itself or a stored label.
+Within one file, an annotator labelling the same item again (a pair either way round) is dropped
+when it says the same thing and refused when it contradicts itself (a slip, not a decision). A
+label the store already holds from that annotator is replaced by the file's: their later label of
+an item replaces the earlier one, as on the Label page.
 """
 
 from __future__ import annotations
@@ -27,16 +30,18 @@ def _candidate(cands: dict, prompt_idx: int, ids: list[str | None]) -> int | Non
 
 
 def resolve_labels(con, pid: int, pool: str, path, rows: list[dict], source: str,
-                   skipped: dict) -> pl.DataFrame:
-    """Place the labels in the pool: prompt_idx, a_idx, b_idx (the file's orientation), label,
-    annotator, line. Identical repeats of an annotator's label are dropped; contradictions refused."""
+                   skipped: dict, accepts_out: list | None = None) -> pl.DataFrame:
+    """Place the labels in the pool: the pairs' prompt_idx, a_idx, b_idx (the file's orientation),
+    label, annotator, line (the accept rows, prompt_idx, cand_idx, label, annotator, line, appended
+    to `accepts_out` when given). Identical repeats of an annotator's label are dropped;
+    contradictions refused."""
     prompts = dict(_sql.rows(con, "prompt_ids", pool_id=pid))
     cands = {(pi, cid): ci for pi, cid, ci, _, _ in _sql.rows(con, "candidate_ids", pool_id=pid)}
     lenient = source != "jsonl"
     fld = {"jsonl": ("prompt_id", "a_id", "b_id"), "mtbench": ("question_id", "model_a", "model_b"),
            "llmfao": ("prompt_id", "model_x", "model_y")}[source]
     seen: dict[tuple, tuple[str, int]] = {}
-    out = []
+    out, accepts = [], []
     for r in rows:
         pi = prompts.get(r["prompt_id"])
         if pi is None:
@@ -44,6 +49,9 @@ def resolve_labels(con, pid: int, pool: str, path, rows: list[dict], source: str
                 skipped["prompt not in the pool"] = skipped.get("prompt not in the pool", 0) + 1
                 continue
             raise UserError(f"{where(path, r['line'], fld[0])}: unknown prompt {r['prompt_id']!r} in pool '{pool}'")
+        if r["kind"] == "accept":
+            accepts.append(_accept_row(cands, pi, r, path, pool, seen, skipped))
+            continue
         a, b = _candidate(cands, pi, r["a_ids"]), _candidate(cands, pi, r["b_ids"])
         for ci, ids, name in ((a, r["a_ids"], fld[1]), (b, r["b_ids"], fld[2])):
             if ci is None:
@@ -62,10 +70,37 @@ def resolve_labels(con, pid: int, pool: str, path, rows: list[dict], source: str
         seen[key] = (oriented, r["line"])
         out.append({"prompt_idx": pi, "a_idx": a, "b_idx": b, "label": r["label"],
                     "annotator": r["annotator"], "line": r["line"]})
-    if not out:
+    accepts = [a for a in accepts if a is not None]
+    if not out and not accepts:
         raise UserError(f"{path}: none of its labels is about pool '{pool}' (skipped: {skipped})")
-    return pl.DataFrame(out, schema={"prompt_idx": pl.Int32, "a_idx": pl.Int32, "b_idx": pl.Int32,
-                                     "label": pl.String, "annotator": pl.String, "line": pl.Int32})
+    frame = pl.DataFrame(out, schema=PAIR_SCHEMA)
+    if accepts_out is not None:
+        accepts_out.append(pl.DataFrame(accepts, schema=ACCEPT_SCHEMA))
+    return frame
+
+
+PAIR_SCHEMA = {"prompt_idx": pl.Int32, "a_idx": pl.Int32, "b_idx": pl.Int32, "label": pl.String,
+               "annotator": pl.String, "line": pl.Int32}
+ACCEPT_SCHEMA = {"prompt_idx": pl.Int32, "cand_idx": pl.Int32, "label": pl.String, "annotator": pl.String,
+                 "line": pl.Int32}
+
+
+def _accept_row(cands: dict, prompt_idx: int, r: dict, path, pool: str, seen: dict, skipped: dict) -> dict | None:
+    """An accept/reject row placed in the pool; None for an identical repeat (a contradiction is refused)."""
+    ci = cands.get((prompt_idx, r["a_ids"][0]))
+    if ci is None:
+        raise UserError(f"{where(path, r['line'], 'candidate_id')}: unknown candidate {r['a_ids'][0]!r} for prompt "
+                        f"{r['prompt_id']!r} in pool '{pool}'")
+    key = ("accept", ci, r["annotator"])
+    if key in seen:
+        if seen[key][0] != r["label"]:
+            raise UserError(f"{where(path, r['line'], 'label')}: contradicts line {seen[key][1]} "
+                            f"(the same annotator {r['annotator']!r} on the same candidate)")
+        skipped["repeated label"] = skipped.get("repeated label", 0) + 1
+        return None
+    seen[key] = (r["label"], r["line"])
+    return {"prompt_idx": prompt_idx, "cand_idx": ci, "label": r["label"], "annotator": r["annotator"],
+            "line": r["line"]}
 
 
 def labels_from_file(db, path: str | os.PathLike, pool: str, source: str = "jsonl") -> tuple[pl.DataFrame, dict]:
@@ -82,37 +117,53 @@ def import_labels(db, path: str | os.PathLike, pool: str, source: str = "jsonl",
     pair and verdict) are skipped; `replace` first drops every stored label of the pool."""
     rows, skipped = read_labels(path, source)
     digest = file_sha256(path)
+    accepts: list[pl.DataFrame] = []
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
-        frame = resolve_labels(con, pid, pool, path, rows, source, skipped)
+        frame = resolve_labels(con, pid, pool, path, rows, source, skipped, accepts)
         if replace:
-            _sql.execute(con, "delete_pool_labels", pool_id=pid)
+            _sql.script(con, "delete_pool_labels", pool_id=pid)
         stored = {(pi, min(a, b), max(a, b), ann): (lab if a < b else FLIP[lab])
                   for pi, a, b, lab, ann in _sql.rows(con, "pool_labels", pool_id=pid)}
-        keep = []
+        keep, replaced = [], 0
         for r in frame.iter_rows(named=True):
             a, b = r["a_idx"], r["b_idx"]
             key = (r["prompt_idx"], min(a, b), max(a, b), r["annotator"])
             if key in stored:
-                if stored[key] != (r["label"] if a < b else FLIP[r["label"]]):
-                    raise UserError(f"{where(path, r['line'], 'label')}: annotator {r['annotator']!r} already "
-                                    "labelled this pair otherwise (use --replace to start over)")
-                continue
+                if stored[key] == (r["label"] if a < b else FLIP[r["label"]]):
+                    continue
+                replaced += 1          # the annotator's later label replaces the earlier one
+                _sql.execute(con, "delete_pair_label", pool_id=pid, prompt_idx=r["prompt_idx"], lo=key[1],
+                             hi=key[2], annotator=r["annotator"])
             keep.append(r)
+        extra = {"pool_id": pid, "source": source, "source_file": str(path), "source_sha256": digest}
         if keep:
-            new = pl.DataFrame(keep, schema=frame.schema).with_columns(
-                pl.lit(pid, pl.Int32).alias("pool_id"), pl.lit(source).alias("source"),
-                pl.lit(str(path)).alias("source_file"), pl.lit(digest).alias("source_sha256"))
-            con.register("label_rows", new.to_arrow())
-            try:
-                _sql.execute(con, "insert_labels")
-            finally:
-                con.unregister("label_rows")
-    return {"pool": pool, "source": source, "rows_in_file": len(rows), "imported": len(keep),
-            "already_stored": frame.height - len(keep), "skipped": skipped,
+            _register_insert(con, "label_rows", "insert_labels", pl.DataFrame(keep, schema=frame.schema), extra)
+        acc = accepts[0]
+        held = {(ci, ann): lab for ci, ann, lab in _sql.rows(con, "pool_accept_labels", pool_id=pid)}
+        new_acc = acc.filter([held.get((ci, ann)) != lab for ci, ann, lab in
+                              zip(acc["cand_idx"], acc["annotator"], acc["label"])])
+        if new_acc.height:
+            _register_insert(con, "accept_label_rows", "insert_accept_labels", new_acc, extra)
+        replaced += sum((ci, ann) in held for ci, ann in zip(new_acc["cand_idx"], new_acc["annotator"]))
+    return {"pool": pool, "source": source, "rows_in_file": len(rows), "imported": len(keep) + new_acc.height,
+            "already_stored": frame.height + acc.height - len(keep) - new_acc.height, "replaced": replaced,
+            "skipped": skipped, "n_accept": acc.height,
             "n_pairs": frame.select("prompt_idx", pl.min_horizontal("a_idx", "b_idx").alias("lo"),
                                     pl.max_horizontal("a_idx", "b_idx").alias("hi")).unique().height,
-            "n_annotators": frame["annotator"].n_unique()}
+            "n_annotators": pl.concat([frame["annotator"], acc["annotator"]]).n_unique()}
+
+
+def _register_insert(con, view: str, name: str, rows: pl.DataFrame, extra: dict) -> None:
+    """Insert `rows` (with the file's columns `extra`) through sql/NAME.sql, which reads them as `view`."""
+    rows = rows.with_columns(pl.lit(extra["pool_id"], pl.Int32).alias("pool_id"), pl.lit(extra["source"]).alias("source"),
+                             pl.lit(extra["source_file"]).alias("source_file"),
+                             pl.lit(extra["source_sha256"]).alias("source_sha256"))
+    con.register(view, rows.to_arrow())
+    try:
+        _sql.execute(con, name)
+    finally:
+        con.unregister(view)
 
 
 def declare_calibration(db, pool: str, threshold: float | None, target_width: float | None,

@@ -26,6 +26,8 @@ FRAMES = {"prompts_df": "SELECT * FROM prompts", "candidates_df": "SELECT * FROM
           "wanted_ids": "SELECT custom_id FROM batch_calls", "label_rows": "SELECT * FROM labels",
           "members_df": "SELECT * FROM subset_members", "gen_df": "SELECT * FROM generations",
           "eval_df": "SELECT * FROM evaluations"}
+FRAMES |= {"accept_label_rows": "SELECT * FROM accept_labels",
+           "queue_rows": "SELECT * FROM label_queue_items", "order_rows": "SELECT * FROM label_orders"}
 
 
 @pytest.fixture(scope="module")
