@@ -74,8 +74,10 @@ def test_the_old_database_migrates_and_keeps_its_rows(old_db):
                            "011_calls_kept_unique_by_the_writer.sql", "012_one_word_per_thing.sql"]
     assert "training_runs" not in after
     assert after["batch_exports"] == after["batch_calls"] == 0          # new in 010, empty
-    assert {t: n for t, n in after.items() if t not in ("_migrations", "batch_exports", "batch_calls")} == \
-        {t: n for t, n in before.items() if t not in ("_migrations", "training_runs")}
+    new_in_14 = ("accept_labels", "label_queues", "label_queue_items", "label_orders")   # empty
+    assert all(after[t] == 0 for t in new_in_14) and after["id_marks"] == before["id_marks"] + 1   # label_queues' mark
+    assert {t: n for t, n in after.items() if t not in ("_migrations", "batch_exports", "batch_calls", "id_marks")
+            + new_in_14} == {t: n for t, n in before.items() if t not in ("_migrations", "training_runs", "id_marks")}
 
 
 def _keeps(old, new, where="document") -> list[str]:
@@ -160,8 +162,14 @@ def test_migration_12_renames_the_columns_and_keeps_every_row(v11_db):
     after = {t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in before}
     pairings = con.execute("SELECT kind, pairing, count(*) FROM formats GROUP BY ALL ORDER BY ALL").fetchall()
     con.close()
-    # every row kept, value for value, but the pointwise formats' pairing (now none)
-    assert {t: rows for t, rows in after.items() if t != "formats"} == {t: rows for t, rows in before.items() if t != "formats"}
+    # every row kept, value for value, but the pointwise formats' pairing (now none) and, from migration
+    # 14, the labels' unnamed annotator ('' is 'import') with a queue_id (null: from a file) and the
+    # label_queues' id mark
+    assert {t: rows for t, rows in after.items() if t not in ("formats", "labels", "id_marks")} == \
+        {t: rows for t, rows in before.items() if t not in ("formats", "labels", "id_marks")}
+    named = sorted(tuple("import" if v == "" else v for v in row) + (None,) for row in before["labels"])
+    assert before["labels"] and sorted(after["labels"]) == named
+    assert sorted(after["id_marks"]) == sorted(before["id_marks"] + [("label_queues", 0)])
     assert pairings == [("comparative", "tournament", 1), ("pointwise", None, 2)]
 
 
