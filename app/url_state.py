@@ -23,9 +23,12 @@ JUDGE = "judge"        # Curate & Train: the judge of the curated cell
 FORMAT = "format"      # Curate & Train: its format
 PRESET = "preset"      # Curate & Train: the training preset
 STEPS = "steps"        # Curate & Train: Max steps (0: epochs)
+ANNOTATOR = "annotator"   # Label: who is labelling
+QUEUE = "queue"        # Label: the queue being labelled
 
 PAGE_PARAMS = {"main.py": (POOL,), "score.py": (FORMATS, DECODING, SCHEDULE, CONCURRENCY, SWAP),
                "curate.py": (POLICY, JUDGE, FORMAT, RATE, SEEDS, PRESET, STEPS)}
+PAGE_PARAMS["label.py"] = (ANNOTATOR, QUEUE)
 
 
 def pool_notice(asked: str | None, names: list[str], default: str | None) -> str | None:

@@ -28,6 +28,7 @@ from ._studies import eval_prompts, judged, stored_generations, studies, study_g
 from ._subsets import SUBSET_COLUMNS, candidate_texts, subset_by_hash, subsets
 from ._worth import ESTIMATE_COLUMNS, estimate
 from ._labelling import draw_label_queue
+from ._label_page import AGREEMENT_COLUMNS, annotator_agreement, label_cells, label_queues, queue_screen
 
 __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
@@ -39,4 +40,5 @@ __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candida
            "eval_prompts", "judged", "stored_generations", "studies", "study_generations", "study_outcomes",
            "SUBSET_COLUMNS", "candidate_texts", "subset_by_hash", "subsets",
            "EXPORT_COLUMNS", "verdict_batches", "verdict_rows", "CONSISTENCY_COLUMNS", "consistency"]
-__all__ += ["ESTIMATE_COLUMNS", "estimate", "draw_label_queue"]
+__all__ += ["ESTIMATE_COLUMNS", "estimate", "draw_label_queue", "AGREEMENT_COLUMNS", "annotator_agreement",
+            "label_cells", "label_queues", "queue_screen"]

@@ -32,12 +32,13 @@ def test_default_pool_is_the_demo_where_it_exists_else_the_first():
 
 def test_each_parameter_has_one_name_and_its_widget_binds_it():
     names = [n for params in url_state.PAGE_PARAMS.values() for n in params]
-    # pool; formats, decoding, schedule, concurrency, swap; policy, judge, format, rate, seeds, preset, steps
-    assert len(names) == len(set(names)) == 13
+    # pool; formats, decoding, schedule, concurrency, swap; policy, judge, format, rate, seeds, preset, steps;
+    # annotator, queue
+    assert len(names) == len(set(names)) == 15
     main = (REPO / "app" / "main.py").read_text()
     assert "key = url_state.default_pool(names, data.DEFAULT_POOL), url_state.POOL" in main
     assert 'key=key, bind="query-params"' in main
-    for page in ("score.py", "curate.py"):       # a page with the helpers beside it: app/views/score/*.py
+    for page in ("score.py", "curate.py", "label.py"):       # a page with the helpers beside it: app/views/score/*.py
         text = "\n".join(f.read_text() for f in sorted((REPO / "app" / "views" / page.removesuffix(".py")).glob("*.py")))
         for name in url_state.PAGE_PARAMS[page]:
             const = next(k for k, v in vars(url_state).items() if k.isupper() and v == name)

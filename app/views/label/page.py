@@ -1,0 +1,36 @@
+"""Label: human labels where the items are, one at a time and blind (no verdict, no system names),
+from a queue drawn for the annotator; the annotator and the queue live in the address, so a reload
+keeps the place. Keys: A / B / T (pairs) or Y / N (accept / reject), S skip, U undo the last."""
+
+import streamlit as st
+
+from app import data, url_state
+from app.views.label.screen import agreement_section, item_screen, new_queue_form
+
+pool = data.page_pool("Label")
+left, right = st.columns([1, 2])
+annotator = left.text_input("Annotator", key=url_state.ANNOTATOR, bind="query-params", placeholder="your name",
+                            help="Your labels are stored under this name; a later label of an item replaces yours.")
+if not annotator.strip():
+    st.info("Type your name to start labelling.")
+    agreement_section(pool)
+    st.stop()
+queues = data.label_queues(pool)
+mine = queues.filter(queues["annotator"] == annotator)
+ids = [str(q) for q in mine["queue_id"]]
+if st.session_state.get("next_queue") in ids:           # a queue just drawn opens at once
+    st.session_state[url_state.QUEUE] = st.session_state.pop("next_queue")
+first = {} if url_state.QUEUE in st.session_state else {"index": None}
+info = {str(r["queue_id"]): r for r in mine.iter_rows(named=True)}
+queue = right.selectbox(
+    "Queue", ids, key=url_state.QUEUE, bind="query-params", placeholder="draw a queue below",
+    format_func=lambda q: f"#{q}: {info[q]['kind']} · {info[q]['strategy']} · {info[q]['n_pending']} of "
+                          f"{info[q]['n_items']} to go", **first)
+if queue in info:
+    item_screen(int(queue), info[queue]["kind"])
+with st.expander("Draw a new queue", expanded=not ids):
+    new_id = new_queue_form(pool, annotator)
+    if new_id is not None:
+        st.session_state["next_queue"] = str(new_id)
+        st.rerun()
+agreement_section(pool)

@@ -1,0 +1,102 @@
+"""The Label page's parts: the form that draws a new queue, one item on screen with its keys, and
+the humans' agreement. The mapping from what the annotator pressed to the stored label is pure
+(`stored_label`), tested without a browser."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import data
+
+PAIR_KEYS = (("A is better", "A", "A"), ("B is better", "B", "B"), ("Tie", "tie", "T"))
+ACCEPT_KEYS = (("Accept", "accept", "Y"), ("Reject", "reject", "N"))
+FLIP = {"A": "B", "B": "A", "tie": "tie"}
+
+
+def stored_label(pressed: str, first_idx: int, a_idx: int) -> str:
+    """The label about the stored pair (a_idx against b_idx) for what the annotator pressed about
+    the screen (Response A = first_idx): the same when a_idx is shown first, else flipped."""
+    return pressed if first_idx == a_idx or pressed not in FLIP else FLIP[pressed]
+
+
+def new_queue_form(pool: str, annotator: str) -> int | None:
+    """The form that draws a queue for the annotator; the new queue's id once drawn."""
+    cells = data.label_cells(pool)
+    with st.form("new_queue"):
+        a, b, c = st.columns(3)
+        kind = a.radio("Kind", ["pair", "accept"], horizontal=True,
+                       format_func={"pair": "pairs (A / B / tie)", "accept": "one response (accept / reject)"}.get)
+        strategy = b.radio("Strategy", ["random", "active"], horizontal=True,
+                           help="active: uniform until you have 40 labels in the cell, then more often where "
+                                "the judge has erred so far")
+        n = c.number_input("Items", 1, 500, 20)
+        names = ["(none: every item alike)"] + [f"{r['judge']} / {r['format']} / {r['decoding']}"
+                                                for r in cells.iter_rows(named=True)]
+        pick = st.selectbox("From the judged items of", names)
+        if not st.form_submit_button("Draw the queue", type="primary"):
+            return None
+    cell = None if pick == names[0] else tuple(cells.row(names.index(pick) - 1)[:3])
+    try:
+        return data.create_label_queue(pool, annotator, kind, strategy, cell, int(n), seed=len(data.label_queues(pool)))
+    except data.UserError as exc:
+        st.error(str(exc))
+        return None
+
+
+def _act(queue_id: int, position: int, action: str, label: str | None = None) -> None:
+    if action == "label":
+        data.record_label(queue_id, position, label)
+    elif action == "skip":
+        data.skip_item(queue_id, position)
+    else:
+        data.undo_item(queue_id, position)
+    st.rerun()
+
+
+def item_screen(queue_id: int, kind: str) -> None:
+    """Progress, the first pending item (blind), and its keys: label, skip, undo the last."""
+    items = data.queue_screen(queue_id)
+    done = items.filter(items["state"] != "pending")
+    labelled = int((items["state"] == "labelled").sum())
+    st.progress(done.height / max(items.height, 1),
+                text=f"{labelled} labelled, {done.height - labelled} skipped, {items.height - done.height} to go "
+                     f"(of {items.height})")
+    last = int(done["position"].max()) if done.height else None
+    pending = items.filter(items["state"] == "pending")
+    if pending.height == 0:
+        st.success("This queue is done: draw another below, or undo the last.")
+    else:
+        item = pending.row(0, named=True)
+        with st.container(border=True):
+            st.caption(f"Item {item['position'] + 1} · Prompt")
+            st.markdown(item["prompt"])
+        shown = [("Response A", item["first_response"]), ("Response B", item["second_response"])] \
+            if kind == "pair" else [("Response", item["first_response"])]
+        for col, (title, text) in zip(st.columns(len(shown)), shown):
+            with col.container(border=True):
+                st.caption(title)
+                st.markdown(text)
+        keys = PAIR_KEYS if kind == "pair" else ACCEPT_KEYS
+        cols = st.columns(len(keys) + 2)
+        for col, (text, label, key) in zip(cols, keys):
+            if col.button(text, key=f"label_{label}", shortcut=key, width="stretch", type="primary"):
+                _act(queue_id, item["position"], "label",
+                     stored_label(label, item["first_idx"], item["a_idx"]) if kind == "pair" else label)
+        if cols[-2].button("Skip", key="skip", shortcut="S", width="stretch"):
+            _act(queue_id, item["position"], "skip")
+    if last is not None and st.button("Undo the last", key="undo", shortcut="U"):
+        _act(queue_id, last, "undo")
+
+
+def agreement_section(pool: str) -> None:
+    """The agreement between annotators, the ceiling the judges are held to."""
+    rows = [r for r in data.annotator_agreement(pool).to_dicts() if r["n_items"]]
+    st.subheader("Agreement between annotators")
+    if not rows:
+        st.caption("No item has two annotators yet: the humans' own ceiling shows once one does.")
+    for r, col in zip(rows, st.columns(max(len(rows), 1))):
+        stat = (f"Cohen's kappa {r['kappa']:.2f}" if r["kappa"] is not None else
+                f"Krippendorff's alpha {r['alpha']:.2f}" if r["alpha"] is not None else "alpha n/a")
+        col.metric(f"{r['kind']} labels: humans agree", f"{r['agreement']:.0%}", help=stat)
+        col.caption(f"{stat} over {r['n_items']} items, {r['n_annotators']} annotators: the ceiling a judge "
+                    "can be held to")
