@@ -22,12 +22,13 @@ if st.session_state.get("next_queue") in ids:           # a queue just drawn ope
     st.session_state[url_state.QUEUE] = st.session_state.pop("next_queue")
 first = {} if url_state.QUEUE in st.session_state else {"index": None}
 info = {str(r["queue_id"]): r for r in mine.iter_rows(named=True)}
-queue = right.selectbox(
-    "Queue", ids, key=url_state.QUEUE, bind="query-params", placeholder="draw a queue below",
-    format_func=lambda q: f"#{q}: {info[q]['kind']} · {info[q]['strategy']} · {info[q]['n_pending']} of "
-                          f"{info[q]['n_items']} to go", **first)
+queue = right.selectbox("Queue", ids, key=url_state.QUEUE, bind="query-params", placeholder="draw a queue below",
+                        help="Your queues by number (the address keeps it: a reload opens the same one)", **first)
 if queue in info:
-    item_screen(int(queue), info[queue]["kind"])
+    q = info[queue]
+    right.caption(f"Queue {queue}: {q['kind']} labels, {q['strategy']}"
+                  + (f", from {q['judge']} / {q['format']} / {q['decoding']}" if q["judge"] else ""))
+    item_screen(int(queue), q["kind"])
 with st.expander("Draw a new queue", expanded=not ids):
     new_id = new_queue_form(pool, annotator)
     if new_id is not None:
