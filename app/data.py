@@ -413,46 +413,29 @@ def verdicts_parquet(pool: str) -> bytes:
     return _verdicts_parquet(*db_state(), pool)
 
 
-# -- labelling (the Label and Trust pages): reads of queues uncached, so a label shows at once -------
 
-estimate = _cached("estimate")
-annotator_agreement = _cached("annotator_agreement")
+# -- labelling (Label, Trust): queue reads uncached (a label shows at once); writes through the store --
+estimate, annotator_agreement = _cached("estimate"), _cached("annotator_agreement")
 _FUNCTIONS.update(estimate=audit.estimate, annotator_agreement=audit.annotator_agreement)
 
 
-def label_queues(pool: str):
-    return audit.label_queues(str(db_file()), pool)
+def labelling(name: str, *args):
+    """audit.NAME(db, *args) uncached: label_queues(pool), label_cells(pool), queue_screen(queue_id)."""
+    return getattr(audit, name)(str(db_file()), *args)
 
 
-def label_cells(pool: str):
-    return audit.label_cells(str(db_file()), pool)
-
-
-def queue_screen(queue_id: int):
-    return audit.queue_screen(str(db_file()), queue_id)
-
-
-def create_label_queue(pool: str, annotator: str, kind: str, strategy: str, cell: tuple | None, n: int,
-                       seed: int) -> int:
+def create_label_queue(pool: str, annotator: str, kind: str, strategy: str, cell, n: int, seed: int) -> int:
     """Draw a queue (audit) and store it for the annotator (the store); its id."""
     from ingest.store import save_label_queue
-    judge, fmt, decoding = cell if cell else (None, None, None)
-    plan = audit.draw_label_queue(str(db_file()), pool, n, kind, strategy, judge, fmt, decoding, annotator, seed)
-    return save_label_queue(str(db_file()), pool, annotator, kind, strategy, judge, fmt, plan["decoding"], seed,
-                            plan["n_frame"], plan["active"],
-                            plan["items"].select("prompt_idx", "a_idx", "b_idx", "cand_idx", "pi"))
+    plan = audit.draw_label_queue(str(db_file()), pool, n, kind, strategy, *(cell or (None,) * 3), annotator, seed)
+    items = plan["items"].drop("prompt_id", "a_id", "b_id", "candidate_id")
+    return save_label_queue(str(db_file()), pool, annotator, kind, strategy, *(cell or (None,) * 3)[:2],
+                            plan["decoding"], seed, plan["n_frame"], plan["active"], items)
 
 
-def record_label(queue_id: int, position: int, label: str) -> None:
-    from ingest.store import record_label as run
-    run(str(db_file()), queue_id, position, label)
-
-
-def skip_item(queue_id: int, position: int) -> None:
-    from ingest.store import skip_item as run
-    run(str(db_file()), queue_id, position)
-
-
-def undo_item(queue_id: int, position: int) -> None:
-    from ingest.store import undo_item as run
-    run(str(db_file()), queue_id, position)
+def label_action(action: str, queue_id: int, position: int, label: str | None = None) -> None:
+    """'label' (with label), 'skip' or 'undo' the queue's item at `position` (ingest.store)."""
+    import ingest.store as store
+    {"label": lambda: store.record_label(str(db_file()), queue_id, position, label),
+     "skip": lambda: store.skip_item(str(db_file()), queue_id, position),
+     "undo": lambda: store.undo_item(str(db_file()), queue_id, position)}[action]()

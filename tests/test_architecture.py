@@ -112,6 +112,7 @@ def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
     migrate(con)
     params = {"pool_id": 1, "judge_id": 1, "format_id": 1, "decoding": "greedy", "expected": False,
               "study": "s", "study_id": 1, "pool": None, "sha256": None, "prompt_lo": 0, "prompt_hi": 0, "judge": "j"}
+    params |= {"queue_id": 1, "annotator": "a"}           # the label queues' reads
     files = [f for f in (resources.files("audit") / "sql").iterdir() if f.name.endswith(".sql")]
     assert len(files) >= 6
     con.execute("CREATE TEMP TABLE wanted_df (cand_idx BIGINT, ord BIGINT)")   # candidate_texts' frame

@@ -54,6 +54,16 @@ def test_label_blind_skip_and_undo(demo_db, monkeypatch):
     at.button(key="undo").click().run()
     assert query_rows(demo_db, "SELECT count(*) FROM labels WHERE annotator = 'ann-app'") == [(1,)]
     assert "1 labelled, 1 skipped" in at.get("progress")[0].proto.text
+    # a second queue from one cell's judged pairs, active (uniform until 40 labels): it opens at once
+    pick = next(b for b in at.selectbox if b.label == "From the judged items of")
+    pick.set_value(next(o for o in pick.options if o.startswith("GPT-4 / ")))
+    at.radio[1].set_value("active")
+    at.button(key="FormSubmitter:new_queue-Draw the queue").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    queues = query_rows(demo_db, "SELECT queue_id, judge, strategy, active FROM label_queues "
+                                 "WHERE annotator = 'ann-app' ORDER BY queue_id")
+    assert [q[1:] for q in queues] == [(None, "random", False), ("GPT-4", "active", False)]
+    assert "0 labelled, 0 skipped" in at.get("progress")[0].proto.text
 
 
 def test_the_trust_page_on_mtbench(demo_db, monkeypatch):

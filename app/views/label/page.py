@@ -15,7 +15,7 @@ if not annotator.strip():
     st.info("Type your name to start labelling.")
     agreement_section(pool)
     st.stop()
-queues = data.label_queues(pool)
+queues = data.labelling("label_queues", pool)
 mine = queues.filter(queues["annotator"] == annotator)
 ids = [str(q) for q in mine["queue_id"]]
 if st.session_state.get("next_queue") in ids:           # a queue just drawn opens at once

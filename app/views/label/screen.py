@@ -21,7 +21,7 @@ def stored_label(pressed: str, first_idx: int, a_idx: int) -> str:
 
 def new_queue_form(pool: str, annotator: str) -> int | None:
     """The form that draws a queue for the annotator; the new queue's id once drawn."""
-    cells = data.label_cells(pool)
+    cells = data.labelling("label_cells", pool)
     with st.form("new_queue"):
         a, b, c = st.columns(3)
         kind = a.radio("Kind", ["pair", "accept"], horizontal=True,
@@ -37,25 +37,21 @@ def new_queue_form(pool: str, annotator: str) -> int | None:
             return None
     cell = None if pick == names[0] else tuple(cells.row(names.index(pick) - 1)[:3])
     try:
-        return data.create_label_queue(pool, annotator, kind, strategy, cell, int(n), seed=len(data.label_queues(pool)))
+        seed = len(data.labelling("label_queues", pool))         # each queue of the pool its own seed
+        return data.create_label_queue(pool, annotator, kind, strategy, cell, int(n), seed)
     except data.UserError as exc:
         st.error(str(exc))
         return None
 
 
 def _act(queue_id: int, position: int, action: str, label: str | None = None) -> None:
-    if action == "label":
-        data.record_label(queue_id, position, label)
-    elif action == "skip":
-        data.skip_item(queue_id, position)
-    else:
-        data.undo_item(queue_id, position)
+    data.label_action(action, queue_id, position, label)
     st.rerun()
 
 
 def item_screen(queue_id: int, kind: str) -> None:
     """Progress, the first pending item (blind), and its keys: label, skip, undo the last."""
-    items = data.queue_screen(queue_id)
+    items = data.labelling("queue_screen", queue_id)
     done = items.filter(items["state"] != "pending")
     labelled = int((items["state"] == "labelled").sum())
     st.progress(done.height / max(items.height, 1),
