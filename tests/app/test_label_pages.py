@@ -84,3 +84,12 @@ def test_the_headline_names_the_format_worth_the_most():
     best = best_per_format(cells)
     assert best["format"].to_list() == ["likert5", "binary"] and best["judge"][0] == "k"
     assert headline(best, "mine").startswith("**likert5**'s verdicts (k) are worth **40 labels** on mine")
+
+
+@pytest.mark.parametrize("pool", ["mtbench-formats", "llmbar", "arena-bench"])
+def test_both_pages_render_on_every_demo_pool(demo_db, monkeypatch, pool):
+    at = _app(demo_db, monkeypatch, pool)
+    for page in ("label", "trust"):
+        at.switch_page(f"views/{page}/page.py").run()
+        assert not at.exception, (pool, page, [e.value for e in at.exception])
+        assert at.header[0].value
