@@ -176,3 +176,31 @@ def test_an_active_queue_follows_the_residuals_after_40_labels(db, tmp_path, wri
     assert plan["active"] and plan["n_frame"] == 120 - 50
     pi = plan["items"]["pi"].to_numpy()
     assert pi.sum() < 10 and pi.max() > 1.2 * pi.min()   # not uniform (which would be 10/70 each)
+
+
+def test_labels_from_an_unequal_queue_weigh_m_over_m_frame_pi(db, tmp_path, write_jsonl):
+    import polars as pl
+    from audit._estimate import classical_mean, ppi_mean
+    _pool(tmp_path, db, n_prompts=10)                  # 30 candidates, likert 1 + (p + i) % 5
+    rows = [{"judge": "j", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": c, "raw": str(1 + (p + i) % 5)}
+            for p in range(10) for i, c in enumerate(SYSTEMS)]
+    assert _cli(db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
+    # a queue of m = 4 drawn from M = 30 with unequal pi; a file label on a fifth candidate weighs 1
+    pis = [0.05, 0.1, 0.2, 0.4]
+    items = pl.DataFrame({"prompt_idx": [0, 1, 2, 3], "a_idx": [None] * 4, "b_idx": [None] * 4,
+                          "cand_idx": [0, 3, 6, 9], "pi": pis})
+    qid = save_label_queue(db, "tiny", "ann", "accept", "active", "j", "likert5", "greedy", 0, 30, True, items)
+    for pos, label in enumerate(["accept", "reject", "accept", "accept"]):
+        record_label(db, qid, pos, label)
+    import_labels(db, write_jsonl("l.jsonl", [{"prompt_id": "p4", "candidate_id": "y", "label": "reject"}]), "tiny")
+    (row,) = estimate(db, "tiny", "accept").to_dicts()
+    # candidates 0, 3, 6, 9 are x of p0..p3 (likert 1..4), candidate 13 is y of p4 (likert 1 + 5 % 5 = 1)
+    y = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
+    f = np.array([0.0, 0.25, 0.5, 0.75, 0.0])
+    w = np.array([4 / (30 * p) for p in pis] + [1.0])   # 2.667, 1.333, 0.667, 0.333, 1
+    f_all = np.array([((p + i) % 5) / 4 for p in range(10) for i in range(3)])
+    ppi = ppi_mean(y, f, f_all, 0.05, w=w)
+    assert row["n_labelled"] == 5 and row["ppi_value"] == pytest.approx(ppi["value"])
+    assert (row["ppi_lo"], row["ppi_hi"]) == pytest.approx((ppi["lo"], ppi["hi"]))
+    assert row["classical_value"] == pytest.approx((4 / 1.5 + 2 / 3 + 1 / 3) / 5)       # mean(w y)
+    assert row["classical_lo"] == pytest.approx(classical_mean(y, 0.05, w=w)["lo"])
