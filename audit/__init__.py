@@ -37,3 +37,7 @@ __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candida
            "eval_prompts", "judged", "stored_generations", "studies", "study_generations", "study_outcomes",
            "SUBSET_COLUMNS", "candidate_texts", "subset_by_hash", "subsets",
            "EXPORT_COLUMNS", "verdict_batches", "verdict_rows", "CONSISTENCY_COLUMNS", "consistency"]
+
+from ._jury import juries, label_juries, with_juries
+from ._judges import JUDGES_COLUMNS, judges, pareto_front
+__all__ += ["juries", "label_juries", "with_juries", "JUDGES_COLUMNS", "judges", "pareto_front"]
