@@ -19,7 +19,8 @@ paid AS (
     WHERE v.pool_id = $pool_id AND v.sample = 0
 )
 SELECT j.name AS judge, f.name AS format, p.decoding, m.name AS payer, count(*) AS n_calls,
-       count(p.tokens_in) AS n_with_tokens, sum(p.tokens_in) AS tokens_in, sum(p.tokens_out) AS tokens_out
+       count(p.tokens_in) AS n_with_tokens, CAST(sum(p.tokens_in) AS BIGINT) AS tokens_in,
+       CAST(sum(p.tokens_out) AS BIGINT) AS tokens_out
 FROM paid p
 JOIN judges j ON j.judge_id = p.judge_id
 JOIN judges m ON m.judge_id = p.payer_id
