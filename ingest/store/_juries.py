@@ -23,7 +23,7 @@ import os
 
 from .._errors import UserError
 from . import _sql
-from ._database import next_id, transaction, writer
+from ._database import next_id, reader, transaction, writer
 from .connection import pool_id
 
 VOTES = ("mean", "median", "majority")
@@ -99,3 +99,11 @@ def refresh_juries(db: str | os.PathLike | None, pool: str) -> list[str]:
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
         return [r[1] for r in _sql.rows(con, "juries_of_pool", pool_id=pid) if _refresh(con, pid, r[0])]
+
+
+def jury_names(db: str | os.PathLike | None) -> set[tuple[str, str]]:
+    """(pool, jury) of every jury stored (an empty set before schema 15)."""
+    with reader(db) as con:
+        if not _sql.rows(con, "has_jury_table"):
+            return set()
+        return {(pool, jury) for pool, jury in _sql.rows(con, "jury_names")}

@@ -34,7 +34,7 @@ tally AS (
 ),
 shares AS (
     SELECT t.prompt_idx, t.a_idx, t.b_idx,
-           json_group_object(t.label, t.votes / k.n_parsed) AS label_probs,
+           to_json(map(list(t.label ORDER BY t.label), list(t.votes / k.n_parsed ORDER BY t.label))) AS label_probs,
            max(t.value) FILTER (WHERE 2 * t.votes > n.n_members) AS majority_value
     FROM tally t
     JOIN keys k ON k.prompt_idx = t.prompt_idx AND k.a_idx = t.a_idx AND k.b_idx IS NOT DISTINCT FROM t.b_idx
