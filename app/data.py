@@ -411,3 +411,33 @@ def verdicts_parquet(pool: str) -> bytes:
     """Every stored judge call of the pool as Parquet, one row each with the columns of `judgeaudit
     export-verdicts` (audit.verdict_rows): the Report page's download, made when it is clicked."""
     return _verdicts_parquet(*db_state(), pool)
+
+
+# -- juries and the judges' leaderboard (issue 28) --------------------------------------------------
+
+def _judges_board(path: str, pool: str, prices_json: str):
+    import json
+    return audit.judges(path, pool, prices=json.loads(prices_json))
+
+
+_FUNCTIONS["judges_board"] = _judges_board
+_FUNCTIONS["juries"] = audit.juries
+
+
+def judges_board(pool: str):
+    """audit.judges for the pool, with the prices set in the server's judgeaudit.toml (ingest.endpoints);
+    cached on the database's state and the prices."""
+    import json
+    from ingest.endpoints import prices
+    return _run("judges_board", *db_state(), pool, json.dumps(prices(db_file()), sort_keys=True))
+
+
+def juries(pool: str):
+    """audit.juries: the pool's juries (judge, vote, members)."""
+    return _run("juries", *db_state(), pool)
+
+
+def save_jury(pool: str, name: str, members: list[str], vote: str) -> dict:
+    """Store a jury of judges already run on the pool (ingest.store.save_jury; UserError as the CLI's)."""
+    from ingest.store import save_jury as store_jury
+    return store_jury(str(db_file()), pool, safe_name(name, "Jury name"), members, vote)
