@@ -168,3 +168,35 @@ def test_every_cell_wise_command_shows_the_jury_as_a_judge(tmp_path, capsys):
     (cell,) = [c for c in _cli_json(capsys, "audit", "--db", str(db), "--pool", "p", "--json")["cells"]
                if c["judge"] == "trio"]
     assert cell["parse_rate"] == pytest.approx(1 / 4)
+
+
+def _jury_table(db: Path) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT f.name, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.value, v.status, v.label, "
+                           "CAST(v.label_probs AS VARCHAR) FROM verdicts v JOIN judges j USING (judge_id) "
+                           "JOIN formats f USING (format_id) WHERE j.provider = 'jury' ORDER BY ALL").fetchall()
+    finally:
+        con.close()
+
+
+def test_a_demo_seeding_killed_before_its_jury_resumes_with_it(tmp_path):
+    from ingest.demo import seed_demo
+    whole, killed = tmp_path / "whole.duckdb", tmp_path / "killed.duckdb"
+    for db in (whole, killed):
+        assert seed_demo(db, pools=("mtbench",)) == ["mtbench"]
+    # a kill before the jury's transaction: everything else stored, the jury not (its rows removed here)
+    con = duckdb.connect(str(killed))
+    for sql in ("DELETE FROM verdicts WHERE judge_id IN (SELECT judge_id FROM judges WHERE provider = 'jury')",
+                "DELETE FROM cell_runs WHERE judge_id IN (SELECT judge_id FROM judges WHERE provider = 'jury')",
+                "DELETE FROM jury_members", "DELETE FROM juries", "DELETE FROM judges WHERE provider = 'jury'"):
+        con.execute(sql)
+    con.close()
+    assert juries(killed, "mtbench").height == 0
+    assert seed_demo(killed, pools=("mtbench",)) == []          # no pool seeded anew; the jury resumes
+    assert juries(killed, "mtbench").to_dicts() == [{"judge": "mtbench-jury", "vote": "mean",
+                                                     "members": ["GPT-4", "ChatGPT", "PaLM2", "LLaMA2"]}]
+    rows = _jury_table(whole)
+    assert len(rows) == 600 and _jury_table(killed) == rows      # 300 calls x 2 formats, as never killed
+    seed_demo(killed, pools=("mtbench",))                        # and seeding again changes nothing
+    assert _jury_table(killed) == rows
