@@ -50,10 +50,15 @@ def judges_document(frame: pl.DataFrame, pool: str) -> dict:
     intervals as b_lo/b_hi, length_excess_lo/hi)."""
     cells = []
     for row in frame.to_dicts():
-        kappa = {"value": row.pop("kappa"), "lo": row.pop("kappa_lo"), "hi": row.pop("kappa_hi")}
-        row["kappa"] = kappa if kappa["value"] is not None else None
-        row["reasons"] = {k: v for k, v in row["reasons"].items() if v is not None}
-        cells.append(row)
+        out = {}
+        for key, value in row.items():
+            if key == "kappa":
+                out["kappa"] = {"value": value, "lo": row["kappa_lo"], "hi": row["kappa_hi"]} if value is not None else None
+            elif key == "reasons":
+                out["reasons"] = {k: v for k, v in value.items() if v is not None}
+            elif key not in ("kappa_lo", "kappa_hi"):
+                out[key] = value
+        cells.append(out)
     return {"pool": pool, "cells": cells}
 
 

@@ -139,3 +139,19 @@ def test_the_pareto_front_by_hand():
     cost = np.array([1, 2, 2, 3, 0.5, np.nan])
     agree = np.array([0.6, 0.7, 0.65, 0.7, 0.5, 0.9])
     assert pareto_front(cost, agree).tolist() == [True, True, False, False, True, False]
+
+
+def test_prices_are_read_from_judgeaudit_toml_and_checked(tmp_path, monkeypatch):
+    from ingest import UserError
+    from ingest.endpoints import prices
+    monkeypatch.delenv("JUDGEAUDIT_CONFIG", raising=False)
+    db = tmp_path / "x.duckdb"
+    assert prices(db) == {}                                     # no file: no prices
+    (tmp_path / "judgeaudit.toml").write_text('[prices.gpt-4o]\ninput = 2.5\noutput = 10\n', encoding="utf-8")
+    assert prices(db) == {"gpt-4o": {"input": 2.5, "output": 10.0}}
+    (tmp_path / "judgeaudit.toml").write_text('[prices.gpt-4o]\ninput = 2.5\n', encoding="utf-8")
+    with pytest.raises(UserError, match="prices.gpt-4o"):
+        prices(db)
+    (tmp_path / "judgeaudit.toml").write_text('[prices.gpt-4o]\ninput = -1\noutput = 1\n', encoding="utf-8")
+    with pytest.raises(UserError, match=r"prices.gpt-4o.input': a number >= 0"):
+        prices(db)
