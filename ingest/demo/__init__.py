@@ -82,7 +82,8 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
             import_labels(db, HERE / LABEL_FILES[name], name)
         if name in DEMO_JURIES and (name not in present or name in unjuried):
             jury, members, vote = DEMO_JURIES[name]
-            save_jury(db, name, jury, list(members), vote)
+            if {(name, m) for m in members} <= pool_judges(path):   # else at the launch that brings them
+                save_jury(db, name, jury, list(members), vote)
     return seeded
 
 
