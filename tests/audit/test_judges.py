@@ -25,9 +25,10 @@ def _jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def board(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("judges")
+def build_board(tmp: Path) -> Path:
+    """A pool of 8 prompts x 3 candidates scored by three simulated judges (tournament in both orders and
+    likert5, 3 samples each, token counts and latencies as the fake judge reports them), their mean jury
+    `panel`, human labels on 16 pairs, and judgeaudit.toml beside it pricing alpha and beta."""
     db = tmp / "b.duckdb"
     rows, labels = [], []
     for p in range(8):
@@ -46,6 +47,11 @@ def board(tmp_path_factory):
     (tmp / "judgeaudit.toml").write_text("".join(f'[prices.{n}]\ninput = {p["input"]}\noutput = {p["output"]}\n'
                                                  for n, p in PRICES.items()), encoding="utf-8")
     return db
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    return build_board(tmp_path_factory.mktemp("judges"))
 
 
 def _cli(capsys, *args) -> dict:

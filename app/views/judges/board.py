@@ -52,8 +52,11 @@ def front_chart(board: pl.DataFrame) -> alt.Chart | None:
     tips = ["cell:N", "aggregate:N", alt.Tooltip("agreement:Q", format=".3f"), alt.Tooltip("kappa:Q", format=".3f"),
             alt.Tooltip("cost_per_1000:Q", format=".4f"), "front:N"]
     points = alt.Chart().mark_point(filled=True, size=90).encode(
-        x=x, y=y, color=alt.Color("front:N", legend=alt.Legend(orient="bottom", title=None)),
+        x=x, y=y, color=alt.Color("front:N", scale=alt.Scale(domain=["on the front", "dominated"],
+                                                              range=["#d62728", "#9e9e9e"]),
+                                    legend=alt.Legend(orient="bottom", title=None)),
         shape=alt.Shape("aggregate:N", legend=alt.Legend(orient="bottom", title=None)), tooltip=tips)
-    line = alt.Chart().transform_filter(alt.datum.front == "on the front").mark_line(strokeDash=[4, 3]).encode(
+    line = alt.Chart().transform_filter(alt.datum.front == "on the front").mark_line(strokeDash=[4, 3],
+                                                                                     color="#d62728").encode(
         x=x, y=y, order="cost_per_1000:Q")
     return alt.layer(line, points, data=df.to_pandas()).properties(**WIDE, height=360)
