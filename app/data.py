@@ -413,28 +413,18 @@ def verdicts_parquet(pool: str) -> bytes:
     return _verdicts_parquet(*db_state(), pool)
 
 
+
 # -- juries and the judges' leaderboard (issue 28) --------------------------------------------------
-
-def _judges_board(path: str, pool: str, prices_json: str):
-    import json
-    return audit.judges(path, pool, prices=json.loads(prices_json))
-
-
-_FUNCTIONS["judges_board"] = _judges_board
-_FUNCTIONS["juries"] = audit.juries
+_FUNCTIONS.update(juries=audit.juries,
+                  judges_board=lambda path, pool, prices: audit.judges(path, pool, {k: dict(v) for k, v in prices}))
+juries = _cached("juries")
 
 
 def judges_board(pool: str):
-    """audit.judges for the pool, with the prices set in the server's judgeaudit.toml (ingest.endpoints);
-    cached on the database's state and the prices."""
-    import json
+    """audit.judges for the pool at the prices in the server's judgeaudit.toml (ingest.endpoints)."""
     from ingest.endpoints import prices
-    return _run("judges_board", *db_state(), pool, json.dumps(prices(db_file()), sort_keys=True))
-
-
-def juries(pool: str):
-    """audit.juries: the pool's juries (judge, vote, members)."""
-    return _run("juries", *db_state(), pool)
+    return _run("judges_board", *db_state(), pool, tuple(sorted((k, tuple(sorted(v.items())))
+                                                                for k, v in prices(db_file()).items())))
 
 
 def save_jury(pool: str, name: str, members: list[str], vote: str) -> dict:
