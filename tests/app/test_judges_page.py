@@ -59,3 +59,12 @@ def test_a_jury_defined_on_the_score_page_is_stored(mtbench_db, monkeypatch):
     assert not at.exception and at.success, [e.value for e in at.error]
     assert {"judge": "three", "vote": "majority", "members": ["GPT-4", "PaLM2", "LLaMA2"]} in \
         juries(mtbench_db, "mtbench").to_dicts()
+
+
+def test_the_formats_page_offers_the_jury_as_a_judge(mtbench_db, monkeypatch):
+    at = _app(mtbench_db, monkeypatch)
+    at.sidebar.selectbox[0].select("mtbench").run()
+    at.switch_page("views/formats/page.py").run()
+    assert "mtbench-jury" in at.selectbox(key="formats_judge").options
+    at.selectbox(key="formats_judge").select("mtbench-jury").run()
+    assert not at.exception and at.subheader[0].value == "Score histograms — mtbench-jury"
