@@ -419,23 +419,23 @@ estimate, annotator_agreement = _cached("estimate"), _cached("annotator_agreemen
 _FUNCTIONS.update(estimate=audit.estimate, annotator_agreement=audit.annotator_agreement)
 
 
-def labelling(name: str, *args):
-    """audit.NAME(db, *args) uncached: label_queues(pool), label_cells(pool), queue_screen(queue_id)."""
-    return getattr(audit, name)(str(db_file()), *args)
+from app.labelling import create_label_queue, label_action, labelling  # noqa: E402,F401  (the Label page)
 
 
-def create_label_queue(pool: str, annotator: str, kind: str, strategy: str, cell, n: int, seed: int) -> int:
-    """Draw a queue (audit) and store it for the annotator (the store); its id."""
-    from ingest.store import save_label_queue
-    plan = audit.draw_label_queue(str(db_file()), pool, n, kind, strategy, *(cell or (None,) * 3), annotator, seed)
-    items = plan["items"].drop("prompt_id", "a_id", "b_id", "candidate_id")
-    return save_label_queue(str(db_file()), pool, annotator, kind, strategy, *(cell or (None,) * 3)[:2],
-                            plan["decoding"], seed, plan["n_frame"], plan["active"], items)
+# -- juries and the judges' leaderboard (issue 28) --------------------------------------------------
+_FUNCTIONS.update(juries=audit.juries,
+                  judges_board=lambda path, pool, prices: audit.judges(path, pool, {k: dict(v) for k, v in prices}))
+juries = _cached("juries")
 
 
-def label_action(action: str, queue_id: int, position: int, label: str | None = None) -> None:
-    """'label' (with label), 'skip' or 'undo' the queue's item at `position` (ingest.store)."""
-    import ingest.store as store
-    {"label": lambda: store.record_label(str(db_file()), queue_id, position, label),
-     "skip": lambda: store.skip_item(str(db_file()), queue_id, position),
-     "undo": lambda: store.undo_item(str(db_file()), queue_id, position)}[action]()
+def judges_board(pool: str):
+    """audit.judges for the pool at the prices in the server's judgeaudit.toml (ingest.endpoints)."""
+    from ingest.endpoints import prices
+    return _run("judges_board", *db_state(), pool, tuple(sorted((k, tuple(sorted(v.items())))
+                                                                for k, v in prices(db_file()).items())))
+
+
+def save_jury(pool: str, name: str, members: list[str], vote: str) -> dict:
+    """Store a jury of judges already run on the pool (ingest.store.save_jury; UserError as the CLI's)."""
+    from ingest.store import save_jury as store_jury
+    return store_jury(str(db_file()), pool, safe_name(name, "Jury name"), members, vote)

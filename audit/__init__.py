@@ -42,3 +42,7 @@ __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candida
            "EXPORT_COLUMNS", "verdict_batches", "verdict_rows", "CONSISTENCY_COLUMNS", "consistency"]
 __all__ += ["ESTIMATE_COLUMNS", "estimate", "draw_label_queue", "AGREEMENT_COLUMNS", "annotator_agreement",
             "label_cells", "label_queues", "queue_screen"]
+
+from ._jury import juries, label_juries, with_juries
+from ._judges import JUDGES_COLUMNS, judges, pareto_front
+__all__ += ["juries", "label_juries", "with_juries", "JUDGES_COLUMNS", "judges", "pareto_front"]

@@ -11,6 +11,7 @@ import polars as pl
 
 from . import _metrics as m
 from ._db import connect, pool_id
+from ._jury import juries_of, label_juries
 from ._scores import (BLOCK_CANDIDATES, Scores, merged_levels, mult5_shares, read_blocks, read_cells,
                       tiebreak_keys)
 
@@ -257,5 +258,6 @@ def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0,
                 for c in range(cells.height):
                     parts[c].append(cell_parts(view, view.scores(sc.S[c])))
                 mult5 = [None if t is None else (t[0] + u[0], t[1] + u[1]) for t, u in zip(mult5, block_mult5)]
+        found = juries_of(con, pid)
     cells = cells.with_columns(pl.Series("mult5_share", mult5_shares(mult5), dtype=pl.Float64)).drop("scale_0_100")
-    return cells_frame(cells, [finish_cell(p) for p in parts])
+    return label_juries(cells_frame(cells, [finish_cell(p) for p in parts]), found)  # a jury's cells: aggregate "jury"

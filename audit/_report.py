@@ -73,7 +73,7 @@ def _summary(entry: dict, cell: dict, curation: dict | None) -> dict:
             "coin_flip_share": curation["n_pick_tied"] / n if n else None,
             "cut_tied_share": curation["n_cut_tied"] / n if n else None,
             "tau_a": cell["tau_a"], "top1": cell["top1"], "parse_rate": cell["parse_rate"],
-            "b": entry["slot"]["b"] if entry["slot"] else None, "aggregate": "single"}
+            "b": entry["slot"]["b"] if entry["slot"] else None, "aggregate": cell.get("aggregate", "single")}
 
 
 def _run_row(r: dict) -> dict:
@@ -98,7 +98,7 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
     studies); per cell `template_sha256`, `provider` and `simulated`."""
     info = pools(db).filter(pl.col("name") == pool)
     every = audit_cells(db, pool, seed=seed)
-    cells = every.filter(pl.col("aggregate") == "single")
+    cells = every.filter(pl.col("aggregate").is_in(["single", "jury"]))     # a jury's cells are its own
     means = {(r["judge"], r["format"], r["decoding"], r["score"]): r
              for r in every.filter(pl.col("aggregate") == "mean").to_dicts()}
     slots = {(r["judge"], r["format"], r["decoding"]): r for r in bias(db, pool, seed=seed).to_dicts()}

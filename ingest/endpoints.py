@@ -15,6 +15,10 @@ The file is `judgeaudit.toml` in the folder of the database, or the path in $JUD
     [models]                                      # base models the browser may fine-tune from
     qwen2.5-0.5b = "/srv/models/Qwen2.5-0.5B-Instruct"   # a local folder (relative: to this file)
 
+    [prices.gpt-4o]                               # a judge's price (its name in the store), USD per
+    input = 2.50                                  # million input tokens and per million output
+    output = 10.00                                # tokens: the leaderboard's cost (`judgeaudit judges`)
+
 A missing file means: no endpoints, and only the bundled model. Helpers:
     load_config(db) -> ServerConfig;  endpoints(db) -> {name: Endpoint}
     base_models(db) -> {name: path}   (always holds BUNDLED, the bundled SmolLM2)
@@ -63,6 +67,7 @@ class ServerConfig:
     path: Path
     endpoints: dict[str, Endpoint] = field(default_factory=dict)
     models: dict[str, Path] = field(default_factory=dict)
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def config_path(db: str | os.PathLike | None = None) -> Path:
@@ -111,9 +116,9 @@ def load_config(db: str | os.PathLike | None = None) -> ServerConfig:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(doc) - {"endpoints", "models"}
+    unknown = set(doc) - {"endpoints", "models", "prices"}
     if unknown:
-        raise UserError(f"{path}, field '{sorted(unknown)[0]}': unknown section (endpoints, models)")
+        raise UserError(f"{path}, field '{sorted(unknown)[0]}': unknown section (endpoints, models, prices)")
     eps = doc.get("endpoints", {})
     if not isinstance(eps, dict):
         raise UserError(f"{path}, field 'endpoints': a table of [endpoints.NAME] tables")
@@ -126,7 +131,29 @@ def load_config(db: str | os.PathLike | None = None) -> ServerConfig:
             raise UserError(f"{path}, field 'models.{name}': NAME = \"a model folder\"")
         p = Path(folder).expanduser()
         folders[name] = (p if p.is_absolute() else path.parent / p).resolve()
-    return ServerConfig(path, {n: _endpoint(path, n, s) for n, s in eps.items()}, folders)
+    return ServerConfig(path, {n: _endpoint(path, n, s) for n, s in eps.items()}, folders,
+                        _prices(path, doc.get("prices", {})))
+
+
+def _prices(path: Path, table) -> dict[str, dict[str, float]]:
+    """[prices.JUDGE] tables: {judge: {"input": USD per million input tokens, "output": ...}}."""
+    if not isinstance(table, dict):
+        raise UserError(f"{path}, field 'prices': a table of [prices.JUDGE] tables (input, output)")
+    out = {}
+    for judge, spec in table.items():
+        at = f"{path}, field 'prices.{judge}"
+        if not isinstance(spec, dict) or set(spec) != {"input", "output"}:
+            raise UserError(f"{at}': input = USD per million input tokens, output = USD per million output tokens")
+        for side in ("input", "output"):
+            if isinstance(spec[side], bool) or not isinstance(spec[side], (int, float)) or spec[side] < 0:
+                raise UserError(f"{at}.{side}': a number >= 0 (USD per million tokens)")
+        out[judge] = {"input": float(spec["input"]), "output": float(spec["output"])}
+    return out
+
+
+def prices(db: str | os.PathLike | None = None) -> dict[str, dict[str, float]]:
+    """The judges' prices set in judgeaudit.toml ({} without): USD per million input / output tokens."""
+    return load_config(db).prices
 
 
 def endpoints(db: str | os.PathLike | None = None) -> dict[str, Endpoint]:

@@ -75,7 +75,8 @@ def calibrate_cmd(pool, labels_file, source, threshold, target_width, n_boot, se
                      "cells": [cell_document(c) for c in cells.to_dicts()]})
     finish_calibration(db, cid, doc)
     if as_json:
-        emit_json(doc)
+        from .judges import mark_juries
+        emit_json(mark_juries(db, pool, doc))
     else:
         emit_table(cells.drop("confusion", "target_width", *CONFIDENCE_KEYS))
         click.echo(f"humans (pairs with several annotators): {humans}")

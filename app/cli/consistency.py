@@ -20,7 +20,8 @@ def consistency_cmd(pool, seed, n_boot, db, as_json):
     from audit import consistency
     frame = consistency(current(db), pool, seed=seed, n_boot=n_boot)
     if as_json:
-        emit_json({"pool": pool, "cells": frame.to_dicts()})
+        from .judges import mark_juries
+        emit_json(mark_juries(db, pool, {"pool": pool, "cells": frame.to_dicts()}))
     else:
         emit_table(frame)
         if frame.height and not (frame["n_items"] > 0).any():

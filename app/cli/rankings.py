@@ -100,7 +100,8 @@ def rank_cmd(pool, by, n_boot, seed, prior, style, db, as_json):
         from audit import style_rank
         frame = style_rank(current(db), pool, n_boot=n_boot, seed=seed)
         if as_json:
-            emit_json(style_document(frame, pool))
+            from .judges import mark_juries
+            emit_json(mark_juries(db, pool, style_document(frame, pool)))
         else:
             emit_table(frame.filter(pl.col("part") != "system").drop("value_raw", "rank", "rank_raw"),
                        "style coefficients (standardised features; excess = judge - human)")
@@ -113,6 +114,7 @@ def rank_cmd(pool, by, n_boot, seed, prior, style, db, as_json):
     from audit import rank
     frame = rank(current(db), pool, by=by, n_boot=n_boot, seed=seed, prior=prior)
     if as_json:
-        emit_json(rank_document(frame, pool, by))
+        from .judges import mark_juries
+        emit_json(mark_juries(db, pool, rank_document(frame, pool, by)))
     else:
         emit_table(frame.drop("n_units"))

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from ..scoring import import_verdicts
-from ..store import db_path, ensure_current, import_labels, import_pool, labelled_pools, pool_judges, pool_names
+from ..store import (db_path, ensure_current, import_labels, import_pool, jury_names, labelled_pools, pool_judges,
+                     pool_names, save_jury)
 
 HERE = Path(__file__).parent
 # (pool name, pool file, verdict file), in the order they are seeded
@@ -34,6 +35,13 @@ LABEL_FILES = {"mtbench-formats": "mtbench-formats-human-labels.jsonl", "mtbench
                "llmbar": "llmbar-gold-labels.jsonl"}
 SEEDED_LABELS = ("mtbench-formats", "mtbench")
 
+# a jury of each of these demo pools, stored last (after every member's verdicts): (name, members, vote).
+# mtbench: the four MT-Bench judges as one panel, against the humans' votes; mtbench-formats: the bundled
+# model's three runs (the constrained reading, the sampled repeats' first sample, the local label
+# distributions) as one panel, on the formats they share (issue 28)
+DEMO_JURIES = {"mtbench": ("mtbench-jury", ("GPT-4", "ChatGPT", "PaLM2", "LLaMA2"), "mean"),
+               "mtbench-formats": ("smollm2-panel", ("smollm2-demo", "smollm2-demo-t1", "smollm2-local"), "mean")}
+
 
 def format_specs() -> list[Path]:
     return sorted(HERE.glob("format-*.toml"))
@@ -55,7 +63,9 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
     unlabelled, unjudged = _unlabelled(path, present), _unjudged(path, present)
     unscored = present - {pool for pool, _ in pool_judges(path)} if present else set()   # killed before its verdicts
     names = {p[0] for p in wanted}
-    stale = unlabelled | unscored | {pool for pool, _ in unjudged}
+    unjuried = {pool for pool, (jury, _, _) in DEMO_JURIES.items() if pool in present} - \
+        ({pool for pool, _ in jury_names(path)} if present else set())          # killed before its jury
+    stale = unlabelled | unscored | {pool for pool, _ in unjudged} | unjuried
     if not (names - present or names & stale):
         return []
     seeded = []
@@ -70,6 +80,10 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
                 import_verdicts(db, HERE / extra, name, format_specs=format_specs())
         if name in SEEDED_LABELS and (name not in present or name in unlabelled):   # an interrupted seeding too
             import_labels(db, HERE / LABEL_FILES[name], name)
+        if name in DEMO_JURIES and (name not in present or name in unjuried):
+            jury, members, vote = DEMO_JURIES[name]
+            if {(name, m) for m in members} <= pool_judges(path):   # else at the launch that brings them
+                save_jury(db, name, jury, list(members), vote)
     return seeded
 
 

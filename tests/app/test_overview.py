@@ -312,8 +312,10 @@ def test_app_opens_on_the_overview_with_the_five_format_demo(tmp_path, monkeypat
     path = tmp_path / "demo.duckdb"
     assert seed_demo(path, pools=("mtbench-formats",)) == ["mtbench-formats"]
     cells = audit_cells(path, "mtbench-formats").filter(pl.col("score") == "label")
-    # the llama.cpp demo judge, the same model in-process and its two repeat judges (ingest/demo/README.md)
-    assert set(cells["judge"]) == {"smollm2-demo", "smollm2-local", "smollm2-demo-t1", "smollm2-demo-t0.7"}
+    # the llama.cpp demo judge, the same model in-process and its two repeat judges (ingest/demo/README.md),
+    # and the jury of three of them (issue 28)
+    assert set(cells["judge"]) == {"smollm2-demo", "smollm2-local", "smollm2-demo-t1", "smollm2-demo-t0.7",
+                                   "smollm2-panel"}
     cells = cells.filter(pl.col("judge") == "smollm2-demo")
     assert sorted(set(cells["format"])) == ["anchored", "binary", "likert5", "numeric100", "tournament"]
     assert set(zip(cells["format"], cells["decoding"])) == {
@@ -352,8 +354,9 @@ def test_app_opens_on_the_overview_with_the_five_format_demo(tmp_path, monkeypat
     assert "toward slot A (95% CI" in words
     assert len(at.get("vega_lite_chart")) >= 1         # the judges x formats grid
     # the Verdicts card counts each call once (its sample 0), and says so: the demo's repeat judges
-    # ask calls up to 5 times, so the pool stores more rows than calls
+    # ask calls up to 5 times, so the pool stores more rows than calls; a jury's votes are not calls
     sample0, rows = query_rows(path, "SELECT count(*) FILTER (WHERE sample = 0), count(*) FROM verdicts "
-                                     "JOIN pools USING (pool_id) WHERE name = 'mtbench-formats'")[0]
+                                     "JOIN pools USING (pool_id) JOIN judges USING (judge_id) "
+                                     "WHERE pools.name = 'mtbench-formats' AND provider <> 'jury'")[0]
     card = next(m for m in at.metric if m.label == "Verdicts")
     assert card.value == f"{sample0:,}" and sample0 < rows and "counts its first sample" in card.help

@@ -83,7 +83,8 @@ def test_the_five_format_demo_opens_calibration_with_kappas_and_variance(demo_db
         ("smollm2-demo", "tournament", "constrained"), ("smollm2-demo", "tournament", "greedy"),
         ("smollm2-demo-t0.7", "tournament", "greedy"),
         ("smollm2-demo-t1", "anchored", "constrained"), ("smollm2-demo-t1", "tournament", "constrained"),
-        ("smollm2-local", "anchored", "constrained"), ("smollm2-local", "tournament", "constrained")]
+        ("smollm2-local", "anchored", "constrained"), ("smollm2-local", "tournament", "constrained"),
+        ("smollm2-panel", "anchored", "constrained"), ("smollm2-panel", "tournament", "constrained")]  # the jury
     assert table["kappa"].notna().all() and (table["n"] > 0).all()
     at.switch_page("views/variance/page.py").run()     # four judges of one model now: a decomposition, no notice
     assert not at.exception and not at.info and len(at.dataframe) == 2   # the split and leave-one-judge-out

@@ -11,7 +11,7 @@ from app.views.formats.repeats import repeat_effect, repeats_sentence
 
 pool = data.page_pool("Formats")
 every = data.cells(pool)   # aggregate single and, for repeated calls, mean (compared below)
-cells = every.filter(pl.col("aggregate") == "single")
+cells = every.filter(pl.col("aggregate").is_in(["single", "jury"]))   # a jury: a judge of its own
 if cells.height == 0:
     st.info("No verdicts in this pool yet: score it on the Score page or import verdicts.")
     st.stop()

@@ -7,6 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import charts, data, reading
+from app.views.overview.jury_sentence import jury_sentences
 
 PAGE_NAMES = {"views/formats/page.py": "Formats", "views/slot_bias/page.py": "Slot bias", "views/curate/page.py": "Curate & Train"}
 
@@ -35,6 +36,8 @@ report = found[judge]
 st.subheader("What this pool shows" + (f" — {judge}" if len(judges) > 1 else ""))
 with st.container(border=True, key="overview_headline"):
     for sentence in report.headline or ["Nothing to report for this judge yet."]:
+        st.markdown(sentence)
+    for sentence in jury_sentences(pool):       # a jury of the pool: against its best member (issue 28)
         st.markdown(sentence)
 
 st.subheader("Details by format")

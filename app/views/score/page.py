@@ -6,6 +6,7 @@ from app import data, judge_picker, score_form, url_state
 from app.runs_panel import runs_panel
 from app.views.score import help as score_help
 from app.views.score.judge import judge_fields, show_test_call, test_call
+from app.views.score.jury_form import jury_form
 from ingest import UserError
 
 pool = data.page_pool("Score")
@@ -60,3 +61,4 @@ if launch and request:
 
 st.subheader("Runs")
 runs_panel("score", pool)
+jury_form(pool)      # a jury of the judges already run (issue 28)

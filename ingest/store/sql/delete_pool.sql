@@ -18,4 +18,6 @@ DELETE FROM prompts WHERE pool_id = $pool_id;
 DELETE FROM studies WHERE pool_id = $pool_id;
 DELETE FROM subsets WHERE pool_id = $pool_id;
 DELETE FROM verdicts WHERE pool_id = $pool_id;
+DELETE FROM juries WHERE pool_id = $pool_id;
+DELETE FROM jury_members WHERE pool_id = $pool_id;
 DELETE FROM pools WHERE pool_id = $pool_id;
