@@ -317,7 +317,9 @@ def train_outcome(row: dict) -> dict | None:
     from app.run_card import train_outcome as outcome
     folder = (row.get("progress") or {}).get("out") or (row.get("config") or {}).get("out") or row["out_dir"]
     path = Path(folder) / "metrics.json" if folder else None
-    return outcome(json.loads(path.read_text(encoding="utf-8"))) if path and path.is_file() else None
+    steps = Path(folder) / "progress.jsonl" if folder else None
+    logged = steps.read_text(encoding="utf-8") if steps and steps.is_file() else ""
+    return outcome(json.loads(path.read_text(encoding="utf-8")), logged, row) if path and path.is_file() else None
 
 
 def current_pool() -> str | None:

@@ -38,7 +38,7 @@ def training_curves(pool: str) -> None:
     if frame.height:
         st.altair_chart(tf.loss_chart(frame), width="stretch")
     done = tf.finished_runs(rows, {r["run_id"]: data.train_outcome(r) for r in rows if r["status"] in
-                                   ("finished", "cancelled")}, frame)
+                                   ("finished", "cancelled")})
     if done.height:
         st.caption("Finished runs: the final losses and the folder of each saved adapter; evaluate them against "
                    "the base model on held-out prompts.")
