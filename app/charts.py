@@ -155,13 +155,32 @@ def scatter(frame: pl.DataFrame, x: str, y: str, color: str) -> alt.Chart:
         tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q")).properties(**WIDE, height=300)
 
 
+SHARE_SOURCES = {"share_format": "format", "share_judge": "judge", "share_residual": "neither (format × judge)"}
+
+
 def share_bars(frame: pl.DataFrame) -> alt.Chart:
-    long = frame.select("metric", "share_format", "share_judge", "share_residual") \
-        .unpivot(index="metric", variable_name="source")
+    """frame: one (decoding, score) group's rows of audit.variance (metric, share_format,
+    share_judge, share_residual; one row per metric) -> one bar per metric split into the three
+    shares, stacked as they are (they sum to 1, so a segment's length is the table's number; rows of
+    two groups would stack onto one bar, hence one group). Metrics by their readable names
+    (app.reading.header); a metric whose shares are undefined (a constant metric) shows no bar."""
+    from app.reading import header
+    if frame.select("metric").is_duplicated().any():
+        raise ValueError("share_bars: one row per metric (one decoding and score group)")
+    long = frame.select("metric", *SHARE_SOURCES).unpivot(index="metric", variable_name="source") \
+        .with_columns(pl.col("metric").map_elements(header, return_dtype=pl.String).alias("diagnostic"),
+                      pl.col("source").replace(SHARE_SOURCES).alias("share of")) \
+        .filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
+    order = list(SHARE_SOURCES.values())
     return alt.Chart(long.to_pandas()).mark_bar().encode(
-        y=alt.Y("metric:N", axis=row_axis()), x=alt.X("value:Q", stack="normalize", title="share of variance"),
-        color=alt.Color("source:N", legend=alt.Legend(orient="bottom", title=None)),
-        tooltip=_tips("metric:N", "source:N", "value:Q")).properties(**WIDE, height=320)
+        y=alt.Y("diagnostic:N", axis=row_axis(), title=None),
+        x=alt.X("value:Q", stack=True, title="share of the variance over the cells",
+                scale=alt.Scale(domain=[0, 1], nice=False)),
+        color=alt.Color("share of:N", sort=order, scale=alt.Scale(domain=order),
+                        legend=alt.Legend(orient="bottom", title=None, labelLimit=0)),
+        order=alt.Order("order:Q"),
+        tooltip=[alt.Tooltip("diagnostic:N"), alt.Tooltip("share of:N"), alt.Tooltip("value:Q", format=".3f")]) \
+        .transform_calculate(order=f"indexof({order!r}, datum['share of'])").properties(**WIDE, height=320)
 
 
 # the Overview's grid: (column, title, is bigger better); the colour runs from worse to better

@@ -7,7 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import data
-from app.reading import table_view
+from app.tables import view as table_view
 from app.views.curate import form as tf
 
 

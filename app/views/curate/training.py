@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import data, url_state
+from app import data, tables, url_state
 from app.evaluate_form import trained_run_label
 from app.views.curate import form as tf
 
@@ -42,5 +42,5 @@ def training_curves(pool: str) -> None:
     if done.height:
         st.caption("Finished runs: the final losses and the folder of each saved adapter; evaluate them against "
                    "the base model on held-out prompts.")
-        st.dataframe(done, hide_index=True, width="stretch")
+        tables.show(done)
         st.page_link("views/evaluate/page.py", label="Evaluate the adapters", icon=":material/leaderboard:")
