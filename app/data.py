@@ -413,3 +413,14 @@ def verdicts_parquet(pool: str) -> bytes:
     """Every stored judge call of the pool as Parquet, one row each with the columns of `judgeaudit
     export-verdicts` (audit.verdict_rows): the Report page's download, made when it is clicked."""
     return _verdicts_parquet(*db_state(), pool)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _placeholders(path: str, mtime: float, pool: str) -> dict:
+    return audit.placeholder_texts(path, pool).to_dicts()[0]
+
+
+def placeholders(pool: str) -> dict:
+    """audit.placeholder_texts of the pool as a dict (flagged, counts, an example): whether its texts
+    are placeholders, for the Rankings and Curate & Train warnings (app.placeholders)."""
+    return _placeholders(*db_state(), pool)

@@ -7,14 +7,18 @@ import streamlit as st
 
 from app import data, tables, url_state
 from app.evaluate_form import trained_run_label
+from app.placeholders import placeholder_warning
 from app.views.curate import form as tf
 
 HYPER = ["epochs", "learning_rate", "batch_size", "micro_batch_size", "lora_r", "lora_alpha", "lora_dropout",
          "max_length"]
 
 
-def hyper_parameters() -> tuple[str, dict]:
-    """(the base model's path or spec, the hyper-parameters by `judgeaudit train` parameter name)."""
+def hyper_parameters(pool: str | None = None) -> tuple[str, dict]:
+    """(the base model's path or spec, the hyper-parameters by `judgeaudit train` parameter name); above
+    them, a warning when the pool's texts are placeholders (training would learn the notices)."""
+    if pool:
+        placeholder_warning(pool, "train")
     bases = data.base_models()
     a, b, c = st.columns(3)
     base = a.selectbox("Base model", list(bases))
