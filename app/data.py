@@ -424,3 +424,16 @@ def placeholders(pool: str) -> dict:
     """audit.placeholder_texts of the pool as a dict (flagged, counts, an example): whether its texts
     are placeholders, for the Rankings and Curate & Train warnings (app.placeholders)."""
     return _placeholders(*db_state(), pool)
+
+
+@st.cache_data(show_spinner=False, max_entries=2)
+def _verdicts_jsonl(path: str, mtime: float, pool: str) -> bytes:
+    lines = [line for batch in audit.verdict_batches(path, pool, json_lines=True)
+             for line in batch.column("line").to_pylist()]
+    return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def verdicts_jsonl(pool: str) -> bytes:
+    """verdicts_parquet's rows as JSON lines (export-verdicts --json): the Report page's JSONL download."""
+    return _verdicts_jsonl(*db_state(), pool)
+
