@@ -67,7 +67,7 @@ def histogram_panels(values: pl.DataFrame) -> dict[str, list[alt.Chart]]:
         out[fmt] = [alt.Chart(part.filter(pl.col("decoding") == mode) if mode else part).mark_bar(size=6).encode(
             x=alt.X("s:Q", title="normalised score", scale=alt.Scale(domain=[0, 1])),
             y=alt.Y("n:Q", title="candidates"),
-            color=alt.Color("multiple_of_5:N", legend=legend,
+            color=alt.Color("multiple_of_5:N", legend=legend, title="multiple of 5 (0-100 scale)",
                             scale=alt.Scale(domain=[False, True], range=["#9ecae1", "#08519c"])),
             tooltip=_tips("format:N", "s:Q", "n:Q")).properties(
                 **WIDE, height=140, title=f"{fmt} · {mode}" if mode else fmt)
@@ -143,9 +143,9 @@ def interval_chart(frame: pl.DataFrame, est: str, lo: str, hi: str, title: str) 
     y = alt.Y("row:N", sort=None, axis=row_axis())
     points = alt.Chart(df).mark_point(filled=True, size=60).encode(
         y=y, x=alt.X(f"{est}:Q", title=title), tooltip=_tips("row:N", f"{est}:Q", f"{lo}:Q", f"{hi}:Q"))
-    bars = alt.Chart(df).mark_rule().encode(y=y, x=alt.X(f"{lo}:Q"), x2=alt.X2(f"{hi}:Q"))
+    bars = alt.Chart(df).mark_rule().encode(y=y, x=alt.X(f"{lo}:Q", title=title), x2=alt.X2(f"{hi}:Q"))
     zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \
-        .encode(x=alt.X("x:Q"))
+        .encode(x=alt.X("x:Q", title=title))
     return (bars + points + zero).properties(**WIDE, height=max(120, 22 * len(df)))
 
 
@@ -229,10 +229,10 @@ def binned_means_chart(frame: pl.DataFrame, x: str, y: str, color: str, x_title:
                                     orient="bottom", columns=2, labelLimit=0, symbolLimit=0)))
     line = base.mark_line(opacity=0.5).encode(y=alt.Y(f"{y}:Q", title=y_title))
     points = base.mark_point(filled=True).encode(
-        y=alt.Y(f"{y}:Q"), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200]),
+        y=alt.Y(f"{y}:Q", title=y_title), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200]),
                                          legend=alt.Legend(format="d", tickMinStep=1, orient="bottom")),
         tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q", "lo:Q", "hi:Q", "n:Q"))
-    bars = base.mark_rule().encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q"))
+    bars = base.mark_rule().encode(y=alt.Y("lo:Q", title=y_title), y2=alt.Y2("hi:Q"))
     zero = alt.Chart(pl.DataFrame({"y": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \
-        .encode(y=alt.Y("y:Q"))
+        .encode(y=alt.Y("y:Q", title=y_title))
     return (zero + bars + line + points).properties(**WIDE, height=320)

@@ -56,6 +56,15 @@ LABELS = {
     "agreement_lo": "agreement low", "agreement_hi": "agreement high", "samples_for_alpha_08": "samples for α ≥ 0.8",
     "expected_agreement": "expected agreement", "calls_per_verdict": "calls per verdict",
     "tokens_per_verdict": "tokens per verdict", "n_calls_single": "calls (single order)",
+    "response_chars": "response length (characters)", "n_scored": "scored by both", "mean_abs_change": "mean |change|",
+    "a_id": "candidate A", "b_id": "candidate B", "reading_old": "verdict before", "reading": "verdict after",
+    "s_old": "score before", "s": "score after", "change": "score change", "n_changed": "calls changed",
+    "n_no_ties": "pairs without a tie", "agreement_no_ties": "agreement without ties",
+    "kappa_no_ties": "κ without ties", "kappa_no_ties_lo": "κ without ties low", "kappa_no_ties_hi": "κ without ties high",
+    "n_pairs_needed": "pairs needed for the target width", "format_a": "format A", "format_b": "format B",
+    "n_a": "picked by A", "n_b": "picked by B", "sample": "sample", "position": "position",
+    "k": "candidates of its prompt", "model": "model", "split": "split", "cand_idx_a": "candidate A #",
+    "top_tied_mean": "top tied (mean)", "tie_prob_mean": "tie probability (mean)",
 }
 HELP = {
     "prompt_id": "The prompt's id in the pool.",
@@ -108,8 +117,8 @@ def help_text(col: str, reason: str | None = None) -> str | None:
 
 def cell_text(x) -> str:
     """How a table writes one value: app.reading.number_text (three significant digits, "–" when
-    missing, separators, 0 for floating noise), but never in e-notation: 3.17e-09 -> "0",
-    2.5e-05 -> "< 0.0001", -2.5e-05 -> "> −0.0001"."""
+    missing, separators, 0 for floating noise below 1e-9: 5e-10 -> "0"), but never in e-notation:
+    3.17e-09 and 2.5e-05 -> "< 0.0001", -2.5e-05 -> "> −0.0001"."""
     if isinstance(x, (float, np.floating)) and not math.isnan(x) and NOISE <= abs(x) < SMALL:
         return "< 0.0001" if x > 0 else "> −0.0001"
     return reading.number_text(x)
