@@ -101,10 +101,26 @@ NOISE = reading.NOISE
 SMALL = 1e-4       # below this in size a value is written "< 0.0001", never in e-notation
 
 
+SUFFIXES = {"_mean": "{} (mean)", "_lo": "{} low", "_hi": "{} high", "_sd": "{} (sd)"}
+
+
 def label(col: str) -> str:
-    """The header (or axis title) of a column: app.reading's label, then LABELS, else the name with
+    """The header (or axis title) of a column: app.reading's label, then LABELS, then a known
+    column with a suffix (d2_mean -> "D2 levels (mean)", tau_a_lo -> "τa low"), else the name with
     spaces for underscores."""
-    return reading.LABELS.get(col) or LABELS.get(col) or col.replace("_", " ")
+    known = reading.LABELS.get(col) or LABELS.get(col)
+    if known:
+        return known
+    for suffix, words in SUFFIXES.items():
+        base = col.removesuffix(suffix)
+        if base != col and (base in reading.LABELS or base in LABELS or base in reading.HELP):
+            return words.format(label(base))
+    return col.replace("_", " ")
+
+
+def is_labelled(col: str) -> bool:
+    """Whether someone chose the column's header (label() does not fall back to the bare name)."""
+    return label(col) != col.replace("_", " ") or col in reading.LABELS or col in LABELS
 
 
 def help_text(col: str, reason: str | None = None) -> str | None:

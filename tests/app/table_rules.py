@@ -40,7 +40,15 @@ def _raw(name: str, label: str) -> bool:
     underscores that nobody chose (not in the label dictionaries), or one of Vega-Lite's made-up
     titles ("Count of Records")."""
     return (bool(IDENTIFIER.match(label)) or label in RAW_TITLES
-            or ("_" in name and label == name.replace("_", " ") and name not in _known()))
+            or ("_" in name and label == name.replace("_", " ") and not _chosen(name)))
+
+
+def _chosen(name: str) -> bool:
+    try:
+        from app.tables import is_labelled
+    except ImportError:            # a tree from before the table helper (the survey's "before")
+        return name in _known()
+    return is_labelled(name)
 
 
 def _ipc(data: bytes):

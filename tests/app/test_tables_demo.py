@@ -65,3 +65,43 @@ def test_a_large_table_goes_as_text_with_the_same_words(monkeypatch):
     got = tables.view(pl.DataFrame({"lo": [5e-10, None], "n_calls": [1234, 5]}))
     assert got["data"].to_dict(as_series=False) == {"lo": ["0", "–"], "n_calls": ["1,234", "5"]}
     assert got["column_config"]["n_calls"]["label"] == "calls"
+
+
+def _page(db, monkeypatch, pool, page):
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300)
+    at.query_params["pool"] = pool
+    at.run()
+    return at.switch_page(f"views/{page}/page.py").run()
+
+
+def test_rankings_say_why_style_control_cannot_fit_and_offer_a_labelled_ridge_fit(demo_db, monkeypatch):
+    at = _page(demo_db, monkeypatch, "mtbench-formats", "rankings")
+    next(s for s in at.selectbox if s.label == "Judge / format / decoding").select(
+        "smollm2-demo / anchored / constrained").run()
+    assert not at.exception
+    words = [w.value for w in at.warning]
+    assert words == ["**No finite style-controlled fit** (36 comparisons). Separation by style or slot: together the "
+                     "style features (or the slot) predict every outcome, e.g. the longer response always wins. "
+                     "No variation in headers, bold: left out."]
+    assert not any("Ridge" in c.value for c in at.caption)            # the ridge fit only when asked for
+    next(t for t in at.toggle if t.key == "style-ridge").set_value(True).run()
+    assert any(c.value.startswith("**Ridge-penalised fit (penalty 1)**, not the maximum-likelihood one")
+               for c in at.caption)
+    assert any("Length coefficient of this judge: **+" in m.value for m in at.markdown)
+    headers = [label for t in frames(at) for _, label in t["headers"]]
+    assert "rank without style" in headers and "places up with style control" in headers
+
+
+def test_rankings_on_placeholder_texts_warn_and_draw_no_empty_style_chart(demo_db, monkeypatch):
+    at = _page(demo_db, monkeypatch, "ko-arena-hard", "rankings")
+    assert not at.exception
+    assert at.warning[0].value.startswith("**This pool's texts are placeholders**: 100 of its 100 prompts and "
+                                          "7,600 of its 7,600 responses (63 characters each) are notices")
+    assert any(i.value.startswith("No style feature varies across this cell's comparisons") for i in at.info)
+    specs = " ".join(c.proto.spec for c in at.get("vega_lite_chart"))
+    assert "log-odds per sd" not in specs           # no coefficient chart without a coefficient (axis 0.000000)
+    curate = _page(demo_db, monkeypatch, "ko-arena-hard", "curate")
+    assert any("Curate & Train would train on these placeholders" in w.value for w in curate.warning)
+    mine = _page(demo_db, monkeypatch, "mtbench", "curate")
+    assert not any("placeholders" in w.value for w in mine.warning)

@@ -9,7 +9,6 @@ from app.placeholders import placeholder_warning
 from app.views.rankings.style_section import style_section
 
 pool = data.page_pool("Rankings")
-placeholder_warning(pool, "rankings")
 left, right = st.columns([2, 1])
 by = left.radio("Rank", ["candidate_id", "prompt"], horizontal=True,
                 format_func={"candidate_id": "systems across the pool (a candidate_id is a system)",
@@ -22,6 +21,7 @@ if frame.height == 0:
     st.info("No parsed comparative verdicts in this pool: score it with a comparative format "
             "(tournament, anchored, or your own) to rank.")
     st.stop()
+placeholder_warning(pool, "rankings")
 st.caption("Strength = log p from the Bradley-Terry MM fit (ties half a win each), centred to mean 0; "
            "bars: 95% bootstrap interval over prompts (over calls when ranking within a prompt). "
            "Single order uses only the calls in the forward orientation (earlier-listed candidate in slot A).")
