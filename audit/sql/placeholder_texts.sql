@@ -1,18 +1,22 @@
 -- One row for the pool: how many of its prompts and candidate responses are placeholders (a one-line
 -- bracketed notice such as "[answer text not distributed with ...]" standing where the text would be),
--- out of how many, the shortest and longest response in characters, and one placeholder as an example.
-WITH c AS (
+-- out of how many, the shortest and longest placeholder response in characters, and one as an example.
+-- A placeholder: a one-line bracketed notice that the text is not there (not distributed, not included,
+-- withheld, redacted, placeholder), matched case-insensitively.
+WITH pattern AS (
+    SELECT '^\s*\[[^\]\n]*(not distributed|not included|withheld|redacted|placeholder)[^\]\n]*\]\s*$' AS re
+), c AS (
     SELECT c.response,
-           regexp_matches(c.response, $pattern, 'i') AS placeholder
+           regexp_matches(c.response, (SELECT re FROM pattern), 'i') AS placeholder
     FROM candidates c WHERE c.pool_id = $pool_id
 ), p AS (
-    SELECT regexp_matches(p.prompt, $pattern, 'i') AS placeholder
+    SELECT regexp_matches(p.prompt, (SELECT re FROM pattern), 'i') AS placeholder
     FROM prompts p WHERE p.pool_id = $pool_id
 )
 SELECT (SELECT count(*) FROM p)::BIGINT AS n_prompts,
        (SELECT count(*) FILTER (WHERE placeholder) FROM p)::BIGINT AS placeholder_prompts,
        (SELECT count(*) FROM c)::BIGINT AS n_responses,
        (SELECT count(*) FILTER (WHERE placeholder) FROM c)::BIGINT AS placeholder_responses,
-       (SELECT min(length(response)) FROM c)::BIGINT AS min_chars,
-       (SELECT max(length(response)) FROM c)::BIGINT AS max_chars,
+       (SELECT min(length(response)) FILTER (WHERE placeholder) FROM c)::BIGINT AS min_chars,
+       (SELECT max(length(response)) FILTER (WHERE placeholder) FROM c)::BIGINT AS max_chars,
        (SELECT any_value(response) FILTER (WHERE placeholder) FROM c) AS example
