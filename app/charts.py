@@ -163,12 +163,12 @@ def share_bars(frame: pl.DataFrame) -> alt.Chart:
     share_judge, share_residual; one row per metric) -> one bar per metric split into the three
     shares, stacked as they are (they sum to 1, so a segment's length is the table's number; rows of
     two groups would stack onto one bar, hence one group). Metrics by their readable names
-    (app.reading.header); a metric whose shares are undefined (a constant metric) shows no bar."""
-    from app.reading import header
+    (app.tables.label); a metric whose shares are undefined (a constant metric) shows no bar."""
+    from app.tables import label
     if frame.select("metric").is_duplicated().any():
         raise ValueError("share_bars: one row per metric (one decoding and score group)")
     long = frame.select("metric", *SHARE_SOURCES).unpivot(index="metric", variable_name="source") \
-        .with_columns(pl.col("metric").map_elements(header, return_dtype=pl.String).alias("diagnostic"),
+        .with_columns(pl.col("metric").map_elements(label, return_dtype=pl.String).alias("diagnostic"),
                       pl.col("source").replace(SHARE_SOURCES).alias("share of")) \
         .filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
     order = list(SHARE_SOURCES.values())
