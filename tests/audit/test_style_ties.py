@@ -110,3 +110,12 @@ def test_a_tie_breaks_a_separation_in_words():
     y = np.array([1.0, 0.5, 0.0])
     assert why_no_fit(ids, a, b, y, []).startswith("Separation by style or slot")
     assert why_no_fit(ids, a, b, np.array([1.0, 1.0, 0.0]), []).startswith("Separation: x never lost")
+
+
+def test_the_style_json_says_why_a_cell_has_no_fit():
+    from app.cli.rankings import style_document
+    doc = style_document(style_rank_calls(_sep_rows(), n_boot=0), "p")
+    cell = doc["cells"][0]
+    assert cell["converged"] is False and cell["why"].startswith("Separation: x never lost a comparison")
+    fitted = style_document(style_rank_calls(_sep_rows(), n_boot=0, penalty=1.0), "p")["cells"][0]
+    assert fitted["converged"] is True and fitted["why"] is None
