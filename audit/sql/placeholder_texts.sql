@@ -3,14 +3,13 @@
 -- out of how many, the shortest and longest placeholder response in characters, and one as an example.
 -- A placeholder: a one-line bracketed notice that the text is not there (not distributed, not included,
 -- withheld, redacted, placeholder), matched case-insensitively.
-WITH pattern AS (
-    SELECT '^\s*\[[^\]\n]*(not distributed|not included|withheld|redacted|placeholder)[^\]\n]*\]\s*$' AS re
-), c AS (
+-- (The pattern is written out in both places: a constant is compiled once, a subquery's value per row.)
+WITH c AS (
     SELECT c.response,
-           regexp_matches(c.response, (SELECT re FROM pattern), 'i') AS placeholder
+           regexp_matches(c.response, '^\s*\[[^\]\n]*(not distributed|not included|withheld|redacted|placeholder)[^\]\n]*\]\s*$', 'i') AS placeholder
     FROM candidates c WHERE c.pool_id = $pool_id
 ), p AS (
-    SELECT regexp_matches(p.prompt, (SELECT re FROM pattern), 'i') AS placeholder
+    SELECT regexp_matches(p.prompt, '^\s*\[[^\]\n]*(not distributed|not included|withheld|redacted|placeholder)[^\]\n]*\]\s*$', 'i') AS placeholder
     FROM prompts p WHERE p.pool_id = $pool_id
 )
 SELECT (SELECT count(*) FROM p)::BIGINT AS n_prompts,
