@@ -67,7 +67,7 @@ def histogram_panels(values: pl.DataFrame) -> dict[str, list[alt.Chart]]:
         out[fmt] = [alt.Chart(part.filter(pl.col("decoding") == mode) if mode else part).mark_bar(size=6).encode(
             x=alt.X("s:Q", title="normalised score", scale=alt.Scale(domain=[0, 1])),
             y=alt.Y("n:Q", title="candidates"),
-            color=alt.Color("multiple_of_5:N", legend=legend,
+            color=alt.Color("multiple_of_5:N", legend=legend, title="multiple of 5 (0-100 scale)",
                             scale=alt.Scale(domain=[False, True], range=["#9ecae1", "#08519c"])),
             tooltip=_tips("format:N", "s:Q", "n:Q")).properties(
                 **WIDE, height=140, title=f"{fmt} · {mode}" if mode else fmt)
@@ -143,9 +143,9 @@ def interval_chart(frame: pl.DataFrame, est: str, lo: str, hi: str, title: str) 
     y = alt.Y("row:N", sort=None, axis=row_axis())
     points = alt.Chart(df).mark_point(filled=True, size=60).encode(
         y=y, x=alt.X(f"{est}:Q", title=title), tooltip=_tips("row:N", f"{est}:Q", f"{lo}:Q", f"{hi}:Q"))
-    bars = alt.Chart(df).mark_rule().encode(y=y, x=alt.X(f"{lo}:Q"), x2=alt.X2(f"{hi}:Q"))
+    bars = alt.Chart(df).mark_rule().encode(y=y, x=alt.X(f"{lo}:Q", title=title), x2=alt.X2(f"{hi}:Q"))
     zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \
-        .encode(x=alt.X("x:Q"))
+        .encode(x=alt.X("x:Q", title=title))
     return (bars + points + zero).properties(**WIDE, height=max(120, 22 * len(df)))
 
 
@@ -155,13 +155,32 @@ def scatter(frame: pl.DataFrame, x: str, y: str, color: str) -> alt.Chart:
         tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q")).properties(**WIDE, height=300)
 
 
+SHARE_SOURCES = {"share_format": "format", "share_judge": "judge", "share_residual": "neither (format × judge)"}
+
+
 def share_bars(frame: pl.DataFrame) -> alt.Chart:
-    long = frame.select("metric", "share_format", "share_judge", "share_residual") \
-        .unpivot(index="metric", variable_name="source")
+    """frame: one (decoding, score) group's rows of audit.variance (metric, share_format,
+    share_judge, share_residual; one row per metric) -> one bar per metric split into the three
+    shares, stacked as they are (they sum to 1, so a segment's length is the table's number; rows of
+    two groups would stack onto one bar, hence one group). Metrics by their readable names
+    (app.tables.label); a metric whose shares are undefined (a constant metric) shows no bar."""
+    from app.tables import label
+    if frame.select("metric").is_duplicated().any():
+        raise ValueError("share_bars: one row per metric (one decoding and score group)")
+    long = frame.select("metric", *SHARE_SOURCES).unpivot(index="metric", variable_name="source") \
+        .with_columns(pl.col("metric").map_elements(label, return_dtype=pl.String).alias("diagnostic"),
+                      pl.col("source").replace(SHARE_SOURCES).alias("share of")) \
+        .filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
+    order = list(SHARE_SOURCES.values())
     return alt.Chart(long.to_pandas()).mark_bar().encode(
-        y=alt.Y("metric:N", axis=row_axis()), x=alt.X("value:Q", stack="normalize", title="share of variance"),
-        color=alt.Color("source:N", legend=alt.Legend(orient="bottom", title=None)),
-        tooltip=_tips("metric:N", "source:N", "value:Q")).properties(**WIDE, height=320)
+        y=alt.Y("diagnostic:N", axis=row_axis(), title=None),
+        x=alt.X("value:Q", stack=True, title="share of the variance over the cells",
+                scale=alt.Scale(domain=[0, 1], nice=False)),
+        color=alt.Color("share of:N", sort=order, scale=alt.Scale(domain=order),
+                        legend=alt.Legend(orient="bottom", title=None, labelLimit=0)),
+        order=alt.Order("order:Q"),
+        tooltip=[alt.Tooltip("diagnostic:N"), alt.Tooltip("share of:N"), alt.Tooltip("value:Q", format=".3f")]) \
+        .transform_calculate(order=f"indexof({order!r}, datum['share of'])").properties(**WIDE, height=320)
 
 
 # the Overview's grid: (column, title, is bigger better); the colour runs from worse to better
@@ -210,10 +229,10 @@ def binned_means_chart(frame: pl.DataFrame, x: str, y: str, color: str, x_title:
                                     orient="bottom", columns=2, labelLimit=0, symbolLimit=0)))
     line = base.mark_line(opacity=0.5).encode(y=alt.Y(f"{y}:Q", title=y_title))
     points = base.mark_point(filled=True).encode(
-        y=alt.Y(f"{y}:Q"), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200]),
+        y=alt.Y(f"{y}:Q", title=y_title), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200]),
                                          legend=alt.Legend(format="d", tickMinStep=1, orient="bottom")),
         tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q", "lo:Q", "hi:Q", "n:Q"))
-    bars = base.mark_rule().encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q"))
+    bars = base.mark_rule().encode(y=alt.Y("lo:Q", title=y_title), y2=alt.Y2("hi:Q"))
     zero = alt.Chart(pl.DataFrame({"y": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \
-        .encode(y=alt.Y("y:Q"))
+        .encode(y=alt.Y("y:Q", title=y_title))
     return (zero + bars + line + points).properties(**WIDE, height=320)

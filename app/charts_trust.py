@@ -55,11 +55,12 @@ def reliability_diagram(cells: pl.DataFrame) -> alt.Chart:
     """cells: judge, format, decoding, reliability (list of lo, hi, n, mean_p, mean_y; null where a
     cell has no probabilities) -> the reliability diagram: per cell and non-empty bin, the mean
     judge probability against the share the humans preferred, one coloured line per cell with points
-    sized by the bin's judgements (no legend: the tooltip says), over the dashed diagonal of a
-    calibrated judge. The plot area is a 420 px square, axes 0-1."""
-    rows = forest_labels(cells.filter(pl.col("reliability").is_not_null())).rename({"row": "cell"}) \
-        .select("cell", "reliability").explode("reliability").unnest("reliability")
-    df = rows.to_pandas()
+    sized by the bin's judgements, over the dashed diagonal of a calibrated judge. Cells with the
+    same bins would draw one line over another, so they are one series named "a = b" (merged_series):
+    the legend lists only what shows. The plot area is a 420 px square, axes 0-1."""
+    rows = merged_series(forest_labels(cells.filter(pl.col("reliability").is_not_null())).rename({"row": "cell"})
+                         .select("cell", "reliability"))
+    df = rows.explode("reliability").unnest("reliability").to_pandas()
     unit = alt.Scale(domain=[0, 1], nice=False)
     tenths = alt.Axis(values=[k / 10 for k in range(11)], format=".1f")
     x = alt.X("mean_p:Q", scale=unit, axis=tenths, title="judge's probability that the response is better (bin mean)")
@@ -76,3 +77,11 @@ def reliability_diagram(cells: pl.DataFrame) -> alt.Chart:
         x=x, y=y, color=colour, size=alt.Size("n:Q", scale=alt.Scale(zero=False, range=[30, 300]), legend=None),
         tooltip=tips)
     return alt.layer(diagonal, lines, points).properties(width=420, height=420, autosize=alt.AutoSizeParams(type="pad"))
+
+
+def merged_series(cells: pl.DataFrame) -> pl.DataFrame:
+    """cells: cell, reliability -> one row per distinct reliability (its bins, identical values):
+    cell = the names of the cells that share it joined with " = ", in their order."""
+    keyed = cells.with_columns(pl.col("reliability").map_elements(repr, return_dtype=pl.String).alias("_key"))
+    return keyed.group_by("_key", maintain_order=True).agg(pl.col("cell").str.join(" = "),
+                                                          pl.col("reliability").first()).drop("_key")

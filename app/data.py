@@ -12,20 +12,10 @@ from pathlib import Path
 import streamlit as st
 
 import audit
-from ingest import UserError, db_path, file_stem, inside, safe_name  # noqa: F401  (file_stem: the Report page)
+from ingest import UserError, file_stem, inside, safe_name  # noqa: F401  (file_stem: the Report page)
 from ingest.runs import run_key
 
-
-def db_file() -> Path:
-    return db_path().resolve()
-
-
-def db_state() -> tuple[str, float]:
-    """(path, mtime): the cache key that changes whenever the database is written."""
-    p = db_file()
-    wal = p.with_name(p.name + ".wal")
-    mtimes = [f.stat().st_mtime for f in (p, wal) if f.exists()]
-    return str(p), max(mtimes, default=0.0)
+from app.database_state import db_file, db_state  # noqa: F401  (pages read both from here)
 
 
 @st.cache_resource(show_spinner="Preparing the database (the bundled demo on first launch)...")
@@ -317,7 +307,9 @@ def train_outcome(row: dict) -> dict | None:
     from app.run_card import train_outcome as outcome
     folder = (row.get("progress") or {}).get("out") or (row.get("config") or {}).get("out") or row["out_dir"]
     path = Path(folder) / "metrics.json" if folder else None
-    return outcome(json.loads(path.read_text(encoding="utf-8"))) if path and path.is_file() else None
+    steps = Path(folder) / "progress.jsonl" if folder else None
+    logged = steps.read_text(encoding="utf-8") if steps and steps.is_file() else ""
+    return outcome(json.loads(path.read_text(encoding="utf-8")), logged, row) if path and path.is_file() else None
 
 
 def current_pool() -> str | None:
@@ -399,18 +391,7 @@ def import_labels_upload(pool: str, file_name: str, content: bytes, source: str 
         return import_labels(path, pool, source, replace)
 
 
-@st.cache_data(show_spinner=False, max_entries=2)
-def _verdicts_parquet(path: str, mtime: float, pool: str) -> bytes:
-    import io
-    buffer = io.BytesIO()
-    audit.verdict_rows(path, pool).write_parquet(buffer, compression="zstd")
-    return buffer.getvalue()
-
-
-def verdicts_parquet(pool: str) -> bytes:
-    """Every stored judge call of the pool as Parquet, one row each with the columns of `judgeaudit
-    export-verdicts` (audit.verdict_rows): the Report page's download, made when it is clicked."""
-    return _verdicts_parquet(*db_state(), pool)
+from app.downloads import verdicts_jsonl, verdicts_parquet  # noqa: E402,F401  (the Report page)
 
 
 
@@ -439,3 +420,14 @@ def save_jury(pool: str, name: str, members: list[str], vote: str) -> dict:
     """Store a jury of judges already run on the pool (ingest.store.save_jury; UserError as the CLI's)."""
     from ingest.store import save_jury as store_jury
     return store_jury(str(db_file()), pool, safe_name(name, "Jury name"), members, vote)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _placeholders(path: str, mtime: float, pool: str) -> dict:
+    return audit.placeholder_texts(path, pool).to_dicts()[0]
+
+
+def placeholders(pool: str) -> dict:
+    """audit.placeholder_texts of the pool as a dict (flagged, counts, an example): whether its texts
+    are placeholders, for the Rankings and Curate & Train warnings (app.placeholders)."""
+    return _placeholders(*db_state(), pool)

@@ -4,11 +4,7 @@
 from __future__ import annotations
 
 import audit
-from ingest import db_path
-
-
-def db_file():
-    return db_path().resolve()
+from app.database_state import db_file
 
 
 def labelling(name: str, *args):

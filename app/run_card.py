@@ -7,14 +7,17 @@ The runs panel (app/runs_panel.py) draws the card; these functions give it its w
 
     run_title(row)           "score · judge sim (simulated: noise 0.15, slot bias 0.5, latency 0 ms) ·
                               formats binary, likert5"
-    train_outcome(metrics)   final train and eval loss, steps, the adapter's folder (metrics.json)
+    train_outcome(metrics, progress, row)   last train loss (as the runs table), final eval loss, steps,
+                             wall time, the adapter's folder (metrics.json, progress.jsonl, the run's row)
     clean_log(text)          a log without carriage-return progress bars, ANSI colours or the lock
                              wait repeated: what a person would have seen in a terminal
 """
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import datetime, timezone
 from urllib.parse import parse_qsl
 
 from app.cli import run_request
@@ -81,24 +84,72 @@ def train_subject(row: dict) -> str:
             + (f", seed {seed}" if seed is not None else "") + (f", on {base}" if base else ""))
 
 
-def train_outcome(metrics: dict) -> dict:
-    """A finished (or stopped) training run's outcome from its metrics.json: steps, the final train
-    loss (the Trainer's mean over the run), the final eval loss, the adapter's folder."""
+def train_outcome(metrics: dict, progress_text: str = "", row: dict | None = None) -> dict:
+    """A finished (or stopped) training run's outcome from its metrics.json: steps, the last train
+    loss (the last logged step's, from progress.jsonl: what the runs table and the loss curve show;
+    the Trainer's mean over the run when no step was logged), that mean (`mean_train_loss`), the
+    final eval loss, the adapter's folder, and `seconds`: the run's wall time from its start to its
+    end in the runs table (loading the model included), else the training loop's (metrics.json)."""
     def num(x):
         return None if x is None else round(float(x), 4)
+    logged = [json.loads(line).get("loss") for line in progress_text.splitlines() if line.strip()]
+    logged = [x for x in logged if x is not None]
+    row = row or {}
+    start, end = _when(row.get("started_at")), _when(row.get("finished_at"))
+    wall = (end - start).total_seconds() if start and end else None
     return {"status": metrics.get("status"), "steps": metrics.get("steps"), "max_steps": metrics.get("max_steps"),
-            "train_loss": num(metrics.get("train_loss")), "eval_loss": num(metrics.get("eval_loss")),
-            "seconds": metrics.get("seconds"), "adapter": metrics.get("adapter")}
+            "train_loss": num(logged[-1] if logged else metrics.get("train_loss")),
+            "mean_train_loss": num(metrics.get("train_loss")), "eval_loss": num(metrics.get("eval_loss")),
+            "seconds": round(wall, 2) if wall is not None else metrics.get("seconds"),
+            "wall": wall is not None, "adapter": metrics.get("adapter")}
+
+
+def _when(stamp):
+    """A stored time (UTC, naive; text or datetime) as a datetime, or None."""
+    if stamp is None or hasattr(stamp, "year"):
+        return stamp
+    try:
+        return datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return None
+
+
+def phase_text(progress: dict, started_at, now: datetime | None = None) -> str:
+    """What a running run without a step count yet is doing, and for how long: "Loading the base
+    model (local:smollm2) · 45 s so far · an ETA comes with the first step"."""
+    phase = {"loading": "Loading the base model", "preparing": "Tokenizing the subset and building the trainer",
+             "curating": "Curating the subset"}.get(progress.get("phase"), (progress.get("phase") or "Starting").capitalize())
+    if progress.get("phase") == "loading" and progress.get("base"):
+        phase += f" ({progress['base']})"
+    start = _when(started_at)
+    now = now or datetime.now(timezone.utc).replace(tzinfo=None)
+    so_far = f" · {duration_text((now - start).total_seconds())} so far" if start else ""
+    tail = " · an ETA comes with the first step" if progress.get("phase") in ("loading", "preparing") else ""
+    return f"{phase}{so_far}{tail}"
+
+
+def duration_text(seconds: float) -> str:
+    """81.4 -> "81 s"; 151 -> "2 min 31 s"; 3725 -> "1 h 2 min"."""
+    s = int(round(seconds))
+    if s < 120:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
 
 
 def outcome_text(outcome: dict) -> str:
-    """The outcome in one Markdown line."""
+    """The outcome in one Markdown line: the same last train loss as the runs table, the mean beside it."""
     def num(x):
         return "n/a" if x is None else f"{x:.4f}"
-    return (f"{outcome['status'] or 'finished'} after {outcome['steps']} of {outcome['max_steps']} steps"
-            + (f" in {outcome['seconds']:.0f} s" if outcome.get("seconds") is not None else "")
-            + f" · final train loss **{num(outcome['train_loss'])}** · final eval loss **{num(outcome['eval_loss'])}**"
-            + f" · adapter in `{outcome['adapter']}`")
+    seconds = outcome.get("seconds")
+    took = "" if seconds is None else f" in {duration_text(seconds)}" + (
+        " (wall time, loading the model included)" if outcome.get("wall") else " (training loop)")
+    mean = outcome.get("mean_train_loss")
+    return (f"{outcome['status'] or 'finished'} after {outcome['steps']} of {outcome['max_steps']} steps{took}"
+            + f" · last train loss **{num(outcome['train_loss'])}**"
+            + (f" (mean over the run {num(mean)})" if mean is not None and mean != outcome["train_loss"] else "")
+            + f" · final eval loss **{num(outcome['eval_loss'])}** · adapter in `{outcome['adapter']}`")
 
 
 def clean_log(text: str) -> str:

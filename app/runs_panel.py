@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import data
-from app.run_card import outcome_text, run_title
+from app.run_card import outcome_text, phase_text, run_title
 
 ICONS = {"queued": ":material/schedule:", "running": ":material/progress_activity:",
          "finished": ":material/check_circle:", "failed": ":material/error:", "cancelled": ":material/cancel:"}
@@ -28,7 +28,7 @@ def _progress(row: dict) -> None:
             st.caption("Failed calls, with their reasons:")
             st.code("\n".join(sorted(set(map(str, p["failures"])))), language=None)
     elif row["status"] == "running":
-        st.caption(f"{p['phase'].capitalize()}..." if p.get("phase") else "Starting (loading the judge or the model)...")
+        st.caption(phase_text(p, row.get("started_at")) if p.get("phase") else "Starting (loading the judge or the model)...")
 
 
 def show_run(row: dict, key_prefix: str) -> None:

@@ -17,7 +17,7 @@ from ._variance import variance, variance_table
 from ._calibrate import calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
 from ._drift import compare_verdicts, drift, drift_items, drift_sides
 from ._export import EXPORT_COLUMNS, verdict_batches, verdict_rows
-from ._pools import pool_candidates, pools
+from ._pools import placeholder_texts, pool_candidates, pools
 from ._probes import mitigations, probes
 from ._rank import RANK_COLUMNS, rank, rank_calls
 from ._stats import holm, mcnemar
@@ -39,7 +39,8 @@ __all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candida
            "score_values", "stability", "tiebreak_key", "variance", "variance_table",
            "eval_prompts", "judged", "stored_generations", "studies", "study_generations", "study_outcomes",
            "SUBSET_COLUMNS", "candidate_texts", "subset_by_hash", "subsets",
-           "EXPORT_COLUMNS", "verdict_batches", "verdict_rows", "CONSISTENCY_COLUMNS", "consistency"]
+           "EXPORT_COLUMNS", "verdict_batches", "verdict_rows", "CONSISTENCY_COLUMNS", "consistency",
+           "placeholder_texts"]
 __all__ += ["ESTIMATE_COLUMNS", "estimate", "draw_label_queue", "AGREEMENT_COLUMNS", "annotator_agreement",
             "label_cells", "label_queues", "queue_screen"]
 

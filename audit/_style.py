@@ -9,7 +9,8 @@ features (`style_features`) are the normalised differences A - B, standardised o
 
     logit P(y) = slot + beta[sys(A)] - beta[sys(B)] + sum_f gamma_f x_f
 
-is fitted by maximum likelihood with soft labels (binary cross-entropy), no penalty, by Newton's
+is fitted by maximum likelihood with soft labels (binary cross-entropy), no penalty (or, asked for, a ridge
+penalty: `penalty`, labelled as such wherever shown), by Newton's
 method (`newton_pairs`: batched over bootstrap resamples, sparse in the system columns, step
 halving where a step lowers the likelihood); beta is centred to mean 0. `strength_raw` is beta of the same model without the style
 features. Intervals: 95% percentile bootstrap resampling the cell's prompts (1,000, seeded by the
@@ -46,11 +47,12 @@ from scipy.special import expit
 from ._bias import cell_rng
 from ._db import connect, pool_id, query
 from ._rank import _ranks       # 1 = strongest, equal strengths by id: as rank orders them
+from ._style_why import why_no_fit
 
 FEATURES = ("length", "headers", "lists", "bold")
 COUNTS = ("chars", "headers", "lists", "bold")
 STYLE_COLUMNS = ["judge", "format", "decoding", "part", "name", "value", "lo", "hi", "value_raw",
-                 "rank", "rank_raw", "n", "converged", "boot_unconverged"]
+                 "rank", "rank_raw", "n", "converged", "boot_unconverged", "why"]
 FENCE = re.compile(r"```.*?```", re.S)                 # a fenced code block (``` to the next ```)
 HEADER = re.compile(r"#{1,6}\s")
 LIST_ITEM = re.compile(r"\s*([-*+]|\d+\.)\s")
@@ -107,9 +109,21 @@ def _pair_operators(a: np.ndarray, b: np.ndarray, n: int) -> tuple[csr_matrix, c
     return full, outer[np.flatnonzero(keep)]
 
 
+def penalty_matrix(n: int, q: int, penalty: float) -> np.ndarray:
+    """Lambda of the ridge term theta' Lambda theta / 2 over theta = (slot, beta_1..beta_{n-1}, gamma):
+    penalty x (slot^2 + sum_i (beta_i - mean beta)^2 over all n systems (beta_0 = 0) + |gamma|^2), so
+    the strengths shrink toward their mean, not toward system 0."""
+    m = n - 1
+    lam = np.zeros((1 + m + q, 1 + m + q))
+    lam[0, 0] = 1.0
+    lam[1:1 + m, 1:1 + m] = np.eye(m) - 1.0 / n
+    lam[1 + m:, 1 + m:] = np.eye(q)
+    return penalty * lam
+
+
 def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndarray,
                  w: np.ndarray | None = None, start: np.ndarray | None = None, tol: float = TOL,
-                 max_iter: int = MAX_ITER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 max_iter: int = MAX_ITER, penalty: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Maximum-likelihood theta = (slot, beta_1..beta_{n-1}, gamma) of logit P(y) = slot +
     beta[a] - beta[b] + z gamma (beta_0 = 0) with soft labels y in [0, 1] and row weights w ((B, N):
     one fit per member; None: one fit, weight 1): Newton's method with step halving, each member
@@ -119,7 +133,8 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
     e_B (reference coding), z] (tests/audit/test_style.py: newton(design(...)), which it must equal).
     Also returns, per member and parameter, whether it was still moving
     (last step > DIVERGING) when the member stopped unconverged: the parameters a separation
-    drives to infinity, while the others have settled."""
+    drives to infinity, while the others have settled. penalty > 0 maximises the likelihood minus
+    theta' Lambda theta / 2 (penalty_matrix): a ridge fit, finite under separation too."""
     single = w is None
     w = np.ones((1, y.size)) if single else np.asarray(w, float)
     q, m = z.shape[1], n - 1
@@ -132,8 +147,13 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
         sys_full = np.column_stack([np.zeros(th.shape[0]), th[:, 1:1 + m]])
         return th[:, :1] + sys_full[:, a] - sys_full[:, b] + th[:, 1 + m:] @ z.T
 
+    lam = penalty_matrix(n, q, penalty)
+
+    def pen(th):                                           # (B,): theta' Lambda theta / 2
+        return 0.5 * np.einsum("bi,ij,bj->b", th, lam, th)
+
     eta = eta_of(theta)
-    ll = (w * (y * eta - np.logaddexp(0.0, eta))).sum(axis=1)
+    ll = (w * (y * eta - np.logaddexp(0.0, eta))).sum(axis=1) - pen(theta)
     todo = np.arange(n_fit)
     done = np.zeros(n_fit, bool)
     last = np.zeros((n_fit, k))
@@ -142,7 +162,7 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
         ww, et = w[todo], eta[todo]
         p = expit(et)
         r, s = ww * (y - p), ww * p * (1 - p)
-        grad = np.column_stack([r.sum(axis=1), (S @ r.T).T, r @ z])
+        grad = np.column_stack([r.sum(axis=1), (S @ r.T).T, r @ z]) - theta[todo] @ lam
         hess = np.empty((todo.size, k, k))
         hess[:, 0, 0] = s.sum(axis=1)
         hess[:, 0, 1:1 + m] = hess[:, 1:1 + m, 0] = (S @ s.T).T
@@ -152,13 +172,13 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
             block = (S @ (s * z[:, c]).T).T
             hess[:, 1:1 + m, 1 + m + c] = hess[:, 1 + m + c, 1:1 + m] = block
         hess[:, 1 + m:, 1 + m:] = np.matmul(z.T[None] * s[:, None, :], z)
-        step = np.linalg.solve(hess + ridge, grad[..., None])[..., 0]
+        step = np.linalg.solve(hess + ridge + lam, grad[..., None])[..., 0]
         move = eta_of(step)                                  # x step
         scale = np.ones(todo.size)
         old = ll[todo]
         for _ in range(40):                                 # halve a step that lowers the likelihood
             trial = et + scale[:, None] * move
-            new = (ww * (y * trial - np.logaddexp(0.0, trial))).sum(axis=1)
+            new = (ww * (y * trial - np.logaddexp(0.0, trial))).sum(axis=1) - pen(theta[todo] + scale[:, None] * step)
             worse = new < old - 1e-12 * np.maximum(1.0, np.abs(old))
             if not worse.any():
                 break
@@ -183,13 +203,13 @@ def _split(theta: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 def fit_style(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int,
               w: np.ndarray | None = None, start: np.ndarray | None = None,
-              max_iter: int = MAX_ITER) -> dict:
+              max_iter: int = MAX_ITER, penalty: float = 0.0) -> dict:
     """The style-controlled Bradley-Terry fit of n systems (codes a, b) on features z (N, q):
     {"slot", "beta" (centred), "gamma", "theta", "converged"}, each with a leading member axis
     when w is (B, N)."""
     theta, ok, moving = newton_pairs(np.asarray(a), np.asarray(b), n, np.asarray(z, float).reshape(len(a), -1),
                                      np.asarray(y, float), w, start, tol=TOL if w is None else BOOT_TOL,
-                                     max_iter=max_iter)
+                                     max_iter=max_iter, penalty=penalty)
     slot, beta, gamma = _split(np.atleast_2d(theta), n)
     moving = np.atleast_2d(moving)
     # +-inf where a separation drives a parameter to infinity (its sign: the way it was moving);
@@ -206,10 +226,10 @@ def fit_style(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int
     return {"slot": slot, "beta": beta, "gamma": gamma, "theta": theta, "converged": ok}
 
 
-def _boot_fit(a, b, y, z, n, weights: np.ndarray, start: np.ndarray) -> dict:
+def _boot_fit(a, b, y, z, n, weights: np.ndarray, start: np.ndarray, penalty: float = 0.0) -> dict:
     """fit_style over the rows of `weights` (B, N), in chunks that keep (chunk, k, N) small."""
     chunk = max(1, 4_000_000 // max(1, a.size))          # members a pass: (chunk, N) arrays stay small
-    parts = [fit_style(a, b, y, z, n, weights[i:i + chunk], start, BOOT_MAX_ITER)
+    parts = [fit_style(a, b, y, z, n, weights[i:i + chunk], start, BOOT_MAX_ITER, penalty)
              for i in range(0, weights.shape[0], chunk)]
     return {key: np.concatenate([p[key] for p in parts]) for key in ("slot", "beta", "gamma", "converged")}
 
@@ -270,7 +290,7 @@ def _coefficient_rows(part: str, kept: np.ndarray, gamma: np.ndarray | None, dra
 
 
 def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
-                rng: np.random.Generator) -> list[dict]:
+                rng: np.random.Generator, penalty: float = 0.0) -> list[dict]:
     """The rows of STYLE_COLUMNS (without the cell's identity) for one cell."""
     ids, inside, a, b = _codes(cell["a_id"].to_list(), cell["b_id"].to_list())
     cell = cell.filter(pl.Series(inside))
@@ -279,19 +299,20 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
     raw = style_features(_counts(cell, "a"), _counts(cell, "b"))
     mean, sd, kept = standardise(raw)
     z = ((raw - mean) / sd)[:, kept]
-    fit = fit_style(a, b, y, z, n)
-    plain = fit_style(a, b, y, np.zeros((big_n, 0)), n)
+    fit = fit_style(a, b, y, z, n, penalty=penalty)
+    plain = fit_style(a, b, y, np.zeros((big_n, 0)), n, penalty=penalty)
     ok_fit, ok_plain = bool(fit["converged"]), bool(plain["converged"])
     prompts, unit = np.unique(cell["prompt_id"].to_numpy().astype(str), return_inverse=True)
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
-    boot = _boot_fit(a, b, y, z, n, counts[:, unit], fit["theta"]) if n_boot > 0 and ok_fit else None
+    boot = _boot_fit(a, b, y, z, n, counts[:, unit], fit["theta"], penalty) if n_boot > 0 and ok_fit else None
     ok = boot["converged"] if boot else None
 
     slot_lo, slot_hi = _interval(boot["slot"]) if boot else (np.nan, np.nan)
     failed = int((~ok).sum()) if boot else 0
     rows = [{"part": "coefficient", "name": "slot", "value": float(fit["slot"]) if ok_fit else None,
-             "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed}]
+             "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed,
+             "why": None if ok_fit else why_no_fit(ids, a, b, y, [f for f, k in zip(FEATURES, kept) if not k])}]
     rows += _coefficient_rows("coefficient", kept, fit["gamma"], boot["gamma"] if boot else None, ok, big_n, ok_fit)
     lo, hi = _interval(boot["beta"]) if boot else (np.full(n, np.nan), np.full(n, np.nan))
     rank, rank_raw = _ranks(fit["beta"], ids), _ranks(plain["beta"], ids)
@@ -308,9 +329,9 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
         h_cell, h_unit = h_cell.filter(pl.Series(h_in)), h_unit[h_in]
         hz = ((style_features(_counts(h_cell, "a"), _counts(h_cell, "b")) - mean) / sd)[:, kept]
         hy = h_cell["y"].to_numpy()
-        h_fit = fit_style(ha, hb, hy, hz, len(h_ids))
+        h_fit = fit_style(ha, hb, hy, hz, len(h_ids), penalty=penalty)
         ok_h = bool(h_fit["converged"])
-        h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"]) \
+        h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"], penalty) \
             if n_boot > 0 and ok_h else None
         h_ok = h_boot["converged"] if h_boot else None
         rows += _coefficient_rows("human", kept, h_fit["gamma"], h_boot["gamma"] if h_boot else None, h_ok,
@@ -344,7 +365,7 @@ def _human_rows(cell: pl.DataFrame, labels: pl.DataFrame | None, prompts: np.nda
 
 
 def style_rank_calls(calls: pl.DataFrame, labels: pl.DataFrame | None = None, n_boot: int = 1000,
-                     seed: int = 0) -> pl.DataFrame:
+                     seed: int = 0, penalty: float = 0.0) -> pl.DataFrame:
     """Pure: the style-controlled fit per (judge, format, decoding) of `calls` (columns judge,
     format, [decoding,] prompt_id, a_id, b_id, value, and a_chars, a_headers, a_lists, a_bold,
     b_chars, ... from `style_counts`); `labels` (prompt_id, a_id, b_id, label, and the same count
@@ -354,13 +375,15 @@ def style_rank_calls(calls: pl.DataFrame, labels: pl.DataFrame | None = None, n_
     'human' and 'excess' (judge - human) per feature; `n` = rows fitted (the human rows for
     'human' and 'excess'); lo, hi = 95% bootstrap interval over prompts; `converged` = the fit of
     the row's part has a finite maximum (else its numbers are null); `boot_unconverged` =
-    resamples without one (their unbounded parameters count as +-inf in the interval)."""
+    resamples without one (their unbounded parameters count as +-inf in the interval); `why` (the
+    slot row of a cell without a finite fit) = the reasons in words (audit._style_why.why_no_fit).
+    penalty > 0: the ridge fit (newton_pairs), labelled as such by whoever shows it."""
     if "decoding" not in calls.columns:
         calls = calls.with_columns(pl.lit("greedy").alias("decoding"))
     frames = []
     for (judge, fmt, decoding), cell in calls.group_by("judge", "format", "decoding", maintain_order=True):
         rng = cell_rng(seed, judge, fmt, decoding, "style")
-        rows = _style_cell(cell, labels, n_boot, rng)
+        rows = _style_cell(cell, labels, n_boot, rng, penalty)
         frames.append(pl.DataFrame(rows, schema={c: t for c, t in _SCHEMA.items() if c not in ("judge", "format", "decoding")})
                       .with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),
                                     pl.lit(decoding).alias("decoding")))
@@ -373,7 +396,7 @@ def style_rank_calls(calls: pl.DataFrame, labels: pl.DataFrame | None = None, n_
 _SCHEMA = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "part": pl.String,
            "name": pl.String, "value": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
            "value_raw": pl.Float64, "rank": pl.Int64, "rank_raw": pl.Int64, "n": pl.Int64,
-           "converged": pl.Boolean, "boot_unconverged": pl.Int64}
+           "converged": pl.Boolean, "boot_unconverged": pl.Int64, "why": pl.String}
 
 
 def _with_counts(frame: pl.DataFrame, counts: pl.DataFrame) -> pl.DataFrame:
@@ -384,11 +407,11 @@ def _with_counts(frame: pl.DataFrame, counts: pl.DataFrame) -> pl.DataFrame:
 
 
 def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
-               cell: tuple[str, str, str] | None = None) -> pl.DataFrame:
+               cell: tuple[str, str, str] | None = None, penalty: float = 0.0) -> pl.DataFrame:
     """Style-controlled Bradley-Terry fits per (judge, comparative format, decoding) of the pool,
     over systems (candidate_ids), with the pool's stored human labels as the `human` comparison.
     Columns: judge, format, decoding, part (coefficient | system | human | excess), name, value,
-    lo, hi, value_raw (strength_raw, systems only), rank, rank_raw, n, converged, boot_unconverged
+    lo, hi, value_raw (strength_raw, systems only), rank, rank_raw, n, converged, boot_unconverged, why
     (see style_rank_calls). `cell` = (judge, format, decoding) fits that cell alone, with the
     numbers it has among all cells (each cell's bootstrap has its own seeded stream)."""
     with connect(db) as con:
@@ -401,4 +424,5 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
                              & (pl.col("decoding") == cell[2]))
     counts = np.array([style_counts(t) for t in texts["response"].to_list()], dtype=np.int64).reshape(-1, 4)
     table = pl.DataFrame({"cand_idx": texts["cand_idx"], **{c: counts[:, i] for i, c in enumerate(COUNTS)}})
-    return style_rank_calls(_with_counts(calls, table), _with_counts(labels, table), n_boot=n_boot, seed=seed)
+    return style_rank_calls(_with_counts(calls, table), _with_counts(labels, table), n_boot=n_boot, seed=seed,
+                            penalty=penalty)

@@ -34,13 +34,21 @@ def make_callback(out: Path, counter: dict, cancelled: Callable[[], bool], progr
 
         def on_train_begin(self, args, state, control, **kw):
             self.t0 = self.t_last = time.monotonic()
+            if state.is_world_process_zero:        # the card's bar from the start, before the first log
+                progress({"phase": "train", "step": 0, "max_steps": state.max_steps, "done": 0,
+                          "total": state.max_steps, "out": str(out)})
 
         def on_step_end(self, args, state, control, **kw):
             now = time.monotonic()
             stop = False
-            if state.is_world_process_zero and now - self.last_check >= 1.0:
+            if state.is_world_process_zero and (now - self.last_check >= 1.0 or state.global_step == 1):
                 self.last_check = now
                 stop = bool(cancelled())
+                step, total = state.global_step, state.max_steps   # an ETA between logs (the first step's too)
+                eta = (now - self.t0) / step * (total - step) if step and total else None
+                progress({"phase": "train", "step": step, "max_steps": total, "done": step, "total": total,
+                          "elapsed_s": round(now - self.t0, 3), "eta_s": round(eta, 1) if eta is not None else None,
+                          "out": str(out)})
             if torch.distributed.is_available() and torch.distributed.is_initialized():
                 flag = torch.tensor([1 if stop else 0], device=args.device)
                 torch.distributed.broadcast(flag, src=0)

@@ -68,6 +68,7 @@ def fit(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool] = l
             with open(log_file, "a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
 
+    progress({"phase": "preparing"})
     rows = read_subset(cfg.subset)
     examples, data_stats = tokenize(rows, tokenizer, cfg.max_length)
     if not examples:

@@ -258,3 +258,34 @@ def test_every_other_chart_takes_its_containers_width():
         _wide(chart.to_dict())
     forest = evaluate_charts.contrast_forest(contrasts).to_dict()
     assert all(v["encoding"]["y"]["axis"]["labelLimit"] == 0 for v in _views(forest) if "y" in v["encoding"])
+
+
+def test_reliability_legend_lists_only_the_series_it_shows():
+    """Five cells, three of them with the same bins (identical values draw one line over another):
+    three series, the first named for the three cells it stands for."""
+    same = [{"lo": 0.0, "hi": 0.1, "n": 3, "mean_p": 0.05, "mean_y": 0.0},
+            {"lo": 0.9, "hi": 1.0, "n": 4, "mean_p": 0.95, "mean_y": 1.0}]
+    other = [{"lo": 0.5, "hi": 0.6, "n": 3, "mean_p": 0.55, "mean_y": 0.5}]
+    third = [{"lo": 0.5, "hi": 0.6, "n": 3, "mean_p": 0.55, "mean_y": 0.6}]
+    cells = pl.DataFrame({"judge": list("abcde"), "format": ["f"] * 5, "decoding": ["greedy"] * 5,
+                          "reliability": [same, same, other, same, third]})
+    spec = charts_trust.reliability_diagram(cells).to_dict()
+    series = {r["cell"] for d in spec["datasets"].values() for r in d if "cell" in r}
+    assert series == {"a / f / greedy = b / f / greedy = d / f / greedy", "c / f / greedy", "e / f / greedy"}
+    coloured = [v["encoding"]["color"] for v in _views(spec) if "color" in v["encoding"]]
+    assert coloured and all(c["legend"] is not None for c in coloured)
+
+
+def test_variance_bars_stack_one_group_so_a_segment_is_the_tables_share():
+    """The tie probability's shares 0.138 format, 0.603 judge, 0.259 neither: the format segment
+    runs 0 to 0.138, not the ~0.6 that stacking two (decoding, score) groups onto one bar showed."""
+    shares = pl.DataFrame({"metric": ["tie_prob", "d2"], "share_format": [0.138, 0.5], "share_judge": [0.603, 0.3],
+                           "share_residual": [0.259, 0.2]})
+    spec = charts.share_bars(shares).to_dict()
+    x = spec["encoding"]["x"]
+    assert x["stack"] is True and x["scale"]["domain"] == [0, 1]       # not "normalize": the shares as they are
+    rows = next(iter(spec["datasets"].values()))
+    tie = {r["share of"]: r["value"] for r in rows if r["diagnostic"] == "tie probability"}
+    assert tie == {"format": 0.138, "judge": 0.603, "neither (format × judge)": 0.259}
+    with pytest.raises(ValueError):        # two groups' rows of one metric would stack onto one bar
+        charts.share_bars(pl.concat([shares, shares]))

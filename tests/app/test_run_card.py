@@ -46,14 +46,23 @@ def test_a_training_runs_headline_names_its_curation():
 
 
 def test_a_finished_training_runs_outcome_gives_final_losses_and_the_adapter_folder():
+    from datetime import datetime
     metrics = {"status": "finished", "steps": 20, "max_steps": 20, "train_loss": 2.345678, "eval_loss": 2.10001,
                "seconds": 81.4, "adapter": "/data/runs/7", "tokens": 999}
     got = train_outcome(metrics)
-    assert got == {"status": "finished", "steps": 20, "max_steps": 20, "train_loss": 2.3457, "eval_loss": 2.1,
-                   "seconds": 81.4, "adapter": "/data/runs/7"}
-    assert outcome_text(got) == ("finished after 20 of 20 steps in 81 s · final train loss **2.3457** · "
+    assert got == {"status": "finished", "steps": 20, "max_steps": 20, "train_loss": 2.3457, "mean_train_loss": 2.3457,
+                   "eval_loss": 2.1, "seconds": 81.4, "wall": False, "adapter": "/data/runs/7"}
+    assert outcome_text(got) == ("finished after 20 of 20 steps in 81 s (training loop) · last train loss **2.3457** · "
                                  "final eval loss **2.1000** · adapter in `/data/runs/7`")
     assert "final eval loss **n/a**" in outcome_text(train_outcome({**metrics, "eval_loss": None}))
+    # with its progress lines and the run's row: the last logged loss (the runs table's) and the wall time,
+    # 12:00:00 to 12:02:31 = 151 s, though the training loop took 81.4 s of it
+    progress = '{"step": 10, "loss": 2.5}\n{"step": 20, "loss": 1.0339}\n{"step": 20, "eval_loss": 2.1}\n'
+    row = {"started_at": datetime(2026, 1, 1, 12, 0, 0), "finished_at": datetime(2026, 1, 1, 12, 2, 31)}
+    got = train_outcome(metrics, progress, row)
+    assert (got["train_loss"], got["mean_train_loss"], got["seconds"], got["wall"]) == (1.0339, 2.3457, 151.0, True)
+    assert outcome_text(got).startswith("finished after 20 of 20 steps in 2 min 31 s (wall time, loading the model "
+                                        "included) · last train loss **1.0339** (mean over the run 2.3457)")
 
 
 def test_clean_log_keeps_a_progress_bars_last_state_and_says_a_repeat_once():
@@ -79,3 +88,15 @@ def test_clean_log_keeps_a_progress_bars_last_state_and_says_a_repeat_once():
         "done",
     ]
     assert clean_log("") == "" and clean_log("one\n\n\ntwo") == "one\n\n\ntwo"    # blank lines are kept as they are
+
+
+def test_a_training_run_before_its_first_step_says_its_phase_and_how_long_so_far():
+    from datetime import datetime
+    from app.run_card import phase_text
+    now = datetime(2026, 1, 1, 12, 1, 40)
+    # started 12:00:00, now 12:01:40: 100 s (under two minutes, in seconds)
+    assert phase_text({"phase": "loading", "base": "local:smollm2"}, "2026-01-01 12:00:00", now) == (
+        "Loading the base model (local:smollm2) · 100 s so far · an ETA comes with the first step")
+    assert phase_text({"phase": "preparing"}, datetime(2026, 1, 1, 12, 1, 0), now) == (
+        "Tokenizing the subset and building the trainer · 40 s so far · an ETA comes with the first step")
+    assert phase_text({"phase": "curating"}, None, now) == "Curating the subset"

@@ -9,6 +9,7 @@ import json
 import polars as pl
 from streamlit.testing.v1 import AppTest
 
+from app.run_card import outcome_text, train_outcome
 from app.views.curate import form as tf
 from ingest.runs import running
 from ingest.store import import_pool
@@ -39,13 +40,16 @@ def test_finished_runs_table_by_hand():
     rows = [{"run_id": 3, "config": {"curation": {"policy": "judge", "judge": "j", "format": "likert5",
                                                   "rate": 0.25}, "seed": 0}},
             {"run_id": 4, "config": {"curation": {"policy": "random", "rate": 0.5}, "seed": 1}}]
-    curves = pl.DataFrame({"run": ["Run 3 · j/likert5@0.25 · seed 0"] * 3, "step": [2, 1, 2], "loss": [1.75, 2.5, 1.9],
-                           "kind": ["train", "train", "eval"]})
-    outcomes = {3: {"status": "finished", "steps": 2, "train_loss": 2.125, "eval_loss": 1.9, "adapter": "/r/3"}}
-    got = tf.finished_runs(rows, outcomes, curves).to_dicts()
-    # run 4 has no outcome yet (still running); run 3's last train loss is step 2's 1.75, not the mean 2.125
+    progress = json.dumps({"step": 1, "loss": 2.5}) + "\n" + json.dumps({"step": 2, "loss": 1.75}) + "\n" \
+        + json.dumps({"step": 2, "eval_loss": 1.9}) + "\n"
+    outcomes = {3: train_outcome({"status": "finished", "steps": 2, "train_loss": 2.125, "eval_loss": 1.9,
+                                  "adapter": "/r/3"}, progress)}
+    got = tf.finished_runs(rows, outcomes).to_dicts()
+    # run 4 has no outcome yet (still running); run 3's last train loss is step 2's 1.75, not the mean 2.125,
+    # and it is the number the run's card shows (one source: train_outcome)
     assert got == [{"run": "Run 3 · j/likert5@0.25 · seed 0", "status": "finished", "steps": 2, "last train loss": 1.75,
                     "final eval loss": 1.9, "adapter folder": "/r/3"}]
+    assert "last train loss **1.7500** (mean over the run 2.1250)" in outcome_text(outcomes[3])
 
 
 def test_a_finished_run_shows_its_losses_adapter_folder_and_a_link_to_evaluate(db, write_jsonl, monkeypatch):
@@ -71,5 +75,6 @@ def test_a_finished_run_shows_its_losses_adapter_folder_and_a_link_to_evaluate(d
     # the run's card: what it trained on, then its final losses and adapter folder (metrics.json above)
     texts = [m.value for m in at.markdown] + [c.value for c in at.caption]
     assert any(t.startswith("train · random baseline at rate 0.5") for t in texts)
-    assert any("final train loss **2.2500** · final eval loss **2.2500**" in t and f"`{run.out_dir}`" in t
-               for t in texts)
+    # the card's train loss is the table's (the last logged step's, 2.0), the Trainer's mean beside it
+    assert any("last train loss **2.0000** (mean over the run 2.2500) · final eval loss **2.2500**" in t
+               and f"`{run.out_dir}`" in t for t in texts)

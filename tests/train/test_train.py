@@ -129,6 +129,23 @@ def test_fit_writes_the_run_folder_and_keeps_the_base(tiny, tmp_path):
     assert torch.equal(trained, reloaded)
 
 
+def test_progress_says_the_phase_before_training_and_an_eta_from_the_first_step(tiny, tmp_path):
+    # issue 26: the card waited ~100 s on "Loading..." with no ETA; now the run reports preparing, then
+    # the step bar from step 0, and an ETA after the first step (before any logged loss)
+    from train._model import load_base
+    subset = write_subset(tmp_path / "s.jsonl", 40)
+    model, tok = load_base(str(tiny))
+    records = []
+    cfg = TrainConfig(subset=str(subset), base=str(tiny), out=str(tmp_path / "run"), max_steps=2)
+    fit(cfg, model, tok, progress=records.append)
+    assert records[0] == {"phase": "preparing"}
+    steps = [r for r in records if r.get("phase") == "train"]
+    assert steps[0]["done"] == 0 and steps[0]["total"] == 2 and steps[0].get("eta_s") is None
+    first = next(r for r in steps if r["done"] == 1)
+    assert first["eta_s"] is not None and first["eta_s"] >= 0 and first["total"] == 2
+    assert records[-1]["phase"] == "done"
+
+
 def test_cancel_stops_at_the_next_step_and_saves(tiny, tmp_path):
     from train._model import load_base
     subset = write_subset(tmp_path / "s.jsonl", 40)

@@ -7,7 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import charts_trust
-from app.reading import table_view
+from app import tables
 
 NO_PROBABILITIES = (
     "No label probabilities in these cells, so no reliability diagram. To get them, score the pairs with "
@@ -29,5 +29,5 @@ def confidence_section(cells: pl.DataFrame) -> None:
         return
     st.altair_chart(charts_trust.reliability_diagram(probs), width="content")
     st.caption(READING)
-    st.dataframe(**table_view(probs.select("judge", "format", "decoding", "probability_source", "n_prob", "ece",
-                                           "brier", "ece_isotonic")), hide_index=True, width="stretch")
+    tables.show(probs.select("judge", "format", "decoding", "probability_source", "n_prob", "ece", "brier",
+                             "ece_isotonic"))

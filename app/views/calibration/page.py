@@ -5,7 +5,7 @@ import polars as pl
 import streamlit as st
 
 from app import charts_trust, data
-from app.reading import table_view
+from app import tables
 from app.views.calibration.confidence import confidence_section
 from app.views.calibration.labels_upload import labels_upload
 
@@ -41,12 +41,11 @@ c.metric("declared threshold", "none" if declared is None else f"{declared:.2f}"
 st.altair_chart(charts_trust.kappa_forest(cells, humans, declared), width="stretch")
 st.caption("Points: kappa over A / B / tie with 95% bootstrap intervals over pairs. Green band: human-human "
            "kappa (the ceiling); dashed red: the declared threshold.")
-st.dataframe(**table_view(cells.drop("confusion", "threshold", "target_width", "reliability")), hide_index=True,
-             width="stretch")
+tables.show(cells.drop("confusion", "threshold", "target_width", "reliability"))
 names = [f"{r['judge']} / {r['format']} / {r['decoding']}" for r in cells.iter_rows(named=True)]
 pick = names.index(st.selectbox("Confusion table of", names))
 conf = cells["confusion"][pick].to_list()
-st.dataframe(pl.DataFrame({"humans \\ judge": ["A", "B", "tie"], "A": conf[0::3], "B": conf[1::3], "tie": conf[2::3]}),
-             hide_index=True)
+tables.show(pl.DataFrame({"humans \\ judge": ["A", "B", "tie"], "A": conf[0::3], "B": conf[1::3], "tie": conf[2::3]}),
+            width="content")
 
 confidence_section(cells)

@@ -81,19 +81,18 @@ def loss_chart(curves: pl.DataFrame) -> alt.Chart:
     ).properties(height=260)
 
 
-def finished_runs(rows: list[dict], outcomes: dict, curves: pl.DataFrame) -> pl.DataFrame:
+def finished_runs(rows: list[dict], outcomes: dict) -> pl.DataFrame:
     """One row per training run that ended with a saved adapter: run (trained_run_label, short),
-    status, steps, last train loss (the last logged step's), final eval loss, adapter folder. outcomes: run_id ->
-    app.run_card.train_outcome; curves: run, step, loss, kind (app.data.train_curves)."""
+    status, steps, last train loss (the last logged step's: the run card's), final eval loss, adapter folder.
+    outcomes: run_id -> app.run_card.train_outcome."""
     out = []
     for row in rows:
         done = outcomes.get(row["run_id"])
         if not done:
             continue
         label = trained_run_label(row, short=True)
-        train = curves.filter((pl.col("run") == label) & (pl.col("kind") == "train")).sort("step")
         out.append({"run": label, "status": done["status"], "steps": done["steps"],
-                    "last train loss": train["loss"][-1] if train.height else done["train_loss"],
+                    "last train loss": done["train_loss"],         # the card's: the last logged step's
                     "final eval loss": done["eval_loss"], "adapter folder": done["adapter"]})
     return pl.DataFrame(out, schema={"run": pl.String, "status": pl.String, "steps": pl.Int64,
                                      "last train loss": pl.Float64, "final eval loss": pl.Float64,

@@ -41,7 +41,7 @@ if policy == "judge" and not judge:
 curation_preview(pool, cell, policy, judge, fmt, decoding, rate, seed)
 
 st.subheader("Train")
-base, hp = hyper_parameters()
+base, hp = hyper_parameters(pool)
 try:        # a request `judgeaudit train` would refuse (e.g. a decoding it does not curate by) says why
     request = tf.train_request(pool, tf.curation_options(policy, judge, fmt, decoding, rate), base, seed, hp)
     st.code("judgeaudit " + shlex.join(command_line(request)), language="bash")

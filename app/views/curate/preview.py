@@ -7,7 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import data
-from app.reading import table_view
+from app.tables import view as table_view
 from app.views.curate import form as tf
 
 
@@ -31,8 +31,8 @@ def curation_preview(pool: str, cell: pl.DataFrame, policy: str, judge: str | No
         pl.when("kept").then(pl.lit("kept")).otherwise(pl.lit("dropped")).alias("set"), "chars")), width="stretch")
     with st.expander("Kept and dropped examples at the cut, side by side"):
         for col, part in zip(st.columns(2), (picks.filter("kept").tail(3), picks.filter(~pl.col("kept")).head(3))):
-            col.dataframe(data.candidate_texts(pool, part["cand_idx"].to_list()).select("prompt_id", "prompt", "response")
-                          .with_columns(part["value"].alias("value")), hide_index=True)
+            col.dataframe(**table_view(data.candidate_texts(pool, part["cand_idx"].to_list()).select(
+                "prompt_id", "prompt", "response").with_columns(part["value"].alias("value"))), hide_index=True)
     if policy == "judge" and cell["format"].n_unique() > 1:
         fmts = sorted(cell["format"].unique().to_list())
         st.caption("Overlap of the selected examples between formats (Jaccard), at each rate")

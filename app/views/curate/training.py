@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import data, url_state
+from app import data, tables, url_state
 from app.evaluate_form import trained_run_label
+from app.placeholders import placeholder_warning
 from app.views.curate import form as tf
 
 HYPER = ["epochs", "learning_rate", "batch_size", "micro_batch_size", "lora_r", "lora_alpha", "lora_dropout",
          "max_length"]
 
 
-def hyper_parameters() -> tuple[str, dict]:
-    """(the base model's path or spec, the hyper-parameters by `judgeaudit train` parameter name)."""
+def hyper_parameters(pool: str | None = None) -> tuple[str, dict]:
+    """(the base model's path or spec, the hyper-parameters by `judgeaudit train` parameter name); above
+    them, a warning when the pool's texts are placeholders (training would learn the notices)."""
+    if pool:
+        placeholder_warning(pool, "train")
     bases = data.base_models()
     a, b, c = st.columns(3)
     base = a.selectbox("Base model", list(bases))
@@ -38,9 +42,9 @@ def training_curves(pool: str) -> None:
     if frame.height:
         st.altair_chart(tf.loss_chart(frame), width="stretch")
     done = tf.finished_runs(rows, {r["run_id"]: data.train_outcome(r) for r in rows if r["status"] in
-                                   ("finished", "cancelled")}, frame)
+                                   ("finished", "cancelled")})
     if done.height:
         st.caption("Finished runs: the final losses and the folder of each saved adapter; evaluate them against "
                    "the base model on held-out prompts.")
-        st.dataframe(done, hide_index=True, width="stretch")
+        tables.show(done)
         st.page_link("views/evaluate/page.py", label="Evaluate the adapters", icon=":material/leaderboard:")

@@ -3,8 +3,7 @@ another judge name, on the same calls: the share changed, the mean score change,
 
 import streamlit as st
 
-from app import data
-from app.reading import table_view
+from app import data, tables
 
 pool = data.page_pool("Drift")
 judges = sorted(data.cells(pool)["judge"].unique().to_list())
@@ -20,7 +19,7 @@ if cells.height == 0:
     st.stop()
 st.caption("A judge version is (reported model id, template hash, decoding settings). Changed = another label "
            "(or parse status); mean |change| of the normalised score over calls scored by both.")
-st.dataframe(**table_view(cells), hide_index=True, width="stretch")
+tables.show(cells)
 moved = data.drift_items(pool, judge, against)
 st.subheader(f"Calls that moved ({moved.height})")
-st.dataframe(**table_view(moved), hide_index=True, width="stretch")
+tables.show(moved)

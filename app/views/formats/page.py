@@ -6,7 +6,7 @@ import polars as pl
 import streamlit as st
 
 from app import data, charts
-from app.reading import table_view
+from app.tables import view as table_view    # the one table helper (issue 26)
 from app.views.formats.repeats import repeat_effect, repeats_sentence
 
 pool = data.page_pool("Formats")

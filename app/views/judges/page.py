@@ -4,7 +4,7 @@ and agreement with humans against cost per 1,000 verdicts with the Pareto front 
 import streamlit as st
 
 from app import data
-from app.reading import table_view
+from app import tables
 from app.views.judges.board import board_table, front_chart, front_reasons
 
 pool = data.page_pool("Judges")
@@ -29,7 +29,7 @@ for line in front_reasons(board):
     st.caption("– off the chart: " + line)
 
 st.subheader("Leaderboard")
-st.dataframe(**table_view(board_table(board)), hide_index=True, width="stretch")
+st.dataframe(**tables.view(board_table(board)), hide_index=True, width="stretch")
 st.caption("agreement, kappa (95% bootstrap interval over pairs) and ECE as on the Calibration page; b as on "
            "Slot bias; length excess (judge − humans, standardised length coefficient) and flip rate as on "
            "Rankings and Formats; cost from the stored token counts and the prices per million tokens in "

@@ -3,7 +3,7 @@
 import altair as alt
 import streamlit as st
 
-from app import data
+from app import data, tables
 from app.views.pool import form as pool_form
 from ingest import UserError
 
@@ -51,8 +51,9 @@ left, mid, right = st.columns(3)
 left.altair_chart(alt.Chart(per_prompt.to_pandas()).mark_bar().encode(
     x=alt.X("k:O", title="candidates per prompt"), y=alt.Y("prompts:Q")).properties(height=220), width="stretch")
 mid.altair_chart(alt.Chart(cands.select("reference").drop_nulls().to_pandas()).mark_bar().encode(
-    x=alt.X("reference:Q", bin=alt.Bin(maxbins=30)), y=alt.Y("count()")).properties(height=220), width="stretch")
+    x=alt.X("reference:Q", bin=alt.Bin(maxbins=30), title="reference score"),
+    y=alt.Y("count()", title="candidates")).properties(height=220), width="stretch")
 right.altair_chart(alt.Chart(cands.select("response_chars").to_pandas()).mark_bar().encode(
-    x=alt.X("response_chars:Q", bin=alt.Bin(maxbins=30), title="response length (chars)"), y=alt.Y("count()"))
+    x=alt.X("response_chars:Q", bin=alt.Bin(maxbins=30), title="response length (chars)"), y=alt.Y("count()", title="candidates"))
     .properties(height=220), width="stretch")
-st.dataframe(cands.head(200), hide_index=True, width="stretch")
+tables.show(cands.head(200))

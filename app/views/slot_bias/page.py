@@ -4,8 +4,7 @@ tournament first/last-listed selections vs 1/k, q_i against the reference gap.""
 import polars as pl
 import streamlit as st
 
-from app import charts, data
-from app.reading import table_view
+from app import charts, data, tables
 
 pool = data.page_pool("Slot bias")
 b = data.bias(pool)
@@ -14,7 +13,7 @@ if b.height == 0:
     st.stop()
 st.caption("From items judged in both orders: q = the quality signal (half the difference of the two "
            "margins), b = the pull towards slot A (half their sum). 95% bootstrap intervals over items.")
-st.dataframe(**table_view(b), hide_index=True, width="stretch")
+tables.show(b)
 seen = b.filter(pl.col("n_pairs") > 0)
 if seen.height:
     # one above the other, full width: every row names its judge, format and decoding in full
@@ -28,7 +27,7 @@ pos = data.positions(pool)
 if pos.height:
     st.subheader("Tournament selections by listing position")
     st.caption("How often the selected candidate is the first- or last-listed one, against 1/k.")
-    st.dataframe(**table_view(pos), hide_index=True, width="stretch")
+    tables.show(pos)
 
 bins = data.bias_bins(pool)
 if bins.height:

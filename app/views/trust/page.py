@@ -7,7 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import data
-from app.reading import table_view
+from app import tables
 from app.views.trust.worth import best_per_format, headline, interval_chart, interval_rows
 
 pool = data.page_pool("What labels are worth")
@@ -38,6 +38,6 @@ st.caption("Each row: the interval from the human labels alone (classical, popul
            "that adds every verdict of the cell, tuned λ; items drawn by an active queue weigh 1/pi. "
            "effective_labels = n_labelled × (classical half-width / PPI half-width)².")
 st.subheader("Per format: the most a cell's verdicts are worth")
-st.dataframe(**table_view(best), hide_index=True, width="stretch")
+st.dataframe(**tables.view(best), hide_index=True, width="stretch")
 with st.expander("Every cell"):
-    st.dataframe(**table_view(cells.drop("target")), hide_index=True, width="stretch")
+    st.dataframe(**tables.view(cells.drop("target")), hide_index=True, width="stretch")

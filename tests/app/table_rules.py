@@ -1,0 +1,183 @@
+"""The table rules of issue 26 item 8, read off a rendered AppTest page: every st.dataframe /
+st.table with its headers (the column_config label, else the column's name) and the text each cell
+shows (a pandas Styler's display values, else the value as the grid writes it), and every chart's
+axis and legend titles. Used by tests/app/test_tables_demo.py and, as a script, to count the
+violations over every page and demo pool (the issue's closing note):
+
+    PYTHONPATH=. .venv/bin/python -m tests.app.table_rules DB_PATH
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from pathlib import Path
+
+import pyarrow as pa
+
+# every page of the dashboard, so that a new page is held to the rules too: the pages in the order
+# app/main.py lists them (its `_page("folder", ...)` calls)
+PAGES = re.findall(r'_page\("(\w+)"', (Path(__file__).resolve().parents[2] / "app" / "main.py").read_text())
+NONE_TEXT = {"None", "nan", "NaN", "<NA>", "null", "NaT", "none", "inf", "-inf"}
+E_NOTATION = re.compile(r"^[−+-]?\d+(\.\d+)?e[−+-]?\d+$", re.I)
+RAW_TITLES = {"Count of Records"}
+
+
+IDENTIFIER = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")     # prompt_id, rank_raw, excess_hi
+
+
+def _known() -> set[str]:
+    """Columns whose header someone chose (a label equal to the name with spaces is then deliberate)."""
+    from app import reading
+    try:
+        from app import tables
+    except ImportError:            # a tree from before the table helper (the survey's "before")
+        return set(reading.LABELS)
+    return set(reading.LABELS) | set(tables.LABELS)
+
+
+def _raw(name: str, label: str) -> bool:
+    """A header is raw when it is a column name: a snake_case identifier, the name with spaces for
+    underscores that nobody chose (not in the label dictionaries), or one of Vega-Lite's made-up
+    titles ("Count of Records")."""
+    return (bool(IDENTIFIER.match(label)) or label in RAW_TITLES
+            or ("_" in name and label == name.replace("_", " ") and not _chosen(name)))
+
+
+def _chosen(name: str) -> bool:
+    try:
+        from app.tables import is_labelled
+    except ImportError:            # a tree from before the table helper (the survey's "before")
+        return name in _known()
+    return is_labelled(name)
+
+
+def _ipc(data: bytes):
+    return pa.ipc.open_stream(data).read_all() if data else None
+
+
+def frames(at) -> list[dict]:
+    """Each table of the page: {"headers": [(name, label)], "cells": [[text]]} (text as shown)."""
+    out = []
+    for el in list(at.dataframe) + list(at.get("table")):
+        proto = el.proto
+        arrow = proto.arrow_data if hasattr(proto, "arrow_data") else proto
+        config = json.loads(proto.columns) if getattr(proto, "columns", "") else {}
+        data = _ipc(arrow.data)
+        if data is None:
+            continue
+        names = [c for c in data.column_names if not c.startswith("__index_level_")]
+        shown = _ipc(arrow.styler.display_values) if arrow.HasField("styler") else None
+        headers = [(n, (config.get(n) or {}).get("label") or n) for n in names]
+        cells = []
+        for r in range(data.num_rows):
+            row = []
+            for n in names:
+                if shown is not None and n in shown.column_names:
+                    row.append(str(shown.column(n)[r].as_py()))
+                else:
+                    row.append(_grid_text(data.column(n)[r].as_py()))
+            cells.append(row)
+        out.append({"headers": headers, "cells": cells})
+    return out
+
+
+def _grid_text(v) -> str:
+    """How the grid writes an unstyled value: None as "None", floats as they are (the grid shows
+    up to four decimals, e-notation below 1e-4)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "None"
+    if isinstance(v, float) and v != 0 and abs(v) < 1e-4:
+        return f"{v:.2e}"
+    return str(v)
+
+
+def chart_titles(at) -> list[tuple[str, str]]:
+    """(field, title) of every x / y / color encoding of the page's charts, layers included, the
+    title as Vega-Lite would make it when none is given (the field name; "Count of Records")."""
+    out = []
+
+    def walk(spec):
+        if isinstance(spec, dict):
+            enc = spec.get("encoding")
+            if isinstance(enc, dict):
+                for ch in ("x", "y", "color", "size"):
+                    e = enc.get(ch)
+                    if not isinstance(e, dict) or ("field" not in e and e.get("aggregate") != "count"):
+                        continue
+                    legend_off = ch in ("color", "size") and e.get("legend", 1) is None
+                    axis_off = ch in ("x", "y") and e.get("axis", 1) is None
+                    if legend_off or axis_off or ("title" in e and e["title"] in (None, "")):
+                        continue
+                    field = e.get("field", "")
+                    guide = e.get("legend") if ch in ("color", "size") else e.get("axis")
+                    if isinstance(guide, dict) and "title" in guide:     # a legend's or axis's own title
+                        if not guide["title"]:
+                            continue
+                        out.append((field, str(guide["title"])))
+                        continue
+                    title = e.get("title") or ("Count of Records" if e.get("aggregate") == "count" else field)
+                    out.append((field, str(title)))
+            for v in spec.values():
+                walk(v)
+        elif isinstance(spec, list):
+            for v in spec:
+                walk(v)
+
+    for el in at.get("vega_lite_chart"):
+        walk(json.loads(el.proto.spec))
+    return out
+
+
+def violations(at) -> dict[str, list[str]]:
+    """The page's raw headers (tables and chart titles), None cells and noise cells (e-notation)."""
+    raw, none, noise = [], [], []
+    for t in frames(at):
+        raw += [label for name, label in t["headers"] if _raw(name, label)]
+        for row in t["cells"]:
+            none += [c for c in row if c.strip() in NONE_TEXT]
+            noise += [c for c in row if E_NOTATION.match(c.strip())]
+    raw += [f"chart: {title}" for field, title in chart_titles(at) if _raw(field, title)]
+    return {"raw_headers": raw, "none_cells": none, "noise_cells": noise}
+
+
+if __name__ == "__main__":      # the survey: counts over every page and demo pool, and first-visit times
+    import os
+    import statistics
+    import sys
+    import time
+    from collections import Counter
+
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO
+    os.environ["JUDGEAUDIT_DB"] = sys.argv[1]
+    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=600).run()
+    pools = at.sidebar.selectbox[0].options
+    totals, times, examples = Counter(), {}, {}
+    for pool in pools:
+        for page in PAGES:
+            spent = []
+            for _ in range(repeats):
+                at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=600)
+                at.query_params["pool"] = pool
+                at.run()
+                st.cache_data.clear()             # a first visit: nothing of the page cached
+                t0 = time.perf_counter()
+                at.switch_page(f"views/{page}/page.py").run()
+                spent.append(time.perf_counter() - t0)
+            times[(pool, page)] = statistics.median(spent)
+            v = violations(at)
+            for k, items in v.items():
+                totals[k] += len(items)
+                if items:
+                    examples.setdefault(k, Counter()).update(f"{page}: {i}" for i in items)
+            print(f"{pool:16} {page:12} {times[(pool, page)]:6.2f}s  " + "  ".join(f"{k}={len(x)}" for k, x in v.items())
+                  + ("  EXCEPTION" if at.exception else ""), flush=True)
+    print("TOTALS", dict(totals))
+    for k, c in examples.items():
+        print(k, c.most_common(40))
