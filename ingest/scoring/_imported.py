@@ -54,13 +54,15 @@ def _expected(t, rows: pl.DataFrame, formats: dict[str, Format]) -> pl.Series:
 
 
 def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool: str,
-                    format_specs: list[str | os.PathLike] | str | os.PathLike | None = None) -> dict:
+                    format_specs: list[str | os.PathLike] | str | os.PathLike | None = None,
+                    capped: bool = True) -> dict:
     """Import verdicts made elsewhere (DESIGN.md 'Verdict file'). The whole file lands or nothing.
+    `capped`: the file within the upload limits (files.limits); the command line passes False.
 
     Rows whose call (judge, format, prompt, candidates, sample) is already stored are skipped, so
     importing the same file twice changes nothing.
     """
-    t, rows = read_verdicts(path)
+    t, rows = read_verdicts(path, capped)
     if isinstance(format_specs, (str, os.PathLike)):
         format_specs = [format_specs]
     extra = {str(p): load_format_spec(p) for p in format_specs or []}
