@@ -30,6 +30,7 @@ from .runs import cancel_cmd, runs_cmd
 from .scoring import score_cmd
 from .train import curate_cmd, train_cmd
 from .verdicts import export_verdicts_cmd
+from .verdicts import attach_verdicts_cmd, detach_verdicts_cmd
 
 
 __all__ = ["cli", "command_line", "defaults", "legacy_request", "main", "request_for", "run_request"]
@@ -44,7 +45,8 @@ for _command in (import_pool_cmd, pools_cmd, import_verdicts_cmd, score_cmd,
                  audit_cmd, bias_cmd, levels_cmd, stability_cmd, positions_cmd, variance_cmd, report_cmd,
                  app_cmd, demo_cmd, runs_cmd, cancel_cmd, rank_cmd, import_labels_cmd, calibrate_cmd, drift_cmd,
                  evaluate_cmd, contrasts_cmd, probe_cmd, mitigations_cmd, curate_cmd, train_cmd, export_verdicts_cmd,
-                 consistency_cmd, import_batch_cmd):
+                 consistency_cmd, import_batch_cmd,
+                 attach_verdicts_cmd, detach_verdicts_cmd):
     cli.add_command(_command)
 
 

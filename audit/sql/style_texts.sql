@@ -3,7 +3,7 @@
 SELECT c.cand_idx::BIGINT AS cand_idx, c.response
 FROM candidates c
 WHERE c.pool_id = $pool_id
-  AND (EXISTS (SELECT 1 FROM verdicts v JOIN formats f USING (format_id)
+  AND (EXISTS (SELECT 1 FROM verdict_source v JOIN formats f USING (format_id)
                WHERE v.pool_id = c.pool_id AND f.kind = 'comparative' AND v.value IS NOT NULL
                  AND (v.a_idx = c.cand_idx OR v.b_idx = c.cand_idx))
        OR EXISTS (SELECT 1 FROM labels l

@@ -30,6 +30,7 @@ _EXPORTS = {
               "record_process", "request_cancel", "run_rows"],
     "_evaluations": ["EVALUATION_SCHEMA", "GENERATION_SCHEMA", "ensure_study", "insert_evaluations",
                      "insert_generations"],
+    "_attached": ["detach_verdicts"],
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)
