@@ -20,7 +20,6 @@ from typing import Iterator
 import duckdb
 
 from .._errors import UserError
-from . import _sql
 
 DEFAULT_DB = "judgeaudit.duckdb"
 
@@ -112,6 +111,7 @@ def verdict_source(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
     where they lie. A file removed or changed since it was attached (size, modification time or
     row count) is left out, and its pool named in the returned {pool_id: message}: the audit
     refuses that pool until the files are attached again or detached."""
+    from . import _sql   # on first use: `import audit` loads this module alone of the store
     if not _sql.first(con, "attached_table_exists")[0]:
         _sql.execute(con, "verdict_source_stored")
         return {}
