@@ -132,6 +132,12 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
 
         judges = {j: unit.ensure_judge(j, "imported") for j in rows["judge"].unique().to_list()}
         fids = {f: unit.ensure_format(formats[f]) for f in rows["format"].unique().to_list()}
+        attached = {(j, f) for _, _, j, f in unit.attached_cells(pid)} & \
+            set(rows.select("judge", "format").unique().iter_rows())
+        if attached:   # one row per call: the attached rows are not in the table the writer checks
+            judge, fmt = sorted(attached)[0]
+            raise UserError(f"{path}: judge {judge!r}, format {fmt!r} of pool '{pool}' is read from attached files; "
+                            "detach them first (judgeaudit detach-verdicts) or attach this file with them")
         rows = rows.with_columns(pl.col("judge").replace_strict(judges, return_dtype=pl.Int32).alias("judge_id"),
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
         # `decoding` comes from the file: greedy (the paper's protocol: generate, then parse) by default.

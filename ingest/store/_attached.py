@@ -65,6 +65,11 @@ def record_parses(con, pool: int, parsed: pl.DataFrame) -> None:
         con.unregister("parsed_raws")
 
 
+def attached_cells(con, pool: int) -> list[tuple]:
+    """(judge_id, format_id, judge, format) of each cell the pool's attached files hold."""
+    return _sql.rows(con, "attached_cell_ids", pool_id=pool)
+
+
 def detach_verdicts(db: str | os.PathLike | None, pool: str) -> dict:
     """Drop the pool's attached verdict source (the files stay where they are); the counts dropped."""
     from .connection import pool_id

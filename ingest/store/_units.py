@@ -82,6 +82,10 @@ class Reading:
         """For each row (pool_id and CALL_KEY columns), its call's stored status; null when not stored."""
         return _verdicts.stored_statuses(self._con, rows)
 
+    def attached_cells(self, pool: int) -> list[tuple]:
+        """(judge_id, format_id, judge, format) of each cell the pool's attached files hold."""
+        return _attached.attached_cells(self._con, pool)
+
     def exported_calls(self, custom_ids: list[str]) -> pl.DataFrame:
         """The stored calls among `custom_ids`, with their export's and judge's identities."""
         return _batches.exported_calls(self._con, custom_ids)

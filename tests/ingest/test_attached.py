@@ -164,3 +164,16 @@ def test_a_deleted_pool_takes_its_attached_source_along(tmp_path):
     assert cells(db, "s").height == 0
     assert query_rows(db, "SELECT (SELECT count(*) FROM attached_files) + (SELECT count(*) FROM attached_cells)"
                           " + (SELECT count(*) FROM attached_parses)") == [(0,)]
+
+
+def test_an_import_into_an_attached_cell_is_refused(tmp_path):
+    pool, jsonl, hive, _, _ = _files(tmp_path)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    attach_verdicts(db, [str(hive / "judge=alpha" / "**" / "*.parquet")], "s", hive=True)
+    before = db_snapshot(db)
+    with pytest.raises(UserError, match="judge 'alpha', format 'binary' of pool 's' is read from attached files"):
+        import_verdicts(db, jsonl, "s")
+    assert db_snapshot(db) == before
+    detach_verdicts(db, "s")
+    assert import_verdicts(db, jsonl, "s")["imported"] > 0
