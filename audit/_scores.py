@@ -293,13 +293,11 @@ def merged_levels(tallies: list) -> tuple[np.ndarray, np.ndarray]:
                                minlength=values.size).astype(np.int64)
 
 
-def score_values(db: str | os.PathLike | None, pool: str, block: int | None = None) -> pl.DataFrame:
-    """One row per (judge, format, decoding, score, score value): how many candidates hold it.
-
-    Columns: judge, format, decoding, score (label | expected), s (normalised score), n, mult5 (the
-    raw 0-100 value is a multiple of 5; null for other scales). The pool is read in blocks of
-    whole prompts (read_blocks), so memory follows the block, not the pool.
-    """
+def cell_levels(db: str | os.PathLike | None, pool: str, block: int | None = None
+                ) -> tuple[pl.DataFrame, list[tuple[np.ndarray, np.ndarray]]]:
+    """The pool's cells (read_cells: the rows of pool_scores' cells, in order) and, per cell, its
+    distinct scores and how many candidates hold each (m.levels over the cell's scored candidates),
+    read in blocks of whole prompts: memory follows the block, not the pool (levels, stability)."""
     with connect(db) as con:
         pid = pool_id(con, pool)
         cells = read_cells(con, pid)
@@ -308,9 +306,20 @@ def score_values(db: str | os.PathLike | None, pool: str, block: int | None = No
             for sc, _, _ in blocks:
                 for c in range(cells.height):
                     tallies[c].append(m.levels(sc.S[c][~np.isnan(sc.S[c])]))
+    return cells, [merged_levels(t) for t in tallies]
+
+
+def score_values(db: str | os.PathLike | None, pool: str, block: int | None = None) -> pl.DataFrame:
+    """One row per (judge, format, decoding, score, score value): how many candidates hold it.
+
+    Columns: judge, format, decoding, score (label | expected), s (normalised score), n, mult5 (the
+    raw 0-100 value is a multiple of 5; null for other scales). The pool is read in blocks of
+    whole prompts (read_blocks), so memory follows the block, not the pool.
+    """
+    cells, levels = cell_levels(db, pool, block)
     frames = []
     for c, cell in enumerate(cells.iter_rows(named=True)):
-        values, n = merged_levels(tallies[c])
+        values, n = levels[c]
         counts = pl.DataFrame({"s": values, "n": n}, schema={"s": pl.Float64, "n": pl.UInt32})
         frames.append(counts.with_columns(
             pl.lit(cell["judge"]).alias("judge"), pl.lit(cell["format"]).alias("format"),

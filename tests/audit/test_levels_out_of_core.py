@@ -1,0 +1,51 @@
+"""levels and stability out of core (issue 29): they hold each cell's value counts alone, read in
+blocks of whole prompts, and equal what the whole score matrix gives (the reference below reads it
+whole: pool_scores, then the counts of each row's distinct values)."""
+
+import numpy as np
+import polars as pl
+from polars.testing import assert_frame_equal
+import pytest
+
+from audit import effective_levels, stability
+from audit._scores import pool_scores
+from tests.fixtures import build_db
+
+
+@pytest.fixture
+def pool(db, tmp_path):
+    build_db(db, tmp_path, n_prompts=40, seed=5)
+    return db
+
+
+def _reference_counts(db):
+    sc = pool_scores(db, "synth")
+    out = {}
+    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
+        row = sc.S[c][~np.isnan(sc.S[c])]
+        _, counts = np.unique(row, return_counts=True)      # numpy's own, not the audit's m.levels
+        out[(cell["judge"], cell["format"], cell["decoding"], cell["score"])] = counts
+    return out
+
+
+@pytest.mark.parametrize("block", [None, 7, 60])   # one block; blocks of ~7 and ~60 candidates
+def test_levels_in_blocks_equal_the_whole_matrix(pool, block):
+    ref = _reference_counts(pool)
+    got = effective_levels(pool, "synth", alphas=(0, 1, 2, float("inf")), block=block)
+    assert got.height == 4 * len(ref) and len(ref) >= 8
+    for row in got.iter_rows(named=True):
+        counts = ref[(row["judge"], row["format"], row["decoding"], row["score"])]
+        p = counts / counts.sum()
+        expect = {0: counts.size, 1: np.exp(-(p * np.log(p)).sum()), 2: 1 / (p ** 2).sum(),
+                  float("inf"): 1 / p.max()}[row["alpha"]]
+        assert row["d_alpha"] == pytest.approx(expect, rel=1e-12)
+        assert row["n_candidates"] == counts.sum()
+
+
+def test_stability_in_blocks_equals_one_block(pool):
+    whole = stability(pool, "synth", n_boot=50)
+    assert whole.height > 0
+    assert_frame_equal(stability(pool, "synth", n_boot=50, block=9), whole)
+    ref = _reference_counts(pool)
+    for row in whole.filter(pl.col("metric") == "distinct").iter_rows(named=True):
+        assert row["full"] == ref[(row["judge"], row["format"], row["decoding"], row["score"])].size
