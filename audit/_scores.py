@@ -224,8 +224,8 @@ def pool_scores(db: str | os.PathLike | None, pool: str, repeats: bool = False) 
 # up. Memory: one block's scores and layouts, the next block being read meanwhile on a second
 # thread (DuckDB and numpy release the GIL), plus the tallies, which grow with the number of
 # distinct (score, reference) pairs, not of candidates. Both engines stay: the in-memory one
-# (read_scores, pool_scores) still serves levels, stability, positions and candidate_scores, and
-# is the tests' reference for the blocks.
+# (read_scores, pool_scores) still serves candidate_scores, and is the tests' reference for the
+# blocks; levels, stability (cell_levels) and positions read blocks too (issue 29).
 
 BLOCK_CANDIDATES = 1 << 20    # candidates per block (whole prompts: a block holds about this many)
 

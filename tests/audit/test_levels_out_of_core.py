@@ -49,3 +49,38 @@ def test_stability_in_blocks_equals_one_block(pool):
     ref = _reference_counts(pool)
     for row in whole.filter(pl.col("metric") == "distinct").iter_rows(named=True):
         assert row["full"] == ref[(row["judge"], row["format"], row["decoding"], row["score"])].size
+
+
+def _positions_whole(db, seed):
+    """The reference: the whole score matrix in memory (the engine positions used before issue 29)."""
+    from audit import _metrics as m
+    from audit._cells import PoolView
+    sc = pool_scores(db, "synth")
+    view = PoolView(sc, seed)
+    position = sc.position[sc.order]
+    out = []
+    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
+        if cell["pairing"] != "tournament":
+            continue
+        s = view.scores(sc.S[c])
+        idx, g = view.tie_layout(~np.isnan(s))
+        chosen = idx[m.selected_member(g, s[idx], view.key[idx])]
+        starts = m.group_starts(g)
+        sizes = np.diff(np.append(starts, g.size))
+        out.append((cell["judge"], cell["format"], int(sizes.size),
+                    float(np.mean(position[chosen] == position[idx][starts])),
+                    float(np.mean(position[chosen] == position[idx][starts + sizes - 1])),
+                    float(np.mean(1.0 / sizes))))
+    return out
+
+
+@pytest.mark.parametrize("block", [None, 7, 60])
+def test_positions_in_blocks_equal_the_whole_matrix(pool, block):
+    from audit import position_selection
+    ref = _positions_whole(pool, seed=3)
+    got = position_selection(pool, "synth", seed=3, block=block)
+    assert len(ref) == got.height >= 2
+    for want, row in zip(ref, got.iter_rows(named=True)):
+        assert (row["judge"], row["format"], row["n_prompts"]) == want[:3]
+        for key, value in zip(("first_rate", "last_rate", "uniform_rate"), want[3:]):
+            assert row[key] == pytest.approx(value, abs=1e-12)
