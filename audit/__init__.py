@@ -24,10 +24,11 @@ from ._stats import holm, mcnemar
 from ._style import STYLE_COLUMNS, style_rank, style_rank_calls
 from ._report import checklist, checklist_markdown
 from ._scores import candidate_scores, score_values
+from ._scores import scored_cells
 from ._studies import eval_prompts, judged, stored_generations, studies, study_generations, study_outcomes
 from ._subsets import SUBSET_COLUMNS, candidate_texts, subset_by_hash, subsets
 
-__all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
+__all__ = ["scored_cells", "AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
            "RANK_COLUMNS", "rank", "rank_calls", "STYLE_COLUMNS", "style_rank", "style_rank_calls",
            "calibrate", "calibrate_frames",

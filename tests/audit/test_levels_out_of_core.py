@@ -84,3 +84,23 @@ def test_positions_in_blocks_equal_the_whole_matrix(pool, block):
         assert (row["judge"], row["format"], row["n_prompts"]) == want[:3]
         for key, value in zip(("first_rate", "last_rate", "uniform_rate"), want[3:]):
             assert row[key] == pytest.approx(value, abs=1e-12)
+
+
+@pytest.mark.parametrize("block", [None, 7])
+def test_candidate_scores_of_one_cell_in_blocks_equal_the_whole_matrix(pool, block):
+    from audit import candidate_scores, scored_cells
+    sc = pool_scores(pool, "synth")
+    every = candidate_scores(pool, "synth", block=block)
+    for c, cell in enumerate(sc.cells.iter_rows(named=True)):   # the reference: each row of the whole matrix
+        idx = np.flatnonzero(~np.isnan(sc.S[c]))
+        got = every.filter((pl.col("judge") == cell["judge"]) & (pl.col("format") == cell["format"])
+                           & (pl.col("decoding") == cell["decoding"]) & (pl.col("score") == cell["score"]))
+        assert got["cand_idx"].to_list() == idx.tolist()
+        assert got["s"].to_list() == sc.S[c][idx].tolist()
+        assert got["prompt_idx"].to_list() == sc.prompt[idx].tolist()
+    one = candidate_scores(pool, "synth", judge="beta", fmt="likert5", block=block)
+    assert_frame_equal(one, every.filter((pl.col("judge") == "beta") & (pl.col("format") == "likert5")))
+    assert one.height > 0 and candidate_scores(pool, "synth", judge="nobody").height == 0
+    # the Curate page's list of cells, from the counts alone: the cells candidate_scores has rows for
+    listed = scored_cells(pool, "synth").select("judge", "format", "decoding", "score")
+    assert sorted(listed.rows()) == sorted(every.select("judge", "format", "decoding", "score").unique().rows())
