@@ -112,10 +112,13 @@ def verdict_source(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
     row count) is left out, and its pool named in the returned {pool_id: message}: the audit
     refuses that pool until the files are attached again or detached."""
     from . import _sql   # on first use: `import audit` loads this module alone of the store
-    if not _sql.first(con, "attached_table_exists")[0]:
+    try:
+        files = _sql.rows(con, "attached_file_list")
+    except duckdb.CatalogException:      # a database before migration 016 (a reader never migrates)
+        files = []
+    if not files:
         _sql.execute(con, "verdict_source_stored")
         return {}
-    files = _sql.rows(con, "attached_file_list")
     broken: dict[int, str] = {}
     for pid, pool, path, size, mtime_ns, _ in files:
         try:
