@@ -355,7 +355,6 @@ def candidate_scores(db: str | os.PathLike | None, pool: str, judge: str | None 
     """
     schema = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "score": pl.String, "cand_idx": pl.Int64,
               "prompt_idx": pl.Int64, "position": pl.Int64, "s": pl.Float64, "r": pl.Float64}
-    frames = []
     with connect(db) as con:
         pid = pool_id(con, pool)
         cells = read_cells(con, pid)
@@ -365,17 +364,22 @@ def candidate_scores(db: str | os.PathLike | None, pool: str, judge: str | None 
             cells = cells.filter(pl.col("format") == fmt)
         if cells.height == 0:
             return pl.DataFrame(schema=schema)
+        frames: list[list[pl.DataFrame]] = [[] for _ in range(cells.height)]
         with contextlib.closing(read_blocks(con, pid, cells, block or BLOCK_CANDIDATES)) as blocks:
             for sc, cand_idx, _ in blocks:
                 for c, cell in enumerate(cells.iter_rows(named=True)):
                     idx = np.flatnonzero(~np.isnan(sc.S[c]))
-                    frames.append(pl.DataFrame({
+                    frames[c].append(pl.DataFrame({
                         "judge": pl.repeat(cell["judge"], idx.size, eager=True),
                         "format": pl.repeat(cell["format"], idx.size, eager=True),
                         "decoding": pl.repeat(cell["decoding"], idx.size, eager=True),
                         "score": pl.repeat(cell["score"], idx.size, eager=True),
                         "cand_idx": cand_idx[idx], "prompt_idx": sc.prompt[idx], "position": sc.position[idx],
-                        "s": sc.S[c][idx], "r": sc.reference[idx]}).cast(schema)
-                        .with_columns(pl.lit(c, pl.Int32).alias("_cell")))
-    # cell by cell, each in candidate order (as the whole-matrix engine gave them)
-    return pl.concat(frames).sort("_cell", "cand_idx").drop("_cell")
+                        "s": sc.S[c][idx], "r": sc.reference[idx]}).cast(schema))
+    # cell by cell, each in candidate order (as the whole-matrix engine gave them); the blocks come
+    # in prompt order, which is candidate order in a pool listed prompt by prompt: no sort (no copy)
+    out = []
+    for parts in frames:
+        cell = pl.concat(parts)
+        out.append(cell if cell["cand_idx"].is_sorted() else cell.sort("cand_idx"))
+    return pl.concat(out, rechunk=False)

@@ -104,3 +104,25 @@ def test_candidate_scores_of_one_cell_in_blocks_equal_the_whole_matrix(pool, blo
     # the Curate page's list of cells, from the counts alone: the cells candidate_scores has rows for
     listed = scored_cells(pool, "synth").select("judge", "format", "decoding", "score")
     assert sorted(listed.rows()) == sorted(every.select("judge", "format", "decoding", "score").unique().rows())
+
+
+def test_candidate_scores_of_a_pool_listed_out_of_prompt_order(db, tmp_path):
+    # rows shuffled: candidate order is not prompt order, so the blocks' rows need sorting
+    import random
+    from audit import candidate_scores
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
+    rows = synthetic_pool(30, seed=2)
+    random.Random(1).shuffle(rows)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "synth")
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=2)), "synth")
+    sc = pool_scores(db, "synth")
+    got = candidate_scores(db, "synth", judge="alpha", block=9)
+    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
+        if cell["judge"] != "alpha":
+            continue
+        idx = np.flatnonzero(~np.isnan(sc.S[c]))
+        part = got.filter((pl.col("format") == cell["format"]) & (pl.col("score") == cell["score"])
+                          & (pl.col("decoding") == cell["decoding"]))
+        assert part["cand_idx"].to_list() == idx.tolist() and part["s"].to_list() == sc.S[c][idx].tolist()
