@@ -28,7 +28,7 @@ from ._scores import scored_cells
 from ._studies import eval_prompts, judged, stored_generations, studies, study_generations, study_outcomes
 from ._subsets import SUBSET_COLUMNS, candidate_texts, subset_by_hash, subsets
 
-__all__ = ["scored_cells", "AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
+__all__ = ["AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_cells", "candidate_scores", "bias", "bias_items", "cell_rng", "checklist",
            "checklist_markdown", "effective_levels", "pool_candidates", "pools", "position_selection",
            "RANK_COLUMNS", "rank", "rank_calls", "STYLE_COLUMNS", "style_rank", "style_rank_calls",
            "calibrate", "calibrate_frames",
@@ -38,3 +38,4 @@ __all__ = ["scored_cells", "AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "audit_
            "eval_prompts", "judged", "stored_generations", "studies", "study_generations", "study_outcomes",
            "SUBSET_COLUMNS", "candidate_texts", "subset_by_hash", "subsets",
            "EXPORT_COLUMNS", "verdict_batches", "verdict_rows", "CONSISTENCY_COLUMNS", "consistency"]
+__all__ += ["scored_cells"]
