@@ -251,7 +251,7 @@ def launch_evaluation(request, pool: str, study: str) -> int:
 @st.cache_data(show_spinner="Curating...", max_entries=64)
 def _curation(path: str, mtime: float, pool: str, policy: str, judge, fmt, decoding, rate: float, seed: int):
     import train
-    scores = _run("candidate_scores", path, mtime, pool) if policy == "judge" else None
+    scores = _run("candidate_scores", path, mtime, pool, judge, fmt) if policy == "judge" else None   # one cell
     return train.curate(_run("pool_candidates", path, mtime, pool), scores, policy, rate, seed, judge, fmt,
                         decoding=decoding)
 
@@ -265,7 +265,7 @@ def curation(pool: str, policy: str, judge: str | None, fmt: str | None, decodin
 @st.cache_data(show_spinner="Comparing formats...", max_entries=32)
 def _overlap(path: str, mtime: float, pool: str, judge: str, formats: tuple, decoding, rates: tuple, seed: int):
     import train
-    return train.overlap(_run("pool_candidates", path, mtime, pool), _run("candidate_scores", path, mtime, pool),
+    return train.overlap(_run("pool_candidates", path, mtime, pool), _run("candidate_scores", path, mtime, pool, judge),
                          judge, list(formats), list(rates), seed, decoding=decoding)
 
 
@@ -431,3 +431,8 @@ def placeholders(pool: str) -> dict:
     """audit.placeholder_texts of the pool as a dict (flagged, counts, an example): whether its texts
     are placeholders, for the Rankings and Curate & Train warnings (app.placeholders)."""
     return _placeholders(*db_state(), pool)
+
+
+# -- issue 29: the Curate page lists the scored cells from their counts, then reads one cell's scores ------------
+_FUNCTIONS["scored_cells"] = audit.scored_cells
+scored_cells = _cached("scored_cells")

@@ -24,6 +24,7 @@ from ._stats import holm, mcnemar
 from ._style import STYLE_COLUMNS, style_rank, style_rank_calls
 from ._report import checklist, checklist_markdown
 from ._scores import candidate_scores, score_values
+from ._scores import scored_cells
 from ._studies import eval_prompts, judged, stored_generations, studies, study_generations, study_outcomes
 from ._subsets import SUBSET_COLUMNS, candidate_texts, subset_by_hash, subsets
 from ._worth import ESTIMATE_COLUMNS, estimate
@@ -47,3 +48,4 @@ __all__ += ["ESTIMATE_COLUMNS", "estimate", "draw_label_queue", "AGREEMENT_COLUM
 from ._jury import juries, label_juries, with_juries
 from ._judges import JUDGES_COLUMNS, judges, pareto_front
 __all__ += ["juries", "label_juries", "with_juries", "JUDGES_COLUMNS", "judges", "pareto_front"]
+__all__ += ["scored_cells"]

@@ -21,6 +21,10 @@ from ingest.store.connection import UserError, db_path
 __all__ = ["AuditError", "connect", "db_path", "numpy", "pool_id", "query", "sql"]
 
 
+# per open connection: {pool_id: why its attached files cannot be read} (connection.verdict_source)
+_CHANGED: dict[int, dict[int, str]] = {}
+
+
 class AuditError(UserError):
     """A request the audit cannot answer (no database, no such pool); shown to the user as is."""
 
@@ -34,7 +38,13 @@ def connect(path: str | os.PathLike | None = None, timeout_s: float | None = Non
     if not p.is_file():
         raise AuditError(connection.missing_database(p))
     with connection.read_only(p, timeout_s) as con:
-        yield con
+        # the one verdict source every audit query reads (`FROM verdict_source`): the stored rows and
+        # the attached files' rows; a pool whose attached files changed is refused by pool_id()
+        _CHANGED[id(con)] = connection.verdict_source(con)
+        try:
+            yield con
+        finally:
+            _CHANGED.pop(id(con), None)
 
 
 @cache
@@ -49,8 +59,13 @@ def query(con: duckdb.DuckDBPyConnection, name: str, **params) -> pl.DataFrame:
 
 
 def pool_id(con: duckdb.DuckDBPyConnection, pool: str) -> int:
-    """The pool's id; an AuditError naming the known pools when there is none."""
-    return connection.pool_id(con, pool, AuditError)
+    """The pool's id; an AuditError naming the known pools when there is none, or naming the file
+    when one of the pool's attached files changed or went since it was attached."""
+    pid = connection.pool_id(con, pool, AuditError)
+    changed = _CHANGED.get(id(con), {}).get(pid)
+    if changed:
+        raise AuditError(changed)
+    return pid
 
 
 def numpy(con: duckdb.DuckDBPyConnection, name: str, **params) -> dict:

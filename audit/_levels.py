@@ -5,30 +5,25 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import polars as pl
 
 from . import _metrics as m
-from ._scores import CELL_IDENTITY, cell_identity, pool_scores
-
-
-def level_counts(row: np.ndarray) -> np.ndarray:
-    """Counts of each distinct score value among a cell's scored candidates, in value order."""
-    return m.levels(row[~np.isnan(row)])[1]
+from ._scores import CELL_IDENTITY, cell_identity, cell_levels
 
 
 def effective_levels(db: str | os.PathLike | None, pool: str,
-                     alphas: tuple[float, ...] = (0, 0.5, 1, 2, float("inf"))) -> pl.DataFrame:
+                     alphas: tuple[float, ...] = (0, 0.5, 1, 2, float("inf")), block: int | None = None) -> pl.DataFrame:
     """One row per (judge, format, decoding, score, alpha): D_alpha = exp(H_alpha) of the score
     distribution.
 
     Columns: judge, format, decoding, score, alpha, d_alpha, n_candidates. alpha 0 = distinct values, 1 = exp of
-    Shannon entropy (D1), 2 = 1 / tie probability (D2), inf = 1 / largest share.
+    Shannon entropy (D1), 2 = 1 / tie probability (D2), inf = 1 / largest share. Out of core: only
+    each cell's value counts are held, read in blocks of whole prompts (`block` candidates).
     """
-    sc = pool_scores(db, pool)
+    cells, levels = cell_levels(db, pool, block)
     rows = []
-    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
-        counts = level_counts(sc.S[c])
+    for c, cell in enumerate(cells.iter_rows(named=True)):
+        counts = levels[c][1]
         p = counts / counts.sum() if counts.size else counts.astype(float)
         for a in alphas:
             rows.append({**cell_identity(cell), "alpha": float(a),

@@ -15,8 +15,9 @@ normalised scores; see _with_mean_cells).
   out of core; see the section below).
 - `score_values(db, pool)` (public): per cell, each distinct score and how many candidates hold
   it (the histograms), read in blocks.
-- `candidate_scores(db, pool)` (public): per cell, each scored candidate with its score and
-  reference (what curation picks from).
+- `candidate_scores(db, pool, judge, fmt)` (public): per cell (of one judge and format, when
+  given), each scored candidate with its score and reference (what curation picks from), in blocks.
+- `scored_cells(db, pool)` (public): the cells candidate_scores has rows for, from counts alone.
 """
 
 from __future__ import annotations
@@ -224,8 +225,8 @@ def pool_scores(db: str | os.PathLike | None, pool: str, repeats: bool = False) 
 # up. Memory: one block's scores and layouts, the next block being read meanwhile on a second
 # thread (DuckDB and numpy release the GIL), plus the tallies, which grow with the number of
 # distinct (score, reference) pairs, not of candidates. Both engines stay: the in-memory one
-# (read_scores, pool_scores) still serves levels, stability, positions and candidate_scores, and
-# is the tests' reference for the blocks.
+# (read_scores, pool_scores) is the tests' reference for the blocks; levels, stability
+# (cell_levels), positions and candidate_scores read blocks too (issue 29).
 
 BLOCK_CANDIDATES = 1 << 20    # candidates per block (whole prompts: a block holds about this many)
 
@@ -293,13 +294,11 @@ def merged_levels(tallies: list) -> tuple[np.ndarray, np.ndarray]:
                                minlength=values.size).astype(np.int64)
 
 
-def score_values(db: str | os.PathLike | None, pool: str, block: int | None = None) -> pl.DataFrame:
-    """One row per (judge, format, decoding, score, score value): how many candidates hold it.
-
-    Columns: judge, format, decoding, score (label | expected), s (normalised score), n, mult5 (the
-    raw 0-100 value is a multiple of 5; null for other scales). The pool is read in blocks of
-    whole prompts (read_blocks), so memory follows the block, not the pool.
-    """
+def cell_levels(db: str | os.PathLike | None, pool: str, block: int | None = None
+                ) -> tuple[pl.DataFrame, list[tuple[np.ndarray, np.ndarray]]]:
+    """The pool's cells (read_cells: the rows of pool_scores' cells, in order) and, per cell, its
+    distinct scores and how many candidates hold each (m.levels over the cell's scored candidates),
+    read in blocks of whole prompts: memory follows the block, not the pool (levels, stability)."""
     with connect(db) as con:
         pid = pool_id(con, pool)
         cells = read_cells(con, pid)
@@ -308,9 +307,20 @@ def score_values(db: str | os.PathLike | None, pool: str, block: int | None = No
             for sc, _, _ in blocks:
                 for c in range(cells.height):
                     tallies[c].append(m.levels(sc.S[c][~np.isnan(sc.S[c])]))
+    return cells, [merged_levels(t) for t in tallies]
+
+
+def score_values(db: str | os.PathLike | None, pool: str, block: int | None = None) -> pl.DataFrame:
+    """One row per (judge, format, decoding, score, score value): how many candidates hold it.
+
+    Columns: judge, format, decoding, score (label | expected), s (normalised score), n, mult5 (the
+    raw 0-100 value is a multiple of 5; null for other scales). The pool is read in blocks of
+    whole prompts (read_blocks), so memory follows the block, not the pool.
+    """
+    cells, levels = cell_levels(db, pool, block)
     frames = []
     for c, cell in enumerate(cells.iter_rows(named=True)):
-        values, n = merged_levels(tallies[c])
+        values, n = levels[c]
         counts = pl.DataFrame({"s": values, "n": n}, schema={"s": pl.Float64, "n": pl.UInt32})
         frames.append(counts.with_columns(
             pl.lit(cell["judge"]).alias("judge"), pl.lit(cell["format"]).alias("format"),
@@ -323,20 +333,53 @@ def score_values(db: str | os.PathLike | None, pool: str, block: int | None = No
     return pl.concat(frames).select("judge", "format", "decoding", "score", "s", "n", "mult5")
 
 
-def candidate_scores(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
-    """One row per (judge, format, decoding, score, scored candidate).
+def scored_cells(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """One row per (judge, format, decoding, score) cell with parsed calls: what candidate_scores would
+    return rows for, from the counts alone (cell_calls.sql), so a page lists cells without scoring.
+
+    Columns: judge, format, decoding, score, n_parsed.
+    """
+    with connect(db) as con:
+        cells = read_cells(con, pool_id(con, pool))
+    return cells.filter(pl.col("n_parsed") > 0).select("judge", "format", "decoding", "score", "n_parsed")
+
+
+def candidate_scores(db: str | os.PathLike | None, pool: str, judge: str | None = None, fmt: str | None = None,
+                     block: int | None = None) -> pl.DataFrame:
+    """One row per (judge, format, decoding, score, scored candidate); only the cells of `judge`
+    and of `fmt` when given (curation reads one cell: the others are never read).
 
     Columns: judge, format, decoding, score (label | expected), cand_idx, prompt_idx, position,
-    s (normalised score), r (reference).
+    s (normalised score), r (reference). Read in blocks of whole prompts: memory follows the rows
+    returned and one block, not the pool's whole score matrix.
     """
-    sc = pool_scores(db, pool)
-    frames = []
-    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
-        idx = np.flatnonzero(~np.isnan(sc.S[c]))
-        frames.append(pl.DataFrame({"judge": [cell["judge"]] * idx.size, "format": [cell["format"]] * idx.size,
-                                    "decoding": [cell["decoding"]] * idx.size, "score": [cell["score"]] * idx.size,
-                                    "cand_idx": idx, "prompt_idx": sc.prompt[idx], "position": sc.position[idx],
-                                    "s": sc.S[c][idx], "r": sc.reference[idx]}))
-    schema = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "score": pl.String, "cand_idx": pl.Int64, "prompt_idx": pl.Int64,
-              "position": pl.Int64, "s": pl.Float64, "r": pl.Float64}
-    return pl.concat([f.cast(schema) for f in frames]) if frames else pl.DataFrame(schema=schema)
+    schema = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "score": pl.String, "cand_idx": pl.Int64,
+              "prompt_idx": pl.Int64, "position": pl.Int64, "s": pl.Float64, "r": pl.Float64}
+    with connect(db) as con:
+        pid = pool_id(con, pool)
+        cells = read_cells(con, pid)
+        if cells.height and judge is not None:
+            cells = cells.filter(pl.col("judge") == judge)
+        if cells.height and fmt is not None:
+            cells = cells.filter(pl.col("format") == fmt)
+        if cells.height == 0:
+            return pl.DataFrame(schema=schema)
+        frames: list[list[pl.DataFrame]] = [[] for _ in range(cells.height)]
+        with contextlib.closing(read_blocks(con, pid, cells, block or BLOCK_CANDIDATES)) as blocks:
+            for sc, cand_idx, _ in blocks:
+                for c, cell in enumerate(cells.iter_rows(named=True)):
+                    idx = np.flatnonzero(~np.isnan(sc.S[c]))
+                    frames[c].append(pl.DataFrame({
+                        "judge": pl.repeat(cell["judge"], idx.size, eager=True),
+                        "format": pl.repeat(cell["format"], idx.size, eager=True),
+                        "decoding": pl.repeat(cell["decoding"], idx.size, eager=True),
+                        "score": pl.repeat(cell["score"], idx.size, eager=True),
+                        "cand_idx": cand_idx[idx], "prompt_idx": sc.prompt[idx], "position": sc.position[idx],
+                        "s": sc.S[c][idx], "r": sc.reference[idx]}).cast(schema))
+    # cell by cell, each in candidate order (as the whole-matrix engine gave them); the blocks come
+    # in prompt order, which is candidate order in a pool listed prompt by prompt: no sort (no copy)
+    out = []
+    for parts in frames:
+        cell = pl.concat(parts)
+        out.append(cell if cell["cand_idx"].is_sorted() else cell.sort("cand_idx"))
+    return pl.concat(out, rechunk=False)

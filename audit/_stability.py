@@ -10,12 +10,11 @@ import polars as pl
 
 from . import _metrics as m
 from ._bias import cell_rng
-from ._levels import level_counts
-from ._scores import CELL_IDENTITY, cell_identity, pool_scores
+from ._scores import CELL_IDENTITY, cell_identity, cell_levels
 
 
 def stability(db: str | os.PathLike | None, pool: str, n_boot: int = 200, fraction: float = 1 / 3,
-              seed: int = 0) -> pl.DataFrame:
+              seed: int = 0, block: int | None = None) -> pl.DataFrame:
     """Subsampling stability of the level counts: per cell, `n_boot` subsamples of
     floor(n * fraction) scored candidates without replacement (multivariate hypergeometric draws
     from the value counts, exact and O(levels) each).
@@ -23,10 +22,10 @@ def stability(db: str | os.PathLike | None, pool: str, n_boot: int = 200, fracti
     Columns: judge, format, decoding, score, metric (distinct | d1 | d2), full (on all candidates), sub_size,
     mean, sd (over subsamples), shift (mean - full).
     """
-    sc = pool_scores(db, pool)
+    cells, levels = cell_levels(db, pool, block)   # out of core: each cell's value counts alone
     rows = []
-    for c, cell in enumerate(sc.cells.iter_rows(named=True)):
-        counts = level_counts(sc.S[c])
+    for c, cell in enumerate(cells.iter_rows(named=True)):
+        counts = levels[c][1]
         n = int(counts.sum())
         size = int(n * fraction)
         if size < 1:

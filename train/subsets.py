@@ -32,10 +32,11 @@ def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     pool_cands = audit.pool_candidates(db, pool)
     scores = None
     if policy == "judge":
-        scores = audit.candidate_scores(db, pool)
+        scores = audit.candidate_scores(db, pool, judge=judge, fmt=fmt)   # that cell alone, read in blocks
         cell, _ = pick_cell(scores, judge, fmt, decoding, score)
         if cell.height == 0:
-            known = sorted({f"{j} × {f}" for j, f in scores.select("judge", "format").unique().iter_rows()})
+            cells = audit.score_values(db, pool)
+            known = sorted({f"{j} × {f}" for j, f in cells.select("judge", "format").unique().iter_rows()})
             raise UserError(f"--judge {judge} --format {fmt}"
                             + (f" --decoding {decoding}" if decoding else "") + (f" --score {score}" if score != "label" else "")
                             + f": no scores for that cell in pool '{pool}' (scored: {', '.join(known) or 'none'})")

@@ -32,6 +32,7 @@ from .train import curate_cmd, train_cmd
 from .verdicts import export_verdicts_cmd
 from .judges import judges_cmd, jury_cmd
 from .labels import estimate_cmd, label_queue_cmd
+from .verdicts import attach_verdicts_cmd, detach_verdicts_cmd
 
 
 __all__ = ["cli", "command_line", "defaults", "legacy_request", "main", "request_for", "run_request"]
@@ -47,7 +48,8 @@ for _command in (import_pool_cmd, pools_cmd, import_verdicts_cmd, score_cmd,
                  app_cmd, demo_cmd, runs_cmd, cancel_cmd, rank_cmd, import_labels_cmd, calibrate_cmd, drift_cmd,
                  evaluate_cmd, contrasts_cmd, probe_cmd, mitigations_cmd, curate_cmd, train_cmd, export_verdicts_cmd,
                  consistency_cmd, import_batch_cmd,
-                 label_queue_cmd, estimate_cmd, jury_cmd, judges_cmd):
+                 label_queue_cmd, estimate_cmd, jury_cmd, judges_cmd,
+                 attach_verdicts_cmd, detach_verdicts_cmd):
     cli.add_command(_command)
 
 

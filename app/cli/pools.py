@@ -19,7 +19,7 @@ from ._common import current, db_option, emit_json, emit_table, json_option
 def import_pool_cmd(file, pool, replace, db, as_json):
     """Import a candidate pool (.jsonl, .csv, .parquet; also the UltraFeedback layout)."""
     from ingest.store import import_pool
-    result = import_pool(db, file, pool, replace=replace)
+    result = import_pool(db, file, pool, replace=replace, capped=False)   # any size: the caps are for uploads
     if as_json:
         emit_json(result)
     else:
@@ -52,7 +52,7 @@ def import_verdicts_cmd(file, pool, format_specs, db, as_json):
     """Import verdicts produced elsewhere (JSONL or Parquet, the same columns; parsed with the format's
     parser). The whole file lands or nothing; calls already stored are skipped."""
     from ingest.scoring import import_verdicts
-    result = import_verdicts(db, file, pool, format_specs=list(format_specs))
+    result = import_verdicts(db, file, pool, format_specs=list(format_specs), capped=False)
     if as_json:
         emit_json(result)
     else:

@@ -63,3 +63,44 @@ def export_verdicts_cmd(pool, out, db, as_json):
         emit_json({"pool": pool, "out": str(out), "format": kind, "rows": rows})
     else:
         click.echo(f"wrote {rows} verdicts of pool '{pool}' to {out} ({kind})")
+
+
+@click.command("attach-verdicts")
+@click.argument("patterns", nargs=-1, required=True)
+@click.option("--pool", required=True, help="the pool the verdicts are about")
+@click.option("--hive", is_flag=True, help="read judge and format from judge=J/format=F/ folders above each file")
+@click.option("--format-spec", "format_specs", type=click.Path(path_type=Path), multiple=True,
+              help="TOML file defining a format the verdicts use (repeatable)")
+@db_option
+@json_option
+def attach_verdicts_cmd(patterns, pool, hive, format_specs, db, as_json):
+    """Register Parquet files (globs; `**` descends) with the verdict file's columns as the pool's
+    read-only verdict source, read where they lie: nothing is copied, and every command reads them as
+    if imported. Attaching again replaces the pool's attached files; a file changed or removed since
+    is refused by name until then."""
+    import time
+
+    from ingest.scoring import attach_verdicts
+    start = time.perf_counter()
+    result = attach_verdicts(db, list(patterns), pool, hive=hive, format_specs=list(format_specs))
+    result["seconds"] = round(time.perf_counter() - start, 3)
+    if as_json:
+        emit_json(result)
+    else:
+        cells = ", ".join(f"{c['judge']}/{c['format']}" for c in result["cells"])
+        click.echo(f"attached {result['files']} file(s), {result['rows']} verdicts, to pool '{pool}' ({cells}) "
+                   f"in {result['seconds']:.1f} s; they are read where they lie")
+
+
+@click.command("detach-verdicts")
+@click.option("--pool", required=True, help="the pool whose attached files to drop")
+@db_option
+@json_option
+def detach_verdicts_cmd(pool, db, as_json):
+    """Drop the pool's attached verdict source (the files stay where they are)."""
+    from ingest.store import detach_verdicts
+    result = detach_verdicts(db, pool)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"detached {result['files']} file(s) ({result['cells']} cells) from pool '{pool}'")

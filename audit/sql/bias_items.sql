@@ -4,7 +4,7 @@
 -- ref_gap = reference of x minus reference of y (null when either is missing).
 WITH cells AS (   -- only cells with a parsed call in the reverse order can have an item: skip the others
     SELECT DISTINCT judge_id, format_id, decoding
-    FROM verdicts
+    FROM verdict_source
     WHERE pool_id = $pool_id AND swapped AND value IS NOT NULL
 ),
 calls AS (
@@ -12,7 +12,7 @@ calls AS (
            CASE WHEN v.swapped THEN v.b_idx ELSE v.a_idx END AS x,
            CASE WHEN v.swapped THEN v.a_idx ELSE v.b_idx END AS y,
            v.swapped, v.value
-    FROM verdicts v
+    FROM verdict_source v
     JOIN cells USING (judge_id, format_id, decoding)
     JOIN formats f USING (format_id)
     WHERE v.pool_id = $pool_id AND f.kind = 'comparative' AND v.a_idx <> v.b_idx

@@ -5,7 +5,7 @@
 -- (from the format's label -> value map) and its probability (both null without a distribution).
 WITH cells AS (
     SELECT judge_id, format_id, decoding
-    FROM verdicts
+    FROM verdict_source
     WHERE pool_id = $pool_id
     GROUP BY judge_id, format_id, decoding
     HAVING max(sample) > 0 OR count(label_probs) > 0
@@ -13,7 +13,7 @@ WITH cells AS (
     SELECT j.name AS judge, f.name AS format, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.sample, v.value,
            json_transform(v.label_probs, '"MAP(VARCHAR, DOUBLE)"') AS probs,
            json_transform(json_extract(f.spec, '$.labels'), '"MAP(VARCHAR, DOUBLE)"') AS margins
-    FROM verdicts v
+    FROM verdict_source v
     JOIN cells USING (judge_id, format_id, decoding)
     JOIN judges j USING (judge_id)
     JOIN formats f USING (format_id)

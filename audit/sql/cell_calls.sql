@@ -14,7 +14,7 @@ WITH counts AS (
            count(value) AS n_parsed_all,
            count(expected) AS n_expected_all,
            max(sample) > 0 AS repeated
-    FROM verdicts
+    FROM verdict_source
     WHERE pool_id = $pool_id
     GROUP BY judge_id, format_id, decoding
 ),

@@ -4,7 +4,7 @@
 -- a setting hold it only there), else from its settings, else greedy.
 WITH modes AS (
     SELECT cell_run_id, any_value(decoding) AS decoding
-    FROM verdicts
+    FROM verdict_source
     WHERE pool_id = $pool_id
     GROUP BY cell_run_id
 ),

@@ -7,7 +7,7 @@ SELECT j.name AS judge, f.name AS format, v.decoding, f.pairing,
        count(*) FILTER (WHERE v.a_idx = v.b_idx) AS n_self,
        count(v.value) FILTER (WHERE v.a_idx = v.b_idx) AS n_self_parsed,
        count(*) FILTER (WHERE v.a_idx = v.b_idx AND v.value = 0) AS n_self_tie
-FROM verdicts v
+FROM verdict_source v
 JOIN judges j USING (judge_id)
 JOIN formats f USING (format_id)
 WHERE v.pool_id = $pool_id AND f.kind = 'comparative'

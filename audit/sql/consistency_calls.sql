@@ -6,7 +6,7 @@
 WITH rows AS (
     SELECT prompt_idx, a_idx, coalesce(b_idx, -1) AS b_idx, sample, value,
            map_values(json_transform(label_probs, '"MAP(VARCHAR, DOUBLE)"')) AS probs
-    FROM verdicts
+    FROM verdict_source
     WHERE pool_id = $pool_id AND judge_id = $judge_id AND format_id = $format_id AND decoding = $decoding
 )
 SELECT dense_rank() OVER (ORDER BY prompt_idx, a_idx, b_idx) - 1 AS unit, sample,

@@ -8,7 +8,7 @@ SELECT f.name AS format, v.decoding, v.prompt_idx, p.prompt_id, v.a_idx, v.b_idx
        (v.value - f.value_lo) / nullif(f.value_hi - f.value_lo, 0) AS s,
        v.cell_run_id, r.judge_model, r.template_hash, CAST(r.decoding_settings AS VARCHAR) AS settings,
        r.source, r.started_at
-FROM verdicts v
+FROM verdict_source v
 JOIN formats f USING (format_id)
 JOIN prompts p ON p.pool_id = v.pool_id AND p.prompt_idx = v.prompt_idx
 JOIN candidates ca ON ca.pool_id = v.pool_id AND ca.cand_idx = v.a_idx

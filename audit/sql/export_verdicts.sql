@@ -23,7 +23,7 @@ SELECT j.name AS judge,
        v.tokens_out,
        v.latency_ms,
        CASE WHEN r.source = 'score' THEN coalesce(v.endpoint, j.endpoint) ELSE v.endpoint END AS endpoint
-FROM verdicts v
+FROM verdict_source v
 JOIN judges j ON j.judge_id = v.judge_id
 JOIN formats f ON f.format_id = v.format_id
 LEFT JOIN cell_runs r ON r.cell_run_id = v.cell_run_id

@@ -7,12 +7,12 @@ WITH jury AS (
 ),
 times AS (
     SELECT v.judge_id, v.format_id, v.decoding, v.latency_ms
-    FROM verdicts v
+    FROM verdict_source v
     JOIN judges j ON j.judge_id = v.judge_id
     WHERE v.pool_id = $pool_id AND j.provider <> 'jury' AND v.latency_ms IS NOT NULL
     UNION ALL
     SELECT y.jury_id, v.format_id, v.decoding, max(v.latency_ms)
-    FROM verdicts v
+    FROM verdict_source v
     JOIN jury y ON y.member_id = v.judge_id
     WHERE v.pool_id = $pool_id AND v.sample = 0 AND v.latency_ms IS NOT NULL
     GROUP BY y.jury_id, v.format_id, v.decoding, v.prompt_idx, v.a_idx, v.b_idx

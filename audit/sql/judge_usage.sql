@@ -9,12 +9,12 @@ WITH jury AS (
 ),
 paid AS (
     SELECT v.judge_id, v.format_id, v.decoding, v.judge_id AS payer_id, v.tokens_in, v.tokens_out
-    FROM verdicts v
+    FROM verdict_source v
     JOIN judges j ON j.judge_id = v.judge_id
     WHERE v.pool_id = $pool_id AND j.provider <> 'jury'
     UNION ALL
     SELECT y.jury_id, v.format_id, v.decoding, v.judge_id, v.tokens_in, v.tokens_out
-    FROM verdicts v
+    FROM verdict_source v
     JOIN jury y ON y.member_id = v.judge_id
     WHERE v.pool_id = $pool_id AND v.sample = 0
 )

@@ -5,7 +5,7 @@ SELECT j.name AS judge, f.name AS format, v.decoding, v.prompt_idx::BIGINT AS pr
        least(v.a_idx, v.b_idx)::BIGINT AS lo_idx, greatest(v.a_idx, v.b_idx)::BIGINT AS hi_idx,
        avg(CASE WHEN v.value = 0 THEN 0.5
                 WHEN (v.value > 0) = (v.a_idx < v.b_idx) THEN 1.0 ELSE 0.0 END) AS f
-FROM verdicts v
+FROM verdict_source v
 JOIN judges j USING (judge_id)
 JOIN formats f USING (format_id)
 WHERE v.pool_id = $pool_id AND f.kind = 'comparative' AND v.a_idx <> v.b_idx AND v.value IS NOT NULL

@@ -7,7 +7,7 @@ SELECT j.name AS judge, j.model AS judge_model, j.settings AS judge_settings, f.
        ca.candidate_id AS a_id, cb.candidate_id AS b_id, ca.model AS a_model, cb.model AS b_model,
        ca.reference AS a_ref, cb.reference AS b_ref,
        v.value, v.status, v.tokens_in, v.tokens_out
-FROM verdicts v
+FROM verdict_source v
 JOIN judges j ON j.judge_id = v.judge_id
 JOIN formats f ON f.format_id = v.format_id
 JOIN prompts p ON p.pool_id = v.pool_id AND p.prompt_idx = v.prompt_idx

@@ -4,7 +4,7 @@
 -- and the margin in favour of slot A (> 0 A wins, < 0 B wins, 0 a tie).
 SELECT j.name AS judge, f.name AS format, v.decoding, p.prompt_id, v.prompt_idx,
        ca.candidate_id AS a_id, cb.candidate_id AS b_id, v.swapped, v.value
-FROM verdicts v
+FROM verdict_source v
 JOIN judges j USING (judge_id)
 JOIN formats f USING (format_id)
 JOIN prompts p ON p.pool_id = v.pool_id AND p.prompt_idx = v.prompt_idx

@@ -4,7 +4,7 @@
 SELECT j.name AS judge, any_value(j.provider) AS provider, any_value(j.model) AS model,
        any_value(j.endpoint) AS endpoint
 FROM judges j
-JOIN verdicts v ON v.judge_id = j.judge_id
+JOIN verdict_source v ON v.judge_id = j.judge_id
 WHERE v.pool_id = $pool_id
 GROUP BY j.name
 ORDER BY j.name

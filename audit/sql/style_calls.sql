@@ -5,7 +5,7 @@
 SELECT j.name AS judge, f.name AS format, v.decoding, p.prompt_id,
        v.a_idx::BIGINT AS a_idx, v.b_idx::BIGINT AS b_idx,
        ca.candidate_id AS a_id, cb.candidate_id AS b_id, v.value
-FROM verdicts v
+FROM verdict_source v
 JOIN judges j USING (judge_id)
 JOIN formats f USING (format_id)
 JOIN prompts p ON p.pool_id = v.pool_id AND p.prompt_idx = v.prompt_idx

@@ -3,10 +3,10 @@
 -- (One set of the pool's slot indices, not a correlated EXISTS per candidate: 1.8 s -> 0.1 s on
 -- ko-arena-hard's 15,000 calls.)
 WITH used AS (
-    SELECT v.a_idx AS idx FROM verdicts v JOIN formats f USING (format_id)
+    SELECT v.a_idx AS idx FROM verdict_source v JOIN formats f USING (format_id)
     WHERE v.pool_id = $pool_id AND f.kind = 'comparative' AND v.value IS NOT NULL
     UNION
-    SELECT v.b_idx FROM verdicts v JOIN formats f USING (format_id)
+    SELECT v.b_idx FROM verdict_source v JOIN formats f USING (format_id)
     WHERE v.pool_id = $pool_id AND f.kind = 'comparative' AND v.value IS NOT NULL
     UNION
     SELECT l.a_idx FROM labels l WHERE l.pool_id = $pool_id

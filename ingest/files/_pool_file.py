@@ -96,9 +96,10 @@ def _reference(t: Table) -> pl.Series:
     return col
 
 
-def read_pool(path: str | Path) -> PoolData:
-    """Read and validate a pool file; raises UserError naming the file, line and field."""
-    t = read_table(path)
+def read_pool(path: str | Path, capped: bool = True) -> PoolData:
+    """Read and validate a pool file; raises UserError naming the file, line and field. `capped`:
+    within the upload limits (files._tables.limits); the command line passes False."""
+    t = read_table(path, capped=capped)
     cols = set(t.frame.columns)
     layout = "rows"
     if {"instruction", "completions"} <= cols and "response" not in cols:

@@ -34,8 +34,11 @@ def limits() -> tuple[int, int]:
             int(os.environ.get(MAX_BYTES_ENV) or DEFAULT_MAX_BYTES))
 
 
-def check_limits(p: Path, rows: int | None = None, nbytes: int | None = None) -> None:
-    """A UserError when a file holds more rows or (decompressed) bytes than limits() allows."""
+def check_limits(p: Path, rows: int | None = None, nbytes: int | None = None, capped: bool = True) -> None:
+    """A UserError when a file holds more rows or (decompressed) bytes than limits() allows; nothing
+    when not `capped` (the command line reads files of any size: the limits are for uploads)."""
+    if not capped:
+        return
     max_rows, max_bytes = limits()
     if nbytes is not None and nbytes > max_bytes:
         raise UserError(f"{p}: more than {max_bytes / 2**20:,.1f} MiB of data once decompressed, over the "
@@ -80,10 +83,10 @@ def check_path(path: str | Path, allowed: dict[str, str] = EXTENSIONS) -> tuple[
     return p, kind
 
 
-def _text_bytes(p: Path, empty: str) -> bytes:
-    """The bytes of a text file (JSONL, CSV) within the size limit, valid UTF-8 and not blank; a
-    blank one is refused with `empty`."""
-    check_limits(p, nbytes=p.stat().st_size)
+def _text_bytes(p: Path, empty: str, capped: bool = True) -> bytes:
+    """The bytes of a text file (JSONL, CSV) within the size limit (when `capped`), valid UTF-8 and
+    not blank; a blank one is refused with `empty`."""
+    check_limits(p, nbytes=p.stat().st_size, capped=capped)
     data = p.read_bytes()
     try:
         data.decode("utf-8")
@@ -138,15 +141,15 @@ def _locate_jsonl_problem(p: Path, data: bytes) -> str | None:
     return None
 
 
-def read_jsonl(p: Path) -> Table:
-    data = _text_bytes(p, "empty file (no rows)")
+def read_jsonl(p: Path, capped: bool = True) -> Table:
+    data = _text_bytes(p, "empty file (no rows)", capped)
     try:
         frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=None)
     except Exception as exc:
         problem = _locate_jsonl_problem(p, data)
         raise UserError(problem or f"{p}: could not read as JSON lines ({exc})") from None
     lines = _nonblank_lines(data)
-    check_limits(p, rows=frame.height)
+    check_limits(p, rows=frame.height, capped=capped)
     if len(lines) != frame.height:  # a reader that skips differently from us: find the culprit
         problem = _locate_jsonl_problem(p, data)
         raise UserError(problem or f"{p}: could not map rows to lines")
@@ -163,15 +166,15 @@ def _csv_record_lines(data: bytes) -> np.ndarray:
     return np.asarray(starts[1:], dtype=np.int64)  # drop the header
 
 
-def read_csv(p: Path) -> Table:
-    data = _text_bytes(p, "empty file (no header, no rows)")
+def read_csv(p: Path, capped: bool = True) -> Table:
+    data = _text_bytes(p, "empty file (no header, no rows)", capped)
     try:
         frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except Exception as exc:
         raise UserError(f"{p}: could not read as CSV ({str(exc).splitlines()[0]})") from None
     if frame.height == 0:
         raise UserError(f"{where(p, 1)}: empty file (a header but no rows)")
-    check_limits(p, rows=frame.height)
+    check_limits(p, rows=frame.height, capped=capped)
     # Records usually sit one per line; only multi-line quoted fields need the exact scan.
     if data.count(b"\n") - (1 if data.endswith(b"\n") else 0) == frame.height:
         lines = np.arange(2, frame.height + 2)
@@ -180,20 +183,23 @@ def read_csv(p: Path) -> Table:
     return Table(p, "csv", frame, lines, data)
 
 
-def read_parquet(p: Path) -> Table:
+def read_parquet(p: Path, capped: bool = True) -> Table:
     # A small Parquet file can unpack to gigabytes (dictionary pages, compression): check the row
     # count in the footer first, then add up the decoded batches and stop at the size limit.
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
         source = pq.ParquetFile(p)
-        check_limits(p, rows=source.metadata.num_rows)
-        batches, size = [], 0
-        for batch in source.iter_batches(batch_size=65_536):
-            size += batch.nbytes
-            check_limits(p, nbytes=size)
-            batches.append(batch)
-        frame = pl.from_arrow(pa.Table.from_batches(batches, schema=source.schema_arrow))
+        check_limits(p, rows=source.metadata.num_rows, capped=capped)
+        if capped:
+            batches, size = [], 0
+            for batch in source.iter_batches(batch_size=65_536):
+                size += batch.nbytes
+                check_limits(p, nbytes=size)
+                batches.append(batch)
+            frame = pl.from_arrow(pa.Table.from_batches(batches, schema=source.schema_arrow))
+        else:   # no size to watch: polars' own reader, in parallel
+            frame = pl.read_parquet(p)
     except UserError:
         raise
     except Exception as exc:
@@ -203,9 +209,11 @@ def read_parquet(p: Path) -> Table:
     return Table(p, "parquet", frame, np.arange(1, frame.height + 1))
 
 
-def read_table(path: str | Path, allowed: dict[str, str] = EXTENSIONS) -> Table:
+def read_table(path: str | Path, allowed: dict[str, str] = EXTENSIONS, capped: bool = True) -> Table:
+    """A table file read whole; within limits() when `capped` (uploads), of any size when not (the
+    command line)."""
     p, kind = check_path(path, allowed)
-    return {"jsonl": read_jsonl, "csv": read_csv, "parquet": read_parquet}[kind](p)
+    return {"jsonl": read_jsonl, "csv": read_csv, "parquet": read_parquet}[kind](p, capped)
 
 
 def jsonl_objects(path: Path):

@@ -87,10 +87,10 @@ def _exported(t: Table) -> Table:
     return t
 
 
-def read_verdicts(path: str | Path) -> tuple[Table, pl.DataFrame]:
+def read_verdicts(path: str | Path, capped: bool = True) -> tuple[Table, pl.DataFrame]:
     """Rows as (_row, judge, format, prompt_id, candidate_id, a_id, b_id, raw, error, sample,
     decoding, label_probs, endpoint, tokens_in, tokens_out, latency_ms), from JSONL or Parquet."""
-    t = read_table(path, {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"})
+    t = read_table(path, {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}, capped)
     t = _exported(t)
     cols = set(t.frame.columns)
     missing = [c for c in REQUIRED if c not in cols]

@@ -4,6 +4,7 @@ through the same checks. The judge providers live in `judges/`, the scoring form
 the built-in bias probes in `probes/`."""
 
 from ._anchor import reference_anchors, seeded_anchors
+from ._attached import attach_verdicts
 from ._batch import custom_id, export_batch
 from ._batch_import import import_batch
 from ._calls import Caller, messages
@@ -18,3 +19,4 @@ from ._schedule import SCHEDULES, plan_calls
 __all__ = ["Caller", "custom_id", "export_batch", "import_batch", "DECODINGS", "LOCAL_RATE", "ROW_SCHEMA", "SCHEDULES", "ScoreRequest", "check_call", "check_samples", "count_calls",
            "decoding_settings", "end_open_line", "ensure_spec_judge", "estimate_seconds", "identity_decoding", "import_verdicts", "messages",
            "plan_calls", "reference_anchors", "replay_journal", "score", "seeded_anchors"]
+__all__ += ["attach_verdicts"]

@@ -54,13 +54,15 @@ def _expected(t, rows: pl.DataFrame, formats: dict[str, Format]) -> pl.Series:
 
 
 def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool: str,
-                    format_specs: list[str | os.PathLike] | str | os.PathLike | None = None) -> dict:
+                    format_specs: list[str | os.PathLike] | str | os.PathLike | None = None,
+                    capped: bool = True) -> dict:
     """Import verdicts made elsewhere (DESIGN.md 'Verdict file'). The whole file lands or nothing.
+    `capped`: the file within the upload limits (files.limits); the command line passes False.
 
     Rows whose call (judge, format, prompt, candidates, sample) is already stored are skipped, so
     importing the same file twice changes nothing.
     """
-    t, rows = read_verdicts(path)
+    t, rows = read_verdicts(path, capped)
     if isinstance(format_specs, (str, os.PathLike)):
         format_specs = [format_specs]
     extra = {str(p): load_format_spec(p) for p in format_specs or []}
@@ -130,6 +132,12 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
 
         judges = {j: unit.ensure_judge(j, "imported") for j in rows["judge"].unique().to_list()}
         fids = {f: unit.ensure_format(formats[f]) for f in rows["format"].unique().to_list()}
+        attached = {(j, f) for _, _, j, f in unit.attached_cells(pid)} & \
+            set(rows.select("judge", "format").unique().iter_rows())
+        if attached:   # one row per call: the attached rows are not in the table the writer checks
+            judge, fmt = sorted(attached)[0]
+            raise UserError(f"{path}: judge {judge!r}, format {fmt!r} of pool '{pool}' is read from attached files; "
+                            "detach them first (judgeaudit detach-verdicts) or attach this file with them")
         rows = rows.with_columns(pl.col("judge").replace_strict(judges, return_dtype=pl.Int32).alias("judge_id"),
                                  pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
         # `decoding` comes from the file: greedy (the paper's protocol: generate, then parse) by default.

@@ -32,6 +32,7 @@ _EXPORTS = {
     "_evaluations": ["EVALUATION_SCHEMA", "GENERATION_SCHEMA", "ensure_study", "insert_evaluations",
                      "insert_generations"],
     "_juries": ["VOTES", "jury_names", "refresh_juries", "save_jury"],
+    "_attached": ["detach_verdicts"],
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)

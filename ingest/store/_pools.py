@@ -15,11 +15,12 @@ from .connection import db_path, find_pool
 
 
 def import_pool(db: str | os.PathLike | None, path: str | os.PathLike, name: str,
-                replace: bool = False) -> dict:
-    """Validate a pool file and store it under `name`. Lands whole or not at all."""
+                replace: bool = False, capped: bool = True) -> dict:
+    """Validate a pool file and store it under `name`. Lands whole or not at all. `capped`: the file
+    within the upload limits (files.limits); the command line passes False (any size)."""
     if not name or not name.strip():
         raise UserError("--pool: a pool name is required")
-    data = read_pool(path)          # all validation happens before the database is touched
+    data = read_pool(path, capped)         # all validation happens before the database is touched
     digest = file_sha256(path)
     with writer(db) as con, transaction(con):
         old = find_pool(con, name)

@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 import polars as pl
 
-from . import _batches, _cell_runs, _judges, _sql, _verdicts
+from . import _attached, _batches, _cell_runs, _judges, _sql, _verdicts
 from ._database import reader, transaction, writer
 from .connection import find_pool, pool_id
 
@@ -82,6 +82,10 @@ class Reading:
         """For each row (pool_id and CALL_KEY columns), its call's stored status; null when not stored."""
         return _verdicts.stored_statuses(self._con, rows)
 
+    def attached_cells(self, pool: int) -> list[tuple]:
+        """(judge_id, format_id, judge, format) of each cell the pool's attached files hold."""
+        return _attached.attached_cells(self._con, pool)
+
     def exported_calls(self, custom_ids: list[str]) -> pl.DataFrame:
         """The stored calls among `custom_ids`, with their export's and judge's identities."""
         return _batches.exported_calls(self._con, custom_ids)
@@ -129,6 +133,36 @@ class Writing(Reading):
                             files: list[dict], calls: pl.DataFrame) -> int:
         """Record a batch export and map its calls' custom_ids to it; the export id."""
         return _batches.record_batch_export(self._con, pool, judge, identity, decoding_settings, folder, files, calls)
+
+    # attach-verdicts (ingest.store._attached): the pool's Parquet files checked and registered in place
+    def attach_files(self, pool: int, files: list[dict]) -> None:
+        """Replace the pool's attached files; the attached rows readable in this unit from here on."""
+        _attached.attach_files(self._con, pool, files)
+
+    def attached_first_problem(self, pool: int) -> tuple | None:
+        """(path, row, field, problem) of the first attached row that is no verdict, or None."""
+        return _attached.first_problem(self._con, pool)
+
+    def attached_cell_names(self, pool: int) -> list[tuple[str, str]]:
+        return _attached.cell_names(self._con, pool)
+
+    def record_attached_cell(self, pool: int, judge: str, fmt: str, judge_id: int, format_id: int, kind: str,
+                             cell_run_id: int) -> None:
+        _attached.record_cell(self._con, pool, judge, fmt, judge_id, format_id, kind, cell_run_id)
+
+    def attached_unknown_call(self, pool: int) -> tuple | None:
+        """(path, row, field, value, prompt_id, format, kind) of the first row naming no prompt or candidate of the pool."""
+        return _attached.unknown_call(self._con, pool)
+
+    def attached_repeated_call(self, pool: int) -> tuple | None:
+        """(judge, format, prompt_id, n) of a call held twice (attached twice, or attached and stored)."""
+        return _attached.repeated_call(self._con, pool)
+
+    def attached_distinct_raws(self, pool: int) -> pl.DataFrame:
+        return _attached.distinct_raws(self._con, pool)
+
+    def record_attached_parses(self, pool: int, parsed: pl.DataFrame) -> None:
+        _attached.record_parses(self._con, pool, parsed)
 
 
 @contextlib.contextmanager

@@ -103,3 +103,50 @@ def pool_id(con: duckdb.DuckDBPyConnection, name: str, error: type[UserError] = 
         names = [r[0] for r in con.execute("SELECT name FROM pools ORDER BY name").fetchall()]
         raise error(f"no pool named '{name}' (known: {', '.join(names) or 'none'})")
     return pid
+
+
+def verdict_source(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
+    """Make the temp view `verdict_source` on a read-only connection: one row per judge call, the
+    stored verdicts and the rows of every pool's attached Parquet files (attach-verdicts), read
+    where they lie. A file removed or changed since it was attached (size, modification time or
+    row count) is left out, and its pool named in the returned {pool_id: message}: the audit
+    refuses that pool until the files are attached again or detached."""
+    from . import _sql   # on first use: `import audit` loads this module alone of the store
+    try:
+        files = _sql.rows(con, "attached_file_list")
+    except duckdb.CatalogException:      # a database before migration 016 (a reader never migrates)
+        files = []
+    if not files:
+        _sql.execute(con, "verdict_source_stored")
+        return {}
+    broken: dict[int, str] = {}
+    for pid, pool, path, size, mtime_ns, _ in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            broken.setdefault(pid, _changed(path, pool, "is gone"))
+            continue
+        if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
+            broken.setdefault(pid, _changed(path, pool, "has changed (size or modification time)"))
+    intact = [f for f in files if f[0] not in broken]
+    if intact:
+        try:
+            counts = dict(_sql.rows(con, "parquet_row_counts", files=[f[2] for f in intact]))
+        except duckdb.Error:
+            counts = {}
+        for pid, pool, path, _, _, n_rows in intact:
+            if counts.get(path) != n_rows:
+                broken.setdefault(pid, _changed(path, pool, "has changed (its row count)"))
+        intact = [f for f in intact if f[0] not in broken]
+    if not intact:
+        _sql.execute(con, "verdict_source_stored")
+        return broken
+    _sql.execute(con, "set_attached_files", files=[f[2] for f in intact])
+    _sql.execute(con, "attached_raw")
+    _sql.execute(con, "verdict_source_attached")
+    return broken
+
+
+def _changed(path: str, pool: str, what: str) -> str:
+    return (f"{path}: attached to pool '{pool}', {what} since; run `judgeaudit attach-verdicts --pool {pool} ...` "
+            f"again, or `judgeaudit detach-verdicts --pool {pool}`")

@@ -6,6 +6,11 @@ printed on its own line, and last a new AppTest whose first run is the 1M databa
 Overview, the landing page (issue 20: at most 1.5 s where the Formats page opens cold in 1.1 s).
 
     .venv/bin/python tests/bench/bench_app.py [--prompts 250000] [--repeats 3] [--rounds 3] [--workdir DIR [--skip-build]]
+
+`--every-page` (issue 29) instead renders every page of app/views, each cold (caches emptied) on a
+3-prompt pool and on the big pool, both built and scored the same way, the pages alternating, and
+prints per page the medians of --rounds first views and their ratio (big / small);
+`--prompts 2500000` is the issue's 10M candidates (x 5 formats here, not its 10 cells).
 """
 
 from __future__ import annotations
@@ -40,18 +45,18 @@ def build(db: Path, n_prompts: int) -> None:
             q = {"binary": "(r + random() * 4 > 6)::INT", "likert5": "least(5, 1 + floor((r + random() * 4) / 3))",
                  "numeric100": "least(100, 5 * floor((r + random() * 4) * 1.5))"}
             if name in q:
-                con.execute(f"INSERT INTO verdicts (run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, "
+                con.execute(f"INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, "
                             f"value, label, status) SELECT $rid, 1, $jid, $fid, prompt_idx, cand_idx, v, v::VARCHAR, 'ok' "
                             f"FROM (SELECT prompt_idx, cand_idx, {q[name]} AS v FROM "
                             f"(SELECT prompt_idx, cand_idx, reference AS r FROM candidates))",
                             {"rid": rid, "jid": jid, "fid": fid})
             elif name == "anchored":
-                con.execute("INSERT INTO verdicts (run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, b_idx, "
+                con.execute("INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, b_idx, "
                             "value, status) SELECT $rid, 1, $jid, $fid, prompt_idx, cand_idx, prompt_idx * 4 + 2, "
                             "least(2, greatest(-2, round((reference - 4.5) / 2 + random() - 0.5))), 'ok' "
                             "FROM candidates", {"rid": rid, "jid": jid, "fid": fid})
             else:
-                con.execute("INSERT INTO verdicts (run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, b_idx, "
+                con.execute("INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, b_idx, "
                             "value, status) SELECT $rid, 1, $jid, $fid, a.prompt_idx, a.cand_idx, b.cand_idx, "
                             "least(2, greatest(-2, round((a.reference - b.reference) / 3 + random()))), 'ok' "
                             "FROM candidates a JOIN candidates b ON a.prompt_idx = b.prompt_idx "
@@ -89,8 +94,37 @@ def start(db: Path) -> tuple[object, float]:
     return app, time.perf_counter() - t
 
 
+def every_page(work: Path, big: Path, rounds: int) -> None:
+    """Each page's first view on a 3-prompt pool and on the big one, built the same way: medians, ratio."""
+    import streamlit as st
+    small = work / "small.duckdb"
+    small.unlink(missing_ok=True)
+    build(small, 3)
+    pages = sorted(p.relative_to(ROOT / "app").as_posix() for p in (ROOT / "app" / "views").glob("*/page.py"))
+    app, started = start(small)
+    print(f"app start on the 3-prompt pool: {started:.2f} s", flush=True)
+    times = {page: {"small": [], "big": []} for page in pages}
+    failed = {}
+    for _ in range(rounds):
+        for page in pages:
+            for key, db in (("small", small), ("big", big)):
+                st.cache_data.clear()
+                try:
+                    times[page][key].append(render(app, db, 0, page)[0])
+                except AssertionError as exc:
+                    failed[page] = str(exc)[:200]
+    print(f"{'page':32s} {'3 prompts':>10s} {'big':>10s} {'ratio':>6s}   (first view, medians of {rounds})")
+    for page, t in times.items():
+        if page in failed or not t["small"] or not t["big"]:
+            print(f"{page:32s} failed: {failed.get(page)}")
+            continue
+        a, b = statistics.median(t["small"]), statistics.median(t["big"])
+        print(f"{page:32s} {a:9.2f}s {b:9.2f}s {b / a:5.1f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--every-page", action="store_true", help="every page, first view, 3-prompt pool against big")
     ap.add_argument("--prompts", type=int, default=250_000)
     ap.add_argument("--repeats", type=int, default=3, help="warm renders after each cold one")
     ap.add_argument("--rounds", type=int, default=3, help="cold renders of each page (alternating)")
@@ -105,6 +139,9 @@ def main() -> None:
         t = time.perf_counter()
         build(big, args.prompts)
         print(f"built {args.prompts * 4:,} candidates x 5 formats in {time.perf_counter() - t:.1f} s")
+    if args.every_page:
+        every_page(work, big, args.rounds)
+        return
     from ingest.demo import seed_demo
     small, start_db = work / "demo.duckdb", work / "start.duckdb"
     for db in (small, start_db):

@@ -7,6 +7,12 @@ runs is printed with the rows/s and the Parquet/JSONL ratio, both measured in th
 breakdown times reading and checking the file alone (ingest.files.read_verdicts).
 
     .venv/bin/python tests/bench/bench_import.py [--rows 1000000] [--reps 3] [--label-probs]
+
+`--cli-rows N --cli-stored 0,50000000,95000000` (issue 29) times instead the command line,
+`judgeaudit import-verdicts` in a process of its own with its start, importing an N-row Parquet file
+into one pool that already holds each number of stored verdicts (filled in-process with the same
+calls under other sample numbers), with the command's peak RSS: the rate and the memory must not
+follow what is stored. The issue's case is N = 20M at 0, 50M and 95M stored.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ RAWS = {"likert5": ["1", "2", "3", "4", "5", "Score: 4", "I'd rate it 3.", "4/5"
 SAMPLES = {"likert5": 3, "binary": 2}      # per candidate: 5 calls a candidate
 
 
-def build(work: Path, n_rows: int, label_probs: bool, seed: int = 0) -> tuple[Path, Path, Path, int]:
+def build(work: Path, n_rows: int, label_probs: bool, seed: int = 0, jsonl: bool = True) -> tuple[Path, Path, Path, int]:
     """A database holding the pool, and the same verdicts as Parquet and as JSONL."""
     from ingest.store import import_pool
     per_cand = sum(SAMPLES.values())
@@ -66,10 +72,44 @@ def build(work: Path, n_rows: int, label_probs: bool, seed: int = 0) -> tuple[Pa
     verdicts = pl.concat(parts, how="diagonal").select(
         "judge", "format", "prompt_id", "candidate_id", "sample", "raw",
         *(["label_probs"] if label_probs else []))
-    parquet, jsonl = work / "verdicts.parquet", work / "verdicts.jsonl"
+    parquet, jsonl_file = work / "verdicts.parquet", work / "verdicts.jsonl"
     verdicts.write_parquet(parquet)
-    verdicts.write_ndjson(jsonl)
-    return db, parquet, jsonl, verdicts.height
+    if jsonl:
+        verdicts.write_ndjson(jsonl_file)
+    return db, parquet, jsonl_file, verdicts.height
+
+
+def cli_at_scale(work: Path, n_rows: int, levels: list[int]) -> None:
+    """The command line's import of an n_rows file into a pool holding each of `levels` stored verdicts."""
+    import os
+    from ingest.scoring import import_verdicts
+    base, parquet, _, n = build(work, n_rows, False, jsonl=False)
+    db, first = work / "scale.duckdb", pl.read_parquet(parquet)
+    shutil.copy(base, db)
+    exe = str(Path(sys.executable).with_name("judgeaudit"))
+    stored, k = 0, 0
+    for level in levels:
+        while stored < level:                 # the verdicts already there: later samples of the same calls
+            k += 1
+            fill = work / "fill.parquet"
+            first.with_columns(pl.col("sample") + 10 * k).write_parquet(fill)
+            import_verdicts(db, fill, "bench", capped=False)
+            stored += n
+        k += 1
+        path = work / f"cli-{k}.parquet"
+        first.with_columns(pl.col("sample") + 10 * k).write_parquet(path)
+        started = time.perf_counter()
+        with open(work / "out.json", "wb") as out, open(work / "err.txt", "wb") as err:
+            proc = subprocess.Popen([exe, "import-verdicts", str(path), "--pool", "bench", "--db", str(db), "--json"],
+                                    stdout=out, stderr=err)
+            _, status, usage = os.wait4(proc.pid, 0)    # this child's own peak RSS
+        took = time.perf_counter() - started
+        assert status == 0, (work / "err.txt").read_text()
+        assert json.loads((work / "out.json").read_text())["imported"] == n
+        rss = f"{usage.ru_maxrss / 1024:,.0f} MB"
+        print(f"judgeaudit import-verdicts of {n:,} rows into a pool holding {stored:,}: {took:.2f} s = "
+              f"{n / took:,.0f} rows/s (start included); peak RSS of the command {rss}", flush=True)
+        stored += n
 
 
 def timed(fn) -> float:
@@ -120,7 +160,15 @@ def main() -> None:
     ap.add_argument("--more-files", type=int, default=4,
                     help="then import this many more files of as many new calls into the same cells, one "
                          "after another: the check against stored calls must not grow with what is stored")
+    ap.add_argument("--cli-rows", type=int, default=0,
+                    help="time `judgeaudit import-verdicts` of a file of this many rows instead (issue 29: 20M)")
+    ap.add_argument("--cli-stored", default="0,50000000,95000000",
+                    help="stored verdicts in the pool before each --cli-rows import (comma-separated)")
     args = ap.parse_args()
+    if args.cli_rows:
+        with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
+            cli_at_scale(Path(tmp), args.cli_rows, [int(float(x)) for x in args.cli_stored.split(",")])
+        return
     from ingest.files import read_verdicts
     from ingest.scoring import import_verdicts
 

@@ -30,12 +30,24 @@ FRAMES |= {"accept_label_rows": "SELECT * FROM accept_labels",
            "queue_rows": "SELECT * FROM label_queue_items", "order_rows": "SELECT * FROM label_orders"}
 
 
+# the attached Parquet files a connection reads (connection.verdict_source): one file of a verdict file's columns
+ATTACHED = {"judge": ["j"], "format": ["likert5"], "prompt_id": ["p"], "candidate_id": ["c"], "raw": ["3"]}
+PARAMS: dict = {}
+
+
 @pytest.fixture(scope="module")
-def empty():
+def empty(tmp_path_factory):
+    import polars as pl
     con = duckdb.connect()
     migrate(con)
     for name, query in FRAMES.items():
         con.execute(f"CREATE TEMP TABLE {name} AS {query} LIMIT 0")
+    path = tmp_path_factory.mktemp("attached") / "verdicts.parquet"
+    pl.DataFrame(ATTACHED).write_parquet(path)
+    PARAMS["files"] = [str(path)]
+    for name in ("set_attached_files", "attached_raw", "verdict_source_attached"):
+        _sql.execute(con, name, **{k: PARAMS[k] for k in _sql.params_of(_sql.text(name))})
+    con.execute("CREATE TEMP TABLE parsed_raws AS SELECT format_id, raw, label, value, status FROM attached_parses LIMIT 0")
     yield con
     con.close()
 
@@ -50,7 +62,7 @@ def test_there_are_sql_files_and_each_opens_with_a_comment():
 @pytest.mark.parametrize("name", FILES)
 def test_every_statement_binds_and_plans_on_an_empty_migrated_database(empty, name):
     for statement in _sql.statements(name.removesuffix(".sql")):
-        params = dict.fromkeys(_sql.params_of(statement))
+        params = {k: PARAMS.get(k) for k in _sql.params_of(statement)}
         empty.execute("EXPLAIN " + statement, params).fetchall()
         if re.sub(r"^\s*(--[^\n]*\n\s*)*", "", statement).split(None, 1)[0].upper() in ("SELECT", "WITH"):
             # the reads also run: no rows, and no error

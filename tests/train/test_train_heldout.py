@@ -45,3 +45,18 @@ def test_a_seeded_share_halves_rounded_up_and_at_least_one():
     assert heldout_prompt_ids(_prompts(ids[::-1]))[0] == heldout_prompt_ids(_prompts(ids))[0]
     assert heldout_prompt_ids(_prompts([])) == ([], {"rule": "share", "share": 0.1, "seed": 0, "n": 0})
     assert heldout_prompt_ids(_prompts(["only"]), share=0.9)[0] == ["only"]      # min(n, 1)
+
+
+def test_the_share_equals_the_keys_order_and_is_not_served_for_other_prompts():
+    # issue 29: keys drawn in one pass and the last answer kept; the reference sorts by _key itself
+    import polars as pl
+    from train import heldout
+    ids = [f"p{i}" for i in range(5000)]
+    frame = pl.DataFrame({"prompt_id": ids, "marked_heldout": [False] * len(ids)})
+    want = sorted(sorted(ids, key=lambda p: heldout._key(p, 3))[:500])
+    assert heldout.heldout_prompt_ids(frame, 0.1, 3)[0] == want
+    assert heldout.heldout_prompt_ids(frame, 0.1, 3)[0] == want            # the kept answer
+    other = frame.with_columns(pl.col("prompt_id") + "x")
+    assert heldout.heldout_prompt_ids(other, 0.1, 3)[0] == sorted(
+        sorted(other["prompt_id"].to_list(), key=lambda p: heldout._key(p, 3))[:500])
+    assert heldout.heldout_prompt_ids(frame, 0.1, 4)[0] != want             # another seed, other prompts

@@ -15,7 +15,7 @@ from app.views.curate.training import hyper_parameters, training_curves
 from ingest import UserError
 
 pool = data.page_pool("Curate & Train")
-scores = data.candidate_scores(pool)
+scores = data.scored_cells(pool)   # the cells alone; the chosen cell's scores are read by data.curation
 a, b, c, d, e = st.columns([1, 1, 1, 1, 1])
 policy = a.selectbox("Policy", ["judge", "random", "length", "full"], index=0 if scores.height else 1,
                      format_func={"judge": "judge × format", "random": "random", "length": "longest",

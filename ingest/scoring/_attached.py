@@ -1,0 +1,126 @@
+"""Verdicts read where they lie (DESIGN.md 'Ten million candidates on every page; verdicts where they
+lie'): `attach-verdicts` registers Parquet files with the verdict file's columns as a read-only verdict
+source of a pool. Nothing is copied: the store keeps each file's size, modification time and row count,
+the cells' judges, formats and cell runs, and each distinct answer parsed once by its format's parser;
+the audit reads the rows through the store's `verdict_source` view."""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+from urllib.parse import unquote
+
+import polars as pl
+
+from .._errors import UserError
+from ..store import writing
+from ._imported import _parse_distinct
+from .formats import BUILTIN, load_format_spec, stored_formats
+
+NEEDED = ("prompt_id", "raw")
+
+
+def _files(patterns: list[str]) -> list[Path]:
+    """The Parquet files the globs name (`**` descends into folders), each once, sorted."""
+    found: set[Path] = set()
+    for pattern in patterns:
+        hits = [Path(h) for h in glob.glob(os.path.expanduser(str(pattern)), recursive=True)]
+        hits = [h for h in hits if h.is_file()]
+        if not hits:
+            raise UserError(f"{pattern}: no file matches")
+        bad = [h for h in hits if h.suffix.lower() != ".parquet"]
+        if bad:
+            raise UserError(f"{bad[0]}: not a Parquet file (attach-verdicts reads .parquet; import-verdicts reads JSONL)")
+        found.update(h.resolve() for h in hits)
+    return sorted(found)
+
+
+def _hive(path: Path) -> dict[str, str]:
+    """The key=value folders of a path (judge=J/format=F/), values URL-decoded as hive writers encode them."""
+    return {k: unquote(v) for k, _, v in (part.partition("=") for part in path.parent.parts if "=" in part)}
+
+
+def _describe(path: Path, hive: bool) -> dict:
+    """What attach records of a file (size, modification time, row count, hive judge and format),
+    after checking that it holds the columns a verdict needs."""
+    import pyarrow.parquet as pq
+    try:
+        meta = pq.read_metadata(path)
+    except Exception as exc:
+        raise UserError(f"{path}: could not read as Parquet ({str(exc).splitlines()[0]})") from None
+    names = set(meta.schema.names)
+    folders = _hive(path) if hive else {}
+    if hive and not ({"judge", "format"} & folders.keys()):
+        raise UserError(f"{path}: no judge=J or format=F folder above it (--hive reads them from the path)")
+    missing = [c for c in (*NEEDED, "judge", "format") if c not in names and c not in folders]
+    if missing:
+        raise UserError(f"{path}: missing required field(s) {', '.join(repr(m) for m in missing)} "
+                        f"(found: {', '.join(sorted(names))})")
+    if not names & {"candidate_id", "a_id", "candidate_a"}:
+        raise UserError(f"{path}: each row needs 'candidate_id' (pointwise) or 'a_id' and 'b_id' (comparative)")
+    st = path.stat()
+    return {"path": str(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "n_rows": meta.num_rows,
+            "judge": folders.get("judge"), "format": folders.get("format")}
+
+
+def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str, hive: bool = False,
+                    format_specs: list[str | os.PathLike] | None = None) -> dict:
+    """Register the Parquet files matching `patterns` as the pool's attached verdicts (replacing any
+    attached before). Every row is checked first, as import-verdicts checks a file: an unknown
+    prompt or candidate is refused with its file and row, and so is a call held twice."""
+    files = [_describe(p, hive) for p in _files(patterns)]
+    extra = {str(p): load_format_spec(p) for p in format_specs or []}
+    with writing(db) as unit:
+        pid = unit.pool_id(pool)
+        formats = {**stored_formats(unit.format_rows()), **BUILTIN}
+        for spec_path, fmt in extra.items():
+            if fmt.name in formats and formats[fmt.name].spec_hash != fmt.spec_hash:
+                raise UserError(f"{spec_path}: format '{fmt.name}' is already stored with a "
+                                "different definition; give this one another name")
+            formats[fmt.name] = fmt
+        unit.attach_files(pid, files)
+        problem = unit.attached_first_problem(pid)
+        if problem:
+            path, row, field, what = problem
+            raise UserError(f"{path}, row {row}, field '{field}': {what}")
+        cells = unit.attached_cell_names(pid)
+        for judge, name in cells:
+            fmt = formats.get(name)
+            if fmt is None:
+                raise UserError(f"format {name!r} of judge {judge!r} in the attached files is unknown (known: "
+                                f"{', '.join(sorted(formats))}; define others with --format-spec)")
+            if fmt.pairing == "anchored":
+                raise UserError(f"format {name!r} pairs against an anchor: attach reads pointwise and tournament "
+                                "formats (import anchored verdicts with import-verdicts)")
+        for judge, name in cells:
+            judge_id = unit.ensure_judge(judge, "imported")
+            format_id = unit.ensure_format(formats[name])
+            run = unit.start_cell_run(pid, judge_id, formats[name], format_id, "attach",
+                                      source_file=" ".join(map(str, patterns)))
+            unit.finish_cell_run(run)
+            unit.record_attached_cell(pid, judge, name, judge_id, format_id, formats[name].kind, run)
+        unknown = unit.attached_unknown_call(pid)
+        if unknown:
+            path, row, field, value, prompt, fmt_name, kind = unknown
+            where = f"{path}, row {row}, field '{field}'"
+            if value is None:
+                raise UserError(f"{where}: required for the {kind} format {fmt_name!r}")
+            if field == "prompt_id":
+                raise UserError(f"{where}: unknown prompt {value!r} in pool '{pool}'")
+            raise UserError(f"{where}: unknown candidate {value!r} for prompt {prompt!r} in pool '{pool}'")
+        twice = unit.attached_repeated_call(pid)
+        if twice:
+            judge, name, prompt, n = twice
+            raise UserError(f"a call of judge {judge!r}, format {name!r}, prompt {prompt!r} is held {n} times "
+                            "(twice in the attached files, or attached and stored): one row per call")
+        raws = unit.attached_distinct_raws(pid)
+        by_id = {unit.ensure_format(formats[name]): name for _, name in cells}
+        named = raws.with_columns(pl.col("format_id").replace_strict(by_id, return_dtype=pl.String).alias("format"))
+        parsed = _parse_distinct(named.select("format", "raw"), formats) if named.height else \
+            pl.DataFrame(schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "label": pl.String,
+                                 "status": pl.String})
+        parsed = parsed.join(named.select("format", "format_id").unique(), on="format")
+        unit.record_attached_parses(pid, parsed.select("format_id", "raw", "label", "value", "status"))
+    return {"pool": pool, "files": len(files), "rows": sum(f["n_rows"] for f in files),
+            "cells": [{"judge": j, "format": f} for j, f in cells], "distinct_answers": parsed.height}

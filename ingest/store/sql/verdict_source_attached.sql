@@ -1,0 +1,22 @@
+-- The audit's one verdict source: one row per judge call, the stored verdicts and the rows of the attached files
+-- (attached_raw.sql) as the verdicts table holds them: ids from the pool, the cell's judge, format and cell run
+-- (attached_cells), each answer's parse (attached_parses, made once by its format's parser when attached),
+-- and a tournament call marked swapped when the later-listed candidate is in slot A, as an import marks it.
+CREATE OR REPLACE TEMP VIEW verdict_source AS
+SELECT * FROM verdicts
+UNION ALL BY NAME
+SELECT c.cell_run_id, r.pool_id, c.judge_id, c.format_id, coalesce(r.decoding, 'greedy') AS decoding,
+       p.prompt_idx, ca.cand_idx AS a_idx, cb.cand_idx AS b_idx,
+       coalesce(ca.position > cb.position, false) AS swapped,
+       coalesce(r.sample, 0)::INTEGER AS sample, r.raw, x.label, x.value,
+       CASE WHEN r.raw IS NULL AND r.error IS NOT NULL THEN 'failed' WHEN r.raw IS NULL THEN 'empty'
+            ELSE x.status END AS status,
+       r.error, 1 AS attempts, r.latency_ms::DOUBLE AS latency_ms, r.tokens_in::INTEGER AS tokens_in,
+       r.tokens_out::INTEGER AS tokens_out
+FROM attached_raw r
+JOIN attached_cells c ON c.pool_id = r.pool_id AND c.judge = r.judge AND c.format = r.format
+JOIN prompts p ON p.pool_id = r.pool_id AND p.prompt_id = r.prompt_id
+JOIN candidates ca ON ca.pool_id = r.pool_id AND ca.prompt_idx = p.prompt_idx AND ca.candidate_id = r.a_id
+LEFT JOIN candidates cb ON c.kind = 'comparative' AND cb.pool_id = r.pool_id AND cb.prompt_idx = p.prompt_idx
+                       AND cb.candidate_id = r.b_id
+LEFT JOIN attached_parses x ON x.pool_id = r.pool_id AND x.format_id = c.format_id AND x.raw = r.raw

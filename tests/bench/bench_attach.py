@@ -1,0 +1,96 @@
+"""Benchmark: `judgeaudit attach-verdicts` (issue 29) on a pool of N candidates x 10 pointwise cells
+(5 judges x binary and likert5), as hive shards judge=J/format=F/part-K.parquet: the attach's time (the command, its start included), the
+database's growth, and `judgeaudit audit --json` on the attached pool against the same rows imported
+(both timed; their output compared).
+
+    .venv/bin/python tests/bench/bench_attach.py [--candidates 10000000] [--shards 4] [--no-import]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+EXE = str(Path(sys.executable).with_name("judgeaudit"))
+RAWS = {"likert5": ["1", "2", "3", "4", "5", "Score: 4", "I'd rate it 3.", "4/5", "It is fine."],
+        "binary": ["ACCEPT", "REJECT", "I would ACCEPT this response.", "Yes."]}
+JUDGES = [f"judge-{j}" for j in range(5)]
+
+
+def build(work: Path, n: int, shards: int, seed: int = 0) -> tuple[Path, Path]:
+    """The pool file (10 candidates a prompt) and the hive folder of its verdicts."""
+    k = 10
+    n_prompts = -(-n // k)
+    pool = pl.DataFrame({"prompt_id": pl.int_range(n, eager=True) // k}).with_columns(
+        pl.format("q{}", "prompt_id").alias("prompt_id"),
+        (pl.int_range(pl.len()) % k).cast(pl.String).alias("candidate_id"))
+    pool = pool.with_columns(pl.lit("a prompt").alias("prompt"), pl.lit("an answer").alias("response"))
+    pool_file = work / "pool.parquet"
+    pool.write_parquet(pool_file)
+    rng = np.random.default_rng(seed)
+    hive = work / "out"
+    for judge in JUDGES:
+        for fmt, raws in RAWS.items():
+            folder = hive / f"judge={judge}" / f"format={fmt}"
+            folder.mkdir(parents=True)
+            raw = pl.Series("raw", np.asarray(raws)[rng.integers(0, len(raws), n)])
+            frame = pool.select("prompt_id", "candidate_id").with_columns(raw)
+            for s, part in enumerate(np.array_split(np.arange(n), shards)):
+                frame[int(part[0]):int(part[-1]) + 1].write_parquet(folder / f"part-{s}.parquet")
+    print(f"{n:,} candidates of {n_prompts:,} prompts, {len(JUDGES) * len(RAWS)} cells = {n * 10:,} verdicts "
+          f"in {len(JUDGES) * len(RAWS) * shards} shards", flush=True)
+    return pool_file, hive
+
+
+def run(*args) -> tuple[float, str]:
+    t = time.perf_counter()
+    proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return time.perf_counter() - t, proc.stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--candidates", type=int, default=10_000_000)
+    ap.add_argument("--shards", type=int, default=4, help="files per (judge, format) cell")
+    ap.add_argument("--no-import", action="store_true", help="skip the imported copy and its audit")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-attach-") as tmp:
+        work = Path(tmp)
+        pool_file, hive = build(work, args.candidates, args.shards)
+        db = work / "attached.duckdb"
+        run("import-pool", pool_file, "--pool", "big", "--db", db)
+        before = db.stat().st_size
+        took, _ = run("attach-verdicts", str(hive / "**" / "*.parquet"), "--pool", "big", "--hive", "--db", db)
+        grew = db.stat().st_size - before
+        print(f"attach-verdicts: {took:.1f} s (start included); the database grew {grew / 2**20:.2f} MiB "
+              f"({before / 2**20:.1f} -> {db.stat().st_size / 2**20:.1f} MiB)", flush=True)
+        took, attached = run("audit", "--pool", "big", "--json", "--db", db)
+        print(f"audit --json on the attached pool: {took:.1f} s", flush=True)
+        if args.no_import:
+            return
+        imported = work / "imported.duckdb"
+        run("import-pool", pool_file, "--pool", "big", "--db", imported)
+        t = time.perf_counter()
+        for f in sorted(hive.glob("**/*.parquet")):
+            judge, fmt = f.parent.parent.name.split("=")[1], f.parent.name.split("=")[1]
+            part = pl.read_parquet(f).with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"))
+            part.write_parquet(work / "one.parquet")
+            run("import-verdicts", work / "one.parquet", "--pool", "big", "--db", imported)
+        print(f"the same rows imported, file by file: {time.perf_counter() - t:.1f} s; the database "
+              f"{imported.stat().st_size / 2**20:.1f} MiB", flush=True)
+        took, same = run("audit", "--pool", "big", "--json", "--db", imported)
+        print(f"audit --json on the imported pool: {took:.1f} s; the same output: {same == attached}")
+
+
+if __name__ == "__main__":
+    main()

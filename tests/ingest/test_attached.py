@@ -1,0 +1,179 @@
+"""attach-verdicts / detach-verdicts (issue 29): Parquet verdicts registered in place and audited where
+they lie. The same rows imported and attached print the same `--json`; bad rows are refused up front
+with their file and row; a file that changes after attaching is refused by name until attached again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import polars as pl
+import pytest
+
+from app.cli import main
+from audit import AuditError, audit_cells as cells
+from ingest import UserError
+from ingest.scoring import attach_verdicts, import_verdicts
+from ingest.store import detach_verdicts, import_labels, import_pool
+from tests.conftest import db_snapshot, query_rows
+from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
+
+COMMANDS = {"audit": [], "bias": ["--n-boot", "200"], "levels": [], "rank": [], "consistency": [],
+            "calibrate": ["--n-boot", "100"]}
+
+
+def _files(tmp_path, n_prompts=12, seed=3):
+    rows = synthetic_pool(n_prompts, seed=seed)
+    verdicts = synthetic_verdicts(rows, seed=seed)
+    pool = write_jsonl(tmp_path / "pool.jsonl", rows)
+    jsonl = write_jsonl(tmp_path / "verdicts.jsonl", verdicts)
+    frame = pl.DataFrame(verdicts)
+    hive = tmp_path / "shards"
+    for (judge, fmt), part in frame.group_by("judge", "format"):   # a pipeline's shards: judge=J/format=F/
+        folder = hive / f"judge={judge}" / f"format={fmt}"
+        folder.mkdir(parents=True)
+        half = part.height // 2
+        part.drop("judge", "format")[:half].write_parquet(folder / "part-0.parquet")
+        part.drop("judge", "format")[half:].write_parquet(folder / "part-1.parquet")
+    # pairwise human labels for calibrate: the first two candidates of each prompt, by reference
+    labels = []
+    by_prompt = {}
+    for r in rows:
+        by_prompt.setdefault(r["prompt_id"], []).append(r)
+    for pid, cands in by_prompt.items():
+        a, b = cands[0], cands[1]
+        ra, rb = a["reference"] or 0, b["reference"] or 0
+        labels.append({"prompt_id": pid, "a_id": a["candidate_id"], "b_id": b["candidate_id"],
+                       "label": "A" if ra > rb else "B" if rb > ra else "tie"})
+    return pool, jsonl, hive, write_jsonl(tmp_path / "labels.jsonl", labels), frame
+
+
+def _json(capsys, db, command, pool="s"):
+    capsys.readouterr()
+    assert main([command, "--pool", pool, "--json", "--db", str(db), *COMMANDS.get(command, [])]) == 0
+    return capsys.readouterr().out
+
+
+def test_attached_and_imported_pools_print_the_same_json(tmp_path, capsys):
+    pool, jsonl, hive, labels, _ = _files(tmp_path)
+    imported, attached = tmp_path / "imported.duckdb", tmp_path / "attached.duckdb"
+    for db in (imported, attached):
+        import_pool(db, pool, "s")
+        import_labels(db, labels, "s")
+    import_verdicts(imported, jsonl, "s")
+    before = attached.stat().st_size
+    out = attach_verdicts(attached, [str(hive / "**" / "*.parquet")], "s", hive=True)
+    assert out["files"] == 16 and out["rows"] == query_rows(imported, "SELECT count(*) FROM verdicts")[0][0]
+    assert query_rows(attached, "SELECT count(*) FROM verdicts") == [(0,)]     # nothing copied
+    # what grows is a few rows in each of 9 tables (files, cells, parses, judges, formats, cell runs, id
+    # marks, two keys): DuckDB writes a touched table into blocks of 256 KiB, so ~2.3 MiB whatever the
+    # rows (the benchmark measures it at 100M rows: tests/bench/bench_attach.py)
+    assert attached.stat().st_size - before <= 10 * 2**18
+    for command in COMMANDS:
+        expect = _json(capsys, imported, command)
+        doc = json.loads(expect)
+        assert any(isinstance(v, list) and v for v in doc.values()), (command, expect[:200])   # numbers to compare
+        assert _json(capsys, attached, command) == expect, command
+
+
+def test_flat_files_with_the_verdict_files_columns_attach_too(tmp_path, capsys):
+    pool, jsonl, _, _, frame = _files(tmp_path)
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    frame[:300].write_parquet(flat / "a.parquet")
+    frame[300:].write_parquet(flat / "b.parquet")
+    imported, attached = tmp_path / "imported.duckdb", tmp_path / "attached.duckdb"
+    for db in (imported, attached):
+        import_pool(db, pool, "s")
+    import_verdicts(imported, jsonl, "s")
+    assert main(["attach-verdicts", str(flat / "*.parquet"), "--pool", "s", "--db", str(attached)]) == 0
+    assert _json(capsys, attached, "audit") == _json(capsys, imported, "audit")
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"prompt_id": "p99999"}, "field 'prompt_id': unknown prompt 'p99999' in pool 's'"),
+    ({"candidate_id": "c9"}, "field 'candidate_id': unknown candidate 'c9' for prompt"),
+    ({"decoding": "beam"}, "field 'decoding': one of greedy, constrained, not 'beam'"),
+])
+def test_a_bad_row_is_refused_with_its_file_and_row(tmp_path, change, message):
+    pool, _, _, _, frame = _files(tmp_path)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    point = frame.filter(pl.col("format") == "likert5")
+    row = 7                                                   # 0-based: the file's row 8
+    bad = point.with_columns(**{k: pl.when(pl.int_range(pl.len()) == row).then(pl.lit(v)).otherwise(
+        pl.col(k) if k in point.columns else pl.lit(None, pl.String)) for k, v in change.items()})
+    bad.write_parquet(tmp_path / "bad.parquet")
+    before = db_snapshot(db)
+    with pytest.raises(UserError, match=f"bad.parquet, row 8, {message}"):
+        attach_verdicts(db, [str(tmp_path / "bad.parquet")], "s")
+    assert db_snapshot(db) == before                          # nothing attached
+
+
+def test_a_call_held_twice_is_refused(tmp_path):
+    pool, jsonl, _, _, frame = _files(tmp_path)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    import_verdicts(db, jsonl, "s")                           # the same calls stored already
+    frame.filter(pl.col("format") == "binary").write_parquet(tmp_path / "again.parquet")
+    with pytest.raises(UserError, match="format 'binary', prompt 'p0000.' is held 2 times"):
+        attach_verdicts(db, [str(tmp_path / "again.parquet")], "s")
+
+
+def test_a_changed_or_removed_file_is_refused_by_name_until_attached_again(tmp_path, capsys):
+    pool, jsonl, hive, _, _ = _files(tmp_path)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    pattern = [str(hive / "**" / "*.parquet")]
+    attach_verdicts(db, pattern, "s", hive=True)
+    n = cells(db, "s")["n_verdicts"].sum()
+    shard = hive / "judge=alpha" / "format=binary" / "part-0.parquet"
+    keep = pl.read_parquet(shard)
+    keep[:-1].write_parquet(shard)                            # one row fewer
+    with pytest.raises(AuditError, match=f"{shard}: attached to pool 's', has changed"):
+        cells(db, "s")
+    assert main(["audit", "--pool", "s", "--db", str(db)]) == 1
+    assert str(shard) in capsys.readouterr().err
+    attach_verdicts(db, pattern, "s", hive=True)              # attached again: read as it is now
+    assert cells(db, "s")["n_verdicts"].sum() == n - 1
+    # the same size and modification time, another row count (the footer's): still caught. The record
+    # is edited instead of the file: a file of another row count with the same size and time is rare.
+    import duckdb
+    with duckdb.connect(str(db)) as con:
+        con.execute("UPDATE attached_files SET n_rows = n_rows + 1 WHERE path = $p", {"p": str(shard)})
+    with pytest.raises(AuditError, match=f"{shard}: attached to pool 's', has changed \\(its row count\\)"):
+        cells(db, "s")
+    attach_verdicts(db, pattern, "s", hive=True)
+    assert cells(db, "s")["n_verdicts"].sum() == n - 1
+    shutil.rmtree(hive / "judge=beta")
+    with pytest.raises(AuditError, match="is gone since"):
+        cells(db, "s")
+    out = detach_verdicts(db, "s")
+    assert out == {"pool": "s", "files": 16, "cells": 8}
+    assert cells(db, "s").height == 0                         # the pool is back to its stored verdicts
+    assert query_rows(db, "SELECT count(*) FROM attached_files") == [(0,)]
+
+
+def test_a_deleted_pool_takes_its_attached_source_along(tmp_path):
+    pool, _, hive, _, _ = _files(tmp_path)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    attach_verdicts(db, [str(hive / "**" / "*.parquet")], "s", hive=True)
+    import_pool(db, pool, "s", replace=True)
+    assert cells(db, "s").height == 0
+    assert query_rows(db, "SELECT (SELECT count(*) FROM attached_files) + (SELECT count(*) FROM attached_cells)"
+                          " + (SELECT count(*) FROM attached_parses)") == [(0,)]
+
+
+def test_an_import_into_an_attached_cell_is_refused(tmp_path):
+    pool, jsonl, hive, _, _ = _files(tmp_path)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    attach_verdicts(db, [str(hive / "judge=alpha" / "**" / "*.parquet")], "s", hive=True)
+    before = db_snapshot(db)
+    with pytest.raises(UserError, match="judge 'alpha', format 'binary' of pool 's' is read from attached files"):
+        import_verdicts(db, jsonl, "s")
+    assert db_snapshot(db) == before
+    detach_verdicts(db, "s")
+    assert import_verdicts(db, jsonl, "s")["imported"] > 0
