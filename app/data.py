@@ -411,3 +411,8 @@ def verdicts_parquet(pool: str) -> bytes:
     """Every stored judge call of the pool as Parquet, one row each with the columns of `judgeaudit
     export-verdicts` (audit.verdict_rows): the Report page's download, made when it is clicked."""
     return _verdicts_parquet(*db_state(), pool)
+
+
+# issue 26 (repeats in the browser): flip rate and Krippendorff's alpha per cell, for the Formats page
+_FUNCTIONS["consistency"] = audit.consistency
+consistency = _cached("consistency")

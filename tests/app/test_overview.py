@@ -295,7 +295,7 @@ def test_verdict_file_decoding_and_label_probs(db, write_jsonl):
     # 0.75 x 4 + 0.25 x 5 = 4.25 -> (4.25 - 1) / 4 = 0.8125 for each candidate: one level
     assert [(r["decoding"], r["n_candidates"], r["distinct"]) for r in expected] == [("constrained", 3, 1)]
     bad = write_jsonl("bad.jsonl", [{**rows[1], "decoding": "beam"}])
-    with pytest.raises(UserError, match=r"bad.jsonl, line 1.*decoding.*greedy, constrained"):
+    with pytest.raises(UserError, match=r"bad.jsonl, line 1.*decoding.*greedy, sampled, constrained"):
         import_verdicts(db, bad, "p")
     bad = write_jsonl("bad2.jsonl", [rows[0], {**rows[1], "label_probs": {"7": 1.0}}])
     with pytest.raises(UserError, match=r"line 2.*label_probs.*'7' is not a label of format 'likert5'"):

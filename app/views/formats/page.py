@@ -7,7 +7,7 @@ import streamlit as st
 
 from app import data, charts
 from app.reading import table_view
-from app.views.formats.repeats import repeat_effect, repeats_sentence
+from app.views.formats import repeat_section
 
 pool = data.page_pool("Formats")
 every = data.cells(pool)   # aggregate single and, for repeated calls, mean (compared below)
@@ -50,13 +50,7 @@ st.caption("★ marks the best cell of each judge per column (fewest ties, most 
 table = cells.filter(pl.col("score") == score)
 st.dataframe(**table_view(table, charts.best_marks(table)), hide_index=True, width="stretch")
 
-effect = repeat_effect(every.filter(pl.col("judge") == judge))   # cells whose calls were asked N times
-if effect.height:
-    st.subheader("Does repeating break the coin flips?")
-    st.markdown(repeats_sentence(effect) or "")
-    st.caption("Each metric for one sample (sample 0) beside the mean of the samples (each call scored by "
-               "the mean of its parsed samples). Repeat consistency per cell: judgeaudit consistency.")
-    st.dataframe(**table_view(effect), hide_index=True, width="stretch")
+repeat_section.show(pool, judge, every)   # sample 0 against the mean; flip rate and Krippendorff's α
 
 left, right = st.columns(2)
 with left:

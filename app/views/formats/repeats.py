@@ -36,3 +36,51 @@ def repeats_sentence(effect: pl.DataFrame) -> str | None:
                "Averaging the samples breaks no coin flip")
     return (f"{verdict}: share of prompts whose top score is shared, one sample → mean of the samples: "
             + "; ".join(parts) + ".")
+
+
+# Repeat consistency (audit.consistency): does a judge asked the same call again answer the same?
+CONSISTENCY_HEADERS = {
+    "format": "format", "decoding": "decoding", "samples": "samples per call",
+    "n_items": "calls with ≥ 2 parsed samples", "flip_rate": "flip rate", "agreement": "pairwise agreement",
+    "alpha": "Krippendorff's α", "alpha_lo": "α low", "alpha_hi": "α high", "level": "α scale",
+    "samples_for_alpha_08": "samples for α 0.8"}
+CONSISTENCY_HELP = {
+    "samples per call": "The most samples of any call in the cell (--samples N).",
+    "calls with ≥ 2 parsed samples": "The calls the flip rate and α are measured over.",
+    "flip rate": "Share of those calls whose parsed samples are not all the same value.",
+    "pairwise agreement": "Mean over calls of the share of pairs of its samples that agree.",
+    "Krippendorff's α": "Agreement of the samples beyond chance (1 = always the same answer, 0 = no better "
+                        "than chance); blank when a single value occurs throughout.",
+    "α low": "95% percentile bootstrap over calls (2,000 resamples), lower end.",
+    "α high": "95% percentile bootstrap over calls (2,000 resamples), upper end.",
+    "α scale": "nominal for two labels, interval for more than ten, else ordinal.",
+    "samples for α 0.8": "The smallest k whose mean of k samples reaches α 0.8 (Spearman-Brown); blank "
+                         "when α ≤ 0.",
+}
+
+
+def repeat_consistency(cons: pl.DataFrame, judge: str) -> pl.DataFrame:
+    """One judge's cells whose calls were asked more than once, with readable headers
+    (CONSISTENCY_HEADERS' values): format, decoding, samples, n_items, flip rate, agreement, α and its
+    interval, α's scale and the samples a mean would need for α 0.8."""
+    mine = cons.filter((pl.col("judge") == judge) & (pl.col("samples") > 1))
+    return mine.select(list(CONSISTENCY_HEADERS)).rename(CONSISTENCY_HEADERS)
+
+
+def consistency_sentence(cons: pl.DataFrame, judge: str) -> str | None:
+    """The flip rate and α in words, per format, each with the calls it rests on."""
+    rows = [r for r in cons.filter((pl.col("judge") == judge) & (pl.col("samples") > 1)).to_dicts()]
+    if not rows:
+        return None
+    parts = []
+    for r in rows:
+        name = f"**{r['format']}** ({r['decoding']}, {r['samples']} samples)"
+        if not r["n_items"]:
+            parts.append(f"{name}: no call has two parsed samples")
+            continue
+        alpha = ("α undefined (one value throughout)" if r["alpha"] is None else
+                 f"α = {r['alpha']:.2f} (95% CI {r['alpha_lo']:.2f} to {r['alpha_hi']:.2f})")
+        parts.append(f"{name}: flip rate {r['flip_rate']:.0%} of {r['n_items']} calls, {alpha}")
+    return ("Asked the same call again, does the judge answer the same? Flip rate = share of calls whose "
+            "samples disagree; Krippendorff's α = the samples' agreement beyond chance (1 = always the "
+            "same). " + "; ".join(parts) + ".")
