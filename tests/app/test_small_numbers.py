@@ -31,3 +31,21 @@ def test_the_excess_is_stated_only_when_its_interval_excludes_zero():
     assert excess_words(below).startswith("is **0.30 below** the humans'")
     # an interval end exactly at 0 does not exclude it
     assert "no clear difference" in excess_words({"value": 0.4, "lo": 0.0, "hi": 0.8})
+
+
+def test_contrasts_from_fewer_than_five_prompts_are_flagged():
+    from app.views.evaluate.small_n import best_and_worst_count, flag_small
+    table = pl.DataFrame({"judge": ["j1", "j1", "j2"], "a": ["lora", "lora", "lora"], "b": ["base", "rand", "base"],
+                          "diff": [0.0, 0.0, 0.2], "lo": [0.0, 0.0, 0.05], "hi": [0.0, 0.0, 0.35], "p": [1.0, 1.0, 0.01]})
+    friedman = [{"judge": "j1", "statistic": None, "p": None, "n_blocks": 1, "k": 3},
+                {"judge": "j2", "statistic": 4.0, "p": 0.13, "n_blocks": 12, "k": 3}]
+    out, note = flag_small(table, friedman)
+    assert out["prompts"].to_list() == [1, 1, 12] and out["too_few"].to_list() == [True, True, False]
+    assert note == ("Too few to say: these contrasts rest on fewer than 5 held-out prompts (j1: 1 held-out prompt). "
+                    "Their difference, interval and p are shown, but they are not a finding; evaluate on more "
+                    "held-out prompts.")
+    # five prompts are enough: no flag
+    five = [{**f, "n_blocks": 5} for f in friedman]
+    assert flag_small(table, five)[1] is None
+    # best and worst never list the same prompt: one prompt has neither, two have one each, 7 have 3 each
+    assert [best_and_worst_count(n) for n in (0, 1, 2, 3, 7)] == [0, 0, 1, 1, 3]
