@@ -23,9 +23,16 @@ JUDGE = "judge"        # Curate & Train: the judge of the curated cell
 FORMAT = "format"      # Curate & Train: its format
 PRESET = "preset"      # Curate & Train: the training preset
 STEPS = "steps"        # Curate & Train: Max steps (0: epochs)
+OVERVIEW_JUDGE = "overview_judge"   # Overview: the judge whose headline shows
+FORMATS_JUDGE = "formats_judge"     # Formats: the judge whose histograms show
+RANKINGS_CELL = "rankings_cell"     # Rankings: the judge / format / decoding ranked
+SAMPLES = "samples"    # Score: samples per call
+TEMPERATURE = "temperature"   # Score: the temperature sent with every call
 
 PAGE_PARAMS = {"main.py": (POOL,), "score.py": (FORMATS, DECODING, SCHEDULE, CONCURRENCY, SWAP),
                "curate.py": (POLICY, JUDGE, FORMAT, RATE, SEEDS, PRESET, STEPS)}
+PAGE_PARAMS.update({"score.py": PAGE_PARAMS["score.py"] + (SAMPLES, TEMPERATURE),
+                    "overview.py": (OVERVIEW_JUDGE,), "formats.py": (FORMATS_JUDGE,), "rankings.py": (RANKINGS_CELL,)})
 
 
 def pool_notice(asked: str | None, names: list[str], default: str | None) -> str | None:

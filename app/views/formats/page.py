@@ -5,7 +5,7 @@ parsed labels and the expected (probability-weighted) scores."""
 import polars as pl
 import streamlit as st
 
-from app import data, charts
+from app import charts, data, judge_picker, url_state
 from app.reading import table_view
 from app.views.formats import repeat_section
 
@@ -18,7 +18,7 @@ if cells.height == 0:
 
 left, right = st.columns([2, 3])
 judges = sorted(cells["judge"].unique().to_list())
-judge = left.selectbox("Judge", judges, key="formats_judge")
+judge = judge_picker.judge_select(left, "Judge", judges, url_state.FORMATS_JUDGE)   # kept in the address
 mine = cells.filter(pl.col("judge") == judge)
 has_expected = "expected" in mine["score"].to_list()
 expected = right.toggle("Expected scores (probability-weighted over the labels)", key="formats_expected",
