@@ -4,7 +4,8 @@ sidebar's pool on every page, and the form choices on the page that owns them.
 Streamlit binds a keyed widget to the query parameter of the same name (`bind="query-params"`): a
 choice is written to the URL when it changes, read back when a new session opens the address, and
 left out while it equals the widget's default, so `?pool=mine&formats=binary&formats=likert5`
-is the whole state of the Score page. The widget keys below are therefore the parameter names;
+is the whole state of the Score page. The pool alone is written by the sidebar itself on every
+run (app/main.py), never left out: a link must name its pool even when it is the default one. The widget keys below are therefore the parameter names;
 they live here, once, so that no two pages bind the same name. Pure (no Streamlit): the rule for a
 pool the database does not hold is tested without a browser (tests/app/test_url_state.py)."""
 
@@ -43,6 +44,11 @@ def pool_notice(asked: str | None, names: list[str], default: str | None) -> str
     if not names:
         return f"Pool '{asked}' from the address is not in this database, and no pool is yet."
     return f"Pool '{asked}' from the address is not in this database: showing '{default}' instead."
+
+
+def opening_pool(asked: str | None, names: list[str], default: str | None) -> str | None:
+    """The pool a new session opens on: the URL's, where the database holds it, else `default`."""
+    return asked if asked in names else default
 
 
 def default_pool(names: list[str], preferred: str) -> str | None:

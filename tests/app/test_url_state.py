@@ -37,7 +37,10 @@ def test_each_parameter_has_one_name_and_its_widget_binds_it():
     assert len(names) == len(set(names)) == 18
     main = (REPO / "app" / "main.py").read_text()
     assert "key = url_state.default_pool(names, data.DEFAULT_POOL), url_state.POOL" in main
-    assert 'key=key, bind="query-params"' in main
+    # the pool is written to the address on every run, the default pool too (issue 26)
+    assert "st.query_params[key] = st.session_state[key]" in main
+    assert url_state.opening_pool("mine", ["a", "mine"], "a") == "mine"
+    assert url_state.opening_pool("gone", ["a", "mine"], "a") == "a" and url_state.opening_pool(None, ["a"], "a") == "a"
     for page in ("score.py", "curate.py"):       # a page with the helpers beside it: app/views/score/*.py
         text = "\n".join(f.read_text() for f in sorted((REPO / "app" / "views" / page.removesuffix(".py")).glob("*.py")))
         for name in url_state.PAGE_PARAMS[page]:
