@@ -78,3 +78,18 @@ def test_migration_013_rewrites_the_greedy_calls_of_runs_above_temperature_0(poo
     assert json.loads(settings["cold"])["mode"] == "greedy"
     # the rewritten calls are the ones a resumed run finds: nothing is asked again
     assert _score(pool, "hot", samples=2, temperature=0.7)["already_done"] == 24   # 12 candidates x 2 samples
+
+
+def test_migration_013_renames_the_demos_t07_judge_seeded_as_greedy(db):
+    # a demo database seeded before the t0.7 file said sampled: its calls were stored as greedy
+    from ingest.demo import HERE, format_specs
+    from ingest.scoring import import_verdicts
+    import_pool(db, HERE / "mtbench-formats-pool.jsonl", "mtbench-formats")
+    import_verdicts(db, HERE / "mtbench-formats-t07-verdicts.jsonl", "mtbench-formats", format_specs=format_specs())
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE verdicts SET decoding = 'greedy'")
+    con.execute("DELETE FROM _migrations WHERE id = 13")
+    con.close()
+    assert _modes(db) == {"smollm2-demo-t0.7": ["greedy"]}
+    ensure_current(db)
+    assert _modes(db) == {"smollm2-demo-t0.7": ["sampled"]}

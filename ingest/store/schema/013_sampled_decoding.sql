@@ -31,3 +31,10 @@ WHERE decoding = 'greedy'
                 AND v.format_id = subsets.format_id AND v.decoding = 'sampled')
   AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.pool_id = subsets.pool_id AND v.judge_id = subsets.judge_id
                     AND v.format_id = subsets.format_id AND v.decoding = 'greedy');
+-- The bundled demo's `smollm2-demo-t0.7` (imported from mtbench-formats-t07-verdicts.jsonl, real
+-- samples at temperature 0.7) came in as greedy in a demo database seeded before its file said
+-- sampled; it is the one imported judge whose temperature is known, so its calls are renamed too.
+UPDATE verdicts SET decoding = 'sampled'
+WHERE decoding = 'greedy'
+  AND judge_id IN (SELECT judge_id FROM judges WHERE name = 'smollm2-demo-t0.7' AND provider = 'imported')
+  AND pool_id IN (SELECT pool_id FROM pools WHERE name = 'mtbench-formats');
