@@ -50,8 +50,8 @@ def repeats_sentence(effect: pl.DataFrame) -> str | None:
     kept = [r for r in rows if r not in low and r not in few]
     aside = [f"{name(r)} {r['top_tied']:.0%} → {r['top_tied_mean']:.0%}, but its calls parse only "
              f"{span(parse_of(r))} of the time" for r in low]
-    aside += [f"{name(r)}: too few to say ({r['n_top_prompts']} prompts with two scored candidates; at least "
-              f"{MIN_PROMPTS} needed)" for r in few]
+    aside += [f"{name(r)}: too few to say ({r['n_top_prompts']} prompt{'' if r['n_top_prompts'] == 1 else 's'} "
+              f"with two scored candidates; at least {MIN_PROMPTS} needed)" for r in few]
     tail = (" Left out: " + "; ".join(aside) + ".") if aside else ""
     if not kept:
         return "Too few to say whether averaging the samples breaks coin flips." + tail
