@@ -436,3 +436,8 @@ def placeholders(pool: str) -> dict:
 # -- issue 29: the Curate page lists the scored cells from their counts, then reads one cell's scores ------------
 _FUNCTIONS["scored_cells"] = audit.scored_cells
 scored_cells = _cached("scored_cells")
+
+
+# issue 26 (repeats in the browser): flip rate and Krippendorff's alpha per cell, for the Formats page
+_FUNCTIONS["consistency"] = audit.consistency
+consistency = _cached("consistency")

@@ -37,3 +37,12 @@ def judge_fields(provider: str, configured: dict, fake_default: str) -> score_fo
     elif provider == "fake":
         model = st.text_input("Simulated judge", value=fake_default)
     return score_form.JudgeChoice(provider, endpoint, model, base_url)
+
+
+def judge_select(where, label: str, options: list[str], key: str) -> str:
+    """The judge (or judge / format / decoding cell) picked on a reading page, kept in the address as
+    ?KEY= (app/url_state.py), so a reload or a shared link opens on it. A choice the pool no longer
+    offers (the sidebar switched pools) is forgotten, and the first option shows."""
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+    return where.selectbox(label, options, key=key, bind="query-params")

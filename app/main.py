@@ -21,13 +21,15 @@ with st.sidebar:        # below the page list: the pool first, so that it shows 
     if names:
         if st.session_state.get("next_pool") in names:      # a page asked to switch (e.g. after an upload)
             st.session_state[key] = st.session_state.pop("next_pool")
-        elif key in st.session_state and st.session_state[key] not in names:   # its pool was removed
+        elif key not in st.session_state:      # a new session opens on the URL's pool, if the database holds it
+            st.session_state[key] = url_state.opening_pool(st.query_params.get(key), names, default)
+        elif st.session_state[key] not in names:   # its pool was removed
             st.session_state[key] = default
-        # bound to ?pool=: a new session opens on the URL's pool (one not in the database is dropped);
-        # once the session holds the pool, it alone says which (a default beside it would be ignored)
-        first = {} if key in st.session_state else {"index": names.index(default)}
-        st.selectbox("Pool", names, key=key, bind="query-params",
-                     on_change=lambda: st.session_state.pop("pool_notice", None), **first)
+        st.selectbox("Pool", names, key=key, on_change=lambda: st.session_state.pop("pool_notice", None))
+        # the address always names the pool (a widget bound to ?pool= would leave out its default pool,
+        # and a copied link would then open whatever pool the recipient's default is)
+        if st.query_params.get(key) != st.session_state[key]:
+            st.query_params[key] = st.session_state[key]
     else:
         st.info("No pool yet: upload one on the Pool page.")
     if st.session_state.get("pool_notice"):

@@ -20,8 +20,8 @@ import polars as pl
 HELP = {
     "judge": "The judge's name in the store.",
     "format": "The scoring format: binary, likert5, numeric100, anchored, tournament, or one defined in TOML.",
-    "decoding": "greedy: the judge's own answer, parsed (the paper's protocol); constrained: the answer "
-                "restricted to the format's labels.",
+    "decoding": "greedy: the judge's own answer at temperature 0, parsed (the paper's protocol); sampled: the "
+                "same drawn at a temperature above 0; constrained: the answer restricted to the format's labels.",
     "score": "label: the parsed verdict; expected: the label distribution's probability-weighted value.",
     "n_verdicts": "Judge calls in the cell (retries are attempts of one call, not more calls).",
     "n_candidates": "Candidates with a score.",

@@ -46,6 +46,8 @@ class ScoreForm:
     concurrency: int = 8
     swap: str = "0"
     decoding: str = "greedy"
+    samples: int = 1                    # each call asked N times (sample 0..N-1)
+    temperature: float = 0.0            # sent with every call; > 0 makes the free answer `sampled`
 
     @property
     def judge(self) -> JudgeChoice:
@@ -109,6 +111,25 @@ def score_request(form: ScoreForm, endpoints: dict[str, Endpoint]) -> tuple[RunR
     swap = form.swap.strip() or "0"
     if not _SWAP.fullmatch(swap):
         raise UserError(f"swap sample {swap!r}: a number or 'all'")
+    check_repeats(form)
+    extra = {"samples": int(form.samples), "temperature": float(form.temperature)} \
+        if form.samples != 1 or form.temperature else {}
     return request_for("score", pool=form.pool, **judge, formats=list(form.formats), schedule=form.schedule,
                        concurrency=int(form.concurrency), swap_sample=swap, decoding=form.decoding,
-                       as_json=True), name
+                       as_json=True, **extra), name
+
+
+def check_repeats(form: ScoreForm) -> None:
+    """The CLI's rules for --samples and --temperature (ingest.scoring.check_samples), in the form's
+    words: N > 1 at temperature 0 is refused (N copies of one answer measure nothing), and the
+    bundled model takes temperature 0 only."""
+    if int(form.samples) != form.samples or form.samples < 1:
+        raise UserError(f"samples {form.samples!r}: a whole number of at least 1")
+    if not 0 <= form.temperature <= 2:
+        raise UserError(f"temperature {form.temperature:g}: between 0 and 2")
+    if form.samples > 1 and form.temperature == 0:
+        raise UserError(f"{form.samples} samples at temperature 0 would ask for {form.samples} copies of one answer, "
+                        "which measure nothing: set a temperature above 0 (e.g. 0.7), or 1 sample")
+    if form.provider == "local" and form.temperature > 0:
+        raise UserError("the bundled local judge (SmolLM2) decodes greedily or constrained to the labels only: "
+                        "temperature 0 and one sample; for repeated samples use an endpoint")

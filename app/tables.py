@@ -43,7 +43,7 @@ LABELS = {
     "system": "system", "baseline": "baseline", "target": "target", "aggregate": "aggregate", "members": "members",
     "n_verdicts": "verdicts", "kappa": "κ", "length_excess": "length excess over humans", "tokens_in": "tokens in",
     "tokens_out": "tokens out", "cost_usd": "cost (USD)", "cost_per_1000": "cost per 1,000 verdicts (USD)",
-    "latency_ms_p50": "latency p50 (ms)", "latency_ms_p95": "latency p95 (ms)", "on_front": "on the front",
+    "n_top_prompts": "prompts with a top", "latency_ms_p50": "latency p50 (ms)", "latency_ms_p95": "latency p95 (ms)", "on_front": "on the front",
     "prompt_id": "prompt", "candidate_id": "candidate", "cand_idx": "candidate #", "prompt_idx": "prompt #",
     "rank_raw": "rank without style", "moved_up": "places up with style control", "strength_raw": "strength without style",
     "value_raw": "value without style", "excess": "judge − human", "excess_lo": "judge − human low",

@@ -4,7 +4,8 @@ sidebar's pool on every page, and the form choices on the page that owns them.
 Streamlit binds a keyed widget to the query parameter of the same name (`bind="query-params"`): a
 choice is written to the URL when it changes, read back when a new session opens the address, and
 left out while it equals the widget's default, so `?pool=mine&formats=binary&formats=likert5`
-is the whole state of the Score page. The widget keys below are therefore the parameter names;
+is the whole state of the Score page. The pool alone is written by the sidebar itself on every
+run (app/main.py), never left out: a link must name its pool even when it is the default one. The widget keys below are therefore the parameter names;
 they live here, once, so that no two pages bind the same name. Pure (no Streamlit): the rule for a
 pool the database does not hold is tested without a browser (tests/app/test_url_state.py)."""
 
@@ -25,10 +26,16 @@ PRESET = "preset"      # Curate & Train: the training preset
 STEPS = "steps"        # Curate & Train: Max steps (0: epochs)
 ANNOTATOR = "annotator"   # Label: who is labelling
 QUEUE = "queue"        # Label: the queue being labelled
+OVERVIEW_JUDGE = "overview_judge"   # Overview: the judge whose headline shows
+FORMATS_JUDGE = "formats_judge"     # Formats: the judge whose histograms show
+RANKINGS_CELL = "rankings_cell"     # Rankings: the judge / format / decoding ranked
+SAMPLES = "samples"    # Score: samples per call
+TEMPERATURE = "temperature"   # Score: the temperature sent with every call
 
 PAGE_PARAMS = {"main.py": (POOL,), "score.py": (FORMATS, DECODING, SCHEDULE, CONCURRENCY, SWAP),
                "curate.py": (POLICY, JUDGE, FORMAT, RATE, SEEDS, PRESET, STEPS)}
-PAGE_PARAMS["label.py"] = (ANNOTATOR, QUEUE)
+PAGE_PARAMS.update({"score.py": PAGE_PARAMS["score.py"] + (SAMPLES, TEMPERATURE), "label.py": (ANNOTATOR, QUEUE),
+                    "overview.py": (OVERVIEW_JUDGE,), "formats.py": (FORMATS_JUDGE,), "rankings.py": (RANKINGS_CELL,)})
 
 
 def pool_notice(asked: str | None, names: list[str], default: str | None) -> str | None:
@@ -39,6 +46,11 @@ def pool_notice(asked: str | None, names: list[str], default: str | None) -> str
     if not names:
         return f"Pool '{asked}' from the address is not in this database, and no pool is yet."
     return f"Pool '{asked}' from the address is not in this database: showing '{default}' instead."
+
+
+def opening_pool(asked: str | None, names: list[str], default: str | None) -> str | None:
+    """The pool a new session opens on: the URL's, where the database holds it, else `default`."""
+    return asked if asked in names else default
 
 
 def default_pool(names: list[str], preferred: str) -> str | None:

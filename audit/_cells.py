@@ -19,6 +19,7 @@ CELL_COLUMNS = [
     "judge", "format", "decoding", "score", "aggregate", "kind", "n_verdicts", "n_candidates", "n_prompts",
     "parse_rate", "nominal_levels", "distinct", "tie_prob", "d1", "d2", "mult5_share", "top_tied",
     "spearman", "tau_a", "tau_b", "somers_d", "top1", "top1_expected", "top1_uniform", "n_ranked_prompts",
+    "n_top_prompts",
 ]
 
 
@@ -193,6 +194,8 @@ def finish_cell(blocks: list[dict]) -> dict:
         if seen:
             total, count = sum(t for t, _ in seen), sum(c for _, c in seen)
             row[name] = total / count if count else float("nan")
+            if name == "top_tied":
+                row["n_top_prompts"] = int(count)   # the prompts top_tied is a share of
     joint = [b["joint"] for b in blocks if "joint" in b]
     if joint:
         row["spearman"] = spearman_from_joint(*(np.concatenate(part) for part in zip(*joint)))
@@ -205,13 +208,13 @@ CELL_SCHEMA = {"n_candidates": pl.Int64, "n_prompts": pl.Int64, "distinct": pl.I
                "tie_prob": pl.Float64, "d1": pl.Float64, "d2": pl.Float64, "top_tied": pl.Float64,
                "spearman": pl.Float64, "tau_a": pl.Float64, "tau_b": pl.Float64,
                "somers_d": pl.Float64, "top1": pl.Float64, "top1_expected": pl.Float64,
-               "top1_uniform": pl.Float64, "n_ranked_prompts": pl.Int64}
+               "top1_uniform": pl.Float64, "n_ranked_prompts": pl.Int64, "n_top_prompts": pl.Int64}
 
 
 def cells_frame(cells: pl.DataFrame, rows: list[dict]) -> pl.DataFrame:
     """The audit's table: the cells (cell_calls.sql rows, with mult5_share) beside their rows."""
     extra = pl.DataFrame(rows, schema=CELL_SCHEMA)
-    defaults = {"n_candidates": 0, "n_prompts": 0, "distinct": 0, "n_ranked_prompts": 0}
+    defaults = {"n_candidates": 0, "n_prompts": 0, "distinct": 0, "n_ranked_prompts": 0, "n_top_prompts": 0}
     cells = cells if "aggregate" in cells.columns else cells.with_columns(pl.lit("single").alias("aggregate"))
     out = pl.concat([cells, extra], how="horizontal").with_columns(
         (pl.col("n_parsed") / pl.col("n_verdicts")).alias("parse_rate"),
@@ -242,7 +245,8 @@ def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0,
     Columns: judge, format, decoding, score, aggregate, kind, n_verdicts, n_candidates, n_prompts, parse_rate,
     nominal_levels, distinct, tie_prob, d1, d2, mult5_share (0-100 scales only), top_tied, spearman,
     tau_a, tau_b, somers_d, top1 (seeded tie-break), top1_expected, top1_uniform, n_ranked_prompts
-    (prompts with >= 2 candidates having both a score and a reference). Undefined values are null.
+    (prompts with >= 2 candidates having both a score and a reference), n_top_prompts (the prompts
+    with >= 2 scored candidates, top_tied's denominator). Undefined values are null.
 
     The pool is read `block` candidates at a time (whole prompts; _scores.read_blocks), so memory
     follows the block, not the pool; a pool of one block gets compute_cells' numbers bit for bit.

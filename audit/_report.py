@@ -13,6 +13,7 @@ import polars as pl
 
 from ._bias import bias
 from ._cells import audit_cells
+from ._consistency import consistency
 from ._db import connect, pool_id, query
 from ._pools import pools
 
@@ -35,9 +36,32 @@ def _slot_scheme(run: dict | None, b_row: dict | None) -> str:
 DECODING_RULES = {
     "greedy": "greedy: the judge's own answer (temperature 0, at most 16 new tokens), parsed against "
               "the format's labels; an answer that names no label is an unparsed verdict",
+    "sampled": "sampled: the judge's own answer drawn at a temperature above 0 (at most 16 new tokens), "
+               "parsed against the format's labels; an answer that names no label is an unparsed verdict",
     "constrained": "constrained: the answer restricted to the format's labels while decoding, so "
                    "every verdict parses",
 }
+REPEAT_KEYS = ("samples", "n_items", "flip_rate", "agreement", "alpha", "alpha_lo", "alpha_hi", "level",
+               "samples_for_alpha_08")
+
+
+def decoding_rule(mode: str, temperature: float | None, samples: int) -> str | None:
+    """The decoding in words: the mode's rule, then the temperature (where recorded) and the samples
+    asked of each call."""
+    rule = DECODING_RULES.get(mode)
+    if rule is None:
+        return None
+    if mode == "sampled":
+        rule += (f"; temperature {temperature:g}" if temperature else
+                 "; temperature not recorded (imported verdicts)")
+    elif mode == "constrained" and temperature:
+        rule += f"; temperature {temperature:g}"
+    if samples > 1:
+        rule += (f"; each call asked {samples} times (samples 0 to {samples - 1}): the cell's figures are "
+                 "sample 0's, the summary's `mean` row scores each call by the mean of its parsed samples")
+    return rule
+
+
 SCORE_RULES = {"label": "the parsed label's value",
                "expected": "the probability-weighted value over the format's labels (expected score)"}
 
@@ -87,7 +111,9 @@ def _run_row(r: dict) -> dict:
 
 def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
     """The checklist as the JSON document of DESIGN.md; a cell is (judge, format, decoding, score),
-    and its `decoding` holds the recorded settings with the mode (greedy | constrained) as `mode`.
+    and its `decoding` holds the recorded settings with the mode (greedy | sampled | constrained) as
+    `mode`, `samples` (the most samples of any call in the cell) and `rule` (the decoding in words,
+    with the temperature and samples where they are known).
 
     Keys beyond DESIGN.md's (added, never renamed): `generated_at` (UTC), `version` (the tool's),
     `summary` (one row per cell: tie_prob, d2, top_tied, the coin_flip_share and cut_tied_share of
@@ -95,13 +121,16 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
     `aggregate` single; a cell whose calls were repeated has a second row, aggregate mean: the same
     diagnostics of the mean of its samples), `runs`
     (the pool's curation-and-training, evaluation and probe runs) and `studies` (its evaluation
-    studies); per cell `template_sha256`, `provider` and `simulated`."""
+    studies); per cell `template_sha256`, `provider`, `simulated` and `repeats` (null for a cell whose
+    calls were asked once; else audit.consistency's flip_rate, agreement, alpha, alpha_lo, alpha_hi,
+    level, n_items and samples_for_alpha_08)."""
     info = pools(db).filter(pl.col("name") == pool)
     every = audit_cells(db, pool, seed=seed)
     cells = every.filter(pl.col("aggregate").is_in(["single", "jury"]))     # a jury's cells are its own
     means = {(r["judge"], r["format"], r["decoding"], r["score"]): r
              for r in every.filter(pl.col("aggregate") == "mean").to_dicts()}
     slots = {(r["judge"], r["format"], r["decoding"]): r for r in bias(db, pool, seed=seed).to_dicts()}
+    repeats = {(r["judge"], r["format"], r["decoding"]): r for r in consistency(db, pool, seed=seed).to_dicts()}
     with connect(db) as con:
         pid = pool_id(con, pool)
         runs = {(r["judge"], r["format"], r["decoding"]): r for r in query(con, "cell_runs", pool_id=pid).to_dicts()}
@@ -115,7 +144,10 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
         key = (cell["judge"], cell["format"], cell["decoding"])
         run = runs.get(key)
         settings = json.loads(run["settings"]) if run and run["settings"] else {}
-        decoding = {**settings, "mode": cell["decoding"], "rule": DECODING_RULES.get(cell["decoding"])}
+        again = repeats.get(key)
+        n_samples = again["samples"] if again and again["samples"] else 1
+        decoding = {**settings, "mode": cell["decoding"], "samples": n_samples,
+                    "rule": decoding_rule(cell["decoding"], settings.get("temperature"), n_samples)}
         provider = (judges.get(cell["judge"]) or {}).get("provider")
         template = run["template"] if run else None
         entry = {"judge": cell["judge"], "format": cell["format"], "score": cell["score"],
@@ -125,7 +157,8 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
                  "tie_prob": cell["tie_prob"], "d2": cell["d2"], "distinct": cell["distinct"],
                  "n_candidates": cell["n_candidates"], "parse_rate": cell["parse_rate"], "slot": None,
                  "template_sha256": hashlib.sha256(template.encode("utf-8")).hexdigest() if template else None,
-                 "provider": provider, "simulated": provider == "fake"}
+                 "provider": provider, "simulated": provider == "fake",
+                 "repeats": {k: again[k] for k in REPEAT_KEYS} if again and n_samples > 1 else None}
         if cell["kind"] == "comparative":
             b = slots.get(key)
             entry["slot"] = {"scheme": _slot_scheme(run, b), "b": b["b"] if b else None,
@@ -193,7 +226,10 @@ def checklist_markdown(doc: dict) -> str:
                   "Tie prob.: the chance two scored candidates tie; D2: effective levels; top tied: prompts whose "
                   "top score is shared (picking the best is a coin flip); coin flips (rate): the share of the "
                   "newest stored curation's picks that were such coin flips, at its rate; τa: Kendall's tau-a "
-                  "against the reference; top-1: the reference-top candidate picked; b: slot bias.", ""]
+                  "against the reference; top-1: the reference-top candidate picked; b: slot bias."
+                  + (" Samples: `first` scores each call by its first answer (sample 0), `mean` by the mean of "
+                     "its parsed samples (the calls were asked several times; b is measured on sample 0 only)."
+                     if any(r.get("aggregate") == "mean" for r in doc["summary"]) else ""), ""]
     if "runs" in doc:
         lines += ["## Curation, training and evaluation runs", "", *_runs_lines(doc), ""]
     for c in doc["cells"]:
@@ -205,8 +241,10 @@ def checklist_markdown(doc: dict) -> str:
             lines += ["1. Format, verbatim:", "", "```", c["template"].rstrip(), "```", ""]
         else:
             lines += ["1. Format: verdicts imported; the prompt template was not recorded.", ""]
-        lines.append(f"   Decoding: {mode} (a simulated judge decodes nothing: it draws its answer)." if c.get("simulated")
-                     else f"   Decoding: {d.get('rule') or mode}.")
+        many = d.get("samples") or 1
+        lines.append(f"   Decoding: {mode} (a simulated judge decodes nothing: it draws its answer"
+                     + (f"; each call asked {many} times, the figures are sample 0's" if many > 1 else "") + ")."
+                     if c.get("simulated") else f"   Decoding: {d.get('rule') or mode}.")
         settings = {k: v for k, v in d.items() if k not in ("mode", "rule")
                     and not (c.get("simulated") and k in NOT_FOR_SIMULATED)}
         lines += [f"   Settings: `{json.dumps(settings)}`." if settings else "   Settings: not recorded.",
@@ -224,6 +262,22 @@ def checklist_markdown(doc: dict) -> str:
                          f"(95% CI {_num(s['b_lo'])} to {_num(s['b_hi'])}).")
         else:
             lines.append("3. Slots: pointwise format, no slot bias.")
-        lines += [f"4. Parse rate {_num(c['parse_rate'])}.", ""]
+        lines.append(f"4. Parse rate {_num(c['parse_rate'])}.")
+        if c.get("repeats"):
+            lines.append(f"5. Repeats: {_repeats_line(c['repeats'])}")
+        lines.append("")
     return "\n".join(lines)
 
+
+def _repeats_line(r: dict) -> str:
+    """Flip rate and Krippendorff's alpha of a cell whose calls were asked several times."""
+    if not r["n_items"]:
+        return f"up to {r['samples']} samples per call, but no call has two parsed samples: no flip rate or α."
+    alpha = ("α not defined (a single value throughout)" if r["alpha"] is None else
+             f"Krippendorff's α ({r['level']}) = {_num(r['alpha'])} (95% CI {_num(r['alpha_lo'])} to "
+             f"{_num(r['alpha_hi'])})")
+    need = (f"; a mean of {r['samples_for_alpha_08']} samples would reach α 0.8" if r["samples_for_alpha_08"]
+            else "")
+    return (f"up to {r['samples']} samples per call; over {r['n_items']} calls with ≥ 2 parsed samples, the flip "
+            f"rate (calls whose samples disagree) is {_pct(r['flip_rate'])}, pairwise agreement "
+            f"{_num(r['agreement'])}, {alpha}{need}.")

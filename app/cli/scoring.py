@@ -33,8 +33,9 @@ from ._common import CommaList, db_option, emit_json, json_option, run_command
               help="TOML file defining a format (repeatable)")
 @click.option("--logprobs/--no-logprobs", default=True, show_default=True,
               help="ask for token log-probabilities (expected scores)")
-@click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default="greedy", show_default=True,
-              help="greedy: generate, then parse (the paper's protocol); constrained: restricted to the labels")
+@click.option("--decoding", type=click.Choice(["greedy", "sampled", "constrained"]), default="greedy", show_default=True,
+              help="greedy: generate, then parse (the paper's protocol; stored as sampled at --temperature above 0); "
+                   "sampled: the same at a temperature above 0; constrained: restricted to the labels")
 @click.option("--constraint", default=None,
               type=click.Choice(["structured_outputs", "guided_choice", "grammar", "json_schema", "response_format"]),
               help="openai: judges under --decoding constrained: the server's mechanism (vLLM structured_outputs "

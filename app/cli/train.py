@@ -15,7 +15,7 @@ from ._common import db_option, emit_json, json_option, run_command
               show_default=True, help="judge = the judge x format's scores; or a baseline")
 @click.option("--judge", default=None, help="judge name (policy judge)")
 @click.option("--format", "fmt", default=None, help="format name (policy judge)")
-@click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default=None,
+@click.option("--decoding", type=click.Choice(["greedy", "sampled", "constrained"]), default=None,
               help="the cell's decoding (default: its only one, else greedy)")
 @click.option("--score", "score_kind", type=click.Choice(["label", "expected"]), default="label", show_default=True,
               help="the parsed labels' scores or the probability-weighted (expected) ones")
@@ -52,7 +52,7 @@ def curate_cmd(pool, policy, judge, fmt, decoding, score_kind, rate, seed, out, 
 @click.option("--policy", type=click.Choice(["judge", "random", "length", "full"]), default="judge", show_default=True)
 @click.option("--judge", default=None)
 @click.option("--format", "fmt", default=None)
-@click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default=None)
+@click.option("--decoding", type=click.Choice(["greedy", "sampled", "constrained"]), default=None)
 @click.option("--score", "score_kind", type=click.Choice(["label", "expected"]), default="label", show_default=True)
 @click.option("--rate", type=float, default=None)
 @click.option("--base", required=True, help="local:smollm2 (the bundled model), a model folder or a hub id")

@@ -363,7 +363,7 @@ def build_sampled() -> int:
 
 
 def build_warm(workdir: Path, port: int = 18763) -> int:
-    """mtbench-formats-t07-verdicts.jsonl: real samples at temperature 0.7 (greedy decoding, then
+    """mtbench-formats-t07-verdicts.jsonl: real samples at temperature 0.7 (sampled decoding, then
     parsed) on the formats demo's prompts WARM_PROMPTS, from the GGUF on llama.cpp's server, as
 
         judgeaudit import-pool SUBPOOL.jsonl --pool mtbench-formats --db W/t07.duckdb

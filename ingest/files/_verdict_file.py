@@ -1,7 +1,8 @@
 """Reading and validating a verdict file (DESIGN.md 'Verdict file'): judge calls made elsewhere,
 as JSONL or as Parquet with the same columns.
 
-Beyond the design's fields a row may carry `decoding` (`greedy`, the default, or `constrained`:
+Beyond the design's fields a row may carry `decoding` (`greedy`, the default; `sampled`, the free answer at a
+temperature above 0; or `constrained`:
 the verdict was restricted to the format's labels) and `label_probs` (an object label -> probability,
 or the same as a JSON string: the judge's distribution over the labels, where it gave one). A file
 written by `judgeaudit export-verdicts` reads back as it is: its `candidate_a` and `candidate_b`
@@ -21,7 +22,7 @@ from .._errors import UserError
 from ._tables import Table, first_row, read_table, text_column
 
 REQUIRED = ("judge", "format", "prompt_id", "raw")
-DECODINGS = ("greedy", "constrained")
+DECODINGS = ("greedy", "sampled", "constrained")
 
 
 def _probs(t: Table) -> pl.Series:

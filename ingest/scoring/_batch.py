@@ -10,6 +10,7 @@ lines, and `judgeaudit import-batch` stores the answers (_batch_import.py).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -19,7 +20,8 @@ import polars as pl
 from .._errors import UserError
 from ..store import db_path, writing
 from ._calls import messages
-from ._request import DECODINGS, ScoreRequest, check_samples, decoding_settings, ensure_spec_judge, resolve_formats
+from ._request import (DECODINGS, ScoreRequest, check_samples, decoding_mode, decoding_settings, ensure_spec_judge,
+                       resolve_formats)
 from ._schedule import SCHEDULES, plan_calls, schedule_of
 from .judges import parse_judge
 
@@ -108,6 +110,7 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
     spec = parse_judge(req.judge, formats, name=req.judge_name, api_key_env=req.api_key_env, timeout=req.timeout)
     _check(req, spec)
     check_samples(req, spec)
+    req = dataclasses.replace(req, decoding=decoding_mode(req))   # greedy at T > 0 is stored as sampled
     settings = decoding_settings(req, spec)   # no check call of the constraint: no HTTP call at all
     with writing(db) as unit:
         cands = unit.candidate_texts(pid)

@@ -18,7 +18,7 @@ ROW_SCHEMA = {"cell_run_id": pl.Int32, "pool_id": pl.Int32, "judge_id": pl.Int32
               "status": pl.String, "error": pl.String, "attempts": pl.Int32, "latency_ms": pl.Float64,
               "tokens_in": pl.Int32, "tokens_out": pl.Int32, "label_probs": pl.String,
               "expected": pl.Float64, "decoding": pl.String, "endpoint": pl.String}
-DECODINGS = ("greedy", "constrained")
+DECODINGS = ("greedy", "sampled", "constrained")
 
 
 def progress_dir(db: Path) -> Path:

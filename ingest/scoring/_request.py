@@ -11,7 +11,7 @@ from ..store import judge_identity, writing
 from .formats import BUILTIN, Format, load_format_spec, stored_formats
 from .judges import JudgeSpec, constraint_settings
 
-DECODINGS = ("greedy", "constrained")
+DECODINGS = ("greedy", "sampled", "constrained")
 
 
 @dataclass
@@ -29,7 +29,7 @@ class ScoreRequest:
     api_key_env: str | None = None
     judge_name: str | None = None
     logprobs: bool = True
-    decoding: str = "greedy"                  # greedy (the paper's protocol) | constrained to the labels
+    decoding: str = "greedy"                  # greedy (the paper's protocol; sampled at T > 0) | constrained
     constraint: str | None = None             # openai: the server's mechanism (judges/_constraint.py)
     format_specs: list[str | os.PathLike] = field(default_factory=list)
     retry_base_s: float = 0.5                 # first backoff; doubles per attempt, with jitter
@@ -61,6 +61,21 @@ def check_samples(req: ScoreRequest, spec: JudgeSpec) -> None:
                         "serve a model over HTTP (llama.cpp, vLLM) and use an openai: judge")
 
 
+def decoding_mode(req: ScoreRequest) -> str:
+    """The decoding a run stores (DESIGN.md 'One word per thing'): the free answer is `greedy` at
+    temperature 0 and `sampled` above it (asking for greedy at T > 0 gets sampled, the name of what
+    is done); `constrained` stays constrained at any temperature. `sampled` at temperature 0 is
+    refused: that is greedy."""
+    if req.decoding not in DECODINGS:
+        raise UserError(f"--decoding: one of {', '.join(DECODINGS)}, not {req.decoding!r}")
+    if req.decoding == "sampled" and not req.temperature > 0:
+        raise UserError("--decoding sampled: the free answer at a temperature above 0; give --temperature "
+                        "(e.g. 0.7), or --decoding greedy for temperature 0")
+    if req.decoding == "greedy" and req.temperature > 0:
+        return "sampled"
+    return req.decoding
+
+
 def decoding_settings(req: ScoreRequest, spec: JudgeSpec) -> dict:
     """The paper's decoding: greedy, a 16-token verdict budget, no reasoning; `mode` says whether
     the verdict is generated then parsed (greedy) or restricted to the format's labels. A
@@ -75,7 +90,7 @@ def decoding_settings(req: ScoreRequest, spec: JudgeSpec) -> dict:
             comparative = "greedy generate, then parse"
         return {"mode": req.decoding, "temperature": 0.0, "max_tokens": 16, "reasoning": "none",
                 "pointwise": pointwise, "comparative": comparative}
-    out = {"mode": req.decoding, "temperature": float(req.temperature), "max_tokens": 16, "reasoning": "none",
+    out = {"mode": decoding_mode(req), "temperature": float(req.temperature), "max_tokens": 16, "reasoning": "none",
            "logprobs": req.logprobs, "top_logprobs": 20 if req.logprobs else None, "seed": req.seed}
     if req.decoding == "constrained" and spec.provider == "openai":
         out["constraint"] = constraint_settings(req.constraint)   # the server's mechanism, recorded

@@ -11,6 +11,7 @@ nothing answered is lost and only the calls in flight are made again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 
@@ -24,7 +25,8 @@ from ._calls import Caller
 from ._endpoints import EndpointsDown
 from ._journal import journal_path, replay_journal, write_rows
 from ._progress import Progress
-from ._request import DECODINGS, ScoreRequest, check_samples, decoding_settings, ensure_spec_judge, resolve_formats
+from ._request import (DECODINGS, ScoreRequest, check_samples, decoding_mode, decoding_settings, ensure_spec_judge,
+                       resolve_formats)
 from ._schedule import SCHEDULES, plan_calls, schedule_of
 from .formats import Format
 from .judges import CallHints, JudgeReply, JudgeSpec, check_server, parse_judge, public_endpoint, with_strategy
@@ -205,6 +207,7 @@ def score(req: ScoreRequest) -> dict:
         raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge "
                         "(local: and fake: judges constrain by themselves)")
     check_samples(req, spec)
+    req = dataclasses.replace(req, decoding=decoding_mode(req))   # greedy at T > 0 is stored as sampled
     settings = decoding_settings(req, spec)
     if "constraint" in settings:   # one check call, before anything of the run is recorded or spent
         check_server(spec, next(iter(formats.values())), settings)

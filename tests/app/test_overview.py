@@ -27,7 +27,7 @@ from train.curate import keep_count
 def _cell(**kw) -> dict:
     base = dict.fromkeys(CELL_COLUMNS)
     base.update(judge="j", score="label", aggregate="single", kind="pointwise", n_verdicts=100, n_candidates=100,
-                n_prompts=20, n_ranked_prompts=20, parse_rate=1.0)
+                n_prompts=20, n_ranked_prompts=20, n_top_prompts=20, parse_rate=1.0)
     base.update(kw)
     return base
 
@@ -69,10 +69,12 @@ def test_headline_with_both_decoding_modes_by_hand():
     assert got[0] == ("Constrained decoding (the judge may answer only with one of the format's labels) makes every "
                       "verdict parse, where the judge's own answer (greedy decoding, then parsed) parses in 40% to 80% "
                       f"of calls, but **likert5** then gives (nearly) every candidate the same label: 1.2 {D2_TERM}.")
-    # top tied: 0.63, 0.9, 0.25, 0.5 -> 25% to 90%; the most is likert5 constrained
+    # top tied: 0.63 (likert5 greedy: parses 40% < 50%, left out), 0.9, 0.25, 0.5 -> 25% to 90% of 20
+    # prompts each; the most is likert5 constrained, 0.9 x 20 = 18 of 20 prompts
     assert got[1] == ("Picking the best candidate of a prompt is often a coin flip: two or more candidates share the "
-                      "top score in 25% to 90% of the prompts with at least two scored candidates, depending on the "
-                      "format and decoding; 90% for **likert5** (constrained).")
+                      "top score in 25% to 90% of 20 prompts with at least two scored candidates, depending on the "
+                      "format and decoding; 90% for **likert5** (constrained), 18 of 20 prompts; **likert5** "
+                      "(greedy) left out: its calls parse only 40% of the time.")
     # greedy: b's interval +0.1..+0.3 excludes 0 (clear); constrained: -0.2..+0.1 includes it
     assert got[2] == ("Slot bias is clear in **tournament** (greedy): the verdicts lean toward the response shown "
                       f"first (slot A) by b = +0.20 ({B_TERM}), against a quality signal q of +0.05 (the part that "
@@ -93,9 +95,10 @@ def test_headline_one_mode_and_agreement_near_zero_by_hand():
     # D2 1.1 (binary) to 4.0 (numeric100); binary < 1.25; the lowest parse rate, binary's 50%, is < 95%
     assert got == [
         f"The formats use from 1.1 (**binary**) to 4.0 (**numeric100**) {D2_TERM}; **binary** gives (nearly) every "
-        "candidate the same score, and only 50% of the **binary** verdicts parse to a label.",
+        "candidate the same score, and only 50% of the 100 **binary** verdicts parse to a label.",
         "Picking the best candidate of a prompt is often a coin flip: two or more candidates share the top score in "
-        "10% to 80% of the prompts with at least two scored candidates, depending on the format; 80% for **binary**."]
+        "10% to 80% of 20 prompts with at least two scored candidates, depending on the format; 80% for **binary**, "
+        "16 of 20 prompts."]
     # the best τa is +0.05 < 0.10: no format agrees (never "agrees best")
     assert agreement_sentence(cells) == (
         f"No format agrees with the reference: the highest τa is +0.05 (**numeric100**), close to 0, no relation "
@@ -134,9 +137,36 @@ def test_headline_coin_flip_edges():
     assert coin_flip_sentence(never).startswith("No prompt's top score is shared")
     same = never.with_columns(pl.lit(0.3).alias("top_tied"))
     assert coin_flip_sentence(same) == ("Picking the best candidate of a prompt is sometimes a coin flip: two or more "
-                                        "candidates share the top score in 30% of the prompts with at least two "
+                                        "candidates share the top score in 30% of 20 prompts with at least two "
                                         "scored candidates, in every format.")
     assert coin_flip_sentence(never.with_columns(pl.lit(None).alias("top_tied"))) is None
+
+
+def test_headline_small_numbers_are_too_few_to_say_and_carry_their_n():
+    # issue 26 item 3: the demo's "100% for numeric100 (greedy)" came from 6 parsed candidates over 5
+    # prompts. A share over fewer than MIN_PROMPTS = 5 prompts is "too few to say"; a cell whose calls
+    # parse under MIN_PARSE = 50% decides nothing and is named with its parse rate.
+    from app.views.overview.headline import MIN_PARSE, MIN_PROMPTS
+    assert (MIN_PROMPTS, MIN_PARSE) == (5, 0.5)
+    cells = _frame([_cell(format="numeric100", decoding="greedy", parse_rate=0.25, top_tied=1.0, n_top_prompts=5),
+                    _cell(format="likert5", decoding="greedy", top_tied=0.75, n_top_prompts=4),
+                    _cell(format="binary", decoding="greedy", top_tied=0.5, n_top_prompts=12)])
+    # binary alone stands: 0.5 x 12 = 6 of 12 prompts
+    assert coin_flip_sentence(cells) == (
+        "Picking the best candidate of a prompt is often a coin flip: two or more candidates share the top score in "
+        "50% of 12 prompts with at least two scored candidates; **numeric100** left out: its calls parse only 25% "
+        "of the time; too few to say for **likert5** (4 prompts with two scored candidates; at least 5 needed).")
+    # nothing left to stand on: the whole claim is too few to say
+    alone = cells.filter(pl.col("format") != "binary")
+    assert coin_flip_sentence(alone) == (
+        "Too few to say whether picking the best candidate of a prompt is a coin flip: **numeric100** left out: its "
+        "calls parse only 25% of the time; too few to say for **likert5** (4 prompts with two scored candidates; at "
+        "least 5 needed).")
+    # five prompts is enough: 5 of 5 shared reads as a fact with its n
+    five = _frame([_cell(format="likert5", decoding="greedy", top_tied=1.0, n_top_prompts=5),
+                   _cell(format="binary", decoding="greedy", top_tied=0.2, n_top_prompts=10)])
+    assert coin_flip_sentence(five).endswith("in 20% to 100% of 5 to 10 prompts with at least two scored candidates, "
+                                             "depending on the format; 100% for **likert5**, 5 of 5 prompts.")
 
 
 # -- the details by format (app/views/overview/findings.py) --------------------------------------------------------
@@ -295,7 +325,7 @@ def test_verdict_file_decoding_and_label_probs(db, write_jsonl):
     # 0.75 x 4 + 0.25 x 5 = 4.25 -> (4.25 - 1) / 4 = 0.8125 for each candidate: one level
     assert [(r["decoding"], r["n_candidates"], r["distinct"]) for r in expected] == [("constrained", 3, 1)]
     bad = write_jsonl("bad.jsonl", [{**rows[1], "decoding": "beam"}])
-    with pytest.raises(UserError, match=r"bad.jsonl, line 1.*decoding.*greedy, constrained"):
+    with pytest.raises(UserError, match=r"bad.jsonl, line 1.*decoding.*greedy, sampled, constrained"):
         import_verdicts(db, bad, "p")
     bad = write_jsonl("bad2.jsonl", [rows[0], {**rows[1], "label_probs": {"7": 1.0}}])
     with pytest.raises(UserError, match=r"line 2.*label_probs.*'7' is not a label of format 'likert5'"):
@@ -332,7 +362,8 @@ def test_app_opens_on_the_overview_with_the_five_format_demo(tmp_path, monkeypat
     # The demo's headline, derived from the README's table of it ("What it shows"): greedy parses 1 of 24
     # binary calls (4%) up to 34 of 42 anchored ones (81%), constrained all; constrained binary and
     # likert5 have D2 1.09 and 1.0 (< 1.25), the other three 1.73 to 2.57. Top tied: 50% (tournament,
-    # greedy) to 100% (binary constrained, likert5 both, numeric100 greedy). Slot bias: b = +0.85
+    # greedy) to 100% (binary constrained, likert5 both, numeric100 greedy) of 6 prompts; but greedy
+    # likert5 and numeric100 parse 25% to 29% of calls, under half: left out (issue 26). Slot bias: b = +0.85
     # (anchored greedy), +1.00 (tournament greedy), +1.36, +1.43 (constrained), every 95% interval above
     # 0, q from -0.03 to +0.04; the same preference in both orders for 0 of 13 (anchored greedy) up to 2
     # of 23 (tournament greedy, 9%) pairs.
@@ -342,8 +373,9 @@ def test_app_opens_on_the_overview_with_the_five_format_demo(tmp_path, monkeypat
         "parse, where the judge's own answer (greedy decoding, then parsed) parses in 4% to 81% of calls, but "
         f"**binary** and **likert5** then give (nearly) every candidate the same label: 1.1 and 1.0 {D2_TERM}.",
         "Picking the best candidate of a prompt is often a coin flip: two or more candidates share the top score "
-        "in 50% to 100% of the prompts with at least two scored candidates, depending on the format and decoding; "
-        "100% for **binary** (constrained), **likert5** (greedy and constrained) and **numeric100** (greedy).",
+        "in 50% to 100% of 6 prompts with at least two scored candidates, depending on the format and decoding; "
+        "100% for **binary** (constrained) and **likert5** (constrained), 6 of 6 prompts each; **likert5** (greedy) "
+        "and **numeric100** (greedy) left out: their calls parse only 25% to 29% of the time.",
         "Slot bias dominates the comparative formats: their verdicts lean toward the response shown first (slot A) "
         f"by b = +0.85 to +1.43 ({B_TERM}), against a quality signal q of −0.03 to +0.04 (the part that follows "
         "the responses), and only 0% to 9% of pairs keep their preference when the order flips."]

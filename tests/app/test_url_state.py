@@ -32,18 +32,30 @@ def test_default_pool_is_the_demo_where_it_exists_else_the_first():
 
 def test_each_parameter_has_one_name_and_its_widget_binds_it():
     names = [n for params in url_state.PAGE_PARAMS.values() for n in params]
-    # pool; formats, decoding, schedule, concurrency, swap; policy, judge, format, rate, seeds, preset, steps;
-    # annotator, queue
-    assert len(names) == len(set(names)) == 15
+    # pool; formats, decoding, schedule, concurrency, swap, samples, temperature; policy, judge, format, rate,
+    # seeds, preset, steps; the judge of Overview and Formats, the cell of Rankings (issue 26); annotator, queue
+    assert len(names) == len(set(names)) == 20
     main = (REPO / "app" / "main.py").read_text()
     assert "key = url_state.default_pool(names, data.DEFAULT_POOL), url_state.POOL" in main
-    assert 'key=key, bind="query-params"' in main
+    # the pool is written to the address on every run, the default pool too (issue 26)
+    assert "st.query_params[key] = st.session_state[key]" in main
+    assert url_state.opening_pool("mine", ["a", "mine"], "a") == "mine"
+    assert url_state.opening_pool("gone", ["a", "mine"], "a") == "a" and url_state.opening_pool(None, ["a"], "a") == "a"
     for page in ("score.py", "curate.py", "label.py"):       # a page with the helpers beside it: app/views/score/*.py
         text = "\n".join(f.read_text() for f in sorted((REPO / "app" / "views" / page.removesuffix(".py")).glob("*.py")))
         for name in url_state.PAGE_PARAMS[page]:
             const = next(k for k, v in vars(url_state).items() if k.isupper() and v == name)
             # the widget's key is the parameter, bound to the URL, in one call (which may span lines)
             assert re.search(rf'key=url_state\.{const},?\s*bind="query-params"', text), (page, name)
+    # the reading pages' judge pickers: app/judge_picker.judge_select binds its key to the URL
+    picker = (REPO / "app" / "judge_picker.py").read_text()
+    assert 'key=key, bind="query-params"' in picker
+    for page in ("overview.py", "formats.py", "rankings.py"):
+        text = (REPO / "app" / "views" / page.removesuffix(".py") / "page.py").read_text()
+        for name in url_state.PAGE_PARAMS[page]:
+            const = next(k for k, v in vars(url_state).items() if k.isupper() and v == name)
+            assert re.search(rf'judge_picker\.judge_select\([^)]*url_state\.{const}\)', text), (page, name)
+
 
 
 @pytest.fixture

@@ -303,7 +303,18 @@ def test_repeat_effect_sets_single_beside_mean(repeated):
     row = effect.row(0, named=True)
     # from test_the_mean_of_samples_is_its_own_cell: top shared in 2/2 prompts -> 1/2; tau_a 0 -> 0.5
     assert (row["top_tied"], row["top_tied_mean"], row["tau_a"], row["tau_a_mean"]) == (1.0, 0.5, 0.0, 0.5)
-    assert repeats_sentence(effect) == ("Averaging the samples breaks coin flips: share of prompts whose top "
-                                          "score is shared, one sample → mean of the samples: likert5 100% → 50%.")
+    # issue 26: two prompts are fewer than the five a share needs (app/views/overview/headline.py MIN_PROMPTS)
+    assert row["n_top_prompts"] == 2
+    assert repeats_sentence(effect) == ("Too few to say whether averaging the samples breaks coin flips. Left out: "
+                                          "likert5: too few to say (2 prompts with two scored candidates; at least "
+                                          "5 needed).")
+    # with five prompts (the same shares) the sentence states it, with its n
+    five = effect.with_columns(pl.lit(5, pl.Int64).alias("n_top_prompts"))
+    assert repeats_sentence(five) == ("Averaging the samples breaks coin flips: share of prompts whose top score "
+                                        "is shared, one sample → mean of the samples: likert5 100% → 50% of 5 prompts.")
+    # a cell whose calls parse under half the time decides nothing and is named with its parse rates
+    low = five.with_columns(pl.lit(0.12).alias("parse_rate"), pl.lit(0.38).alias("parse_rate_mean"))
+    assert repeats_sentence(low) == ("Too few to say whether averaging the samples breaks coin flips. Left out: "
+                                       "likert5 100% → 50%, but its calls parse only 12% to 38% of the time.")
     single_only = audit_cells(repeated, "p").filter(pl.col("aggregate") == "single")
     assert repeat_effect(single_only).height == 0 and repeats_sentence(repeat_effect(single_only)) is None

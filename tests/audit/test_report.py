@@ -108,10 +108,63 @@ def test_repeated_calls_show_their_mean_beside_sample_0_in_the_summary(db, write
     assert len(doc["cells"]) == audit_cells(db, "p").filter(pl.col("aggregate") == "single").height
     md = checklist_markdown(doc)
     assert "| judge | format | decoding | score | samples | tie prob." in md
-    assert "| sim | likert5 | greedy | label | first |" in md and "| sim | likert5 | greedy | label | mean |" in md
+    # issue 26: a run at temperature 0.7 is sampled, not greedy, in every row
+    assert "| sim | likert5 | sampled | label | first |" in md and "| sim | likert5 | sampled | label | mean |" in md
+    assert "greedy" not in md
 
 
 def test_a_report_without_repeats_has_no_samples_column(scored):
     doc = checklist(scored, "p")
     assert {r["aggregate"] for r in doc["summary"]} == {"single"}
     assert "| samples |" not in checklist_markdown(doc)
+
+
+def test_a_judge_sampled_at_a_temperature_reads_as_sampled_with_its_temperature_samples_and_repeats(db, write_jsonl):
+    # issue 26 item 2: a judge asked at T = 0.7 is not greedy. The JSON and the Markdown say sampled,
+    # the temperature, the samples per call, what the first/mean column means, and the cell's flip
+    # rate and alpha as audit.consistency computes them.
+    import polars as pl
+    from audit import consistency
+    import_pool(db, write_jsonl("p.jsonl", ROWS), "p")
+    score(ScoreRequest(pool="p", judge="fake:sim?noise=0.5", formats=["likert5"], db=db, samples=3, temperature=0.7,
+                       progress=False, flush_interval_s=0.05))
+    doc = checklist(db, "p")
+    (cell,) = [c for c in doc["cells"] if c["score"] == "label"]
+    d = cell["decoding"]
+    assert (d["mode"], d["temperature"], d["samples"]) == ("sampled", 0.7, 3)
+    assert d["rule"].startswith("sampled: the judge's own answer drawn at a temperature above 0")
+    assert "temperature 0.7" in d["rule"] and "each call asked 3 times (samples 0 to 2)" in d["rule"]
+    assert "greedy" not in json.dumps(doc)
+    ref = consistency(db, "p").filter(pl.col("format") == "likert5").to_dicts()[0]
+    assert ref["decoding"] == "sampled" and ref["samples"] == 3
+    assert cell["repeats"]["flip_rate"] == ref["flip_rate"] and cell["repeats"]["alpha"] == ref["alpha"]
+    assert cell["repeats"]["n_items"] == 24          # 6 prompts x 4 candidates, every sample parses
+    md = checklist_markdown(doc)
+    assert "## sim × likert5 × sampled" in md
+    assert "Samples: `first` scores each call by its first answer (sample 0), `mean` by the mean" in md
+    assert (f"5. Repeats: up to 3 samples per call; over 24 calls with ≥ 2 parsed samples, the flip rate (calls "
+            f"whose samples disagree) is {100 * ref['flip_rate']:.0f}%") in md
+    assert f"Krippendorff's α (ordinal) = {ref['alpha']:.3f}" in md
+
+
+def test_a_greedy_judge_keeps_greedy_and_has_no_repeats_line(scored):
+    doc = checklist(scored, "p")
+    assert {c["decoding"]["mode"] for c in doc["cells"]} == {"greedy"}
+    assert all(c["repeats"] is None and c["decoding"]["samples"] == 1 for c in doc["cells"])
+    md = checklist_markdown(doc)
+    assert "5. Repeats" not in md and "Samples: `first`" not in md
+
+
+def test_the_demos_t07_judge_reads_as_sampled_in_the_report(db):
+    # the bundled smollm2-demo-t0.7 (real samples at temperature 0.7, imported from a verdict file)
+    from ingest.demo import HERE, format_specs
+    from ingest.scoring import import_verdicts
+    import_pool(db, HERE / "mtbench-formats-pool.jsonl", "mtbench-formats")
+    import_verdicts(db, HERE / "mtbench-formats-t07-verdicts.jsonl", "mtbench-formats", format_specs=format_specs())
+    doc = checklist(db, "mtbench-formats")
+    assert doc["cells"] and {c["decoding"]["mode"] for c in doc["cells"]} == {"sampled"}
+    for c in doc["cells"]:
+        assert "temperature not recorded (imported verdicts)" in c["decoding"]["rule"]
+        assert c["decoding"]["samples"] == 5 and "each call asked 5 times" in c["decoding"]["rule"]
+    md = checklist_markdown(doc)
+    assert "greedy" not in md and "## smollm2-demo-t0.7 × binary × sampled" in md

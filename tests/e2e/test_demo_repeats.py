@@ -75,9 +75,10 @@ def test_consistency_of_the_sampled_judge_matches_the_file(demo_db):
     # the temperature-0.7 samples (real llama.cpp calls): 2 prompts x 4 systems, 5 samples each
     warm = {f: c for (j, f, d), c in cells.items() if j == "smollm2-demo-t0.7"}
     assert sorted(warm) == ["binary", "likert5", "numeric100", "tournament"]
-    assert all(c["samples"] == 5 and c["decoding"] == "greedy" for c in warm.values())
-    # greedy answers are mostly prose that does not parse (binary: no call has two parsed samples), but
-    # likert5 and tournament keep some; at most 2 prompts x 4 candidates, 2 x 6 tournament pairs
+    assert all(c["samples"] == 5 and c["decoding"] == "sampled" for c in warm.values())
+    # sampled answers (issue 26: T = 0.7 is not greedy) are mostly prose that does not parse (binary: no
+    # call has two parsed samples), but likert5 and tournament keep some; at most 2 prompts x 4
+    # candidates, 2 x 6 tournament pairs
     assert warm["likert5"]["n_items"] > 0 and warm["tournament"]["n_items"] > 0
     assert all(c["n_items"] <= (12 if f == "tournament" else 8) for f, c in warm.items())
     per_call = Counter(unit(r) for r in rows("mtbench-formats-t07-verdicts.jsonl"))

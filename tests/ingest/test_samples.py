@@ -129,7 +129,7 @@ def test_temperature_binds_the_judge_name(db, write_jsonl):
 
 
 def test_openai_body_carries_temperature_and_a_seed_per_sample(db, write_jsonl):
-    settings = {"mode": "greedy", "temperature": 0.7, "max_tokens": 16, "logprobs": False, "seed": 5}
+    settings = {"mode": "sampled", "temperature": 0.7, "max_tokens": 16, "logprobs": False, "seed": 5}
     chat = [{"role": "user", "content": "hi"}]
     assert request_body("m", chat, settings, sample=0) == {"model": "m", "messages": chat, "temperature": 0.7,
                                                             "max_tokens": 16, "seed": 5}

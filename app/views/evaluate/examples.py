@@ -7,13 +7,16 @@ import polars as pl
 import streamlit as st
 
 from app import data
+from app.views.evaluate.small_n import best_and_worst_count
 
 
 def best_and_worst(study: str, pick: dict, gens: pl.DataFrame) -> None:
     """pick: a contrast row (judge, a, b); gens: the study's generations (data.study_generations)."""
     diffs = data.prompt_differences(study, pick["judge"], pick["a"], pick["b"])
-    k = max(1, min(3, diffs.height // 2))                      # best and worst never show the same prompt twice
-    for title, rows in (("Best for a", diffs.head(k)), ("Worst for a", diffs.tail(k).reverse())):
+    k = best_and_worst_count(diffs.height)                     # best and worst never show the same prompt twice
+    lists = (("Best for a", diffs.head(k)), ("Worst for a", diffs.tail(k).reverse())) if k else \
+        (("One held-out prompt only: no best or worst to tell apart", diffs),)
+    for title, rows in lists:
         st.markdown(f"**{title}**")
         for r in rows.iter_rows(named=True):
             g = gens.filter(pl.col("prompt_id") == r["prompt_id"]).sort("seed")

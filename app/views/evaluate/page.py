@@ -12,6 +12,7 @@ from app.runs_panel import runs_panel
 from app.views.evaluate import charts as evaluate_charts
 from app.views.evaluate.examples import best_and_worst
 from app.views.evaluate.launch import launch_form
+from app.views.evaluate.small_n import flag_small
 
 pool = data.page_pool("Evaluate")
 trained = {r["run_id"]: r for r in data.runs_of("train")}
@@ -34,9 +35,12 @@ if not doc["contrasts"]:
     st.info("Too few conditions or outcomes for a contrast yet.")
     st.stop()
 table = pl.DataFrame(doc["contrasts"]).with_columns((pl.col("a") + " − " + pl.col("b")).alias("contrast"))
+table, too_few = flag_small(table, doc["friedman"])      # fewer than 5 held-out prompts: too few to say
 st.subheader("Contrasts (paired bootstrap, Holm within each judge)")
-st.dataframe(**table_view(table.select("judge", "contrast", "diff", "lo", "hi", "p", "p_holm", "n_judges_agree")),
-             hide_index=True)
+if too_few:
+    st.warning(too_few)
+st.dataframe(**table_view(table.select("judge", "contrast", "prompts", "diff", "lo", "hi", "p", "p_holm",
+                                       "n_judges_agree")), hide_index=True)
 st.altair_chart(evaluate_charts.contrast_forest(table), width="stretch")
 with st.expander("Friedman, length- and markdown-adjusted contrasts, minimum detectable difference"):
     st.dataframe(**table_view(pl.DataFrame(doc["friedman"])), hide_index=True)

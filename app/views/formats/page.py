@@ -5,9 +5,9 @@ parsed labels and the expected (probability-weighted) scores."""
 import polars as pl
 import streamlit as st
 
-from app import data, charts
+from app import charts, data, judge_picker, url_state
 from app.tables import view as table_view    # the one table helper (issue 26)
-from app.views.formats.repeats import repeat_effect, repeats_sentence
+from app.views.formats import repeat_section
 
 pool = data.page_pool("Formats")
 every = data.cells(pool)   # aggregate single and, for repeated calls, mean (compared below)
@@ -18,7 +18,7 @@ if cells.height == 0:
 
 left, right = st.columns([2, 3])
 judges = sorted(cells["judge"].unique().to_list())
-judge = left.selectbox("Judge", judges, key="formats_judge")
+judge = judge_picker.judge_select(left, "Judge", judges, url_state.FORMATS_JUDGE)   # kept in the address
 mine = cells.filter(pl.col("judge") == judge)
 has_expected = "expected" in mine["score"].to_list()
 expected = right.toggle("Expected scores (probability-weighted over the labels)", key="formats_expected",
@@ -50,13 +50,7 @@ st.caption("★ marks the best cell of each judge per column (fewest ties, most 
 table = cells.filter(pl.col("score") == score)
 st.dataframe(**table_view(table, charts.best_marks(table)), hide_index=True, width="stretch")
 
-effect = repeat_effect(every.filter(pl.col("judge") == judge))   # cells whose calls were asked N times
-if effect.height:
-    st.subheader("Does repeating break the coin flips?")
-    st.markdown(repeats_sentence(effect) or "")
-    st.caption("Each metric for one sample (sample 0) beside the mean of the samples (each call scored by "
-               "the mean of its parsed samples). Repeat consistency per cell: judgeaudit consistency.")
-    st.dataframe(**table_view(effect), hide_index=True, width="stretch")
+repeat_section.show(pool, judge, every)   # sample 0 against the mean; flip rate and Krippendorff's α
 
 left, right = st.columns(2)
 with left:

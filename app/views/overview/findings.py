@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from app.views.formats.repeats import repeat_effect, repeats_sentence
 from app.views.overview.headline import agreement_sentence, headline, pct, signed
 
 FORMATS_PAGE = "views/formats/page.py"
@@ -126,11 +127,14 @@ def judge_overview(cells: pl.DataFrame, bias: pl.DataFrame | None) -> Overview:
 
 def findings(cells: pl.DataFrame, bias: pl.DataFrame | None = None) -> dict[str, Overview]:
     """Per judge (in name order): its Overview, from audit.audit_cells and audit.bias frames."""
-    labels = cells.filter(pl.col("score") == "label") if "score" in cells.columns else cells
+    every = labels = cells.filter(pl.col("score") == "label") if "score" in cells.columns else cells
     if "aggregate" in labels.columns:   # sample 0; the mean of repeated calls is on the Formats page
         labels = labels.filter(pl.col("aggregate") == "single")
     out = {}
     for judge in sorted(labels["judge"].unique().to_list()):
         mine_bias = bias.filter(pl.col("judge") == judge) if bias is not None and bias.height else None
         out[judge] = judge_overview(labels.filter(pl.col("judge") == judge), mine_bias)
+        again = repeats_sentence(repeat_effect(every.filter(pl.col("judge") == judge)))
+        if again:       # the judge's calls were asked several times: does averaging break the coin flips?
+            out[judge].headline.append(again)
     return out

@@ -11,6 +11,12 @@ rules (below), so tests/app/test_overview.py derives them by hand from frames bu
 3. Slot bias: whether it dominates the comparative formats (every b's interval excludes 0 and
    |b| > |q|), is clear in some, or is clear in none; or that it was not measured.
 `agreement` (which format agrees best with the reference, or that none does) leads the details.
+
+Small numbers (issue 26): every share says what it is a share of ("… of 5 prompts"). A share of
+prompts over fewer than MIN_PROMPTS prompts is "too few to say", and a cell whose calls parse less
+than MIN_PARSE of the time is left out of the coin-flip claims with its parse rate named: its few
+scored candidates decide little. Five prompts is the smallest n at which one prompt moves a share
+by no more than 20 points; below it a 100% or 0% is one or two prompts' accident.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import polars as pl
 COLLAPSED = 1.25    # D2 below this: (nearly) every candidate got the same score
 NEAR_ZERO = 0.10    # best τa below this: no format agrees with the reference
 MAX_NAMED = 3       # formats named in one list before "and N more"
+MIN_PROMPTS = 5     # a share of fewer prompts is "too few to say" (one prompt would move it > 20 points)
+MIN_PARSE = 0.5     # a cell parsing less often is left out of the coin-flip claims, its parse rate named
 
 D2_TERM = ("effective levels (D2: how many equally used scores would tie as often as these do; "
            "1 = the same score for every candidate)")
@@ -118,9 +126,37 @@ def levels_sentence(cells: pl.DataFrame) -> str | None:
     parsed = sorted(_rows(cells, "parse_rate"), key=lambda r: (r["parse_rate"], r["format"]))
     if parsed and parsed[0]["parse_rate"] < 0.95:
         r = parsed[0]
-        text += (f", and only {pct(r['parse_rate'])} of the {cell_name(r['format'], r['decoding'], modes)} "
+        of = f"{r['n_verdicts']:,} " if r.get("n_verdicts") else ""
+        text += (f", and only {pct(r['parse_rate'])} of the {of}{cell_name(r['format'], r['decoding'], modes)} "
                  "verdicts parse to a label")
     return text + "."
+
+
+def prompts_of(rows: list[dict]) -> str:
+    """'5 prompts' or '5 to 24 prompts': the n the shares of these cells stand on."""
+    ns = sorted({r["n_top_prompts"] for r in rows if r.get("n_top_prompts") is not None})
+    if not ns:
+        return ""
+    return f"{ns[0]} prompt{'' if ns[-1] == 1 else 's'}" if len(ns) == 1 else f"{ns[0]} to {ns[-1]} prompts"
+
+
+def set_aside(rows: list[dict], modes: int) -> tuple[list[dict], list[str]]:
+    """The cells a coin-flip claim may rest on, and why the others are left out: calls that parse
+    under MIN_PARSE, or fewer than MIN_PROMPTS prompts with two scored candidates."""
+    kept, notes = [], []
+    low = [r for r in rows if r.get("parse_rate") is not None and r["parse_rate"] < MIN_PARSE]
+    few = [r for r in rows if r not in low and r.get("n_top_prompts") is not None
+           and r["n_top_prompts"] < MIN_PROMPTS]
+    kept = [r for r in rows if r not in low and r not in few]
+    if low:
+        notes.append(f"{grouped_names(low, modes)} left out: its calls parse only "
+                     f"{span([r['parse_rate'] for r in low])} of the time" if len(low) == 1 else
+                     f"{grouped_names(low, modes)} left out: their calls parse only "
+                     f"{span([r['parse_rate'] for r in low])} of the time")
+    if few:
+        notes.append(f"too few to say for {grouped_names(few, modes)} ({prompts_of(few)} with two scored "
+                     f"candidates; at least {MIN_PROMPTS} needed)")
+    return kept, notes
 
 
 def coin_flip_sentence(cells: pl.DataFrame) -> str | None:
@@ -128,18 +164,29 @@ def coin_flip_sentence(cells: pl.DataFrame) -> str | None:
     if not rows:
         return None
     modes = cells["decoding"].n_unique()
+    rows, notes = set_aside(rows, modes)
+    tail = ("; " + "; ".join(notes)) if notes else ""
+    if not rows:
+        return "Too few to say whether picking the best candidate of a prompt is a coin flip: " + "; ".join(notes) + "."
+    over = prompts_of(rows)
+    of = f"of {over} with at least two scored candidates" if over else f"of {COIN_TERM}"
     shares = [r["top_tied"] for r in rows]
     hi = max(shares)
     if hi == 0:
         return ("No prompt's top score is shared by two candidates in any format, so picking the best "
-                "candidate of a prompt is never a coin flip.")
+                f"candidate of a prompt is never a coin flip ({over or 'every prompt'} with two scored "
+                f"candidates{' a cell' if over and ' to ' in over else ''}){tail}.")
     often = "often" if hi >= 0.5 else "sometimes"
     text = f"Picking the best candidate of a prompt is {often} a coin flip: two or more candidates share the top score"
     if pct(min(shares)) == pct(hi):
-        return f"{text} in {pct(hi)} of {COIN_TERM}" + (", in every format." if len(rows) > 1 else ".")
+        return f"{text} in {pct(hi)} {of}" + (", in every format" if len(rows) > 1 else "") + f"{tail}."
     top = [r for r in rows if pct(r["top_tied"]) == pct(hi)]
-    return (f"{text} in {span(shares)} of {COIN_TERM}, depending on the format"
-            f"{' and decoding' if modes > 1 else ''}; {pct(hi)} for {grouped_names(top, modes)}.")
+    n_top = prompts_of(top)
+    each = " each" if len(top) > 1 else ""
+    count = (f", {round(hi * top[0]['n_top_prompts'])} of {n_top}{each}" if n_top and " to " not in n_top else
+             f", of {n_top}" if n_top else "")
+    return (f"{text} in {span(shares)} {of}, depending on the format"
+            f"{' and decoding' if modes > 1 else ''}; {pct(hi)} for {grouped_names(top, modes)}{count}{tail}.")
 
 
 def slot_sentence(bias: pl.DataFrame | None) -> str | None:

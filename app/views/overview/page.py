@@ -6,7 +6,7 @@ pages read (app/data.py findings; the sentences are app/views/overview/findings.
 import polars as pl
 import streamlit as st
 
-from app import charts, data, reading
+from app import charts, data, judge_picker, reading, url_state
 from app.views.overview.jury_sentence import jury_sentences
 
 PAGE_NAMES = {"views/formats/page.py": "Formats", "views/slot_bias/page.py": "Slot bias", "views/curate/page.py": "Curate & Train"}
@@ -31,7 +31,7 @@ if cells.height == 0:
 
 found = data.findings(pool)
 judges = list(found)
-judge = judges[0] if len(judges) == 1 else st.selectbox("Judge", judges, key="overview_judge")
+judge = judges[0] if len(judges) == 1 else judge_picker.judge_select(st, "Judge", judges, url_state.OVERVIEW_JUDGE)
 report = found[judge]
 st.subheader("What this pool shows" + (f" — {judge}" if len(judges) > 1 else ""))
 with st.container(border=True, key="overview_headline"):

@@ -14,7 +14,7 @@ with st.expander("What a pool file holds", expanded=not data.pools().height):
                 "`completions` list) is read too.\n\n" + pool_form.fields_markdown())
     st.download_button("Download an example pool (6 rows)", pool_form.example_jsonl(),
                        file_name="example-pool.jsonl", mime="application/x-ndjson", icon=":material/download:")
-with st.form("upload", clear_on_submit=False):
+with st.form("upload", clear_on_submit=False, enter_to_submit=False):   # Enter in the name does not import
     upload = st.file_uploader("Candidate pool (.jsonl, .csv, .parquet; UltraFeedback layout too)",
                               type=["jsonl", "ndjson", "csv", "parquet"])
     name = st.text_input("Pool name", placeholder="my-pool")

@@ -4,7 +4,7 @@ single (forward) order, so what slot bias does to a leaderboard is visible."""
 import polars as pl
 import streamlit as st
 
-from app import charts_trust, data, tables
+from app import charts_trust, data, judge_picker, tables, url_state
 from app.placeholders import placeholder_warning
 from app.views.rankings.style_section import style_section
 
@@ -28,7 +28,7 @@ st.caption("Strength = log p from the Bradley-Terry MM fit (ties half a win each
 
 cells = frame.select("judge", "format", "decoding").unique().sort("judge", "format", "decoding")
 names = [" / ".join(r) for r in cells.iter_rows()]
-pick = st.selectbox("Judge / format / decoding", names)
+pick = judge_picker.judge_select(st, "Judge / format / decoding", names, url_state.RANKINGS_CELL)   # in the address
 judge, fmt, decoding = cells.row(names.index(pick))
 cell = frame.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("decoding") == decoding))
 if by == "prompt":

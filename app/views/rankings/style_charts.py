@@ -87,6 +87,21 @@ def _interval(row: dict | None, how: str = "") -> str:
     return "" if not row or row.get("lo") is None else f" (95% interval {row['lo']:+.2f} to {row['hi']:+.2f}{how})"
 
 
+def excess_words(excess: dict) -> str:
+    """How the judge's coefficient stands against the humans' (issue 26): "is 0.56 above the humans'"
+    only when the paired interval excludes 0; otherwise "shows no clear difference from the humans'
+    (−0.04 to +1.33)"."""
+    how = ", paired bootstrap over prompts"
+    lo, hi = excess.get("lo"), excess.get("hi")
+    if lo is not None and hi is not None and lo <= 0 <= hi:
+        def signed(x):
+            return f"{x:+.2f}".replace("-", "−")
+        return (f"shows **no clear difference** from the humans' ({signed(lo)} to {signed(hi)}: the 95% interval "
+                f"of the difference{how}, includes 0)")
+    side = "above" if excess["value"] > 0 else "below"
+    return f"is **{abs(excess['value']):.2f} {side}** the humans'{_interval(excess, how)}"
+
+
 def style_sentences(cell: pl.DataFrame) -> list[str]:
     """One cell's length coefficients in words: the judge's, the humans' and how far the judge's
     lies above or below the humans' it would replace; and the features left out."""
@@ -115,10 +130,8 @@ def _length_sentences(cell: pl.DataFrame) -> list[str]:
         out.append(f"The humans' {human['n']} labels on these pairs have no finite fit (a system wins or loses "
                    "every time): no human comparison.")
     elif human and human["value"] is not None:
-        side = "above" if excess["value"] > 0 else "below"
         out.append(f"The humans' on the same pairs: **{human['value']:+.2f}**{_interval(human)} over {human['n']} "
-                   f"labels, so this judge's length coefficient is **{abs(excess['value']):.2f} {side}** the "
-                   f"humans'{_interval(excess, ', paired bootstrap over prompts')}.")
+                   f"labels, so this judge's length coefficient {excess_words(excess)}.")
     else:
         out.append("No human labels on these pairs: import some (Calibration page or `judgeaudit import-labels`) "
                    "to compare with the humans'.")

@@ -34,3 +34,16 @@ def estimate_text(count: dict, local_eta: float | None, tested: dict | None, jud
 def sim_basis(latency_ms: float, concurrency: int) -> str:
     """How a simulated judge's time is estimated: its latency over the concurrency."""
     return f"at the simulated {latency_ms:g} ms per call over concurrency {concurrency}"
+
+
+SAMPLES_HELP = ("Ask each call N times (samples 0 to N−1) to measure how consistent the judge is: the Formats "
+                "page then shows the flip rate and Krippendorff's α, and what averaging the samples does. N > 1 "
+                "needs a temperature above 0 (N copies of one answer measure nothing). Same as --samples.")
+TEMPERATURE_HELP = ("Sent with every call and part of the judge's identity (another temperature is another judge: "
+                    "give it its own name). Above 0 the free answer is stored as `sampled`, not greedy. "
+                    "Same as --temperature.")
+
+
+def times_samples(count: dict, samples: int) -> dict:
+    """The call count of a plan whose every call is asked `samples` times."""
+    return {"total": count["total"] * samples, "per_format": {f: n * samples for f, n in count["per_format"].items()}}

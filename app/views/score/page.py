@@ -17,20 +17,23 @@ formats = st.multiselect("Formats", data.builtin_formats(), default=["binary", "
                          key=url_state.FORMATS, bind="query-params")   # kept in the URL (app/url_state.py)
 decoding = st.radio("Decoding", ["greedy", "constrained"], horizontal=True, key=url_state.DECODING,
                     bind="query-params",
-                    help="greedy: the judge's own answer, parsed (the paper's protocol); constrained: the answer "
-                         "restricted to the format's labels (by the server's mechanism for an endpoint).")
+                    help="greedy: the judge's own answer, parsed (the paper's protocol; stored as sampled at a "
+                         "temperature above 0); constrained: the answer restricted to the format's labels.")
 schedule = st.selectbox("Tournament schedule", ["listing", "balanced", "both"], key=url_state.SCHEDULE,
                         bind="query-params")
-a, b = st.columns(2)
+a, b, c, d = st.columns(4)
 concurrency = a.number_input("Concurrency", 1, 256, 8, key=url_state.CONCURRENCY, bind="query-params")
 swap = b.text_input("Swap sample (N or all)", value="0", key=url_state.SWAP, bind="query-params")
-
+samples = c.number_input("Samples per call", 1, 50, 1, key=url_state.SAMPLES, bind="query-params",
+                         help=score_help.SAMPLES_HELP)
+temperature = d.number_input("Temperature", 0.0, 2.0, 0.0, 0.1, key=url_state.TEMPERATURE, bind="query-params",
+                             help=score_help.TEMPERATURE_HELP)
 form = score_form.ScoreForm(pool, choice.provider, formats, choice.endpoint, choice.model, choice.base_url, schedule,
-                            concurrency, swap, decoding)
+                            concurrency, swap, decoding, int(samples), float(temperature))
 request, judge_name = None, None
 try:
     request, judge_name = score_form.score_request(form, configured)
-    count = data.call_count(pool, formats, schedule, swap.strip() or "0")
+    count = score_help.times_samples(data.call_count(pool, formats, schedule, swap.strip() or "0"), int(samples))
     eta = data.estimate_seconds(count["total"], choice.provider, decoding, int(concurrency), latency)
     basis = score_help.LOCAL_BASIS if latency is None else score_help.sim_basis(latency, int(concurrency))
     st.info(score_help.estimate_text(count, eta, st.session_state.get("score_test"), judge_name, int(concurrency),
