@@ -30,6 +30,7 @@ from .runs import cancel_cmd, runs_cmd
 from .scoring import score_cmd
 from .train import curate_cmd, train_cmd
 from .verdicts import export_verdicts_cmd
+from .pairs import pairs_cmd
 
 
 __all__ = ["cli", "command_line", "defaults", "legacy_request", "main", "request_for", "run_request"]
@@ -46,6 +47,7 @@ for _command in (import_pool_cmd, pools_cmd, import_verdicts_cmd, score_cmd,
                  evaluate_cmd, contrasts_cmd, probe_cmd, mitigations_cmd, curate_cmd, train_cmd, export_verdicts_cmd,
                  consistency_cmd, import_batch_cmd):
     cli.add_command(_command)
+cli.add_command(pairs_cmd)
 
 
 def _fresh_line() -> None:
