@@ -411,3 +411,36 @@ def verdicts_parquet(pool: str) -> bytes:
     """Every stored judge call of the pool as Parquet, one row each with the columns of `judgeaudit
     export-verdicts` (audit.verdict_rows): the Report page's download, made when it is clicked."""
     return _verdicts_parquet(*db_state(), pool)
+
+
+# -- preference pairs and DPO (train.pair_table; DPO runs' progress.jsonl) ----------------------------
+
+@st.cache_data(show_spinner="Pairing...", max_entries=64)
+def _pair_table(path: str, mtime: float, pool: str, judge: str, min_margin: float, both_orders: bool, seed: int):
+    import train
+    return train.pair_table(path, pool, judge, min_margin, both_orders, seed)
+
+
+def pair_table(pool: str, judge: str, min_margin: float, both_orders: bool, seed: int):
+    """Per format x decoding of the judge: pairs, prompts and the losses (train.pair_table)."""
+    return _pair_table(*db_state(), pool, judge, float(min_margin), bool(both_orders), int(seed))
+
+
+def dpo_curves(rows: list[dict], label) -> "pl.DataFrame":
+    """run, step, value, figure (loss | rewards/margins) of each DPO run's progress.jsonl."""
+    import json
+
+    import polars as pl
+    out = []
+    for row in rows:
+        folder = (row.get("progress") or {}).get("out") or (row.get("config") or {}).get("out") or row["out_dir"]
+        path = Path(folder) / "progress.jsonl" if folder else None
+        if not path or not path.is_file():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line) if line.strip() else {}
+            if rec.get("rewards/margins") is None:
+                continue
+            out += [{"run": label(row), "step": rec["step"], "value": rec[k], "figure": k}
+                    for k in ("loss", "rewards/margins") if rec.get(k) is not None]
+    return pl.DataFrame(out, schema={"run": pl.String, "step": pl.Int64, "value": pl.Float64, "figure": pl.String})

@@ -56,6 +56,32 @@ def pair_cell(db, pool: str, judge: str, fmt: str, decoding: str | None = None, 
     return pairs, summary
 
 
+TABLE_SCHEMA = {"format": "String", "decoding": "String", "kind": "String", "pairs": "Int64", "prompts": "Int64",
+                **{k: "Int64" for k in LOST}}
+
+
+def pair_table(db, pool: str, judge: str, min_margin: float = 0.0, both_orders: bool = False, seed: int = 0):
+    """One row per (format, decoding) cell of the judge in the pool, comparative and pointwise:
+    format, decoding, kind, pairs, prompts (with a pair), and the losses (LOST); --both-orders
+    applies to the comparative cells only (a pointwise cell has one order)."""
+    import polars as pl
+    pool_cands = audit.pool_candidates(db, pool)
+    held = heldout_prompts(pool_cands)
+    rows = []
+    calls = audit.comparisons(db, pool).filter(pl.col("judge") == judge)
+    for (fmt, decoding), cell in sorted(calls.group_by("format", "decoding"), key=lambda g: g[0]):
+        pairs, lost = comparative_pairs(cell, min_margin, both_orders, held)
+        rows.append({"format": fmt, "decoding": decoding, "kind": "comparative", "pairs": pairs.height,
+                     "prompts": pairs["prompt_idx"].n_unique(), **lost})
+    scores = audit.candidate_scores(db, pool).filter((pl.col("judge") == judge) & (pl.col("score") == "label"))
+    scores = scores.filter(~pl.col("format").is_in(calls["format"].unique().implode()))
+    for (fmt, decoding), cell in sorted(scores.group_by("format", "decoding"), key=lambda g: g[0]):
+        pairs, lost = pointwise_pairs(cell, pool_cands.height, min_margin, seed, held)
+        rows.append({"format": fmt, "decoding": decoding, "kind": "pointwise", "pairs": pairs.height,
+                     "prompts": pairs["prompt_idx"].n_unique(), **lost})
+    return pl.DataFrame(rows, schema={k: getattr(pl, v) for k, v in TABLE_SCHEMA.items()})
+
+
 def make_pairs(db, pool: str, judge: str, fmt: str, out: str | os.PathLike, decoding: str | None = None,
                min_margin: float = 0.0, both_orders: bool = False, seed: int = 0) -> dict:
     """Build the cell's pairs, write `out` (TRL conversational preference JSONL) and its rule file;
