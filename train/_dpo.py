@@ -148,6 +148,9 @@ def fit_dpo(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool]
     callback = make_callback(out, counter, cancelled, progress, say)
     trainer = dpo_trainer(cfg, model, tokenizer, train_rows, eval_rows, [callback], counter)
     peft_model = trainer.model
+    n_kept = len(trainer.train_dataset)      # TRL drops a pair whose prompt alone fills max_length
+    if n_kept == 0:
+        raise UserError(f"--subset {cfg.subset}: every pair's prompt fills --max-length {cfg.max_length}")
     trainable, total = peft_model.get_nb_trainable_parameters()
     config = {"run_id": run_id, "created": iso_now(), "method": "dpo", "subset": {
         "path": str(Path(cfg.subset).resolve()), "sha256": file_sha256(cfg.subset), **(subset_record or {})},
@@ -159,7 +162,8 @@ def fit_dpo(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool]
             "r": cfg.lora_r, "alpha": cfg.lora_alpha, "dropout": cfg.lora_dropout,
             "target_modules": sorted(peft_model.peft_config["default"].target_modules)},
         "trainable_parameters": trainable, "total_parameters": total,
-        "data": {"n_pairs": len(rows), "n_train": len(train_rows), "n_eval": len(eval_rows)},
+        "data": {"n_pairs": len(rows), "n_train": n_kept, "n_eval": len(eval_rows),
+                 "n_dropped": len(train_rows) - n_kept},
         "versions": {**versions(), "trl": _version("trl")}, "argv": sys.argv}
     if rank0:
         (out / "config.json").write_text(json.dumps(config, indent=2, default=str), encoding="utf-8")

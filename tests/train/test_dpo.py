@@ -81,7 +81,7 @@ def test_fit_dpo_logs_rewards_and_tensorboard_and_keeps_the_base(tiny, tmp_path)
     assert metrics["status"] == "finished" and metrics["steps"] == 3 and metrics["tokens_per_s"] > 0
     config = json.loads((out / "config.json").read_text())
     # 24 pairs: round(0.05 x 24) = 1 held for eval; beta 0.1 as asked; no "ref" adapter beside "default"
-    assert config["data"] == {"n_pairs": 24, "n_train": 23, "n_eval": 1} and config["hyper_parameters"]["beta"] == 0.1
+    assert config["data"] == {"n_pairs": 24, "n_train": 23, "n_eval": 1, "n_dropped": 0} and config["hyper_parameters"]["beta"] == 0.1
     assert list(peft_model.peft_config) == ["default"] and config["method"] == "dpo"
     lines = [json.loads(x) for x in (out / "progress.jsonl").read_text().splitlines()]
     train = [x for x in lines if x["loss"] is not None]
