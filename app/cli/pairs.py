@@ -13,7 +13,7 @@ from ._common import current, db_option, emit_json, json_option
 @click.option("--pool", required=True)
 @click.option("--judge", required=True, help="judge name")
 @click.option("--format", "fmt", required=True, help="format name (comparative or pointwise)")
-@click.option("--decoding", type=click.Choice(["greedy", "sampled", "constrained"]), default=None,
+@click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default=None,
               help="the cell's decoding (default: its only one, else greedy)")
 @click.option("--min-margin", type=float, default=0.0, show_default=True,
               help="least margin for the chosen response: the verdict margin (comparative) or the "
