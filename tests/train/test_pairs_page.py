@@ -77,3 +77,18 @@ def test_the_page_shows_pairs_losses_and_dpo_margins(hand, monkeypatch):  # noqa
     charts = at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
     titles = json.dumps([c.proto.spec for c in charts])
     assert "DPO rewards/margins" in titles and "DPO loss" in titles and "order flips" in titles
+
+
+def test_evaluate_resolves_a_dpo_run_folder_with_its_rule(tmp_path, db):
+    from train._conditions import resolve_runs
+    folder = tmp_path / "dpo"
+    folder.mkdir()
+    (folder / "adapter_config.json").write_text("{}")
+    (folder / "config.json").write_text(json.dumps({"base": "local:smollm2", "method": "dpo",
+                                                    "hyper_parameters": {"seed": 2}, "subset": {
+        "method": "dpo", "judge": "j", "format": "tournament", "both_orders": False, "min_margin": 0.0, "pairs": 7,
+        "heldout": {"rule": "share", "share": 0.1, "seed": 0, "n": 1}}}))
+    dpo, base = resolve_runs(db, [str(folder)])
+    assert (dpo.name, dpo.seed, dpo.heldout["rule"]) == ("dpo:j/tournament", 2, "share")
+    assert dpo.data_rule == "DPO on 7 pairs of j × tournament, margin ≥ 0, any order"
+    assert (base.name, base.data_rule) == ("base", "the base model, untrained")
