@@ -280,25 +280,6 @@ def candidate_texts(pool: str, cand_idx: list[int]):
     return texts(db_file(), pool, list(cand_idx))
 
 
-def train_curves(rows: list[dict], label) -> "pl.DataFrame":
-    """run, step, loss, kind (train | eval) from the progress.jsonl of each training run's folder."""
-    import json
-
-    import polars as pl
-    out = []
-    for row in rows:
-        folder = (row.get("progress") or {}).get("out") or (row.get("config") or {}).get("out") or row["out_dir"]
-        path = Path(folder) / "progress.jsonl"
-        if not path.is_file():
-            continue
-        for line in path.read_text(encoding="utf-8").splitlines():
-            rec = json.loads(line) if line.strip() else {}
-            for kind, key in (("train", "loss"), ("eval", "eval_loss")):
-                if rec.get(key) is not None:
-                    out.append({"run": label(row), "step": rec["step"], "loss": rec[key], "kind": kind})
-    return pl.DataFrame(out, schema={"run": pl.String, "step": pl.Int64, "loss": pl.Float64, "kind": pl.String})
-
-
 def train_outcome(row: dict) -> dict | None:
     """A training run's outcome from the metrics.json in its folder (app.run_card.train_outcome:
     status, steps, max_steps, train_loss, eval_loss, seconds, adapter), or None before it ends."""
@@ -441,3 +422,16 @@ scored_cells = _cached("scored_cells")
 # issue 26 (repeats in the browser): flip rate and Krippendorff's alpha per cell, for the Formats page
 _FUNCTIONS["consistency"] = audit.consistency
 consistency = _cached("consistency")
+
+
+# -- preference pairs and DPO (train.pair_table; DPO runs' progress.jsonl) ----------------------------
+
+@st.cache_data(show_spinner="Pairing...", max_entries=64)
+def _pair_table(path: str, mtime: float, pool: str, judge: str, min_margin: float, both_orders: bool, seed: int):
+    import train
+    return train.pair_table(path, pool, judge, min_margin, both_orders, seed)
+
+
+def pair_table(pool: str, judge: str, min_margin: float, both_orders: bool, seed: int):
+    """Per format x decoding of the judge: pairs, prompts and the losses (train.pair_table)."""
+    return _pair_table(*db_state(), pool, judge, float(min_margin), bool(both_orders), int(seed))

@@ -49,3 +49,6 @@ from ._jury import juries, label_juries, with_juries
 from ._judges import JUDGES_COLUMNS, judges, pareto_front
 __all__ += ["juries", "label_juries", "with_juries", "JUDGES_COLUMNS", "judges", "pareto_front"]
 __all__ += ["scored_cells"]
+from ._comparisons import COMPARISON_COLUMNS, comparisons
+
+__all__ += ["COMPARISON_COLUMNS", "comparisons"]

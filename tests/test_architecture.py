@@ -156,7 +156,7 @@ def test_only_the_model_modules_import_torch_peft_or_transformers():
     import ast
     from pathlib import Path
     repo = Path(__file__).resolve().parents[1]
-    allowed = {"train/finetune.py", "train/_trainer.py", "train/_progress.py", "train/_model.py",
+    allowed = {"train/finetune.py", "train/_trainer.py", "train/_progress.py", "train/_model.py", "train/_dpo.py",
                "ingest/scoring/judges/local.py"}
     heavy = {"torch", "peft", "transformers"}
     bad = []

@@ -26,6 +26,7 @@ class Condition:
     adapter: Path | None = None         # None: the base model itself
     run: str | None = None
     heldout: dict | None = None         # the training run's held-out rule (config.json's subset.heldout)
+    data_rule: str = "the base model, untrained"   # what the student was trained on (data_rule)
 
 
 def _folder_of(db, ref: str) -> Path:
@@ -56,6 +57,8 @@ def condition_name(config: dict) -> str:
     if config.get("condition"):
         return str(config["condition"])
     subset = config.get("subset") or {}
+    if subset.get("method") == "dpo":
+        return dpo_condition(subset)
     policy, rate = subset.get("policy"), subset.get("rate")
     if policy == "full":
         return "full"
@@ -67,6 +70,29 @@ def condition_name(config: dict) -> str:
     if policy:
         return f"{policy}@{rate:g}" if rate is not None else str(policy)
     return Path(subset.get("path") or "adapter").stem
+
+
+def dpo_condition(rule: dict) -> str:
+    """A DPO student's name from its pairs' rule (train/_pairs_file.py): 'dpo:JUDGE/FORMAT' with
+    '~DECODING' (not greedy), '·both' (pairs judged alike in both orders) and '≥M' (a margin > 0)."""
+    if not rule.get("judge") or not rule.get("format"):
+        return "dpo:" + Path(rule.get("path") or "pairs").stem
+    name = f"dpo:{rule['judge']}/{rule['format']}"
+    name += f"~{rule['decoding']}" if rule.get("decoding") not in (None, "greedy") else ""
+    name += "·both" if rule.get("both_orders") else ""
+    return name + (f"≥{rule['min_margin']:g}" if rule.get("min_margin") else "")
+
+
+def data_rule(config: dict) -> str:
+    """What a student was trained on, in words: for DPO its pairs, margin and orders ('DPO on 41
+    pairs of j × tournament, margin ≥ 1, both orders'); for SFT its subset's rule."""
+    subset = config.get("subset") or {}
+    if subset.get("method") == "dpo":
+        cell = f"{subset.get('judge')} × {subset.get('format')}" if subset.get("judge") else "a pairs file"
+        n = f"{subset['pairs']} pairs" if subset.get("pairs") is not None else "pairs"
+        return (f"DPO on {n} of {cell}, margin ≥ {subset.get('min_margin') or 0:g}, "
+                f"{'both orders' if subset.get('both_orders') else 'any order'}")
+    return f"SFT on {condition_name(config)}"
 
 
 # pragma: no mutate start (make mutate: database lookups, tested with the model by the slow tests)
@@ -88,7 +114,7 @@ def resolve_runs(db, refs: list[str]) -> list[Condition]:
         seed = config.get("seed", (config.get("hyper_parameters") or {}).get("seed", 0))
         rule = (config.get("subset") or {}).get("heldout") or config.get("heldout")
         cond = Condition(condition_name(config), int(seed), str(config["base"]), folder, ref,
-                         dict(rule) if isinstance(rule, dict) else None)
+                         dict(rule) if isinstance(rule, dict) else None, data_rule(config))
         key = (cond.name, cond.seed)
         if key in seen:
             raise UserError(f"--runs: {ref} and {seen[key]} are both condition '{cond.name}' with seed {cond.seed}")

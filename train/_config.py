@@ -28,6 +28,9 @@ class TrainConfig:
     eval_steps: int = 0                  # 0: about five evaluations over the run
     group_by_length: bool = True
     seed: int = 0
+    method: str = "sft"                  # sft | dpo (train/_dpo.py: the file holds preference pairs)
+    beta: float = 0.1                    # DPO's β
+    report_to: str = "none"              # none | tensorboard | trackio | mlflow: the Trainer's loggers
 
     def check(self) -> None:
         for name in ("batch_size", "micro_batch_size", "lora_r", "lora_alpha", "max_length"):
@@ -39,6 +42,10 @@ class TrainConfig:
             raise UserError("--eval-share must be in [0, 0.5)")
         if self.learning_rate <= 0 or (self.max_steps <= 0 and self.epochs <= 0):
             raise UserError("--learning-rate and --epochs (or --max-steps) must be positive")
+        if self.method not in ("sft", "dpo"):
+            raise UserError(f"--method {self.method}: choose sft or dpo")
+        if self.beta <= 0:
+            raise UserError("--beta must be positive")
         accumulation_steps(self.batch_size, self.micro_batch_size, int(os.environ.get("WORLD_SIZE", "1")))
 
 

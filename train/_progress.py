@@ -11,6 +11,11 @@ from pathlib import Path
 from typing import Callable
 
 
+# DPO's logged figures (TRL's DPOTrainer), as progress.jsonl names them
+DPO_KEYS = {"rewards/chosen": "rewards/chosen", "rewards/rejected": "rewards/rejected",
+            "rewards/margins": "rewards/margins", "accuracy": "rewards/accuracies"}
+
+
 # pragma: no mutate start (make mutate: the model and the Trainer, tested by test_train.py)
 def iso_now() -> str:
     """The UTC time to the second, ISO 8601: the stamp of log and progress lines."""
@@ -78,6 +83,7 @@ def make_callback(out: Path, counter: dict, cancelled: Callable[[], bool], progr
                    "learning_rate": logs.get("learning_rate"),
                    "tokens_per_s": rate if "loss" in logs else None, "tokens": tokens,
                    "elapsed_s": round(elapsed, 3), "eta_s": round(eta, 1) if eta is not None else None}
+            rec.update({name: logs[key] for name, key in DPO_KEYS.items() if key in logs})
             with open(out / "progress.jsonl", "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(rec) + "\n")
             progress({"phase": "train", **rec, "done": step, "total": total,   # done/total: the runs panel's bar

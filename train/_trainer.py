@@ -102,7 +102,7 @@ def build_trainer(cfg: TrainConfig, model, tokenizer, train_rows: list[dict], ev
         num_train_epochs=cfg.epochs, max_steps=cfg.max_steps if cfg.max_steps > 0 else -1,
         learning_rate=cfg.learning_rate, lr_scheduler_type="linear", warmup_steps=0, weight_decay=0.0,
         optim="adamw_torch_fused" if cuda else "adamw_torch", logging_steps=1, eval_strategy="steps" if eval_rows else "no",
-        eval_steps=eval_steps, save_strategy="no", report_to=[], bf16=bf16, fp16=False,
+        eval_steps=eval_steps, save_strategy="no", report_to=[] if cfg.report_to == "none" else [cfg.report_to], bf16=bf16, fp16=False,
         seed=cfg.seed, data_seed=cfg.seed, disable_tqdm=True,
         remove_unused_columns=False, dataloader_num_workers=0, use_cpu=not cuda,
         ddp_find_unused_parameters=False if world > 1 else None)

@@ -11,6 +11,48 @@ from ingest import UserError
 
 RECORD_KEYS = ("subset_id", "pool", "name", "policy", "judge", "format", "decoding", "score", "rate", "seed", "n_selected",
                "n_pick_tied", "n_cut_tied", "heldout")     # heldout: the rule evaluation must match
+PAIRS_KEYS = ("method", "pool", "judge", "format", "decoding", "kind", "min_margin", "both_orders", "pairs", "prompts",
+              "lost", "heldout")                          # a DPO run's data rule (train/_pairs_file.py)
+
+
+def _pairs_record(rule: dict | None) -> dict:
+    return {k: v for k, v in {**(rule or {}), "method": "dpo"}.items() if k in PAIRS_KEYS}
+
+
+def _run_dpo(db, *, base: str, subset=None, curation: dict | None = None, out=None, **hyper) -> dict:
+    """run_training for --method dpo: the subset is a pairs file (its rule read from beside it),
+    or the run builds the pairs from a cell (curation: pool, judge, format, decoding, min_margin,
+    both_orders) into DIR/pairs.jsonl."""
+    from ingest.runs import running
+
+    from ._config import TrainConfig
+    from ._dpo import read_pairs, train_dpo
+    from ._pairs_file import make_pairs, read_rule
+    record = {}
+    if subset is not None:
+        subset = Path(subset)
+        read_pairs(subset)                          # an SFT subset or a bad line fails before the run is recorded
+        record = _pairs_record(read_rule(subset))
+    if int(os.environ.get("RANK", "0")) != 0:
+        if out is None or subset is None:
+            raise UserError("with more than one process (accelerate launch) give --out and --subset")
+        return train_dpo(TrainConfig(subset=str(subset), base=base, out=str(out), **hyper), subset_record=record)
+    pool = curation["pool"] if curation else record.get("pool")
+    config = {"base": base, "out": str(Path(out).resolve()) if out else None, **hyper,
+              **({"subset": str(subset.resolve()), "subset_record": record} if subset is not None
+                 else {"curation": {**curation, "method": "dpo"}})}
+    with running(db, "train", pool=pool, config=config, queue="train") as run:
+        folder = Path(out) if out is not None else run.out_dir
+        if curation:
+            run.progress({"phase": "pairing"})
+            record = _pairs_record(make_pairs(db, curation["pool"], curation["judge"], curation["format"],
+                                              folder / "pairs.jsonl", decoding=curation.get("decoding"),
+                                              min_margin=curation.get("min_margin") or 0.0,
+                                              both_orders=bool(curation.get("both_orders")),
+                                              seed=hyper.get("seed", 0)))
+            subset = folder / "pairs.jsonl"
+        cfg = TrainConfig(subset=str(subset), base=base, out=str(folder), **hyper)
+        return train_dpo(cfg, cancelled=run.cancelled, progress=run.progress, run_id=run.id, subset_record=record)
 
 
 def run_training(db, *, base: str, subset=None, curation: dict | None = None, out=None, **hyper) -> dict:
@@ -30,6 +72,8 @@ def run_training(db, *, base: str, subset=None, curation: dict | None = None, ou
     if (subset is None) == (curation is None):
         raise UserError("give either --subset FILE or --pool NAME (with --policy/--judge/--format/--rate)")
     resolve_base(base)                              # a bad --base fails before the run is recorded
+    if hyper.get("method", "sft") == "dpo":
+        return _run_dpo(db, base=base, subset=subset, curation=curation, out=out, **hyper)
     record = {}
     if subset is not None:
         subset = Path(subset)

@@ -69,7 +69,8 @@ def evaluate(req: EvalRequest, run=None) -> dict:
     summary = {"study": req.study_name, "pool": req.pool, "heldout": rule, "heldout_notes": heldout_notes,
                "n_prompts": items.height,
                "n_without_reference": no_ref, "conditions": [{"condition": c.name, "seed": c.seed, "run": c.run,
-                                                              "base": c.base} for c in conds],
+                                                              "base": c.base, "data_rule": c.data_rule}
+                                                             for c in conds],
                "judges": [spec.name for _, spec in specs], "generated": made, "generation_s": round(gen_s, 2),
                "judged": 0, "unparsed": 0, "status": "cancelled" if cancelled() else "finished"}
     if summary["status"] == "finished":

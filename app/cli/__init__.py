@@ -33,6 +33,7 @@ from .verdicts import export_verdicts_cmd
 from .judges import judges_cmd, jury_cmd
 from .labels import estimate_cmd, label_queue_cmd
 from .verdicts import attach_verdicts_cmd, detach_verdicts_cmd
+from .pairs import pairs_cmd
 
 
 __all__ = ["cli", "command_line", "defaults", "legacy_request", "main", "request_for", "run_request"]
@@ -51,6 +52,7 @@ for _command in (import_pool_cmd, pools_cmd, import_verdicts_cmd, score_cmd,
                  label_queue_cmd, estimate_cmd, jury_cmd, judges_cmd,
                  attach_verdicts_cmd, detach_verdicts_cmd):
     cli.add_command(_command)
+cli.add_command(pairs_cmd)
 
 
 def _fresh_line() -> None:

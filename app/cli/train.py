@@ -46,7 +46,8 @@ def curate_cmd(pool, policy, judge, fmt, decoding, score_kind, rate, seed, out, 
 
 @click.command("train")
 @click.option("--subset", default=None, type=click.Path(dir_okay=False, path_type=Path),
-              help="TRL prompt-completion JSONL (from `judgeaudit curate`)")
+              help="TRL prompt-completion JSONL (from `judgeaudit curate`); with --method dpo, preference "
+                   "pairs (from `judgeaudit pairs`)")
 @click.option("--pool", default=None, help="instead of --subset: curate from this pool first, into the run folder "
               "(with --policy, --judge, --format, --rate; the tie-breaks use --seed)")
 @click.option("--policy", type=click.Choice(["judge", "random", "length", "full"]), default="judge", show_default=True)
@@ -72,16 +73,30 @@ def curate_cmd(pool, policy, judge, fmt, decoding, score_kind, rate, seed, out, 
 @click.option("--group-by-length/--no-group-by-length", default=True, show_default=True,
               help="batch examples of similar length (little padding)")
 @click.option("--seed", default=0, show_default=True)
+@click.option("--method", type=click.Choice(["sft", "dpo"]), default="sft", show_default=True,
+              help="sft: a prompt-completion subset; dpo: preference pairs (from `judgeaudit pairs`) by TRL's DPOTrainer")
+@click.option("--beta", default=0.1, show_default=True, help="DPO's beta")
+@click.option("--min-margin", type=float, default=0.0, show_default=True,
+              help="with --pool and --method dpo: the pairs' least margin (see `judgeaudit pairs`)")
+@click.option("--both-orders", is_flag=True, help="with --pool and --method dpo: pairs judged alike in both orders only")
+@click.option("--report-to", type=click.Choice(["none", "tensorboard", "trackio", "mlflow"]), default="none",
+              show_default=True, help="the Trainer's loggers (tensorboard writes into the run folder)")
 @db_option
 @json_option
 @run_command
 def train_cmd(subset, pool, policy, judge, fmt, decoding, score_kind, rate, base, out, max_steps, epochs, learning_rate, batch_size, micro_batch_size, lora_r,
-              lora_alpha, lora_dropout, max_length, eval_share, eval_steps, group_by_length, seed, db, as_json):
-    """Fine-tune a LoRA adapter on a subset (peft + transformers Trainer), as a background run."""
+              lora_alpha, lora_dropout, max_length, eval_share, eval_steps, group_by_length, seed, method, beta,
+              min_margin, both_orders, report_to, db, as_json):
+    """Fine-tune a LoRA adapter on a subset (SFT) or on preference pairs (DPO), as a background run."""
     from ingest import UserError
     from train import run_training
     curation = None
-    if pool is not None:
+    if pool is not None and method == "dpo":
+        if not judge or not fmt:
+            raise UserError("--method dpo with --pool needs --judge and --format (the cell whose verdicts make the pairs)")
+        curation = {"pool": pool, "judge": judge, "format": fmt, "decoding": decoding, "min_margin": min_margin,
+                    "both_orders": both_orders}
+    elif pool is not None:
         if rate is None and policy != "full":
             raise UserError("--rate is required with --pool (except for --policy full)")
         curation = {"pool": pool, "policy": policy, "judge": judge, "format": fmt, "decoding": decoding,
@@ -90,10 +105,13 @@ def train_cmd(subset, pool, policy, judge, fmt, decoding, score_kind, rate, base
                            epochs=epochs, learning_rate=learning_rate, batch_size=batch_size,
                            micro_batch_size=micro_batch_size, lora_r=lora_r, lora_alpha=lora_alpha,
                            lora_dropout=lora_dropout, max_length=max_length, eval_share=eval_share,
-                           eval_steps=eval_steps, group_by_length=group_by_length, seed=seed)
+                           eval_steps=eval_steps, group_by_length=group_by_length, seed=seed, method=method,
+                           beta=beta, report_to=report_to)
     if as_json:
         emit_json(metrics)
     else:
         click.echo(f"{metrics['status']}: {metrics['steps']} steps, train loss {metrics['train_loss']:.4f}"
                    + (f", eval loss {metrics['eval_loss']:.4f}" if metrics.get("eval_loss") is not None else "")
+                   + (f", reward margin {metrics['rewards/margins']:.4f}" if metrics.get("rewards/margins") is not None
+                      else "")
                    + f"; adapter in {metrics['adapter']}")

@@ -9,6 +9,13 @@ Prints, for a subset built from the bundled MT-Bench demo pool (one response per
   of the same sampler and collator on the same model, measured in the same process (target: >= 0.8, i.e. at most 20%
   Trainer overhead), and the padding share with grouping (target: <= 10%).
 Medians over --repeats; each repeat runs --steps optimiser steps (x accumulation micro-batches).
+
+    python tests/bench/bench_train.py --dpo [--examples 32] [--steps 3] [--repeats 3] [--max-length 256]
+
+DPO instead (train/_dpo.py): pairs from the same pool (per prompt, its first two listed responses as
+chosen and rejected), TRL's DPOTrainer's non-padding tokens/s (chosen and rejected sequences) against
+a bare loop over the same collated batches: the reference's forward (adapter disabled, no grad), the
+policy's forward + backward, the sigmoid DPO loss and the optimiser step (target: >= 0.8).
 """
 
 from __future__ import annotations
@@ -44,6 +51,104 @@ def demo_rows(n: int) -> list[dict]:
             if len(rows) == n:
                 break
     return rows
+
+
+def demo_pairs(n: int) -> list[dict]:
+    """Per prompt of the demo MT-Bench pool, its first two listed responses as chosen and rejected."""
+    by: dict[str, list] = {}
+    with open(ROOT / "ingest" / "demo" / "mtbench-pool.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            r = json.loads(line)
+            by.setdefault(r["prompt_id"], []).append(r)
+    rows = [{"prompt": [{"role": "user", "content": c[0]["prompt"]}],
+             "chosen": [{"role": "assistant", "content": c[0]["response"]}],
+             "rejected": [{"role": "assistant", "content": c[1]["response"]}]} for c in by.values() if len(c) >= 2]
+    return rows[:n]
+
+
+def dpo_bench(args) -> None:
+    """DPOTrainer's tokens/s against the bare loop (module docstring), medians over --repeats."""
+    import torch
+    import torch.nn.functional as F
+    from transformers import TrainerCallback
+
+    from train._dpo import dpo_trainer
+    from train._model import load_base
+    t = time.perf_counter()
+    model, tok = load_base(args.base)
+    print(f"loaded {args.base} in {time.perf_counter() - t:.1f} s on {next(model.parameters()).device}, "
+          f"{torch.get_num_threads()} threads")
+    rows = demo_pairs(args.examples)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_dpo_"))
+    cfg = TrainConfig(subset="-", base=args.base, out=str(tmp / "run"), max_steps=args.steps, eval_share=0,
+                      batch_size=args.batch_size, micro_batch_size=args.micro_batch_size, max_length=args.max_length,
+                      method="dpo")
+    model.config.use_cache = False
+
+    class Clock(TrainerCallback):
+        def on_train_begin(self, a, state, control, **kw):
+            self.t0 = time.perf_counter()
+
+        def on_train_end(self, a, state, control, **kw):
+            self.t1 = time.perf_counter()
+
+    clock, counter = Clock(), {"tokens": 0}
+    trainer = dpo_trainer(cfg, model, tok, rows, [], [clock], counter)
+    policy = trainer.model
+    accum = trainer.args.gradient_accumulation_steps
+    device = next(policy.parameters()).device
+    bf16 = trainer.args.bf16
+
+    def logps(ids, mask, completion):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            logits = policy(input_ids=ids, attention_mask=mask).logits[:, :-1]
+        lp = torch.log_softmax(logits.float(), -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+        return (lp * completion[:, 1:]).sum(1)
+
+    def bare(batches) -> float:
+        opt = torch.optim.AdamW([p for p in policy.parameters() if p.requires_grad], lr=cfg.learning_rate)
+        policy.train()
+        t0 = time.perf_counter()
+        for i, b in enumerate(batches):
+            ids, mask, comp = (b[k].to(device) for k in ("input_ids", "attention_mask", "completion_mask"))
+            with torch.no_grad(), policy.disable_adapter():
+                ref_c, ref_r = logps(ids, mask, comp).chunk(2)
+            pol_c, pol_r = logps(ids, mask, comp).chunk(2)
+            loss = -F.logsigmoid(cfg.beta * ((pol_c - ref_c) - (pol_r - ref_r))).mean() / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    dpo_rates, bare_rates = [], []
+    for rep in range(args.repeats):
+        batches = []
+        for b in trainer.get_train_dataloader():
+            batches.append(b)
+            if len(batches) == args.steps * accum:
+                break
+        tokens = sum(int(b["attention_mask"].sum()) for b in batches)
+        bare_s = bare(batches) if rep % 2 else None
+        counter["tokens"] = 0
+        trainer.train()
+        if bare_s is None:
+            bare_s = bare(batches)
+        dpo_rates.append(counter["tokens"] / (clock.t1 - clock.t0))
+        bare_rates.append(tokens / bare_s)
+        print(f"repeat {rep + 1} ({'bare' if rep % 2 else 'DPOTrainer'} first): DPOTrainer {dpo_rates[-1]:.2f} "
+              f"tokens/s, bare {bare_rates[-1]:.2f} tokens/s ({tokens} non-padding tokens in {len(batches)} "
+              "micro-batches of chosen + rejected)", flush=True)
+    ratios = [a / b for a, b in zip(dpo_rates, bare_rates)]
+    print(f"\nDPO non-padding tokens/s (DPOTrainer, median): {statistics.median(dpo_rates):.2f}")
+    print(f"bare reference forward + policy forward+backward+step tokens/s (median): {statistics.median(bare_rates):.2f}")
+    print(f"ratio DPOTrainer / bare: median {statistics.median(ratios):.3f} (per repeat: "
+          f"{', '.join(f'{r:.3f}' for r in ratios)}); target >= 0.8")
+    if torch.cuda.is_available():
+        print(f"GPU {torch.cuda.get_device_name()}: precision {'bf16' if bf16 else 'fp32'}, "
+              f"peak memory {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
 
 
 def padding_share(batches) -> float:
@@ -83,9 +188,12 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--base", default="local:smollm2")
     ap.add_argument("--padding-only", action="store_true", help="only the padding shares (no model, no training)")
+    ap.add_argument("--dpo", action="store_true", help="DPO's throughput instead (DPOTrainer against the bare loop)")
     args = ap.parse_args()
     if args.padding_only:
         return padding_only(args)
+    if args.dpo:
+        return dpo_bench(args)
 
     import torch
     from peft import get_peft_model

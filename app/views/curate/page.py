@@ -11,6 +11,7 @@ from app.cli import command_line
 from app.runs_panel import runs_panel
 from app.views.curate import form as tf
 from app.views.curate.preview import curation_preview
+from app.views.curate.pairs import preference_pairs
 from app.views.curate.training import hyper_parameters, training_curves
 from ingest import UserError
 
@@ -62,6 +63,7 @@ try:
 except UserError as exc:
     st.error(str(exc))
 
+preference_pairs(pool, judge, fmt, decoding, base, seed, hp)
 st.subheader("Runs")
 training_curves(pool)
 runs_panel("train", pool)

@@ -8,7 +8,7 @@ import streamlit as st
 from app import data, tables, url_state
 from app.evaluate_form import trained_run_label
 from app.placeholders import placeholder_warning
-from app.views.curate import form as tf
+from app.views.curate import curves, form as tf
 
 HYPER = ["epochs", "learning_rate", "batch_size", "micro_batch_size", "lora_r", "lora_alpha", "lora_dropout",
          "max_length"]
@@ -38,7 +38,7 @@ def hyper_parameters(pool: str | None = None) -> tuple[str, dict]:
 def training_curves(pool: str) -> None:
     """The loss curves of the pool's latest training runs, and the finished ones' final losses and adapters."""
     rows = data.runs_of("train", pool)[::-1][:12]
-    frame = data.train_curves(rows, lambda row: trained_run_label(row, short=True))
+    frame = curves.train_curves(rows, lambda row: trained_run_label(row, short=True))
     if frame.height:
         st.altair_chart(tf.loss_chart(frame), width="stretch")
     done = tf.finished_runs(rows, {r["run_id"]: data.train_outcome(r) for r in rows if r["status"] in
