@@ -2,10 +2,10 @@
 
 - HELP: each diagnostic's definition, condensed from DESIGN.md 'Metric definitions', for column
   tooltips;
-- LABELS, column_config(): readable column headers (the definition stays in the header's tooltip),
-  judge and format (and decoding) pinned so wide tables keep them in view;
-- number_text(), table_view(): how a table shows its values: "–" where a value is missing, three
-  significant digits, zero for floating noise below 1e-9 (see number_text);
+- LABELS, PINNED: readable column headers and the identity columns kept in view, which
+  app/tables.py (the one table helper every page uses) applies;
+- number_text(): how a table shows a value: "–" where it is missing, three significant digits,
+  zero for floating noise below 1e-9;
 - binned_means(): y averaged within bins of x, with a normal 95% interval, for plots where a raw
   scatter overplots (q_i against the reference gap on binary references has six distinct points).
 """
@@ -91,24 +91,6 @@ PINNED = ("judge", "format", "decoding")
 NOISE = 1e-9   # |x| below this shows as 0: floating noise of sums that cancel (lo -0.0000000008)
 
 
-def header(col: str) -> str:
-    """The readable header of a column: LABELS, else the name with spaces for underscores."""
-    return LABELS.get(col, col.replace("_", " "))
-
-
-def column_config(columns: list[str]) -> dict:
-    """st.dataframe's column_config for these columns: readable headers (header()), the definition
-    from HELP as the header's tooltip, identity columns pinned."""
-    import streamlit as st   # only the config objects; no page call
-    out = {}
-    for col in columns:
-        if col in PINNED:
-            out[col] = st.column_config.Column(header(col), help=HELP.get(col), pinned=True)
-        elif col in HELP or header(col) != col:
-            out[col] = st.column_config.Column(header(col), help=HELP.get(col))
-    return out
-
-
 def number_text(x) -> str:
     """How a table writes one value: "–" when missing (None or NaN); an integer with thousands
     separators (1234 -> "1,234"); a float to three significant digits without trailing zeros
@@ -141,36 +123,7 @@ def card_count(n: int) -> str:
     return f"{n:,}" if n < 1_000_000 else f"{n / 1e6:.3g}M"
 
 
-def display_strings(frame: pl.DataFrame) -> pl.DataFrame:
-    """Every column as the text a table shows (number_text), for tests and for tables too large to
-    style; nested values (lists, structs) as their Python text."""
-    return pl.DataFrame([pl.Series(c, [number_text(v) for v in frame[c].to_list()], dtype=pl.String)
-                         for c in frame.columns])
-
-
 STYLED_CELLS = 40_000   # past this many cells a table is sent as text (pandas' Styler is slow and capped)
-
-
-def table_view(frame: pl.DataFrame, stars: dict[str, list[int]] | None = None) -> dict:
-    """st.dataframe's `data` and `column_config` for FRAME: the values written by number_text
-    (stars: column -> row positions whose value gets a trailing " ★"), the headers by header(). Up
-    to STYLED_CELLS cells the data stays numeric under a pandas Styler, so a click on a header
-    still sorts by value; past that, the text of display_strings.
-    Use: st.dataframe(**table_view(frame), hide_index=True)."""
-    config = column_config(frame.columns)
-    if frame.height * max(frame.width, 1) > STYLED_CELLS:
-        text = display_strings(frame)
-        for col, rows in (stars or {}).items():
-            text = text.with_columns(pl.when(pl.int_range(pl.len()).is_in(rows)).then(pl.col(col) + " ★")
-                                     .otherwise(pl.col(col)).alias(col))
-        return {"data": text, "column_config": config}
-    nested = [c for c in frame.columns if isinstance(frame[c].dtype, (pl.List, pl.Array, pl.Struct, pl.Object))]
-    df = frame.with_columns(pl.Series(c, [number_text(v) for v in frame[c].to_list()], dtype=pl.String)
-                            for c in nested).to_pandas()
-    styler = df.style.format(number_text, na_rep="–")
-    for col, rows in (stars or {}).items():
-        styler = styler.format(lambda v: number_text(v) + " ★", subset=(list(rows), [col]), na_rep="–")
-    return {"data": styler, "column_config": config}
 
 
 def binned_means(frame: pl.DataFrame, x: str, y: str, group: str, n_bins: int = 6) -> pl.DataFrame:

@@ -19,6 +19,7 @@ from typing import Callable
 from ingest import UserError
 
 from ._config import TrainConfig, accumulation_steps
+from ._examples import jsonl_lines
 
 MESSAGE_FIELDS = ("prompt", "chosen", "rejected")
 REPORT_TO = ("none", "tensorboard", "trackio", "mlflow")
@@ -28,37 +29,27 @@ def read_pairs(path: str | os.PathLike) -> list[dict]:
     """The rows of a TRL conversational preference JSONL file (prompt, chosen, rejected: lists of
     {role, content} messages; chosen and rejected end with an assistant message). An SFT subset is
     refused naming the command that makes pairs; every other error names its line and field."""
-    p = Path(path)
-    if not p.is_file():
-        raise UserError(f"--subset {p}: no such file")
-    rows = []
-    with open(p, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{p} line {n}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise UserError(f"{p} line {n}: not a JSON object")
-            if "completion" in row and "chosen" not in row:
-                raise UserError(f"--subset {p} is an SFT subset (prompt-completion rows), not preference pairs: "
-                                "--method dpo needs pairs; make them with `judgeaudit pairs`")
-            for field in MESSAGE_FIELDS:
-                if field not in row:
-                    raise UserError(f"{p} line {n}: field '{field}' is missing")
-                msgs = row[field]
-                if isinstance(msgs, list) and not msgs:
-                    raise UserError(f"{p} line {n}: field '{field}' is empty")
-                if not isinstance(msgs, list) or not all(
-                        isinstance(m, dict) and isinstance(m.get("content"), str) and isinstance(m.get("role"), str)
-                        for m in msgs):
-                    raise UserError(f"{p} line {n}: field '{field}' must be a list of "
-                                    "{\"role\", \"content\"} messages")
-                if field != "prompt" and msgs[-1]["role"] != "assistant":
-                    raise UserError(f"{p} line {n}: field '{field}' must end with an assistant message")
-            rows.append({k: row[k] for k in MESSAGE_FIELDS})
+    p, rows = Path(path), []
+    for p, n, row in jsonl_lines(path):
+        if not isinstance(row, dict):
+            raise UserError(f"{p} line {n}: not a JSON object")
+        if "completion" in row and "chosen" not in row:
+            raise UserError(f"--subset {p} is an SFT subset (prompt-completion rows), not preference pairs: "
+                            "--method dpo needs pairs; make them with `judgeaudit pairs`")
+        for field in MESSAGE_FIELDS:
+            if field not in row:
+                raise UserError(f"{p} line {n}: field '{field}' is missing")
+            msgs = row[field]
+            if isinstance(msgs, list) and not msgs:
+                raise UserError(f"{p} line {n}: field '{field}' is empty")
+            if not isinstance(msgs, list) or not all(
+                    isinstance(m, dict) and isinstance(m.get("content"), str) and isinstance(m.get("role"), str)
+                    for m in msgs):
+                raise UserError(f"{p} line {n}: field '{field}' must be a list of "
+                                "{\"role\", \"content\"} messages")
+            if field != "prompt" and msgs[-1]["role"] != "assistant":
+                raise UserError(f"{p} line {n}: field '{field}' must end with an assistant message")
+        rows.append({k: row[k] for k in MESSAGE_FIELDS})
     if not rows:
         raise UserError(f"--subset {p}: no pairs")
     return rows
@@ -125,7 +116,7 @@ def fit_dpo(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool]
     """Train a LoRA adapter on `model` (a loaded base) by DPO on the pairs file cfg.subset and
     write the run folder. Returns (the peft model, metrics)."""
     from ._examples import split_eval
-    from ._progress import iso_now, make_callback
+    from ._progress import finish_run, iso_now, make_callback
     from .finetune import versions
     from ingest.files import file_sha256
     cfg.check()
@@ -186,15 +177,7 @@ def fit_dpo(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool]
                "seconds": round(seconds, 2), "tokens": counter["tokens"] * trainer.args.world_size,
                "tokens_per_s": counter["tokens"] * trainer.args.world_size / seconds if seconds else None,
                "adapter": str(out)}
-    if rank0:
-        (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
-        if trainer.args.output_dir and Path(trainer.args.output_dir).is_dir():
-            import shutil
-            shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
-    say(f"{metrics['status']} after {metrics['steps']} steps in {seconds:.1f} s; adapter saved in {out}")
-    progress({"phase": "done", "step": metrics["steps"], "max_steps": metrics["max_steps"], "done": metrics["steps"],
-              "total": metrics["max_steps"], "eval_loss": metrics["eval_loss"], "status": metrics["status"],
-              "out": str(out)})
+    finish_run(trainer, out, metrics, seconds, rank0, say, progress)
     return peft_model, metrics
 
 

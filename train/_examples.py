@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from ingest import UserError
@@ -12,30 +13,36 @@ from ingest import UserError
 IGNORE = -100       # the label of a token the loss skips: the prompt's and the padding
 
 
-def read_subset(path: str | os.PathLike) -> list[dict]:
-    """The rows of a TRL conversational prompt-completion JSONL file; errors name line and field."""
+def jsonl_lines(path: str | os.PathLike) -> Iterator[tuple[Path, int, object]]:
+    """(path, line number, parsed value) of each non-blank line of a JSONL file given as --subset;
+    a missing file or a line that is not JSON is a UserError naming it."""
     p = Path(path)
     if not p.is_file():
         raise UserError(f"--subset {p}: no such file")
-    rows = []
     with open(p, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                yield p, n, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise UserError(f"{p} line {n}: not JSON ({exc.msg})") from None
-            for field, role in (("prompt", None), ("completion", "assistant")):
-                msgs = row.get(field) if isinstance(row, dict) else None
-                if not isinstance(msgs, list) or not msgs or not all(
-                        isinstance(m, dict) and isinstance(m.get("content"), str) and isinstance(m.get("role"), str)
-                        for m in msgs):
-                    raise UserError(f"{p} line {n}: field '{field}' must be a list of "
-                                    "{\"role\", \"content\"} messages")
-                if role and msgs[-1]["role"] != role:
-                    raise UserError(f"{p} line {n}: field '{field}' must end with an {role} message")
-            rows.append({"prompt": row["prompt"], "completion": row["completion"]})
+
+
+def read_subset(path: str | os.PathLike) -> list[dict]:
+    """The rows of a TRL conversational prompt-completion JSONL file; errors name line and field."""
+    p, rows = Path(path), []
+    for p, n, row in jsonl_lines(path):
+        for field, role in (("prompt", None), ("completion", "assistant")):
+            msgs = row.get(field) if isinstance(row, dict) else None
+            if not isinstance(msgs, list) or not msgs or not all(
+                    isinstance(m, dict) and isinstance(m.get("content"), str) and isinstance(m.get("role"), str)
+                    for m in msgs):
+                raise UserError(f"{p} line {n}: field '{field}' must be a list of "
+                                "{\"role\", \"content\"} messages")
+            if role and msgs[-1]["role"] != role:
+                raise UserError(f"{p} line {n}: field '{field}' must end with an {role} message")
+        rows.append({"prompt": row["prompt"], "completion": row["completion"]})
     if not rows:
         raise UserError(f"--subset {p}: no examples")
     return rows

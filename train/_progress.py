@@ -98,3 +98,17 @@ def make_callback(out: Path, counter: dict, cancelled: Callable[[], bool], progr
 
 
 # pragma: no mutate end
+
+
+def finish_run(trainer, out: Path, metrics: dict, seconds: float, rank0: bool, say, progress) -> None:
+    """The end of a training run (SFT or DPO): its metrics.json in the run's folder (rank 0), the
+    Trainer's scratch folder removed, one line on how it ended, and the last progress record."""
+    if rank0:
+        (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+        if trainer.args.output_dir and Path(trainer.args.output_dir).is_dir():
+            import shutil
+            shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
+    say(f"{metrics['status']} after {metrics['steps']} steps in {seconds:.1f} s; adapter saved in {out}")
+    progress({"phase": "done", "step": metrics["steps"], "max_steps": metrics["max_steps"], "done": metrics["steps"],
+              "total": metrics["max_steps"], "eval_loss": metrics["eval_loss"], "status": metrics["status"],
+              "out": str(out)})

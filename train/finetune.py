@@ -31,7 +31,7 @@ from ingest.files import file_sha256
 
 from ._config import TrainConfig
 from ._examples import read_subset, split_eval, tokenize
-from ._progress import iso_now, make_callback
+from ._progress import finish_run, iso_now, make_callback
 from ._trainer import build_trainer, lora_config
 
 VERSIONED = ("torch", "transformers", "peft", "accelerate", "judgeaudit", "polars", "duckdb")
@@ -116,15 +116,7 @@ def fit(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool] = l
                "seconds": round(seconds, 2), "tokens": counter["tokens"] * trainer.args.world_size,
                "tokens_per_s": counter["tokens"] * trainer.args.world_size / seconds if seconds else None,
                "share_cut": data_stats["share_cut"], "adapter": str(out)}
-    if rank0:
-        (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
-        if trainer.args.output_dir and Path(trainer.args.output_dir).is_dir():
-            import shutil
-            shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
-    say(f"{metrics['status']} after {metrics['steps']} steps in {seconds:.1f} s; adapter saved in {out}")
-    progress({"phase": "done", "step": metrics["steps"], "max_steps": metrics["max_steps"], "done": metrics["steps"],
-              "total": metrics["max_steps"], "eval_loss": metrics["eval_loss"], "status": metrics["status"],
-              "out": str(out)})
+    finish_run(trainer, out, metrics, seconds, rank0, say, progress)
     return peft_model, metrics
 
 

@@ -11,7 +11,8 @@ import pytest
 from app import charts, charts_trust
 from app.views.evaluate import charts as evaluate_charts
 from app.views.probes import charts as probe_charts
-from app.reading import HELP, card_count, column_config, display_strings, header, number_text, table_view
+from app import tables
+from app.reading import HELP, card_count, number_text
 
 
 # -- how a table writes a value -----------------------------------------------------------------------
@@ -46,17 +47,19 @@ def test_card_counts_fit_a_fifth_of_a_laptop():
         ["0", "583", "999,999", "1M", "2.5M", "10M", "123M"]
 
 
-def test_display_strings_writes_every_column():
+def test_a_table_as_text_writes_every_column(monkeypatch):
+    import app.reading as reading
+    monkeypatch.setattr(reading, "STYLED_CELLS", 0)              # every table goes as text
     frame = pl.DataFrame({"judge": ["a", None], "q": [0.992352, None], "lo": [-8e-10, 0.25],
                           "n_pairs": [1234, None], "ids": [[1, 2], None]})
-    out = display_strings(frame)
+    out = tables.view(frame)["data"]
     assert out.columns == frame.columns and all(d == pl.String for d in out.dtypes)
     assert out.rows() == [("a", "0.992", "0", "1,234", "[1, 2]"), ("–", "–", "0.25", "–", "–")]
 
 
 def test_table_view_keeps_numbers_for_sorting_and_shows_their_text():
     frame = pl.DataFrame({"judge": ["a", "b", "c"], "tie_prob": [0.992352, None, 0.5], "n_pairs": [3, 4, None]})
-    view = table_view(frame, {"tie_prob": [2]})
+    view = tables.view(frame, {"tie_prob": [2]})
     styler = view["data"]
     assert styler.data["tie_prob"].dtype == np.float64          # sorting a column sorts numbers
     text = styler.to_string(delimiter="|").splitlines()
@@ -70,18 +73,18 @@ def test_a_large_table_goes_as_text(monkeypatch):
     import app.reading as reading
     monkeypatch.setattr(reading, "STYLED_CELLS", 4)
     frame = pl.DataFrame({"d2": [2.0, 1e-12, None], "n": [1, 2, 3]})
-    view = table_view(frame, {"d2": [0]})
+    view = tables.view(frame, {"d2": [0]})
     assert view["data"].rows() == [("2 ★", "1"), ("0", "2"), ("–", "3")]
 
 
 def test_headers_read_as_words_and_keep_the_definition_as_help():
-    assert header("mult5_share") == "multiples of 5" and header("n_reverse_calls") == "reverse-order calls"
-    assert header("tau_a") == "τa" and header("some_new_column") == "some new column"
-    cfg = column_config(["judge", "mult5_share", "n_reverse_calls", "tau_b", "unknown"])
+    assert tables.label("mult5_share") == "multiples of 5" and tables.label("n_reverse_calls") == "reverse-order calls"
+    assert tables.label("tau_a") == "τa" and tables.label("some_new_column") == "some new column"
+    cfg = tables.config(pl.DataFrame({c: [1] for c in ("judge", "mult5_share", "n_reverse_calls", "tau_b", "unknown")}))
     assert cfg["mult5_share"]["label"] == "multiples of 5" and cfg["mult5_share"]["help"] == HELP["mult5_share"]
     assert cfg["n_reverse_calls"]["label"] == "reverse-order calls"
     assert cfg["tau_b"]["help"].startswith("Within prompts: (C − D) / √")
-    assert cfg["judge"]["pinned"] is True and "unknown" not in cfg
+    assert cfg["judge"]["pinned"] is True and cfg["unknown"]["help"] is None
 
 
 # -- chart specs ----------------------------------------------------------------------------------------

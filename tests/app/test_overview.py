@@ -12,7 +12,8 @@ from streamlit.testing.v1 import AppTest
 from app.views.overview.findings import findings
 from app.views.overview.headline import (B_TERM, D2_TERM, TAU_TERM, agreement_sentence, coin_flip_sentence,
                           headline, slot_sentence)
-from app.reading import HELP, binned_means, column_config
+from app import tables
+from app.reading import HELP, binned_means
 from app.views.score.help import duration, estimate_text
 from audit import BIAS_COLUMNS, CELL_COLUMNS, audit_cells, bias
 from ingest import UserError
@@ -234,9 +235,9 @@ def test_every_diagnostic_has_a_definition_and_identity_is_pinned():
     for col in ("parse_rate", "distinct", "tie_prob", "d1", "d2", "top_tied", "spearman", "tau_a", "tau_b",
                 "somers_d", "top1", "top1_expected", "top1_uniform", "q", "b", "consistency", "self_tie_rate"):
         assert HELP[col]
-    cfg = column_config(["judge", "format", "d2", "unknown"])
+    cfg = tables.config(pl.DataFrame({c: [1] for c in ("judge", "format", "d2", "unknown")}))
     assert cfg["judge"]["pinned"] is True and cfg["format"]["pinned"] is True
-    assert cfg["d2"]["help"].startswith("1 / tie_prob") and "unknown" not in cfg
+    assert cfg["d2"]["help"].startswith("1 / tie_prob") and cfg["unknown"]["help"] is None
 
 
 # -- the Score page's estimate ----------------------------------------------------------------------
