@@ -121,8 +121,8 @@ def test_the_train_forms_request_and_grid():
     assert len(grid) == 18 and [r.get("policy") for r in grid[:9]] == [
         "judge", "judge", "random", "length", "judge", "judge", "random", "length", "full"]
     assert {r.get("decoding") for r in grid if r.get("policy") == "judge"} == {"constrained"}
-    with pytest.raises(UserError, match="'sampled' is not one of 'greedy', 'constrained'"):
-        train_request("p", curation_options("judge", "j", "likert5", "sampled", 0.25), "b", 0, HP)
+    with pytest.raises(UserError, match="'beam' is not one of 'greedy', 'sampled', 'constrained'"):
+        train_request("p", curation_options("judge", "j", "likert5", "beam", 0.25), "b", 0, HP)
 
 
 # -- the command line is derived from the request, and click reads the same request back ---------------
