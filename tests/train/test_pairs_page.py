@@ -66,6 +66,8 @@ def test_the_page_shows_pairs_losses_and_dpo_margins(hand, monkeypatch):  # noqa
     at.switch_page("views/curate/page.py").run()
     assert not at.exception
     at.selectbox(key="format").set_value("tournament").run()
+    assert not [m for m in at.markdown if "both orders:" in m.value]     # SFT: no pairs section
+    at.radio(key="train_method").set_value("dpo").run()                 # the Train button now trains DPO
     at.toggle[0].set_value(True).run()
     assert not at.exception
     texts = [m.value for m in at.markdown]
@@ -73,7 +75,8 @@ def test_the_page_shows_pairs_losses_and_dpo_margins(hand, monkeypatch):  # noqa
     assert "**tournament, both orders: 2 pairs; 2 lost to order flips; 1 tied; 1 one order only**" in texts
     codes = [c.value for c in at.code]
     assert any("--method dpo" in c and "--both-orders" in c for c in codes)
-    assert any(b.label == "Train DPO" for b in at.button)
+    (train,) = [b for b in at.button if b.label == "Train"]
+    assert not train.disabled
     charts = at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
     titles = json.dumps([c.proto.spec for c in charts])
     assert "DPO rewards/margins" in titles and "DPO loss" in titles and "order flips" in titles

@@ -43,17 +43,23 @@ curation_preview(pool, cell, policy, judge, fmt, decoding, rate, seed)
 
 st.subheader("Train")
 base, hp = hyper_parameters(pool)
-try:        # a request `judgeaudit train` would refuse (e.g. a decoding it does not curate by) says why
-    request = tf.train_request(pool, tf.curation_options(policy, judge, fmt, decoding, rate), base, seed, hp)
-    st.code("judgeaudit " + shlex.join(command_line(request)), language="bash")
-except UserError as exc:
-    request = None
-    st.error(str(exc))
+method = st.radio("Method", ["sft", "dpo"], horizontal=True, key="train_method", format_func={
+    "sft": "SFT on the subset above", "dpo": "DPO on the judge's preference pairs"}.get)
+if method == "dpo":   # the same Train button launches it
+    request = preference_pairs(pool, judge, fmt, decoding, base, seed, hp)
+else:
+    try:    # a request `judgeaudit train` would refuse (e.g. a decoding it does not curate by) says why
+        request = tf.train_request(pool, tf.curation_options(policy, judge, fmt, decoding, rate), base, seed, hp)
+        st.code("judgeaudit " + shlex.join(command_line(request)), language="bash")
+    except UserError as exc:
+        request = None
+        st.error(str(exc))
 grid_fmts = st.multiselect("Grid formats", sorted(cell["format"].unique().to_list()) if judge else [])
 grid_rates = st.multiselect("Grid rates", [0.05, 0.1, 0.25, 0.5], default=[0.1, 0.25])
 go, go_grid = st.columns(2)
 try:
-    grid = tf.grid_requests(pool, judge, grid_fmts, decoding, grid_rates, seeds or [0], base, hp) if judge else []
+    grid = tf.grid_requests(pool, judge, grid_fmts, decoding, grid_rates, seeds or [0], base, hp) \
+        if judge and method == "sft" else []
     if go.button("Train", type="primary", icon=":material/model_training:", disabled=request is None):
         st.success(f"Started run {data.launch_run(request, pool=pool, queue='train')}: it goes on if "
                    "this page is closed; runs of the train queue take turns.")
@@ -63,7 +69,6 @@ try:
 except UserError as exc:
     st.error(str(exc))
 
-preference_pairs(pool, judge, fmt, decoding, base, seed, hp)
 st.subheader("Runs")
 training_curves(pool)
 runs_panel("train", pool)

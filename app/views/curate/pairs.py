@@ -52,12 +52,14 @@ def dpo_request(pool: str, judge: str, fmt: str, decoding: str | None, min_margi
 
 
 def preference_pairs(pool: str, judge: str | None, fmt: str | None, decoding: str | None, base: str, seed: int,
-                     hp: dict) -> None:
-    """The pairs section: losses per format, the chosen cell's headline, its DPO launch and the DPO curves."""
+                     hp: dict) -> RunRequest | None:
+    """The pairs section, shown when the Train button trains DPO: losses per format, the chosen cell's
+    headline, the DPO command and the DPO runs' curves. The DPO request the Train button launches, or
+    None (no judge, no pairs, or a request the command would refuse)."""
     st.subheader("Preference pairs (DPO)")
     if not judge:
         st.info("Choose a judge above: its comparisons (or scores) become chosen/rejected pairs.")
-        return
+        return None
     a, b = st.columns(2)
     margin = a.number_input("Min margin", 0.0, 100.0, 0.0, step=0.25, help="comparative: the verdict margin; "
                             "pointwise: the normalised score difference")
@@ -65,21 +67,24 @@ def preference_pairs(pool: str, judge: str | None, fmt: str | None, decoding: st
     table = data.pair_table(pool, judge, margin, both, seed)
     if table.height == 0:
         st.info(f"No verdicts of {judge} in this pool to pair.")
-        return
+        return None
     cell = table.filter(pl.col("format") == fmt) if fmt else table
     if cell.height:
         row = cell.filter(pl.col("decoding") == decoding).row(0, named=True) if decoding and \
             decoding in cell["decoding"].to_list() else cell.row(0, named=True)
         st.markdown(f"**{headline(row, both)}**")
     st.altair_chart(losses_chart(table), width="stretch")
+    dpo_curves(pool)
+    if not cell.height or not cell["pairs"].sum():
+        st.warning("No pairs to train on in this cell: lower the margin, or pick another format.")
+        return None
     try:
         request = dpo_request(pool, judge, fmt, decoding, margin, both, base, seed, hp)
-        st.code("judgeaudit " + shlex.join(command_line(request)), language="bash")
-        if st.button("Train DPO", icon=":material/model_training:", disabled=not cell.height or not cell["pairs"].sum()):
-            st.success(f"Started run {data.launch_run(request, pool=pool, queue='train')}: DPO on the pairs above.")
     except UserError as exc:
         st.error(str(exc))
-    dpo_curves(pool)
+        return None
+    st.code("judgeaudit " + shlex.join(command_line(request)), language="bash")
+    return request
 
 
 @st.fragment(run_every=2.0)
