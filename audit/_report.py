@@ -245,7 +245,7 @@ def checklist_markdown(doc: dict) -> str:
         lines.append(f"   Decoding: {mode} (a simulated judge decodes nothing: it draws its answer"
                      + (f"; each call asked {many} times, the figures are sample 0's" if many > 1 else "") + ")."
                      if c.get("simulated") else f"   Decoding: {d.get('rule') or mode}.")
-        settings = {k: v for k, v in d.items() if k not in ("mode", "rule")
+        settings = {k: v for k, v in d.items() if k not in ("mode", "rule", "samples")   # samples: in the rule
                     and not (c.get("simulated") and k in NOT_FOR_SIMULATED)}
         lines += [f"   Settings: `{json.dumps(settings)}`." if settings else "   Settings: not recorded.",
                   f"   Score: {c['score_rule']}."]

@@ -334,5 +334,18 @@ def test_calibration_page_draws_the_reliability_diagram_or_says_how_to_get_proba
     at.sidebar.selectbox[0].select("mtbench").run()
     at.switch_page("views/calibration/page.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    # its judges' verdicts carry no label distribution; only its jury has probabilities (its members'
+    # vote shares), so the diagram is the jury's alone
+    table = at.dataframe[-1].value
+    assert set(table.loc[table["n_prob"] > 0, "judge"]) == {"mtbench-jury"}
+    # the same pool without its jury: no probabilities at all, and the page says how to get them
+    import duckdb
+    con = duckdb.connect(str(tmp_path / "demo.duckdb"))
+    jury = con.execute("SELECT judge_id FROM judges WHERE name = 'mtbench-jury'").fetchone()[0]
+    con.execute("DELETE FROM verdicts WHERE judge_id = $j", {"j": jury})
+    con.close()
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300).run()
+    at.sidebar.selectbox[0].select("mtbench").run()
+    at.switch_page("views/calibration/page.py").run()
     note = next(i.value for i in at.info if "No label probabilities" in i.value)
     assert "--decoding constrained" in note and "--samples N" in note
