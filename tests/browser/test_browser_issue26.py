@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.browser.test_browser import CHROMIUM, _serve_app
-from tests.browser.test_browser_reload import _choose, _settled, _shot, _sidebar_pool, browser_page, demo_and_mine  # noqa: F401
+from tests.browser.test_browser_reload import _settled, _shot, _sidebar_pool, browser_page, demo_and_mine  # noqa: F401
 from tests.fixtures import synthetic_pool, write_jsonl
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install "
@@ -80,20 +80,20 @@ def test_a_pool_switch_keeps_the_pool_and_the_judge_in_the_address(demo_and_mine
     from playwright.sync_api import expect
     page = browser_page
     page.goto(demo_and_mine + "/formats?pool=mtbench")
-    expect(page.get_by_role("heading", name="Formats")).to_be_visible()
+    expect(page.get_by_role("heading", name="Formats", exact=True)).to_be_visible()
     for pool in ("mine", "mtbench-formats"):          # the second is the default pool: still named
-        _choose(page, _sidebar_pool(page), pool)
+        _pick(page, _sidebar_pool(page), pool)     # retried: the slow Formats page may rerun over the open list
         expect(page).to_have_url(re.compile(rf"/formats\?(.*&)?pool={pool}(&|$)"))
     _pick(page, page.get_by_role("combobox", name="Judge", exact=True), "smollm2-demo-t1")
     expect(page).to_have_url(re.compile(r"formats_judge=smollm2-demo-t1"))
     expect(page).to_have_url(re.compile(r"pool=mtbench-formats"))
     page.reload()                                      # a new session at the same address
-    expect(page.get_by_role("heading", name="Formats")).to_be_visible()
+    expect(page.get_by_role("heading", name="Formats", exact=True)).to_be_visible()
     expect(_sidebar_pool(page)).to_have_value("mtbench-formats")
     expect(page.get_by_role("combobox", name="Judge", exact=True)).to_have_value("smollm2-demo-t1")
     # the Overview's judge too
     page.get_by_role("link", name="Overview").click()
-    expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+    expect(page.get_by_role("heading", name="Overview", exact=True)).to_be_visible()
     _pick(page, page.get_by_role("combobox", name="Judge", exact=True), "smollm2-demo-t0.7")
     expect(page).to_have_url(re.compile(r"overview_judge=smollm2-demo-t0\.7"))
     expect(page).to_have_url(re.compile(r"pool=mtbench-formats"))
