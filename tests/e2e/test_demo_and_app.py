@@ -81,7 +81,7 @@ def test_the_five_format_demo_opens_calibration_with_kappas_and_variance(demo_db
     assert sorted(zip(table["judge"], table["format"], table["decoding"])) == [
         ("smollm2-demo", "anchored", "constrained"), ("smollm2-demo", "anchored", "greedy"),
         ("smollm2-demo", "tournament", "constrained"), ("smollm2-demo", "tournament", "greedy"),
-        ("smollm2-demo-t0.7", "tournament", "greedy"),
+        ("smollm2-demo-t0.7", "tournament", "sampled"),
         ("smollm2-demo-t1", "anchored", "constrained"), ("smollm2-demo-t1", "tournament", "constrained"),
         ("smollm2-local", "anchored", "constrained"), ("smollm2-local", "tournament", "constrained"),
         ("smollm2-panel", "anchored", "constrained"), ("smollm2-panel", "tournament", "constrained")]  # the jury
