@@ -15,8 +15,8 @@ import polars as pl
 
 from .._errors import UserError
 from ..store import writing
-from ._imported import _parse_distinct
-from .formats import BUILTIN, load_format_spec, stored_formats
+from ._imported import _parse_distinct, known_formats
+from .formats import load_format_spec
 
 NEEDED = ("prompt_id", "raw")
 
@@ -73,12 +73,7 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
     extra = {str(p): load_format_spec(p) for p in format_specs or []}
     with writing(db) as unit:
         pid = unit.pool_id(pool)
-        formats = {**stored_formats(unit.format_rows()), **BUILTIN}
-        for spec_path, fmt in extra.items():
-            if fmt.name in formats and formats[fmt.name].spec_hash != fmt.spec_hash:
-                raise UserError(f"{spec_path}: format '{fmt.name}' is already stored with a "
-                                "different definition; give this one another name")
-            formats[fmt.name] = fmt
+        formats = known_formats(unit, extra)
         unit.attach_files(pid, files)
         problem = unit.attached_first_problem(pid)
         if problem:

@@ -53,6 +53,18 @@ def _expected(t, rows: pl.DataFrame, formats: dict[str, Format]) -> pl.Series:
     return pl.Series("expected", out, pl.Float64)
 
 
+def known_formats(unit, extra: dict) -> dict:
+    """The formats a verdict file may name: the stored ones, the built-in ones and those of its
+    --format-spec files ({spec path: Format}); a spec that redefines a stored format is refused."""
+    formats = {**stored_formats(unit.format_rows()), **BUILTIN}
+    for spec_path, fmt in extra.items():
+        if fmt.name in formats and formats[fmt.name].spec_hash != fmt.spec_hash:
+            raise UserError(f"{spec_path}: format '{fmt.name}' is already stored with a "
+                            "different definition; give this one another name")
+        formats[fmt.name] = fmt
+    return formats
+
+
 def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool: str,
                     format_specs: list[str | os.PathLike] | str | os.PathLike | None = None,
                     capped: bool = True) -> dict:
@@ -68,12 +80,7 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
     extra = {str(p): load_format_spec(p) for p in format_specs or []}
     with writing(db) as unit:
         pid = unit.pool_id(pool)
-        formats = {**stored_formats(unit.format_rows()), **BUILTIN}
-        for spec_path, fmt in extra.items():
-            if fmt.name in formats and formats[fmt.name].spec_hash != fmt.spec_hash:
-                raise UserError(f"{spec_path}: format '{fmt.name}' is already stored with a "
-                                "different definition; give this one another name")
-            formats[fmt.name] = fmt
+        formats = known_formats(unit, extra)
         row = first_row(~rows["format"].is_in(list(formats)))
         if row is not None:
             raise UserError(f"{t.at(row, 'format')}: unknown format {rows['format'][row]!r} (known: "
