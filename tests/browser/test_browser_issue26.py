@@ -8,7 +8,8 @@ import re
 import pytest
 
 from tests.browser.test_browser import CHROMIUM, _serve_app
-from tests.browser.test_browser_reload import _settled, _shot, _sidebar_pool, browser_page, demo_and_mine  # noqa: F401
+from tests.browser.test_browser_reload import (_choose, _settled, _shot, _sidebar_pool,  # noqa: F401
+                                               browser_page, demo_and_mine)
 from tests.fixtures import synthetic_pool, write_jsonl
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install "
@@ -22,20 +23,6 @@ def mine_only(tmp_path):
     db = tmp_path / "issue26.duckdb"
     import_pool(db, write_jsonl(tmp_path / "mine.jsonl", synthetic_pool(6, seed=3)), "mine")
     yield from _serve_app({"JUDGEAUDIT_DB": str(db)})
-
-
-def _pick(page, combobox, option: str) -> None:
-    """_choose, again while a slow page's late rerun closes the open list before the click lands."""
-    for attempt in range(4):
-        _settled(page)
-        combobox.click()
-        try:
-            page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
-            return
-        except Exception:
-            if attempt == 3:
-                raise
-            page.keyboard.press("Escape")
 
 
 def _number(page, label: str, value: str) -> None:
@@ -82,9 +69,9 @@ def test_a_pool_switch_keeps_the_pool_and_the_judge_in_the_address(demo_and_mine
     page.goto(demo_and_mine + "/formats?pool=mtbench")
     expect(page.get_by_role("heading", name="Formats", exact=True)).to_be_visible()
     for pool in ("mine", "mtbench-formats"):          # the second is the default pool: still named
-        _pick(page, _sidebar_pool(page), pool)     # retried: the slow Formats page may rerun over the open list
+        _choose(page, _sidebar_pool(page), pool)
         expect(page).to_have_url(re.compile(rf"/formats\?(.*&)?pool={pool}(&|$)"))
-    _pick(page, page.get_by_role("combobox", name="Judge", exact=True), "smollm2-demo-t1")
+    _choose(page, page.get_by_role("combobox", name="Judge", exact=True), "smollm2-demo-t1")
     expect(page).to_have_url(re.compile(r"formats_judge=smollm2-demo-t1"))
     expect(page).to_have_url(re.compile(r"pool=mtbench-formats"))
     page.reload()                                      # a new session at the same address
@@ -94,7 +81,7 @@ def test_a_pool_switch_keeps_the_pool_and_the_judge_in_the_address(demo_and_mine
     # the Overview's judge too
     page.get_by_role("link", name="Overview").click()
     expect(page.get_by_role("heading", name="Overview", exact=True)).to_be_visible()
-    _pick(page, page.get_by_role("combobox", name="Judge", exact=True), "smollm2-demo-t0.7")
+    _choose(page, page.get_by_role("combobox", name="Judge", exact=True), "smollm2-demo-t0.7")
     expect(page).to_have_url(re.compile(r"overview_judge=smollm2-demo-t0\.7"))
     expect(page).to_have_url(re.compile(r"pool=mtbench-formats"))
     page.reload()
