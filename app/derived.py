@@ -1,0 +1,151 @@
+"""The pages' derived results (issue 29; DESIGN.md 'Ten million candidates on every page'): part of
+app/data.py's caching layer, which routes the names of DERIVED through `cached_result`.
+
+A derived result is an audit function's frame for a pool (its per-cell results: cells, slot bias,
+positions, score levels, ...). It is stored in the database (ingest.store.save_derived, migration
+018) under a fingerprint of what it was computed from (ingest.store.derived_mark), so a new session
+or a restarted server reads the stored frame and runs no audit query for it. When the fingerprint
+moved (a score run, an import, an attach or detach, a jury refresh, a migration), the first reader
+computes it once, with a progress bar (what, the time so far and left), and stores it; other sessions
+of the same server wait for that one computation rather than starting their own. The audit stays
+read-only and computes; the store keeps the frames.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from typing import Callable
+
+import polars as pl
+
+import audit
+
+# name -> (what the progress bar says is computed, the audit function: (db, pool, *args) -> frame)
+DERIVED: dict[str, tuple[str, Callable]] = {
+    "cells": ("the audit's cells (tie probability, D2, levels per judge and format)", audit.audit_cells),
+    "bias": ("slot bias per comparative cell", audit.bias),
+    "bias_items": ("slot bias per item", audit.bias_items),
+    "positions": ("the selected candidates' positions", audit.position_selection),
+    "variance": ("the variance decomposition of the audit's cells", audit.variance),
+    "score_values": ("the score levels per cell", audit.score_values),
+    "consistency": ("repeat consistency per cell", audit.consistency),
+}
+
+_MEMO_SIZE = 256
+_memo: OrderedDict = OrderedDict()        # (key) -> frame or Mark, this process's copies
+_locks: dict[tuple, threading.Lock] = {}
+_guard = threading.Lock()
+
+
+def _remember(key, value):
+    with _guard:
+        _memo[key] = value
+        _memo.move_to_end(key)
+        while len(_memo) > _MEMO_SIZE:
+            _memo.popitem(last=False)
+    return value
+
+
+def _recall(key):
+    with _guard:
+        return _memo.get(key)
+
+
+def forget() -> None:
+    """Drop this process's copies (what a restarted server starts with): the stored results remain."""
+    with _guard:
+        _memo.clear()
+
+
+def _lock(key: tuple) -> threading.Lock:
+    with _guard:
+        return _locks.setdefault(key, threading.Lock())
+
+
+def estimate_s(timing: tuple[float, int] | None, n_verdicts: int) -> float | None:
+    """The time a computation will take: the latest one's seconds scaled by the verdicts it read
+    (None before any)."""
+    if timing is None:
+        return None
+    seconds, n_then = timing
+    return seconds * max(n_verdicts, 1) / max(n_then, 1)
+
+
+def progress_text(what: str, pool: str, n_verdicts: int, elapsed: float, expected: float | None) -> tuple[float, str]:
+    """(fraction, sentence) of the progress bar of a computation `elapsed` seconds in."""
+    head = f"Computing {what} for pool '{pool}' ({n_verdicts:,} verdicts): {elapsed:.0f} s so far"
+    if expected is None:
+        return min(elapsed / (elapsed + 30.0), 0.95), f"{head}; the first time for this pool, so no estimate yet"
+    left = expected - elapsed
+    if left <= 0:
+        return 0.99, f"{head}; it took {expected:.0f} s last time, so nearly done"
+    return min(elapsed / expected, 0.99), f"{head}, about {left:.0f} s left"
+
+
+def with_progress(compute: Callable[[], pl.DataFrame], show: Callable[[float, str], None],
+                  text: Callable[[float], tuple[float, str]], every_s: float = 0.25) -> pl.DataFrame:
+    """compute() in a worker thread while `show(fraction, sentence)` is called every `every_s` with
+    `text(elapsed)`; its result, or its exception raised here."""
+    out: dict = {}
+
+    def work():
+        try:
+            out["frame"] = compute()
+        except BaseException as exc:     # raised again in the caller's thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=work, daemon=True, name="judgeaudit-derived")
+    t0 = time.monotonic()
+    worker.start()
+    while True:
+        worker.join(every_s)
+        if not worker.is_alive():
+            break
+        show(*text(time.monotonic() - t0))
+    if "error" in out:
+        raise out["error"]
+    return out["frame"]
+
+
+def _streamlit_bar():
+    """A progress bar drawn in place, and a way to remove it: (show, clear)."""
+    import streamlit as st
+    slot = st.empty()
+    return (lambda fraction, sentence: slot.progress(fraction, text=sentence)), slot.empty
+
+
+def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_streamlit_bar) -> pl.DataFrame:
+    """The result `name` of the pool: this process's copy while the database is unchanged (mtime),
+    else the stored frame when its fingerprint is the pool's now, else computed once (with a progress
+    bar from `bar()`) and stored."""
+    from ingest.store import derived_mark, derived_result, save_derived
+    what, fn = DERIVED[name]
+    key = (name, path, mtime, pool, args)
+    frame = _recall(key)
+    if frame is not None:
+        return frame
+    mark = _recall(("mark", path, mtime, pool))
+    if mark is None:
+        mark = derived_mark(path, pool)
+        if mark is None:                     # no such pool, or an old schema: the audit says which
+            return fn(path, pool, *args)
+        _remember(("mark", path, mtime, pool), mark)
+    stored = (name, path, mark.fingerprint, pool, args)
+    with _lock(stored):                      # a second session waits for the first's computation
+        frame = _recall(stored)
+        if frame is None:
+            frame, timing = derived_result(path, mark, name, args)
+            if frame is None:
+                show, clear = bar()
+                t0 = time.monotonic()
+                expected = estimate_s(timing, mark.n_verdicts)
+                try:
+                    frame = with_progress(lambda: fn(path, pool, *args), show,
+                                          lambda s: progress_text(what, pool, mark.n_verdicts, s, expected))
+                finally:
+                    clear()
+                save_derived(path, mark, name, args, frame, time.monotonic() - t0)
+            _remember(stored, frame)
+    return _remember(key, frame)

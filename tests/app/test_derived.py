@@ -1,0 +1,172 @@
+"""Derived results (issue 29 part 3): the audit's per-cell results stored in the database under a
+fingerprint of what they come from. After every kind of change (a score run, an import, an attach, a
+detach, a jury, a changed attached file, a deleted pool) the stored result equals a fresh computation,
+made once; a second session, or a restarted server, runs no audit function for them."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from app import derived
+from app.derived import DERIVED, cached_result, estimate_s, progress_text, with_progress
+from audit import AuditError
+from ingest.scoring import ScoreRequest, attach_verdicts, import_verdicts, score
+from ingest.store import detach_verdicts, import_pool, save_jury
+from tests.conftest import query_rows
+from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
+
+NAMES = tuple(DERIVED)
+ORIGINAL = {n: fn for n, (_, fn) in DERIVED.items()}   # the audit's functions, uncounted
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """The audit functions behind DERIVED, each counting its calls: {name: n}."""
+    calls = dict.fromkeys(NAMES, 0)
+    for name, (what, fn) in list(DERIVED.items()):
+        def counting(*args, _name=name, _fn=fn):
+            calls[_name] += 1
+            return _fn(*args)
+        monkeypatch.setitem(DERIVED, name, (what, counting))
+    derived.forget()
+    yield calls
+    derived.forget()
+
+
+def _no_bar():
+    return (lambda fraction, sentence: None), (lambda: None)
+
+
+def _session(db, pool="s"):
+    """What a new server process reads: no copy in memory, the stored results only."""
+    derived.forget()
+    return {n: cached_result(n, str(db), db.stat().st_mtime, pool, bar=_no_bar) for n in NAMES}
+
+
+def _fingerprints(db):
+    return {r[0] for r in query_rows(db, "SELECT DISTINCT fingerprint FROM derived_results")}
+
+
+def _same_as_fresh(db, calls, before: set, pool="s"):
+    """Two sessions after a change: the first computes each result once, the second computes none;
+    both equal a fresh computation (taken with the original functions, not counted), under a new
+    fingerprint."""
+    start = dict(calls)
+    first = _session(db, pool)
+    assert all(calls[n] == start[n] + 1 for n in NAMES), (calls, start)
+    second = _session(db, pool)
+    assert calls == {n: start[n] + 1 for n in NAMES}          # the second session: no audit call
+    fresh = {n: fn(str(db), pool) for n, fn in ORIGINAL.items()}
+    for n in NAMES:
+        assert fresh[n].height == first[n].height, n
+        assert_frame_equal(first[n], fresh[n], check_exact=True)
+        assert_frame_equal(second[n], fresh[n], check_exact=True)
+    now = _fingerprints(db)
+    assert len(now) == 1 and now.isdisjoint(before), (now, before)
+    assert query_rows(db, "SELECT count(*) FROM derived_results") == [(len(NAMES),)]
+    return now, first
+
+
+def test_derived_results_follow_every_change(db, tmp_path, counted):
+    rows = synthetic_pool(10, seed=5)
+    pool_file = write_jsonl(tmp_path / "pool.jsonl", rows)
+    import_pool(db, pool_file, "s")
+    verdicts = pl.DataFrame(synthetic_verdicts(rows, judges=("alpha", "beta", "gamma"), seed=5))
+    import_verdicts(db, write_jsonl(tmp_path / "alpha.jsonl", verdicts.filter(pl.col("judge") == "alpha")
+                                    .to_dicts()), "s")
+    marks, first = _same_as_fresh(db, counted, set())
+    assert first["cells"]["judge"].unique().to_list() == ["alpha"] and first["bias"].height == 1
+
+    # a score run (the fake judge, pointwise and comparative)
+    score(ScoreRequest(pool="s", judge="fake:sim?noise=0.1&slot_bias=1", formats=["likert5", "tournament"],
+                       swap_sample="all", progress=False, flush_interval_s=0.05))
+    marks, first = _same_as_fresh(db, counted, marks)
+    assert sorted(first["cells"]["judge"].unique()) == ["alpha", "sim"]
+
+    # an import of another judge's verdicts
+    beta = [{k: v for k, v in r.items() if v is not None} for r in verdicts.filter(pl.col("judge") == "beta").to_dicts()]
+    import_verdicts(db, write_jsonl(tmp_path / "beta.jsonl", beta), "s")
+    marks, first = _same_as_fresh(db, counted, marks)
+    assert "beta" in first["bias"]["judge"].to_list()
+
+    # an attach: gamma's verdicts as Parquet shards, read where they lie
+    shard = tmp_path / "gamma.parquet"
+    verdicts.filter(pl.col("judge") == "gamma").write_parquet(shard)
+    attach_verdicts(db, [str(shard)], "s")
+    marks, first = _same_as_fresh(db, counted, marks)
+    assert "gamma" in first["cells"]["judge"].to_list()
+
+    # the attached file changed on disk: refused by name, never served from the stored results
+    verdicts.filter(pl.col("judge") == "gamma").head(40).write_parquet(shard)
+    derived.forget()
+    with pytest.raises(AuditError, match="gamma.parquet"):
+        cached_result("cells", str(db), db.stat().st_mtime, "s", bar=_no_bar)
+
+    # a detach
+    detach_verdicts(db, "s")
+    marks, first = _same_as_fresh(db, counted, marks)
+    assert "gamma" not in first["cells"]["judge"].to_list()
+
+    # a jury of two judges (its verdicts are derived rows of the store)
+    save_jury(db, "s", "panel", ["alpha", "beta"], "mean")
+    marks, first = _same_as_fresh(db, counted, marks)
+    assert "panel" in first["cells"]["judge"].to_list()
+
+    # the pool deleted (import-pool --replace): its derived rows go with it
+    import_pool(db, pool_file, "s", replace=True)
+    assert query_rows(db, "SELECT count(*) FROM derived_results") == [(0,)]
+    marks, first = _same_as_fresh(db, counted, marks)
+    assert first["cells"].height == 0
+
+
+def test_one_computation_for_sessions_that_ask_at_once(db, tmp_path, monkeypatch):
+    rows = synthetic_pool(8, seed=2)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=2)), "s")
+    what, fn = DERIVED["cells"]
+    calls = []
+
+    def slow(*args):
+        calls.append(args)
+        time.sleep(0.5)
+        return fn(*args)
+    monkeypatch.setitem(DERIVED, "cells", (what, slow))
+    derived.forget()
+    out = [None] * 4
+    mtime = db.stat().st_mtime
+
+    def session(i):
+        out[i] = cached_result("cells", str(db), mtime, "s", bar=_no_bar)
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+    for frame in out:
+        assert_frame_equal(frame, fn(str(db), "s"))
+    derived.forget()
+
+
+def test_progress_says_what_and_the_time_left():
+    # the last computation took 10 s on 1,000 verdicts: on 2,000, 20 s; 5 s in, 15 s left, a quarter done
+    assert estimate_s((10.0, 1000), 2000) == 20.0 and estimate_s(None, 5) is None
+    fraction, text = progress_text("slot bias", "big", 2000, 5.0, 20.0)
+    assert fraction == 0.25 and text == "Computing slot bias for pool 'big' (2,000 verdicts): 5 s so far, about 15 s left"
+    fraction, text = progress_text("slot bias", "big", 2000, 30.0, None)      # no earlier computation
+    assert fraction == 0.5 and "no estimate yet" in text                      # 30 / (30 + 30)
+    assert progress_text("x", "p", 1, 25.0, 20.0)[0] == 0.99
+
+    shown = []
+    frame = with_progress(lambda: (time.sleep(0.7), pl.DataFrame({"a": [1]}))[1], lambda f, t: shown.append((f, t)),
+                          lambda s: progress_text("cells", "p", 10, s, 1.4), every_s=0.1)
+    assert frame["a"].to_list() == [1]
+    assert len(shown) >= 3 and [f for f, _ in shown] == sorted(f for f, _ in shown)
+    assert all("Computing cells for pool 'p'" in t and "s left" in t for _, t in shown)
+    with pytest.raises(ZeroDivisionError):
+        with_progress(lambda: 1 / 0, lambda f, t: None, lambda s: (0.0, ""))
