@@ -170,3 +170,39 @@ def test_progress_says_what_and_the_time_left():
     assert all("Computing cells for pool 'p'" in t and "s left" in t for _, t in shown)
     with pytest.raises(ZeroDivisionError):
         with_progress(lambda: 1 / 0, lambda f, t: None, lambda s: (0.0, ""))
+
+
+def test_a_second_session_runs_no_audit_function_for_the_pages(db, tmp_path, monkeypatch, counted):
+    """The Formats and Slot bias pages, in one session, then in a second one after the server's caches
+    are cleared (what a restart leaves): the second draws the same tables from the stored results."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO
+    rows = synthetic_pool(10, seed=4)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=4)), "s")
+
+    def session() -> dict:
+        at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+        at.sidebar.selectbox[0].select("s").run()
+        tables = {}
+        for page in ("formats", "slot_bias"):
+            at.switch_page(f"views/{page}/page.py").run()
+            assert not at.exception, (page, [e.value for e in at.exception])
+            tables[page] = [d.value for d in at.dataframe]
+        return tables
+
+    first = session()
+    computed = dict(counted)
+    # the two pages read cells, consistency, score levels (Formats), bias, positions, bias items (Slot bias)
+    assert all(computed[n] == 1 for n in ("cells", "bias", "bias_items", "positions")), computed
+    assert len(first["slot_bias"]) >= 2 and len(first["formats"]) >= 1
+    st.cache_data.clear()
+    derived.forget()
+    second = session()
+    assert counted == computed                    # not one audit function ran for a derived result
+    for page in first:
+        assert len(second[page]) == len(first[page])
+        for a, b in zip(first[page], second[page]):
+            assert a.equals(b), page
