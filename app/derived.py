@@ -117,17 +117,13 @@ def _streamlit_bar():
 
 
 def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_streamlit_bar) -> pl.DataFrame:
-    """The result `name` of the pool: this process's copy while the database is unchanged (mtime),
-    else the stored frame when its fingerprint is the pool's now, else computed once (with a progress
-    bar from `bar()`) and stored."""
+    """The result `name` of the pool: this process's copy while the pool's fingerprint is unchanged
+    (read again when the database's mtime or an attached file moved), else the stored frame when its
+    fingerprint is the pool's now, else computed once (with a progress bar from `bar()`) and stored."""
     from ingest.store import derived_mark, derived_result, save_derived
     what, fn = DERIVED[name]
-    key = (name, path, mtime, pool, args)
-    frame = _recall(key)
-    if frame is not None:
-        return frame
     mark = _recall(("mark", path, mtime, pool))
-    if mark is None:
+    if mark is None or not mark.files_unchanged():     # the database or an attached file changed
         mark = derived_mark(path, pool)
         if mark is None:                     # no such pool, or an old schema: the audit says which
             return fn(path, pool, *args)
@@ -148,4 +144,4 @@ def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_str
                     clear()
                 save_derived(path, mark, name, args, frame, time.monotonic() - t0)
             _remember(stored, frame)
-    return _remember(key, frame)
+    return frame

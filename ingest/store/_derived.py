@@ -27,10 +27,18 @@ from .connection import find_pool
 
 @dataclass(frozen=True)
 class Mark:
-    """A pool's fingerprint now: its id, the fingerprint, and how many verdicts it stores."""
+    """A pool's fingerprint now: its id, the fingerprint, how many verdicts it stores, and its attached
+    files with their size and modification time on disk when it was taken."""
     pool_id: int
     fingerprint: str
     n_verdicts: int
+    attached: tuple[str, ...] = ()
+    disk: str = ""
+
+    def files_unchanged(self) -> bool:
+        """Whether the attached files are on disk as when the mark was taken (no database read: a
+        file rewritten in place changes no byte of the database)."""
+        return _disk(self.attached) == self.disk
 
 
 def params_json(params) -> str:
@@ -46,10 +54,15 @@ def _on_disk(path: str) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
-def _fingerprint(con, pool: int) -> tuple[str, int]:
+def _disk(paths) -> str:
+    return ";".join(_on_disk(p) for p in paths)
+
+
+def _fingerprint(con, pool: int) -> tuple[str, int, tuple[str, ...], str]:
     mark, n = _sql.first(con, "derived_mark", pool_id=pool)
-    disk = ";".join(_on_disk(p) for (p,) in _sql.rows(con, "attached_paths", pool_id=pool))
-    return f"{mark}|{disk}", int(n)
+    paths = tuple(p for (p,) in _sql.rows(con, "attached_paths", pool_id=pool))
+    disk = _disk(paths)
+    return f"{mark}|{disk}", int(n), paths, disk
 
 
 def derived_mark(db: str | os.PathLike | None, pool: str) -> Mark | None:
@@ -60,11 +73,11 @@ def derived_mark(db: str | os.PathLike | None, pool: str) -> Mark | None:
         if pid is None:
             return None
         try:
-            fingerprint, n = _fingerprint(con, pid)
+            fingerprint, n, paths, disk = _fingerprint(con, pid)
             _sql.first(con, "derived_timing", pool_id=pid, name="")
         except duckdb.CatalogException:
             return None
-    return Mark(pid, fingerprint, n)
+    return Mark(pid, fingerprint, n, paths, disk)
 
 
 def derived_result(db: str | os.PathLike | None, mark: Mark, name: str, params=()
