@@ -97,16 +97,19 @@ def save_derived(db: str | os.PathLike | None, state: Mark, name: str, params, f
     """Store `frame` as the pool's result `name` for `params`, computed from what `state` (derived_mark) fingerprinted,
     in one transaction under the writer's lock; whether it was stored. It is not when the pool's
     fingerprint moved meanwhile (a write landed while it was computed: the next reader computes it
-    anew) or the pool was deleted."""
+    anew), the pool was deleted, or the database cannot be written (the result is shown all the same)."""
     buf = io.BytesIO()
     frame.write_parquet(buf, compression="zstd")
-    with writer(db) as con, transaction(con):
-        if _sql.first(con, "pool_instance", pool_id=state.pool_id) is None:
-            return False
-        if _fingerprint(con, state.pool_id)[0] != state.fingerprint:
-            return False
-        _sql.script(con, "save_derived", pool_id=state.pool_id, name=name, params_json=params_json(params),
-                    fingerprint=state.fingerprint, seconds=float(seconds), n_verdicts=state.n_verdicts,
-                    payload=buf.getvalue())
+    try:
+        with writer(db) as con, transaction(con):
+            if _sql.first(con, "pool_instance", pool_id=state.pool_id) is None:
+                return False
+            if _fingerprint(con, state.pool_id)[0] != state.fingerprint:
+                return False
+            _sql.script(con, "save_derived", pool_id=state.pool_id, name=name, params_json=params_json(params),
+                        fingerprint=state.fingerprint, seconds=float(seconds), n_verdicts=state.n_verdicts,
+                        payload=buf.getvalue())
+    except (duckdb.IOException, duckdb.ConnectionException, OSError):
+        return False        # a database the server may read but not write (or held past the lock timeout)
     return True
 

@@ -206,3 +206,38 @@ def test_a_second_session_runs_no_audit_function_for_the_pages(db, tmp_path, mon
         assert len(second[page]) == len(first[page])
         for a, b in zip(first[page], second[page]):
             assert a.equals(b), page
+
+
+def test_a_result_is_stored_only_under_the_fingerprint_it_was_computed_from(db, tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from ingest.store import derived_mark, derived_result, save_derived
+    rows = synthetic_pool(6, seed=1)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
+    verdicts = synthetic_verdicts(rows, seed=1)
+    import_verdicts(db, write_jsonl(tmp_path / "a.jsonl", [v for v in verdicts if v["judge"] == "alpha"]), "s")
+    mark = derived_mark(db, "s")
+    frame = ORIGINAL["cells"](str(db), "s")
+    # a write lands while it is computed: the result is not stored under the old fingerprint
+    import_verdicts(db, write_jsonl(tmp_path / "b.jsonl", [v for v in verdicts if v["judge"] == "beta"]), "s")
+    assert save_derived(db, mark, "cells", (), frame, 1.0) is False
+    assert query_rows(db, "SELECT count(*) FROM derived_results") == [(0,)]
+    mark = derived_mark(db, "s")
+    assert save_derived(db, mark, "cells", (), frame, 2.5) is True
+    stored, timing = derived_result(db, mark, "cells", ())
+    assert_frame_equal(stored, frame)
+    assert timing == (2.5, mark.n_verdicts) and mark.n_verdicts == query_rows(db, "SELECT count(*) FROM verdicts")[0][0]
+    assert derived_result(db, mark, "cells", (7,))[0] is None       # other arguments: another result
+    assert derived_mark(db, "nope") is None
+    # another process holds the database past the lock timeout: the result is not stored, no error
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); time.sleep(30)", str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setenv("JUDGEAUDIT_LOCK_TIMEOUT", "1")
+        assert save_derived(db, mark, "bias", (), frame, 1.0) is False
+    finally:
+        holder.kill()
+        holder.wait()
+    assert query_rows(db, "SELECT name FROM derived_results") == [("cells",)]
