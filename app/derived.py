@@ -35,7 +35,7 @@ DERIVED: dict[str, tuple[str, Callable]] = {
 
 _MEMO_SIZE = 256
 _memo: OrderedDict = OrderedDict()        # (key) -> frame or Mark, this process's copies
-_locks: dict[tuple, threading.Lock] = {}
+_inflight: dict[tuple, "Computation"] = {}   # what is being computed now, by its stored key
 _guard = threading.Lock()
 
 
@@ -59,11 +59,6 @@ def forget() -> None:
         _memo.clear()
 
 
-def _lock(key: tuple) -> threading.Lock:
-    with _guard:
-        return _locks.setdefault(key, threading.Lock())
-
-
 def estimate_s(timing: tuple[float, int] | None, n_verdicts: int) -> float | None:
     """The time a computation will take: the latest one's seconds scaled by the verdicts it read
     (None before any)."""
@@ -84,29 +79,41 @@ def progress_text(what: str, pool: str, n_verdicts: int, elapsed: float, expecte
     return min(elapsed / expected, 0.99), f"{head}, about {left:.0f} s left"
 
 
+class Computation:
+    """compute() running in a thread of its own: it runs to its end (and stores its result) even when
+    the session that started it goes away (a click elsewhere stops that session's script), and any
+    session may wait on it with a progress bar."""
+
+    def __init__(self, compute: Callable[[], pl.DataFrame], expected: float | None = None):
+        self._compute, self._out, self.expected = compute, {}, expected
+        self._done = threading.Event()
+        self.started = time.monotonic()
+        threading.Thread(target=self._run, daemon=True, name="judgeaudit-derived").start()
+
+    def _run(self):
+        try:
+            self._out["frame"] = self._compute()
+        except BaseException as exc:     # raised again in each waiting session's thread
+            self._out["error"] = exc
+        finally:
+            self._done.set()
+
+    def wait(self, show: Callable[[float, str], None], text: Callable[[float], tuple[float, str]],
+             every_s: float = 0.25) -> pl.DataFrame:
+        """The frame, once computed, calling `show(fraction, sentence)` every `every_s` meanwhile with
+        `text(seconds since it started)`; the computation's exception raised here."""
+        while not self._done.wait(every_s):
+            show(*text(time.monotonic() - self.started))
+        if "error" in self._out:
+            raise self._out["error"]
+        return self._out["frame"]
+
+
 def with_progress(compute: Callable[[], pl.DataFrame], show: Callable[[float, str], None],
                   text: Callable[[float], tuple[float, str]], every_s: float = 0.25) -> pl.DataFrame:
     """compute() in a worker thread while `show(fraction, sentence)` is called every `every_s` with
     `text(elapsed)`; its result, or its exception raised here."""
-    out: dict = {}
-
-    def work():
-        try:
-            out["frame"] = compute()
-        except BaseException as exc:     # raised again in the caller's thread
-            out["error"] = exc
-
-    worker = threading.Thread(target=work, daemon=True, name="judgeaudit-derived")
-    t0 = time.monotonic()
-    worker.start()
-    while True:
-        worker.join(every_s)
-        if not worker.is_alive():
-            break
-        show(*text(time.monotonic() - t0))
-    if "error" in out:
-        raise out["error"]
-    return out["frame"]
+    return Computation(compute).wait(show, text, every_s)
 
 
 def _streamlit_bar():
@@ -129,19 +136,35 @@ def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_str
             return fn(path, pool, *args)
         _remember(("mark", path, mtime, pool), mark)
     stored = (name, path, mark.fingerprint, pool, args)
-    with _lock(stored):                      # a second session waits for the first's computation
-        frame = _recall(stored)
-        if frame is None:
-            frame, timing = derived_result(path, mark, name, args)
-            if frame is None:
-                show, clear = bar()
-                t0 = time.monotonic()
-                expected = estimate_s(timing, mark.n_verdicts)
-                try:
-                    frame = with_progress(lambda: fn(path, pool, *args), show,
-                                          lambda s: progress_text(what, pool, mark.n_verdicts, s, expected))
-                finally:
-                    clear()
-                save_derived(path, mark, name, args, frame, time.monotonic() - t0)
-            _remember(stored, frame)
-    return frame
+    frame = _recall(stored)
+    if frame is not None:
+        return frame
+    with _guard:
+        job = _inflight.get(stored)
+    if job is None:
+        frame, timing = derived_result(path, mark, name, args)
+        if frame is not None:
+            return _remember(stored, frame)
+        expected = estimate_s(timing, mark.n_verdicts)
+
+        def compute() -> pl.DataFrame:
+            t0 = time.monotonic()
+            try:
+                result = fn(path, pool, *args)
+                save_derived(path, mark, name, args, result, time.monotonic() - t0)
+                return _remember(stored, result)
+            finally:
+                with _guard:
+                    _inflight.pop(stored, None)
+        with _guard:                         # a session that asks meanwhile waits on this computation
+            job = _inflight.get(stored)
+            frame = _memo.get(stored)
+            if job is None and frame is None:
+                job = _inflight[stored] = Computation(compute, expected)
+        if frame is not None:
+            return frame
+    show, clear = bar()
+    try:
+        return job.wait(show, lambda s: progress_text(what, pool, mark.n_verdicts, s, job.expected))
+    finally:
+        clear()

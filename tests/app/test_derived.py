@@ -150,6 +150,24 @@ def test_one_computation_for_sessions_that_ask_at_once(db, tmp_path, monkeypatch
     assert len(calls) == 1
     for frame in out:
         assert_frame_equal(frame, fn(str(db), "s"))
+
+    # a session that goes away while it waits (Streamlit stops its script at a click elsewhere): the
+    # computation runs on and is stored, and the next session waits on it rather than starting another
+    import_verdicts(db, write_jsonl(tmp_path / "w.jsonl", synthetic_verdicts(rows, judges=("gamma",), seed=3)), "s")
+    derived.forget()
+
+    class Stopped(Exception):
+        pass
+
+    def stop(fraction, sentence):
+        raise Stopped(sentence)
+    with pytest.raises(Stopped, match=r"Computing the audit's cells .* for pool 's' .* s left"):
+        cached_result("cells", str(db), db.stat().st_mtime, "s", bar=lambda: (stop, lambda: None))
+    assert len(calls) == 2
+    again = cached_result("cells", str(db), db.stat().st_mtime, "s", bar=_no_bar)
+    assert len(calls) == 2 and "gamma" in again["judge"].to_list()
+    assert_frame_equal(again, fn(str(db), "s"))
+    assert query_rows(db, "SELECT count(*) FROM derived_results WHERE name = 'cells'") == [(1,)]
     derived.forget()
 
 
