@@ -168,3 +168,26 @@ def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_str
         return job.wait(show, lambda s: progress_text(what, pool, mark.n_verdicts, s, job.expected))
     finally:
         clear()
+
+
+def refresh(db: str, pool: str) -> dict:
+    """Bring every derived result of the pool (DERIVED, default arguments) up to its fingerprint now,
+    computing only those stale or missing (`judgeaudit derive`: after a run brings verdicts, so the
+    first page view reads them): {"pool", "n_verdicts", "results": [{name, status, seconds}]}, status
+    'current' (stored under the fingerprint), 'computed' (and stored) or 'not stored' (the pool's
+    verdicts moved meanwhile, or the database could not be written)."""
+    from ingest.store import derived_mark, derived_result, save_derived
+    out = []
+    for name, (_, fn) in DERIVED.items():
+        mark = derived_mark(db, pool)
+        if mark is None:                     # no such pool (the caller migrated the database first)
+            raise audit.AuditError(f"no pool named '{pool}' (known: {', '.join(audit.pools(db)['name']) or 'none'})")
+        if derived_result(db, mark, name)[0] is not None:
+            out.append({"name": name, "status": "current", "seconds": 0.0})
+            continue
+        t0 = time.monotonic()
+        frame = fn(db, pool)
+        seconds = time.monotonic() - t0
+        stored = save_derived(db, mark, name, (), frame, seconds)
+        out.append({"name": name, "status": "computed" if stored else "not stored", "seconds": round(seconds, 3)})
+    return {"pool": pool, "n_verdicts": mark.n_verdicts, "results": out}

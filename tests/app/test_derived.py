@@ -259,3 +259,25 @@ def test_a_result_is_stored_only_under_the_fingerprint_it_was_computed_from(db, 
         holder.kill()
         holder.wait()
     assert query_rows(db, "SELECT name FROM derived_results") == [("cells",)]
+
+
+def test_derive_stores_what_the_pages_read_and_only_what_is_stale(db, tmp_path, capsys, counted):
+    import json
+
+    from app.cli import main
+    rows = synthetic_pool(6, seed=7)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=7)), "s")
+    assert main(["derive", "--pool", "s", "--json", "--db", str(db)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in doc["results"]] == list(NAMES) and {r["status"] for r in doc["results"]} == {"computed"}
+    assert doc["n_verdicts"] == query_rows(db, "SELECT count(*) FROM verdicts")[0][0]
+    assert all(n == 1 for n in counted.values())
+    assert main(["derive", "--pool", "s", "--json", "--db", str(db)]) == 0
+    assert {r["status"] for r in json.loads(capsys.readouterr().out)["results"]} == {"current"}
+    assert all(n == 1 for n in counted.values())                 # nothing computed the second time
+    first = _session(db)                                          # a page's first view: read, not computed
+    assert all(n == 1 for n in counted.values())
+    assert_frame_equal(first["bias"], ORIGINAL["bias"](str(db), "s"))
+    assert main(["derive", "--pool", "nope", "--db", str(db)]) == 1
+    assert "no pool named 'nope' (known: s)" in capsys.readouterr().err
