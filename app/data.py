@@ -435,3 +435,10 @@ def _pair_table(path: str, mtime: float, pool: str, judge: str, min_margin: floa
 def pair_table(pool: str, judge: str, min_margin: float, both_orders: bool, seed: int):
     """Per format x decoding of the judge: pairs, prompts and the losses (train.pair_table)."""
     return _pair_table(*db_state(), pool, judge, float(min_margin), bool(both_orders), int(seed))
+
+
+# -- issue 29: the audit's per-cell results, stored in the database once computed (app/derived.py) --------
+from app.derived import cached_result as _stored  # noqa: E402
+cells, bias, bias_items, positions, variance, score_values, consistency = (
+    (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)
+    for n in ("cells", "bias", "bias_items", "positions", "variance", "score_values", "consistency"))

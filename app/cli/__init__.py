@@ -34,6 +34,7 @@ from .judges import judges_cmd, jury_cmd
 from .labels import estimate_cmd, label_queue_cmd
 from .verdicts import attach_verdicts_cmd, detach_verdicts_cmd
 from .pairs import pairs_cmd
+from .derive import derive_cmd
 
 
 __all__ = ["cli", "command_line", "defaults", "legacy_request", "main", "request_for", "run_request"]
@@ -53,6 +54,7 @@ for _command in (import_pool_cmd, pools_cmd, import_verdicts_cmd, score_cmd,
                  attach_verdicts_cmd, detach_verdicts_cmd):
     cli.add_command(_command)
 cli.add_command(pairs_cmd)
+cli.add_command(derive_cmd)
 
 
 def _fresh_line() -> None:

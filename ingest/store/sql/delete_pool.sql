@@ -23,4 +23,5 @@ DELETE FROM subsets WHERE pool_id = $pool_id;
 DELETE FROM verdicts WHERE pool_id = $pool_id;
 DELETE FROM juries WHERE pool_id = $pool_id;
 DELETE FROM jury_members WHERE pool_id = $pool_id;
+DELETE FROM derived_results WHERE pool_id = $pool_id;
 DELETE FROM pools WHERE pool_id = $pool_id;

@@ -1,0 +1,16 @@
+-- One row: what a pool's derived results are computed from, as counts and latest marks (its cell runs,
+-- their statuses, its stored verdicts and parsed verdicts and their latest write, its attached files
+-- as attached, the schema's version); it changes whenever any of them does.
+SELECT concat_ws('/',
+    (SELECT max(id) FROM _migrations),
+    (SELECT concat_ws(':', count(*), coalesce(max(cell_run_id), 0), count(finished_at),
+                      sum(CASE WHEN status = 'finished' THEN 1 ELSE 0 END),
+                      coalesce(CAST(max(finished_at) AS VARCHAR), '-'))
+     FROM cell_runs WHERE pool_id = $pool_id),
+    count(*), count(v.value), coalesce(CAST(max(v.created_at) AS VARCHAR), '-'),
+    (SELECT coalesce(string_agg(concat_ws(':', path, size, mtime_ns, n_rows), ';' ORDER BY path), '-')
+     FROM attached_files WHERE pool_id = $pool_id),
+    (SELECT count(*) FROM attached_parses WHERE pool_id = $pool_id)) AS mark,
+    count(*) AS n_verdicts
+FROM verdicts v
+WHERE v.pool_id = $pool_id
