@@ -34,6 +34,7 @@ class Mark:
     n_verdicts: int
     attached: tuple[str, ...] = ()
     disk: str = ""
+    labels: bool = False      # the fingerprint includes the pool's human labels (derived_labels_mark.sql)
 
     def files_unchanged(self) -> bool:
         """Whether the attached files are on disk as when the mark was taken (no database read: a
@@ -58,26 +59,29 @@ def _disk(paths) -> str:
     return ";".join(_on_disk(p) for p in paths)
 
 
-def _fingerprint(con, pool: int) -> tuple[str, int, tuple[str, ...], str]:
+def _fingerprint(con, pool: int, labels: bool = False) -> tuple[str, int, tuple[str, ...], str]:
     mark, n = _sql.first(con, "derived_mark", pool_id=pool)
     paths = tuple(p for (p,) in _sql.rows(con, "attached_paths", pool_id=pool))
     disk = _disk(paths)
+    if labels:                    # a result computed from the human labels too moves with them
+        mark = f"{mark}|labels {_sql.first(con, 'derived_labels_mark', pool_id=pool)[0]}"
     return f"{mark}|{disk}", int(n), paths, disk
 
 
-def derived_mark(db: str | os.PathLike | None, pool: str) -> Mark | None:
-    """The pool's fingerprint now; None when there is no such pool or the database predates migration
-    017 (the caller computes without storing, and the audit names the problem)."""
+def derived_mark(db: str | os.PathLike | None, pool: str, labels: bool = False) -> Mark | None:
+    """The pool's fingerprint now (with `labels`, its human labels' too: for a result computed from
+    them); None when there is no such pool or the database predates migration 017 (the caller
+    computes without storing, and the audit names the problem)."""
     with reader(db) as con:
         pid = find_pool(con, pool)
         if pid is None:
             return None
         try:
-            fingerprint, n, paths, disk = _fingerprint(con, pid)
+            fingerprint, n, paths, disk = _fingerprint(con, pid, labels)
             _sql.first(con, "derived_timing", pool_id=pid, name="")
         except duckdb.CatalogException:
             return None
-    return Mark(pid, fingerprint, n, paths, disk)
+    return Mark(pid, fingerprint, n, paths, disk, labels)
 
 
 def derived_result(db: str | os.PathLike | None, mark: Mark, name: str, params=()
@@ -104,7 +108,7 @@ def save_derived(db: str | os.PathLike | None, state: Mark, name: str, params, f
         with writer(db) as con, transaction(con):
             if _sql.first(con, "pool_instance", pool_id=state.pool_id) is None:
                 return False
-            if _fingerprint(con, state.pool_id)[0] != state.fingerprint:
+            if _fingerprint(con, state.pool_id, state.labels)[0] != state.fingerprint:
                 return False
             _sql.script(con, "save_derived", pool_id=state.pool_id, name=name, params_json=params_json(params),
                         fingerprint=state.fingerprint, seconds=float(seconds), n_verdicts=state.n_verdicts,
