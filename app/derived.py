@@ -82,10 +82,18 @@ DERIVED.update({
     "systems": ("the pool's systems", systems_frame),
     "pool_summary": ("the pool's summary", pool_summary_frame),
     "pool_head": ("the pool's first candidates", pool_head_frame),
+    "export_counts": ("the verdict export's rows per sample and status", audit.export_counts),
 })
 
 # the results computed from the human labels too: their fingerprint includes the labels'
 LABELLED = frozenset({"style_rank", "judges_board", "estimate"})
+# the results computed from the pool's candidates alone: a score run or an import leaves them current
+POOL_ONLY = frozenset({"placeholders", "systems", "pool_summary", "pool_head"})
+
+
+def basis(name: str) -> str:
+    """What the result `name` is computed from (ingest.store's derived_mark basis)."""
+    return "labels" if name in LABELLED else "pool" if name in POOL_ONLY else "verdicts"
 
 
 def _prices(db) -> tuple:
@@ -198,13 +206,13 @@ def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_str
     fingerprint is the pool's now, else computed once (with a progress bar from `bar()`) and stored."""
     from ingest.store import derived_mark, derived_result, save_derived
     what, fn = DERIVED[name]
-    labels = name in LABELLED
-    mark = _recall(("mark", path, mtime, pool, labels))
+    on = basis(name)
+    mark = _recall(("mark", path, mtime, pool, on))
     if mark is None or not mark.files_unchanged():     # the database or an attached file changed
-        mark = derived_mark(path, pool, labels)
+        mark = derived_mark(path, pool, on)
         if mark is None:                     # no such pool, or an old schema: the audit says which
             return fn(path, pool, *args)
-        _remember(("mark", path, mtime, pool, labels), mark)
+        _remember(("mark", path, mtime, pool, on), mark)
     stored = (name, path, mark.fingerprint, pool, args)
     frame = _recall(stored)
     if frame is not None:
@@ -249,10 +257,12 @@ def refresh(db: str, pool: str) -> dict:
     verdicts moved meanwhile, or the database could not be written)."""
     from ingest.store import derived_mark, derived_result, save_derived
     out = []
+    n_verdicts = None
     for name, (_, fn) in DERIVED.items():
-        mark = derived_mark(db, pool, name in LABELLED)
+        mark = derived_mark(db, pool, basis(name))
         if mark is None:                     # no such pool (the caller migrated the database first)
             raise audit.AuditError(f"no pool named '{pool}' (known: {', '.join(audit.pools(db)['name']) or 'none'})")
+        n_verdicts = mark.n_verdicts if mark.basis != "pool" else n_verdicts
         args = FIRST_VIEW[name](db) if name in FIRST_VIEW else ()
         if derived_result(db, mark, name, args)[0] is not None:
             out.append({"name": name, "status": "current", "seconds": 0.0})
@@ -262,4 +272,4 @@ def refresh(db: str, pool: str) -> dict:
         seconds = time.monotonic() - t0
         stored = save_derived(db, mark, name, args, frame, seconds)
         out.append({"name": name, "status": "computed" if stored else "not stored", "seconds": round(seconds, 3)})
-    return {"pool": pool, "n_verdicts": mark.n_verdicts, "results": out}
+    return {"pool": pool, "n_verdicts": n_verdicts, "results": out}

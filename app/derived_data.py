@@ -73,3 +73,8 @@ def pool_summary(pool: str) -> pl.DataFrame:
 def pool_head(pool: str) -> pl.DataFrame:
     """The pool's first candidates (app.pool_summary.HEAD), as audit.pool_candidates lists them."""
     return _stored("pool_head", pool)
+
+
+def export_counts(pool: str) -> pl.DataFrame:
+    """audit.export_counts of the pool: the verdict export's rows per (sample, status)."""
+    return _stored("export_counts", pool)

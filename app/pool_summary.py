@@ -5,7 +5,6 @@ equal bins (the bins altair would draw from every candidate). Pure polars."""
 
 from __future__ import annotations
 
-import altair as alt
 import polars as pl
 
 N_BINS = 30
@@ -49,8 +48,9 @@ def counts(frame: pl.DataFrame) -> list[int]:
     return frame.filter(pl.col("part") == "count").sort("x")["n"].to_list()
 
 
-def bar_chart(frame: pl.DataFrame, part: str, title: str, y: str) -> alt.Chart:
-    """One part of summary as bars: k as ordinal bars, a binned part as bars spanning their bins."""
+def bar_chart(frame: pl.DataFrame, part: str, title: str, y: str):
+    """One part of summary as bars (an altair chart): k as ordinal bars, a binned part as bars spanning their bins."""
+    import altair as alt
     rows = frame.filter(pl.col("part") == part)
     if part == "k":
         return alt.Chart(rows.select(pl.col("x").cast(pl.Int64).alias("k"), pl.col("n").alias(y)).to_pandas()) \
