@@ -1,6 +1,6 @@
 """The run that brings verdicts refreshes the derived results (issue 29; DESIGN.md 'Ten million
 candidates on every page'): after `import-pool` (the Pool page's summary), `score`, `import-verdicts`, `import-batch`, `attach-verdicts`,
-`detach-verdicts` or `jury` succeeds, the pool's stale derived results are computed and stored, as
+`detach-verdicts`, `jury` or `import-labels` (the results computed from labels) succeeds, the pool's stale derived results are computed and stored, as
 `judgeaudit derive` does, so a page's first view reads them; one line says what was stored and how
 long it took (on stderr, so stdout stays what the command prints). `--no-derive`, or
 JUDGEAUDIT_NO_DERIVE=1 in the environment (the test suite's default), skips it (`judgeaudit derive
@@ -15,7 +15,8 @@ import time
 
 import click
 
-BRING_VERDICTS = ("import-pool", "score", "import-verdicts", "import-batch", "attach-verdicts", "detach-verdicts", "jury")
+BRING_VERDICTS = ("import-pool", "score", "import-verdicts", "import-batch", "attach-verdicts", "detach-verdicts", "jury",
+                  "import-labels")
 NO_DERIVE_HELP = ("do not compute and store the pool's derived results afterwards (the dashboard's first "
                   "view computes them, or `judgeaudit derive`)")
 
