@@ -2,10 +2,11 @@
 candidates on every page'): after `import-pool` (the Pool page's summary), `score`, `import-verdicts`, `import-batch`, `attach-verdicts`,
 `detach-verdicts`, `jury` or `import-labels` (the results computed from labels) succeeds, the pool's stale derived results are computed and stored, as
 `judgeaudit derive` does, so a page's first view reads them; one line says what was stored and how
-long it took (on stderr, so stdout stays what the command prints). `--no-derive`, or
-JUDGEAUDIT_NO_DERIVE=1 in the environment (the test suite's default), skips it (`judgeaudit derive
---pool P` does it later). Applied once, to the commands as the group holds them
-(app/cli/__init__.py), so no command's body changes."""
+long it took (on stderr, so stdout stays what the command prints). JUDGEAUDIT_NO_DERIVE=1 in the
+environment (the test suite's default) skips it (`judgeaudit derive --pool P` does it later): an
+environment variable rather than an option, so no command's options, documentation or background
+request change. Applied once, to the commands as the group holds them (app/cli/__init__.py), so no
+command's body changes either."""
 
 from __future__ import annotations
 
@@ -17,8 +18,6 @@ import click
 
 BRING_VERDICTS = ("import-pool", "score", "import-verdicts", "import-batch", "attach-verdicts", "detach-verdicts", "jury",
                   "import-labels")
-NO_DERIVE_HELP = ("do not compute and store the pool's derived results afterwards (the dashboard's first "
-                  "view computes them, or `judgeaudit derive`)")
 
 
 def refreshed_line(result: dict, seconds: float) -> str:
@@ -55,18 +54,18 @@ def _refreshing(cmd: click.Command) -> None:
     inner = cmd.callback
 
     @functools.wraps(inner)
-    def callback(*args, no_derive: bool = False, **kwargs):
+    def callback(*args, **kwargs):
         out = inner(*args, **kwargs)
-        skip = no_derive or os.environ.get("JUDGEAUDIT_NO_DERIVE", "") not in ("", "0")
+        skip = os.environ.get("JUDGEAUDIT_NO_DERIVE", "") not in ("", "0")
         if not skip and not kwargs.get("batch_out"):     # score --batch-out exports, brings nothing
             refresh_after(kwargs.get("db"), kwargs.get("pool"))
         return out
     cmd.callback = callback
-    cmd.params.append(click.Option(["--no-derive"], is_flag=True, help=NO_DERIVE_HELP))
+    cmd.refreshes_derived = True
 
 
 def derive_after(group: click.Group) -> None:
     """Make each of the group's BRING_VERDICTS commands refresh its pool's derived results when it succeeds."""
     for name in BRING_VERDICTS:
-        if name in group.commands and not any(p.name == "no_derive" for p in group.commands[name].params):
+        if name in group.commands and not getattr(group.commands[name], "refreshes_derived", False):
             _refreshing(group.commands[name])

@@ -1,7 +1,7 @@
 """The run that brings verdicts refreshes the derived results (issue 29): after `judgeaudit
 import-verdicts` (a subprocess, a real DuckDB file) the pool's derived results are stored and equal a
 fresh computation, the command says so in one line, and a page's first view then computes nothing;
-`--no-derive` skips it. The Pool page's summary, stored, against hand counts."""
+JUDGEAUDIT_NO_DERIVE=1 skips it. The Pool page's summary, stored, against hand counts."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
 
 def _judgeaudit(*argv, env_extra=None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), **(env_extra or {})}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("JUDGEAUDIT_NO_DERIVE", None)            # the suite's default off: the command as a user runs it
+    env.update(env_extra or {})
     return subprocess.run([sys.executable, "-m", "app.cli", *argv], capture_output=True, text=True, env=env,
                           timeout=600)
 
@@ -31,9 +32,10 @@ def test_import_verdicts_stores_the_derived_results_a_page_then_reads(db, tmp_pa
     rows = synthetic_pool(8, seed=11)
     pool_file = write_jsonl(tmp_path / "pool.jsonl", rows)
     verdicts = synthetic_verdicts(rows, seed=11)
-    out = _judgeaudit("import-pool", str(pool_file), "--pool", "s", "--db", str(db), "--no-derive")
-    assert out.returncode == 0, out.stderr
-    assert query_rows(db, "SELECT count(*) FROM derived_results") == [(0,)]     # --no-derive: nothing stored
+    out = _judgeaudit("import-pool", str(pool_file), "--pool", "s", "--db", str(db),
+                      env_extra={"JUDGEAUDIT_NO_DERIVE": "1"})
+    assert out.returncode == 0 and "derived" not in out.stderr, out.stderr
+    assert query_rows(db, "SELECT count(*) FROM derived_results") == [(0,)]     # skipped: nothing stored
 
     out = _judgeaudit("import-verdicts", str(write_jsonl(tmp_path / "v.jsonl", verdicts)), "--pool", "s",
                       "--db", str(db), "--json")
