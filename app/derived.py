@@ -66,6 +66,15 @@ def pool_summary_frame(db, pool: str) -> pl.DataFrame:
     return summary(audit.pool_candidates(db, pool))
 
 
+def call_count_frame(db, pool: str, formats: list, schedule: str = "listing", swap: str = "0") -> pl.DataFrame:
+    """ingest.scoring.count_calls as a frame (format, n): the calls a score run would plan, which the
+    Score page shows as its form changes (swap: 'all' or a number, as typed)."""
+    from ingest.scoring import count_calls
+    count = count_calls(db, pool, list(formats), schedule, swap if swap == "all" else int(swap or 0))
+    return pl.DataFrame({"format": list(count["per_format"]), "n": list(count["per_format"].values())},
+                        schema={"format": pl.String, "n": pl.Int64})
+
+
 def pool_head_frame(db, pool: str) -> pl.DataFrame:
     """The pool's first candidates, the ones the Pool page lists (app.pool_summary.HEAD)."""
     from app.pool_summary import head
@@ -83,12 +92,13 @@ DERIVED.update({
     "pool_summary": ("the pool's summary", pool_summary_frame),
     "pool_head": ("the pool's first candidates", pool_head_frame),
     "export_counts": ("the verdict export's rows per sample and status", audit.export_counts),
+    "call_count": ("the calls a score run would plan", call_count_frame),
 })
 
 # the results computed from the human labels too: their fingerprint includes the labels'
 LABELLED = frozenset({"style_rank", "judges_board", "estimate"})
 # the results computed from the pool's candidates alone: a score run or an import leaves them current
-POOL_ONLY = frozenset({"placeholders", "systems", "pool_summary", "pool_head"})
+POOL_ONLY = frozenset({"placeholders", "systems", "pool_summary", "pool_head", "call_count"})
 
 
 def basis(name: str) -> str:
@@ -108,6 +118,7 @@ FIRST_VIEW: dict[str, Callable[[str], tuple]] = {
     "style_rank": lambda db: (0, 0),                  # every cell, no bootstrap: the page filters one
     "judges_board": _prices,
     "estimate": lambda db: ("winrate", None, 0.05),   # What labels are worth's defaults
+    "call_count": lambda db: (["binary", "likert5", "numeric100"], "listing", "0"),   # the Score page's form
 }
 
 _MEMO_SIZE = 256

@@ -27,16 +27,15 @@ def rank(pool: str, by: str = "candidate_id", n_boot: int = 100) -> pl.DataFrame
 def style_rank(pool: str, n_boot: int, seed: int = 0, cell: tuple[str, str, str] | None = None,
                penalty: float = 0.0) -> pl.DataFrame:
     """audit.style_rank of one cell: without a bootstrap or a penalty, the stored fit of every cell
-    filtered to it (each cell is fitted on its own: the same numbers); else computed for that cell
-    alone (the Rankings page's toggles), in the server's cache."""
+    filtered to it (each cell is fitted on its own: the same numbers); else that cell's fit alone
+    (the Rankings page's toggles: a bootstrap, the ridge fallback), stored under those arguments."""
     if n_boot == 0 and seed == 0 and not penalty:
         frame = _stored("style_rank", pool, 0, 0)
         if cell is None:
             return frame
         return frame.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
                             & (pl.col("decoding") == cell[2]))
-    from app import data
-    return data._run("style_rank", *db_state(), pool, n_boot, seed, cell, penalty)
+    return _stored("style_rank", pool, int(n_boot), int(seed), tuple(cell) if cell else None, float(penalty))
 
 
 def placeholders(pool: str) -> dict:
@@ -78,3 +77,11 @@ def pool_head(pool: str) -> pl.DataFrame:
 def export_counts(pool: str) -> pl.DataFrame:
     """audit.export_counts of the pool: the verdict export's rows per (sample, status)."""
     return _stored("export_counts", pool)
+
+
+def call_count(pool: str, formats: list[str], schedule: str, swap: str) -> dict:
+    """The calls `judgeaudit score` would plan: {"total", "per_format"} (ingest.scoring.count_calls),
+    stored per form (formats, schedule, swap as typed)."""
+    frame = _stored("call_count", pool, list(formats), schedule, str(swap))
+    per = dict(zip(frame["format"].to_list(), frame["n"].to_list()))
+    return {"total": sum(per.values()), "per_format": per}
