@@ -118,7 +118,7 @@ FIRST_VIEW: dict[str, Callable[[str], tuple]] = {
     "style_rank": lambda db: (0, 0),                  # every cell, no bootstrap: the page filters one
     "judges_board": _prices,
     "estimate": lambda db: ("winrate", None, 0.05),   # What labels are worth's defaults
-    "call_count": lambda db: (["binary", "likert5", "numeric100"], "listing", "0"),   # the Score page's form
+    "call_count": lambda db: (("binary", "likert5", "numeric100"), "listing", "0"),   # the Score page's form
 }
 
 _MEMO_SIZE = 256
@@ -156,9 +156,10 @@ def estimate_s(timing: tuple[float, int] | None, n_verdicts: int) -> float | Non
     return seconds * max(n_verdicts, 1) / max(n_then, 1)
 
 
-def progress_text(what: str, pool: str, n_verdicts: int, elapsed: float, expected: float | None) -> tuple[float, str]:
-    """(fraction, sentence) of the progress bar of a computation `elapsed` seconds in."""
-    head = f"Computing {what} for pool '{pool}' ({n_verdicts:,} verdicts): {elapsed:.0f} s so far"
+def progress_text(what: str, pool: str, n_verdicts: int, elapsed: float, expected: float | None,
+                  unit: str = "verdicts") -> tuple[float, str]:
+    """(fraction, sentence) of the progress bar of a computation `elapsed` seconds in, over n `unit`."""
+    head = f"Computing {what} for pool '{pool}' ({n_verdicts:,} {unit}): {elapsed:.0f} s so far"
     if expected is None:
         return min(elapsed / (elapsed + 30.0), 0.95), f"{head}; the first time for this pool, so no estimate yet"
     left = expected - elapsed
@@ -224,7 +225,7 @@ def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_str
         if mark is None:                     # no such pool, or an old schema: the audit says which
             return fn(path, pool, *args)
         _remember(("mark", path, mtime, pool, on), mark)
-    stored = (name, path, mark.fingerprint, pool, args)
+    stored = (name, path, mark.fingerprint, pool, json.dumps(list(args), sort_keys=True, default=str))   # a list too
     frame = _recall(stored)
     if frame is not None:
         return frame
@@ -254,7 +255,8 @@ def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_str
             return frame
     show, clear = bar()
     try:
-        return job.wait(show, lambda s: progress_text(what, pool, mark.n_verdicts, s, job.expected))
+        unit = "candidates" if mark.basis == "pool" else "verdicts"
+        return job.wait(show, lambda s: progress_text(what, pool, mark.n_verdicts, s, job.expected, unit))
     finally:
         clear()
 

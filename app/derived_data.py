@@ -82,6 +82,6 @@ def export_counts(pool: str) -> pl.DataFrame:
 def call_count(pool: str, formats: list[str], schedule: str, swap: str) -> dict:
     """The calls `judgeaudit score` would plan: {"total", "per_format"} (ingest.scoring.count_calls),
     stored per form (formats, schedule, swap as typed)."""
-    frame = _stored("call_count", pool, list(formats), schedule, str(swap))
+    frame = _stored("call_count", pool, tuple(formats), schedule, str(swap))
     per = dict(zip(frame["format"].to_list(), frame["n"].to_list()))
     return {"total": sum(per.values()), "per_format": per}

@@ -107,3 +107,27 @@ def test_pool_summary_counts_and_bins():
     assert [round(x, 6) for x in ref["x"].to_list()] == [0.0, 1.5, 2.9]
     chars = frame.filter(pl.col("part") == "chars")     # every length the same: one bin of width 1
     assert chars["x"].to_list() == [10.0] and chars["n"].to_list() == [6] and chars["width"][0] == 1.0
+
+
+def test_the_stored_style_fit_of_every_cell_is_each_cell_fitted_alone(db, tmp_path):
+    """The Rankings page reads one cell of the stored fit of every cell (no bootstrap): the same frame as
+    that cell's fit alone, which is what it asked for before."""
+    import audit
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    rows = synthetic_pool(10, seed=13)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=13)), "s")
+    every = audit.style_rank(db, "s", 0, 0)
+    cells = every.select("judge", "format", "decoding").unique().sort("judge", "format", "decoding").rows()
+    assert len(cells) >= 2
+    for cell in cells:
+        one = every.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1]) & (pl.col("decoding") == cell[2]))
+        assert_frame_equal(one, audit.style_rank(db, "s", 0, 0, cell), check_exact=True)
+
+
+def test_the_progress_bar_counts_candidates_for_a_result_of_the_pool_alone():
+    from app.derived import basis, progress_text
+    assert basis("pool_summary") == "pool" and basis("estimate") == "labels" and basis("cells") == "verdicts"
+    assert progress_text("the pool's summary", "p", 7, 1.0, None, "candidates")[1].startswith(
+        "Computing the pool's summary for pool 'p' (7 candidates): 1 s so far")
