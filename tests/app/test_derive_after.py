@@ -131,3 +131,23 @@ def test_the_progress_bar_counts_candidates_for_a_result_of_the_pool_alone():
     assert basis("pool_summary") == "pool" and basis("estimate") == "labels" and basis("cells") == "verdicts"
     assert progress_text("the pool's summary", "p", 7, 1.0, None, "candidates")[1].startswith(
         "Computing the pool's summary for pool 'p' (7 candidates): 1 s so far")
+
+
+def test_the_report_counts_the_export_in_the_database(db, tmp_path):
+    """audit.export_counts (the Report page's stored count) against the rows verdict_rows exports,
+    counted in polars; and the words the page writes from it."""
+    import audit
+    from app.views.report.downloads import counts_text, export_counts
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    rows = synthetic_pool(6, seed=14)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=14)), "s")
+    exported = audit.verdict_rows(db, "s")
+    counted = audit.export_counts(db, "s")
+    by_hand = exported.group_by("sample", "status").len("n").sort("sample", "status")
+    assert_frame_equal(counted.sort("sample", "status"), by_hand, check_dtypes=False)
+    c = export_counts(counted)
+    assert c["rows"] == exported.height and c["calls"] == int((exported["sample"] == 0).sum())
+    assert c["parsed"] + c["unparsed"] + c["failed"] == exported.height
+    assert counts_text(c).startswith(f"The verdict export holds **{exported.height:,} rows**")
