@@ -442,3 +442,6 @@ from app.derived import cached_result as _stored  # noqa: E402
 cells, bias, bias_items, positions, variance, score_values, consistency = (
     (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)
     for n in ("cells", "bias", "bias_items", "positions", "variance", "score_values", "consistency"))
+# -- issue 29: the other reading pages' results, stored too (app/derived_data.py) ----------------------
+from app.derived_data import (call_count, checklist, estimate, export_counts, judges_board, placeholders,  # noqa: E402,F401
+                              pool_head, pool_summary, rank, style_rank, systems)

@@ -13,6 +13,7 @@ read-only and computes; the store keeps the frames.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import OrderedDict
@@ -31,6 +32,93 @@ DERIVED: dict[str, tuple[str, Callable]] = {
     "variance": ("the variance decomposition of the audit's cells", audit.variance),
     "score_values": ("the score levels per cell", audit.score_values),
     "consistency": ("repeat consistency per cell", audit.consistency),
+}
+
+
+# -- the other reading pages' results (issue 29: Rankings, Report, Judges, What labels are worth, Pool) --
+
+def checklist_frame(db, pool: str) -> pl.DataFrame:
+    """audit.checklist's document as one row of JSON (a frame, so it is stored like the others)."""
+    return pl.DataFrame({"json": [json.dumps(audit.checklist(db, pool), default=str)]})
+
+
+def judges_frame(db, pool: str, prices: tuple = ()) -> pl.DataFrame:
+    """audit.judges at the prices given as price_args (a hashable, storable form of judgeaudit.toml's)."""
+    return audit.judges(db, pool, {k: dict(v) for k, v in prices})
+
+
+def price_args(prices: dict) -> tuple:
+    """((judge, ((kind, USD), ...)), ...): judgeaudit.toml's prices as the arguments of judges_frame."""
+    return tuple(sorted((k, tuple(sorted(v.items()))) for k, v in prices.items()))
+
+
+def systems_frame(db, pool: str) -> pl.DataFrame:
+    """The pool's systems (its distinct candidate_ids), sorted: the baselines What labels are worth offers."""
+    return audit.pool_candidates(db, pool).select("candidate_id").unique().sort("candidate_id")
+
+
+def pool_summary_frame(db, pool: str) -> pl.DataFrame:
+    """What the Pool page draws of the pool, in one frame of (part, x, width, n): its counts (part 'count': x
+    prompts, candidates, with a reference, held out), prompts per k (part 'k'), candidates per
+    reference score bin and per response length bin (parts 'reference', 'chars': x the bin's start,
+    30 equal bins between the least and the most; app.pool_summary)."""
+    from app.pool_summary import summary
+    return summary(audit.pool_candidates(db, pool))
+
+
+def call_count_frame(db, pool: str, formats: list, schedule: str = "listing", swap: str = "0") -> pl.DataFrame:
+    """ingest.scoring.count_calls as a frame (format, n): the calls a score run would plan, which the
+    Score page shows as its form changes (swap: 'all' or a number, as typed)."""
+    from ingest.scoring import count_calls
+    count = count_calls(db, pool, list(formats), schedule, swap if swap == "all" else int(swap or 0))
+    return pl.DataFrame({"format": list(count["per_format"]), "n": list(count["per_format"].values())},
+                        schema={"format": pl.String, "n": pl.Int64})
+
+
+def pool_head_frame(db, pool: str) -> pl.DataFrame:
+    """The pool's first candidates, the ones the Pool page lists (app.pool_summary.HEAD)."""
+    from app.pool_summary import head
+    return head(audit.pool_candidates(db, pool))
+
+
+DERIVED.update({
+    "rank": ("the Bradley-Terry rankings", audit.rank),
+    "style_rank": ("the style-controlled rankings", audit.style_rank),
+    "placeholders": ("whether the pool's texts are placeholders", audit.placeholder_texts),
+    "checklist": ("the reporting checklist", checklist_frame),
+    "judges_board": ("the judges' leaderboard", judges_frame),
+    "estimate": ("what the labels are worth (PPI++ per cell)", audit.estimate),
+    "systems": ("the pool's systems", systems_frame),
+    "pool_summary": ("the pool's summary", pool_summary_frame),
+    "pool_head": ("the pool's first candidates", pool_head_frame),
+    "export_counts": ("the verdict export's rows per sample and status", audit.export_counts),
+    "call_count": ("the calls a score run would plan", call_count_frame),
+})
+
+# the results computed from the human labels too: their fingerprint includes the labels'
+LABELLED = frozenset({"style_rank", "judges_board", "estimate"})
+# the results computed from the pool's candidates alone: a score run or an import leaves them current
+POOL_ONLY = frozenset({"placeholders", "systems", "pool_summary", "pool_head", "call_count"})
+
+
+def basis(name: str) -> str:
+    """What the result `name` is computed from (ingest.store's derived_mark basis)."""
+    return "labels" if name in LABELLED else "pool" if name in POOL_ONLY else "verdicts"
+
+
+def _prices(db) -> tuple:
+    from ingest.endpoints import prices
+    return (price_args(prices(db)),)
+
+
+# the arguments (after the pool) a page's first view asks for, as a function of the database: what
+# `refresh` (`judgeaudit derive`, the run that brought verdicts) stores; () where not named here
+FIRST_VIEW: dict[str, Callable[[str], tuple]] = {
+    "rank": lambda db: ("candidate_id", 100),         # the Rankings page's defaults
+    "style_rank": lambda db: (0, 0),                  # every cell, no bootstrap: the page filters one
+    "judges_board": _prices,
+    "estimate": lambda db: ("winrate", None, 0.05),   # What labels are worth's defaults
+    "call_count": lambda db: (("binary", "likert5", "numeric100"), "listing", "0"),   # the Score page's form
 }
 
 _MEMO_SIZE = 256
@@ -68,9 +156,10 @@ def estimate_s(timing: tuple[float, int] | None, n_verdicts: int) -> float | Non
     return seconds * max(n_verdicts, 1) / max(n_then, 1)
 
 
-def progress_text(what: str, pool: str, n_verdicts: int, elapsed: float, expected: float | None) -> tuple[float, str]:
-    """(fraction, sentence) of the progress bar of a computation `elapsed` seconds in."""
-    head = f"Computing {what} for pool '{pool}' ({n_verdicts:,} verdicts): {elapsed:.0f} s so far"
+def progress_text(what: str, pool: str, n_verdicts: int, elapsed: float, expected: float | None,
+                  unit: str = "verdicts") -> tuple[float, str]:
+    """(fraction, sentence) of the progress bar of a computation `elapsed` seconds in, over n `unit`."""
+    head = f"Computing {what} for pool '{pool}' ({n_verdicts:,} {unit}): {elapsed:.0f} s so far"
     if expected is None:
         return min(elapsed / (elapsed + 30.0), 0.95), f"{head}; the first time for this pool, so no estimate yet"
     left = expected - elapsed
@@ -129,13 +218,14 @@ def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_str
     fingerprint is the pool's now, else computed once (with a progress bar from `bar()`) and stored."""
     from ingest.store import derived_mark, derived_result, save_derived
     what, fn = DERIVED[name]
-    mark = _recall(("mark", path, mtime, pool))
+    on = basis(name)
+    mark = _recall(("mark", path, mtime, pool, on))
     if mark is None or not mark.files_unchanged():     # the database or an attached file changed
-        mark = derived_mark(path, pool)
+        mark = derived_mark(path, pool, on)
         if mark is None:                     # no such pool, or an old schema: the audit says which
             return fn(path, pool, *args)
-        _remember(("mark", path, mtime, pool), mark)
-    stored = (name, path, mark.fingerprint, pool, args)
+        _remember(("mark", path, mtime, pool, on), mark)
+    stored = (name, path, mark.fingerprint, pool, json.dumps(list(args), sort_keys=True, default=str))   # a list too
     frame = _recall(stored)
     if frame is not None:
         return frame
@@ -165,29 +255,34 @@ def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_str
             return frame
     show, clear = bar()
     try:
-        return job.wait(show, lambda s: progress_text(what, pool, mark.n_verdicts, s, job.expected))
+        unit = "candidates" if mark.basis == "pool" else "verdicts"
+        return job.wait(show, lambda s: progress_text(what, pool, mark.n_verdicts, s, job.expected, unit))
     finally:
         clear()
 
 
 def refresh(db: str, pool: str) -> dict:
-    """Bring every derived result of the pool (DERIVED, default arguments) up to its fingerprint now,
+    """Bring every derived result of the pool (DERIVED, with the arguments of a page's first view:
+    FIRST_VIEW) up to its fingerprint now,
     computing only those stale or missing (`judgeaudit derive`: after a run brings verdicts, so the
     first page view reads them): {"pool", "n_verdicts", "results": [{name, status, seconds}]}, status
     'current' (stored under the fingerprint), 'computed' (and stored) or 'not stored' (the pool's
     verdicts moved meanwhile, or the database could not be written)."""
     from ingest.store import derived_mark, derived_result, save_derived
     out = []
+    n_verdicts = None
     for name, (_, fn) in DERIVED.items():
-        mark = derived_mark(db, pool)
+        mark = derived_mark(db, pool, basis(name))
         if mark is None:                     # no such pool (the caller migrated the database first)
             raise audit.AuditError(f"no pool named '{pool}' (known: {', '.join(audit.pools(db)['name']) or 'none'})")
-        if derived_result(db, mark, name)[0] is not None:
+        n_verdicts = mark.n_verdicts if mark.basis != "pool" else n_verdicts
+        args = FIRST_VIEW[name](db) if name in FIRST_VIEW else ()
+        if derived_result(db, mark, name, args)[0] is not None:
             out.append({"name": name, "status": "current", "seconds": 0.0})
             continue
         t0 = time.monotonic()
-        frame = fn(db, pool)
+        frame = fn(db, pool, *args)
         seconds = time.monotonic() - t0
-        stored = save_derived(db, mark, name, (), frame, seconds)
+        stored = save_derived(db, mark, name, args, frame, seconds)
         out.append({"name": name, "status": "computed" if stored else "not stored", "seconds": round(seconds, 3)})
-    return {"pool": pool, "n_verdicts": mark.n_verdicts, "results": out}
+    return {"pool": pool, "n_verdicts": n_verdicts, "results": out}

@@ -52,3 +52,5 @@ __all__ += ["scored_cells"]
 from ._comparisons import COMPARISON_COLUMNS, comparisons
 
 __all__ += ["COMPARISON_COLUMNS", "comparisons"]
+from ._export import export_counts  # noqa: E402  (issue 29: the Report page's count, from the database)
+__all__ += ["export_counts"]

@@ -46,3 +46,12 @@ def verdict_batches(db: str | os.PathLike | None, pool: str, json_lines: bool = 
         if empty:   # a pool without calls: one empty batch still carries the columns and their types
             import pyarrow as pa
             yield pa.RecordBatch.from_pylist([], schema=reader.schema)
+
+
+def export_counts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """How many rows verdict_rows holds per (sample, status), counted in the database (a large pool's
+    rows are never read out). Columns: sample, status, n."""
+    with connect(db) as con:
+        pid = pool_id(con, pool)
+        text = sql("export_counts").replace("/* export_verdicts */", sql("export_verdicts"))
+        return con.sql(text, params={"pool_id": pid}).pl()

@@ -12,6 +12,7 @@ def db(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "judgeaudit.duckdb"
     monkeypatch.setenv("JUDGEAUDIT_DB", str(path))
     monkeypatch.setenv("JUDGEAUDIT_LOCK_TIMEOUT", "60")
+    monkeypatch.setenv("JUDGEAUDIT_NO_DERIVE", "1")   # a command's derived-results refresh: tests/app/test_derive_after.py
     return path
 
 

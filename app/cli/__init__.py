@@ -91,3 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"judgeaudit: internal error: {type(exc).__name__}: {exc} "
                    "(set JUDGEAUDIT_DEBUG=1 for the traceback)", err=True)
         return 3
+
+
+# issue 29: a command that brings verdicts refreshes the pool's derived results when it succeeds
+from ._derive_after import derive_after  # noqa: E402
+derive_after(cli)

@@ -34,6 +34,7 @@ class Mark:
     n_verdicts: int
     attached: tuple[str, ...] = ()
     disk: str = ""
+    basis: str = "verdicts"   # what the fingerprint covers: BASES
 
     def files_unchanged(self) -> bool:
         """Whether the attached files are on disk as when the mark was taken (no database read: a
@@ -58,26 +59,40 @@ def _disk(paths) -> str:
     return ";".join(_on_disk(p) for p in paths)
 
 
-def _fingerprint(con, pool: int) -> tuple[str, int, tuple[str, ...], str]:
+# what a result is computed from: 'verdicts' (its cell runs, verdicts and attached files: derived_mark.sql),
+# 'labels' (those and its human labels: derived_labels_mark.sql), 'pool' (its candidates alone:
+# derived_pool_mark.sql; an import of verdicts leaves them current)
+BASES = ("verdicts", "labels", "pool")
+
+
+def _fingerprint(con, pool: int, basis: str = "verdicts") -> tuple[str, int, tuple[str, ...], str]:
+    if basis == "pool":
+        mark, n = _sql.first(con, "derived_pool_mark", pool_id=pool)
+        return mark, int(n), (), ""
     mark, n = _sql.first(con, "derived_mark", pool_id=pool)
     paths = tuple(p for (p,) in _sql.rows(con, "attached_paths", pool_id=pool))
     disk = _disk(paths)
+    if basis == "labels":         # a result computed from the human labels too moves with them
+        mark = f"{mark}|labels {_sql.first(con, 'derived_labels_mark', pool_id=pool)[0]}"
     return f"{mark}|{disk}", int(n), paths, disk
 
 
-def derived_mark(db: str | os.PathLike | None, pool: str) -> Mark | None:
-    """The pool's fingerprint now; None when there is no such pool or the database predates migration
-    017 (the caller computes without storing, and the audit names the problem)."""
+def derived_mark(db: str | os.PathLike | None, pool: str, basis: str = "verdicts") -> Mark | None:
+    """The pool's fingerprint now over what `basis` names (BASES); None when there is no such pool or
+    the database predates migration 017 (the caller computes without storing, and the audit names
+    the problem). Its n_verdicts counts the pool's candidates for basis 'pool'."""
+    if basis not in BASES:
+        raise ValueError(f"basis: one of {BASES}, not {basis!r}")
     with reader(db) as con:
         pid = find_pool(con, pool)
         if pid is None:
             return None
         try:
-            fingerprint, n, paths, disk = _fingerprint(con, pid)
+            fingerprint, n, paths, disk = _fingerprint(con, pid, basis)
             _sql.first(con, "derived_timing", pool_id=pid, name="")
         except duckdb.CatalogException:
             return None
-    return Mark(pid, fingerprint, n, paths, disk)
+    return Mark(pid, fingerprint, n, paths, disk, basis)
 
 
 def derived_result(db: str | os.PathLike | None, mark: Mark, name: str, params=()
@@ -104,7 +119,7 @@ def save_derived(db: str | os.PathLike | None, state: Mark, name: str, params, f
         with writer(db) as con, transaction(con):
             if _sql.first(con, "pool_instance", pool_id=state.pool_id) is None:
                 return False
-            if _fingerprint(con, state.pool_id)[0] != state.fingerprint:
+            if _fingerprint(con, state.pool_id, state.basis)[0] != state.fingerprint:
                 return False
             _sql.script(con, "save_derived", pool_id=state.pool_id, name=name, params_json=params_json(params),
                         fingerprint=state.fingerprint, seconds=float(seconds), n_verdicts=state.n_verdicts,

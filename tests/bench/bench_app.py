@@ -13,6 +13,10 @@ prints per page the medians of --rounds first views and their ratio (big / small
 `--prompts 2500000` is the issue's 10M candidates (x 5 formats here, not its 10 cells).
 `--derived stored` (the default) times each first view in a server whose caches are empty on a pool
 whose derived results are stored (app/derived.py); `--derived computed` deletes them before each.
+
+`--browser` (issue 29) times every page's first view in headless chromium instead, a fresh `judgeaudit
+app` server per round, on N prompts x 4 candidates x 10 cells against 3 prompts scored the same way:
+tests/bench/bench_pages_browser.py.
 """
 
 from __future__ import annotations
@@ -29,40 +33,48 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-def build(db: Path, n_prompts: int) -> None:
+def build(db: Path, n_prompts: int, n_judges: int = 1) -> None:
+    """Pool 'big': n_prompts prompts x 4 candidates, scored by `n_judges` judges (judge, judge2, ...) in
+    the five built-in formats each (n_judges x 5 cells; 2: the issue's 10 cells)."""
     from ingest.store._database import transaction, writer      # a bench writes its rows with SQL of its own
-    from ingest.scoring.formats import BUILTIN
-    from ingest.store._cell_runs import start_cell_run as start_run
-    from ingest.store._judges import ensure_format, ensure_judge
+    from ingest.store._judges import ensure_judge
     n = n_prompts * 4
     with writer(db) as con, transaction(con):
         con.execute("INSERT INTO pools (pool_id, name, layout) VALUES (1, 'big', 'rows')")
         con.execute("INSERT INTO prompts SELECT 1, i, 'p' || i, 'Prompt ' || i FROM range($n) t(i)", {"n": n_prompts})
         con.execute("INSERT INTO candidates SELECT 1, i, i // 4, 'c' || (i % 4), i % 4, 'a response', "
                     "floor(random() * 10), NULL, 'pool' FROM range($n) t(i)", {"n": n})
-        jid = ensure_judge(con, "judge", "fake")
-        for name in ("binary", "likert5", "numeric100", "anchored", "tournament"):
-            fid = ensure_format(con, BUILTIN[name])
-            rid = start_run(con, 1, jid, BUILTIN[name], fid, "score")
-            q = {"binary": "(r + random() * 4 > 6)::INT", "likert5": "least(5, 1 + floor((r + random() * 4) / 3))",
-                 "numeric100": "least(100, 5 * floor((r + random() * 4) * 1.5))"}
-            if name in q:
-                con.execute(f"INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, "
-                            f"value, label, status) SELECT $rid, 1, $jid, $fid, prompt_idx, cand_idx, v, v::VARCHAR, 'ok' "
-                            f"FROM (SELECT prompt_idx, cand_idx, {q[name]} AS v FROM "
-                            f"(SELECT prompt_idx, cand_idx, reference AS r FROM candidates))",
-                            {"rid": rid, "jid": jid, "fid": fid})
-            elif name == "anchored":
-                con.execute("INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, b_idx, "
-                            "value, status) SELECT $rid, 1, $jid, $fid, prompt_idx, cand_idx, prompt_idx * 4 + 2, "
-                            "least(2, greatest(-2, round((reference - 4.5) / 2 + random() - 0.5))), 'ok' "
-                            "FROM candidates", {"rid": rid, "jid": jid, "fid": fid})
-            else:
-                con.execute("INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, b_idx, "
-                            "value, status) SELECT $rid, 1, $jid, $fid, a.prompt_idx, a.cand_idx, b.cand_idx, "
-                            "least(2, greatest(-2, round((a.reference - b.reference) / 3 + random()))), 'ok' "
-                            "FROM candidates a JOIN candidates b ON a.prompt_idx = b.prompt_idx "
-                            "AND a.position < b.position", {"rid": rid, "jid": jid, "fid": fid})
+        for j in range(n_judges):
+            _score(con, ensure_judge(con, "judge" if j == 0 else f"judge{j + 1}", "fake"))
+
+
+def _score(con, jid: int) -> None:
+    """The judge's verdicts on pool 1 in the five built-in formats (build's SQL, one cell run each)."""
+    from ingest.scoring.formats import BUILTIN
+    from ingest.store._cell_runs import start_cell_run as start_run
+    from ingest.store._judges import ensure_format
+    for name in ("binary", "likert5", "numeric100", "anchored", "tournament"):
+        fid = ensure_format(con, BUILTIN[name])
+        rid = start_run(con, 1, jid, BUILTIN[name], fid, "score")
+        q = {"binary": "(r + random() * 4 > 6)::INT", "likert5": "least(5, 1 + floor((r + random() * 4) / 3))",
+             "numeric100": "least(100, 5 * floor((r + random() * 4) * 1.5))"}
+        if name in q:
+            con.execute(f"INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, "
+                        f"value, label, status) SELECT $rid, 1, $jid, $fid, prompt_idx, cand_idx, v, v::VARCHAR, 'ok' "
+                        f"FROM (SELECT prompt_idx, cand_idx, {q[name]} AS v FROM "
+                        f"(SELECT prompt_idx, cand_idx, reference AS r FROM candidates))",
+                        {"rid": rid, "jid": jid, "fid": fid})
+        elif name == "anchored":
+            con.execute("INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, b_idx, "
+                        "value, status) SELECT $rid, 1, $jid, $fid, prompt_idx, cand_idx, prompt_idx * 4 + 2, "
+                        "least(2, greatest(-2, round((reference - 4.5) / 2 + random() - 0.5))), 'ok' "
+                        "FROM candidates", {"rid": rid, "jid": jid, "fid": fid})
+        else:
+            con.execute("INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, b_idx, "
+                        "value, status) SELECT $rid, 1, $jid, $fid, a.prompt_idx, a.cand_idx, b.cand_idx, "
+                        "least(2, greatest(-2, round((a.reference - b.reference) / 3 + random()))), 'ok' "
+                        "FROM candidates a JOIN candidates b ON a.prompt_idx = b.prompt_idx "
+                        "AND a.position < b.position", {"rid": rid, "jid": jid, "fid": fid})
 
 
 PAGES = {"Formats": "views/formats/page.py", "Overview": "views/overview/page.py"}
@@ -152,6 +164,10 @@ def every_page(work: Path, big: Path, rounds: int, derived: str = "stored") -> N
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--every-page", action="store_true", help="every page, first view, 3-prompt pool against big")
+    ap.add_argument("--browser", action="store_true",
+                    help="every page's first view in chromium, a fresh server per round: N prompts x 4 candidates x "
+                         "10 cells against 3 prompts (tests/bench/bench_pages_browser.py)")
+    ap.add_argument("--limit", type=float, default=300.0, help="--browser: seconds a page may take to draw")
     ap.add_argument("--derived", choices=("stored", "computed"), default="stored",
                     help="--every-page: derived results stored beforehand, or deleted before each first view")
     ap.add_argument("--prompts", type=int, default=250_000)
@@ -163,6 +179,10 @@ def main() -> None:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="judgeaudit-app-"))
     work.mkdir(parents=True, exist_ok=True)
     big = work / "big.duckdb"
+    if args.browser:
+        from tests.bench.bench_pages_browser import run
+        run(work, args.prompts, args.rounds, args.skip_build, args.limit)
+        return
     if not (args.skip_build and big.exists()):
         big.unlink(missing_ok=True)
         t = time.perf_counter()

@@ -1,9 +1,8 @@
 """Pool: upload a candidate pool in the browser (the CLI's validation and messages), and its summary."""
 
-import altair as alt
 import streamlit as st
 
-from app import data, tables
+from app import data, pool_summary, tables
 from app.views.pool import form as pool_form
 from ingest import UserError
 
@@ -39,21 +38,13 @@ if "pool_note" in st.session_state:
 pool = data.current_pool()
 if not pool:
     st.stop()
-cands = data.pool_candidates(pool)
+summary = data.pool_summary(pool)      # counts and binned charts, stored: flat in the pool's size
 st.subheader(f"Pool `{pool}`")
-a, b, c, d = st.columns(4)
-a.metric("prompts", cands["prompt_idx"].n_unique())
-b.metric("candidates", cands.height)
-c.metric("with a reference", int(cands["reference"].is_not_null().sum()))
-d.metric("held out", int((cands["split"] == "heldout").sum()))
-per_prompt = cands.unique("prompt_idx").group_by("k").len("prompts").sort("k")
-left, mid, right = st.columns(3)
-left.altair_chart(alt.Chart(per_prompt.to_pandas()).mark_bar().encode(
-    x=alt.X("k:O", title="candidates per prompt"), y=alt.Y("prompts:Q")).properties(height=220), width="stretch")
-mid.altair_chart(alt.Chart(cands.select("reference").drop_nulls().to_pandas()).mark_bar().encode(
-    x=alt.X("reference:Q", bin=alt.Bin(maxbins=30), title="reference score"),
-    y=alt.Y("count()", title="candidates")).properties(height=220), width="stretch")
-right.altair_chart(alt.Chart(cands.select("response_chars").to_pandas()).mark_bar().encode(
-    x=alt.X("response_chars:Q", bin=alt.Bin(maxbins=30), title="response length (chars)"), y=alt.Y("count()", title="candidates"))
-    .properties(height=220), width="stretch")
-tables.show(cands.head(200))
+for col, label, n in zip(st.columns(4), ("prompts", "candidates", "with a reference", "held out"),
+                         pool_summary.counts(summary)):
+    col.metric(label, n)
+for col, args in zip(st.columns(3), (("k", "candidates per prompt", "prompts"),
+                                     ("reference", "reference score", "candidates"),
+                                     ("chars", "response length (chars)", "candidates"))):
+    col.altair_chart(pool_summary.bar_chart(summary, *args), width="stretch")
+tables.show(data.pool_head(pool))

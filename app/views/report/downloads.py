@@ -5,7 +5,6 @@ found"). Beside them, what the export counts and why that differs from the Overv
 
 from __future__ import annotations
 
-import io
 import json
 
 import polars as pl
@@ -14,14 +13,15 @@ import streamlit as st
 from app import data
 
 
-def export_counts(rows: pl.DataFrame) -> dict:
-    """rows: the export's columns sample and status -> rows (every stored call, each sample its own
-    row), calls (sample 0: the Overview's Verdicts card), repeats (samples past the first), parsed,
-    unparsed, failed (over all rows)."""
-    status = rows["status"].value_counts()
-    count = dict(zip(status["status"].to_list(), status["count"].to_list()))
-    first = int((rows["sample"] == 0).sum())
-    return {"rows": rows.height, "calls": first, "repeats": rows.height - first, "parsed": count.get("parsed", 0),
+def export_counts(counts: pl.DataFrame) -> dict:
+    """counts: the export's rows per sample and status (audit.export_counts: sample, status, n) ->
+    rows (every stored call, each sample its own row), calls (sample 0: the Overview's Verdicts card),
+    repeats (samples past the first), parsed, unparsed, failed (over all rows)."""
+    total = int(counts["n"].sum())
+    status = counts.group_by("status").agg(pl.col("n").sum())
+    count = dict(zip(status["status"].to_list(), status["n"].to_list()))
+    first = int(counts.filter(pl.col("sample") == 0)["n"].sum())
+    return {"rows": total, "calls": first, "repeats": total - first, "parsed": count.get("parsed", 0),
             "unparsed": count.get("unparsed", 0), "failed": count.get("failed", 0)}
 
 
@@ -42,14 +42,22 @@ def downloads(pool: str, doc: dict, markdown: str) -> None:
                       key="dl-md", on_click="ignore")
     b.download_button("Download JSON", json.dumps(doc, indent=2, default=str).encode(), file_name=f"{stem}.json",
                       mime="application/json", key="dl-json", on_click="ignore")
-    parquet = data.verdicts_parquet(pool)
-    c.download_button("Download verdicts (Parquet)", parquet, file_name=f"{verdicts}.parquet",
-                      mime="application/vnd.apache.parquet", key="dl-parquet", on_click="ignore",
-                      help="Every stored judge call, one row each: the columns of judgeaudit export-verdicts")
-    d.download_button("Download verdicts (JSONL)", data.verdicts_jsonl(pool), file_name=f"{verdicts}.jsonl",
-                      mime="application/jsonl", key="dl-jsonl", on_click="ignore",
-                      help="The same rows as JSON lines (export-verdicts --json): label_probs nested as an object")
-    st.caption(counts_text(export_counts(pl.read_parquet(io.BytesIO(parquet), columns=["sample", "status"]))))
+    counts = export_counts(data.export_counts(pool))     # stored: the page draws without reading the verdicts
+    asked = st.session_state.setdefault("verdict-downloads", set())
+    if pool not in asked:      # the files are made on request: every verdict of a 10M pool is gigabytes
+        if c.button(f"Prepare the verdict downloads ({counts['rows']:,} rows)", key="dl-prepare",
+                    help="Every stored judge call, one row each, as Parquet and as JSON lines: the columns of "
+                         "judgeaudit export-verdicts (on a large pool this takes a while)"):
+            asked.add(pool)
+            st.rerun()
+    else:
+        c.download_button("Download verdicts (Parquet)", data.verdicts_parquet(pool), file_name=f"{verdicts}.parquet",
+                          mime="application/vnd.apache.parquet", key="dl-parquet", on_click="ignore",
+                          help="Every stored judge call, one row each: the columns of judgeaudit export-verdicts")
+        d.download_button("Download verdicts (JSONL)", data.verdicts_jsonl(pool), file_name=f"{verdicts}.jsonl",
+                          mime="application/jsonl", key="dl-jsonl", on_click="ignore",
+                          help="The same rows as JSON lines (export-verdicts --json): label_probs nested as an object")
+    st.caption(counts_text(counts))
 
 
 def split_tables(markdown: str) -> list[str | pl.DataFrame]:

@@ -15,7 +15,7 @@ a, b, c = st.columns([2, 2, 1])
 target = a.radio("Estimate", ["winrate", "accept"], horizontal=True,
                  format_func={"winrate": "win rate against a baseline (pair labels)",
                               "accept": "share of responses a human accepts (accept labels)"}.get)
-systems = data.pool_candidates(pool)["candidate_id"].unique().sort().to_list() if target == "winrate" else []
+systems = data.systems(pool) if target == "winrate" else []
 baseline = b.selectbox("Baseline", [None] + systems, format_func=lambda s: "the most labelled system" if s is None else s,
                        disabled=target != "winrate")
 alpha = c.number_input("alpha", 0.01, 0.5, 0.05, 0.01, help="the intervals cover 1 - alpha")
