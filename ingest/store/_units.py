@@ -125,6 +125,11 @@ class Writing(Reading):
         """The rows whose call is not stored yet, appended (ingest.store._verdicts.insert_verdicts)."""
         return _verdicts.insert_verdicts(self._con, rows, cell_runs)
 
+    def orient_anchored(self, pool: int, cell_run_ids: list[int], format_ids: list[int],
+                        anchors: pl.DataFrame) -> None:
+        """The anchored calls of these cell runs oriented from `anchors` (ingest.store._verdicts.orient_anchored)."""
+        _verdicts.orient_anchored(self._con, pool, cell_run_ids, format_ids, anchors)
+
     def insert_answers(self, rows: pl.DataFrame) -> dict:
         """A scoring batch upserted (ingest.store._verdicts.insert_answers); the counts."""
         return _verdicts.insert_answers(self._con, rows)

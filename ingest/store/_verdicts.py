@@ -102,6 +102,18 @@ def insert_verdicts(con, rows: pl.DataFrame,
     return rows
 
 
+def orient_anchored(con, pool: int, cell_run_ids: list[int], format_ids: list[int], anchors: pl.DataFrame) -> None:
+    """Set `swapped` of the cell runs' verdicts in the anchored formats from each prompt's anchor
+    (`anchors`: prompt_idx, anchor_idx), for an import whose anchors come from its whole file."""
+    if not cell_run_ids or not format_ids or anchors.height == 0:
+        return
+    con.register("import_anchors", anchors.to_arrow())
+    try:
+        _sql.execute(con, "orient_imported_anchored", pool_id=pool, cell_run_ids=cell_run_ids, format_ids=format_ids)
+    finally:
+        con.unregister("import_anchors")
+
+
 def insert_answers(con, rows: pl.DataFrame) -> dict:
     """Upsert a scoring run's batch (DESIGN.md 'Judge identity'): a call not stored yet is inserted;
     a stored failed attempt is replaced by the new row (attempts add up); a stored answer (parsed
