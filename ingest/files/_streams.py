@@ -32,14 +32,15 @@ def batch_rows(rows: int | None = None) -> int:
     return max(1, int(rows or os.environ.get(BATCH_ENV) or DEFAULT_BATCH))
 
 
-def _jsonl_blocks(p: Path, size: int) -> Iterator[tuple[bytes, int, int]]:
+def _jsonl_blocks(p: Path, rows: int) -> Iterator[tuple[bytes, int, int]]:
     """(block, number of its first line, its offset in the file): the file cut into blocks of about
-    `size` bytes, each ending at a line's end (a line longer than `size` is one block)."""
-    line, offset = 1, 0
+    `rows` lines, each ending at a line's end; the first block is read as rows x JSONL_BYTES_PER_ROW
+    bytes, the others by the mean length of the lines read so far."""
+    line, offset, size = 1, 0, rows * JSONL_BYTES_PER_ROW
     with open(p, "rb") as fh:
         rest = b""
         while True:
-            data = fh.read(size)
+            data = fh.read(size - len(rest) if size > len(rest) else size)
             if not data:
                 break
             data = rest + data
@@ -50,6 +51,7 @@ def _jsonl_blocks(p: Path, size: int) -> Iterator[tuple[bytes, int, int]]:
             block, rest = data[:cut], data[cut:]
             yield block, line, offset
             line, offset = line + block.count(b"\n"), offset + len(block)
+            size = max(1, round(rows * offset / (line - 1)))
         if rest:
             yield rest, line, offset
 
@@ -80,7 +82,7 @@ def _jsonl_batch(p: Path, block: bytes, first_line: int, offset: int) -> Table |
 def _jsonl_batches(p: Path, rows: int, capped: bool) -> Iterator[Table]:
     check_limits(p, nbytes=p.stat().st_size, capped=capped)
     seen = 0
-    for block, first_line, offset in _jsonl_blocks(p, rows * JSONL_BYTES_PER_ROW):
+    for block, first_line, offset in _jsonl_blocks(p, rows):
         t = _jsonl_batch(p, block, first_line, offset)
         if t is None:
             continue
