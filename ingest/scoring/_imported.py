@@ -107,7 +107,7 @@ class _Import:
         self.cands = unit.candidate_ids(self.pid)
         self.attached = {(j, f) for _, _, j, f in unit.attached_cells(self.pid)}
         self.anchors = None                # (prompt_idx, anchor_idx) from references, once needed
-        self.judges, self.fids, self.runs = {}, {}, {}
+        self.judges, self.fids, self.runs, self.held = {}, {}, {}, {}   # held: (judge_id, format_id) -> had verdicts
         self.hashes, self.votes, self.parsed = [], [], None
         self.n_in_file, self.imported, self.counts = 0, 0, {}
 
@@ -138,6 +138,8 @@ class _Import:
         rows = rows.with_columns(pl.when(point).then(pl.col("candidate_id")).otherwise(pl.col("a_id"))
                                  .alias("_a"))
         lookup = self.cands.select("prompt_idx", "candidate_id", "cand_idx", "position")
+        if rows.height < lookup.height:   # a file sorted by prompt: each batch looks among its prompts only
+            lookup = lookup.filter(pl.col("prompt_idx").is_between(rows["prompt_idx"].min(), rows["prompt_idx"].max()))
         rows = _lookup(rows, lookup.rename({"candidate_id": "_a", "cand_idx": "a_idx", "position": "_pa"}),
                        ["prompt_idx", "_a"])
         b_side = lookup.rename({"candidate_id": "b_id", "cand_idx": "b_idx", "position": "_pb"})
@@ -172,10 +174,11 @@ class _Import:
     def add(self, t, rows: pl.DataFrame) -> None:
         """Check, parse, orient and store one batch (the calls already stored left out)."""
         rows = self.keyed(t, rows)
-        dup = first_repeat(rows, KEY)
+        hashes = rows.select(pl.struct(KEY).hash()).to_series()
+        dup = None if hashes.n_unique() == rows.height else first_repeat(rows, KEY)
         if dup:
             raise UserError(_repeated(t.at(dup[0]), t.line_of(dup[1])))
-        self.hashes.append(rows.select(pl.struct(KEY).hash()).to_series())
+        self.hashes.append(hashes)
         rows = rows.with_columns(_expected(t, rows, self.formats))
         rows = _lookup(rows, self.parse(rows), ["format", "raw"])
         rows = rows.with_columns(
@@ -187,8 +190,14 @@ class _Import:
         # `decoding` comes from the file: greedy (the paper's protocol: generate, then parse) by default.
         self.n_in_file += rows.height
         # calls already stored are left out: importing the same file twice changes nothing
+        # a cell that held no verdict before this import holds none of the batch's calls: the batches
+        # before it were checked against it (hashes), so the look at the stored calls is left out
+        for cell in rows.select("judge_id", "format_id").unique().iter_rows():
+            if cell not in self.held:
+                self.held[cell] = self.unit.holds_verdicts(self.pid, *cell)
+        check = any(self.held[cell] for cell in rows.select("judge_id", "format_id").unique().iter_rows())
         new = self.unit.insert_verdicts(rows.with_columns(pl.lit(self.pid, pl.Int32).alias("pool_id")),
-                                        self.cell_runs)
+                                        self.cell_runs, check_stored=check)
         self.imported += new.height
         for status, n in new.group_by("status").len().iter_rows():
             self.counts[status] = self.counts.get(status, 0) + n
