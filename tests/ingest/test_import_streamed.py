@@ -5,6 +5,7 @@ nothing lands, a call repeated in two batches is refused with both lines. Batche
 (batch_rows, or JUDGEAUDIT_IMPORT_BATCH for the command line) so that a few rows cross them."""
 
 import json
+import subprocess
 
 import polars as pl
 import pytest
@@ -13,7 +14,7 @@ from ingest import UserError
 from ingest.files import BATCH_ENV, table_batches, verdict_batches
 from ingest.scoring import import_verdicts
 from ingest.store import import_pool
-from tests.app.test_cli import run
+from tests.app.test_cli import EXE, run
 from tests.conftest import db_snapshot, query_rows
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
@@ -148,3 +149,112 @@ def test_cli_imports_in_batches(tmp_path, db, monkeypatch):
     done = json.loads(run("import-verdicts", path, "--pool", "s", "--json").stdout)
     assert done == expected
     assert query_rows(db, STORED) == query_rows(whole, STORED)
+
+
+# ---- pool files ------------------------------------------------------------------------------------
+
+POOL_STORED = ("SELECT p.prompt_idx, p.prompt_id, p.prompt, c.cand_idx, c.candidate_id, c.position, c.response, "
+               "c.reference, c.model, c.split FROM candidates c JOIN prompts p USING (pool_id, prompt_idx) ORDER BY ALL")
+
+
+def _interleaved_pool(n_prompts=7, seed=2):
+    """A pool whose prompts come back later in the file (p3's candidates at its start and its end), so
+    a prompt's position count and first line cross batches."""
+    rows = synthetic_pool(n_prompts, k_range=(2, 4), seed=seed)
+    late = [r for r in rows if r["prompt_id"] == "p00003"]
+    rows = [r for r in rows if r["prompt_id"] != "p00003"]
+    return late[:1] + rows + late[1:] + [{**late[0], "candidate_id": "extra", "split": "heldout"}]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_pool_batches_store_the_same_pool_as_one(tmp_path, suffix):
+    rows = _interleaved_pool()
+    path = tmp_path / f"pool{suffix}"
+    if suffix == ".jsonl":
+        write_jsonl(path, rows)
+    else:
+        pl.DataFrame(rows, infer_schema_length=None).write_parquet(path, row_group_size=3)
+    one = import_pool(tmp_path / "one.duckdb", path, "p", batch_rows=10 ** 6)
+    many = import_pool(tmp_path / "many.duckdb", path, "p", batch_rows=2)
+    assert many == one
+    assert (one["n_prompts"], one["n_candidates"]) == (7, len(rows))
+    stored = query_rows(tmp_path / "many.duckdb", POOL_STORED)
+    assert stored == query_rows(tmp_path / "one.duckdb", POOL_STORED)
+    # p00003 is the first prompt met (index 0): its first candidate at row 0, the others at the end,
+    # positions 0, 1, 2, ... in file order
+    p3 = [(r[3], r[4], r[5]) for r in stored if r[1] == "p00003"]
+    n = len(rows)
+    assert p3[0] == (0, "c0", 0) and p3[-1] == (n - 1, "extra", len(p3) - 1)
+    assert [r[2] for r in p3] == list(range(len(p3))) and all(r[0] == 0 for r in stored if r[1] == "p00003")
+
+
+def test_pool_refusals_across_batches(tmp_path, db):
+    rows = _interleaved_pool()
+    n = len(rows)
+    import_pool(db, write_jsonl(tmp_path / "other.jsonl", synthetic_pool(2)), "other")
+    before = db_snapshot(db)
+    cases = (
+        (rows + [dict(rows[2])], rf"line {n + 1}, field 'candidate_id': duplicate candidate '{rows[2]['candidate_id']}' "
+                                 rf"for prompt '{rows[2]['prompt_id']}' \(first at line 3\)"),
+        (rows + [{**rows[0], "candidate_id": "other", "prompt": "changed"}],
+         rf"line {n + 1}, field 'prompt': prompt 'p00003' has a different text here than at line 1"),
+        (rows[:-1] + [{**rows[-1], "response": None}], rf"line {n}, field 'response': missing or null"))
+    for bad_rows, message in cases:
+        with pytest.raises(UserError, match=message):
+            import_pool(db, write_jsonl(tmp_path / "bad.jsonl", bad_rows), "p", batch_rows=2)
+        assert db_snapshot(db) == before
+
+
+def test_ultrafeedback_in_batches(tmp_path):
+    """Prompts without an id are named by their row in the file, whatever batch they are read in."""
+    rows = [{"instruction": f"Task {i}", "completions": [{"model": f"m{j}", "response": f"r{i}{j}",
+                                                           "overall_score": float(j)} for j in range(2)]}
+            for i in range(5)]
+    path = write_jsonl(tmp_path / "uf.jsonl", rows)
+    one = import_pool(tmp_path / "one.duckdb", path, "uf", batch_rows=10 ** 6)
+    many = import_pool(tmp_path / "many.duckdb", path, "uf", batch_rows=1)
+    assert many == one and one["layout"] == "ultrafeedback" and one["n_candidates"] == 10
+    stored = query_rows(tmp_path / "many.duckdb", POOL_STORED)
+    assert stored == query_rows(tmp_path / "one.duckdb", POOL_STORED)
+    assert sorted({r[1] for r in stored}) == [f"uf-{i}" for i in range(1, 6)]
+
+
+def _big_pool_file(path, n_prompts: int, k: int = 10):
+    ids = pl.int_range(0, n_prompts * k, eager=True)
+    pl.DataFrame({"prompt_id": "q" + (ids // k).cast(pl.String), "candidate_id": "m" + (ids % k).cast(pl.String)}) \
+        .with_columns(pl.format("prompt {}", "prompt_id").alias("prompt"),
+                      pl.format("answer {} to {}", "candidate_id", "prompt_id").alias("response")) \
+        .write_parquet(path)
+    return path
+
+
+def _cli_imports_a_big_pool(tmp_path, db, monkeypatch, n_prompts: int, batch: int | None):
+    path = _big_pool_file(tmp_path / "big.parquet", n_prompts)
+    if batch:
+        monkeypatch.setenv(BATCH_ENV, str(batch))
+    proc = subprocess.run([EXE, "import-pool", str(path), "--pool", "big", "--json"], capture_output=True, text=True,
+                          timeout=3600)                 # 10M rows on a loaded 2-core machine: minutes
+    assert proc.returncode == 0, proc.stderr
+    shape = json.loads(proc.stdout)
+    n = n_prompts * 10
+    assert shape == {"pool": "big", "layout": "rows", "replaced_verdicts": 0, "n_prompts": n_prompts,
+                     "n_candidates": n, "k_min": 10, "k_max": 10, "k_mean": 10.0}
+    # every candidate stored once, numbered as the file orders them: row i is prompt i // 10, position i % 10
+    got = query_rows(db, "SELECT count(*), count(DISTINCT cand_idx), min(cand_idx), max(cand_idx), "
+                         "sum(CASE WHEN prompt_idx = cand_idx // 10 AND position = cand_idx % 10 "
+                         "AND candidate_id = 'm' || (cand_idx % 10) THEN 1 ELSE 0 END) FROM candidates")
+    assert got == [(n, n, 0, n - 1, n)]
+    assert query_rows(db, "SELECT count(*), min(prompt_idx), max(prompt_idx) FROM prompts "
+                          "WHERE prompt_id = 'q' || prompt_idx") == [(n_prompts, 0, n_prompts - 1)]
+
+
+def test_cli_imports_a_pool_file_in_batches(tmp_path, db, monkeypatch):
+    """The 10M-row case's code path at 3,000 rows, in batches of 700 (prompts cut across batches)."""
+    _cli_imports_a_big_pool(tmp_path, db, monkeypatch, 300, 700)
+
+
+@pytest.mark.slow
+def test_cli_imports_a_10m_row_pool_file(tmp_path, db, monkeypatch):
+    """Issue 29: a 10M-row pool file (1M prompts x 10 candidates) through the command line, streamed
+    in the default batches."""
+    _cli_imports_a_big_pool(tmp_path, db, monkeypatch, 1_000_000, None)
