@@ -28,8 +28,9 @@ class PoolData:
     table: Table
 
 
-def _ultrafeedback_rows(t: Table) -> Table:
-    """One row per prompt with a `completions` list -> one row per candidate."""
+def _ultrafeedback_rows(t: Table, offset: int = 0) -> Table:
+    """One row per prompt with a `completions` list -> one row per candidate; a prompt without an
+    id is named uf-N by its row N of the file (`offset`: the file's rows before this table's)."""
     df = t.frame.with_row_index("_row")
     dtype = df.schema["completions"]
     if not isinstance(dtype, pl.List) or not isinstance(dtype.inner, pl.Struct):
@@ -41,7 +42,7 @@ def _ultrafeedback_rows(t: Table) -> Table:
     elif "id" in df.columns:
         pid = pl.col("id").cast(pl.String)
     else:
-        pid = pl.lit("uf-") + (pl.col("_row") + 1).cast(pl.String)
+        pid = pl.lit("uf-") + (pl.col("_row") + offset + 1).cast(pl.String)
     df = df.select(pid.alias("prompt_id"), pl.col("instruction").cast(pl.String).alias("prompt"),
                    "_row", "completions").explode("completions")
     df = df.filter(pl.col("completions").is_not_null())
@@ -77,34 +78,19 @@ def _ultrafeedback_rows(t: Table) -> Table:
     return Table(t.path, t.kind, out.drop("_row"), lines, t.raw)
 
 
-def _reference(t: Table) -> pl.Series:
-    col = t.frame["reference"]
-    if col.dtype == pl.String:
-        cast = col.str.strip_chars().cast(pl.Float64, strict=False)
-        bad = first_row(col.is_not_null() & (col.str.strip_chars() != "") & cast.is_null())
-        if bad is not None:
-            raise UserError(f"{t.at(bad, 'reference')}: not a number: {col[bad]!r}")
-        col = cast
-    elif col.dtype == pl.Boolean or not col.dtype.is_numeric():
-        if col.dtype != pl.Null:
-            bad = first_row(col.is_not_null())
-            raise UserError(f"{t.at(bad or 0, 'reference')}: not a number: {col[bad or 0]!r}")
-    col = col.cast(pl.Float64)
-    bad = first_row(col.is_nan() | col.is_infinite())
-    if bad is not None:
-        raise UserError(f"{t.at(bad, 'reference')}: not a finite number: {col[bad]}")
-    return col
-
-
-def read_pool(path: str | Path, capped: bool = True) -> PoolData:
-    """Read and validate a pool file; raises UserError naming the file, line and field. `capped`:
-    within the upload limits (files._tables.limits); the command line passes False."""
-    t = read_table(path, capped=capped)
+def pool_table(t: Table, offset: int = 0) -> tuple[Table, str]:
+    """(the table with one row per candidate, its layout): an UltraFeedback file's rows (one per
+    prompt) unrolled; `offset`: rows of the file before this table's (their ids count on)."""
     cols = set(t.frame.columns)
-    layout = "rows"
     if {"instruction", "completions"} <= cols and "response" not in cols:
-        t, layout = _ultrafeedback_rows(t), "ultrafeedback"
-        cols = set(t.frame.columns)
+        return _ultrafeedback_rows(t, offset), "ultrafeedback"
+    return t, "rows"
+
+
+def pool_rows(t: Table) -> pl.DataFrame:
+    """The table's candidates checked one by one (required fields, ids, reference, split), as
+    (_row, prompt_id, prompt, candidate_id, response, reference, model, split)."""
+    cols = set(t.frame.columns)
     missing = [c for c in REQUIRED if c not in cols]
     if missing:
         head = f"{t.path}, line 1" if t.kind == "csv" else str(t.path)
@@ -127,9 +113,33 @@ def read_pool(path: str | Path, capped: bool = True) -> PoolData:
     bad = first_row(~split.is_in(SPLITS))
     if bad is not None:
         raise UserError(f"{t.at(bad, 'split')}: must be 'pool' or 'heldout', not {split[bad]!r}")
+    return pl.DataFrame({**text, "reference": reference, "model": model, "split": split}).with_row_index("_row")
 
-    df = pl.DataFrame({**text, "reference": reference, "model": model, "split": split}) \
-        .with_row_index("_row")
+
+def _reference(t: Table) -> pl.Series:
+    col = t.frame["reference"]
+    if col.dtype == pl.String:
+        cast = col.str.strip_chars().cast(pl.Float64, strict=False)
+        bad = first_row(col.is_not_null() & (col.str.strip_chars() != "") & cast.is_null())
+        if bad is not None:
+            raise UserError(f"{t.at(bad, 'reference')}: not a number: {col[bad]!r}")
+        col = cast
+    elif col.dtype == pl.Boolean or not col.dtype.is_numeric():
+        if col.dtype != pl.Null:
+            bad = first_row(col.is_not_null())
+            raise UserError(f"{t.at(bad or 0, 'reference')}: not a number: {col[bad or 0]!r}")
+    col = col.cast(pl.Float64)
+    bad = first_row(col.is_nan() | col.is_infinite())
+    if bad is not None:
+        raise UserError(f"{t.at(bad, 'reference')}: not a finite number: {col[bad]}")
+    return col
+
+
+def read_pool(path: str | Path, capped: bool = True) -> PoolData:
+    """Read and validate a pool file; raises UserError naming the file, line and field. `capped`:
+    within the upload limits (files._tables.limits); the command line passes False."""
+    t, layout = pool_table(read_table(path, capped=capped))
+    df = pool_rows(t)
     dup = first_repeat(df, ["prompt_id", "candidate_id"])
     if dup:
         row, first = dup

@@ -124,9 +124,10 @@ def json_problem(exc: json.JSONDecodeError) -> str:
     return f"{msg} at column {exc.colno}"
 
 
-def _locate_jsonl_problem(p: Path, data: bytes) -> str | None:
-    """Slow path, only after the fast reader failed: the first line that is not a JSON object."""
-    for number, line in enumerate(data.decode("utf-8").split("\n"), start=1):
+def _locate_jsonl_problem(p: Path, data: bytes, shift: int = 0) -> str | None:
+    """Slow path, only after the fast reader failed: the first line that is not a JSON object
+    (`data` starts at line shift + 1 of the file)."""
+    for number, line in enumerate(data.decode("utf-8").split("\n"), start=shift + 1):
         if not line.strip():
             continue
         try:

@@ -15,10 +15,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Iterator
 
 import polars as pl
 
 from .._errors import UserError
+from ._streams import table_batches
 from ._tables import Table, first_row, read_table, text_column
 
 REQUIRED = ("judge", "format", "prompt_id", "raw")
@@ -88,10 +90,30 @@ def _exported(t: Table) -> Table:
     return t
 
 
+VERDICT_FILES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
+
+
 def read_verdicts(path: str | Path, capped: bool = True) -> tuple[Table, pl.DataFrame]:
     """Rows as (_row, judge, format, prompt_id, candidate_id, a_id, b_id, raw, error, sample,
-    decoding, label_probs, endpoint, tokens_in, tokens_out, latency_ms), from JSONL or Parquet."""
-    t = read_table(path, {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}, capped)
+    decoding, label_probs, endpoint, tokens_in, tokens_out, latency_ms), from JSONL or Parquet,
+    the file read whole."""
+    return _verdict_rows(read_table(path, VERDICT_FILES, capped))
+
+
+def verdict_batches(path: str | Path, capped: bool = True,
+                    rows: int | None = None) -> Iterator[tuple[Table, pl.DataFrame]]:
+    """The file's rows as read_verdicts gives them, a batch of about `rows` rows at a time
+    (files.batch_rows); each batch's `_row` counts from 0 within it and its Table names the file's
+    own lines. The path is checked at once, each batch as it is read."""
+    tables = table_batches(path, VERDICT_FILES, capped, rows)
+
+    def batches():
+        for t in tables:
+            yield _verdict_rows(t)
+    return batches()
+
+
+def _verdict_rows(t: Table) -> tuple[Table, pl.DataFrame]:
     t = _exported(t)
     cols = set(t.frame.columns)
     missing = [c for c in REQUIRED if c not in cols]

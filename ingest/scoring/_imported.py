@@ -3,13 +3,14 @@ their formats, and stored as scoring stores its own answers. The whole file land
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 
 import polars as pl
 
 from .._errors import UserError
-from ..files import first_repeat, first_row, read_verdicts
+from ..files import first_repeat, first_row, verdict_batches
 from ..store import writing
 from ._anchor import reference_anchors
 from .formats import BUILTIN, Format, load_format_spec, stored_formats
@@ -23,9 +24,8 @@ def _lookup(rows: pl.DataFrame, table: pl.DataFrame, on: list[str]) -> pl.DataFr
     return rows.hstack(found.drop(on))
 
 
-def _parse_distinct(rows: pl.DataFrame, formats: dict[str, Format]) -> pl.DataFrame:
-    """Parse each distinct (format, raw) once: judges repeat themselves, so this is fast."""
-    pairs = rows.select("format", "raw").unique()
+def _parse_distinct(pairs: pl.DataFrame, formats: dict[str, Format]) -> pl.DataFrame:
+    """Parse each distinct (format, raw) of `pairs` once: judges repeat themselves, so this is fast."""
     parsed = [formats[f].parse(raw) if raw is not None else None for f, raw in pairs.iter_rows()]
     return pairs.with_columns(
         pl.Series("value", [p.value if p else None for p in parsed], pl.Float64),
@@ -65,22 +65,56 @@ def known_formats(unit, extra: dict) -> dict:
     return formats
 
 
+KEY = ["judge_id", "format_id", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]   # one judge call
+PARSE_CACHE = 500_000    # distinct (format, raw) answers kept parsed from one batch to the next
+
+
 def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool: str,
                     format_specs: list[str | os.PathLike] | str | os.PathLike | None = None,
-                    capped: bool = True) -> dict:
+                    capped: bool = True, batch_rows: int | None = None) -> dict:
     """Import verdicts made elsewhere (DESIGN.md 'Verdict file'). The whole file lands or nothing.
     `capped`: the file within the upload limits (files.limits); the command line passes False.
+
+    The file streams (issue 29): it is read, checked, parsed and stored a batch of about
+    `batch_rows` rows at a time (files.batch_rows), all in one transaction, so its memory follows
+    the batch, and a problem in any batch rolls back the batches before it. A call repeated across
+    batches is found from one hash a row (the file is read again only to name the two lines).
 
     Rows whose call (judge, format, prompt, candidates, sample) is already stored are skipped, so
     importing the same file twice changes nothing.
     """
-    t, rows = read_verdicts(path, capped)
     if isinstance(format_specs, (str, os.PathLike)):
         format_specs = [format_specs]
     extra = {str(p): load_format_spec(p) for p in format_specs or []}
+    batches = verdict_batches(path, capped, batch_rows)
+    first = next(batches)                 # the file's own first problems before the database is touched
     with writing(db) as unit:
-        pid = unit.pool_id(pool)
-        formats = known_formats(unit, extra)
+        run = _Import(unit, pool, path, extra)
+        for t, rows in itertools.chain([first], batches):
+            run.add(t, rows)
+        return run.finish(lambda: verdict_batches(path, capped, batch_rows))
+
+
+class _Import:
+    """One file's import in one unit of work, batch by batch: what the batches share (the pool's ids,
+    the judges, formats and cell runs met so far, the answers parsed so far) and what adds up."""
+
+    def __init__(self, unit, pool: str, path, extra: dict):
+        self.unit, self.pool, self.path = unit, pool, path
+        self.pid = unit.pool_id(pool)
+        self.formats = known_formats(unit, extra)
+        self.prompts = unit.prompt_ids(self.pid)
+        self.cands = unit.candidate_ids(self.pid)
+        self.attached = {(j, f) for _, _, j, f in unit.attached_cells(self.pid)}
+        self.anchors = None                # (prompt_idx, anchor_idx) from references, once needed
+        self.judges, self.fids, self.runs, self.held = {}, {}, {}, {}   # held: (judge_id, format_id) -> had verdicts
+        self.hashes, self.votes, self.parsed = [], [], None
+        self.n_in_file, self.imported, self.counts = 0, 0, {}
+
+    def keyed(self, t, rows: pl.DataFrame) -> pl.DataFrame:
+        """A batch checked against the pool and its formats, with each row's ids (prompt_idx, a_idx,
+        b_idx, judge_id, format_id) and kind; a UserError naming the first row at fault."""
+        formats, pool = self.formats, self.pool
         row = first_row(~rows["format"].is_in(list(formats)))
         if row is not None:
             raise UserError(f"{t.at(row, 'format')}: unknown format {rows['format'][row]!r} (known: "
@@ -97,15 +131,15 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                 kind = "pointwise" if name == "candidate_id" else "comparative"
                 raise UserError(f"{t.at(row, name)}: required for the {kind} format {rows['format'][row]!r}")
 
-        prompts = unit.prompt_ids(pid)
-        cands = unit.candidate_ids(pid)
-        rows = _lookup(rows, prompts, ["prompt_id"])
+        rows = _lookup(rows, self.prompts, ["prompt_id"])
         row = first_row(rows["prompt_idx"].is_null())
         if row is not None:
             raise UserError(f"{t.at(row, 'prompt_id')}: unknown prompt {rows['prompt_id'][row]!r} in pool '{pool}'")
         rows = rows.with_columns(pl.when(point).then(pl.col("candidate_id")).otherwise(pl.col("a_id"))
                                  .alias("_a"))
-        lookup = cands.select("prompt_idx", "candidate_id", "cand_idx", "position")
+        lookup = self.cands.select("prompt_idx", "candidate_id", "cand_idx", "position")
+        if rows.height < lookup.height:   # a file sorted by prompt: each batch looks among its prompts only
+            lookup = lookup.filter(pl.col("prompt_idx").is_between(rows["prompt_idx"].min(), rows["prompt_idx"].max()))
         rows = _lookup(rows, lookup.rename({"candidate_id": "_a", "cand_idx": "a_idx", "position": "_pa"}),
                        ["prompt_idx", "_a"])
         b_side = lookup.rename({"candidate_id": "b_id", "cand_idx": "b_idx", "position": "_pb"})
@@ -122,73 +156,139 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                 value = rows["_a"][row] if col == "a_idx" else rows["b_id"][row]
                 raise UserError(f"{t.at(row, fld)}: unknown candidate {value!r} for prompt "
                                 f"{rows['prompt_id'][row]!r} in pool '{pool}'")
+        for judge in rows["judge"].unique().to_list():
+            if judge not in self.judges:
+                self.judges[judge] = self.unit.ensure_judge(judge, "imported")
+        for fmt in rows["format"].unique().to_list():
+            if fmt not in self.fids:
+                self.fids[fmt] = self.unit.ensure_format(formats[fmt])
+        attached = self.attached & set(rows.select("judge", "format").unique().iter_rows())
+        if attached:   # one row per call: the attached rows are not in the table the writer checks
+            judge, fmt = sorted(attached)[0]
+            raise UserError(f"{self.path}: judge {judge!r}, format {fmt!r} of pool '{pool}' is read from attached "
+                            "files; detach them first (judgeaudit detach-verdicts) or attach this file with them")
+        return rows.with_columns(
+            pl.col("judge").replace_strict(self.judges, return_dtype=pl.Int32).alias("judge_id"),
+            pl.col("format").replace_strict(self.fids, return_dtype=pl.Int32).alias("format_id"))
 
-        dup = first_repeat(rows, ["judge", "format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"])
+    def add(self, t, rows: pl.DataFrame) -> None:
+        """Check, parse, orient and store one batch (the calls already stored left out)."""
+        rows = self.keyed(t, rows)
+        hashes = rows.select(pl.struct(KEY).hash()).to_series()
+        dup = None if hashes.n_unique() == rows.height else first_repeat(rows, KEY)
         if dup:
-            raise UserError(f"{t.at(dup[0])}: the same call (judge, format, decoding, prompt, candidates, "
-                            f"sample) appears twice; first at line {t.line_of(dup[1])}")
-        rows = rows.with_columns(_expected(t, rows, formats))
-
-        rows = _lookup(rows, _parse_distinct(rows, formats), ["format", "raw"])
+            raise UserError(_repeated(t.at(dup[0]), t.line_of(dup[1])))
+        self.hashes.append(hashes)
+        rows = rows.with_columns(_expected(t, rows, self.formats))
+        rows = _lookup(rows, self.parse(rows), ["format", "raw"])
         rows = rows.with_columns(
             pl.when(pl.col("raw").is_null() & pl.col("error").is_not_null()).then(pl.lit("failed"))
             .otherwise(pl.col("status")).alias("status"))
-        rows = _orient(rows, cands)
+        rows = self.orient(rows)
         endpoints = rows["endpoint"].drop_nulls().unique().to_list()   # stored without credentials
         rows = rows.with_columns(pl.col("endpoint").replace({e: public_endpoint(e) for e in endpoints}))
-
-        judges = {j: unit.ensure_judge(j, "imported") for j in rows["judge"].unique().to_list()}
-        fids = {f: unit.ensure_format(formats[f]) for f in rows["format"].unique().to_list()}
-        attached = {(j, f) for _, _, j, f in unit.attached_cells(pid)} & \
-            set(rows.select("judge", "format").unique().iter_rows())
-        if attached:   # one row per call: the attached rows are not in the table the writer checks
-            judge, fmt = sorted(attached)[0]
-            raise UserError(f"{path}: judge {judge!r}, format {fmt!r} of pool '{pool}' is read from attached files; "
-                            "detach them first (judgeaudit detach-verdicts) or attach this file with them")
-        rows = rows.with_columns(pl.col("judge").replace_strict(judges, return_dtype=pl.Int32).alias("judge_id"),
-                                 pl.col("format").replace_strict(fids, return_dtype=pl.Int32).alias("format_id"))
         # `decoding` comes from the file: greedy (the paper's protocol: generate, then parse) by default.
-        n_in_file = rows.height
-        names = {(jid, fid): (judge, fmt) for judge, jid in judges.items() for fmt, fid in fids.items()}
-        runs = {}   # one cell run per (judge, format) that gets new rows, started in the order of their names
-
-        def cell_runs(cells: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
-            for cell in sorted(cells, key=names.get):
-                runs[cell] = unit.start_cell_run(pid, cell[0], formats[names[cell][1]], cell[1], "import",
-                                                 source_file=str(path))
-            return runs
+        self.n_in_file += rows.height
         # calls already stored are left out: importing the same file twice changes nothing
-        rows = unit.insert_verdicts(rows.with_columns(pl.lit(pid, pl.Int32).alias("pool_id")), cell_runs)
-        for cell_run_id in runs.values():
-            unit.finish_cell_run(cell_run_id)
-        counts = rows.group_by("status").len().sort("status") if rows.height else None
-    return {"pool": pool, "rows_in_file": n_in_file, "imported": rows.height,
-            "skipped_existing": n_in_file - rows.height,
-            "status_counts": dict(counts.iter_rows()) if counts is not None else {},
-            "judges": sorted(judges), "formats": sorted(fids)}
+        # a cell that held no verdict before this import holds none of the batch's calls: the batches
+        # before it were checked against it (hashes), so the look at the stored calls is left out
+        for cell in rows.select("judge_id", "format_id").unique().iter_rows():
+            if cell not in self.held:
+                self.held[cell] = self.unit.holds_verdicts(self.pid, *cell)
+        check = any(self.held[cell] for cell in rows.select("judge_id", "format_id").unique().iter_rows())
+        new = self.unit.insert_verdicts(rows.with_columns(pl.lit(self.pid, pl.Int32).alias("pool_id")),
+                                        self.cell_runs, check_stored=check)
+        self.imported += new.height
+        for status, n in new.group_by("status").len().iter_rows():
+            self.counts[status] = self.counts.get(status, 0) + n
 
+    def parse(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each distinct (format, raw) of the batch parsed: those met in earlier batches from the
+        cache (up to PARSE_CACHE of them), the others now."""
+        pairs = rows.select("format", "raw").unique()
+        if self.parsed is not None:
+            pairs = pairs.join(self.parsed.select("format", "raw"), on=["format", "raw"], how="anti",
+                               nulls_equal=True)
+        table = _parse_distinct(pairs, self.formats)
+        if self.parsed is not None:
+            table = pl.concat([self.parsed, table])
+        if table.height <= PARSE_CACHE:
+            self.parsed = table
+        return table
 
-def _orient(rows: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
-    """Mark comparative calls made in the reverse orientation of their item (DESIGN.md 'bias').
+    def cell_runs(self, cells: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+        """The cell run of each (judge_id, format_id) cell that gets new rows, started on first need,
+        in the order of their names."""
+        names = {(jid, fid): (judge, fmt) for judge, jid in self.judges.items() for fmt, fid in self.fids.items()}
+        for cell in sorted((c for c in cells if c not in self.runs), key=names.get):
+            self.runs[cell] = self.unit.start_cell_run(self.pid, cell[0], self.formats[names[cell][1]], cell[1],
+                                                       "import", source_file=str(self.path))
+        return {cell: self.runs[cell] for cell in cells}
 
-    Anchored: reverse when the anchor is in slot A against another candidate. The anchor comes
-    from references; for a prompt without complete references it is the candidate shown as B most
-    often (forward calls always show the anchor as B). Tournament: reverse when the later-listed
-    candidate is in slot A.
-    """
-    if not (rows["kind"] != "pointwise").any():
-        return rows.with_columns(pl.lit(False).alias("swapped"))
-    anchors = reference_anchors(cands)
-    anch_rows = rows.filter(pl.col("pairing") == "anchored")
-    if anch_rows.height:
-        missing = anch_rows.join(anchors, on="prompt_idx", how="anti")
-        if missing.height:
-            mode = missing.group_by("prompt_idx", "b_idx").len() \
+    def orient(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """_orient for one batch: an anchored call whose prompt has no reference anchor is oriented at
+        the end, from the whole file's votes (finish)."""
+        if not (rows["kind"] != "pointwise").any():
+            return rows.with_columns(pl.lit(False).alias("swapped"))
+        if self.anchors is None:
+            self.anchors = reference_anchors(self.cands)
+        votes = rows.filter(pl.col("pairing") == "anchored").join(self.anchors, on="prompt_idx", how="anti")
+        if votes.height:
+            self.votes.append(votes.group_by("prompt_idx", "b_idx").len())
+        return _orient(rows, self.anchors)
+
+    def finish(self, again) -> dict:
+        """After the last batch: refuse a call the file holds twice (in two batches), orient the
+        anchored calls whose anchor the file's votes give, close the cell runs; the summary."""
+        hashes = pl.concat(self.hashes)
+        if hashes.n_unique() < hashes.len():
+            self.repeats(again(), hashes.filter(hashes.is_duplicated()).unique())
+        if self.votes:
+            mode = pl.concat(self.votes).group_by("prompt_idx", "b_idx").agg(pl.col("len").sum()) \
                 .sort("prompt_idx", "len", "b_idx", descending=[False, True, False]) \
                 .group_by("prompt_idx", maintain_order=True).first() \
                 .select("prompt_idx", pl.col("b_idx").alias("anchor_idx"))
-            anchors = pl.concat([anchors, mode.with_columns(pl.col("anchor_idx").cast(anchors["anchor_idx"].dtype))])
-    rows = rows.join(anchors, on="prompt_idx", how="left")
+            anchored = [fid for f, fid in self.fids.items() if self.formats[f].pairing == "anchored"]
+            self.unit.orient_anchored(self.pid, list(self.runs.values()), anchored, mode)
+        for cell_run_id in self.runs.values():
+            self.unit.finish_cell_run(cell_run_id)
+        return {"pool": self.pool, "rows_in_file": self.n_in_file, "imported": self.imported,
+                "skipped_existing": self.n_in_file - self.imported,
+                "status_counts": dict(sorted(self.counts.items())),
+                "judges": sorted(self.judges), "formats": sorted(self.fids)}
+
+    def repeats(self, batches, hashes: pl.Series) -> None:
+        """Two rows of different batches share a call's hash: read the file again, keep the rows with
+        those hashes, and name the first that repeats an earlier row's call (hashes can meet by
+        chance: then nothing is raised)."""
+        kept = []
+        for t, rows in batches:
+            rows = self.keyed(t, rows)
+            rows = rows.filter(rows.select(pl.struct(KEY).hash()).to_series().is_in(hashes.implode()))
+            kept.append(rows.select(KEY).with_columns(
+                pl.Series("_where", [t.at(i) for i in rows["_row"].to_list()], pl.String),
+                pl.Series("_line", t.lines[rows["_row"].to_numpy()], pl.Int64)))
+        rows = pl.concat(kept).with_row_index("_row")
+        dup = first_repeat(rows, KEY)
+        if dup:
+            raise UserError(_repeated(rows["_where"][dup[0]], rows["_line"][dup[1]]))
+
+
+def _repeated(at: str, first_line: int) -> str:
+    return (f"{at}: the same call (judge, format, decoding, prompt, candidates, sample) appears twice; "
+            f"first at line {first_line}")
+
+
+def _orient(rows: pl.DataFrame, anchors: pl.DataFrame) -> pl.DataFrame:
+    """Mark comparative calls made in the reverse orientation of their item (DESIGN.md 'bias').
+
+    Anchored: reverse when the anchor is in slot A against another candidate. The anchor comes
+    from references (`anchors`); for a prompt without complete references it is the candidate shown
+    as B most often in the file (forward calls always show the anchor as B): _Import.finish sets
+    those once the whole file is read. Tournament: reverse when the later-listed candidate is in
+    slot A.
+    """
+    rows = rows.join(anchors, on="prompt_idx", how="left", maintain_order="left")
     swapped = (pl.when(pl.col("pairing") == "anchored")
                .then((pl.col("a_idx") == pl.col("anchor_idx")) & (pl.col("b_idx") != pl.col("a_idx")))
                .when(pl.col("pairing") == "tournament").then(pl.col("_pa") > pl.col("_pb"))

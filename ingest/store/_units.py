@@ -121,9 +121,19 @@ class Writing(Reading):
         return _cell_runs.close_orphan_cell_runs(self._con, pool, judge, reason)
 
     def insert_verdicts(self, rows: pl.DataFrame,
-                        cell_runs: Callable[[list[tuple[int, int]]], dict[tuple[int, int], int]]) -> pl.DataFrame:
+                        cell_runs: Callable[[list[tuple[int, int]]], dict[tuple[int, int], int]],
+                        check_stored: bool = True) -> pl.DataFrame:
         """The rows whose call is not stored yet, appended (ingest.store._verdicts.insert_verdicts)."""
-        return _verdicts.insert_verdicts(self._con, rows, cell_runs)
+        return _verdicts.insert_verdicts(self._con, rows, cell_runs, check_stored)
+
+    def holds_verdicts(self, pool: int, judge: int, fmt: int) -> bool:
+        """Whether the cell (pool, judge, format) holds any verdict yet."""
+        return _verdicts.holds_verdicts(self._con, pool, judge, fmt)
+
+    def orient_anchored(self, pool: int, cell_run_ids: list[int], format_ids: list[int],
+                        anchors: pl.DataFrame) -> None:
+        """The anchored calls of these cell runs oriented from `anchors` (ingest.store._verdicts.orient_anchored)."""
+        _verdicts.orient_anchored(self._con, pool, cell_run_ids, format_ids, anchors)
 
     def insert_answers(self, rows: pl.DataFrame) -> dict:
         """A scoring batch upserted (ingest.store._verdicts.insert_answers); the counts."""

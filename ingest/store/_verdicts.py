@@ -75,18 +75,27 @@ def _query_keys(con, keys: pl.DataFrame, name: str) -> pl.DataFrame:
         con.unregister("call_keys")
 
 
+def holds_verdicts(con, pool: int, judge: int, fmt: int) -> bool:
+    """Whether the database holds any verdict of the cell (pool, judge, format)."""
+    return _sql.rows(con, "cells_hold_verdicts", pool_ids=[pool], judge_ids=[judge], format_ids=[fmt]) != []
+
+
 def insert_verdicts(con, rows: pl.DataFrame,
-                    cell_runs: Callable[[list[tuple[int, int]]], dict[tuple[int, int], int]]) -> pl.DataFrame:
+                    cell_runs: Callable[[list[tuple[int, int]]], dict[tuple[int, int], int]],
+                    check_stored: bool = True) -> pl.DataFrame:
     """Append the verdict rows (columns from VERDICT_COLUMNS but cell_run_id; missing optional ones
     become null) whose call is not stored yet, and return them; a row naming a stored call is left
     out. One row per call is this function's rule, not an index's (migration 011): a batch that
     repeats a call is refused whole (ValueError, so the caller's transaction rolls back; callers
     check first and name the line at fault). `cell_runs` is called once, with the (judge_id,
-    format_id) cells that get rows, and returns the cell run each cell's rows are stored under."""
+    format_id) cells that get rows, and returns the cell run each cell's rows are stored under.
+    `check_stored=False`: the caller knows that no call of `rows` is stored (a streamed import
+    whose cells held nothing before it and whose batches it checked against each other)."""
     repeats = _repeats(rows, ["pool_id", *CALL_KEY])
     if repeats:
         raise ValueError(f"{repeats} verdict row(s) repeat a call of the same batch; nothing was stored")
-    rows = rows.filter(stored_statuses(con, rows).is_null())
+    if check_stored:
+        rows = rows.filter(stored_statuses(con, rows).is_null())
     cells = rows.select("judge_id", "format_id").unique().sort("judge_id", "format_id").rows()
     runs = pl.DataFrame([(*cell, run) for cell, run in (cell_runs(cells) if cells else {}).items()], orient="row",
                         schema={"judge_id": rows.schema["judge_id"], "format_id": rows.schema["format_id"],
@@ -100,6 +109,18 @@ def insert_verdicts(con, rows: pl.DataFrame,
     finally:
         con.unregister("verdict_rows")
     return rows
+
+
+def orient_anchored(con, pool: int, cell_run_ids: list[int], format_ids: list[int], anchors: pl.DataFrame) -> None:
+    """Set `swapped` of the cell runs' verdicts in the anchored formats from each prompt's anchor
+    (`anchors`: prompt_idx, anchor_idx), for an import whose anchors come from its whole file."""
+    if not cell_run_ids or not format_ids or anchors.height == 0:
+        return
+    con.register("import_anchors", anchors.to_arrow())
+    try:
+        _sql.execute(con, "orient_imported_anchored", pool_id=pool, cell_run_ids=cell_run_ids, format_ids=format_ids)
+    finally:
+        con.unregister("import_anchors")
 
 
 def insert_answers(con, rows: pl.DataFrame) -> dict:

@@ -28,6 +28,7 @@ FRAMES = {"prompts_df": "SELECT * FROM prompts", "candidates_df": "SELECT * FROM
           "eval_df": "SELECT * FROM evaluations"}
 FRAMES |= {"accept_label_rows": "SELECT * FROM accept_labels",
            "queue_rows": "SELECT * FROM label_queue_items", "order_rows": "SELECT * FROM label_orders"}
+FRAMES |= {"import_anchors": "SELECT prompt_idx, a_idx AS anchor_idx FROM verdicts"}   # a streamed import's anchors
 
 
 # the attached Parquet files a connection reads (connection.verdict_source): one file of a verdict file's columns
