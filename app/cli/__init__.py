@@ -68,12 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line on argv (default: sys.argv[1:]); returns the exit status: 0, 1 for a
     user's error, 130 when aborted, click's status for a usage error, 3 for an internal error.
     Every message is a line of its own."""
-    from audit import AuditError
-    from ingest import UserError
+    from ingest import UserError          # audit.AuditError is one: importing audit here would load scipy
     try:
         cli.main(args=argv, prog_name="judgeaudit", standalone_mode=False)
         return 0
-    except (UserError, AuditError) as exc:
+    except UserError as exc:
         _fresh_line()
         click.echo(f"judgeaudit: error: {exc}", err=True)
         return 1
