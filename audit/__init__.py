@@ -52,3 +52,7 @@ __all__ += ["scored_cells"]
 from ._comparisons import COMPARISON_COLUMNS, comparisons
 
 __all__ += ["COMPARISON_COLUMNS", "comparisons"]
+# issue 29: what `curate` reads, out of core (one cell's values, one row per prompt)
+from ._curation import baseline_values, cell_values, curation_prompts, pool_extent
+
+__all__ += ["baseline_values", "cell_values", "curation_prompts", "pool_extent"]
