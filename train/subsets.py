@@ -16,7 +16,7 @@ from ingest import UserError
 from ingest.store import ensure_current, save_subset
 
 from . import heldout
-from .curate import POLICIES, select, subset_name, to_messages
+from .curate import POLICIES, select, subset_name
 
 
 def pool_heldout(db: str | os.PathLike | None, pool: str, share: float | None = heldout.SHARE
@@ -66,6 +66,16 @@ def curate_pool(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     return picks, summary, rule
 
 
+def message_lines(examples: pl.DataFrame) -> list[str]:
+    """json.dumps(row, ensure_ascii=False) of each row of to_messages(examples), byte for byte, with
+    only the two texts encoded per row (issue 29: half a million rows at 10M candidates)."""
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    head, mid, tail = ('{"prompt": [{"role": "user", "content": ', '}], "completion": [{"role": "assistant", '
+                       '"content": ', '}]}')
+    return [head + dumps(p) + mid + dumps(r) + tail
+            for p, r in zip(examples["prompt"].to_list(), examples["response"].to_list())]
+
+
 def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: float, out: str | os.PathLike,
                 seed: int = 0, judge: str | None = None, fmt: str | None = None, decoding: str | None = None,
                 score: str = "label") -> dict:
@@ -91,7 +101,7 @@ def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     if kept.height == 0:
         raise UserError(f"--rate {rate}: keeps 0 of {summary['n_eligible']} eligible prompts; raise the rate")
     texts = audit.candidate_texts(db, pool, kept["cand_idx"].to_list())
-    lines = [json.dumps(row, ensure_ascii=False) for row in to_messages(texts)]
+    lines = message_lines(texts)
     payload = ("\n".join(lines) + "\n").encode("utf-8")
     sha = hashlib.sha256(payload).hexdigest()
     out = Path(out)
