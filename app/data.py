@@ -442,3 +442,6 @@ from app.derived import cached_result as _stored  # noqa: E402
 cells, bias, bias_items, positions, variance, score_values, consistency = (
     (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)
     for n in ("cells", "bias", "bias_items", "positions", "variance", "score_values", "consistency"))
+# issue 29: the Curate & Train page's preview, stored once computed (app/curation_view.py)
+curation_view, curation_overlap_view = (
+    (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n) for n in ("curation", "curation_overlap"))
