@@ -37,7 +37,10 @@ def baseline_values(db: str | os.PathLike | None, pool: str, policy: str) -> pl.
     if policy not in ("random", "length", "full"):
         raise ValueError(f"baseline_values: {policy!r} is not a baseline (random, length, full)")
     with connect(db) as con:
-        return query(con, "curation_values", pool_id=pool_id(con, pool), policy=policy).cast(VALUES)
+        rows = query(con, "curation_values", pool_id=pool_id(con, pool))
+    value = {"random": pl.lit(0.0), "length": pl.col("chars"), "full": pl.col("reference")}[policy]
+    return rows.select("prompt_idx", "cand_idx", value.cast(pl.Float64).alias("value")) \
+        .filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan()).cast(VALUES)
 
 
 def cell_decoding(cells: pl.DataFrame, judge: str, fmt: str, decoding: str | None, score: str) -> str | None:
