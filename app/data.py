@@ -445,3 +445,8 @@ cells, bias, bias_items, positions, variance, score_values, consistency = (
 # issue 29: the Curate & Train page's preview, stored once computed (app/curation_view.py)
 curation_view, curation_overlap_view = (
     (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n) for n in ("curation", "curation_overlap"))
+
+
+def stored_scored_cells(pool: str):
+    """audit.scored_cells as a stored derived result (the Curate page's cell list: counts over every verdict)."""
+    return _stored("scored_cells", *db_state(), pool)
