@@ -5,7 +5,7 @@ and 'curation_overlap'), so a session reads a few hundred rows instead of curati
 `curation_view` is one frame of parts (column `part`): 'summary' (one row, the curation summary as
 JSON), 'value' and 'chars' (histogram bins of the picks' selecting value and response length, kept
 and dropped: lo, hi, n), 'example' (the 3 lowest kept and 3 highest dropped picks: cand_idx,
-value). `curation_overlap` is train.curate.overlap's table. Both read the pool out of core
+value, prompt_id, prompt, response). `curation_overlap` is train.curate.overlap's table. Both read the pool out of core
 (train.subsets.curate_pool); called with the pool alone (`judgeaudit derive`), they curate what the
 page shows first: the first judge and its first format (a baseline without scores), rate 0.25, seed 0.
 """
@@ -25,7 +25,8 @@ VALUE_BINS, CHAR_BINS = 40, 30
 OVERLAP_SCHEMA = {"rate": pl.Float64, "format_a": pl.String, "format_b": pl.String, "n_a": pl.Int64,
                   "n_b": pl.Int64, "jaccard": pl.Float64}     # train.curate.overlap's
 SCHEMA = {"part": pl.String, "set": pl.String, "lo": pl.Float64, "hi": pl.Float64, "n": pl.Int64,
-          "cand_idx": pl.Int64, "value": pl.Float64, "json": pl.String}
+          "cand_idx": pl.Int64, "value": pl.Float64, "json": pl.String, "prompt_id": pl.String,
+          "prompt": pl.String, "response": pl.String}
 
 
 def first_choice(cells: pl.DataFrame) -> tuple[str, str | None, str | None]:
@@ -78,10 +79,13 @@ def curation_view(db: str | os.PathLike | None, pool: str, policy: str | None = 
     chars = picks.select("cand_idx", "kept").join(lengths, on="cand_idx", how="inner")
     examples = pl.concat([picks.filter("kept").tail(3).with_columns(pl.lit("kept").alias("set")),
                           picks.filter(~pl.col("kept")).head(3).with_columns(pl.lit("dropped").alias("set"))])
+    texts = audit.candidate_texts(db, pool, examples["cand_idx"].to_list()).select(
+        pl.col("cand_idx").cast(pl.Int64), "prompt_id", "prompt", "response")
+    examples = examples.join(texts, on="cand_idx", how="left", maintain_order="left")
     parts = [pl.DataFrame({"part": ["summary"], "json": [json.dumps(summary, sort_keys=True)]}),
              bins(picks["value"].to_numpy(), kept, VALUE_BINS).with_columns(pl.lit("value").alias("part")),
              bins(chars["chars"].to_numpy(), chars["kept"].to_numpy(), CHAR_BINS).with_columns(pl.lit("chars").alias("part")),
-             examples.select("set", "cand_idx", "value", pl.lit("example").alias("part"))]
+             examples.select("set", "cand_idx", "value", "prompt_id", "prompt", "response", pl.lit("example").alias("part"))]
     return pl.concat([p.with_columns([pl.lit(None, t).alias(c) for c, t in SCHEMA.items() if c not in p.columns])
                       .select([pl.col(c).cast(t) for c, t in SCHEMA.items()]) for p in parts])
 
@@ -91,7 +95,7 @@ def split_view(view: pl.DataFrame) -> tuple[dict, pl.DataFrame, pl.DataFrame, pl
     part = lambda name, *cols: view.filter(pl.col("part") == name).select(*cols)   # noqa: E731
     summary = json.loads(view.filter(pl.col("part") == "summary")["json"][0])
     return (summary, part("value", "set", "lo", "hi", "n"), part("chars", "set", "lo", "hi", "n"),
-            part("example", "set", "cand_idx", "value"))
+            part("example", "set", "cand_idx", "value", "prompt_id", "prompt", "response"))
 
 
 def curation_overlap(db: str | os.PathLike | None, pool: str, judge: str | None = None, formats=None,

@@ -442,11 +442,6 @@ from app.derived import cached_result as _stored  # noqa: E402
 cells, bias, bias_items, positions, variance, score_values, consistency = (
     (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)
     for n in ("cells", "bias", "bias_items", "positions", "variance", "score_values", "consistency"))
-# issue 29: the Curate & Train page's preview, stored once computed (app/curation_view.py)
-curation_view, curation_overlap_view = (
-    (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n) for n in ("curation", "curation_overlap"))
-
-
-def stored_scored_cells(pool: str):
-    """audit.scored_cells as a stored derived result (the Curate page's cell list: counts over every verdict)."""
-    return _stored("scored_cells", *db_state(), pool)
+# issue 29: the Curate & Train page's preview and cell list, stored once computed (app/curation_view.py)
+curation_view, curation_overlap_view, stored_scored_cells = ((lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)
+                                                             for n in ("curation", "curation_overlap", "scored_cells"))

@@ -65,6 +65,10 @@ def test_the_stored_view_equals_the_in_memory_curation(pool):
         assert examples.filter(pl.col("set") == "kept")["cand_idx"].to_list() == picks.filter("kept").tail(3)["cand_idx"].to_list()
         assert examples.filter(pl.col("set") == "dropped")["cand_idx"].to_list() == \
             picks.filter(~pl.col("kept")).head(3)["cand_idx"].to_list()
+        texts = audit.candidate_texts(pool, "s", examples["cand_idx"].to_list())
+        assert examples.select("prompt_id", "prompt", "response").rows() == \
+            texts.select("prompt_id", "prompt", "response").rows()
+        assert examples.height == min(3, s["n_selected"]) + min(3, s["n_eligible"] - s["n_selected"]) >= 3
 
 
 def test_the_stored_overlap_equals_train_overlap(pool):

@@ -1,7 +1,7 @@
 """The Curate & Train page's preview of one curation: its counts, the selecting values around the
 cut, response lengths kept and dropped, examples at the cut, and the overlap between formats. All
 of it from stored results (app/curation_view.py through data.curation_view): a few hundred rows
-whatever the pool's size; only the six examples' texts are read here."""
+whatever the pool's size, the six examples' texts among them."""
 
 from __future__ import annotations
 
@@ -33,8 +33,7 @@ def curation_preview(pool: str, cell: pl.DataFrame, policy: str, judge: str | No
     with st.expander("Kept and dropped examples at the cut, side by side"):
         for col, name in zip(st.columns(2), ("kept", "dropped")):
             part = examples.filter(pl.col("set") == name)
-            col.dataframe(**table_view(data.candidate_texts(pool, part["cand_idx"].to_list()).select(
-                "prompt_id", "prompt", "response").with_columns(part["value"].alias("value"))), hide_index=True)
+            col.dataframe(**table_view(part.select("prompt_id", "prompt", "response", "value")), hide_index=True)
     if policy == "judge" and cell["format"].n_unique() > 1:
         fmts = sorted(cell["format"].unique().to_list())
         first = (judge, decoding, seed) == (first_choice(cells)[1], None, SEED)   # what `derive` stores
