@@ -443,5 +443,5 @@ cells, bias, bias_items, positions, variance, score_values, consistency = (
     (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)
     for n in ("cells", "bias", "bias_items", "positions", "variance", "score_values", "consistency"))
 # issue 29: the Curate & Train page's preview and cell list, stored once computed (app/curation_view.py)
-curation_view, curation_overlap_view, stored_scored_cells = ((lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)
-                                                             for n in ("curation", "curation_overlap", "scored_cells"))
+curation_view, curation_overlap_view, stored_scored_cells, stored_placeholder_texts = (
+    (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n) for n in ("curation", "curation_overlap", "scored_cells", "placeholder_texts"))

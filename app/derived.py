@@ -199,3 +199,4 @@ from app.curation_view import curation_overlap, curation_view  # noqa: E402
 DERIVED["curation"] = ("the curation preview (picks, the cut, lengths)", curation_view)
 DERIVED["curation_overlap"] = ("the overlap of the selected examples between formats", curation_overlap)
 DERIVED["scored_cells"] = ("the scored cells (judge, format, decoding, score)", audit.scored_cells)
+DERIVED["placeholder_texts"] = ("whether the pool's texts are placeholders (a scan of every text)", audit.placeholder_texts)

@@ -7,7 +7,7 @@ results stored (a restarted server; what `judgeaudit derive` leaves) and, once, 
 first view (the first reader after a run brought verdicts).
 
     .venv/bin/python tests/bench/bench_curate.py [--prompts 2500000] [--rounds 3] [--workdir DIR [--skip-build]]
-        [--no-page]
+        [--no-page | --page-only]
 
 Targets (DESIGN.md 'Ten million candidates on every page'): curate <= 30 s and <= 4 GB at 10M;
 the page's first view <= 1.5x the 3-prompt pool's.
@@ -63,23 +63,26 @@ def bench_command(db: Path, work: Path, rounds: int) -> None:
     assert len(digests) == 1, digests
 
 
-def bench_page(work: Path, big: Path, rounds: int) -> None:
+def bench_page(work: Path, big: Path, rounds: int, computed: bool = True) -> None:
     import streamlit as st
 
     from app import derived
     small = work / "small.duckdb"
-    small.unlink(missing_ok=True)
-    bench_app.build(small, 3)
+    if computed or not small.exists():
+        small.unlink(missing_ok=True)
+        bench_app.build(small, 3)
     app, started = bench_app.start(small)
     print(f"app start on the 3-prompt pool: {started:.2f} s", flush=True)
-    computed = {}
+    first = {}
     for key, db in (("3 prompts", small), ("big", big)):     # the first reader computes and stores
-        bench_app.forget_derived(db)
+        if computed:
+            bench_app.forget_derived(db)
         st.cache_data.clear()
         derived.forget()
-        computed[key] = bench_app.render(app, db, 0, PAGE)[0]
-    print(f"Curate & Train first view, derived results computed by it: 3 prompts {computed['3 prompts']:.2f} s, "
-          f"big {computed['big']:.2f} s", flush=True)
+        first[key] = bench_app.render(app, db, 0, PAGE)[0]
+    if computed:
+        print(f"Curate & Train first view, derived results computed by it: 3 prompts {first['3 prompts']:.2f} s, "
+              f"big {first['big']:.2f} s", flush=True)
     times = {"3 prompts": [], "big": []}
     for _ in range(rounds):
         for key, db in (("3 prompts", small), ("big", big)):
@@ -101,6 +104,7 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--skip-build", action="store_true", help="reuse WORKDIR/big.duckdb from an earlier run")
     ap.add_argument("--no-page", action="store_true", help="the command alone")
+    ap.add_argument("--page-only", action="store_true", help="the page alone, on the derived results an earlier run stored")
     args = ap.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="judgeaudit-curate-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -110,9 +114,10 @@ def main() -> None:
         t = time.perf_counter()
         bench_app.build(big, args.prompts)
         print(f"built {args.prompts * 4:,} candidates x 5 formats in {time.perf_counter() - t:.1f} s", flush=True)
-    bench_command(big, work, args.rounds)
+    if not args.page_only:
+        bench_command(big, work, args.rounds)
     if not args.no_page:
-        bench_page(work, big, args.rounds)
+        bench_page(work, big, args.rounds, computed=not args.page_only)
 
 
 if __name__ == "__main__":
