@@ -27,17 +27,6 @@ def ensure_demo(path: str) -> list[str]:
 
 _FUNCTIONS = {
     "pools": audit.pools,
-    "cells": audit.audit_cells,
-    "bias": audit.bias,
-    "bias_items": audit.bias_items,
-    "positions": audit.position_selection,
-    "variance": audit.variance,
-    "score_values": audit.score_values,
-    "pool_candidates": audit.pool_candidates,
-    "checklist": audit.checklist,
-    "candidate_scores": audit.candidate_scores,
-    "rank": audit.rank,
-    "style_rank": audit.style_rank,
     "calibrate": audit.calibrate,
     "human_ceiling": audit.human_ceiling,
     "stored_labels": audit.stored_labels,
@@ -59,17 +48,6 @@ def _cached(name: str):
 
 
 pools = _cached("pools")
-cells = _cached("cells")
-bias = _cached("bias")
-bias_items = _cached("bias_items")
-positions = _cached("positions")
-variance = _cached("variance")
-score_values = _cached("score_values")
-pool_candidates = _cached("pool_candidates")
-checklist = _cached("checklist")
-candidate_scores = _cached("candidate_scores")
-rank = _cached("rank")
-style_rank = _cached("style_rank")
 calibrate = _cached("calibrate")
 human_ceiling = _cached("human_ceiling")
 stored_labels = _cached("stored_labels")
@@ -248,32 +226,6 @@ def launch_evaluation(request, pool: str, study: str) -> int:
 
 # -- curation and training (train.curate on audit's frames; run folders of ingest.runs) --------------
 
-@st.cache_data(show_spinner="Curating...", max_entries=64)
-def _curation(path: str, mtime: float, pool: str, policy: str, judge, fmt, decoding, rate: float, seed: int):
-    import train
-    scores = _run("candidate_scores", path, mtime, pool, judge, fmt) if policy == "judge" else None   # one cell
-    return train.curate(_run("pool_candidates", path, mtime, pool), scores, policy, rate, seed, judge, fmt,
-                        decoding=decoding)
-
-
-def curation(pool: str, policy: str, judge: str | None, fmt: str | None, decoding: str | None, rate: float,
-             seed: int):
-    """(picks, summary) of train.curate: one row per eligible prompt, and the counts."""
-    return _curation(*db_state(), pool, policy, judge, fmt, decoding, rate, seed)
-
-
-@st.cache_data(show_spinner="Comparing formats...", max_entries=32)
-def _overlap(path: str, mtime: float, pool: str, judge: str, formats: tuple, decoding, rates: tuple, seed: int):
-    import train
-    return train.overlap(_run("pool_candidates", path, mtime, pool), _run("candidate_scores", path, mtime, pool, judge),
-                         judge, list(formats), list(rates), seed, decoding=decoding)
-
-
-def curation_overlap(pool: str, judge: str, formats: list[str], decoding: str | None, rates: list[float], seed: int):
-    """Jaccard overlap of the selected examples between formats, at each rate (train.overlap)."""
-    return _overlap(*db_state(), pool, judge, tuple(formats), decoding, tuple(rates), seed)
-
-
 def candidate_texts(pool: str, cand_idx: list[int]):
     """cand_idx, prompt_idx, prompt_id, candidate_id, prompt, response of the given candidates."""
     from audit import candidate_texts as texts
@@ -377,64 +329,22 @@ from app.downloads import verdicts_jsonl, verdicts_parquet  # noqa: E402,F401  (
 
 
 # -- labelling (Label, Trust): queue reads uncached (a label shows at once); writes through the store --
-estimate, annotator_agreement = _cached("estimate"), _cached("annotator_agreement")
-_FUNCTIONS.update(estimate=audit.estimate, annotator_agreement=audit.annotator_agreement)
+annotator_agreement = _cached("annotator_agreement")
+_FUNCTIONS.update(annotator_agreement=audit.annotator_agreement)
 
 
 from app.labelling import create_label_queue, label_action, labelling  # noqa: E402,F401  (the Label page)
 
 
 # -- juries and the judges' leaderboard (issue 28) --------------------------------------------------
-_FUNCTIONS.update(juries=audit.juries,
-                  judges_board=lambda path, pool, prices: audit.judges(path, pool, {k: dict(v) for k, v in prices}))
+_FUNCTIONS.update(juries=audit.juries)
 juries = _cached("juries")
-
-
-def judges_board(pool: str):
-    """audit.judges for the pool at the prices in the server's judgeaudit.toml (ingest.endpoints)."""
-    from ingest.endpoints import prices
-    return _run("judges_board", *db_state(), pool, tuple(sorted((k, tuple(sorted(v.items())))
-                                                                for k, v in prices(db_file()).items())))
 
 
 def save_jury(pool: str, name: str, members: list[str], vote: str) -> dict:
     """Store a jury of judges already run on the pool (ingest.store.save_jury; UserError as the CLI's)."""
     from ingest.store import save_jury as store_jury
     return store_jury(str(db_file()), pool, safe_name(name, "Jury name"), members, vote)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _placeholders(path: str, mtime: float, pool: str) -> dict:
-    return audit.placeholder_texts(path, pool).to_dicts()[0]
-
-
-def placeholders(pool: str) -> dict:
-    """audit.placeholder_texts of the pool as a dict (flagged, counts, an example): whether its texts
-    are placeholders, for the Rankings and Curate & Train warnings (app.placeholders)."""
-    return _placeholders(*db_state(), pool)
-
-
-# -- issue 29: the Curate page lists the scored cells from their counts, then reads one cell's scores ------------
-_FUNCTIONS["scored_cells"] = audit.scored_cells
-scored_cells = _cached("scored_cells")
-
-
-# issue 26 (repeats in the browser): flip rate and Krippendorff's alpha per cell, for the Formats page
-_FUNCTIONS["consistency"] = audit.consistency
-consistency = _cached("consistency")
-
-
-# -- preference pairs and DPO (train.pair_table; DPO runs' progress.jsonl) ----------------------------
-
-@st.cache_data(show_spinner="Pairing...", max_entries=64)
-def _pair_table(path: str, mtime: float, pool: str, judge: str, min_margin: float, both_orders: bool, seed: int):
-    import train
-    return train.pair_table(path, pool, judge, min_margin, both_orders, seed)
-
-
-def pair_table(pool: str, judge: str, min_margin: float, both_orders: bool, seed: int):
-    """Per format x decoding of the judge: pairs, prompts and the losses (train.pair_table)."""
-    return _pair_table(*db_state(), pool, judge, float(min_margin), bool(both_orders), int(seed))
 
 
 # -- issue 29: the audit's per-cell results, stored in the database once computed (app/derived.py) --------
@@ -445,3 +355,7 @@ cells, bias, bias_items, positions, variance, score_values, consistency = (
 # -- issue 29: the other reading pages' results, stored too (app/derived_data.py) ----------------------
 from app.derived_data import (call_count, checklist, estimate, export_counts, judges_board, placeholders,  # noqa: E402,F401
                               pool_head, pool_summary, rank, style_rank, systems)
+# -- issue 29: the Curate & Train page's preview, overlap and cell list, stored too (app/curation_view.py) --
+curation_view, curation_overlap_view, scored_cells = (
+    (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)
+    for n in ("curation", "curation_overlap", "scored_cells"))

@@ -286,3 +286,11 @@ def refresh(db: str, pool: str) -> dict:
         stored = save_derived(db, mark, name, args, frame, seconds)
         out.append({"name": name, "status": "computed" if stored else "not stored", "seconds": round(seconds, 3)})
     return {"pool": pool, "n_verdicts": n_verdicts, "results": out}
+
+
+# issue 29 (Curate & Train): the page's first view and the formats' overlap, stored like the audit's results
+from app.curation_view import curation_overlap, curation_view  # noqa: E402
+
+DERIVED["curation"] = ("the curation preview (picks, the cut, lengths)", curation_view)
+DERIVED["curation_overlap"] = ("the overlap of the selected examples between formats", curation_overlap)
+DERIVED["scored_cells"] = ("the scored cells (judge, format, decoding, score)", audit.scored_cells)

@@ -31,9 +31,10 @@ def placeholder_words(p: dict, use: str) -> str | None:
             f"not the texts the judges saw. {CONSEQUENCE[use]}")
 
 
-def placeholder_warning(pool: str, use: str) -> bool:
-    """st.warning when the pool's texts are placeholders; whether it warned."""
-    words = placeholder_words(data.placeholders(pool), use)
+def placeholder_warning(pool: str, use: str, read=None) -> bool:
+    """st.warning when the pool's texts are placeholders; whether it warned. read(pool) -> the dict
+    of data.placeholders (the default), e.g. from the stored derived result."""
+    words = placeholder_words((read or data.placeholders)(pool), use)
     if words:
         st.warning(words, icon=":material/warning:")
     return words is not None

@@ -54,3 +54,7 @@ from ._comparisons import COMPARISON_COLUMNS, comparisons
 __all__ += ["COMPARISON_COLUMNS", "comparisons"]
 from ._export import export_counts  # noqa: E402  (issue 29: the Report page's count, from the database)
 __all__ += ["export_counts"]
+# issue 29: what `curate` reads, out of core (one cell's values, one row per prompt)
+from ._curation import baseline_values, cell_values, curation_prompts, pool_extent
+
+__all__ += ["baseline_values", "cell_values", "curation_prompts", "pool_extent"]

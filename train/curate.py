@@ -61,28 +61,34 @@ def select(cands: pl.DataFrame, rate: float, seed: int, n_pool_candidates: int,
         return pl.DataFrame(schema=PICK_SCHEMA)
     if cands["value"].null_count() or cands["value"].is_nan().any():
         raise ValueError("select: every candidate needs a value")
-    ckey = tiebreak_key(n_pool_candidates, seed)
-    pkey = prompt_key(n_pool_prompts, seed)
-    c = cands.select(pl.col("prompt_idx").cast(pl.Int64), pl.col("cand_idx").cast(pl.Int64),
-                     pl.col("value").cast(pl.Float64)).with_columns(
-        pl.Series("_key", ckey[cands["cand_idx"].to_numpy()]))
-    c = c.with_columns((pl.col("value") == pl.col("value").max().over("prompt_idx")).alias("_top"))
-    picks = (c.filter("_top").sort(["prompt_idx", "_key"], descending=[False, True])
-             .group_by("prompt_idx", maintain_order=True)
-             .agg(pl.col("cand_idx").first(), pl.col("value").first(), pl.len().cast(pl.Int64).alias("n_top")))
-    picks = picks.with_columns(pl.Series("_pkey", pkey[picks["prompt_idx"].to_numpy()]))
-    picks = picks.sort(["value", "_pkey"], descending=[True, True]).with_row_index("rank")
-    n_keep = keep_count(rate, picks.height)
-    picks = picks.with_columns(pl.col("rank").cast(pl.Int64), (pl.col("rank") < n_keep).alias("kept"))
-    if 0 < n_keep:
-        cut = picks["value"][n_keep - 1]
-        at_cut = picks.filter(pl.col("value") == cut)
-        split = at_cut["kept"].n_unique() > 1
-    else:
-        cut, split = None, False
-    return picks.with_columns((pl.col("n_top") >= 2).alias("pick_tied"),
-                              (pl.lit(split) & (pl.col("value") == cut)).fill_null(False).alias("cut_tied")) \
-        .select(list(PICK_SCHEMA))
+    # in numpy (issue 29: 10M candidates): group by prompt with one stable sort (none when the rows
+    # come prompt by prompt), the top value and the largest key among it per group by reduceat
+    prompt = cands["prompt_idx"].cast(pl.Int64).to_numpy()
+    cand = cands["cand_idx"].cast(pl.Int64).to_numpy()
+    value = cands["value"].cast(pl.Float64).to_numpy()
+    if prompt.size > 1 and np.any(prompt[1:] < prompt[:-1]):
+        order = np.argsort(prompt, kind="stable")
+        prompt, cand, value = prompt[order], cand[order], value[order]
+    key = tiebreak_key(n_pool_candidates, seed)[cand]
+    starts = np.flatnonzero(np.r_[True, prompt[1:] != prompt[:-1]])
+    sizes = np.diff(np.r_[starts, prompt.size])
+    top = value == np.repeat(np.maximum.reduceat(value, starts), sizes)
+    n_top = np.add.reduceat(top.astype(np.int64), starts)
+    masked = np.where(top, key, -1.0)              # keys are in [0, 1): a top member always wins
+    pick = np.flatnonzero(masked == np.repeat(np.maximum.reduceat(masked, starts), sizes))
+    p_idx, p_val = prompt[pick], value[pick]
+    by_key = np.argsort(-prompt_key(n_pool_prompts, seed)[p_idx], kind="stable")
+    by_rank = by_key[np.argsort(-p_val[by_key], kind="stable")]     # value, then the prompt key, descending
+    n_keep = keep_count(rate, pick.size)
+    rank = np.arange(pick.size, dtype=np.int64)
+    kept = rank < n_keep
+    p_val = p_val[by_rank]
+    cut = p_val[n_keep - 1] if n_keep > 0 else None
+    split = cut is not None and bool(np.any(~kept & (p_val == cut)))   # the cut's value is also dropped
+    return pl.DataFrame({"prompt_idx": p_idx[by_rank], "cand_idx": cand[pick][by_rank], "value": p_val,
+                         "n_top": n_top[by_rank], "pick_tied": n_top[by_rank] >= 2, "rank": rank, "kept": kept,
+                         "cut_tied": (p_val == cut) if split else np.zeros(pick.size, dtype=bool)},
+                        schema=PICK_SCHEMA)
 
 
 def heldout_prompts(pool_cands: pl.DataFrame, share: float | None = heldout.SHARE) -> pl.Series:

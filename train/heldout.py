@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 
+import numpy as np
 import polars as pl
 
 SHARE = 0.1
@@ -38,8 +39,11 @@ def heldout_prompt_ids(prompts: pl.DataFrame, share: float = SHARE, seed: int = 
     ids = column.to_list()
     n = min(len(ids), max(1, math.floor(share * len(ids) + 0.5))) if ids else 0
     prefix = f"heldout|{seed}|".encode()
-    keys = [hashlib.blake2b(prefix + p.encode(), digest_size=8).digest() for p in ids]   # = _key(p, seed)
-    chosen = sorted(ids[i] for i in sorted(range(len(ids)), key=keys.__getitem__)[:n])
+    blake = hashlib.blake2b
+    keys = b"".join([blake(prefix + p.encode(), digest_size=8).digest() for p in ids])   # = _key(p, seed)
+    # the 8-byte keys compared as bytes = as big-endian integers; a stable sort, as sorted() was
+    order = np.argsort(np.frombuffer(keys, dtype=">u8"), kind="stable")[:n]
+    chosen = sorted(ids[i] for i in order.tolist())
     rule = {"rule": "share", "share": share, "seed": seed, "n": n}
     _LAST.clear()
     _LAST[(share, seed)] = (column, tuple(chosen), dict(rule))

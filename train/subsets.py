@@ -8,11 +8,72 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
+import polars as pl
+
 import audit
 from ingest import UserError
 from ingest.store import ensure_current, save_subset
 
-from .curate import POLICIES, curate, heldout_rule, pick_cell, subset_name, to_messages
+from . import heldout
+from .curate import POLICIES, select, subset_name
+
+
+def pool_heldout(db: str | os.PathLike | None, pool: str, share: float | None = heldout.SHARE
+                 ) -> tuple[pl.Series, dict]:
+    """(prompt_idx of the held-out prompts, the rule): curate.heldout_prompts and heldout_rule on the
+    pool's one row per prompt (audit.curation_prompts) instead of its every candidate."""
+    prompts = audit.curation_prompts(db, pool)
+    if share is None:
+        marked = prompts.filter("marked_heldout")["prompt_idx"]
+        return marked, {"rule": "split", "n": marked.len()}
+    ids, rule = heldout.heldout_prompt_ids(prompts, share)
+    return prompts.filter(pl.col("prompt_id").is_in(ids))["prompt_idx"], rule
+
+
+def curate_pool(db: str | os.PathLike | None, pool: str, policy: str, rate: float, seed: int = 0,
+                judge: str | None = None, fmt: str | None = None, holdout_share: float | None = heldout.SHARE,
+                decoding: str | None = None, score: str = "label") -> tuple[pl.DataFrame, dict, dict]:
+    """(picks, summary, held-out rule): train.curate.curate(audit.pool_candidates(...),
+    audit.candidate_scores(...), ...) and its heldout_rule, out of core (issue 29): the pool is
+    read as one row per prompt and (prompt_idx, cand_idx, value) of the one cell or baseline, the
+    held-out prompts dropped by a mask over prompt_idx, then the same `select`."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
+    if policy == "full":
+        rate = 1.0
+    held, rule = pool_heldout(db, pool, holdout_share)
+    if policy == "judge":
+        if judge is None or fmt is None:
+            raise ValueError("policy 'judge' needs a judge and a format")
+        values, decoding = audit.cell_values(db, pool, judge, fmt, decoding, score)
+    else:
+        values = audit.baseline_values(db, pool, policy).sort("cand_idx")
+    n_cands, n_prompts = audit.pool_extent(db, pool)
+    mask = np.zeros(max(n_prompts, 1), dtype=bool)
+    mask[held.to_numpy()] = True
+    values = values.filter(pl.Series(~mask[values["prompt_idx"].to_numpy()]))
+    picks = select(values, rate, seed, n_cands, n_prompts)
+    kept = picks.filter("kept")
+    summary = {"policy": policy, "judge": judge if policy == "judge" else None,
+               "format": fmt if policy == "judge" else None, "decoding": decoding if policy == "judge" else None,
+               "score": score if policy == "judge" else None, "rate": float(rate), "seed": int(seed),
+               "n_eligible": picks.height, "n_selected": kept.height,
+               "n_pick_tied": int(kept["pick_tied"].sum()), "n_cut_tied": int(kept["cut_tied"].sum()),
+               "n_tie_broken": int((kept["pick_tied"] | kept["cut_tied"]).sum()),
+               "n_heldout_prompts": held.len(),
+               "cut_value": float(kept["value"][-1]) if kept.height else None}
+    return picks, summary, rule
+
+
+def message_lines(examples: pl.DataFrame) -> list[str]:
+    """json.dumps(row, ensure_ascii=False) of each row of to_messages(examples), byte for byte, with
+    only the two texts encoded per row (issue 29: half a million rows at 10M candidates)."""
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    head, mid, tail = ('{"prompt": [{"role": "user", "content": ', '}], "completion": [{"role": "assistant", '
+                       '"content": ', '}]}')
+    return [head + dumps(p) + mid + dumps(r) + tail
+            for p, r in zip(examples["prompt"].to_list(), examples["response"].to_list())]
 
 
 def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: float, out: str | os.PathLike,
@@ -29,23 +90,18 @@ def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     if not 0 < rate <= 1:
         raise UserError(f"--rate {rate}: must be in (0, 1]")
     ensure_current(db)
-    pool_cands = audit.pool_candidates(db, pool)
-    scores = None
-    if policy == "judge":
-        scores = audit.candidate_scores(db, pool, judge=judge, fmt=fmt)   # that cell alone, read in blocks
-        cell, _ = pick_cell(scores, judge, fmt, decoding, score)
-        if cell.height == 0:
-            cells = audit.score_values(db, pool)
-            known = sorted({f"{j} × {f}" for j, f in cells.select("judge", "format").unique().iter_rows()})
-            raise UserError(f"--judge {judge} --format {fmt}"
-                            + (f" --decoding {decoding}" if decoding else "") + (f" --score {score}" if score != "label" else "")
-                            + f": no scores for that cell in pool '{pool}' (scored: {', '.join(known) or 'none'})")
-    picks, summary = curate(pool_cands, scores, policy, rate, seed, judge, fmt, decoding=decoding, score=score)
+    picks, summary, rule = curate_pool(db, pool, policy, rate, seed, judge, fmt, decoding=decoding, score=score)
+    if policy == "judge" and picks.height == 0 and not _cell_scored(db, pool, judge, fmt, summary["decoding"], score):
+        cells = audit.scored_cells(db, pool)
+        known = sorted({f"{j} × {f}" for j, f in cells.select("judge", "format").unique().iter_rows()})
+        raise UserError(f"--judge {judge} --format {fmt}"
+                        + (f" --decoding {decoding}" if decoding else "") + (f" --score {score}" if score != "label" else "")
+                        + f": no scores for that cell in pool '{pool}' (scored: {', '.join(known) or 'none'})")
     kept = picks.filter("kept").sort("prompt_idx")
     if kept.height == 0:
         raise UserError(f"--rate {rate}: keeps 0 of {summary['n_eligible']} eligible prompts; raise the rate")
     texts = audit.candidate_texts(db, pool, kept["cand_idx"].to_list())
-    lines = [json.dumps(row, ensure_ascii=False) for row in to_messages(texts)]
+    lines = message_lines(texts)
     payload = ("\n".join(lines) + "\n").encode("utf-8")
     sha = hashlib.sha256(payload).hexdigest()
     out = Path(out)
@@ -55,5 +111,11 @@ def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     name = subset_name(summary)
     sid = save_subset(db, pool, name, summary, kept, sha256=sha, export_path=str(out.resolve()))
     os.replace(tmp, out)
-    return {**summary, "heldout": heldout_rule(pool_cands), "pool": pool, "subset_id": sid, "name": name, "out": str(out), "sha256": sha,
+    return {**summary, "heldout": rule, "pool": pool, "subset_id": sid, "name": name, "out": str(out), "sha256": sha,
             "n_examples": len(lines)}
+
+
+def _cell_scored(db, pool: str, judge: str, fmt: str, decoding: str | None, score: str) -> bool:
+    cells = audit.scored_cells(db, pool)
+    return cells.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("score") == score)
+                        & (pl.col("decoding") == decoding)).height > 0

@@ -66,6 +66,19 @@ def length_chart(lengths: pl.DataFrame) -> alt.Chart:
     ).properties(height=220)
 
 
+def binned_chart(bins: pl.DataFrame, title: str, cut: float | None = None, stacked: bool = True) -> alt.Chart:
+    """bins: set (kept | dropped), lo, hi, n (app.curation_view.bins) -> bars of prompts per bin, the
+    cut marked when given: the histograms above drawn from counts (issue 29: flat in the pool's size)."""
+    bars = alt.Chart(bins.to_pandas()).mark_bar(opacity=0.8 if stacked else 0.7).encode(
+        x=alt.X("lo:Q", title=title), x2="hi:Q", y=alt.Y("n:Q", title="prompts", stack=True if stacked else None),
+        color=alt.Color("set:N", scale=SET_SCALE, title="set"))
+    if cut is None:
+        return bars.properties(height=220)
+    rule = alt.Chart(pl.DataFrame({"cut": [cut]}).to_pandas()).mark_rule(color="#d7301f", strokeWidth=2).encode(
+        x="cut:Q")
+    return (bars + rule).properties(height=220)
+
+
 def loss_chart(curves: pl.DataFrame) -> alt.Chart:
     """curves: run, step, loss, kind (train | eval) -> one line per run and kind: train solid with
     dots, eval dashed with squares; whole steps on the x axis."""

@@ -16,7 +16,7 @@ from app.views.curate.training import hyper_parameters, training_curves
 from ingest import UserError
 
 pool = data.page_pool("Curate & Train")
-scores = data.scored_cells(pool)   # the cells alone; the chosen cell's scores are read by data.curation
+scores = data.scored_cells(pool)   # the cells from their counts, stored; the preview too (data.curation_view)
 a, b, c, d, e = st.columns([1, 1, 1, 1, 1])
 policy = a.selectbox("Policy", ["judge", "random", "length", "full"], index=0 if scores.height else 1,
                      format_func={"judge": "judge × format", "random": "random", "length": "longest",
@@ -39,7 +39,7 @@ if not judges:
     st.info("No scores in this pool yet: score it first to curate by a judge; the baselines work now.")
 if policy == "judge" and not judge:
     st.stop()
-curation_preview(pool, cell, policy, judge, fmt, decoding, rate, seed)
+curation_preview(pool, cell, policy, judge, fmt, decoding, rate, seed, scores)
 
 st.subheader("Train")
 base, hp = hyper_parameters(pool)

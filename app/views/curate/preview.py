@@ -1,5 +1,7 @@
 """The Curate & Train page's preview of one curation: its counts, the selecting values around the
-cut, response lengths kept and dropped, examples at the cut, and the overlap between formats."""
+cut, response lengths kept and dropped, examples at the cut, and the overlap between formats. All
+of it from stored results (app/curation_view.py through data.curation_view): a few hundred rows
+whatever the pool's size, the six examples' texts among them."""
 
 from __future__ import annotations
 
@@ -7,15 +9,16 @@ import polars as pl
 import streamlit as st
 
 from app import data
+from app.curation_view import OVERLAP_RATES, SEED, first_choice, split_view, view_args
 from app.tables import view as table_view
 from app.views.curate import form as tf
 
 
 def curation_preview(pool: str, cell: pl.DataFrame, policy: str, judge: str | None, fmt: str | None,
-                     decoding: str | None, rate: float, seed: int) -> None:
-    """The curation (data.curation) drawn: cell = the candidate scores of the chosen judge (all scores
-    without one), for the overlap between its formats."""
-    picks, s = data.curation(pool, policy, judge, fmt, decoding, rate, seed)
+                     decoding: str | None, rate: float, seed: int, cells: pl.DataFrame) -> None:
+    """The curation drawn: cell = the scored cells of the chosen judge (all without one), for the
+    overlap between its formats; cells = every scored cell (which the first view chooses among)."""
+    s, values, chars, examples = split_view(data.curation_view(pool, *view_args(cells, policy, judge, fmt, decoding, rate, seed)))
     m = st.columns(4)
     m[0].metric("Eligible prompts", s["n_eligible"], help=f"{s['n_heldout_prompts']} held-out prompts never selected")
     m[1].metric("Selected", s["n_selected"])
@@ -23,18 +26,17 @@ def curation_preview(pool: str, cell: pl.DataFrame, policy: str, judge: str | No
                 help=f"{s['n_pick_tied']} within a prompt, {s['n_cut_tied']} at the cut: coin flips, not quality")
     m[3].metric("Cut", "n/a" if s["cut_value"] is None else f"{s['cut_value']:.3g}")
     left, right = st.columns(2)
-    left.altair_chart(tf.cut_histogram(picks, s["cut_value"], "selecting value (score, length or reference)"),
+    left.altair_chart(tf.binned_chart(values, "selecting value (score, length or reference)", s["cut_value"]),
                       width="stretch")
-    chars = data.pool_candidates(pool).select(pl.int_range(pl.len()).alias("cand_idx"),
-                                              pl.col("response_chars").alias("chars"))
-    right.altair_chart(tf.length_chart(picks.join(chars, on="cand_idx").select(
-        pl.when("kept").then(pl.lit("kept")).otherwise(pl.lit("dropped")).alias("set"), "chars")), width="stretch")
+    right.altair_chart(tf.binned_chart(chars, "response length (characters; ~4 per token)", stacked=False),
+                       width="stretch")
     with st.expander("Kept and dropped examples at the cut, side by side"):
-        for col, part in zip(st.columns(2), (picks.filter("kept").tail(3), picks.filter(~pl.col("kept")).head(3))):
-            col.dataframe(**table_view(data.candidate_texts(pool, part["cand_idx"].to_list()).select(
-                "prompt_id", "prompt", "response").with_columns(part["value"].alias("value"))), hide_index=True)
+        for col, name in zip(st.columns(2), ("kept", "dropped")):
+            part = examples.filter(pl.col("set") == name)
+            col.dataframe(**table_view(part.select("prompt_id", "prompt", "response", "value")), hide_index=True)
     if policy == "judge" and cell["format"].n_unique() > 1:
         fmts = sorted(cell["format"].unique().to_list())
+        first = (judge, decoding, seed) == (first_choice(cells)[1], None, SEED)   # what `derive` stores
         st.caption("Overlap of the selected examples between formats (Jaccard), at each rate")
-        st.dataframe(**table_view(data.curation_overlap(pool, judge, fmts, decoding, [0.1, 0.25, 0.5], seed)),
-                     hide_index=True)
+        st.dataframe(**table_view(data.curation_overlap_view(
+            pool, *(() if first else (judge, tuple(fmts), decoding, OVERLAP_RATES, seed)))), hide_index=True)

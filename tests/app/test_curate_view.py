@@ -1,0 +1,128 @@
+"""Issue 29, the Curate & Train page flat in the pool's size: its preview is a stored derived result
+(app/curation_view.py, DERIVED 'curation' and 'curation_overlap') that equals what the page drew
+from the in-memory curation before, and a second session (a restarted server) runs no curation."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import audit
+from app import derived
+from app.curation_view import bins, curation_overlap, curation_view, first_choice, split_view, view_args
+from ingest.scoring import import_verdicts
+from ingest.store import import_pool
+from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
+from train.curate import curate, overlap
+
+
+@pytest.fixture
+def pool(db, tmp_path):
+    rows = synthetic_pool(30, seed=8, missing_ref=0.1)
+    for i, r in enumerate(rows):
+        r["response"] = "y" * (5 + (i * 13) % 40)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, ("alpha", "beta"), seed=8)), "s")
+    return db
+
+
+def test_bins_by_hand():
+    # 5 distinct values (<= 40): a bin each, starting at the value; kept 0.75 and 1.0 (twice)
+    values, kept = np.array([0.0, 0.25, 0.5, 0.75, 1.0, 1.0]), np.array([False, False, False, True, True, True])
+    got = bins(values, kept, 40)
+    assert got.filter(pl.col("set") == "kept").rows() == [("kept", 0.75, 1.0, 1), ("kept", 1.0, 1.25, 2)]
+    assert got.filter(pl.col("set") == "dropped")["n"].to_list() == [1, 1, 1]
+    # 100 distinct values over [0, 99] in 10 equal bins of width 9.9: 10 in each
+    wide = bins(np.arange(100.0), np.zeros(100, bool), 10)
+    assert wide["n"].to_list() == [10] * 10 and wide["lo"][1] == pytest.approx(9.9)
+    assert bins(np.array([3.0, 3.0]), np.array([True, False]), 30).rows() == [("kept", 3.0, 4.0, 1), ("dropped", 3.0, 4.0, 1)]
+
+
+def test_the_stored_view_equals_the_in_memory_curation(pool):
+    cands, cells = audit.pool_candidates(pool, "s"), audit.scored_cells(pool, "s")
+    assert first_choice(cells) == ("judge", "alpha", "binary")
+    for args in ((), ("judge", "beta", "likert5", None, 0.5, 3), ("length", None, None, None, 0.1, 0),
+                 ("full", None, None, None, 1.0, 1)):
+        policy, judge, fmt, decoding, rate, seed = args or ("judge", "alpha", "binary", None, 0.25, 0)
+        scores = audit.candidate_scores(pool, "s", judge=judge, fmt=fmt) if policy == "judge" else None
+        picks, summary = curate(cands, scores, policy, rate, seed, judge, fmt, decoding=decoding)
+        s, values, chars, examples = split_view(curation_view(pool, "s", *args))
+        assert s == json.loads(json.dumps(summary))
+        for part, col, n_bins in ((values, "value", 40), (chars, "chars", 30)):
+            full = picks.join(cands.with_row_index("cand_idx").select(pl.col("cand_idx").cast(pl.Int64),
+                                                                      pl.col("response_chars").alias("chars")),
+                              on="cand_idx")
+            for name, keep in (("kept", True), ("dropped", False)):
+                want = full.filter(pl.col("kept") == keep)[col].to_numpy()
+                got = part.filter(pl.col("set") == name)
+                assert got["n"].sum() == want.size                 # every pick in one bin
+                assert all(((want >= lo) & (want < hi)).sum() == n or (hi == got["hi"].max() and n == (
+                    (want >= lo) & (want <= hi)).sum()) for lo, hi, n in got.select("lo", "hi", "n").rows())
+        assert examples.filter(pl.col("set") == "kept")["cand_idx"].to_list() == picks.filter("kept").tail(3)["cand_idx"].to_list()
+        assert examples.filter(pl.col("set") == "dropped")["cand_idx"].to_list() == \
+            picks.filter(~pl.col("kept")).head(3)["cand_idx"].to_list()
+        texts = audit.candidate_texts(pool, "s", examples["cand_idx"].to_list())
+        assert examples.select("prompt_id", "prompt", "response").rows() == \
+            texts.select("prompt_id", "prompt", "response").rows()
+        assert examples.height == min(3, s["n_selected"]) + min(3, s["n_eligible"] - s["n_selected"]) >= 3
+
+
+def test_the_stored_overlap_equals_train_overlap(pool):
+    cands, scores = audit.pool_candidates(pool, "s"), audit.candidate_scores(pool, "s", judge="beta")
+    fmts = ["binary", "likert5", "numeric100", "tournament"]
+    for seed in (0, 4):
+        want = overlap(cands, scores, "beta", fmts, [0.1, 0.25, 0.5], seed)
+        assert_frame_equal(curation_overlap(pool, "s", "beta", tuple(fmts), None, (0.1, 0.25, 0.5), seed), want)
+        assert want["jaccard"].drop_nulls().n_unique() > 2
+    first = overlap(cands, audit.candidate_scores(pool, "s", judge="alpha"), "alpha", fmts, [0.1, 0.25, 0.5], 0)
+    assert_frame_equal(curation_overlap(pool, "s"), first)
+
+
+def test_view_args_are_empty_for_the_first_view_alone(pool):
+    cells = audit.scored_cells(pool, "s")
+    assert view_args(cells, "judge", "alpha", "binary", None, 0.25, 0) == ()
+    assert view_args(cells, "judge", "alpha", "binary", None, 0.5, 0) == ("judge", "alpha", "binary", None, 0.5, 0)
+    assert view_args(cells.head(0), "random", None, None, None, 0.25, 0) == ()
+
+
+def test_a_second_session_runs_no_curation_for_the_page(pool, monkeypatch):
+    """The page in one session, then in another after the server's caches are cleared (a restart):
+    the second draws the same numbers and tables without one call of the curation, the overlap or
+    any audit function behind them (counted through the store's derived results)."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO
+    calls = {"curation": 0, "curation_overlap": 0, "scored_cells": 0, "placeholder_texts": 0, "curate_pool": 0}
+    for name in ("curation", "curation_overlap", "scored_cells", "placeholder_texts"):
+        what, fn = derived.DERIVED[name]
+        monkeypatch.setitem(derived.DERIVED, name, (what, lambda *a, _n=name, _f=fn: calls.__setitem__(_n, calls[_n] + 1) or _f(*a)))
+    import train.subsets
+    real = train.subsets.curate_pool
+    monkeypatch.setattr(train.subsets, "curate_pool",
+                        lambda *a, **k: calls.__setitem__("curate_pool", calls["curate_pool"] + 1) or real(*a, **k))
+    derived.forget()
+
+    def session():
+        at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+        at.sidebar.selectbox[0].select("s").run()
+        at.switch_page("views/curate/page.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        return [m.value for m in at.metric], [d.value for d in at.dataframe]
+
+    metrics, tables = session()
+    assert calls["curation"] == calls["curation_overlap"] == calls["scored_cells"] == calls["placeholder_texts"] == 1, calls
+    assert calls["curate_pool"] == 1 + 4, calls          # the preview, and the overlap of alpha's 4 formats
+    cands, scores = audit.pool_candidates(pool, "s"), audit.candidate_scores(pool, "s", judge="alpha", fmt="binary")
+    _, s = curate(cands, scores, "judge", 0.25, 0, "alpha", "binary")
+    assert metrics[:2] == [str(s["n_eligible"]), str(s["n_selected"])]
+    computed = dict(calls)
+    st.cache_data.clear()
+    derived.forget()
+    metrics2, tables2 = session()
+    assert calls == computed                   # nothing curated, no cell counted: all read from the store
+    assert metrics2 == metrics and len(tables2) == len(tables) and all(a.equals(b) for a, b in zip(tables, tables2))
