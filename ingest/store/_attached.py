@@ -13,14 +13,23 @@ from ._database import transaction, writer
 
 
 def attach_files(con, pool: int, files: list[dict]) -> None:
-    """Replace the pool's attached files by `files` (path, size, mtime_ns, n_rows, judge, format) and
-    make the views over them on this connection (attached_raw, verdict_source: the stored rows and
-    these files' rows), for the checks that follow in the same transaction."""
+    """Drop the pool's attached verdict source and make the views over `files` (path, size, mtime_ns,
+    n_rows, judge, format) on this connection (attached_raw, attached_cells, verdict_source: the stored
+    rows and these files' rows once their cells are recorded), for the checks that follow in the same
+    transaction. Nothing of the files is written until record_cell."""
     _sql.script(con, "delete_attached", pool_id=pool)
-    for f in files:
-        _sql.execute(con, "insert_attached_file", pool_id=pool, **f)
-    _sql.execute(con, "set_attached_files", files=[f["path"] for f in files])
+    views(con, [(pool, f["path"], f["judge"], f["format"]) for f in files])
+    con.register("attached_files_df", pl.DataFrame(files, schema={
+        "path": pl.String, "size": pl.Int64, "mtime_ns": pl.Int64, "n_rows": pl.Int64, "judge": pl.String,
+        "format": pl.String}).to_arrow())
+
+
+def views(con, files: list[tuple]) -> None:
+    """The temp views over attached files on a connection, from (pool_id, path, hive judge, hive format)."""
+    _sql.script(con, "set_attached_files", files=[f[1] for f in files], pools=[f[0] for f in files],
+                judges=[f[2] for f in files], formats=[f[3] for f in files])
     _sql.execute(con, "attached_raw")
+    _sql.execute(con, "attached_cells")
     _sql.execute(con, "verdict_source_attached")
 
 
@@ -34,10 +43,17 @@ def cell_names(con, pool: int) -> list[tuple[str, str]]:
     return _sql.rows(con, "attached_cell_names", pool_id=pool)
 
 
-def record_cell(con, pool: int, judge: str, fmt: str, judge_id: int, format_id: int, kind: str,
-                cell_run_id: int) -> None:
-    _sql.execute(con, "insert_attached_cell", pool_id=pool, judge=judge, format=fmt, judge_id=judge_id,
-                 format_id=format_id, kind=kind, cell_run_id=cell_run_id)
+def record_cell(con, pool: int, judge: str, fmt: str, judge_id: int, format_id: int, source_file: str,
+                parsed: pl.DataFrame) -> int:
+    """Record one (judge, format) cell of the attached files as a cell run of source 'attach' holding
+    the files (as attach_files registered them) and the cell's distinct answers parsed (`parsed`:
+    judge, format, raw, label, value, status); its id. The one table an attach writes (schema/018)."""
+    con.register("parsed_raws", parsed.to_arrow())
+    try:
+        return _sql.first(con, "insert_attached_cell_run", pool_id=pool, judge_id=judge_id, format_id=format_id,
+                          judge=judge, format=fmt, source_file=source_file)[0]
+    finally:
+        con.unregister("parsed_raws")
 
 
 def unknown_call(con, pool: int) -> tuple | None:
@@ -52,17 +68,8 @@ def repeated_call(con, pool: int) -> tuple | None:
 
 
 def distinct_raws(con, pool: int) -> pl.DataFrame:
-    """format_id, raw: each distinct answer of the attached files once."""
+    """judge, format, raw: each distinct answer of each cell of the attached files once."""
     return _sql.frame(con, "attached_distinct_raws", pool_id=pool)
-
-
-def record_parses(con, pool: int, parsed: pl.DataFrame) -> None:
-    """Store the parse (format_id, raw, label, value, status) of each distinct attached answer."""
-    con.register("parsed_raws", parsed.to_arrow())
-    try:
-        _sql.execute(con, "insert_attached_parses", pool_id=pool)
-    finally:
-        con.unregister("parsed_raws")
 
 
 def attached_cells(con, pool: int) -> list[tuple]:

@@ -146,9 +146,10 @@ class Writing(Reading):
     def attached_cell_names(self, pool: int) -> list[tuple[str, str]]:
         return _attached.cell_names(self._con, pool)
 
-    def record_attached_cell(self, pool: int, judge: str, fmt: str, judge_id: int, format_id: int, kind: str,
-                             cell_run_id: int) -> None:
-        _attached.record_cell(self._con, pool, judge, fmt, judge_id, format_id, kind, cell_run_id)
+    def record_attached_cell(self, pool: int, judge: str, fmt: str, judge_id: int, format_id: int,
+                             source_file: str, parsed: pl.DataFrame) -> int:
+        """The cell's cell run (source 'attach'), holding the attached files and the cell's parsed answers."""
+        return _attached.record_cell(self._con, pool, judge, fmt, judge_id, format_id, source_file, parsed)
 
     def attached_unknown_call(self, pool: int) -> tuple | None:
         """(path, row, field, value, prompt_id, format, kind) of the first row naming no prompt or candidate of the pool."""
@@ -160,9 +161,6 @@ class Writing(Reading):
 
     def attached_distinct_raws(self, pool: int) -> pl.DataFrame:
         return _attached.distinct_raws(self._con, pool)
-
-    def record_attached_parses(self, pool: int, parsed: pl.DataFrame) -> None:
-        _attached.record_parses(self._con, pool, parsed)
 
 
 @contextlib.contextmanager

@@ -120,7 +120,7 @@ def verdict_source(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
         _sql.execute(con, "verdict_source_stored")
         return {}
     broken: dict[int, str] = {}
-    for pid, pool, path, size, mtime_ns, _ in files:
+    for pid, pool, path, size, mtime_ns, *_ in files:
         try:
             st = os.stat(path)
         except OSError:
@@ -134,16 +134,15 @@ def verdict_source(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
             counts = dict(_sql.rows(con, "parquet_row_counts", files=[f[2] for f in intact]))
         except duckdb.Error:
             counts = {}
-        for pid, pool, path, _, _, n_rows in intact:
+        for pid, pool, path, _, _, n_rows, *_ in intact:
             if counts.get(path) != n_rows:
                 broken.setdefault(pid, _changed(path, pool, "has changed (its row count)"))
         intact = [f for f in intact if f[0] not in broken]
     if not intact:
         _sql.execute(con, "verdict_source_stored")
         return broken
-    _sql.execute(con, "set_attached_files", files=[f[2] for f in intact])
-    _sql.execute(con, "attached_raw")
-    _sql.execute(con, "verdict_source_attached")
+    from ._attached import views
+    views(con, [(f[0], f[2], f[6], f[7]) for f in intact])
     return broken
 
 

@@ -1,6 +1,7 @@
 -- The audit's one verdict source: one row per judge call, the stored verdicts and the rows of the attached files
 -- (attached_raw.sql) as the verdicts table holds them: ids from the pool, the cell's judge, format and cell run
--- (attached_cells), each answer's parse (attached_parses, made once by its format's parser when attached),
+-- (the temp view attached_cells), each answer's parse (the cell run's attached.parses, made once by its format's
+-- parser when attached),
 -- and a tournament call marked swapped when the later-listed candidate is in slot A, as an import marks it.
 CREATE OR REPLACE TEMP VIEW verdict_source AS
 SELECT * FROM verdicts
@@ -19,4 +20,5 @@ JOIN prompts p ON p.pool_id = r.pool_id AND p.prompt_id = r.prompt_id
 JOIN candidates ca ON ca.pool_id = r.pool_id AND ca.prompt_idx = p.prompt_idx AND ca.candidate_id = r.a_id
 LEFT JOIN candidates cb ON c.kind = 'comparative' AND cb.pool_id = r.pool_id AND cb.prompt_idx = p.prompt_idx
                        AND cb.candidate_id = r.b_id
-LEFT JOIN attached_parses x ON x.pool_id = r.pool_id AND x.format_id = c.format_id AND x.raw = r.raw
+LEFT JOIN (SELECT cell_run_id, unnest(attached.parses, recursive := true)
+           FROM cell_runs WHERE attached IS NOT NULL) x ON x.cell_run_id = c.cell_run_id AND x.raw = r.raw
