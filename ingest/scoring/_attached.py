@@ -97,8 +97,11 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
                                  "status": pl.String})
         parsed = raws.join(parsed, on=["format", "raw"]).select("judge", "format", "raw", "label", "value", "status")
         runs = []
+        stored = {r[1]: r[0] for r in unit.judges().values()}
         for judge, name in cells:
-            judge_id = unit.ensure_judge(judge, "imported")
+            # a judge already stored under the name (scored, say, on a sample before its pipeline ran on
+            # the pool) is the judge of these rows: `score` then asks only the calls the files lack
+            judge_id = stored.get(judge) or unit.ensure_judge(judge, "imported")
             format_id = unit.ensure_format(formats[name])
             runs.append(unit.record_attached_cell(pid, judge, name, judge_id, format_id, " ".join(map(str, patterns)),
                                                   parsed))

@@ -8,6 +8,7 @@ import os
 
 import polars as pl
 
+from .._errors import UserError
 from . import _sql
 from ._database import transaction, writer
 
@@ -31,6 +32,15 @@ def views(con, files: list[tuple]) -> None:
     _sql.execute(con, "attached_raw")
     _sql.execute(con, "attached_cells")
     _sql.execute(con, "verdict_source_attached")
+
+
+def ensure_source(con, pool: int | None = None) -> None:
+    """Make the view `verdict_source` (stored and attached rows) on a writer's connection, from the
+    attached files as this transaction sees them; a changed file of `pool` is a UserError naming it."""
+    from .connection import verdict_source
+    broken = verdict_source(con)
+    if pool is not None and pool in broken:
+        raise UserError(broken[pool])
 
 
 def first_problem(con, pool: int) -> tuple | None:

@@ -75,7 +75,9 @@ class Reading:
         return _sql.first(self._con, "cell_run_recipe", cell_run_id=cell_run_id)
 
     def unanswered(self, calls: pl.DataFrame, pool: int, judge: int | None = None) -> pl.DataFrame:
-        """The calls (CALL_KEY columns) the pool holds no answer for, from any judge or one."""
+        """The calls (CALL_KEY columns) the pool holds no answer for, from any judge or one: stored or
+        in its attached files (read through verdict_source; a changed attached file is refused by name)."""
+        _attached.ensure_source(self._con, pool)
         return _verdicts.unanswered(self._con, calls, pool, judge)
 
     def stored_statuses(self, rows: pl.DataFrame) -> pl.Series:
