@@ -27,10 +27,12 @@ def attach_files(con, pool: int, files: list[dict]) -> None:
 
 def views(con, files: list[tuple]) -> None:
     """The temp views over attached files on a connection, from (pool_id, path, hive judge, hive format)."""
-    _sql.script(con, "set_attached_files", files=[f[1] for f in files], pools=[f[0] for f in files],
-                judges=[f[2] for f in files], formats=[f[3] for f in files])
-    _sql.execute(con, "attached_raw")
-    _sql.execute(con, "attached_cells")
+    paths = sorted({f[1] for f in files})
+    union = bool(paths) and _sql.first(con, "attached_schemas", files=paths)[0] > 1
+    _sql.script(con, "set_attached_files", files=paths, paths=[f[1] for f in files], pools=[f[0] for f in files],
+                judges=[f[2] for f in files], formats=[f[3] for f in files], union=union)
+    _sql.script(con, "attached_raw")
+    _sql.script(con, "attached_cells")
     _sql.execute(con, "verdict_source_attached")
 
 

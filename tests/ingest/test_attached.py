@@ -215,3 +215,23 @@ def test_attaching_grows_the_database_by_less_than_a_megabyte(tmp_path, scored):
     import_verdicts(db, jsonl, "s")
     new = {r[0] for r in query_rows(db, "SELECT cell_run_id FROM cell_runs WHERE pool_id = 1")}
     assert new and not new & ids and min(new) > max(ids)
+
+
+def test_a_query_about_one_cell_reads_only_the_files_that_can_hold_it(tmp_path):
+    # 6 pointwise cells (2 judges x binary, likert5, numeric100, as hive folders), 2 shards each: a read of one
+    # cell (the audit's per-cell query) opens that cell's 2 files, not all 12 (DuckDB's join filter on the path)
+    pool, _, hive, _, frame = _files(tmp_path)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    point = str(hive / "**" / "format=[bln]*" / "*.parquet")          # binary, likert5, numeric100: one column set
+    out = attach_verdicts(db, [point], "s", hive=True)
+    from audit._db import connect
+    with connect(db) as con:
+        judge_id, format_id, judge, fmt = con.execute("SELECT judge_id, format_id, judge, format FROM attached_cells "
+                                                      "ORDER BY judge, format LIMIT 1").fetchone()
+        query = "SELECT count(*) FROM verdict_source WHERE judge_id = $j AND format_id = $f"
+        n = con.execute(query, {"j": judge_id, "f": format_id}).fetchone()[0]
+        plan = con.execute("EXPLAIN ANALYZE " + query, {"j": judge_id, "f": format_id}).fetchall()[0][1]
+    assert (judge, fmt) == ("alpha", "binary") and out["files"] == 12                # 2 judges x 3 formats x 2
+    assert n == frame.filter((pl.col("judge") == judge) & (pl.col("format") == fmt)).height
+    assert "Total Files Read: 2" in plan, plan
