@@ -1,6 +1,8 @@
-"""Attached verdict sources (migration 016): Parquet files registered as a pool's read-only verdicts,
-read where they lie. The writes (attach, detach) run in a unit of work's transaction; the read side,
-the audit's `verdict_source` view, is connection.verdict_source."""
+"""Attached verdict sources (migrations 016, 018): Parquet files registered as a pool's read-only verdicts,
+read where they lie. The writes (attach, detach) run in a unit of work's transaction and touch one table
+of their own, `cell_runs` (an attach's cell runs hold its files and parsed answers); the read side, the
+`verdict_source` view, is made on a connection by connection.verdict_source (the audit's readers, and the
+writers that must see attached calls: the scorer's answered calls, the juries)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import polars as pl
 from .._errors import UserError
 from . import _sql
 from ._database import transaction, writer
+from .connection import attached_views, verdict_source
 
 
 def attach_files(con, pool: int, files: list[dict]) -> None:
@@ -19,27 +22,15 @@ def attach_files(con, pool: int, files: list[dict]) -> None:
     rows and these files' rows once their cells are recorded), for the checks that follow in the same
     transaction. Nothing of the files is written until record_cell."""
     _sql.script(con, "delete_attached", pool_id=pool)
-    views(con, [(pool, f["path"], f["judge"], f["format"]) for f in files])
+    attached_views(con, [(pool, f["path"], f["judge"], f["format"]) for f in files])
     con.register("attached_files_df", pl.DataFrame(files, schema={
         "path": pl.String, "size": pl.Int64, "mtime_ns": pl.Int64, "n_rows": pl.Int64, "judge": pl.String,
         "format": pl.String}).to_arrow())
 
 
-def views(con, files: list[tuple]) -> None:
-    """The temp views over attached files on a connection, from (pool_id, path, hive judge, hive format)."""
-    paths = sorted({f[1] for f in files})
-    union = bool(paths) and _sql.first(con, "attached_schemas", files=paths)[0] > 1
-    _sql.script(con, "set_attached_files", files=paths, paths=[f[1] for f in files], pools=[f[0] for f in files],
-                judges=[f[2] for f in files], formats=[f[3] for f in files], union=union)
-    _sql.script(con, "attached_raw")
-    _sql.script(con, "attached_cells")
-    _sql.execute(con, "verdict_source_attached")
-
-
 def ensure_source(con, pool: int | None = None) -> None:
     """Make the view `verdict_source` (stored and attached rows) on a writer's connection, from the
     attached files as this transaction sees them; a changed file of `pool` is a UserError naming it."""
-    from .connection import verdict_source
     broken = verdict_source(con)
     if pool is not None and pool in broken:
         raise UserError(broken[pool])

@@ -141,9 +141,21 @@ def verdict_source(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
     if not intact:
         _sql.execute(con, "verdict_source_stored")
         return broken
-    from ._attached import views
-    views(con, [(f[0], f[2], f[6], f[7]) for f in intact])
+    attached_views(con, [(f[0], f[2], f[6], f[7]) for f in intact])
     return broken
+
+
+def attached_views(con, files: list[tuple]) -> None:
+    """The temp views over attached files on a connection (attached_rows, attached_raw, attached_cells,
+    attached_file_cells, verdict_source), from (pool_id, path, hive judge, hive format) of each file."""
+    from . import _sql
+    paths = sorted({f[1] for f in files})
+    union = bool(paths) and _sql.first(con, "attached_schemas", files=paths)[0] > 1
+    _sql.script(con, "set_attached_files", files=paths, paths=[f[1] for f in files], pools=[f[0] for f in files],
+                judges=[f[2] for f in files], formats=[f[3] for f in files], union=union)
+    _sql.script(con, "attached_raw")
+    _sql.script(con, "attached_cells")
+    _sql.execute(con, "verdict_source_attached")
 
 
 def _changed(path: str, pool: str, what: str) -> str:
