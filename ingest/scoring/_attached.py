@@ -88,13 +88,23 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
             if fmt.pairing == "anchored":
                 raise UserError(f"format {name!r} pairs against an anchor: attach reads pointwise and tournament "
                                 "formats (import anchored verdicts with import-verdicts)")
+        # each distinct answer of each cell parsed once by its format's parser, before the cells are recorded:
+        # every cell run the attach writes holds its parses (schema/018: one table touched)
+        raws = unit.attached_distinct_raws(pid)
+        answers = raws.select("format", "raw").unique()
+        parsed = _parse_distinct(answers, formats) if answers.height else \
+            pl.DataFrame(schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "label": pl.String,
+                                 "status": pl.String})
+        parsed = raws.join(parsed, on=["format", "raw"]).select("judge", "format", "raw", "label", "value", "status")
+        runs = []
+        stored = {r[1]: r[0] for r in unit.judges().values()}
         for judge, name in cells:
-            judge_id = unit.ensure_judge(judge, "imported")
+            # a judge already stored under the name (scored, say, on a sample before its pipeline ran on
+            # the pool) is the judge of these rows: `score` then asks only the calls the files lack
+            judge_id = stored.get(judge) or unit.ensure_judge(judge, "imported")
             format_id = unit.ensure_format(formats[name])
-            run = unit.start_cell_run(pid, judge_id, formats[name], format_id, "attach",
-                                      source_file=" ".join(map(str, patterns)))
-            unit.finish_cell_run(run)
-            unit.record_attached_cell(pid, judge, name, judge_id, format_id, formats[name].kind, run)
+            runs.append(unit.record_attached_cell(pid, judge, name, judge_id, format_id, " ".join(map(str, patterns)),
+                                                  parsed))
         unknown = unit.attached_unknown_call(pid)
         if unknown:
             path, row, field, value, prompt, fmt_name, kind = unknown
@@ -109,13 +119,7 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
             judge, name, prompt, n = twice
             raise UserError(f"a call of judge {judge!r}, format {name!r}, prompt {prompt!r} is held {n} times "
                             "(twice in the attached files, or attached and stored): one row per call")
-        raws = unit.attached_distinct_raws(pid)
-        by_id = {unit.ensure_format(formats[name]): name for _, name in cells}
-        named = raws.with_columns(pl.col("format_id").replace_strict(by_id, return_dtype=pl.String).alias("format"))
-        parsed = _parse_distinct(named.select("format", "raw"), formats) if named.height else \
-            pl.DataFrame(schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "label": pl.String,
-                                 "status": pl.String})
-        parsed = parsed.join(named.select("format", "format_id").unique(), on="format")
-        unit.record_attached_parses(pid, parsed.select("format_id", "raw", "label", "value", "status"))
+        for run in runs:              # finished: the juries with these judges as members are derived anew
+            unit.finish_cell_run(run)
     return {"pool": pool, "files": len(files), "rows": sum(f["n_rows"] for f in files),
-            "cells": [{"judge": j, "format": f} for j, f in cells], "distinct_answers": parsed.height}
+            "cells": [{"judge": j, "format": f} for j, f in cells], "distinct_answers": answers.height}

@@ -1,6 +1,8 @@
-"""Attached verdict sources (migration 016): Parquet files registered as a pool's read-only verdicts,
-read where they lie. The writes (attach, detach) run in a unit of work's transaction; the read side,
-the audit's `verdict_source` view, is connection.verdict_source."""
+"""Attached verdict sources (migrations 016, 018): Parquet files registered as a pool's read-only verdicts,
+read where they lie. The writes (attach, detach) run in a unit of work's transaction and touch one table
+of their own, `cell_runs` (an attach's cell runs hold its files and parsed answers); the read side, the
+`verdict_source` view, is made on a connection by connection.verdict_source (the audit's readers, and the
+writers that must see attached calls: the scorer's answered calls, the juries)."""
 
 from __future__ import annotations
 
@@ -8,20 +10,30 @@ import os
 
 import polars as pl
 
+from .._errors import UserError
 from . import _sql
 from ._database import transaction, writer
+from .connection import attached_views, verdict_source
 
 
 def attach_files(con, pool: int, files: list[dict]) -> None:
-    """Replace the pool's attached files by `files` (path, size, mtime_ns, n_rows, judge, format) and
-    make the views over them on this connection (attached_raw, verdict_source: the stored rows and
-    these files' rows), for the checks that follow in the same transaction."""
+    """Drop the pool's attached verdict source and make the views over `files` (path, size, mtime_ns,
+    n_rows, judge, format) on this connection (attached_raw, attached_cells, verdict_source: the stored
+    rows and these files' rows once their cells are recorded), for the checks that follow in the same
+    transaction. Nothing of the files is written until record_cell."""
     _sql.script(con, "delete_attached", pool_id=pool)
-    for f in files:
-        _sql.execute(con, "insert_attached_file", pool_id=pool, **f)
-    _sql.execute(con, "set_attached_files", files=[f["path"] for f in files])
-    _sql.execute(con, "attached_raw")
-    _sql.execute(con, "verdict_source_attached")
+    attached_views(con, [(pool, f["path"], f["judge"], f["format"]) for f in files])
+    con.register("attached_files_df", pl.DataFrame(files, schema={
+        "path": pl.String, "size": pl.Int64, "mtime_ns": pl.Int64, "n_rows": pl.Int64, "judge": pl.String,
+        "format": pl.String}).to_arrow())
+
+
+def ensure_source(con, pool: int | None = None) -> None:
+    """Make the view `verdict_source` (stored and attached rows) on a writer's connection, from the
+    attached files as this transaction sees them; a changed file of `pool` is a UserError naming it."""
+    broken = verdict_source(con)
+    if pool is not None and pool in broken:
+        raise UserError(broken[pool])
 
 
 def first_problem(con, pool: int) -> tuple | None:
@@ -34,10 +46,17 @@ def cell_names(con, pool: int) -> list[tuple[str, str]]:
     return _sql.rows(con, "attached_cell_names", pool_id=pool)
 
 
-def record_cell(con, pool: int, judge: str, fmt: str, judge_id: int, format_id: int, kind: str,
-                cell_run_id: int) -> None:
-    _sql.execute(con, "insert_attached_cell", pool_id=pool, judge=judge, format=fmt, judge_id=judge_id,
-                 format_id=format_id, kind=kind, cell_run_id=cell_run_id)
+def record_cell(con, pool: int, judge: str, fmt: str, judge_id: int, format_id: int, source_file: str,
+                parsed: pl.DataFrame) -> int:
+    """Record one (judge, format) cell of the attached files as a cell run of source 'attach' holding
+    the files (as attach_files registered them) and the cell's distinct answers parsed (`parsed`:
+    judge, format, raw, label, value, status); its id. The one table an attach writes (schema/018)."""
+    con.register("parsed_raws", parsed.to_arrow())
+    try:
+        return _sql.first(con, "insert_attached_cell_run", pool_id=pool, judge_id=judge_id, format_id=format_id,
+                          judge=judge, format=fmt, source_file=source_file)[0]
+    finally:
+        con.unregister("parsed_raws")
 
 
 def unknown_call(con, pool: int) -> tuple | None:
@@ -52,17 +71,8 @@ def repeated_call(con, pool: int) -> tuple | None:
 
 
 def distinct_raws(con, pool: int) -> pl.DataFrame:
-    """format_id, raw: each distinct answer of the attached files once."""
+    """judge, format, raw: each distinct answer of each cell of the attached files once."""
     return _sql.frame(con, "attached_distinct_raws", pool_id=pool)
-
-
-def record_parses(con, pool: int, parsed: pl.DataFrame) -> None:
-    """Store the parse (format_id, raw, label, value, status) of each distinct attached answer."""
-    con.register("parsed_raws", parsed.to_arrow())
-    try:
-        _sql.execute(con, "insert_attached_parses", pool_id=pool)
-    finally:
-        con.unregister("parsed_raws")
 
 
 def attached_cells(con, pool: int) -> list[tuple]:

@@ -23,6 +23,7 @@ import os
 
 from .._errors import UserError
 from . import _sql
+from ._attached import ensure_source
 from ._database import next_id, reader, transaction, writer
 from .connection import pool_id
 
@@ -31,7 +32,9 @@ PROVIDER = "jury"
 
 
 def _refresh(con, pool: int, jury: int, force: bool = False) -> bool:
-    """Derive the jury's verdicts anew when its members' verdicts moved (or `force`); whether it did."""
+    """Derive the jury's verdicts anew when its members' verdicts moved (or `force`); whether it did.
+    The members' calls are read through the connection's verdict_source (stored and attached rows:
+    _attached.ensure_source makes it first)."""
     mark = _sql.first(con, "jury_mark", pool_id=pool, judge_id=jury)[0]
     stored = _sql.first(con, "jury_stored_mark", pool_id=pool, judge_id=jury)
     if stored is None or (not force and stored[0] == mark):
@@ -55,8 +58,14 @@ def _refresh(con, pool: int, jury: int, force: bool = False) -> bool:
 def refresh_after(con, cell_run_id: int) -> None:
     """Refresh the juries that have the judge of a finished cell run among their members (in the
     caller's transaction)."""
-    for pool, jury in _sql.rows(con, "juries_of_member", cell_run_id=cell_run_id):
-        _refresh(con, pool, jury)
+    found = _sql.rows(con, "juries_of_member", cell_run_id=cell_run_id)
+    if not found:
+        return
+    from .connection import verdict_source
+    broken = verdict_source(con)      # a pool whose attached files changed waits for its next refresh
+    for pool, jury in found:
+        if pool not in broken:
+            _refresh(con, pool, jury)
 
 
 def save_jury(db: str | os.PathLike | None, pool: str, name: str, judges: list[str], vote: str = "mean") -> dict:
@@ -74,6 +83,7 @@ def save_jury(db: str | os.PathLike | None, pool: str, name: str, judges: list[s
     from ._judges import ensure_judge, judge_identity
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
+        ensure_source(con, pid)
         found = {r[0]: (r[1], r[2]) for r in _sql.rows(con, "jury_pool_judges", names=members, pool_id=pid)}
         missing = [m for m in members if m not in found]
         if missing:
@@ -98,6 +108,7 @@ def refresh_juries(db: str | os.PathLike | None, pool: str) -> list[str]:
     """Re-derive every jury of the pool whose members' verdicts moved since; the names refreshed."""
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
+        ensure_source(con, pid)
         return [r[1] for r in _sql.rows(con, "juries_of_pool", pool_id=pid) if _refresh(con, pid, r[0])]
 
 

@@ -75,7 +75,9 @@ class Reading:
         return _sql.first(self._con, "cell_run_recipe", cell_run_id=cell_run_id)
 
     def unanswered(self, calls: pl.DataFrame, pool: int, judge: int | None = None) -> pl.DataFrame:
-        """The calls (CALL_KEY columns) the pool holds no answer for, from any judge or one."""
+        """The calls (CALL_KEY columns) the pool holds no answer for, from any judge or one: stored or
+        in its attached files (read through verdict_source; a changed attached file is refused by name)."""
+        _attached.ensure_source(self._con, pool)
         return _verdicts.unanswered(self._con, calls, pool, judge)
 
     def stored_statuses(self, rows: pl.DataFrame) -> pl.Series:
@@ -156,9 +158,10 @@ class Writing(Reading):
     def attached_cell_names(self, pool: int) -> list[tuple[str, str]]:
         return _attached.cell_names(self._con, pool)
 
-    def record_attached_cell(self, pool: int, judge: str, fmt: str, judge_id: int, format_id: int, kind: str,
-                             cell_run_id: int) -> None:
-        _attached.record_cell(self._con, pool, judge, fmt, judge_id, format_id, kind, cell_run_id)
+    def record_attached_cell(self, pool: int, judge: str, fmt: str, judge_id: int, format_id: int,
+                             source_file: str, parsed: pl.DataFrame) -> int:
+        """The cell's cell run (source 'attach'), holding the attached files and the cell's parsed answers."""
+        return _attached.record_cell(self._con, pool, judge, fmt, judge_id, format_id, source_file, parsed)
 
     def attached_unknown_call(self, pool: int) -> tuple | None:
         """(path, row, field, value, prompt_id, format, kind) of the first row naming no prompt or candidate of the pool."""
@@ -170,9 +173,6 @@ class Writing(Reading):
 
     def attached_distinct_raws(self, pool: int) -> pl.DataFrame:
         return _attached.distinct_raws(self._con, pool)
-
-    def record_attached_parses(self, pool: int, parsed: pl.DataFrame) -> None:
-        _attached.record_parses(self._con, pool, parsed)
 
 
 @contextlib.contextmanager

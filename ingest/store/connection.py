@@ -120,7 +120,7 @@ def verdict_source(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
         _sql.execute(con, "verdict_source_stored")
         return {}
     broken: dict[int, str] = {}
-    for pid, pool, path, size, mtime_ns, _ in files:
+    for pid, pool, path, size, mtime_ns, *_ in files:
         try:
             st = os.stat(path)
         except OSError:
@@ -134,17 +134,28 @@ def verdict_source(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
             counts = dict(_sql.rows(con, "parquet_row_counts", files=[f[2] for f in intact]))
         except duckdb.Error:
             counts = {}
-        for pid, pool, path, _, _, n_rows in intact:
+        for pid, pool, path, _, _, n_rows, *_ in intact:
             if counts.get(path) != n_rows:
                 broken.setdefault(pid, _changed(path, pool, "has changed (its row count)"))
         intact = [f for f in intact if f[0] not in broken]
     if not intact:
         _sql.execute(con, "verdict_source_stored")
         return broken
-    _sql.execute(con, "set_attached_files", files=[f[2] for f in intact])
-    _sql.execute(con, "attached_raw")
-    _sql.execute(con, "verdict_source_attached")
+    attached_views(con, [(f[0], f[2], f[6], f[7]) for f in intact])
     return broken
+
+
+def attached_views(con, files: list[tuple]) -> None:
+    """The temp views over attached files on a connection (attached_rows, attached_raw, attached_cells,
+    attached_file_cells, verdict_source), from (pool_id, path, hive judge, hive format) of each file."""
+    from . import _sql
+    paths = sorted({f[1] for f in files})
+    union = bool(paths) and _sql.first(con, "attached_schemas", files=paths)[0] > 1
+    _sql.script(con, "set_attached_files", files=paths, paths=[f[1] for f in files], pools=[f[0] for f in files],
+                judges=[f[2] for f in files], formats=[f[3] for f in files], union=union)
+    _sql.script(con, "attached_raw")
+    _sql.script(con, "attached_cells")
+    _sql.execute(con, "verdict_source_attached")
 
 
 def _changed(path: str, pool: str, what: str) -> str:

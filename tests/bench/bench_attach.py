@@ -1,14 +1,15 @@
 """Benchmark: `judgeaudit attach-verdicts` (issue 29) on a pool of N candidates x 10 pointwise cells
 (5 judges x binary and likert5), as hive shards judge=J/format=F/part-K.parquet: the attach's time (the command, its start included), the
 database's growth, and `judgeaudit audit --json` on the attached pool against the same rows imported
-(both timed; their output compared).
+(both timed, each the median of --rounds runs; their output compared; the ratio attached/imported).
 
-    .venv/bin/python tests/bench/bench_attach.py [--candidates 10000000] [--shards 4] [--no-import]
+    .venv/bin/python tests/bench/bench_attach.py [--candidates 10000000] [--shards 4] [--rounds 3] [--no-import]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -63,6 +64,7 @@ def main() -> None:
     ap.add_argument("--candidates", type=int, default=10_000_000)
     ap.add_argument("--shards", type=int, default=4, help="files per (judge, format) cell")
     ap.add_argument("--no-import", action="store_true", help="skip the imported copy and its audit")
+    ap.add_argument("--rounds", type=int, default=3, help="audit runs per pool (the median is reported)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-attach-") as tmp:
         work = Path(tmp)
@@ -74,23 +76,36 @@ def main() -> None:
         grew = db.stat().st_size - before
         print(f"attach-verdicts: {took:.1f} s (start included); the database grew {grew / 2**20:.2f} MiB "
               f"({before / 2**20:.1f} -> {db.stat().st_size / 2**20:.1f} MiB)", flush=True)
-        took, attached = run("audit", "--pool", "big", "--json", "--db", db)
-        print(f"audit --json on the attached pool: {took:.1f} s", flush=True)
+        took, attached = audit(db, args.rounds)
+        print(f"audit --json on the attached pool: {took:.1f} s (median of {args.rounds})", flush=True)
         if args.no_import:
             return
         imported = work / "imported.duckdb"
         run("import-pool", pool_file, "--pool", "big", "--db", imported)
-        t = time.perf_counter()
-        for f in sorted(hive.glob("**/*.parquet")):
+        parts = []
+        for f in sorted(hive.glob("**/*.parquet")):      # the same rows, as one verdict file
             judge, fmt = f.parent.parent.name.split("=")[1], f.parent.name.split("=")[1]
-            part = pl.read_parquet(f).with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"))
-            part.write_parquet(work / "one.parquet")
-            run("import-verdicts", work / "one.parquet", "--pool", "big", "--db", imported)
-        print(f"the same rows imported, file by file: {time.perf_counter() - t:.1f} s; the database "
+            parts.append(pl.read_parquet(f).with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format")))
+        pl.concat(parts).write_parquet(work / "all.parquet")
+        del parts
+        t = time.perf_counter()
+        run("import-verdicts", work / "all.parquet", "--pool", "big", "--db", imported)
+        print(f"the same rows imported: {time.perf_counter() - t:.1f} s; the database "
               f"{imported.stat().st_size / 2**20:.1f} MiB", flush=True)
-        took, same = run("audit", "--pool", "big", "--json", "--db", imported)
-        print(f"audit --json on the imported pool: {took:.1f} s; the same output: {same == attached}")
+        base, same = audit(imported, args.rounds)
+        print(f"audit --json on the imported pool: {base:.1f} s (median of {args.rounds}); the same output: "
+              f"{same == attached}; attached / imported = {took / base:.2f}")
 
+
+def audit(db: Path, rounds: int) -> tuple[float, str]:
+    """The median wall time of `judgeaudit audit --json` over `rounds` runs (start included), and its output."""
+    times, outs = [], set()
+    for _ in range(rounds):
+        took, out = run("audit", "--pool", "big", "--json", "--db", db)
+        times.append(took)
+        outs.add(out)
+    assert len(outs) == 1, "audit printed different outputs on the same pool"
+    return statistics.median(times), outs.pop()
 
 if __name__ == "__main__":
     main()

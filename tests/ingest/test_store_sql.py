@@ -45,10 +45,13 @@ def empty(tmp_path_factory):
         con.execute(f"CREATE TEMP TABLE {name} AS {query} LIMIT 0")
     path = tmp_path_factory.mktemp("attached") / "verdicts.parquet"
     pl.DataFrame(ATTACHED).write_parquet(path)
-    PARAMS["files"] = [str(path)]
-    for name in ("set_attached_files", "attached_raw", "verdict_source_attached"):
-        _sql.execute(con, name, **{k: PARAMS[k] for k in _sql.params_of(_sql.text(name))})
-    con.execute("CREATE TEMP TABLE parsed_raws AS SELECT format_id, raw, label, value, status FROM attached_parses LIMIT 0")
+    PARAMS.update(files=[str(path)], paths=[str(path)], pools=[1], judges=[None], formats=[None], union=True)
+    for name in ("set_attached_files", "attached_raw", "attached_cells", "verdict_source_attached"):
+        _sql.script(con, name, **{k: PARAMS[k] for k in _sql.params_of(_sql.text(name))})
+    con.execute("CREATE TEMP TABLE parsed_raws AS SELECT judge, format, raw, label, value, status FROM attached_raw, "
+                "(SELECT 'x' AS label, 1.0 AS value, 'ok' AS status) LIMIT 0")
+    con.execute("CREATE TEMP TABLE attached_files_df AS SELECT path, 0::BIGINT AS size, 0::BIGINT AS mtime_ns, "
+                "0::BIGINT AS n_rows, judge, format FROM attached_raw LIMIT 0")
     yield con
     con.close()
 

@@ -1,2 +1,7 @@
 -- One row per (judge, format) cell of the pool that attached files hold: its judge and format ids and names.
-SELECT judge_id, format_id, judge, format FROM attached_cells WHERE pool_id = $pool_id ORDER BY judge, format
+SELECT r.judge_id, r.format_id, j.name AS judge, f.name AS format
+FROM cell_runs r
+JOIN judges j ON j.judge_id = r.judge_id
+JOIN formats f ON f.format_id = r.format_id
+WHERE r.pool_id = $pool_id AND r.attached IS NOT NULL
+ORDER BY judge, format

@@ -1,4 +1,2 @@
--- One row per distinct (format, raw answer) of the pool's attached files: what its format's parser reads once.
-SELECT DISTINCT c.format_id, r.raw
-FROM attached_raw r JOIN attached_cells c ON c.pool_id = r.pool_id AND c.judge = r.judge AND c.format = r.format
-WHERE r.pool_id = $pool_id AND r.raw IS NOT NULL
+-- One row per distinct (judge, format, raw answer) of the pool's attached files: what its format's parser reads once.
+SELECT DISTINCT judge, format, raw FROM attached_raw WHERE pool_id = $pool_id AND raw IS NOT NULL

@@ -8,9 +8,10 @@ SELECT concat_ws('/',
                       coalesce(CAST(max(finished_at) AS VARCHAR), '-'))
      FROM cell_runs WHERE pool_id = $pool_id),
     count(*), count(v.value), coalesce(CAST(max(v.created_at) AS VARCHAR), '-'),
-    (SELECT coalesce(string_agg(concat_ws(':', path, size, mtime_ns, n_rows), ';' ORDER BY path), '-')
-     FROM attached_files WHERE pool_id = $pool_id),
-    (SELECT count(*) FROM attached_parses WHERE pool_id = $pool_id)) AS mark,
+    (SELECT coalesce(string_agg(a.file, ';' ORDER BY a.file), '-')
+     FROM (SELECT DISTINCT concat_ws(':', f.path, f.size, f.mtime_ns, f.n_rows) AS file
+           FROM (SELECT unnest(attached.files) AS f FROM cell_runs WHERE pool_id = $pool_id AND attached IS NOT NULL)) a),
+    (SELECT coalesce(sum(len(attached.parses)), 0) FROM cell_runs WHERE pool_id = $pool_id AND attached IS NOT NULL)) AS mark,
     count(*) AS n_verdicts
 FROM verdicts v
 WHERE v.pool_id = $pool_id

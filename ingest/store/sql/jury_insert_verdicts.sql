@@ -6,7 +6,7 @@
 -- even count) or 'majority' (the value more than half of the n members gave, else 'no_majority').
 -- label: the members' label of the voted value, null when no member gave it (a mean between labels);
 -- label_probs: each label's share among the members' parsed calls. Not a call: raw, endpoint, tokens
--- and latency stay null.
+-- and latency stay null. The members' calls are read through verdict_source: stored or attached.
 INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, decoding, prompt_idx, a_idx, b_idx, swapped,
                       sample, raw, label, value, status, error, attempts, label_probs)
 WITH n AS (
@@ -15,7 +15,7 @@ WITH n AS (
 calls AS (
     SELECT v.prompt_idx, v.a_idx, v.b_idx, v.swapped, v.label,
            CASE WHEN v.status = 'ok' THEN round(v.value, 12) END AS value
-    FROM verdicts v
+    FROM verdict_source v
     JOIN jury_members jm ON jm.pool_id = v.pool_id AND jm.member_id = v.judge_id
     WHERE jm.pool_id = $pool_id AND jm.judge_id = $judge_id
       AND v.format_id = $format_id AND v.decoding = $decoding AND v.sample = 0
