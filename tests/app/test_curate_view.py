@@ -97,8 +97,8 @@ def test_a_second_session_runs_no_curation_for_the_page(pool, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     from tests.conftest import REPO
-    calls = {"curation": 0, "curation_overlap": 0, "scored_cells": 0, "placeholder_texts": 0, "curate_pool": 0}
-    for name in ("curation", "curation_overlap", "scored_cells", "placeholder_texts"):
+    calls = {"curation": 0, "curation_overlap": 0, "scored_cells": 0, "placeholders": 0, "curate_pool": 0}
+    for name in ("curation", "curation_overlap", "scored_cells", "placeholders"):
         what, fn = derived.DERIVED[name]
         monkeypatch.setitem(derived.DERIVED, name, (what, lambda *a, _n=name, _f=fn: calls.__setitem__(_n, calls[_n] + 1) or _f(*a)))
     import train.subsets
@@ -115,7 +115,7 @@ def test_a_second_session_runs_no_curation_for_the_page(pool, monkeypatch):
         return [m.value for m in at.metric], [d.value for d in at.dataframe]
 
     metrics, tables = session()
-    assert calls["curation"] == calls["curation_overlap"] == calls["scored_cells"] == calls["placeholder_texts"] == 1, calls
+    assert calls["curation"] == calls["curation_overlap"] == calls["scored_cells"] == calls["placeholders"] == 1, calls
     assert calls["curate_pool"] == 1 + 4, calls          # the preview, and the overlap of alpha's 4 formats
     cands, scores = audit.pool_candidates(pool, "s"), audit.candidate_scores(pool, "s", judge="alpha", fmt="binary")
     _, s = curate(cands, scores, "judge", 0.25, 0, "alpha", "binary")

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from tests.browser.test_browser import ARGS, CHROMIUM, _serve_app
+from tests.browser.test_browser_reload import _choose
 from tests.conftest import query_rows
 from tests.fixtures import synthetic_pool, write_jsonl
 
@@ -42,8 +43,7 @@ def test_label_five_items_by_keyboard_reload_and_continue(queued):
         name.fill("ann")
         name.press("Enter")
         expect(page).to_have_url(re.compile(r"annotator=ann"))
-        page.get_by_role("combobox", name="Queue").click()
-        page.get_by_role("option", name="1", exact=True).click()
+        _choose(page, page.get_by_role("combobox", name="Queue"), "1")
         expect(page).to_have_url(re.compile(r"queue=1"))
         page.get_by_role("heading", name="Label").click()    # the keys go to the page, not the text box
         progress = page.get_by_test_id("stProgress")
