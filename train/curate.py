@@ -180,16 +180,22 @@ def curate(pool_cands: pl.DataFrame, scores: pl.DataFrame | None, policy: str, r
     cands = eligible(pool_cands, scores, policy, judge, fmt, held, decoding, score)
     n_prompts = int(pool_cands["prompt_idx"].max()) + 1 if pool_cands.height else 0
     picks = select(cands, rate, seed, pool_cands.height, n_prompts)
+    return picks, summarise(picks, held.len(), policy, judge, fmt, decoding, score, rate, seed)
+
+
+def summarise(picks: pl.DataFrame, n_heldout_prompts: int, policy: str, judge, fmt, decoding, score, rate: float,
+              seed: int) -> dict:
+    """A curation's summary: its choices, the eligible and selected prompts, how many picks and cuts a
+    tie decided, the held-out prompts and the cut's value (the last kept pick's)."""
     kept = picks.filter("kept")
-    summary = {"policy": policy, "judge": judge if policy == "judge" else None,
-               "format": fmt if policy == "judge" else None, "decoding": decoding if policy == "judge" else None,
-               "score": score if policy == "judge" else None, "rate": float(rate), "seed": int(seed),
-               "n_eligible": picks.height, "n_selected": kept.height,
-               "n_pick_tied": int(kept["pick_tied"].sum()), "n_cut_tied": int(kept["cut_tied"].sum()),
-               "n_tie_broken": int((kept["pick_tied"] | kept["cut_tied"]).sum()),
-               "n_heldout_prompts": held.len(),
-               "cut_value": float(kept["value"][-1]) if kept.height else None}
-    return picks, summary
+    by_judge = policy == "judge"
+    return {"policy": policy, "judge": judge if by_judge else None, "format": fmt if by_judge else None,
+            "decoding": decoding if by_judge else None, "score": score if by_judge else None,
+            "rate": float(rate), "seed": int(seed), "n_eligible": picks.height, "n_selected": kept.height,
+            "n_pick_tied": int(kept["pick_tied"].sum()), "n_cut_tied": int(kept["cut_tied"].sum()),
+            "n_tie_broken": int((kept["pick_tied"] | kept["cut_tied"]).sum()),
+            "n_heldout_prompts": n_heldout_prompts,
+            "cut_value": float(kept["value"][-1]) if kept.height else None}
 
 
 def subset_name(summary: dict) -> str:

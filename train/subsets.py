@@ -16,7 +16,7 @@ from ingest import UserError
 from ingest.store import ensure_current, save_subset
 
 from . import heldout
-from .curate import POLICIES, select, subset_name
+from .curate import POLICIES, select, subset_name, summarise
 
 
 def pool_heldout(db: str | os.PathLike | None, pool: str, share: float | None = heldout.SHARE
@@ -54,16 +54,7 @@ def curate_pool(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     mask[held.to_numpy()] = True
     values = values.filter(pl.Series(~mask[values["prompt_idx"].to_numpy()]))
     picks = select(values, rate, seed, n_cands, n_prompts)
-    kept = picks.filter("kept")
-    summary = {"policy": policy, "judge": judge if policy == "judge" else None,
-               "format": fmt if policy == "judge" else None, "decoding": decoding if policy == "judge" else None,
-               "score": score if policy == "judge" else None, "rate": float(rate), "seed": int(seed),
-               "n_eligible": picks.height, "n_selected": kept.height,
-               "n_pick_tied": int(kept["pick_tied"].sum()), "n_cut_tied": int(kept["cut_tied"].sum()),
-               "n_tie_broken": int((kept["pick_tied"] | kept["cut_tied"]).sum()),
-               "n_heldout_prompts": held.len(),
-               "cut_value": float(kept["value"][-1]) if kept.height else None}
-    return picks, summary, rule
+    return picks, summarise(picks, held.len(), policy, judge, fmt, decoding, score, rate, seed), rule
 
 
 def message_lines(examples: pl.DataFrame) -> list[str]:

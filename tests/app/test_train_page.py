@@ -20,9 +20,9 @@ ROWS = [{"prompt_id": f"q{i // 3}", "prompt": f"Question {i // 3}", "candidate_i
 
 
 def test_kept_and_dropped_have_one_colour_each_in_both_charts():
-    picks = pl.DataFrame({"value": [0.1, 0.9, 0.5], "kept": [False, True, True], "cand_idx": [0, 1, 2]})
-    hist = tf.cut_histogram(picks, 0.5, "value").to_dict()["layer"][0]["encoding"]["color"]
-    lengths = tf.length_chart(pl.DataFrame({"set": ["kept", "dropped"], "chars": [10, 20]})).to_dict()["encoding"]["color"]
+    bins = pl.DataFrame({"set": ["kept", "dropped"], "lo": [0.0, 0.5], "hi": [0.5, 1.0], "n": [2, 1]})
+    hist = tf.binned_chart(bins, "value", 0.5).to_dict()["layer"][0]["encoding"]["color"]
+    lengths = tf.binned_chart(bins, "chars", stacked=False).to_dict()["encoding"]["color"]
     assert hist["scale"] == lengths["scale"] == {"domain": ["kept", "dropped"], "range": ["#2b8cbe", "#bdbdbd"]}
 
 

@@ -45,30 +45,9 @@ def grid_requests(pool: str, judge: str, formats: list[str], decoding: str | Non
 SET_SCALE = alt.Scale(domain=["kept", "dropped"], range=["#2b8cbe", "#bdbdbd"])   # one colour per set, every chart
 
 
-def cut_histogram(picks: pl.DataFrame, cut: float | None, title: str) -> alt.Chart:
-    """The selecting value of each eligible prompt's pick, kept vs dropped, with the cut marked."""
-    df = picks.with_columns(pl.when(pl.col("kept")).then(pl.lit("kept")).otherwise(pl.lit("dropped")).alias("set"))
-    bars = alt.Chart(df.to_pandas()).mark_bar(opacity=0.8).encode(
-        x=alt.X("value:Q", bin=alt.Bin(maxbins=40), title=title), y=alt.Y("count():Q", title="prompts"),
-        color=alt.Color("set:N", scale=SET_SCALE, title="set"))
-    if cut is None:
-        return bars.properties(height=220)
-    rule = alt.Chart(pl.DataFrame({"cut": [cut]}).to_pandas()).mark_rule(color="#d7301f", strokeWidth=2).encode(
-        x="cut:Q")
-    return (bars + rule).properties(height=220)
-
-
-def length_chart(lengths: pl.DataFrame) -> alt.Chart:
-    """lengths: set (kept | dropped), chars -> response lengths of the picks, side by side."""
-    return alt.Chart(lengths.to_pandas()).mark_bar(opacity=0.7).encode(
-        x=alt.X("chars:Q", bin=alt.Bin(maxbins=30), title="response length (characters; ~4 per token)"),
-        y=alt.Y("count():Q", title="prompts", stack=None), color=alt.Color("set:N", scale=SET_SCALE, title="set")
-    ).properties(height=220)
-
-
 def binned_chart(bins: pl.DataFrame, title: str, cut: float | None = None, stacked: bool = True) -> alt.Chart:
     """bins: set (kept | dropped), lo, hi, n (app.curation_view.bins) -> bars of prompts per bin, the
-    cut marked when given: the histograms above drawn from counts (issue 29: flat in the pool's size)."""
+    cut marked when given: histograms drawn from counts (issue 29: flat in the pool's size)."""
     bars = alt.Chart(bins.to_pandas()).mark_bar(opacity=0.8 if stacked else 0.7).encode(
         x=alt.X("lo:Q", title=title), x2="hi:Q", y=alt.Y("n:Q", title="prompts", stack=True if stacked else None),
         color=alt.Color("set:N", scale=SET_SCALE, title="set"))
