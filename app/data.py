@@ -30,8 +30,6 @@ _FUNCTIONS = {
     "calibrate": audit.calibrate,
     "human_ceiling": audit.human_ceiling,
     "stored_labels": audit.stored_labels,
-    "drift": audit.drift,
-    "drift_items": audit.drift_items,
     "probes": audit.probes,
     "mitigations": audit.mitigations,
 }
@@ -51,8 +49,6 @@ pools = _cached("pools")
 calibrate = _cached("calibrate")
 human_ceiling = _cached("human_ceiling")
 stored_labels = _cached("stored_labels")
-drift = _cached("drift")
-drift_items = _cached("drift_items")
 probes = _cached("probes")
 mitigations = _cached("mitigations")
 
@@ -354,7 +350,7 @@ cells, bias, bias_items, positions, variance, score_values, consistency = (
     for n in ("cells", "bias", "bias_items", "positions", "variance", "score_values", "consistency"))
 # -- issue 29: the other reading pages' results, stored too (app/derived_data.py) ----------------------
 from app.derived_data import (call_count, checklist, estimate, export_counts, judges_board, placeholders,  # noqa: E402,F401
-                              pool_head, pool_summary, rank, style_rank, systems)
+                              drift, drift_items, pool_head, pool_summary, rank, style_rank, systems)
 # -- issue 29: the Curate & Train page's preview, overlap and cell list, stored too (app/curation_view.py) --
 curation_view, curation_overlap_view, scored_cells = (
     (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)

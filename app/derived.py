@@ -93,6 +93,8 @@ DERIVED.update({
     "pool_head": ("the pool's first candidates", pool_head_frame),
     "export_counts": ("the verdict export's rows per sample and status", audit.export_counts),
     "call_count": ("the calls a score run would plan", call_count_frame),
+    "drift": ("the drift between two judges per cell", audit.drift),
+    "drift_items": ("the calls that moved between two judges", audit.drift_items),
 })
 
 # the results computed from the human labels too: their fingerprint includes the labels'
@@ -106,19 +108,35 @@ def basis(name: str) -> str:
     return "labels" if name in LABELLED else "pool" if name in POOL_ONLY else "verdicts"
 
 
-def _prices(db) -> tuple:
+def _prices(db, pool: str) -> tuple:
     from ingest.endpoints import prices
     return (price_args(prices(db)),)
 
 
-# the arguments (after the pool) a page's first view asks for, as a function of the database: what
-# `refresh` (`judgeaudit derive`, the run that brought verdicts) stores; () where not named here
-FIRST_VIEW: dict[str, Callable[[str], tuple]] = {
-    "rank": lambda db: ("candidate_id", 100),         # the Rankings page's defaults
-    "style_rank": lambda db: (0, 0),                  # every cell, no bootstrap: the page filters one
+def _first_two_judges(db, pool: str) -> tuple | None:
+    """The Drift page's first view: its first judge (the pool's judges sorted) against the next one;
+    None for a pool of one judge, where the page compares nothing. The judges are read from the
+    stored audit cells (refresh computes those first), else from the audit."""
+    from ingest.store import derived_mark, derived_result
+    mark = derived_mark(db, pool)
+    cells = derived_result(db, mark, "cells")[0] if mark is not None else None
+    if cells is None:
+        cells = audit.audit_cells(db, pool)
+    judges = sorted(cells["judge"].unique().to_list())
+    return (judges[0], judges[1]) if len(judges) >= 2 else None
+
+
+# the arguments (after the pool) a page's first view asks for, given the database and the pool: what
+# `refresh` (`judgeaudit derive`, the run that brought verdicts) stores; () where not named here, and
+# None where the page would show nothing to compute (the result is then not stored)
+FIRST_VIEW: dict[str, Callable[[str, str], tuple | None]] = {
+    "rank": lambda db, pool: ("candidate_id", 100),         # the Rankings page's defaults
+    "style_rank": lambda db, pool: (0, 0),                  # every cell, no bootstrap: the page filters one
     "judges_board": _prices,
-    "estimate": lambda db: ("winrate", None, 0.05),   # What labels are worth's defaults
-    "call_count": lambda db: (("binary", "likert5", "numeric100"), "listing", "0"),   # the Score page's form
+    "estimate": lambda db, pool: ("winrate", None, 0.05),   # What labels are worth's defaults
+    "call_count": lambda db, pool: (("binary", "likert5", "numeric100"), "listing", "0"),   # the Score page's form
+    "drift": _first_two_judges,
+    "drift_items": _first_two_judges,
 }
 
 _MEMO_SIZE = 256
@@ -276,7 +294,9 @@ def refresh(db: str, pool: str) -> dict:
         if mark is None:                     # no such pool (the caller migrated the database first)
             raise audit.AuditError(f"no pool named '{pool}' (known: {', '.join(audit.pools(db)['name']) or 'none'})")
         n_verdicts = mark.n_verdicts if mark.basis != "pool" else n_verdicts
-        args = FIRST_VIEW[name](db) if name in FIRST_VIEW else ()
+        args = FIRST_VIEW[name](db, pool) if name in FIRST_VIEW else ()
+        if args is None:                     # nothing the page's first view computes (Drift of one judge)
+            continue
         if derived_result(db, mark, name, args)[0] is not None:
             out.append({"name": name, "status": "current", "seconds": 0.0})
             continue

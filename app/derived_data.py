@@ -85,3 +85,13 @@ def call_count(pool: str, formats: list[str], schedule: str, swap: str) -> dict:
     frame = _stored("call_count", pool, tuple(formats), schedule, str(swap))
     per = dict(zip(frame["format"].to_list(), frame["n"].to_list()))
     return {"total": sum(per.values()), "per_format": per}
+
+
+def drift(pool: str, judge: str, against: str) -> pl.DataFrame:
+    """audit.drift of `judge` against `against` (the Drift page; its first two judges stored by the run)."""
+    return _stored("drift", pool, judge, against)
+
+
+def drift_items(pool: str, judge: str, against: str) -> pl.DataFrame:
+    """audit.drift_items of `judge` against `against`: the calls that moved."""
+    return _stored("drift_items", pool, judge, against)

@@ -42,9 +42,9 @@ def _no_bar():
     return (lambda fraction, sentence: None), (lambda: None)
 
 
-def _args(db, name) -> tuple:
+def _args(db, name, pool="s") -> tuple:
     """The arguments a page's first view passes (what `judgeaudit derive` stores)."""
-    return FIRST_VIEW[name](str(db)) if name in FIRST_VIEW else ()
+    return FIRST_VIEW[name](str(db), pool) if name in FIRST_VIEW else ()
 
 
 def _comparable(name, frame):
@@ -58,18 +58,29 @@ def _comparable(name, frame):
     return pl.DataFrame({"json": [json.dumps(doc, sort_keys=True)]})
 
 
+def _shown(db, pool="s") -> list[str]:
+    """The results the pages' first views read on this pool: all but the Drift page's on a pool of one
+    judge (FIRST_VIEW gives None: the page compares nothing)."""
+    return [n for n in NAMES if _args(db, n, pool) is not None]
+
+
 def _session(db, pool="s"):
     """What a new server process reads: no copy in memory, the stored results only."""
     derived.forget()
-    return {n: cached_result(n, str(db), db.stat().st_mtime, pool, *_args(db, n), bar=_no_bar) for n in NAMES}
+    return {n: cached_result(n, str(db), db.stat().st_mtime, pool, *_args(db, n, pool), bar=_no_bar)
+            for n in _shown(db, pool)}
 
 
-def _fingerprints(db):
-    """The stored fingerprints of the results computed from verdicts, less the labels' part that the
-    results computed from labels add (LABELLED)."""
+def _fingerprints(db, names=NAMES, pool="s"):
+    """The stored fingerprints of the results `names` computed from verdicts, with the arguments of the
+    pages' first views now (a row of other arguments, e.g. Drift's judges before another judge came,
+    keeps its own), less the labels' part that the results computed from labels add (LABELLED)."""
     import re
-    return {re.sub(r"\|labels [^|]*", "", r[0]) for r in query_rows(db, "SELECT DISTINCT fingerprint, name FROM derived_results")
-            if r[1] not in derived.POOL_ONLY}
+
+    from ingest.store._derived import params_json
+    keys = {(n, params_json(_args(db, n, pool))) for n in names if n not in derived.POOL_ONLY}
+    return {re.sub(r"\|labels [^|]*", "", fp) for name, params, fp in
+            query_rows(db, "SELECT name, params_json, fingerprint FROM derived_results") if (name, params) in keys}
 
 
 def _same_as_fresh(db, calls, before: set, pool="s", pool_too: bool = False):
@@ -78,19 +89,21 @@ def _same_as_fresh(db, calls, before: set, pool="s", pool_too: bool = False):
     none; both equal a fresh computation (taken with the original functions, not counted), under a
     new fingerprint."""
     start = dict(calls)
-    expected = {n: start[n] + int(pool_too or n not in derived.POOL_ONLY) for n in NAMES}
+    shown = _shown(db, pool)
+    expected = {n: start[n] + int(n in shown and (pool_too or n not in derived.POOL_ONLY)) for n in NAMES}
     first = _session(db, pool)
     assert calls == expected, (calls, start)
     second = _session(db, pool)
     assert calls == expected                                  # the second session: no audit call
-    fresh = {n: _comparable(n, fn(str(db), pool, *_args(db, n))) for n, fn in ORIGINAL.items()}
-    for n in NAMES:
+    fresh = {n: _comparable(n, ORIGINAL[n](str(db), pool, *_args(db, n, pool))) for n in shown}
+    for n in shown:
         assert fresh[n].height == first[n].height, n
         assert_frame_equal(_comparable(n, first[n]), fresh[n], check_exact=True)
         assert_frame_equal(_comparable(n, second[n]), fresh[n], check_exact=True)
-    now = _fingerprints(db)
+    now = _fingerprints(db, shown)
     assert len(now) == 1 and now.isdisjoint(before), (now, before)
-    assert query_rows(db, "SELECT count(*) FROM derived_results") == [(len(NAMES),)]
+    stored = {n for (n,) in query_rows(db, "SELECT name FROM derived_results")}
+    assert set(shown) <= stored <= set(NAMES)
     return now, first
 
 
