@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.browser.test_browser import ARGS, CHROMIUM, _serve_app
-from tests.browser.test_browser_reload import _choose
+from tests.browser.test_browser_reload import _choose, _settled
 from tests.conftest import query_rows
 from tests.fixtures import synthetic_pool, write_jsonl
 
@@ -49,6 +49,7 @@ def test_label_five_items_by_keyboard_reload_and_continue(queued):
         progress = page.get_by_test_id("stProgress")
         expect(progress).to_contain_text("0 labelled, 0 skipped, 8 to go")
         for k, key in enumerate("abtab", start=1):
+            _settled(page)                            # a key pressed while the page still draws can be lost
             page.keyboard.press(key)
             expect(progress).to_contain_text(f"{k} labelled, 0 skipped")
         assert query_rows(db, "SELECT count(*) FROM labels WHERE annotator = 'ann'") == [(5,)]
@@ -56,8 +57,11 @@ def test_label_five_items_by_keyboard_reload_and_continue(queued):
         expect(progress).to_contain_text("5 labelled, 0 skipped, 3 to go")
         expect(page.get_by_role("textbox", name="Annotator")).to_have_value("ann")
         expect(page).to_have_url(re.compile(r"annotator=ann.*queue=1|queue=1.*annotator=ann"))
+        page.get_by_role("heading", name="Label").click()    # the keys go to the page again, once it is drawn
+        _settled(page)
         page.keyboard.press("s")                      # skip one, then label the next
         expect(progress).to_contain_text("5 labelled, 1 skipped")
+        _settled(page)
         page.keyboard.press("t")
         expect(progress).to_contain_text("6 labelled, 1 skipped, 1 to go")
         browser.close()
