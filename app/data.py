@@ -343,6 +343,19 @@ def save_jury(pool: str, name: str, members: list[str], vote: str) -> dict:
     return store_jury(str(db_file()), pool, safe_name(name, "Jury name"), members, vote)
 
 
+# -- preference pairs and DPO (train.pair_table; DPO runs' progress.jsonl) ----------------------------
+
+@st.cache_data(show_spinner="Pairing...", max_entries=64)
+def _pair_table(path: str, mtime: float, pool: str, judge: str, min_margin: float, both_orders: bool, seed: int):
+    import train
+    return train.pair_table(path, pool, judge, min_margin, both_orders, seed)
+
+
+def pair_table(pool: str, judge: str, min_margin: float, both_orders: bool, seed: int):
+    """Per format x decoding of the judge: pairs, prompts and the losses (train.pair_table)."""
+    return _pair_table(*db_state(), pool, judge, float(min_margin), bool(both_orders), int(seed))
+
+
 # -- issue 29: the audit's per-cell results, stored in the database once computed (app/derived.py) --------
 from app.derived import cached_result as _stored  # noqa: E402
 cells, bias, bias_items, positions, variance, score_values, consistency = (
