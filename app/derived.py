@@ -234,7 +234,7 @@ def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_str
     """The result `name` of the pool: this process's copy while the pool's fingerprint is unchanged
     (read again when the database's mtime or an attached file moved), else the stored frame when its
     fingerprint is the pool's now, else computed once (with a progress bar from `bar()`) and stored."""
-    from ingest.store import derived_mark, derived_result, save_derived
+    from ingest.store import derived_mark, derived_result, params_json, save_derived
     what, fn = DERIVED[name]
     on = basis(name)
     mark = _recall(("mark", path, mtime, pool, on))
@@ -243,7 +243,7 @@ def cached_result(name: str, path: str, mtime: float, pool: str, *args, bar=_str
         if mark is None:                     # no such pool, or an old schema: the audit says which
             return fn(path, pool, *args)
         _remember(("mark", path, mtime, pool, on), mark)
-    stored = (name, path, mark.fingerprint, pool, json.dumps(list(args), sort_keys=True, default=str))   # a list too
+    stored = (name, path, mark.fingerprint, pool, params_json(args))   # the stored key's form: a list argument too
     frame = _recall(stored)
     if frame is not None:
         return frame

@@ -77,7 +77,7 @@ def _fingerprints(db, names=NAMES, pool="s"):
     keeps its own), less the labels' part that the results computed from labels add (LABELLED)."""
     import re
 
-    from ingest.store._derived import params_json
+    from ingest.store import params_json
     keys = {(n, params_json(_args(db, n, pool))) for n in names if n not in derived.POOL_ONLY}
     return {re.sub(r"\|labels [^|]*", "", fp) for name, params, fp in
             query_rows(db, "SELECT name, params_json, fingerprint FROM derived_results") if (name, params) in keys}
