@@ -356,15 +356,10 @@ def pair_table(pool: str, judge: str, min_margin: float, both_orders: bool, seed
     return _pair_table(*db_state(), pool, judge, float(min_margin), bool(both_orders), int(seed))
 
 
-# -- issue 29: the audit's per-cell results, stored in the database once computed (app/derived.py) --------
-from app.derived import cached_result as _stored  # noqa: E402
-cells, bias, bias_items, positions, variance, score_values, consistency = (
-    (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)
-    for n in ("cells", "bias", "bias_items", "positions", "variance", "score_values", "consistency"))
-# -- issue 29: the other reading pages' results, stored too (app/derived_data.py) ----------------------
+# -- issue 29: the pages' results, stored in the database once computed (app/derived.py, app/derived_data.py) --
 from app.derived_data import (call_count, checklist, estimate, export_counts, judges_board, placeholders,  # noqa: E402,F401
-                              drift, drift_items, pool_head, pool_summary, rank, style_rank, systems)
-# -- issue 29: the Curate & Train page's preview, overlap and cell list, stored too (app/curation_view.py) --
-curation_view, curation_overlap_view, scored_cells = (
-    (lambda n: lambda pool, *args: _stored(n, *db_state(), pool, *args))(n)
-    for n in ("curation", "curation_overlap", "scored_cells"))
+                              drift, drift_items, pool_head, pool_summary, rank, reader, style_rank, systems)
+cells, bias, bias_items, positions, variance, score_values, consistency = map(
+    reader, ("cells", "bias", "bias_items", "positions", "variance", "score_values", "consistency"))
+# the Curate & Train page's preview, the formats' overlap and the cell list (app/curation_view.py)
+curation_view, curation_overlap_view, scored_cells = map(reader, ("curation", "curation_overlap", "scored_cells"))

@@ -19,6 +19,11 @@ def _stored(name: str, pool: str, *args) -> pl.DataFrame:
     return cached_result(name, *db_state(), pool, *args)
 
 
+def reader(name: str):
+    """(pool, *args) -> the stored result `name` (app/data.py's readers of the audit's per-cell results)."""
+    return lambda pool, *args: _stored(name, pool, *args)
+
+
 def rank(pool: str, by: str = "candidate_id", n_boot: int = 100) -> pl.DataFrame:
     """audit.rank of the pool (the Rankings page: 100 resamples on first view)."""
     return _stored("rank", pool, by, int(n_boot))
