@@ -112,10 +112,7 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
     z = ((raw - mean) / sd)[:, kept]
     fit = fit_style(a, b, y, z, n, w=mult, penalty=penalty)
     plain = fit_style(a, b, y, np.zeros((a.size, 0)), n, w=mult, penalty=penalty)
-    # a design that does not tell its parameters apart has no unique fit: Newton on the calls one by
-    # one never settled on its flat direction (rounding moved it), on grouped rows it may: no fit either way
-    ok_fit = bool(fit["converged"]) and identified(a, b, z, n, mult)
-    ok_plain = bool(plain["converged"]) and identified(a, b, z[:, :0], n, mult)
+    ok_fit, ok_plain = bool(fit["converged"]), bool(plain["converged"])
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
     weights = counts[:, unit] if mult is None else counts[:, unit] * mult
@@ -184,7 +181,7 @@ def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
 def style_rank_cells(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
                      cell: tuple[str, str, str] | None = None, penalty: float = 0.0) -> pl.DataFrame:
     """audit.style_rank(db, pool, ...), each cell read grouped from DuckDB (the module's doc)."""
-    from ._style import _SCHEMA, STYLE_COLUMNS, _with_counts, style_features
+    from ._style import _SCHEMA, STYLE_COLUMNS, _style_cell, _with_counts, style_features
     frames = []
     with connect(db) as con:
         pid = pool_id(con, pool)
@@ -218,9 +215,19 @@ def style_rank_cells(db: str | os.PathLike | None, pool: str, n_boot: int = 1000
                     prompts = units                      # only their number and order are used
                 raw = style_features(rows.select([f"a_{c}" for c in ("chars", "headers", "lists", "bold")]).to_numpy(),
                                      rows.select([f"b_{c}" for c in ("chars", "headers", "lists", "bold")]).to_numpy())
-                out = style_fit(ids, a, b, rows["y"].to_numpy(), raw, rows["n"].to_numpy().astype(float),
-                                unit, prompts, judged, labels, n_boot, cell_rng(seed, judge, fmt, decoding, "style"),
-                                penalty)
+                mult = rows["n"].to_numpy().astype(float)
+                mean, sd, kept = _standardise(raw, mult)
+                z = ((raw - mean) / sd)[:, kept]
+                if not (identified(a, b, z, len(ids), mult) and identified(a, b, z[:, :0], len(ids), mult)):
+                    # no unique fit: where Newton stops on the flat direction is the rounding's, so the
+                    # cell is fitted from its calls one by one, as before, for the same numbers
+                    calls = _with_counts(query(con, "style_cell_calls", pool_id=pid, judge_id=judge_id,
+                                               format_id=format_id, decoding=decoding), counts)
+                    out = _style_cell(calls, labels, n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
+                else:
+                        out = style_fit(ids, a, b, rows["y"].to_numpy(), raw, mult,
+                                    unit, prompts, judged, labels, n_boot,
+                                    cell_rng(seed, judge, fmt, decoding, "style"), penalty)
                 frames.append(pl.DataFrame(out, schema={c: t for c, t in _SCHEMA.items()
                                                         if c not in ("judge", "format", "decoding")})
                               .with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),
