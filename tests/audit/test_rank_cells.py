@@ -112,7 +112,7 @@ def old_rank(db, pool: str, n_boot: int, seed: int, prior=None) -> pl.DataFrame:
 def tied_pool(db, folder, n_prompts: int = 90, seed: int = 4) -> None:
     """A pool whose tournament verdicts are mostly ties (no slot bias, little spread), its prompt_ids
     unpadded and shuffled (listing order is not prompt_id order), its systems named so that their
-    sorted order is not their listing order, two judges."""
+    sorted order is not their listing order, two judges, a third of the calls asked twice."""
     from ingest.scoring import import_verdicts
     from ingest.store import import_pool
     rng = np.random.default_rng(seed)
@@ -125,6 +125,9 @@ def tied_pool(db, folder, n_prompts: int = 90, seed: int = 4) -> None:
         r["reference"] = 2.0 if r["reference"] is None else 2.0 + 0.2 * (r["reference"] - 2.0)
     verdicts = [v for v in synthetic_verdicts(rows, ("alpha", "beta"), seed, unparsed=0.05, swap_rate=0.7,
                                               slot_bias=0.0) if v["format"] == "tournament"]
+    for k, v in enumerate(list(verdicts)):     # a second sample of some calls: rows that stand for several
+        if k % 3 == 0:
+            verdicts.append({**v, "sample": 1, "raw": v["raw"] if k % 2 else "TIE"})
     import_pool(db, write_jsonl(folder / "pool.jsonl", rows), "tied")
     import_verdicts(db, write_jsonl(folder / "verdicts.jsonl", verdicts), "tied")
 

@@ -105,7 +105,7 @@ MARKDOWN = ["", "# Title\n", "## Sub\n", "- item\n", "* item\n", "1. step\n", "*
 
 def tied_style_pool(db, folder, n_prompts: int = 80, seed: int = 7) -> None:
     """Tournament verdicts of two judges, mostly ties (no slot bias, little spread), in both orders
-    for most pairs; responses of varied length and markdown, a few repeated exactly; shuffled,
+    for most pairs, a third of the calls asked twice; responses of varied length and markdown, a few repeated exactly; shuffled,
     unpadded prompt_ids; human labels on a third of the pairs (ties among them)."""
     from ingest.scoring import import_verdicts
     from ingest.store import import_labels, import_pool
@@ -121,6 +121,9 @@ def tied_style_pool(db, folder, n_prompts: int = 80, seed: int = 7) -> None:
                                               slot_bias=0.0) if v["format"] == "tournament"]
     labels = [{"prompt_id": v["prompt_id"], "a_id": v["a_id"], "b_id": v["b_id"],
                "label": str(rng.choice(["A", "B", "tie"]))} for v in verdicts[::3] if v["judge"] == "alpha"]
+    for k, v in enumerate(list(verdicts)):     # a second sample of some calls: rows that stand for several
+        if k % 3 == 0:
+            verdicts.append({**v, "sample": 1, "raw": v["raw"] if k % 2 else "TIE"})
     import_pool(db, write_jsonl(folder / "pool.jsonl", rows), "tied")
     import_verdicts(db, write_jsonl(folder / "verdicts.jsonl", verdicts), "tied")
     import_labels(db, write_jsonl(folder / "labels.jsonl", labels), "tied")
