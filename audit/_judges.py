@@ -26,7 +26,7 @@ from ._calibrate import calibrate, stored_labels
 from ._cells import audit_cells
 from ._consistency import consistency
 from ._db import connect, pool_id, query
-from ._style import style_rank
+from ._style_cells import style_rank
 
 KEY = ["judge", "format", "decoding"]
 REASON_FIELDS = ("agreement", "ece", "b", "length_excess", "flip_rate", "tokens", "cost_usd", "latency",

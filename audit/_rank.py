@@ -394,9 +394,6 @@ def rank(db: str | os.PathLike | None, pool: str, by: str = "candidate_id", n_bo
     lo, hi, rank, games, wins (ties as halves), n_calls, n_units (prompts resampled; calls for
     by='prompt'), prior (virtual tie games per met pair; 0 = the plain MLE).
     """
-    if by == "candidate_id":                 # aggregated in DuckDB per cell (issue 29): the same numbers
-        from ._rank_cells import rank_systems
-        return rank_systems(db, pool, n_boot=n_boot, seed=seed, prior=prior)
     with connect(db) as con:
         calls = query(con, "rank_calls", pool_id=pool_id(con, pool))
     return rank_calls(calls, by=by, n_boot=n_boot, seed=seed, prior=prior)

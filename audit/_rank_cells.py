@@ -1,6 +1,6 @@
 """Bradley-Terry rankings of systems read out of core (issue 29: the derived results at 10M).
 
-`rank(db, pool, by='candidate_id')` reads each comparative cell aggregated in DuckDB
+`rank(db, pool, by='candidate_id')` (audit.rank; by='prompt' is audit._rank.rank's) reads each comparative cell aggregated in DuckDB
 (rank_cell_games.sql: per orientation, prompt and ordered pair of systems, slot A's summed credit and
 the number of calls, the prompt and the systems as integer codes in prompt_id and candidate_id order)
 instead of one row per call with its strings, and fits each (cell, order) from those rows
@@ -21,6 +21,7 @@ import polars as pl
 from ._bias import cell_rng
 from ._db import connect, numpy, pool_id, query
 from ._rank import ORDERS, RANK_COLUMNS, _ranks, fit_cell
+from ._rank import rank as rank_by_call
 
 
 def _fit_part(rows: dict, mask: np.ndarray, systems: np.ndarray, n_boot: int, rng: np.random.Generator,
@@ -71,3 +72,12 @@ def rank_systems(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, se
                                     "n_units": pl.Int64, "prior": pl.Float64})
     return pl.concat(frames, how="vertical_relaxed").select(RANK_COLUMNS) \
         .with_columns(pl.selectors.float().fill_nan(None))
+
+
+def rank(db: str | os.PathLike | None, pool: str, by: str = "candidate_id", n_boot: int = 1000,
+         seed: int = 0, prior: float | None = None) -> pl.DataFrame:
+    """audit.rank (its doc: audit._rank.rank): by='candidate_id' read aggregated per cell (rank_systems),
+    by='prompt' from every call (audit._rank.rank)."""
+    if by == "candidate_id":
+        return rank_systems(db, pool, n_boot=n_boot, seed=seed, prior=prior)
+    return rank_by_call(db, pool, by=by, n_boot=n_boot, seed=seed, prior=prior)

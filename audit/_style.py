@@ -45,6 +45,9 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
 from ._bias import cell_rng
+from ._db import connect, pool_id, query
+from ._rank import _ranks       # 1 = strongest, equal strengths by id: as rank orders them
+from ._style_why import why_no_fit
 
 FEATURES = ("length", "headers", "lists", "bold")
 COUNTS = ("chars", "headers", "lists", "bold")
@@ -288,15 +291,57 @@ def _coefficient_rows(part: str, kept: np.ndarray, gamma: np.ndarray | None, dra
 
 def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
                 rng: np.random.Generator, penalty: float = 0.0) -> list[dict]:
-    """The rows of STYLE_COLUMNS (without the cell's identity) for one cell (audit._style_cells.style_fit
-    on its calls one by one)."""
-    from ._style_cells import style_fit
+    """The rows of STYLE_COLUMNS (without the cell's identity) for one cell."""
     ids, inside, a, b = _codes(cell["a_id"].to_list(), cell["b_id"].to_list())
     cell = cell.filter(pl.Series(inside))
+    n, big_n = len(ids), cell.height
+    y = _outcome(cell["value"].to_numpy())
+    raw = style_features(_counts(cell, "a"), _counts(cell, "b"))
+    mean, sd, kept = standardise(raw)
+    z = ((raw - mean) / sd)[:, kept]
+    fit = fit_style(a, b, y, z, n, penalty=penalty)
+    plain = fit_style(a, b, y, np.zeros((big_n, 0)), n, penalty=penalty)
+    ok_fit, ok_plain = bool(fit["converged"]), bool(plain["converged"])
     prompts, unit = np.unique(cell["prompt_id"].to_numpy().astype(str), return_inverse=True)
-    return style_fit(ids, a, b, _outcome(cell["value"].to_numpy()),
-                     style_features(_counts(cell, "a"), _counts(cell, "b")), None, unit, prompts, cell, labels,
-                     n_boot, rng, penalty)
+    counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
+        .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
+    boot = _boot_fit(a, b, y, z, n, counts[:, unit], fit["theta"], penalty) if n_boot > 0 and ok_fit else None
+    ok = boot["converged"] if boot else None
+
+    slot_lo, slot_hi = _interval(boot["slot"]) if boot else (np.nan, np.nan)
+    failed = int((~ok).sum()) if boot else 0
+    rows = [{"part": "coefficient", "name": "slot", "value": float(fit["slot"]) if ok_fit else None,
+             "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed,
+             "why": None if ok_fit else why_no_fit(ids, a, b, y, [f for f, k in zip(FEATURES, kept) if not k])}]
+    rows += _coefficient_rows("coefficient", kept, fit["gamma"], boot["gamma"] if boot else None, ok, big_n, ok_fit)
+    lo, hi = _interval(boot["beta"]) if boot else (np.full(n, np.nan), np.full(n, np.nan))
+    rank, rank_raw = _ranks(fit["beta"], ids), _ranks(plain["beta"], ids)
+    for i, s in enumerate(ids):
+        rows.append({"part": "system", "name": s, "value": float(fit["beta"][i]) if ok_fit else None,
+                     "lo": float(lo[i]), "hi": float(hi[i]),
+                     "value_raw": float(plain["beta"][i]) if ok_plain else None,
+                     "rank": int(rank[i]) if ok_fit else None, "rank_raw": int(rank_raw[i]) if ok_plain else None,
+                     "n": big_n, "converged": ok_fit, "boot_unconverged": failed})
+    human = _human_rows(cell, labels, prompts, mean, sd, kept)
+    if human is not None:
+        h_cell, h_unit = human
+        h_ids, h_in, ha, hb = _codes(h_cell["a_id"].to_list(), h_cell["b_id"].to_list())
+        h_cell, h_unit = h_cell.filter(pl.Series(h_in)), h_unit[h_in]
+        hz = ((style_features(_counts(h_cell, "a"), _counts(h_cell, "b")) - mean) / sd)[:, kept]
+        hy = h_cell["y"].to_numpy()
+        h_fit = fit_style(ha, hb, hy, hz, len(h_ids), penalty=penalty)
+        ok_h = bool(h_fit["converged"])
+        h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"], penalty) \
+            if n_boot > 0 and ok_h else None
+        h_ok = h_boot["converged"] if h_boot else None
+        rows += _coefficient_rows("human", kept, h_fit["gamma"], h_boot["gamma"] if h_boot else None, h_ok,
+                                  h_cell.height, ok_h)
+        both = boot is not None and h_boot is not None
+        with np.errstate(invalid="ignore"):                # inf - inf: NaN, left out of the interval
+            excess = boot["gamma"] - h_boot["gamma"] if both else None
+        rows += _coefficient_rows("excess", kept, fit["gamma"] - h_fit["gamma"], excess,
+                                  ok & h_ok if both else None, h_cell.height, ok_fit and ok_h)
+    return rows
 
 
 def _human_rows(cell: pl.DataFrame, labels: pl.DataFrame | None, prompts: np.ndarray, mean, sd, kept):
@@ -369,5 +414,15 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
     lo, hi, value_raw (strength_raw, systems only), rank, rank_raw, n, converged, boot_unconverged, why
     (see style_rank_calls). `cell` = (judge, format, decoding) fits that cell alone, with the
     numbers it has among all cells (each cell's bootstrap has its own seeded stream)."""
-    from ._style_cells import style_rank_cells      # each cell read grouped (issue 29): the same numbers
-    return style_rank_cells(db, pool, n_boot=n_boot, seed=seed, cell=cell, penalty=penalty)
+    with connect(db) as con:
+        pid = pool_id(con, pool)
+        calls = query(con, "style_calls", pool_id=pid)
+        texts = query(con, "style_texts", pool_id=pid)
+        labels = query(con, "style_labels", pool_id=pid)
+    if cell is not None:
+        calls = calls.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
+                             & (pl.col("decoding") == cell[2]))
+    counts = np.array([style_counts(t) for t in texts["response"].to_list()], dtype=np.int64).reshape(-1, 4)
+    table = pl.DataFrame({"cand_idx": texts["cand_idx"], **{c: counts[:, i] for i, c in enumerate(COUNTS)}})
+    return style_rank_calls(_with_counts(calls, table), _with_counts(labels, table), n_boot=n_boot, seed=seed,
+                            penalty=penalty)

@@ -1,6 +1,6 @@
 """The style-controlled fit read out of core (issue 29: the derived results at 10M).
 
-`style_rank(db, pool, ...)` no longer reads every comparative call with its strings and counts each
+`style_rank(db, pool, ...)` (audit.style_rank) no longer reads, as audit._style.style_rank does, every comparative call with its strings and counts each
 response's style in a Python loop. The style counts of the used responses are computed in polars
 (`style_count_frame`: the regular expressions of audit._style.style_counts with Python's `\\s` and
 `\\d` spelled out as the characters Python matches, so the counts are the same), and each cell is
@@ -178,9 +178,10 @@ def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
     return systems[present[keep_sys]].tolist(), inside, remap[a[inside]], remap[b[inside]]
 
 
-def style_rank_cells(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
-                     cell: tuple[str, str, str] | None = None, penalty: float = 0.0) -> pl.DataFrame:
-    """audit.style_rank(db, pool, ...), each cell read grouped from DuckDB (the module's doc)."""
+def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
+               cell: tuple[str, str, str] | None = None, penalty: float = 0.0) -> pl.DataFrame:
+    """audit.style_rank (its columns: audit._style.style_rank, which reads every call), each cell read
+    grouped from DuckDB (the module's doc)."""
     from ._style import _SCHEMA, STYLE_COLUMNS, _style_cell, _with_counts, style_features
     frames = []
     with connect(db) as con:

@@ -136,8 +136,22 @@ def estimate(db: str | os.PathLike | None, pool: str, target: str, baseline: str
         raise AuditError(f"--target {target}: use accept or winrate")
     if not 0 < alpha < 1:
         raise AuditError(f"--alpha {alpha}: must be between 0 and 1")
-    from ._worth_cells import estimate_cells     # the items built and counted in DuckDB (issue 29)
-    rows = estimate_cells(db, pool, target, baseline, alpha)
+    d = read_estimate_inputs(db, pool)
+    if target == "accept":
+        items = accept_items(d["points"], human_values(d["accept_votes"], ["cand_idx"]))
+        rows = _rows(items, alpha, {"target": "accept", "system": None})
+    else:
+        systems = set(d["cands"]["candidate_id"])
+        baseline = baseline if baseline is not None else default_baseline(d["cands"], d["pair_votes"])
+        if baseline not in systems:
+            raise AuditError(f"--baseline {baseline}: not a system (candidate_id) of pool '{pool}'; "
+                             f"its systems: {', '.join(sorted(systems)[:20])}")
+        humans = human_values(d["pair_votes"], ["lo_idx", "hi_idx"])
+        items = winrate_items(d["cands"], d["points"], d["pairs"], humans, baseline)
+        rows = []
+        for (system,), g in items.group_by(["system"], maintain_order=True):
+            rows += _rows(g, alpha, {"target": "winrate", "system": system, "baseline": baseline})
+        rows.sort(key=lambda r: (r["judge"], r["format"], r["decoding"], r["system"]))
     cols = ESTIMATE_COLUMNS + (["baseline"] if target == "winrate" else [])
     schema = {c: pl.Float64 for c in cols} | {c: pl.String for c in ("judge", "format", "decoding", "target",
                                                                       "system", "baseline")} \

@@ -1,6 +1,6 @@
 """What the labels are worth, read out of core (issue 29: the derived results at 10M).
 
-`estimate(db, pool, ...)` no longer joins the pool's candidates, every pointwise score and every
+`estimate(db, pool, ...)` (audit.estimate) no longer joins, as audit._worth.estimate does, the pool's candidates, every pointwise score and every
 judged pair in polars. DuckDB builds the items (winrate_items.sql, accept_items.sql: the same items
 and predictions as audit._worth.winrate_items and accept_items) and returns the labelled ones one by
 one and the others as (cell, system, f, how many): the unlabelled items enter the estimate only
@@ -25,6 +25,9 @@ def _cell_rows(items: pl.DataFrame, humans: pl.DataFrame, on: list[str], keys: l
     """One estimate row per group of `keys` of the items (is_labelled, the item's `on` columns, f, n)."""
     from ._worth import cell_estimate
     items = items.join(humans.select(*on, "y", "w"), on=on, how="left", maintain_order="left")
+    if "s_idx" in items.columns:         # winrate: the humans' y is lo_idx's preference; the item's is s's
+        items = items.with_columns(pl.when(pl.col("s_idx") == pl.col("lo_idx")).then(pl.col("y"))
+                                   .otherwise(1.0 - pl.col("y")).alias("y"))
     out = []
     for key, g in items.group_by(keys, maintain_order=True):
         n = g["n"].to_numpy()
@@ -60,3 +63,19 @@ def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baselin
                       lambda key: {"target": "winrate", "baseline": baseline})
     rows.sort(key=lambda r: (r["judge"], r["format"], r["decoding"], r["system"]))
     return rows
+
+
+def estimate(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None = None,
+             alpha: float = 0.05) -> pl.DataFrame:
+    """audit.estimate (its doc and columns: audit._worth.estimate), the items built and counted in DuckDB."""
+    from ._worth import ESTIMATE_COLUMNS, TARGETS
+    if target not in TARGETS:
+        raise AuditError(f"--target {target}: use accept or winrate")
+    if not 0 < alpha < 1:
+        raise AuditError(f"--alpha {alpha}: must be between 0 and 1")
+    rows = estimate_cells(db, pool, target, baseline, alpha)
+    cols = ESTIMATE_COLUMNS + (["baseline"] if target == "winrate" else [])
+    schema = {c: pl.Float64 for c in cols} | {c: pl.String for c in ("judge", "format", "decoding", "target",
+                                                                      "system", "baseline")} \
+        | {"n_labelled": pl.Int64, "n_unlabelled": pl.Int64}
+    return pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema={c: schema[c] for c in cols})
