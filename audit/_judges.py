@@ -73,7 +73,11 @@ def _effective_labels(db, pool: str) -> tuple[dict, str]:
     except ImportError:
         return {}, "estimate not available"
     values: dict = {}
+    with connect(db) as con:                 # a target without labels of its kind has no effective labels
+        held = query(con, "label_counts", pool_id=pool_id(con, pool)).row(0, named=True)
     for target in ("accept", "winrate"):
+        if not held["accepts" if target == "accept" else "pairs"]:
+            continue
         try:
             frame = estimate(db, pool, target=target)
         except Exception:        # a target without labels of its kind (e.g. no pairwise labels)

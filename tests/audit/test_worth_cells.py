@@ -93,3 +93,40 @@ def test_default_baseline_and_a_wrong_one_as_before(lab_db):
     assert estimate(lab_db, "lab", "winrate")["baseline"][0] == old_estimate(lab_db, "lab", "winrate")["baseline"][0]
     with pytest.raises(AuditError, match="--baseline nobody: not a system"):
         estimate(lab_db, "lab", "winrate", baseline="nobody")
+
+
+def old_effective_labels(db, pool: str) -> tuple[dict, str]:
+    """audit._judges._effective_labels before issue 29 (both targets' estimates, labels or not)."""
+    from audit import estimate
+    values: dict = {}
+    for target in ("accept", "winrate"):
+        try:
+            frame = estimate(db, pool, target=target)
+        except Exception:
+            continue
+        if "effective_labels" not in frame.columns:
+            continue
+        for (judge, fmt, decoding), part in frame.group_by("judge", "format", "decoding"):
+            got = part["effective_labels"].drop_nulls()
+            if got.len():
+                values.setdefault((judge, fmt, decoding), []).extend(got.to_list())
+    return {k: float(np.mean(v)) for k, v in values.items()}, "no human labels the estimate can use"
+
+
+@pytest.mark.parametrize("labelled", [True, False])
+def test_judges_skips_the_estimate_of_a_target_without_labels_and_prints_the_same(db, tmp_path, monkeypatch, labelled):
+    """The leaderboard's effective labels: the estimate only for the targets with labels of their kind
+    (an unlabelled pool runs none), the same frame as before."""
+    import audit._judges as J
+    if labelled:
+        labelled_pool(db, tmp_path)
+    else:
+        from tests.fixtures import build_db
+        build_db(db, tmp_path, n_prompts=40, pool="lab")
+    new = J.judges(db, "lab")
+    calls = []
+    monkeypatch.setattr("audit.estimate", lambda *a, **k: calls.append(k["target"]) or estimate(*a, **k))
+    assert J.judges(db, "lab").equals(new) and calls == (["accept", "winrate"] if labelled else [])
+    monkeypatch.setattr(J, "_effective_labels", old_effective_labels)
+    assert_frame_equal(J.judges(db, "lab"), new, check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+    assert new["effective_labels"].is_not_null().any() is labelled
