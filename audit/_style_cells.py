@@ -210,8 +210,9 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
                     if prompt_ids is None:
                         prompt_ids = np.array(query(con, "style_prompt_ids", pool_id=pid)["prompt_id"].to_list(), object)
                     prompts = prompt_ids[units].astype(str)
-                    judged = pl.DataFrame({"prompt_id": prompts[unit].tolist(), "a_id": [ids[k] for k in a],
-                                           "b_id": [ids[k] for k in b]})
+                    names = np.array(ids, dtype=object)
+                    judged = pl.DataFrame({"prompt_id": prompts[unit], "a_id": names[a], "b_id": names[b]},
+                                          schema={"prompt_id": pl.String, "a_id": pl.String, "b_id": pl.String})
                 else:
                     prompts = units                      # only their number and order are used
                 raw = style_features(rows.select([f"a_{c}" for c in ("chars", "headers", "lists", "bold")]).to_numpy(),
