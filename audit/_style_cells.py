@@ -1,18 +1,22 @@
 """The style-controlled fit read out of core (issue 29: the derived results at 10M).
 
-`style_rank(db, pool, ...)` (audit.style_rank) no longer reads, as audit._style.style_rank does, every comparative call with its strings and counts each
-response's style in a Python loop. The style counts of the used responses are computed in polars
-(`style_count_frame`: the regular expressions of audit._style.style_counts with Python's `\\s` and
-`\\d` spelled out as the characters Python matches, so the counts are the same), and each cell is
-read from DuckDB grouped (style_cell_rows.sql): one row per (prompt, when a bootstrap or the human
-labels need it) x system in slot A x system in slot B x outcome x both responses' style counts,
-with the number of calls it stands for. The fit weights each row by that number
-(`newton_pairs`' one-dimensional `w`): the same likelihood, gradient and Hessian as the calls one by
-one, summed in another order, so the numbers agree to rounding (1e-9 is asserted in
-tests/audit/test_style_cells.py against a copy of the per-call code), bootstrap included: the
-prompts are numbered in prompt_id order, as np.unique numbers the strings, and the generator is the
-cell's. Where responses repeat their style (and always for `value_raw`, the fit without style) the
-rows are far fewer than the calls.
+`style_rank(db, pool, ...)` (audit.style_rank) without a bootstrap (what the refresh stores for the
+Rankings page) no longer reads, as audit._style.style_rank does, every comparative call with its
+strings and counts each response's style in a Python loop. The style counts of the used responses are
+computed in polars (`style_count_frame`: the regular expressions of audit._style.style_counts with
+Python's `\\s` and `\\d` spelled out as the characters Python matches, so the counts are the same), and
+each cell is read from DuckDB grouped (style_cell_rows.sql): one row per (prompt, when the human
+labels need it) x system in slot A x system in slot B x outcome x both responses' style counts, with
+the number of calls it stands for. The fit weights each row by that number (`newton_pairs`'
+one-dimensional `w`): the same likelihood, gradient and Hessian as the calls one by one, summed in
+another order, so the numbers agree to rounding (1e-9 in tests/audit/test_style_cells.py, against a
+copy of the per-call code). Where responses repeat their style the rows are far fewer than the
+calls; the Python loop and the strings per call are gone either way.
+
+Where the answer depends on the rounding, the cell is fitted from its calls one by one, as before, so
+its numbers are the old ones: a design that does not tell its parameters apart (`identified`: an
+anchor always in slot B), a fit that did not converge or has a number beyond SETTLED (a separation,
+where Newton stops when the rounding lets it), and every bootstrap (a resample may separate).
 """
 
 from __future__ import annotations
@@ -178,11 +182,24 @@ def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
     return systems[present[keep_sys]].tolist(), inside, remap[a[inside]], remap[b[inside]]
 
 
+SETTLED = 15.0       # |a coefficient or strength| beyond it: a fit near a separation (e^15 odds), fitted call by call
+
+
+def _settled(rows: list[dict]) -> bool:
+    """Whether style_fit's rows are a converged fit with and without style, every number within SETTLED."""
+    return all(r["converged"] and all(r.get(k) is None or abs(r[k]) <= SETTLED for k in ("value", "value_raw"))
+               for r in rows if r["part"] in ("coefficient", "system")) \
+        and all(r["value_raw"] is not None for r in rows if r["part"] == "system")
+
+
 def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
                cell: tuple[str, str, str] | None = None, penalty: float = 0.0) -> pl.DataFrame:
     """audit.style_rank (its columns: audit._style.style_rank, which reads every call), each cell read
     grouped from DuckDB (the module's doc)."""
     from ._style import _SCHEMA, STYLE_COLUMNS, _style_cell, _with_counts, style_features
+    from ._style import style_rank as style_rank_by_call
+    if n_boot > 0:       # a resample that separates stops where the rounding lets it: the per-call fits, as before
+        return style_rank_by_call(db, pool, n_boot=n_boot, seed=seed, cell=cell, penalty=penalty)
     frames = []
     with connect(db) as con:
         pid = pool_id(con, pool)
@@ -220,16 +237,17 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
                 mult = rows["n"].to_numpy().astype(float)
                 mean, sd, kept = _standardise(raw, mult)
                 z = ((raw - mean) / sd)[:, kept]
-                if not (identified(a, b, z, len(ids), mult) and identified(a, b, z[:, :0], len(ids), mult)):
-                    # no unique fit: where Newton stops on the flat direction is the rounding's, so the
-                    # cell is fitted from its calls one by one, as before, for the same numbers
+                out = None
+                if identified(a, b, z, len(ids), mult) and identified(a, b, z[:, :0], len(ids), mult):
+                    out = style_fit(ids, a, b, rows["y"].to_numpy(), raw, mult, unit, prompts, judged, labels,
+                                    n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
+                if out is None or not _settled(out):
+                    # no unique fit (not identified), or one that did not settle where a fit of finite
+                    # numbers does (a separation): where Newton stops is then the rounding's, so the cell
+                    # is fitted from its calls one by one, as before, for the same numbers
                     calls = _with_counts(query(con, "style_cell_calls", pool_id=pid, judge_id=judge_id,
                                                format_id=format_id, decoding=decoding), counts)
                     out = _style_cell(calls, labels, n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
-                else:
-                        out = style_fit(ids, a, b, rows["y"].to_numpy(), raw, mult,
-                                    unit, prompts, judged, labels, n_boot,
-                                    cell_rng(seed, judge, fmt, decoding, "style"), penalty)
                 frames.append(pl.DataFrame(out, schema={c: t for c, t in _SCHEMA.items()
                                                         if c not in ("judge", "format", "decoding")})
                               .with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),

@@ -1,7 +1,7 @@
 """audit.style_rank read grouped per cell in DuckDB with the style counted in polars
 (audit/_style_cells.py, issue 29) against a copy of the code before it (every call read with its
 strings, each response's style counted in Python, Newton on the calls one by one): the same frame
-to 1e-9, bootstrap included, on a tie-heavy pool with varied markdown, human labels and two judges,
+to 1e-9 (with a bootstrap style_rank fits call by call, as before), on a tie-heavy pool with varied markdown, human labels and two judges,
 and on the benchmark's pool whose anchored cells cannot tell the slot from the anchor."""
 
 from __future__ import annotations
@@ -179,3 +179,34 @@ def test_style_counts_in_polars_equal_pythons():
     got = style_count_frame(pl.DataFrame({"cand_idx": range(len(texts)), "response": texts}))
     assert got.select(COUNTS).rows() == [style_counts(t) for t in texts]
     assert got.select(COUNTS).sum().row(0) > (0, 0, 0, 0)        # every count met, not all zero
+
+
+def test_style_fit_on_grouped_rows_equals_the_rows_one_by_one():
+    """style_fit on rows standing for several calls against the calls one by one, bootstrap included
+    (a well-posed cell, no resample near a separation: the bootstrap refits stop at BOOT_TOL, so the
+    intervals agree to 1e-6; style_rank itself bootstraps call by call, as before)."""
+    from audit._style_cells import style_fit
+    rng = np.random.default_rng(5)
+    n_rows, n = 3000, 4
+    a = rng.integers(0, n, n_rows)
+    b = (a + rng.integers(1, n, n_rows)) % n
+    counts_a, counts_b = rng.integers(0, 3, (n_rows, 4)) * [200, 1, 1, 1], rng.integers(0, 3, (n_rows, 4)) * [200, 1, 1, 1]
+    raw = style_features(counts_a, counts_b)
+    y = np.where(rng.random(n_rows) < 1 / (1 + np.exp(-(a - b) * 0.3 - raw[:, 0])), 1.0, 0.0)
+    y[rng.random(n_rows) < 0.3] = 0.5                     # ties
+    unit = rng.integers(0, 200, n_rows)
+    again = np.repeat(np.arange(n_rows), rng.integers(1, 4, n_rows))     # calls asked up to three times
+    a, b, raw, y, unit = a[again], b[again], raw[again], y[again], unit[again]
+    key = np.column_stack([unit, a, b, y * 2, raw])
+    uniq, first, mult = np.unique(key, axis=0, return_index=True, return_counts=True)
+    assert mult.max() == 3 and uniq.shape[0] < a.size * 0.6
+    ids = [f"s{i}" for i in range(n)]
+    prompts = np.arange(200)
+    one = style_fit(ids, a, b, y, raw, None, unit, prompts, None, None, 40, np.random.default_rng(1))
+    grouped = style_fit(ids, a[first], b[first], y[first], raw[first], mult.astype(float), unit[first], prompts,
+                        None, None, 40, np.random.default_rng(1))
+    for r1, r2 in zip(one, grouped):
+        assert (r1["part"], r1["name"], r1["n"], r1["converged"]) == (r2["part"], r2["name"], r2["n"], r2["converged"])
+        for k, tol in (("value", 1e-9), ("value_raw", 1e-9), ("lo", 1e-6), ("hi", 1e-6)):
+            if r1.get(k) is not None and np.isfinite(r1[k]):
+                assert r2[k] == pytest.approx(r1[k], abs=tol), (r1["name"], k)
