@@ -58,3 +58,8 @@ __all__ += ["export_counts"]
 from ._curation import baseline_values, cell_values, curation_prompts, pool_extent
 
 __all__ += ["baseline_values", "cell_values", "curation_prompts", "pool_extent"]
+# issue 29: the derived results at 10M: rank (by system), style_rank and estimate read aggregated in
+# DuckDB, the same numbers (the per-call readers stay in ._rank, ._style and ._worth; by='prompt' uses ._rank's)
+from ._rank_cells import rank  # noqa: E402,F811
+from ._style_cells import style_rank  # noqa: E402,F811
+from ._worth_cells import estimate  # noqa: E402,F811

@@ -26,7 +26,7 @@ from ._calibrate import calibrate, stored_labels
 from ._cells import audit_cells
 from ._consistency import consistency
 from ._db import connect, pool_id, query
-from ._style import style_rank
+from ._style_cells import style_rank
 
 KEY = ["judge", "format", "decoding"]
 REASON_FIELDS = ("agreement", "ece", "b", "length_excess", "flip_rate", "tokens", "cost_usd", "latency",
@@ -73,7 +73,11 @@ def _effective_labels(db, pool: str) -> tuple[dict, str]:
     except ImportError:
         return {}, "estimate not available"
     values: dict = {}
+    with connect(db) as con:                 # a target without labels of its kind has no effective labels
+        held = query(con, "label_counts", pool_id=pool_id(con, pool)).row(0, named=True)
     for target in ("accept", "winrate"):
+        if not held["accepts" if target == "accept" else "pairs"]:
+            continue
         try:
             frame = estimate(db, pool, target=target)
         except Exception:        # a target without labels of its kind (e.g. no pairwise labels)

@@ -148,15 +148,17 @@ def _largest_group(games: np.ndarray) -> np.ndarray:
 
 
 def fit_cell(unit: np.ndarray, i: np.ndarray, j: np.ndarray, credit: np.ndarray, n: int,
-             n_boot: int, rng: np.random.Generator, prior: float | None = None) -> dict:
+             n_boot: int, rng: np.random.Generator, prior: float | None = None,
+             n_games: np.ndarray | None = None) -> dict:
     """Bradley-Terry strengths of n items from games (i vs j, credit = i's share of the win), with a
-    95% percentile bootstrap that resamples the units (prompts) with replacement.
+    95% percentile bootstrap that resamples the units (prompts) with replacement. `n_games`: a row
+    stands for that many games of one unit and pair, `credit` then i's summed share (None: one each;
+    the same numbers as the games one by one, since credits are halves and their sums exact).
 
     Returns strength, lo, hi (arrays of n; NaN outside the largest connected group), games, wins,
     prior (the virtual tie games per met pair that were used: 0 when the MLE exists)."""
-    wins = np.zeros((n, n))
-    np.add.at(wins, (i, j), credit)
-    np.add.at(wins, (j, i), 1.0 - credit)
+    count = np.ones(credit.size) if n_games is None else np.asarray(n_games, float)
+    wins = (np.bincount(i * n + j, credit, n * n) + np.bincount(j * n + i, count - credit, n * n)).reshape(n, n)
     games = wins + wins.T
     keep = _largest_group(games) if n > 1 else np.ones(n, bool)
     idx = np.flatnonzero(keep)
@@ -172,14 +174,17 @@ def fit_cell(unit: np.ndarray, i: np.ndarray, j: np.ndarray, credit: np.ndarray,
         remap = np.full(n, -1)
         remap[idx] = np.arange(m)
         inside = keep[i] & keep[j]
-        a, b, u, c = remap[i[inside]], remap[j[inside]], unit[inside], credit[inside]
-        edge_of = {(x, y): e for e, (x, y) in enumerate(zip(ei.tolist(), ej.tolist()))}
+        a, b, u, c, g = remap[i[inside]], remap[j[inside]], unit[inside], credit[inside], count[inside]
+        edge_of = np.full((m, m), -1, np.int64)
+        edge_of[ei, ej] = np.arange(ei.size)
         lo_first = a < b
-        e = np.array([edge_of[(min(x, y), max(x, y))] for x, y in zip(a.tolist(), b.tolist())], dtype=np.int64)
+        e = edge_of[np.minimum(a, b), np.maximum(a, b)]
+        if (e < 0).any():                                  # a system against itself: no edge (as before)
+            raise KeyError((int(a[e < 0][0]), int(b[e < 0][0])))
         E = ei.size
-        fwd_credit = np.where(lo_first, c, 1.0 - c)      # credit of the lower-numbered item ei
+        fwd_credit = np.where(lo_first, c, g - c)        # credit of the lower-numbered item ei
         n_units = int(unit.max()) + 1
-        per_unit = csr_matrix((np.concatenate([fwd_credit, 1.0 - fwd_credit]),
+        per_unit = csr_matrix((np.concatenate([fwd_credit, g - fwd_credit]),
                                (np.concatenate([u, u]), np.concatenate([e, e + E]))), shape=(n_units, 2 * E))
         chunk = max(1, 2_000_000 // max(2 * E, n_units, m))
         draws = []

@@ -135,8 +135,8 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
     (last step > DIVERGING) when the member stopped unconverged: the parameters a separation
     drives to infinity, while the others have settled. penalty > 0 maximises the likelihood minus
     theta' Lambda theta / 2 (penalty_matrix): a ridge fit, finite under separation too."""
-    single = w is None
-    w = np.ones((1, y.size)) if single else np.asarray(w, float)
+    single = w is None or np.ndim(w) == 1                 # (N,): one fit of rows that stand for w rows each
+    w = np.ones((1, y.size)) if w is None else np.atleast_2d(np.asarray(w, float))
     q, m = z.shape[1], n - 1
     k = 1 + m + q
     S, P = _pair_operators(np.asarray(a), np.asarray(b), n)
@@ -208,7 +208,7 @@ def fit_style(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int
     {"slot", "beta" (centred), "gamma", "theta", "converged"}, each with a leading member axis
     when w is (B, N)."""
     theta, ok, moving = newton_pairs(np.asarray(a), np.asarray(b), n, np.asarray(z, float).reshape(len(a), -1),
-                                     np.asarray(y, float), w, start, tol=TOL if w is None else BOOT_TOL,
+                                     np.asarray(y, float), w, start, tol=BOOT_TOL if np.ndim(w) == 2 else TOL,
                                      max_iter=max_iter, penalty=penalty)
     slot, beta, gamma = _split(np.atleast_2d(theta), n)
     moving = np.atleast_2d(moving)
@@ -221,7 +221,7 @@ def fit_style(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int
     beta = np.where(moving[:, 1:n].any(axis=1, keepdims=True),
                     np.where(beta >= 0, np.inf, -np.inf), beta)
     gamma = np.where(moving[:, n:], inf[:, n:], gamma)
-    if w is None:
+    if np.ndim(w) < 2:
         slot, beta, gamma = slot[0], beta[0], gamma[0]
     return {"slot": slot, "beta": beta, "gamma": gamma, "theta": theta, "converged": ok}
 

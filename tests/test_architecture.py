@@ -113,9 +113,12 @@ def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
     params = {"pool_id": 1, "judge_id": 1, "format_id": 1, "decoding": "greedy", "expected": False,
               "study": "s", "study_id": 1, "pool": None, "sha256": None, "prompt_lo": 0, "prompt_hi": 0, "judge": "j"}
     params |= {"queue_id": 1, "annotator": "a"}           # the label queues' reads
+    params |= {"baseline": "b", "by_prompt": False}       # the estimate's and the style fit's reads (issue 29)
     files = [f for f in (resources.files("audit") / "sql").iterdir() if f.name.endswith(".sql")]
     assert len(files) >= 6
     con.execute("CREATE TEMP TABLE wanted_df (cand_idx BIGINT, ord BIGINT)")   # candidate_texts' frame
+    con.execute("CREATE TEMP TABLE style_counts (cand_idx BIGINT, chars BIGINT, headers BIGINT, lists BIGINT, "
+                "bold BIGINT)")                           # style_cell_rows' frame (audit/_style_cells.py)
     from ingest.store.connection import verdict_source
     assert verdict_source(con) == {}     # the audit reads verdicts through this view (audit/_db.connect)
     for f in files:

@@ -1,0 +1,83 @@
+"""Bradley-Terry rankings of systems read out of core (issue 29: the derived results at 10M).
+
+`rank(db, pool, by='candidate_id')` (audit.rank; by='prompt' is audit._rank.rank's) reads each comparative cell aggregated in DuckDB
+(rank_cell_games.sql: per orientation, prompt and ordered pair of systems, slot A's summed credit and
+the number of calls, the prompt and the systems as integer codes in prompt_id and candidate_id order)
+instead of one row per call with its strings, and fits each (cell, order) from those rows
+(audit._rank.fit_cell with `n_games`). The numbers are those of rank_calls on the calls one by one,
+bootstrap included: the units are numbered in prompt_id order as np.unique numbers the strings, the
+systems in candidate_id order as sorted() does, the generator is the cell's, and every credit is a
+multiple of one half, so the sums that replace the per-call rows are exact
+(tests/audit/test_rank_cells.py compares it with a copy of the per-call code).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import polars as pl
+
+from ._bias import cell_rng
+from ._db import connect, numpy, pool_id, query
+from ._rank import ORDERS, RANK_COLUMNS, _ranks, fit_cell
+from ._rank import rank as rank_by_call
+
+
+def _fit_part(rows: dict, mask: np.ndarray, systems: np.ndarray, n_boot: int, rng: np.random.Generator,
+              prior: float | None) -> pl.DataFrame:
+    """_rank_group's frame for the rows of one (cell, order) (`mask` of rank_cell_games' rows)."""
+    a_code, b_code = rows["a_code"][mask], rows["b_code"][mask]
+    present = np.unique(np.concatenate([a_code, b_code]))       # the part's systems, in id order
+    local = np.full(systems.size, -1, np.int64)
+    local[present] = np.arange(present.size)
+    ids = systems[present].tolist()
+    _, unit = np.unique(rows["unit"][mask], return_inverse=True)
+    n_games = rows["n"][mask]
+    fit = fit_cell(unit.astype(np.int64).ravel(), local[a_code], local[b_code], rows["credit"][mask],
+                   len(ids), n_boot, rng, prior, n_games=n_games)
+    strength = fit["strength"]
+    return pl.DataFrame({
+        "id": ids, "strength": strength, "lo": fit["lo"], "hi": fit["hi"],
+        "rank": _ranks(strength, ids), "games": fit["games"], "wins": fit["wins"],
+        "n_calls": int(n_games.sum()), "n_units": int(unit.max()) + 1 if unit.size else 0,
+        "prior": fit["prior"]}).with_columns(pl.col("rank").replace(0, None))
+
+
+def rank_systems(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
+                 prior: float | None = None) -> pl.DataFrame:
+    """audit.rank(db, pool, by='candidate_id', ...), read aggregated per cell (the module's doc)."""
+    frames = []
+    with connect(db) as con:
+        pid = pool_id(con, pool)
+        cells = query(con, "rank_cells", pool_id=pid)
+        systems = np.array(query(con, "rank_systems", pool_id=pid)["candidate_id"].to_list(), dtype=object)
+        for judge_id, format_id, judge, fmt, decoding in cells.iter_rows():
+            rows = numpy(con, "rank_cell_games", pool_id=pid, judge_id=judge_id, format_id=format_id,
+                         decoding=decoding)
+            for order in ORDERS:
+                mask = np.ones(rows["unit"].size, bool) if order == "both" else ~rows["swapped"].astype(bool)
+                if not mask.any():
+                    continue
+                rng = cell_rng(seed, judge, fmt, decoding, order)
+                frames.append(_fit_part(rows, mask, systems, n_boot, rng, prior).with_columns(
+                    pl.lit(None, pl.String).alias("prompt_id"), pl.lit(judge).alias("judge"),
+                    pl.lit(fmt).alias("format"), pl.lit(decoding).alias("decoding"), pl.lit(order).alias("order")))
+    if not frames:
+        return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "decoding": pl.String,
+                                    "order": pl.String,
+                                    "prompt_id": pl.String, "id": pl.String, "strength": pl.Float64,
+                                    "lo": pl.Float64, "hi": pl.Float64, "rank": pl.Int64,
+                                    "games": pl.Float64, "wins": pl.Float64, "n_calls": pl.Int64,
+                                    "n_units": pl.Int64, "prior": pl.Float64})
+    return pl.concat(frames, how="vertical_relaxed").select(RANK_COLUMNS) \
+        .with_columns(pl.selectors.float().fill_nan(None))
+
+
+def rank(db: str | os.PathLike | None, pool: str, by: str = "candidate_id", n_boot: int = 1000,
+         seed: int = 0, prior: float | None = None) -> pl.DataFrame:
+    """audit.rank (its doc: audit._rank.rank): by='candidate_id' read aggregated per cell (rank_systems),
+    by='prompt' from every call (audit._rank.rank)."""
+    if by == "candidate_id":
+        return rank_systems(db, pool, n_boot=n_boot, seed=seed, prior=prior)
+    return rank_by_call(db, pool, by=by, n_boot=n_boot, seed=seed, prior=prior)

@@ -1,0 +1,260 @@
+"""The style-controlled fit read out of core (issue 29: the derived results at 10M).
+
+`style_rank(db, pool, ...)` (audit.style_rank) without a bootstrap (what the refresh stores for the
+Rankings page) no longer reads, as audit._style.style_rank does, every comparative call with its
+strings and counts each response's style in a Python loop. The style counts of the used responses are
+computed in polars (`style_count_frame`: the regular expressions of audit._style.style_counts with
+Python's `\\s` and `\\d` spelled out as the characters Python matches, so the counts are the same), and
+each cell is read from DuckDB grouped (style_cell_rows.sql): one row per (prompt, when the human
+labels need it) x system in slot A x system in slot B x outcome x both responses' style counts, with
+the number of calls it stands for. The fit weights each row by that number (`newton_pairs`'
+one-dimensional `w`): the same likelihood, gradient and Hessian as the calls one by one, summed in
+another order, so the numbers agree to rounding (1e-9 in tests/audit/test_style_cells.py, against a
+copy of the per-call code). Where responses repeat their style the rows are far fewer than the
+calls; the Python loop and the strings per call are gone either way.
+
+Where the answer depends on the rounding, the cell is fitted from its calls one by one, as before, so
+its numbers are the old ones: a design that does not tell its parameters apart (`identified`: an
+anchor always in slot B), a fit that did not converge or has a number beyond SETTLED (a separation,
+where Newton stops when the rounding lets it), and every bootstrap (a resample may separate).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import polars as pl
+
+from ._bias import cell_rng
+from ._db import connect, pool_id, query
+
+# Python's `\s` within a line (str.isspace(), less the line break) and `\d` (str.isdecimal()), as
+# explicit classes: the regex engines of polars and Python disagree on a few characters of each
+_SPACE = [c for c in range(sys.maxunicode + 1) if chr(c).isspace() and c != 0x0A]
+_DIGIT = [c for c in range(sys.maxunicode + 1) if chr(c).isdecimal()]
+
+
+def _char_class(codes: list[int]) -> str:
+    """A regex character class of exactly these code points, as ranges of \\x{..} escapes."""
+    parts, start = [], None
+    for k, c in enumerate(codes):
+        if start is None:
+            start = c
+        if k + 1 == len(codes) or codes[k + 1] != c + 1:
+            parts.append(f"\\x{{{start:X}}}" + (f"-\\x{{{c:X}}}" if c != start else ""))
+            start = None
+    return "[" + "".join(parts) + "]"
+
+
+_S, _D = _char_class(_SPACE), _char_class(_DIGIT)
+FENCE_RE = r"(?s)```.*?```"
+HEADER_RE = rf"(?m)^#{{1,6}}{_S}"
+LIST_RE = rf"(?m)^{_S}*(?:[-*+]|{_D}+\.){_S}"
+BOLD_RE = r"\*\*[^*\n]+\*\*|__[^_\n]+__"
+
+
+def style_count_frame(texts: pl.DataFrame) -> pl.DataFrame:
+    """(cand_idx, response) -> (cand_idx, chars, headers, lists, bold): audit._style.style_counts of
+    each response, vectorised."""
+    body = pl.col("response").str.replace_all(FENCE_RE, "")
+    return texts.select(pl.col("cand_idx").cast(pl.Int64),
+                        pl.col("response").str.len_chars().cast(pl.Int64).alias("chars"),
+                        body.str.count_matches(HEADER_RE).cast(pl.Int64).alias("headers"),
+                        body.str.count_matches(LIST_RE).cast(pl.Int64).alias("lists"),
+                        body.str.count_matches(BOLD_RE).cast(pl.Int64).alias("bold"))
+
+
+def _standardise(raw: np.ndarray, mult: np.ndarray | None):
+    """audit._style.standardise over the rows, each counted `mult` times (None: once)."""
+    from ._style import standardise
+    if mult is None:
+        return standardise(raw)
+    w = mult[:, None] / mult.sum()
+    mean = (w * raw).sum(axis=0)
+    sd = np.sqrt((w * (raw - mean) ** 2).sum(axis=0))
+    kept = sd > 1e-12 * np.maximum(1.0, np.abs(mean))
+    return mean, np.where(kept, sd, 1.0), kept
+
+
+def identified(a: np.ndarray, b: np.ndarray, z: np.ndarray, n: int, mult: np.ndarray | None) -> bool:
+    """Whether the design [1, e_A - e_B (reference coding), z] of the rows has full column rank, so the
+    parameters are told apart at all (an anchor always in slot B is not: the slot and its strength
+    are one parameter): the smallest eigenvalue of its Gram matrix scaled to unit diagonal > 1e-9."""
+    from ._style import _pair_operators
+    w = np.ones(a.size) if mult is None else np.asarray(mult, float)
+    S, P = _pair_operators(np.asarray(a), np.asarray(b), n)
+    m, q = n - 1, z.shape[1]
+    g = np.empty((1 + m + q, 1 + m + q))
+    g[0, 0] = w.sum()
+    g[0, 1:1 + m] = g[1:1 + m, 0] = S @ w
+    g[0, 1 + m:] = g[1 + m:, 0] = w @ z
+    g[1:1 + m, 1:1 + m] = (P @ w).reshape(m, m)
+    for c in range(q):
+        g[1:1 + m, 1 + m + c] = g[1 + m + c, 1:1 + m] = S @ (w * z[:, c])
+    g[1 + m:, 1 + m:] = (z * w[:, None]).T @ z
+    d = np.sqrt(np.diag(g))
+    if (d == 0).any():
+        return False
+    return bool(np.linalg.eigvalsh(g / np.outer(d, d))[0] > 1e-9)
+
+
+def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: np.ndarray,
+              mult: np.ndarray | None, unit: np.ndarray, prompts: np.ndarray, judged: pl.DataFrame | None,
+              labels: pl.DataFrame | None, n_boot: int, rng: np.random.Generator, penalty: float = 0.0) -> list[dict]:
+    """The rows of STYLE_COLUMNS (without the cell's identity) for one cell's rows inside its largest
+    connected group: systems `ids` (codes a, b), outcomes y, raw features (style_features), each row
+    standing for `mult` calls (None: one), its prompt as `unit` (an index into `prompts`, the cell's
+    sorted prompt_ids); `judged` (prompt_id, a_id, b_id of the rows; needed only with labels)."""
+    from ._rank import _ranks
+    from ._style import (FEATURES, _boot_fit, _coefficient_rows, _counts, _human_rows, _interval,
+                         fit_style, style_features)
+    from ._style_why import why_no_fit
+    n, big_n = len(ids), int(a.size if mult is None else mult.sum())
+    mean, sd, kept = _standardise(raw, mult)
+    z = ((raw - mean) / sd)[:, kept]
+    fit = fit_style(a, b, y, z, n, w=mult, penalty=penalty)
+    plain = fit_style(a, b, y, np.zeros((a.size, 0)), n, w=mult, penalty=penalty)
+    ok_fit, ok_plain = bool(fit["converged"]), bool(plain["converged"])
+    counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
+        .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
+    weights = counts[:, unit] if mult is None else counts[:, unit] * mult
+    boot = _boot_fit(a, b, y, z, n, weights, fit["theta"], penalty) if n_boot > 0 and ok_fit else None
+    ok = boot["converged"] if boot else None
+
+    slot_lo, slot_hi = _interval(boot["slot"]) if boot else (np.nan, np.nan)
+    failed = int((~ok).sum()) if boot else 0
+    why = None
+    if not ok_fit:
+        rep = np.ones(a.size, np.int64) if mult is None else mult.astype(np.int64)
+        why = why_no_fit(ids, np.repeat(a, rep), np.repeat(b, rep), np.repeat(y, rep),
+                         [f for f, k in zip(FEATURES, kept) if not k])
+    rows = [{"part": "coefficient", "name": "slot", "value": float(fit["slot"]) if ok_fit else None,
+             "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed,
+             "why": why}]
+    rows += _coefficient_rows("coefficient", kept, fit["gamma"], boot["gamma"] if boot else None, ok, big_n, ok_fit)
+    lo, hi = _interval(boot["beta"]) if boot else (np.full(n, np.nan), np.full(n, np.nan))
+    rank, rank_raw = _ranks(fit["beta"], ids), _ranks(plain["beta"], ids)
+    for i, s in enumerate(ids):
+        rows.append({"part": "system", "name": s, "value": float(fit["beta"][i]) if ok_fit else None,
+                     "lo": float(lo[i]), "hi": float(hi[i]),
+                     "value_raw": float(plain["beta"][i]) if ok_plain else None,
+                     "rank": int(rank[i]) if ok_fit else None, "rank_raw": int(rank_raw[i]) if ok_plain else None,
+                     "n": big_n, "converged": ok_fit, "boot_unconverged": failed})
+    human = _human_rows(judged, labels, prompts, mean, sd, kept) if judged is not None else None
+    if human is not None:
+        from ._style import _codes
+        h_cell, h_unit = human
+        h_ids, h_in, ha, hb = _codes(h_cell["a_id"].to_list(), h_cell["b_id"].to_list())
+        h_cell, h_unit = h_cell.filter(pl.Series(h_in)), h_unit[h_in]
+        hz = ((style_features(_counts(h_cell, "a"), _counts(h_cell, "b")) - mean) / sd)[:, kept]
+        hy = h_cell["y"].to_numpy()
+        h_fit = fit_style(ha, hb, hy, hz, len(h_ids), penalty=penalty)
+        ok_h = bool(h_fit["converged"])
+        h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"], penalty) \
+            if n_boot > 0 and ok_h else None
+        h_ok = h_boot["converged"] if h_boot else None
+        rows += _coefficient_rows("human", kept, h_fit["gamma"], h_boot["gamma"] if h_boot else None, h_ok,
+                                  h_cell.height, ok_h)
+        both = boot is not None and h_boot is not None
+        with np.errstate(invalid="ignore"):                # inf - inf: NaN, left out of the interval
+            excess = boot["gamma"] - h_boot["gamma"] if both else None
+        rows += _coefficient_rows("excess", kept, fit["gamma"] - h_fit["gamma"], excess,
+                                  ok & h_ok if both else None, h_cell.height, ok_fit and ok_h)
+    return rows
+
+
+def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
+    """audit._style._codes on system codes (their rank among the pool's candidate_ids, so sorted codes
+    are sorted ids): the systems of the largest connected group, the rows inside it, their codes."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+    present = np.unique(np.concatenate([a_code, b_code]))
+    local = np.full(systems.size, -1, np.int64)
+    local[present] = np.arange(present.size)
+    a, b = local[a_code], local[b_code]
+    graph = csr_matrix((np.ones(a.size), (a, b)), shape=(present.size, present.size))
+    _, label = connected_components(graph, directed=False)
+    keep_sys = label == np.argmax(np.bincount(label))
+    remap = np.cumsum(keep_sys) - 1
+    inside = keep_sys[a] & keep_sys[b]
+    return systems[present[keep_sys]].tolist(), inside, remap[a[inside]], remap[b[inside]]
+
+
+SETTLED = 15.0       # |a coefficient or strength| beyond it: a fit near a separation (e^15 odds), fitted call by call
+
+
+def _settled(rows: list[dict]) -> bool:
+    """Whether style_fit's rows are a converged fit with and without style, every number within SETTLED."""
+    return all(r["converged"] and all(r.get(k) is None or abs(r[k]) <= SETTLED for k in ("value", "value_raw"))
+               for r in rows if r["part"] in ("coefficient", "system")) \
+        and all(r["value_raw"] is not None for r in rows if r["part"] == "system")
+
+
+def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
+               cell: tuple[str, str, str] | None = None, penalty: float = 0.0) -> pl.DataFrame:
+    """audit.style_rank (its columns: audit._style.style_rank, which reads every call), each cell read
+    grouped from DuckDB (the module's doc)."""
+    from ._style import _SCHEMA, STYLE_COLUMNS, _style_cell, _with_counts, style_features
+    from ._style import style_rank as style_rank_by_call
+    if n_boot > 0:       # a resample that separates stops where the rounding lets it: the per-call fits, as before
+        return style_rank_by_call(db, pool, n_boot=n_boot, seed=seed, cell=cell, penalty=penalty)
+    frames = []
+    with connect(db) as con:
+        pid = pool_id(con, pool)
+        counts = style_count_frame(query(con, "style_texts", pool_id=pid))
+        labels = query(con, "style_labels", pool_id=pid)
+        labels = _with_counts(labels, counts) if labels.height else None
+        cells = query(con, "style_cells", pool_id=pid)
+        if cell is not None:
+            cells = cells.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
+                                 & (pl.col("decoding") == cell[2]))
+        systems = prompt_ids = None
+        con.register("style_counts", counts.to_arrow())
+        try:
+            for judge_id, format_id, judge, fmt, decoding in cells.iter_rows():
+                by_prompt = n_boot > 0 or labels is not None
+                rows = query(con, "style_cell_rows", pool_id=pid, judge_id=judge_id, format_id=format_id,
+                             decoding=decoding, by_prompt=by_prompt)
+                if systems is None:
+                    systems = np.array(query(con, "rank_systems", pool_id=pid)["candidate_id"].to_list(), object)
+                ids, inside, a, b = _largest_group(rows["a_code"].to_numpy(), rows["b_code"].to_numpy(), systems)
+                rows = rows.filter(pl.Series(inside))
+                units, unit = np.unique(rows["unit"].to_numpy(), return_inverse=True)
+                judged = None
+                if labels is not None:
+                    if prompt_ids is None:
+                        prompt_ids = np.array(query(con, "style_prompt_ids", pool_id=pid)["prompt_id"].to_list(), object)
+                    prompts = prompt_ids[units].astype(str)
+                    names = np.array(ids, dtype=object)
+                    judged = pl.DataFrame({"prompt_id": prompts[unit], "a_id": names[a], "b_id": names[b]},
+                                          schema={"prompt_id": pl.String, "a_id": pl.String, "b_id": pl.String})
+                else:
+                    prompts = units                      # only their number and order are used
+                raw = style_features(rows.select([f"a_{c}" for c in ("chars", "headers", "lists", "bold")]).to_numpy(),
+                                     rows.select([f"b_{c}" for c in ("chars", "headers", "lists", "bold")]).to_numpy())
+                mult = rows["n"].to_numpy().astype(float)
+                mean, sd, kept = _standardise(raw, mult)
+                z = ((raw - mean) / sd)[:, kept]
+                out = None
+                if identified(a, b, z, len(ids), mult) and identified(a, b, z[:, :0], len(ids), mult):
+                    out = style_fit(ids, a, b, rows["y"].to_numpy(), raw, mult, unit, prompts, judged, labels,
+                                    n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
+                if out is None or not _settled(out):
+                    # no unique fit (not identified), or one that did not settle where a fit of finite
+                    # numbers does (a separation): where Newton stops is then the rounding's, so the cell
+                    # is fitted from its calls one by one, as before, for the same numbers
+                    calls = _with_counts(query(con, "style_cell_calls", pool_id=pid, judge_id=judge_id,
+                                               format_id=format_id, decoding=decoding), counts)
+                    out = _style_cell(calls, labels, n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
+                frames.append(pl.DataFrame(out, schema={c: t for c, t in _SCHEMA.items()
+                                                        if c not in ("judge", "format", "decoding")})
+                              .with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),
+                                            pl.lit(decoding).alias("decoding")))
+        finally:
+            con.unregister("style_counts")
+    if not frames:
+        return pl.DataFrame(schema=_SCHEMA)
+    return pl.concat(frames).select(STYLE_COLUMNS).with_columns(pl.selectors.float().fill_nan(None)) \
+        .sort("judge", "format", "decoding", maintain_order=True)

@@ -1,0 +1,81 @@
+"""What the labels are worth, read out of core (issue 29: the derived results at 10M).
+
+`estimate(db, pool, ...)` (audit.estimate) no longer joins, as audit._worth.estimate does, the pool's candidates, every pointwise score and every
+judged pair in polars. DuckDB builds the items (winrate_items.sql, accept_items.sql: the same items
+and predictions as audit._worth.winrate_items and accept_items) and returns the labelled ones one by
+one and the others as (cell, system, f, how many): the unlabelled items enter the estimate only
+through their predictions' mean and variance, so the predictions of every item are those counts
+repeated (np.repeat), the labelled items' in prompt order as before. The numbers are those of the
+item frame, summed in another order (to 1e-9: tests/audit/test_worth_cells.py, against a copy of the
+code before).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import polars as pl
+
+from ._db import AuditError, connect, pool_id, query
+
+
+def _cell_rows(items: pl.DataFrame, humans: pl.DataFrame, on: list[str], keys: list[str], alpha: float,
+               extra) -> list[dict]:
+    """One estimate row per group of `keys` of the items (is_labelled, the item's `on` columns, f, n)."""
+    from ._worth import cell_estimate
+    items = items.join(humans.select(*on, "y", "w"), on=on, how="left", maintain_order="left")
+    if "s_idx" in items.columns:         # winrate: the humans' y is lo_idx's preference; the item's is s's
+        items = items.with_columns(pl.when(pl.col("s_idx") == pl.col("lo_idx")).then(pl.col("y"))
+                                   .otherwise(1.0 - pl.col("y")).alias("y"))
+    out = []
+    for key, g in items.group_by(keys, maintain_order=True):
+        n = g["n"].to_numpy()
+        lab = g.filter(pl.col("is_labelled") & pl.col("y").is_not_null())
+        m = lab["n"].to_numpy()
+        est = cell_estimate(np.repeat(g["f"].to_numpy(), n), np.repeat(lab["y"].to_numpy(), m),
+                            np.repeat(lab["f"].to_numpy(), m), np.repeat(lab["w"].to_numpy(), m), alpha)
+        out.append({**dict(zip(keys, key)), **extra(key), **est})
+    return out
+
+
+def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None,
+                   alpha: float) -> list[dict]:
+    """audit.estimate's rows (before its frame): the module's doc."""
+    from ._worth import CELL, human_values
+    with connect(db) as con:
+        pid = pool_id(con, pool)
+        if target == "accept":
+            humans = human_values(query(con, "human_accept_votes", pool_id=pid), ["cand_idx"])
+            items = query(con, "accept_items", pool_id=pid)
+            return _cell_rows(items, humans, ["cand_idx"], CELL, alpha,
+                              lambda key: {"target": "accept", "system": None})
+        systems = query(con, "rank_systems", pool_id=pid)["candidate_id"].to_list()
+        if baseline is None:
+            first = query(con, "winrate_baseline", pool_id=pid)["candidate_id"].to_list()
+            baseline = first[0] if first else None
+        if baseline not in set(systems):
+            raise AuditError(f"--baseline {baseline}: not a system (candidate_id) of pool '{pool}'; "
+                             f"its systems: {', '.join(systems[:20])}")
+        humans = human_values(query(con, "human_pair_votes", pool_id=pid), ["lo_idx", "hi_idx"])
+        items = query(con, "winrate_items", pool_id=pid, baseline=baseline)
+    rows = _cell_rows(items, humans, ["lo_idx", "hi_idx"], [*CELL, "system"], alpha,
+                      lambda key: {"target": "winrate", "baseline": baseline})
+    rows.sort(key=lambda r: (r["judge"], r["format"], r["decoding"], r["system"]))
+    return rows
+
+
+def estimate(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None = None,
+             alpha: float = 0.05) -> pl.DataFrame:
+    """audit.estimate (its doc and columns: audit._worth.estimate), the items built and counted in DuckDB."""
+    from ._worth import ESTIMATE_COLUMNS, TARGETS
+    if target not in TARGETS:
+        raise AuditError(f"--target {target}: use accept or winrate")
+    if not 0 < alpha < 1:
+        raise AuditError(f"--alpha {alpha}: must be between 0 and 1")
+    rows = estimate_cells(db, pool, target, baseline, alpha)
+    cols = ESTIMATE_COLUMNS + (["baseline"] if target == "winrate" else [])
+    schema = {c: pl.Float64 for c in cols} | {c: pl.String for c in ("judge", "format", "decoding", "target",
+                                                                      "system", "baseline")} \
+        | {"n_labelled": pl.Int64, "n_unlabelled": pl.Int64}
+    return pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema={c: schema[c] for c in cols})

@@ -1,0 +1,13 @@
+-- One row per (judge, comparative format, decoding) cell of the pool with a parsed call between two
+-- different systems (candidate_ids): the cell's judge and format (ids and names) and its decoding,
+-- in the order style_rank_calls lists its cells (judge, format, decoding).
+SELECT v.judge_id, v.format_id, j.name AS judge, f.name AS format, v.decoding
+FROM verdict_source v
+JOIN judges j USING (judge_id)
+JOIN formats f USING (format_id)
+JOIN candidates ca ON ca.pool_id = v.pool_id AND ca.cand_idx = v.a_idx
+JOIN candidates cb ON cb.pool_id = v.pool_id AND cb.cand_idx = v.b_idx
+WHERE v.pool_id = $pool_id AND f.kind = 'comparative' AND ca.candidate_id <> cb.candidate_id
+  AND v.value IS NOT NULL
+GROUP BY v.judge_id, v.format_id, j.name, f.name, v.decoding
+ORDER BY j.name, f.name, v.decoding

@@ -1,0 +1,53 @@
+-- The winrate estimate's items against system $baseline (audit._worth.winrate_items), out of core: one
+-- row per labelled item (cell judge/format/decoding, system s, prompt_idx, the pair lo_idx/hi_idx,
+-- s_idx, f; n = 1) and one per (cell, system, f) for the items without a human label (n = how many;
+-- prompt and pair null). An item is a prompt that s and the baseline both answered and the cell
+-- judged; f = the cell's preference for s: pointwise 1 / 0.5 / 0 as s's mean normalised score,
+-- rounded to 12 decimals, is above / equal to / below the baseline's; comparative the mean over the
+-- pair's parsed calls in either order of 1 / 0.5 / 0 for a margin favouring s / tying / the baseline.
+WITH cands AS (
+    SELECT cand_idx, prompt_idx, candidate_id FROM candidates WHERE pool_id = $pool_id
+), sb AS (
+    SELECT c.prompt_idx, c.candidate_id AS system, c.cand_idx AS s_idx, b.cand_idx AS b_idx,
+           least(c.cand_idx, b.cand_idx) AS lo_idx, greatest(c.cand_idx, b.cand_idx) AS hi_idx
+    FROM cands c JOIN cands b ON b.prompt_idx = c.prompt_idx AND b.candidate_id = $baseline
+    WHERE c.candidate_id <> $baseline
+), points AS (
+    SELECT j.name AS judge, f.name AS format, v.decoding, v.a_idx AS cand_idx,
+           round(avg((v.value - f.value_lo) / (f.value_hi - f.value_lo)), 12) AS f
+    FROM verdict_source v JOIN judges j USING (judge_id) JOIN formats f USING (format_id)
+    WHERE v.pool_id = $pool_id AND f.kind = 'pointwise' AND v.value IS NOT NULL AND f.value_hi > f.value_lo
+    GROUP BY ALL
+), pairs AS (
+    SELECT j.name AS judge, f.name AS format, v.decoding, least(v.a_idx, v.b_idx) AS lo_idx,
+           greatest(v.a_idx, v.b_idx) AS hi_idx,
+           avg(CASE WHEN v.value = 0 THEN 0.5 WHEN (v.value > 0) = (v.a_idx < v.b_idx) THEN 1.0 ELSE 0.0 END) AS f
+    FROM verdict_source v JOIN judges j USING (judge_id) JOIN formats f USING (format_id)
+    WHERE v.pool_id = $pool_id AND f.kind = 'comparative' AND v.a_idx <> v.b_idx AND v.value IS NOT NULL
+    GROUP BY ALL
+), labelled AS (
+    SELECT DISTINCT least(a_idx, b_idx) AS lo_idx, greatest(a_idx, b_idx) AS hi_idx
+    FROM labels WHERE pool_id = $pool_id AND a_idx <> b_idx
+), items AS (
+    SELECT ps.judge, ps.format, ps.decoding, sb.system, sb.prompt_idx, sb.lo_idx, sb.hi_idx, sb.s_idx,
+           CASE WHEN ps.f > pb.f THEN 1.0 WHEN ps.f < pb.f THEN 0.0 ELSE 0.5 END AS f
+    FROM sb JOIN points ps ON ps.cand_idx = sb.s_idx
+    JOIN points pb ON pb.cand_idx = sb.b_idx AND pb.judge = ps.judge AND pb.format = ps.format
+         AND pb.decoding = ps.decoding
+    UNION ALL
+    SELECT pr.judge, pr.format, pr.decoding, sb.system, sb.prompt_idx, sb.lo_idx, sb.hi_idx, sb.s_idx,
+           CASE WHEN sb.s_idx = pr.lo_idx THEN pr.f ELSE 1.0 - pr.f END AS f
+    FROM sb JOIN pairs pr ON pr.lo_idx = sb.lo_idx AND pr.hi_idx = sb.hi_idx
+), marked AS (
+    SELECT i.*, l.lo_idx IS NOT NULL AS is_labelled
+    FROM items i LEFT JOIN labelled l ON l.lo_idx = i.lo_idx AND l.hi_idx = i.hi_idx
+)
+SELECT judge, format, decoding, system, is_labelled,
+       (CASE WHEN is_labelled THEN prompt_idx END)::BIGINT AS prompt_idx,
+       (CASE WHEN is_labelled THEN lo_idx END)::BIGINT AS lo_idx,
+       (CASE WHEN is_labelled THEN hi_idx END)::BIGINT AS hi_idx,
+       (CASE WHEN is_labelled THEN s_idx END)::BIGINT AS s_idx,
+       f::DOUBLE AS f, count(*)::BIGINT AS n
+FROM marked
+GROUP BY judge, format, decoding, system, is_labelled, 6, 7, 8, 9, f
+ORDER BY judge, format, decoding, system, is_labelled, prompt_idx, lo_idx, hi_idx, s_idx, f
