@@ -141,10 +141,10 @@ def store_timer():
     from ingest.store._units import Writing
     spent, inner = [0.0], Writing.insert_verdicts
 
-    def insert(unit, rows, cell_runs):
+    def insert(unit, rows, cell_runs, **kw):
         started = time.perf_counter()
         try:
-            return inner(unit, rows, cell_runs)
+            return inner(unit, rows, cell_runs, **kw)
         finally:
             spent[0] += time.perf_counter() - started
     Writing.insert_verdicts = insert
