@@ -172,7 +172,7 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
             block = (S @ (s * z[:, c]).T).T
             hess[:, 1:1 + m, 1 + m + c] = hess[:, 1 + m + c, 1:1 + m] = block
         hess[:, 1 + m:, 1 + m:] = np.matmul(z.T[None] * s[:, None, :], z)
-        step = np.linalg.solve(hess + ridge + lam, grad[..., None])[..., 0]
+        step = _newton_step(hess + ridge + lam, grad)
         move = eta_of(step)                                  # x step
         scale = np.ones(todo.size)
         old = ll[todo]
@@ -193,6 +193,17 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
             break
     moving = ~done[:, None] & (np.abs(last) > DIVERGING)
     return (theta[0] if single else theta), (done[0] if single else done), (moving[0] if single else moving)
+
+
+def _newton_step(hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """Each member's Newton step, hess (B, k, k) against grad (B, k). Where the Hessian is singular in
+    floating point, the least-squares step of smallest norm: a direction the calls cannot tell apart (an
+    anchor always in slot B moves with the slot effect) keeps RIDGE's 1e-10 only while the counts are
+    small, and a grouped row standing for millions of calls rounds it away (found at 10M candidates)."""
+    try:
+        return np.linalg.solve(hess, grad[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        return np.stack([np.linalg.lstsq(h, g, rcond=None)[0] for h, g in zip(hess, grad)])
 
 
 def _split(theta: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -361,3 +361,19 @@ def test_style_sentences_name_the_dropped_features_and_a_missing_fit():
     words = style_sentences(style_rank_calls(_calls_frame(mixed), n_boot=0))
     assert words[0].startswith("Length coefficient of this judge:") and "No human labels" in words[1]
     assert words[-1] == "Left out, as they never vary in this cell's comparisons: headers, lists, bold."
+
+
+@pytest.mark.parametrize("weight", [1e5, 1e7])
+def test_an_anchor_always_in_slot_b_with_millions_of_calls_still_fits(weight):
+    """Found at 10M candidates: an anchored cell's grouped rows stand for millions of calls, RIDGE (1e-10)
+    rounds away beside counts that size, and the slot effect and the anchor's strength (always in slot B)
+    make the Hessian singular; np.linalg.solve raised. The step is then least squares. What the calls do
+    tell apart is fitted: with no style features, the chance that system s beats the anchor is the share of
+    its calls won, so slot + beta_s - beta_anchor = logit(share) for each s (worked below)."""
+    a = np.array([0, 0, 0, 1, 1, 1, 2, 2])       # systems 0-2 against the anchor, system 3, always in slot B
+    b = np.full(8, 3)
+    y = np.array([1, 1, 0, 1, 0, 0, 1, 0], float)   # won 2/3, 1/3 and 1/2
+    theta, _, _ = newton_pairs(a, b, 4, np.zeros((8, 1)), y, np.full(8, weight), None, tol=1e-10, max_iter=200)
+    beta = np.concatenate([[0.0], theta[1:4]])
+    eta = theta[0] + beta[[0, 1, 2]] - beta[3]
+    np.testing.assert_allclose(eta, [math.log(2), math.log(1 / 2), 0.0], atol=1e-6)
