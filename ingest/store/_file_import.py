@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
+import duckdb
 import polars as pl
 
 from . import _sql
@@ -16,14 +17,21 @@ from . import _sql
 
 @contextlib.contextmanager
 def _registered(con, **tables: pl.DataFrame) -> Iterator[None]:
-    """Each frame registered under its name for the statements inside."""
+    """Each frame registered under its name for the statements inside (left registered when a statement
+    has aborted the transaction: DuckDB then refuses even that, and the unit closes the connection)."""
     for name, frame in tables.items():
         con.register(name, frame.to_arrow())
     try:
         yield
     finally:
-        for name in tables:
-            con.unregister(name)
+        with contextlib.suppress(duckdb.TransactionException):
+            for name in tables:
+                con.unregister(name)
+
+
+class RowRefused(Exception):
+    """A row of the file is no verdict of the pool (sql/insert_import_file.sql): the unit of work rolls
+    back and the importer reads the file the batch way, which names the row."""
 
 
 class OpenFile:
@@ -32,9 +40,9 @@ class OpenFile:
     def __init__(self, con, pool: int):
         self._con, self.pool = con, pool
 
-    def check(self) -> dict:
-        """n_rows, n_bad, n_probs, n_repeated (sql/import_file_check.sql)."""
-        return dict(zip(("n_rows", "n_bad", "n_probs", "n_repeated"), _sql.first(self._con, "import_file_check")))
+    def repeats(self) -> int:
+        """How many calls more than one row of the file holds (sql/import_file_repeats.sql)."""
+        return _sql.first(self._con, "import_file_repeats")[0]
 
     def answers(self) -> pl.DataFrame:
         """format, raw: each distinct answer of the file."""
@@ -54,10 +62,14 @@ class OpenFile:
                anchors: pl.DataFrame) -> int:
         """Append the file's new calls (sql/insert_import_file.sql); how many rows. `cells` as for
         new_calls with each cell's cell_run_id (null: no new row), `parsed` (format, raw, label, value,
-        status), `endpoints` (endpoint, public), `anchors` (prompt_idx, anchor_idx from references)."""
+        status), `endpoints` (endpoint, public), `anchors` (prompt_idx, anchor_idx from references).
+        RowRefused when a row is no verdict of the pool."""
         with _registered(self._con, import_cells=cells, import_answers=parsed, import_endpoints=endpoints,
                          import_reference_anchors=anchors):
-            return _sql.first(self._con, "insert_import_file")[0]
+            try:
+                return _sql.first(self._con, "insert_import_file")[0]
+            except duckdb.ConstraintException as exc:
+                raise RowRefused(str(exc)) from None
 
     def anchor_votes(self, anchors: pl.DataFrame) -> pl.DataFrame:
         """prompt_idx, b_idx, len: slot B of the anchored calls of prompts without a reference anchor."""
@@ -78,4 +90,5 @@ def open_verdict_file(con, path: str, pool: int, formats: pl.DataFrame, pairs: b
         try:
             yield OpenFile(con, pool)
         finally:
-            _sql.script(con, "import_file_close")
+            with contextlib.suppress(duckdb.TransactionException):     # an aborted transaction: as above
+                _sql.script(con, "import_file_close")

@@ -5,6 +5,11 @@
 -- call is swapped when its prompt's anchor (import_reference_anchors: prompt_idx, anchor_idx, from references) is in
 -- slot A against another candidate (a prompt without one is oriented after, from the file's votes), a
 -- tournament call when the later-listed candidate is in slot A.
+-- A row that is no verdict of the pool as import-verdicts reads it stops the statement by a NOT NULL
+-- constraint: an unknown (or blank) prompt or candidate has no index; a missing slot, a negative sample or
+-- measure, a decoding not known or a label distribution (whose expected value is Python's) gets no status.
+-- The importer then rolls back and reads the file the batch way, which names the row; it has checked the
+-- file's few judges and formats itself. One pass over the file checks and stores.
 INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, b_idx, swapped, sample, raw,
                       label, value, status, error, attempts, latency_ms, tokens_in, tokens_out, label_probs,
                       expected, decoding, endpoint)
@@ -14,7 +19,11 @@ SELECT c.cell_run_id, getvariable('import_pool'), c.judge_id, c.format_id, r.pro
            WHEN 'tournament' THEN coalesce(r.a_position > r.b_position, false)
            ELSE false END,
        coalesce(r.sample, 0), r.raw, x.label, x.value,
-       CASE WHEN r.raw IS NULL AND r.error IS NOT NULL THEN 'failed' WHEN r.raw IS NULL THEN 'empty'
+       CASE WHEN (r.kind <> 'pointwise' AND r.b_id IS NULL) OR (r.b_id IS NOT NULL AND r.b_idx IS NULL)
+              OR r.sample < 0 OR NOT coalesce(r.decoding IN ('greedy', 'sampled', 'constrained'), true)
+              OR r.tokens_in < 0 OR r.tokens_out < 0 OR r.latency_ms < 0 OR isinf(r.latency_ms) OR r.has_probs
+            THEN NULL
+            WHEN r.raw IS NULL AND r.error IS NOT NULL THEN 'failed' WHEN r.raw IS NULL THEN 'empty'
             ELSE x.status END,
        r.error, 1, r.latency_ms, r.tokens_in, r.tokens_out, NULL, NULL, coalesce(r.decoding, 'greedy'), e.public
 FROM import_placed r
