@@ -15,7 +15,7 @@ import polars as pl
 
 from .._errors import UserError
 from ..store import writing
-from ._imported import _parse_distinct, known_formats
+from ._parsing import known_formats, parse_distinct
 from .formats import load_format_spec
 
 NEEDED = ("prompt_id", "raw")
@@ -92,7 +92,7 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
         # every cell run the attach writes holds its parses (schema/018: one table touched)
         raws = unit.attached_distinct_raws(pid)
         answers = raws.select("format", "raw").unique()
-        parsed = _parse_distinct(answers, formats) if answers.height else \
+        parsed = parse_distinct(answers, formats) if answers.height else \
             pl.DataFrame(schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "label": pl.String,
                                  "status": pl.String})
         parsed = raws.join(parsed, on=["format", "raw"]).select("judge", "format", "raw", "label", "value", "status")

@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 import polars as pl
 
-from . import _attached, _batches, _cell_runs, _judges, _sql, _verdicts
+from . import _attached, _batches, _cell_runs, _file_import, _judges, _sql, _verdicts
 from ._database import reader, transaction, writer
 from .connection import find_pool, pool_id
 
@@ -127,6 +127,11 @@ class Writing(Reading):
                         check_stored: bool = True) -> pl.DataFrame:
         """The rows whose call is not stored yet, appended (ingest.store._verdicts.insert_verdicts)."""
         return _verdicts.insert_verdicts(self._con, rows, cell_runs, check_stored)
+
+    def open_verdict_file(self, path: str, pool: int, formats: pl.DataFrame, pairs: bool):
+        """A context whose value reads and appends a Parquet verdict file where it lies
+        (ingest.store._file_import.OpenFile)."""
+        return _file_import.open_verdict_file(self._con, path, pool, formats, pairs)
 
     def holds_verdicts(self, pool: int, judge: int, fmt: int) -> bool:
         """Whether the cell (pool, judge, format) holds any verdict yet."""

@@ -1,5 +1,7 @@
 """Benchmark: `import-verdicts` from Parquet against the same rows as JSONL (issue 21 §3: 1M rows/s
-or more from Parquet), and `export-verdicts` of the stored rows (Parquet and JSONL), on one pool.
+or more from Parquet), the same Parquet file read where it lies (the command line's path, issue 29:
+ingest.scoring._file_import) against the batch path, and `export-verdicts` of the stored rows (Parquet
+and JSONL), on one pool.
 
 Each import goes into a fresh copy of a database that holds only the pool, through the whole path a
 user's import takes (read, check, parse, orient, store in one transaction); the median of --reps
@@ -215,6 +217,18 @@ def main() -> None:
                   f"(ingest.store.insert_verdicts: its one-row-per-call check and the INSERT) "
                   f"{statistics.median(stores):.2f} s")
         print(f"Parquet / JSONL import speed: {results['jsonl'] / results['parquet']:.2f}x")
+        # the command line's way (capped=False): a Parquet file read where it lies by DuckDB (_file_import)
+        runs, cpus = [], []
+        for rep in range(args.reps):
+            db = work / f"place-{rep}.duckdb"
+            shutil.copy(base, db)
+            cpu = time.process_time()
+            runs.append(timed(lambda: import_verdicts(db, parquet, "bench", capped=False)))
+            cpus.append(time.process_time() - cpu)
+        place = statistics.median(runs)
+        print(f"import parquet in place (the command line's path): median {place:6.2f} s of {args.reps} "
+              f"({', '.join(f'{r:.2f}' for r in runs)}) = {n / place:>10,.0f} rows/s, CPU {statistics.median(cpus):.2f} s; "
+              f"{results['parquet'] / place:.2f}x the batch path's speed")
         more_files(work, base, parquet, n, args.more_files)
 
         stored = work / "parquet-0.duckdb"   # the command line, its start included

@@ -1,0 +1,131 @@
+"""A Parquet verdict file from the command line, imported where it lies (issue 29: files of any size at 1M
+rows/s or more). DuckDB reads the file, places each row in the pool, leaves out the calls already stored and
+appends the rest in one statement (ingest.store._file_import); Python parses each distinct answer once, as
+the batch path does.
+
+This path takes a file only when every row is a verdict of the pool and every call is held once: a call
+held twice (one pass first), an unknown format, a row the batch path would refuse or a label
+distribution (its expected value is Python's; both found by the INSERT itself, which then stops and
+rolls back) sends the file down the batch path (_imported._Import), which stores the same rows or names
+the row at fault; so does an export-verdicts file (candidate_a / candidate_b) or a column of another
+type. Both store the same
+verdicts, cell runs and counts (tests/ingest/test_import_in_place.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .._errors import UserError
+from ..store import RowRefused, writing
+from ._anchor import reference_anchors
+from ._parsing import known_formats, parse_distinct
+from .judges import public_endpoint
+
+TEXT = ("judge", "format", "prompt_id", "candidate_id", "a_id", "b_id", "raw", "error", "decoding", "endpoint")
+INTEGER = ("sample", "tokens_in", "tokens_out")
+
+
+def _fits(path: Path) -> bool:
+    """Whether the file's columns are those this path reads, of the types it reads them as."""
+    if path.suffix.lower() != ".parquet":
+        return False
+    try:
+        schema = pq.read_schema(path)
+    except Exception:
+        return False                   # the batch path names what is wrong with it
+    names = set(schema.names)
+    if not {"judge", "format", "prompt_id", "raw"} <= names or "candidate_a" in names or "candidate_b" in names:
+        return False
+    if "candidate_id" not in names and not {"a_id", "b_id"} <= names:
+        return False
+    for field in schema:
+        t = field.type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        if field.name in TEXT and not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)):
+            return False
+        if field.name in INTEGER and not (pa.types.is_integer(t) or pa.types.is_null(t)):
+            return False
+        if field.name == "latency_ms" and not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t)):
+            return False
+    return True
+
+
+class _BatchWay(Exception):
+    """A row DuckDB's statement refused: the file is for the batch path."""
+
+
+def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool: str, extra: dict) -> dict | None:
+    """import_verdicts' summary of the file imported where it lies, or None when the file is for the
+    batch path (nothing written then)."""
+    path = Path(path)
+    if not _fits(path) or pq.read_metadata(path).num_rows == 0:
+        return None
+    try:
+        with writing(db) as unit:
+            pid = unit.pool_id(pool)
+            formats = known_formats(unit, extra)
+            kinds = pl.DataFrame({"format": list(formats), "kind": [f.kind for f in formats.values()],
+                                  "pairing": [f.pairing for f in formats.values()]},
+                                 schema={"format": pl.String, "kind": pl.String, "pairing": pl.String})
+            pairs = "b_id" in set(pl.read_parquet_schema(path))
+            with unit.open_verdict_file(str(path), pid, kinds, pairs) as file:
+                if file.repeats():
+                    return None
+                seen = file.cells()
+                names = sorted(set(seen.select("judge", "format").iter_rows()))
+                if any(f not in formats or j is None or not j.strip() for j, f in names):
+                    return None                # the batch path names the row of the unknown format, the blank judge
+                attached = {(j, f) for _, _, j, f in unit.attached_cells(pid)} & set(names)
+                if attached:
+                    judge, fmt = sorted(attached)[0]
+                    raise UserError(f"{path}: judge {judge!r}, format {fmt!r} of pool '{pool}' is read from attached "
+                                    "files; detach them first (judgeaudit detach-verdicts) or attach this file with them")
+                judge_ids = {j: unit.ensure_judge(j, "imported") for j in sorted({j for j, _ in names})}
+                format_ids = {f: unit.ensure_format(formats[f]) for f in sorted({f for _, f in names})}
+                cells = pl.DataFrame(
+                    [(j, f, judge_ids[j], format_ids[f], unit.holds_verdicts(pid, judge_ids[j], format_ids[f]))
+                     for j, f in names], orient="row",
+                    schema={"judge": pl.String, "format": pl.String, "judge_id": pl.Int32, "format_id": pl.Int32,
+                            "held": pl.Boolean})
+                new = file.new_calls(cells) if cells["held"].any() else {cell: 1 for cell in names}
+                runs = {cell: unit.start_cell_run(pid, judge_ids[cell[0]], formats[cell[1]], format_ids[cell[1]],
+                                                  "import", source_file=str(path))
+                        for cell in names if new.get(cell)}
+                cells = cells.with_columns(pl.Series("cell_run_id", [runs.get(c) for c in names], pl.Int32))
+
+                answers = file.answers().filter(pl.col("raw").is_not_null())
+                parsed = parse_distinct(answers, formats) if answers.height else pl.DataFrame(
+                    schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "label": pl.String,
+                            "status": pl.String})
+                endpoints = seen["endpoint"].drop_nulls().unique().to_list()
+                endpoints = pl.DataFrame({"endpoint": endpoints, "public": [public_endpoint(e) for e in endpoints]},
+                                         schema={"endpoint": pl.String, "public": pl.String})
+                anchored = [f for _, f in names if formats[f].pairing == "anchored"]
+                anchors = reference_anchors(unit.candidate_ids(pid)) if anchored else \
+                    pl.DataFrame(schema={"prompt_idx": pl.Int32, "anchor_idx": pl.Int32})
+                try:
+                    imported = file.insert(cells, parsed, endpoints, anchors)
+                except RowRefused:
+                    raise _BatchWay from None    # rolls back what this unit wrote (judges, formats, cell runs)
+                if anchored and runs:
+                    votes = file.anchor_votes(anchors)
+                    if votes.height:
+                        mode = votes.sort("prompt_idx", "len", "b_idx", descending=[False, True, False]) \
+                            .group_by("prompt_idx", maintain_order=True).first() \
+                            .select("prompt_idx", pl.col("b_idx").alias("anchor_idx"))
+                        unit.orient_anchored(pid, list(runs.values()), sorted({format_ids[f] for f in anchored}), mode)
+                counts = file.status_counts(list(runs.values())) if runs else {}
+            for run in runs.values():
+                unit.finish_cell_run(run)
+    except _BatchWay:
+        return None
+    n_rows = pq.read_metadata(path).num_rows
+    return {"pool": pool, "rows_in_file": n_rows, "imported": imported,
+            "skipped_existing": n_rows - imported, "status_counts": dict(sorted(counts.items())),
+            "judges": sorted(judge_ids), "formats": sorted(format_ids)}

@@ -1,0 +1,94 @@
+"""A Parquet verdict file imported where it lies (issue 29: files of any size from the command line at
+1M rows/s or more): DuckDB reads the file, places each row in the pool and appends it in one statement,
+instead of the file passing through Python a batch at a time. The steps run in the caller's unit of work
+(ingest.scoring._file_import says when this path is taken and what it leaves to the batch path); each is a
+file of sql/, over the temp views import_file_rows.sql makes on the connection."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import duckdb
+import polars as pl
+
+from . import _sql
+
+
+@contextlib.contextmanager
+def _registered(con, **tables: pl.DataFrame) -> Iterator[None]:
+    """Each frame registered under its name for the statements inside (left registered when a statement
+    has aborted the transaction: DuckDB then refuses even that, and the unit closes the connection)."""
+    for name, frame in tables.items():
+        con.register(name, frame.to_arrow())
+    try:
+        yield
+    finally:
+        with contextlib.suppress(duckdb.TransactionException):
+            for name in tables:
+                con.unregister(name)
+
+
+class RowRefused(Exception):
+    """A row of the file is no verdict of the pool (sql/insert_import_file.sql): the unit of work rolls
+    back and the importer reads the file the batch way, which names the row."""
+
+
+class OpenFile:
+    """The verbs over one open Parquet verdict file (Writing.open_verdict_file)."""
+
+    def __init__(self, con, pool: int):
+        self._con, self.pool = con, pool
+
+    def repeats(self) -> int:
+        """How many calls more than one row of the file holds (sql/import_file_repeats.sql)."""
+        return _sql.first(self._con, "import_file_repeats")[0]
+
+    def answers(self) -> pl.DataFrame:
+        """format, raw: each distinct answer of the file."""
+        return _sql.frame(self._con, "import_file_answers")
+
+    def cells(self) -> pl.DataFrame:
+        """judge, format, endpoint: each distinct one of the file."""
+        return _sql.frame(self._con, "import_file_cells")
+
+    def new_calls(self, cells: pl.DataFrame) -> dict[tuple[str, str], int]:
+        """{(judge, format): rows whose call the pool does not hold yet}; `cells`: judge, format, judge_id,
+        format_id, held (whether the cell held verdicts: only those are looked up)."""
+        with _registered(self._con, import_cells=cells):
+            return {(j, f): n for j, f, n in _sql.rows(self._con, "import_file_new_calls")}
+
+    def insert(self, cells: pl.DataFrame, parsed: pl.DataFrame, endpoints: pl.DataFrame,
+               anchors: pl.DataFrame) -> int:
+        """Append the file's new calls (sql/insert_import_file.sql); how many rows. `cells` as for
+        new_calls with each cell's cell_run_id (null: no new row), `parsed` (format, raw, label, value,
+        status), `endpoints` (endpoint, public), `anchors` (prompt_idx, anchor_idx from references).
+        RowRefused when a row is no verdict of the pool."""
+        with _registered(self._con, import_cells=cells, import_answers=parsed, import_endpoints=endpoints,
+                         import_reference_anchors=anchors):
+            try:
+                return _sql.first(self._con, "insert_import_file")[0]
+            except duckdb.ConstraintException as exc:
+                raise RowRefused(str(exc)) from None
+
+    def anchor_votes(self, anchors: pl.DataFrame) -> pl.DataFrame:
+        """prompt_idx, b_idx, len: slot B of the anchored calls of prompts without a reference anchor."""
+        with _registered(self._con, import_reference_anchors=anchors):
+            return _sql.frame(self._con, "import_file_anchor_votes")
+
+    def status_counts(self, cell_run_ids: list[int]) -> dict[str, int]:
+        """{status: verdicts} the cell runs hold."""
+        return dict(_sql.rows(self._con, "import_file_statuses", pool_id=self.pool, cell_run_ids=cell_run_ids))
+
+
+@contextlib.contextmanager
+def open_verdict_file(con, path: str, pool: int, formats: pl.DataFrame, pairs: bool) -> Iterator[OpenFile]:
+    """The file's views (import_rows, import_placed) for `pool` while inside; `formats` (format, kind,
+    pairing) the formats it may name, `pairs` whether it holds comparative formats (slot B looked up)."""
+    with _registered(con, import_formats=formats):
+        _sql.script(con, "import_file_rows", path=path, pool_id=pool, pairs=pairs)
+        try:
+            yield OpenFile(con, pool)
+        finally:
+            with contextlib.suppress(duckdb.TransactionException):     # an aborted transaction: as above
+                _sql.script(con, "import_file_close")
