@@ -52,6 +52,18 @@ def empty(tmp_path_factory):
                 "(SELECT 'x' AS label, 1.0 AS value, 'ok' AS status) LIMIT 0")
     con.execute("CREATE TEMP TABLE attached_files_df AS SELECT path, 0::BIGINT AS size, 0::BIGINT AS mtime_ns, "
                 "0::BIGINT AS n_rows, judge, format FROM attached_raw LIMIT 0")
+    # a Parquet verdict file imported where it lies (store._file_import): the frames it registers, its views
+    con.execute("CREATE TEMP TABLE import_formats AS SELECT 'likert5' AS format, 'pointwise' AS kind, "
+                "NULL::VARCHAR AS pairing LIMIT 0")
+    con.execute("CREATE TEMP TABLE import_cells AS SELECT 'j' AS judge, 'likert5' AS format, 1 AS judge_id, "
+                "1 AS format_id, false AS held, 1 AS cell_run_id LIMIT 0")
+    con.execute("CREATE TEMP TABLE import_answers AS SELECT format, raw, label, value, status FROM verdicts, "
+                "(SELECT 'likert5' AS format) LIMIT 0")
+    con.execute("CREATE TEMP TABLE import_endpoints AS SELECT endpoint, endpoint AS public FROM verdicts LIMIT 0")
+    con.execute("CREATE TEMP TABLE import_reference_anchors AS SELECT prompt_idx, a_idx AS anchor_idx FROM verdicts "
+                "LIMIT 0")
+    PARAMS.update(path=str(path), pool_id=1, pairs=False, cell_run_ids=[1])
+    _sql.script(con, "import_file_rows", path=str(path), pool_id=1, pairs=False)
     yield con
     con.close()
 
