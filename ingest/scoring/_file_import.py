@@ -21,39 +21,42 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .._errors import UserError
+from ..files import VERDICT_REQUIRED, VERDICT_TEXT
 from ..store import RowRefused, writing
 from ._anchor import reference_anchors
 from ._parsing import known_formats, parse_distinct
 from .judges import public_endpoint
 
-TEXT = ("judge", "format", "prompt_id", "candidate_id", "a_id", "b_id", "raw", "error", "decoding", "endpoint")
 INTEGER = ("sample", "tokens_in", "tokens_out")
 
 
-def _fits(path: Path) -> bool:
-    """Whether the file's columns are those this path reads, of the types it reads them as."""
+def _layout(path: Path) -> tuple[int, set[str]] | None:
+    """(rows, column names) of a Parquet file whose columns are those this path reads, of the types it
+    reads them as; None for any other file (the batch path names what is wrong with it)."""
     if path.suffix.lower() != ".parquet":
-        return False
+        return None
     try:
-        schema = pq.read_schema(path)
+        meta = pq.ParquetFile(path).metadata
+        schema = meta.schema.to_arrow_schema()
     except Exception:
-        return False                   # the batch path names what is wrong with it
+        return None
     names = set(schema.names)
-    if not {"judge", "format", "prompt_id", "raw"} <= names or "candidate_a" in names or "candidate_b" in names:
-        return False
+    if not set(VERDICT_REQUIRED) <= names or "candidate_a" in names or "candidate_b" in names:
+        return None
     if "candidate_id" not in names and not {"a_id", "b_id"} <= names:
-        return False
+        return None
     for field in schema:
         t = field.type
         if pa.types.is_dictionary(t):
             t = t.value_type
-        if field.name in TEXT and not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)):
-            return False
+        if field.name in VERDICT_TEXT and not (pa.types.is_string(t) or pa.types.is_large_string(t)
+                                               or pa.types.is_null(t)):
+            return None
         if field.name in INTEGER and not (pa.types.is_integer(t) or pa.types.is_null(t)):
-            return False
+            return None
         if field.name == "latency_ms" and not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t)):
-            return False
-    return True
+            return None
+    return meta.num_rows, names
 
 
 class _BatchWay(Exception):
@@ -64,8 +67,10 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
     """import_verdicts' summary of the file imported where it lies, or None when the file is for the
     batch path (nothing written then)."""
     path = Path(path)
-    if not _fits(path) or pq.read_metadata(path).num_rows == 0:
+    layout = _layout(path)
+    if layout is None or layout[0] == 0:
         return None
+    n_rows, columns = layout
     try:
         with writing(db) as unit:
             pid = unit.pool_id(pool)
@@ -73,8 +78,7 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
             kinds = pl.DataFrame({"format": list(formats), "kind": [f.kind for f in formats.values()],
                                   "pairing": [f.pairing for f in formats.values()]},
                                  schema={"format": pl.String, "kind": pl.String, "pairing": pl.String})
-            pairs = "b_id" in set(pl.read_parquet_schema(path))
-            with unit.open_verdict_file(str(path), pid, kinds, pairs) as file:
+            with unit.open_verdict_file(str(path), pid, kinds, "b_id" in columns) as file:
                 if file.repeats():
                     return None
                 seen = file.cells()
@@ -125,7 +129,6 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                 unit.finish_cell_run(run)
     except _BatchWay:
         return None
-    n_rows = pq.read_metadata(path).num_rows
     return {"pool": pool, "rows_in_file": n_rows, "imported": imported,
             "skipped_existing": n_rows - imported, "status_counts": dict(sorted(counts.items())),
             "judges": sorted(judge_ids), "formats": sorted(format_ids)}
