@@ -36,6 +36,13 @@ def _serve_app(env: dict):
     proc.wait(timeout=30)
 
 
+def _settled(page) -> None:
+    """Wait until the script run is over (Streamlit's 'Running...' status is gone)."""
+    from playwright.sync_api import expect
+    page.wait_for_timeout(300)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0)
+
+
 @pytest.fixture
 def app_url(tmp_path):
     (tmp_path / "apptmp").mkdir()   # the app's temporary folder: uploads must not be left there
@@ -156,7 +163,10 @@ def test_train_on_the_demo_survives_a_reload_and_finishes(app_url):
         steps.fill("2")
         steps.press("Enter")
         expect(page.get_by_text("--max-steps 2")).to_be_visible()      # the command the button runs
-        page.get_by_role("button", name="Train", exact=True).click()
+        _settled(page)              # until the rerun ends, the old Train button can stand beside the new one
+        train = page.get_by_role("button", name="Train", exact=True)
+        expect(train).to_have_count(1)
+        train.click()
         expect(page.get_by_text(re.compile(r"Started run \d+"))).to_be_visible()
         expect(page.get_by_text(re.compile(r"Run \d+ · (queued|running)"))).to_be_visible()
         page.reload()                             # a new session on the same page; the run goes on

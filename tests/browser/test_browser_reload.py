@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import synthetic_pool, write_jsonl
-from tests.browser.test_browser import ARGS, CHROMIUM, _serve_app
+from tests.browser.test_browser import ARGS, CHROMIUM, _serve_app, _settled
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install "
                                                          "chromium); .ci/run installs it where apt works")
@@ -53,13 +53,6 @@ def demo_and_mine(tmp_path):
 
 def _sidebar_pool(page):
     return page.get_by_test_id("stSidebar").get_by_role("combobox", name="Pool")
-
-
-def _settled(page) -> None:
-    """Wait until the script run is over (Streamlit's 'Running...' status is gone)."""
-    from playwright.sync_api import expect
-    page.wait_for_timeout(300)
-    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0)
 
 
 def _choose(page, combobox, option: str) -> None:
