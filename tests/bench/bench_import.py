@@ -102,9 +102,10 @@ def cli_at_scale(work: Path, n_rows: int, levels: list[int], reps: int = 3) -> N
         while stored < level:                 # the verdicts already there: later samples of the same calls
             k += 1
             fill = work / "fill.parquet"
-            first.with_columns(pl.col("sample") + 10 * k).write_parquet(fill)
+            part = first.head(min(n, level - stored))       # exactly `level` stored
+            part.with_columns(pl.col("sample") + 10 * k).write_parquet(fill)
             import_verdicts(db, fill, "bench", capped=False)
-            stored += n
+            stored += part.height
         if time.perf_counter() - t0 > 1:
             print(f"  (filled the pool to {stored:,} stored verdicts in {time.perf_counter() - t0:.0f} s)", flush=True)
         path = work / "cli.parquet"
