@@ -97,11 +97,9 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                      for j, f in names], orient="row",
                     schema={"judge": pl.String, "format": pl.String, "judge_id": pl.Int32, "format_id": pl.Int32,
                             "held": pl.Boolean})
-                new = file.new_calls(cells) if cells["held"].any() else {cell: 1 for cell in names}
                 runs = {cell: unit.start_cell_run(pid, judge_ids[cell[0]], formats[cell[1]], format_ids[cell[1]],
-                                                  "import", source_file=str(path))
-                        for cell in names if new.get(cell)}
-                cells = cells.with_columns(pl.Series("cell_run_id", [runs.get(c) for c in names], pl.Int32))
+                                                  "import", source_file=str(path)) for cell in names}
+                cells = cells.with_columns(pl.Series("cell_run_id", [runs[c] for c in names], pl.Int32))
 
                 answers = file.answers().filter(pl.col("raw").is_not_null())
                 parsed = parse_distinct(answers, formats) if answers.height else pl.DataFrame(
@@ -117,6 +115,9 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                     imported = file.insert(cells, parsed, endpoints, anchors)
                 except RowRefused:
                     raise _BatchWay from None    # rolls back what this unit wrote (judges, formats, cell runs)
+                by_run = file.status_counts(list(runs.values()))
+                unit.drop_cell_runs([r for r in runs.values() if r not in by_run])    # cells all stored before
+                runs = {cell: r for cell, r in runs.items() if r in by_run}
                 if anchored and runs:
                     votes = file.anchor_votes(anchors)
                     if votes.height:
@@ -124,7 +125,10 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                             .group_by("prompt_idx", maintain_order=True).first() \
                             .select("prompt_idx", pl.col("b_idx").alias("anchor_idx"))
                         unit.orient_anchored(pid, list(runs.values()), sorted({format_ids[f] for f in anchored}), mode)
-                counts = file.status_counts(list(runs.values())) if runs else {}
+                counts: dict[str, int] = {}
+                for statuses in by_run.values():
+                    for status, n in statuses.items():
+                        counts[status] = counts.get(status, 0) + n
             for run in runs.values():
                 unit.finish_cell_run(run)
     except _BatchWay:

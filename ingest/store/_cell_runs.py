@@ -33,6 +33,12 @@ def finish_cell_run(con, cell_run_id: int, status: str = "finished", judge_model
     refresh_after(con, cell_run_id)     # the juries it is a member of see its verdicts (issue 28)
 
 
+def drop_cell_runs(con, cell_run_ids: list[int]) -> None:
+    """Delete these cell runs, which hold no verdict (an import's, of cells whose calls it found all stored)."""
+    if cell_run_ids:
+        _sql.execute(con, "delete_cell_runs", cell_run_ids=cell_run_ids)
+
+
 def close_orphan_cell_runs(con, pool: int, judge: int, reason: str) -> int:
     """Mark as failed the cell runs of (pool, judge) still 'running': called by a run that holds the
     pool and judge exclusively, so no live process is making them."""

@@ -52,18 +52,12 @@ class OpenFile:
         """judge, format, endpoint: each distinct one of the file."""
         return _sql.frame(self._con, "import_file_cells")
 
-    def new_calls(self, cells: pl.DataFrame) -> dict[tuple[str, str], int]:
-        """{(judge, format): rows whose call the pool does not hold yet}; `cells`: judge, format, judge_id,
-        format_id, held (whether the cell held verdicts: only those are looked up)."""
-        with _registered(self._con, import_cells=cells):
-            return {(j, f): n for j, f, n in _sql.rows(self._con, "import_file_new_calls")}
-
     def insert(self, cells: pl.DataFrame, parsed: pl.DataFrame, endpoints: pl.DataFrame,
                anchors: pl.DataFrame) -> int:
-        """Append the file's new calls (sql/insert_import_file.sql); how many rows. `cells` as for
-        new_calls with each cell's cell_run_id (null: no new row), `parsed` (format, raw, label, value,
-        status), `endpoints` (endpoint, public), `anchors` (prompt_idx, anchor_idx from references).
-        RowRefused when a row is no verdict of the pool."""
+        """Append the file's new calls (sql/insert_import_file.sql); how many rows. `cells`: judge, format,
+        judge_id, format_id, held (whether the cell held verdicts: only those are looked up in `verdicts`),
+        cell_run_id; `parsed` (format, raw, label, value, status), `endpoints` (endpoint, public), `anchors`
+        (prompt_idx, anchor_idx from references). RowRefused when a row is no verdict of the pool."""
         with _registered(self._con, import_cells=cells, import_answers=parsed, import_endpoints=endpoints,
                          import_reference_anchors=anchors):
             try:
@@ -76,9 +70,13 @@ class OpenFile:
         with _registered(self._con, import_reference_anchors=anchors):
             return _sql.frame(self._con, "import_file_anchor_votes")
 
-    def status_counts(self, cell_run_ids: list[int]) -> dict[str, int]:
-        """{status: verdicts} the cell runs hold."""
-        return dict(_sql.rows(self._con, "import_file_statuses", pool_id=self.pool, cell_run_ids=cell_run_ids))
+    def status_counts(self, cell_run_ids: list[int]) -> dict[int, dict[str, int]]:
+        """{cell run: {status: verdicts}} of the cell runs that hold any."""
+        out: dict[int, dict[str, int]] = {}
+        for run, status, n in _sql.rows(self._con, "import_file_statuses", pool_id=self.pool,
+                                        first=min(cell_run_ids), cell_run_ids=cell_run_ids):
+            out.setdefault(run, {})[status] = n
+        return out
 
 
 @contextlib.contextmanager

@@ -118,6 +118,10 @@ class Writing(Reading):
         """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one."""
         _cell_runs.finish_cell_run(self._con, cell_run_id, status, judge_model)
 
+    def drop_cell_runs(self, cell_run_ids: list[int]) -> None:
+        """Delete these cell runs, which hold no verdict."""
+        _cell_runs.drop_cell_runs(self._con, cell_run_ids)
+
     def close_orphan_cell_runs(self, pool: int, judge: int, reason: str) -> int:
         """Fail the cell runs of (pool, judge) still 'running' (for a run holding both alone); how many."""
         return _cell_runs.close_orphan_cell_runs(self._con, pool, judge, reason)

@@ -111,8 +111,10 @@ def test_a_second_file_adds_only_the_new_calls_as_the_batch_path_does(tmp_path, 
     assert query_rows(tmp_path / "place.duckdb", STORED) == query_rows(tmp_path / "batch.duckdb", STORED)
     # a cell whose calls were all stored gets no cell run: likert5 and tournament have one run each
     assert query_rows(tmp_path / "place.duckdb", RUNS) == query_rows(tmp_path / "batch.duckdb", RUNS)
-    # and the same file once more stores nothing
+    # and the same file once more stores nothing and leaves no cell run behind
+    runs = query_rows(tmp_path / "place.duckdb", "SELECT count(*) FROM cell_runs")
     assert import_verdicts(tmp_path / "place.duckdb", second, "p", capped=False)["imported"] == 0
+    assert query_rows(tmp_path / "place.duckdb", "SELECT count(*) FROM cell_runs") == runs
 
 
 @pytest.mark.parametrize("fault", ["unknown candidate", "unknown prompt", "repeat", "unknown format", "blank judge",

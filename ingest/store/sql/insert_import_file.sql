@@ -1,6 +1,6 @@
 -- Appends the verdicts of the file of import_file_rows.sql whose call the pool does not hold yet, each
--- under its cell's run (import_cells: judge, format, judge_id, format_id, held, cell_run_id; a cell whose
--- rows are all stored has none and gets nothing), parsed (import_answers: format, raw, label, value,
+-- under its cell's run (import_cells: judge, format, judge_id, format_id, held, cell_run_id; only the cells
+-- that held verdicts before, `held`, are looked up in `verdicts`), parsed (import_answers: format, raw, label, value,
 -- status), its endpoint without credentials (import_endpoints: endpoint, public) and oriented: an anchored
 -- call is swapped when its prompt's anchor (import_reference_anchors: prompt_idx, anchor_idx, from references) is in
 -- slot A against another candidate (a prompt without one is oriented after, from the file's votes), a
@@ -27,7 +27,7 @@ SELECT c.cell_run_id, getvariable('import_pool'), c.judge_id, c.format_id, r.pro
             ELSE x.status END,
        r.error, 1, r.latency_ms, r.tokens_in, r.tokens_out, NULL, NULL, coalesce(r.decoding, 'greedy'), e.public
 FROM import_placed r
-JOIN import_cells c ON c.judge = r.judge AND c.format = r.format AND c.cell_run_id IS NOT NULL
+JOIN import_cells c ON c.judge = r.judge AND c.format = r.format
 LEFT JOIN import_answers x ON x.format = r.format AND x.raw = r.raw
 LEFT JOIN import_endpoints e ON e.endpoint = r.endpoint
 LEFT JOIN import_reference_anchors an ON an.prompt_idx = r.prompt_idx AND r.pairing = 'anchored'
