@@ -312,7 +312,7 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
     z = ((raw - mean) / sd)[:, kept]
     fit = fit_style(a, b, y, z, n, penalty=penalty)
     plain = fit_style(a, b, y, np.zeros((big_n, 0)), n, penalty=penalty)
-    ok_fit, ok_plain = bool(fit["converged"]), bool(plain["converged"])
+    ok_fit = bool(fit["converged"])
     prompts, unit = np.unique(cell["prompt_id"].to_numpy().astype(str), return_inverse=True)
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
@@ -325,6 +325,18 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
              "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed,
              "why": None if ok_fit else why_no_fit(ids, a, b, y, [f for f, k in zip(FEATURES, kept) if not k])}]
     rows += _coefficient_rows("coefficient", kept, fit["gamma"], boot["gamma"] if boot else None, ok, big_n, ok_fit)
+    human = _human_rows(cell, labels, prompts, mean, sd, kept)
+    return rows + _system_and_human_rows(ids, fit, plain, boot, ok, failed, big_n, human, mean, sd, kept, counts,
+                                         n_boot, penalty)
+
+
+def _system_and_human_rows(ids: list[str], fit: dict, plain: dict, boot: dict | None, ok, failed: int, big_n: int,
+                           human, mean, sd, kept, counts: np.ndarray, n_boot: int, penalty: float) -> list[dict]:
+    """The rows of the systems (with and without style control) and, where the cell's pairs have human
+    labels (`human`: _human_rows' answer), the coefficients fitted to the humans and the judge's excess
+    over them: the end of a cell's rows, per call (_style_cell) or grouped (_style_cells.style_fit)."""
+    n, ok_fit, ok_plain = len(ids), bool(fit["converged"]), bool(plain["converged"])
+    rows = []
     lo, hi = _interval(boot["beta"]) if boot else (np.full(n, np.nan), np.full(n, np.nan))
     rank, rank_raw = _ranks(fit["beta"], ids), _ranks(plain["beta"], ids)
     for i, s in enumerate(ids):
@@ -333,7 +345,6 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
                      "value_raw": float(plain["beta"][i]) if ok_plain else None,
                      "rank": int(rank[i]) if ok_fit else None, "rank_raw": int(rank_raw[i]) if ok_plain else None,
                      "n": big_n, "converged": ok_fit, "boot_unconverged": failed})
-    human = _human_rows(cell, labels, prompts, mean, sd, kept)
     if human is not None:
         h_cell, h_unit = human
         h_ids, h_in, ha, hb = _codes(h_cell["a_id"].to_list(), h_cell["b_id"].to_list())

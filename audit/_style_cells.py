@@ -107,16 +107,15 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
     connected group: systems `ids` (codes a, b), outcomes y, raw features (style_features), each row
     standing for `mult` calls (None: one), its prompt as `unit` (an index into `prompts`, the cell's
     sorted prompt_ids); `judged` (prompt_id, a_id, b_id of the rows; needed only with labels)."""
-    from ._rank import _ranks
-    from ._style import (FEATURES, _boot_fit, _coefficient_rows, _counts, _human_rows, _interval,
-                         fit_style, style_features)
+    from ._style import (FEATURES, _boot_fit, _coefficient_rows, _human_rows, _interval, _system_and_human_rows,
+                         fit_style)
     from ._style_why import why_no_fit
     n, big_n = len(ids), int(a.size if mult is None else mult.sum())
     mean, sd, kept = _standardise(raw, mult)
     z = ((raw - mean) / sd)[:, kept]
     fit = fit_style(a, b, y, z, n, w=mult, penalty=penalty)
     plain = fit_style(a, b, y, np.zeros((a.size, 0)), n, w=mult, penalty=penalty)
-    ok_fit, ok_plain = bool(fit["converged"]), bool(plain["converged"])
+    ok_fit = bool(fit["converged"])
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
     weights = counts[:, unit] if mult is None else counts[:, unit] * mult
@@ -134,35 +133,9 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
              "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed,
              "why": why}]
     rows += _coefficient_rows("coefficient", kept, fit["gamma"], boot["gamma"] if boot else None, ok, big_n, ok_fit)
-    lo, hi = _interval(boot["beta"]) if boot else (np.full(n, np.nan), np.full(n, np.nan))
-    rank, rank_raw = _ranks(fit["beta"], ids), _ranks(plain["beta"], ids)
-    for i, s in enumerate(ids):
-        rows.append({"part": "system", "name": s, "value": float(fit["beta"][i]) if ok_fit else None,
-                     "lo": float(lo[i]), "hi": float(hi[i]),
-                     "value_raw": float(plain["beta"][i]) if ok_plain else None,
-                     "rank": int(rank[i]) if ok_fit else None, "rank_raw": int(rank_raw[i]) if ok_plain else None,
-                     "n": big_n, "converged": ok_fit, "boot_unconverged": failed})
     human = _human_rows(judged, labels, prompts, mean, sd, kept) if judged is not None else None
-    if human is not None:
-        from ._style import _codes
-        h_cell, h_unit = human
-        h_ids, h_in, ha, hb = _codes(h_cell["a_id"].to_list(), h_cell["b_id"].to_list())
-        h_cell, h_unit = h_cell.filter(pl.Series(h_in)), h_unit[h_in]
-        hz = ((style_features(_counts(h_cell, "a"), _counts(h_cell, "b")) - mean) / sd)[:, kept]
-        hy = h_cell["y"].to_numpy()
-        h_fit = fit_style(ha, hb, hy, hz, len(h_ids), penalty=penalty)
-        ok_h = bool(h_fit["converged"])
-        h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"], penalty) \
-            if n_boot > 0 and ok_h else None
-        h_ok = h_boot["converged"] if h_boot else None
-        rows += _coefficient_rows("human", kept, h_fit["gamma"], h_boot["gamma"] if h_boot else None, h_ok,
-                                  h_cell.height, ok_h)
-        both = boot is not None and h_boot is not None
-        with np.errstate(invalid="ignore"):                # inf - inf: NaN, left out of the interval
-            excess = boot["gamma"] - h_boot["gamma"] if both else None
-        rows += _coefficient_rows("excess", kept, fit["gamma"] - h_fit["gamma"], excess,
-                                  ok & h_ok if both else None, h_cell.height, ok_fit and ok_h)
-    return rows
+    return rows + _system_and_human_rows(ids, fit, plain, boot, ok, failed, big_n, human, mean, sd, kept, counts,
+                                         n_boot, penalty)
 
 
 def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
