@@ -374,6 +374,11 @@ def rank_calls(calls: pl.DataFrame, by: str = "candidate_id", n_boot: int = 1000
                 out = _rank_within_prompts(part, n_boot, rng, prior)
             frames.append(out.with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),
                                            pl.lit(decoding).alias("decoding"), pl.lit(order).alias("order")))
+    return ranking_frame(frames)
+
+
+def ranking_frame(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """The cells' rankings as one frame of RANK_COLUMNS (NaN as null; typed and empty without any)."""
     if not frames:
         return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "decoding": pl.String,
                                     "order": pl.String,

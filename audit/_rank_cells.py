@@ -20,7 +20,7 @@ import polars as pl
 
 from ._bias import cell_rng
 from ._db import connect, numpy, pool_id, query
-from ._rank import ORDERS, RANK_COLUMNS, _ranks, fit_cell
+from ._rank import ORDERS, _ranks, fit_cell, ranking_frame
 from ._rank import rank as rank_by_call
 
 
@@ -63,15 +63,7 @@ def rank_systems(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, se
                 frames.append(_fit_part(rows, mask, systems, n_boot, rng, prior).with_columns(
                     pl.lit(None, pl.String).alias("prompt_id"), pl.lit(judge).alias("judge"),
                     pl.lit(fmt).alias("format"), pl.lit(decoding).alias("decoding"), pl.lit(order).alias("order")))
-    if not frames:
-        return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "decoding": pl.String,
-                                    "order": pl.String,
-                                    "prompt_id": pl.String, "id": pl.String, "strength": pl.Float64,
-                                    "lo": pl.Float64, "hi": pl.Float64, "rank": pl.Int64,
-                                    "games": pl.Float64, "wins": pl.Float64, "n_calls": pl.Int64,
-                                    "n_units": pl.Int64, "prior": pl.Float64})
-    return pl.concat(frames, how="vertical_relaxed").select(RANK_COLUMNS) \
-        .with_columns(pl.selectors.float().fill_nan(None))
+    return ranking_frame(frames)
 
 
 def rank(db: str | os.PathLike | None, pool: str, by: str = "candidate_id", n_boot: int = 1000,
