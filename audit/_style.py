@@ -332,19 +332,15 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
 
 def _system_and_human_rows(ids: list[str], fit: dict, plain: dict, boot: dict | None, ok, failed: int, big_n: int,
                            human, mean, sd, kept, counts: np.ndarray, n_boot: int, penalty: float) -> list[dict]:
-    """The rows of the systems (with and without style control) and, where the cell's pairs have human
-    labels (`human`: _human_rows' answer), the coefficients fitted to the humans and the judge's excess
-    over them: the end of a cell's rows, per call (_style_cell) or grouped (_style_cells.style_fit)."""
+    """The end of a cell's rows, per call (_style_cell) or grouped (_style_cells.style_fit): the systems, and
+    the coefficients fitted to the humans and the judge's excess where `human` (_human_rows') is not None."""
     n, ok_fit, ok_plain = len(ids), bool(fit["converged"]), bool(plain["converged"])
-    rows = []
     lo, hi = _interval(boot["beta"]) if boot else (np.full(n, np.nan), np.full(n, np.nan))
     rank, rank_raw = _ranks(fit["beta"], ids), _ranks(plain["beta"], ids)
-    for i, s in enumerate(ids):
-        rows.append({"part": "system", "name": s, "value": float(fit["beta"][i]) if ok_fit else None,
-                     "lo": float(lo[i]), "hi": float(hi[i]),
-                     "value_raw": float(plain["beta"][i]) if ok_plain else None,
-                     "rank": int(rank[i]) if ok_fit else None, "rank_raw": int(rank_raw[i]) if ok_plain else None,
-                     "n": big_n, "converged": ok_fit, "boot_unconverged": failed})
+    rows = [{"part": "system", "name": s, "value": float(fit["beta"][i]) if ok_fit else None,
+             "lo": float(lo[i]), "hi": float(hi[i]), "value_raw": float(plain["beta"][i]) if ok_plain else None,
+             "rank": int(rank[i]) if ok_fit else None, "rank_raw": int(rank_raw[i]) if ok_plain else None,
+             "n": big_n, "converged": ok_fit, "boot_unconverged": failed} for i, s in enumerate(ids)]
     if human is not None:
         h_cell, h_unit = human
         h_ids, h_in, ha, hb = _codes(h_cell["a_id"].to_list(), h_cell["b_id"].to_list())
@@ -438,13 +434,16 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
     numbers it has among all cells (each cell's bootstrap has its own seeded stream)."""
     with connect(db) as con:
         pid = pool_id(con, pool)
-        calls = query(con, "style_calls", pool_id=pid)
         texts = query(con, "style_texts", pool_id=pid)
-        labels = query(con, "style_labels", pool_id=pid)
-    if cell is not None:
-        calls = calls.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
-                             & (pl.col("decoding") == cell[2]))
-    counts = np.array([style_counts(t) for t in texts["response"].to_list()], dtype=np.int64).reshape(-1, 4)
-    table = pl.DataFrame({"cand_idx": texts["cand_idx"], **{c: counts[:, i] for i, c in enumerate(COUNTS)}})
-    return style_rank_calls(_with_counts(calls, table), _with_counts(labels, table), n_boot=n_boot, seed=seed,
-                            penalty=penalty)
+        counts = np.array([style_counts(t) for t in texts["response"].to_list()], dtype=np.int64).reshape(-1, 4)
+        table = pl.DataFrame({"cand_idx": texts["cand_idx"], **{c: counts[:, i] for i, c in enumerate(COUNTS)}})
+        labels = _with_counts(query(con, "style_labels", pool_id=pid), table)
+        cells = query(con, "style_cells", pool_id=pid)
+        if cell is not None:
+            cells = cells.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
+                                 & (pl.col("decoding") == cell[2]))
+        frames = [style_rank_calls(_with_counts(query(con, "style_cell_calls", pool_id=pid, judge_id=judge_id,
+                                                      format_id=format_id, decoding=decoding), table),
+                                   labels, n_boot=n_boot, seed=seed, penalty=penalty)
+                  for judge_id, format_id, _, _, decoding in cells.iter_rows()]     # a cell at a time
+    return pl.concat(frames) if frames else pl.DataFrame(schema=_SCHEMA)

@@ -1,5 +1,5 @@
--- One row per parsed call of one comparative cell between two different systems (candidate_ids), as
--- style_calls.sql gives them for every cell and in its order: the cell (judge, format, decoding), the
+-- One row per parsed call of one comparative cell between two different systems (candidate_ids), in call
+-- order (audit._style.style_rank reads the cells one at a time): the cell (judge, format, decoding), the
 -- prompt, the candidates in slot A and slot B (cand_idx and candidate_id) and the margin for slot A.
 SELECT j.name AS judge, f.name AS format, v.decoding, p.prompt_id,
        v.a_idx::BIGINT AS a_idx, v.b_idx::BIGINT AS b_idx,

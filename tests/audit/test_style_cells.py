@@ -80,10 +80,16 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
     return rows
 
 
+def every_call(con, pid: int) -> pl.DataFrame:
+    """Every parsed comparative call of the pool between two systems, cell after cell."""
+    return pl.concat([query(con, "style_cell_calls", pool_id=pid, judge_id=j, format_id=f, decoding=d)
+                      for j, f, _, _, d in query(con, "style_cells", pool_id=pid).iter_rows()])
+
+
 def old_style_rank(db, pool: str, n_boot: int, seed: int) -> pl.DataFrame:
     with connect(db) as con:
         pid = pool_id(con, pool)
-        calls = query(con, "style_calls", pool_id=pid)
+        calls = every_call(con, pid)
         texts = query(con, "style_texts", pool_id=pid)
         labels = query(con, "style_labels", pool_id=pid)
     counts = np.array([style_counts(t) for t in texts["response"].to_list()], dtype=np.int64).reshape(-1, 4)
@@ -134,7 +140,7 @@ def test_style_rank_equals_the_per_call_code_on_a_tied_pool(db, tmp_path, n_boot
     tied_style_pool(db, tmp_path)
     old, new = old_style_rank(db, "tied", n_boot, seed), style_rank(db, "tied", n_boot=n_boot, seed=seed)
     with connect(db) as con:
-        ties = (query(con, "style_calls", pool_id=pool_id(con, "tied"))["value"] == 0).mean()
+        ties = (every_call(con, pool_id(con, "tied"))["value"] == 0).mean()
     assert ties > 0.25, ties                              # a quarter of the calls are ties
     assert set(new["part"]) == {"coefficient", "system", "human", "excess"}
     assert new.filter(pl.col("part") == "coefficient")["value"].is_not_null().sum() >= 8   # features kept, fitted
@@ -148,7 +154,7 @@ def test_style_rank_equals_the_per_call_code_on_the_benchmark_pool(db):
     from tests.bench.bench_app import build
     build(db, 60, n_judges=2)
     with connect(db) as con:
-        calls = query(con, "style_calls", pool_id=pool_id(con, "big"))
+        calls = every_call(con, pool_id(con, "big"))
     for fmt, expected in (("anchored", False), ("tournament", True)):
         cell = calls.filter((pl.col("judge") == "judge") & (pl.col("format") == fmt))
         ids, _, a, b = _codes(cell["a_id"].to_list(), cell["b_id"].to_list())
