@@ -100,6 +100,7 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
         page.get_by_label("Base URL").fill(srv.url)
         page.get_by_label("Model", exact=True).fill("test-judge")
         page.get_by_label("Model", exact=True).press("Enter")
+        _settled(page)                        # the rerun the Enter started: its buttons replace the old ones
         page.get_by_role("button", name="Test connection").click()
         expect(page.get_by_text("parsed label ACCEPT")).to_be_visible()
         assert srv.requests >= 1

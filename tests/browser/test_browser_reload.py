@@ -88,6 +88,7 @@ def test_the_pool_and_the_form_choices_in_the_url_survive_a_reload(demo_and_mine
     swap.press("Enter")
     expect(page).to_have_url(re.compile(r"swap=2"))
     expect(page).to_have_url(re.compile(r"formats=binary&formats=likert5"))
+    _settled(page)
     page.get_by_role("button", name="Launch").click()
     expect(page.get_by_text(re.compile(r"Started run \d+"))).to_be_visible()
     url = page.url
