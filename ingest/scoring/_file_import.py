@@ -3,13 +3,15 @@ rows/s or more). DuckDB reads the file, places each row in the pool, leaves out 
 appends the rest in one statement (ingest.store._file_import); Python parses each distinct answer once, as
 the batch path does.
 
-This path takes a file only when every row is a verdict of the pool and every call is held once: a call
-held twice (one pass first), an unknown format, a row the batch path would refuse or a label
+This path takes a file only when every row is a verdict of the pool and every call is held once. Any
+other file goes down the batch path (_imported._Import), which stores the same rows or names the row at
+fault: a call held twice (one pass first), an unknown format, a row the batch path would refuse or a label
 distribution (its expected value is Python's; both found by the INSERT itself, which then stops and
-rolls back) sends the file down the batch path (_imported._Import), which stores the same rows or names
-the row at fault; so does an export-verdicts file (candidate_a / candidate_b) or a column of another
-type. Both store the same
-verdicts, cell runs and counts (tests/ingest/test_import_in_place.py)."""
+rolls back), any other error on the way (rolled back too), an export-verdicts file (candidate_a /
+candidate_b), a column of another type or a name DuckDB reads otherwise than polars (_layout). Both store
+the same verdicts, cell runs and counts (tests/ingest/test_import_in_place.py); only the cell run ids can
+differ: each cell of the file gets one before the INSERT, and a cell whose calls were all stored gives
+its id back, which leaves a gap."""
 
 from __future__ import annotations
 
@@ -22,18 +24,25 @@ import pyarrow.parquet as pq
 
 from .._errors import UserError
 from ..files import VERDICT_REQUIRED, VERDICT_TEXT
-from ..store import RowRefused, writing
+from ..store import NotInPlace, writing
 from ._anchor import reference_anchors
 from ._parsing import known_formats, parse_distinct
 from .judges import public_endpoint
 
 INTEGER = ("sample", "tokens_in", "tokens_out")
+# the columns import_file_rows.sql reads (DuckDB matches them whatever their case; polars, the batch
+# path, only as written), file_row_number the one it adds, candidate_a / candidate_b an export's
+READ = frozenset(VERDICT_TEXT) | {"sample", "tokens_in", "tokens_out", "latency_ms", "label_probs",
+                                  "file_row_number", "candidate_a", "candidate_b"}
+GLOB = set("*?[]{}")                   # read_parquet would expand them: another file, or several
 
 
 def _layout(path: Path) -> tuple[int, set[str]] | None:
     """(rows, column names) of a Parquet file whose columns are those this path reads, of the types it
-    reads them as; None for any other file (the batch path names what is wrong with it)."""
-    if path.suffix.lower() != ".parquet":
+    reads them as; None for any other file (the batch path names what is wrong with it): a name DuckDB
+    would read otherwise than polars (another case of a field's, file_row_number), a path read_parquet
+    would take as a pattern."""
+    if path.suffix.lower() != ".parquet" or GLOB & set(str(path)):
         return None
     try:
         meta = pq.ParquetFile(path).metadata
@@ -41,7 +50,9 @@ def _layout(path: Path) -> tuple[int, set[str]] | None:
     except Exception:
         return None
     names = set(schema.names)
-    if not set(VERDICT_REQUIRED) <= names or "candidate_a" in names or "candidate_b" in names:
+    if not set(VERDICT_REQUIRED) <= names or names & {"candidate_a", "candidate_b", "file_row_number"}:
+        return None
+    if any(n.lower() in READ and n not in READ for n in names):
         return None
     if "candidate_id" not in names and not {"a_id", "b_id"} <= names:
         return None
@@ -49,18 +60,16 @@ def _layout(path: Path) -> tuple[int, set[str]] | None:
         t = field.type
         if pa.types.is_dictionary(t):
             t = t.value_type
-        if field.name in VERDICT_TEXT and not (pa.types.is_string(t) or pa.types.is_large_string(t)
-                                               or pa.types.is_null(t)):
+        text = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)
+        if field.name in VERDICT_TEXT and not text:
             return None
         if field.name in INTEGER and not (pa.types.is_integer(t) or pa.types.is_null(t)):
             return None
         if field.name == "latency_ms" and not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t)):
             return None
+        if field.name == "label_probs" and not (text or pa.types.is_struct(t)):
+            return None
     return meta.num_rows, names
-
-
-class _BatchWay(Exception):
-    """A row DuckDB's statement refused: the file is for the batch path."""
 
 
 def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool: str, extra: dict) -> dict | None:
@@ -85,11 +94,8 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                 names = sorted(set(seen.select("judge", "format").iter_rows()))
                 if any(f not in formats or j is None or not j.strip() for j, f in names):
                     return None                # the batch path names the row of the unknown format, the blank judge
-                attached = {(j, f) for _, _, j, f in unit.attached_cells(pid)} & set(names)
-                if attached:
-                    judge, fmt = sorted(attached)[0]
-                    raise UserError(f"{path}: judge {judge!r}, format {fmt!r} of pool '{pool}' is read from attached "
-                                    "files; detach them first (judgeaudit detach-verdicts) or attach this file with them")
+                if {(j, f) for _, _, j, f in unit.attached_cells(pid)} & set(names):
+                    return None                # the batch path says which cell is read from attached files
                 judge_ids = {j: unit.ensure_judge(j, "imported") for j in sorted({j for j, _ in names})}
                 format_ids = {f: unit.ensure_format(formats[f]) for f in sorted({f for _, f in names})}
                 cells = pl.DataFrame(
@@ -111,10 +117,7 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                 anchored = [f for _, f in names if formats[f].pairing == "anchored"]
                 anchors = reference_anchors(unit.candidate_ids(pid)) if anchored else \
                     pl.DataFrame(schema={"prompt_idx": pl.Int32, "anchor_idx": pl.Int32})
-                try:
-                    imported = file.insert(cells, parsed, endpoints, anchors)
-                except RowRefused:
-                    raise _BatchWay from None    # rolls back what this unit wrote (judges, formats, cell runs)
+                imported = file.insert(cells, parsed, endpoints, anchors)
                 by_run = file.status_counts(list(runs.values()))
                 unit.drop_cell_runs([r for r in runs.values() if r not in by_run])    # cells all stored before
                 runs = {cell: r for cell, r in runs.items() if r in by_run}
@@ -131,7 +134,10 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                         counts[status] = counts.get(status, 0) + n
             for run in runs.values():
                 unit.finish_cell_run(run)
-    except _BatchWay:
+    except (NotInPlace, UserError):
+        # rolled back what this unit wrote (judges, formats, cell runs): the batch path reads the file, in
+        # its order, so it stores the same rows or says the same words (the first row at fault, an
+        # unknown pool, a judge registered otherwise, a cell read from attached files)
         return None
     return {"pool": pool, "rows_in_file": n_rows, "imported": imported,
             "skipped_existing": n_rows - imported, "status_counts": dict(sorted(counts.items())),

@@ -33,7 +33,7 @@ _EXPORTS = {
                      "insert_generations"],
     "_juries": ["VOTES", "jury_names", "refresh_juries", "save_jury"],
     "_attached": ["detach_verdicts"],
-    "_file_import": ["RowRefused"],
+    "_file_import": ["NotInPlace"],
 }
 _EXPORTS["_derived"] = ["derived_mark", "derived_result", "params_json", "save_derived"]   # issue 29: the pages' derived results
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -29,9 +29,19 @@ def _registered(con, **tables: pl.DataFrame) -> Iterator[None]:
                 con.unregister(name)
 
 
-class RowRefused(Exception):
-    """A row of the file is no verdict of the pool (sql/insert_import_file.sql): the unit of work rolls
-    back and the importer reads the file the batch way, which names the row."""
+class NotInPlace(Exception):
+    """The file is for the batch path: a row is no verdict of the pool (sql/insert_import_file.sql's
+    NOT NULL constraints), or DuckDB could not read it as the batch path does. The unit of work rolls
+    back and the importer reads the file the batch way, which names the row or stores it."""
+
+
+@contextlib.contextmanager
+def _or_batch_way() -> Iterator[None]:
+    """Any DuckDB error inside as NotInPlace (the unit rolls back the transaction it aborted)."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        raise NotInPlace(str(exc)) from None
 
 
 class OpenFile:
@@ -57,13 +67,10 @@ class OpenFile:
         """Append the file's new calls (sql/insert_import_file.sql); how many rows. `cells`: judge, format,
         judge_id, format_id, held (whether the cell held verdicts: only those are looked up in `verdicts`),
         cell_run_id; `parsed` (format, raw, label, value, status), `endpoints` (endpoint, public), `anchors`
-        (prompt_idx, anchor_idx from references). RowRefused when a row is no verdict of the pool."""
+        (prompt_idx, anchor_idx from references). NotInPlace when a row is no verdict of the pool."""
         with _registered(self._con, import_cells=cells, import_answers=parsed, import_endpoints=endpoints,
                          import_reference_anchors=anchors):
-            try:
-                return _sql.first(self._con, "insert_import_file")[0]
-            except duckdb.ConstraintException as exc:
-                raise RowRefused(str(exc)) from None
+            return _sql.first(self._con, "insert_import_file")[0]
 
     def anchor_votes(self, anchors: pl.DataFrame) -> pl.DataFrame:
         """prompt_idx, b_idx, len: slot B of the anchored calls of prompts without a reference anchor."""
@@ -82,8 +89,9 @@ class OpenFile:
 @contextlib.contextmanager
 def open_verdict_file(con, path: str, pool: int, formats: pl.DataFrame, pairs: bool) -> Iterator[OpenFile]:
     """The file's views (import_rows, import_placed) for `pool` while inside; `formats` (format, kind,
-    pairing) the formats it may name, `pairs` whether it holds comparative formats (slot B looked up)."""
-    with _registered(con, import_formats=formats):
+    pairing) the formats it may name, `pairs` whether it holds comparative formats (slot B looked up).
+    A DuckDB error inside, the file's or a step's, leaves as NotInPlace."""
+    with _registered(con, import_formats=formats), _or_batch_way():
         _sql.script(con, "import_file_rows", path=path, pool_id=pool, pairs=pairs)
         try:
             yield OpenFile(con, pool)

@@ -148,6 +148,48 @@ def test_a_file_the_checks_refuse_is_named_by_the_batch_path(tmp_path, fault):
     assert query_rows(tmp_path / "b.duckdb", "SELECT count(*) FROM verdicts") == [(0,)]
 
 
+@pytest.mark.parametrize("case", ["names in another case", "another case refused", "file_row_number",
+                                  "label_probs of another type", "a name read_parquet expands"])
+def test_a_file_duckdb_reads_otherwise_than_polars_ends_as_the_batch_path_ends(tmp_path, case):
+    """DuckDB matches column names whatever their case, adds file_row_number and expands a glob in the path;
+    polars, the batch path, does none of it: such a file is imported, or refused, as the batch path does."""
+    pool_rows = _pool(tmp_path, tmp_path / "a.duckdb")
+    _pool(tmp_path, tmp_path / "b.duckdb")
+    likert = pl.DataFrame([r for r in _rows(pool_rows) if r["format"] == "likert5"]).select(
+        "judge", "format", "prompt_id", "candidate_id", "raw")
+    path = tmp_path / "v.parquet"
+    if case == "names in another case":      # the batch path reads no error, sample 0, greedy: empty calls
+        likert = likert.with_columns(pl.when(pl.int_range(pl.len()) < 2).then(None).otherwise(pl.col("raw"))
+                                     .alias("raw"), pl.lit("boom").alias("Error"), pl.lit(3).alias("Sample"),
+                                     pl.lit("sampled").alias("Decoding"))
+    elif case == "another case refused":     # no candidate_id for the batch path: refused
+        likert = likert.rename({"candidate_id": "Candidate_ID"}).with_columns(
+            pl.lit(None, pl.String).alias("a_id"), pl.lit(None, pl.String).alias("b_id"))
+    elif case == "file_row_number":
+        likert = likert.with_columns(pl.int_range(pl.len()).alias("file_row_number"))
+    elif case == "label_probs of another type":  # null everywhere, but not text: the batch path refuses it
+        likert = likert.with_columns(pl.lit(None, pl.Int64).alias("label_probs"))
+    else:                                    # run?.parquet would read run1.parquet too, another judge's
+        path = tmp_path / "run?.parquet"
+        likert.filter(pl.col("judge") == "alpha").with_columns(pl.lit("other").alias("judge")) \
+            .write_parquet(tmp_path / "run1.parquet")
+    likert.write_parquet(path)
+    ends = []
+    for db, kw in (("a.duckdb", {"in_place": False}), ("b.duckdb", {})):
+        try:
+            ends.append(import_verdicts(tmp_path / db, path, "p", capped=False, **kw))
+        except UserError as exc:
+            ends.append(str(exc))
+    assert ends[1] == ends[0]
+    assert query_rows(tmp_path / "b.duckdb", STORED) == query_rows(tmp_path / "a.duckdb", STORED)
+    if case in ("names in another case", "a name read_parquet expands", "file_row_number"):
+        assert ends[0]["imported"] == likert.height and ends[0]["judges"] == sorted(set(likert["judge"]))
+    else:
+        assert isinstance(ends[0], str) and "v.parquet" in ends[0]
+    if case == "names in another case":
+        assert ends[0]["status_counts"]["empty"] >= 2 and "failed" not in ends[0]["status_counts"]
+
+
 def test_label_distributions_and_exported_files_take_the_batch_path(tmp_path, monkeypatch, no_batches):
     pool_rows = _pool(tmp_path, tmp_path / "a.duckdb")
     rows = [r for r in _rows(pool_rows) if r["format"] == "likert5"]
