@@ -113,6 +113,9 @@ def _prices(db, pool: str) -> tuple:
     return (price_args(prices(db)),)
 
 
+MOVED_SHOWN = 1000          # the Drift page lists the first calls that moved (drift's n_moved counts them all)
+
+
 def _first_two_judges(db, pool: str) -> tuple | None:
     """The Drift page's first view: its first judge (the pool's judges sorted) against the next one;
     None for a pool of one judge, where the page compares nothing. The judges are read from the
@@ -126,6 +129,12 @@ def _first_two_judges(db, pool: str) -> tuple | None:
     return (judges[0], judges[1]) if len(judges) >= 2 else None
 
 
+def _first_moved(db, pool: str) -> tuple | None:
+    """The Drift page's first list of moved calls: the first MOVED_SHOWN of _first_two_judges'."""
+    judges = _first_two_judges(db, pool)
+    return None if judges is None else (*judges, None, MOVED_SHOWN)
+
+
 # the arguments (after the pool) a page's first view asks for, given the database and the pool: what
 # `refresh` (`judgeaudit derive`, the run that brought verdicts) stores; () where not named here, and
 # None where the page would show nothing to compute (the result is then not stored)
@@ -136,7 +145,7 @@ FIRST_VIEW: dict[str, Callable[[str, str], tuple | None]] = {
     "estimate": lambda db, pool: ("winrate", None, 0.05),   # What labels are worth's defaults
     "call_count": lambda db, pool: (("binary", "likert5", "numeric100"), "listing", "0"),   # the Score page's form
     "drift": _first_two_judges,
-    "drift_items": _first_two_judges,
+    "drift_items": _first_moved,
 }
 
 _MEMO_SIZE = 256

@@ -12,7 +12,7 @@ import json
 import polars as pl
 
 from app.database_state import db_file, db_state
-from app.derived import cached_result, price_args
+from app.derived import MOVED_SHOWN, cached_result, price_args
 
 
 def _stored(name: str, pool: str, *args) -> pl.DataFrame:
@@ -98,5 +98,5 @@ def drift(pool: str, judge: str, against: str) -> pl.DataFrame:
 
 
 def drift_items(pool: str, judge: str, against: str) -> pl.DataFrame:
-    """audit.drift_items of `judge` against `against`: the calls that moved."""
-    return _stored("drift_items", pool, judge, against)
+    """audit.drift_items of `judge` against `against`: the first MOVED_SHOWN calls that moved."""
+    return _stored("drift_items", pool, judge, against, None, MOVED_SHOWN)

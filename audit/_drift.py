@@ -25,6 +25,7 @@ from ._db import AuditError, connect, pool_id, query
 
 KEY = ["format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
 VERSION = ["judge_model", "template_hash", "settings"]
+CELL_COLUMNS = ["format", "decoding", "n", "n_changed", "share_changed", "n_scored", "mean_abs_change", "n_moved"]
 MOVED_COLUMNS = ["format", "decoding", "prompt_id", "a_id", "b_id", "sample", "reading_old", "reading",
                  "s_old", "s", "change"]
 
@@ -51,7 +52,7 @@ def compare_verdicts(old: pl.DataFrame, new: pl.DataFrame) -> tuple[pl.DataFrame
 
     Both frames have KEY columns, prompt_id, a_id, b_id, reading, s (and cell_run_id). Cells: format,
     decoding, n (calls in both), n_changed, share_changed, n_scored (calls with a score in both),
-    mean_abs_change. Moved: MOVED_COLUMNS, one row per call whose reading or score changed.
+    mean_abs_change, n_moved (calls whose reading or score changed). Moved: MOVED_COLUMNS, one row per call whose reading or score changed.
     """
     cols = [*KEY, "prompt_id", "a_id", "b_id", "reading", "s"]
     both = _latest_per_call(new).select(cols).join(
@@ -59,23 +60,26 @@ def compare_verdicts(old: pl.DataFrame, new: pl.DataFrame) -> tuple[pl.DataFrame
         on=KEY, how="inner", nulls_equal=True)
     both = both.with_columns((pl.col("reading") != pl.col("reading_old")).alias("changed"),
                              (pl.col("s") - pl.col("s_old")).alias("change"))
+    moves = pl.col("changed") | (pl.col("change").abs() > 1e-12)
     cells = both.group_by("format", "decoding", maintain_order=True).agg(
         pl.len().cast(pl.Int64).alias("n"), pl.col("changed").sum().cast(pl.Int64).alias("n_changed"),
         pl.col("change").is_not_null().sum().cast(pl.Int64).alias("n_scored"),
-        pl.col("change").abs().mean().alias("mean_abs_change")) \
+        pl.col("change").abs().mean().alias("mean_abs_change"), moves.sum().cast(pl.Int64).alias("n_moved")) \
         .with_columns((pl.col("n_changed") / pl.col("n")).alias("share_changed")).sort("format", "decoding")
-    moved = both.filter(pl.col("changed") | (pl.col("change").abs() > 1e-12)) \
-        .sort("format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample", nulls_last=True)
-    return cells.select("format", "decoding", "n", "n_changed", "share_changed", "n_scored", "mean_abs_change"), \
-        moved.select(MOVED_COLUMNS)
+    moved = both.filter(moves).sort("format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample", nulls_last=True)
+    return cells.select(CELL_COLUMNS), moved.select(MOVED_COLUMNS)
 
 
-def _judge_verdicts(con, pid: int, judge: str) -> pl.DataFrame:
+def _judge_id(con, judge: str) -> int:
     row = query(con, "judge_by_name", judge=judge)
     if not row.height:
         names = query(con, "judge_names")["name"].to_list()
         raise AuditError(f"no judge named '{judge}' (known: {', '.join(names) or 'none'})")
-    return query(con, "drift_verdicts", pool_id=pid, judge_id=row["judge_id"][0])
+    return row["judge_id"][0]
+
+
+def _judge_verdicts(con, pid: int, judge: str) -> pl.DataFrame:
+    return query(con, "drift_verdicts", pool_id=pid, judge_id=_judge_id(con, judge))
 
 
 def _workflow_error(pool: str, judge: str) -> AuditError:
@@ -169,15 +173,45 @@ def drift_sides(db: str | os.PathLike | None, pool: str, judge: str, against: st
 def drift(db: str | os.PathLike | None, pool: str, judge: str, against: str | None = None,
           baseline_version: int | None = None) -> pl.DataFrame:
     """Per (format, decoding) cell: the latest version of `judge` against a stored earlier one (or
-    the judge `against`) on the same calls. Columns: format, decoding, n, n_changed, share_changed,
-    n_scored, mean_abs_change (normalised score)."""
+    the judge `against`) on the same calls. Columns: CELL_COLUMNS (compare_verdicts'), read in DuckDB
+    a format at a time against another judge (compare_verdicts' numbers, out of core)."""
+    if against is not None:
+        return _against(db, pool, judge, against, 0)[0]
     sides = drift_sides(db, pool, judge, against, baseline_version)
     return compare_verdicts(sides["baseline"], sides["current"])[0]
 
 
 def drift_items(db: str | os.PathLike | None, pool: str, judge: str, against: str | None = None,
-                baseline_version: int | None = None) -> pl.DataFrame:
-    """The calls that moved between the two versions: format, decoding, prompt_id, a_id, b_id (null
-    for pointwise), sample, reading_old, reading, s_old, s, change (s - s_old)."""
+                baseline_version: int | None = None, limit: int | None = None) -> pl.DataFrame:
+    """The calls that moved between the two versions (the first `limit`, all when None): format,
+    decoding, prompt_id, a_id, b_id (null for pointwise), sample, reading_old, reading, s_old, s,
+    change (s - s_old); drift's n_moved counts them all."""
+    if against is not None:
+        return _against(db, pool, judge, against, limit)[1]
     sides = drift_sides(db, pool, judge, against, baseline_version)
-    return compare_verdicts(sides["baseline"], sides["current"])[1]
+    moved = compare_verdicts(sides["baseline"], sides["current"])[1]
+    return moved if limit is None else moved.head(limit)
+
+
+def _against(db, pool: str, judge: str, against: str, limit: int | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """compare_verdicts' (cells, the first `limit` moved calls) of `judge`'s latest version of each format
+    against the judge `against`, computed in DuckDB a format at a time (sql/drift_cells.sql, drift_moved.sql)."""
+    cells, moved = [], []
+    with connect(db) as con:
+        pid = pool_id(con, pool)
+        ids = [_judge_id(con, name) for name in (judge, against)]
+        formats = query(con, "drift_formats", pool_id=pid, judge_id=ids[0], against_id=ids[1])
+        if formats.height == 0:
+            raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
+        for name, lo, hi in formats.iter_rows():
+            keys = {"pool_id": pid, "judge_id": ids[0], "against_id": ids[1], "format": name, "lo": lo, "hi": hi}
+            cells.append(query(con, "drift_cells", **keys).with_columns(pl.lit(name).alias("format")))
+            left = None if limit is None else limit - sum(m.height for m in moved)
+            if left is None or left > 0:
+                moved.append(query(con, "drift_moved", **keys, limit=left).with_columns(pl.lit(name).alias("format")))
+    cells = pl.concat(cells).with_columns((pl.col("n_changed") / pl.col("n")).alias("share_changed"))
+    empty = pl.DataFrame(schema={"format": pl.String, "decoding": pl.String, "prompt_id": pl.String,
+                                 "a_id": pl.String, "b_id": pl.String, "sample": pl.Int64, "reading_old": pl.String,
+                                 "reading": pl.String, "s_old": pl.Float64, "s": pl.Float64, "change": pl.Float64})
+    return cells.select(CELL_COLUMNS), pl.concat([empty, *(m.select(MOVED_COLUMNS) for m in moved)],
+                                                 how="vertical_relaxed")

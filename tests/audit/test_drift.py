@@ -462,3 +462,61 @@ def test_drift_sides_names_formats_in_the_order_of_their_runs_every_time(tmp_pat
         sides = drift_sides(path, "s", "j", against="k")
         assert sides["versions"]["format"].to_list() == names
         assert list(sides["current_version"]["by_format"]) == names[::-1]
+
+
+@pytest.fixture
+def fewer_calls_later(tmp_path, write_jsonl):
+    """Judge 'j': version m-1 on every likert5 call of 2 prompts x 3 candidates and tournament calls in
+    both orders, then version m-2 (a copy of the format rows, as in three_versions) on 4 of the likert5
+    calls; judge 'k' on every call with other answers: j's latest likert5 version has fewer calls."""
+    import duckdb
+
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
+    path = tmp_path / "fewer.duckdb"
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": f"q{p}", "candidate_id": c,
+                                                  "response": f"{c}{p}"} for p in range(2) for c in "xyz"]), "s")
+    likert = [(p, c) for p in ("p0", "p1") for c in "xyz"]
+    pairs = [(p, a, b) for p in ("p0", "p1") for a in "xyz" for b in "xyz" if a != b]   # both orders
+    for judge, calls, first in (("j", likert, 1), ("j-b", likert[:4], 3), ("k", likert, 2)):
+        rows = [{"judge": judge, "format": "likert5", "prompt_id": p, "candidate_id": c,
+                 "raw": str(1 + (i + first) % 5)} for i, (p, c) in enumerate(calls)]
+        if judge != "j-b":
+            rows += [{"judge": judge, "format": "tournament", "prompt_id": p, "a_id": a, "b_id": b,
+                      "raw": ("A+", "B", "tie")[(i + first) % 3]} for i, (p, a, b) in enumerate(pairs)]
+        import_verdicts(path, write_jsonl(f"{judge}.jsonl", rows), "s")
+    con = duckdb.connect(str(path))
+    try:
+        ids = dict(con.execute("SELECT name, judge_id FROM judges").fetchall())
+        for judge, model in (("j", "m-1"), ("j-b", "m-2"), ("k", "m-0")):
+            con.execute("UPDATE cell_runs SET judge_model = $m WHERE judge_id = $j", {"m": model, "j": ids[judge]})
+        fid = con.execute("SELECT format_id FROM formats WHERE name = 'likert5'").fetchall()[0][0]
+        new = con.execute("SELECT max(format_id) + 1 FROM formats").fetchall()[0][0]
+        con.execute("INSERT INTO formats SELECT $new, name, kind, pairing, spec, value_lo, value_hi, template, "
+                    "spec_hash FROM formats WHERE format_id = $f", {"new": new, "f": fid})
+        con.execute("UPDATE verdicts SET judge_id = $j, format_id = $new WHERE judge_id = $old",
+                    {"j": ids["j"], "new": new, "old": ids["j-b"]})
+    finally:
+        con.close()
+    return path
+
+
+@pytest.mark.parametrize("fixture,judge,against", [
+    ("two_versions", "j-v2", "j"), ("two_versions", "j", "j-v2"), ("scored_twice", "j-2026-12", "j"),
+    ("two_formats_two_versions", "j", "k"), ("two_formats_two_versions", "k", "j"),
+    ("fewer_calls_later", "j", "k"), ("fewer_calls_later", "k", "j")])
+def test_drift_against_another_judge_read_in_duckdb_equals_the_comparison_in_memory(request, fixture, judge, against):
+    """drift and drift_items against another judge are computed in DuckDB a format at a time (out of core,
+    10M candidates); compare_verdicts on drift_sides' frames is the reference: the same cells and the same
+    moved calls in the same order, the first `limit` of them when asked."""
+    from polars.testing import assert_frame_equal
+    db = request.getfixturevalue(fixture)
+    sides = drift_sides(db, "s", judge, against=against)
+    cells, moved = compare_verdicts(sides["baseline"], sides["current"])
+    assert moved.height > 0                                         # something moved in every case
+    assert_frame_equal(drift(db, "s", judge, against=against), cells, check_exact=False, rel_tol=1e-12)
+    assert_frame_equal(drift_items(db, "s", judge, against=against), moved, check_dtypes=False)
+    assert cells["n_moved"].sum() == moved.height
+    for limit in (0, 1, moved.height - 1):
+        assert_frame_equal(drift_items(db, "s", judge, against=against, limit=limit), moved.head(limit),
+                           check_dtypes=False)

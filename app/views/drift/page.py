@@ -21,5 +21,9 @@ st.caption("A judge version is (reported model id, template hash, decoding setti
            "(or parse status); mean |change| of the normalised score over calls scored by both.")
 tables.show(cells)
 moved = data.drift_items(pool, judge, against)
-st.subheader(f"Calls that moved ({moved.height})")
+n_moved = int(cells["n_moved"].sum())
+st.subheader(f"Calls that moved ({n_moved:,})")
+if moved.height < n_moved:
+    st.caption(f"The first {moved.height:,} by call; `judgeaudit drift --pool {pool} --judge {judge} --against "
+               f"{against} --json` lists them all.")
 tables.show(moved)
