@@ -9,6 +9,7 @@ database's growth, and `judgeaudit audit --json` on the attached pool against th
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -53,8 +54,11 @@ def build(work: Path, n: int, shards: int, seed: int = 0) -> tuple[Path, Path]:
 
 
 def run(*args) -> tuple[float, str]:
+    """The command, timed (its start included) without the derived results' refresh that a command bringing
+    verdicts runs after its work (app/derived.py; `bench_app.py --browser` times that refresh)."""
     t = time.perf_counter()
-    proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True)
+    proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, "JUDGEAUDIT_NO_DERIVE": "1"})
     assert proc.returncode == 0, proc.stderr
     return time.perf_counter() - t, proc.stdout
 
