@@ -52,7 +52,8 @@ def compare_verdicts(old: pl.DataFrame, new: pl.DataFrame) -> tuple[pl.DataFrame
 
     Both frames have KEY columns, prompt_id, a_id, b_id, reading, s (and cell_run_id). Cells: format,
     decoding, n (calls in both), n_changed, share_changed, n_scored (calls with a score in both),
-    mean_abs_change, n_moved (calls whose reading or score changed). Moved: MOVED_COLUMNS, one row per call whose reading or score changed.
+    mean_abs_change, n_moved (calls whose reading or score changed). Moved: MOVED_COLUMNS, one row per
+    call whose reading or score changed.
     """
     cols = [*KEY, "prompt_id", "a_id", "b_id", "reading", "s"]
     both = _latest_per_call(new).select(cols).join(
@@ -187,16 +188,18 @@ def drift_items(db: str | os.PathLike | None, pool: str, judge: str, against: st
     decoding, prompt_id, a_id, b_id (null for pointwise), sample, reading_old, reading, s_old, s,
     change (s - s_old); drift's n_moved counts them all."""
     if against is not None:
-        return _against(db, pool, judge, against, limit)[1]
+        return _against(db, pool, judge, against, limit, cells=False)[1]
     sides = drift_sides(db, pool, judge, against, baseline_version)
     moved = compare_verdicts(sides["baseline"], sides["current"])[1]
     return moved if limit is None else moved.head(limit)
 
 
-def _against(db, pool: str, judge: str, against: str, limit: int | None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """compare_verdicts' (cells, the first `limit` moved calls) of `judge`'s latest version of each format
-    against the judge `against`, computed in DuckDB a format at a time (sql/drift_cells.sql, drift_moved.sql)."""
-    cells, moved = [], []
+def _against(db, pool: str, judge: str, against: str, limit: int | None,
+             cells: bool = True) -> tuple[pl.DataFrame | None, pl.DataFrame]:
+    """compare_verdicts' (cells, or None without `cells`; the first `limit` moved calls) of `judge`'s latest
+    version of each format against the judge `against`, computed in DuckDB a format at a time
+    (sql/drift_cells.sql, drift_moved.sql)."""
+    per_cell, moved = [], []
     with connect(db) as con:
         pid = pool_id(con, pool)
         ids = [_judge_id(con, name) for name in (judge, against)]
@@ -205,13 +208,16 @@ def _against(db, pool: str, judge: str, against: str, limit: int | None) -> tupl
             raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
         for name, lo, hi in formats.iter_rows():
             keys = {"pool_id": pid, "judge_id": ids[0], "against_id": ids[1], "format": name, "lo": lo, "hi": hi}
-            cells.append(query(con, "drift_cells", **keys).with_columns(pl.lit(name).alias("format")))
+            if cells:
+                per_cell.append(query(con, "drift_cells", **keys).with_columns(pl.lit(name).alias("format")))
             left = None if limit is None else limit - sum(m.height for m in moved)
             if left is None or left > 0:
                 moved.append(query(con, "drift_moved", **keys, limit=left).with_columns(pl.lit(name).alias("format")))
-    cells = pl.concat(cells).with_columns((pl.col("n_changed") / pl.col("n")).alias("share_changed"))
     empty = pl.DataFrame(schema={"format": pl.String, "decoding": pl.String, "prompt_id": pl.String,
                                  "a_id": pl.String, "b_id": pl.String, "sample": pl.Int64, "reading_old": pl.String,
                                  "reading": pl.String, "s_old": pl.Float64, "s": pl.Float64, "change": pl.Float64})
-    return cells.select(CELL_COLUMNS), pl.concat([empty, *(m.select(MOVED_COLUMNS) for m in moved)],
-                                                 how="vertical_relaxed")
+    moved = pl.concat([empty, *(m.select(MOVED_COLUMNS) for m in moved)], how="vertical_relaxed")
+    if not cells:
+        return None, moved
+    return pl.concat(per_cell).with_columns((pl.col("n_changed") / pl.col("n")).alias("share_changed")) \
+        .select(CELL_COLUMNS), moved
