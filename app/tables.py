@@ -67,6 +67,7 @@ LABELS = {
     "response_chars": "response length (characters)", "n_scored": "scored by both", "mean_abs_change": "mean |change|",
     "a_id": "candidate A", "b_id": "candidate B", "reading_old": "verdict before", "reading": "verdict after",
     "s_old": "score before", "s": "score after", "change": "score change", "n_changed": "calls changed",
+    "n_moved": "calls moved",
     "n_no_ties": "pairs without a tie", "agreement_no_ties": "agreement without ties",
     "kappa_no_ties": "κ without ties", "kappa_no_ties_lo": "κ without ties low", "kappa_no_ties_hi": "κ without ties high",
     "n_pairs_needed": "pairs needed for the target width", "format_a": "format A", "format_b": "format B",
