@@ -435,15 +435,16 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
     with connect(db) as con:
         pid = pool_id(con, pool)
         texts = query(con, "style_texts", pool_id=pid)
-        counts = np.array([style_counts(t) for t in texts["response"].to_list()], dtype=np.int64).reshape(-1, 4)
-        table = pl.DataFrame({"cand_idx": texts["cand_idx"], **{c: counts[:, i] for i, c in enumerate(COUNTS)}})
-        labels = _with_counts(query(con, "style_labels", pool_id=pid), table)
+        labels = query(con, "style_labels", pool_id=pid)
         cells = query(con, "style_cells", pool_id=pid)
-        if cell is not None:
-            cells = cells.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
-                                 & (pl.col("decoding") == cell[2]))
-        frames = [style_rank_calls(_with_counts(query(con, "style_cell_calls", pool_id=pid, judge_id=judge_id,
-                                                      format_id=format_id, decoding=decoding), table),
-                                   labels, n_boot=n_boot, seed=seed, penalty=penalty)
-                  for judge_id, format_id, _, _, decoding in cells.iter_rows()]     # a cell at a time
+    if cell is not None:
+        cells = cells.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
+                             & (pl.col("decoding") == cell[2]))
+    counts = np.array([style_counts(t) for t in texts["response"].to_list()], dtype=np.int64).reshape(-1, 4)
+    table = pl.DataFrame({"cand_idx": texts["cand_idx"], **{c: counts[:, i] for i, c in enumerate(COUNTS)}})
+    labels, frames = _with_counts(labels, table), []
+    for judge_id, format_id, _, _, decoding in cells.iter_rows():
+        with connect(db) as con:      # a cell's calls at a time, the file let go while they are fitted
+            calls = query(con, "style_cell_calls", pool_id=pid, judge_id=judge_id, format_id=format_id, decoding=decoding)
+        frames.append(style_rank_calls(_with_counts(calls, table), labels, n_boot=n_boot, seed=seed, penalty=penalty))
     return pl.concat(frames) if frames else pl.DataFrame(schema=_SCHEMA)
