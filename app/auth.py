@@ -17,13 +17,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import os
 import threading
 import time
 import tomllib
 from pathlib import Path
+from ingest import settings
 
-PASSWORD_ENV = "JUDGEAUDIT_APP_PASSWORD"
+PASSWORD_ENV = settings.APP_PASSWORD
 _OK = "_judgeaudit_auth_ok"
 
 
@@ -56,7 +56,7 @@ def oidc_configured() -> bool:
 
 def auth_mode() -> str | None:
     """'password', 'oidc' or None (no login configured)."""
-    if os.environ.get(PASSWORD_ENV):
+    if settings.app_password():
         return "password"
     return "oidc" if oidc_configured() else None
 
@@ -162,7 +162,7 @@ def gate() -> None:
     import streamlit as st
     mode = auth_mode()
     if mode == "password":
-        _password_gate(st, os.environ[PASSWORD_ENV])
+        _password_gate(st, settings.app_password())
     elif mode == "oidc":
         _oidc_gate(st)
     elif not is_loopback(st.get_option("server.address")):

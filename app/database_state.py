@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingest import db_path
+from ingest import Database
 
 
 def db_file() -> Path:
-    return db_path().resolve()
+    return Database().path
 
 
 def db_state() -> tuple[str, float]:

@@ -8,7 +8,7 @@ read-only connection module (ingest/store/connection.py).
 from ._bias import BIAS_COLUMNS, bias, bias_items, cell_rng
 from ._cells import CELL_COLUMNS, audit_cells
 from ._consistency import CONSISTENCY_COLUMNS, consistency
-from ._db import AuditError
+from ._read import AuditError
 from ._metrics import tiebreak_key
 from ._levels import effective_levels
 from ._stability import stability

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 
 from . import _metrics as m
-from ._db import connect, pool_id, query
+from ._read import reading
 
 BIAS_COLUMNS = ["judge", "format", "decoding", "pairing", "n_calls", "n_reverse_calls", "n_pairs", "q",
                 "q_lo", "q_hi", "b", "b_lo", "b_hi", "consistency", "self_tie_rate", "n_self",
@@ -40,8 +40,8 @@ def item_bias(v_fwd: np.ndarray, v_rev: np.ndarray, n_boot: int, rng: np.random.
 def bias_items(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """One row per item seen in both orders: judge, format, decoding, prompt_idx, x, y (x = the
     anchored candidate or the earlier-listed one), v_fwd, v_rev, q_i, b_i, ref_gap (r_x - r_y)."""
-    with connect(db) as con:
-        items = query(con, "bias_items", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        items = read.frame("bias_items", pool_id=read.pool_id(pool))
     return items.with_columns(((pl.col("v_fwd") - pl.col("v_rev")) / 2).alias("q_i"),
                               ((pl.col("v_fwd") + pl.col("v_rev")) / 2).alias("b_i"))
 
@@ -55,10 +55,10 @@ def bias(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: int = 2
     self_tie_rate (TIE share among parsed self-comparison calls), n_self (self-comparison calls),
     q_gap_corr (Pearson correlation of q_i with the reference gap r_x - r_y). Nulls where undefined.
     """
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        cells = query(con, "comparative_cells", pool_id=pid)
-        items = query(con, "bias_items", pool_id=pid)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        cells = read.frame("comparative_cells", pool_id=pid)
+        items = read.frame("bias_items", pool_id=pid)
     rows = []
     for cell in cells.iter_rows(named=True):
         row = {k: cell[k] for k in ("judge", "format", "decoding", "pairing", "n_calls", "n_reverse_calls")}

@@ -28,7 +28,7 @@ import polars as pl
 
 from ._bias import cell_rng
 from ._confidence import CONFIDENCE_SCHEMA, call_probabilities, cell_confidence, cell_source, labelled
-from ._db import connect, pool_id, query
+from ._read import reading
 
 CATEGORIES = ("A", "B", "tie")
 CODE = {c: k for k, c in enumerate(CATEGORIES)}
@@ -209,12 +209,12 @@ def human_agreement(labels: pl.DataFrame, n_boot: int = 2000, seed: int = 0) -> 
 
 
 def _load(db, pool: str, labels: pl.DataFrame | None):
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        calls = query(con, "calibration_calls", pool_id=pid)
-        samples = query(con, "calibration_samples", pool_id=pid)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        calls = read.frame("calibration_calls", pool_id=pid)
+        samples = read.frame("calibration_samples", pool_id=pid)
         if labels is None:
-            labels = query(con, "labels", pool_id=pid)
+            labels = read.frame("labels", pool_id=pid)
     return calls, labels, samples
 
 
@@ -240,12 +240,12 @@ def human_ceiling(db: str | os.PathLike | None, pool: str, labels: pl.DataFrame 
     """Human-human agreement over the pool's pairs labelled by several annotators: one row with
     n_pairs, n_votes, n_annotators, n_comparisons, agreement, kappa, kappa_lo, kappa_hi."""
     if labels is None:
-        with connect(db) as con:
-            labels = query(con, "labels", pool_id=pool_id(con, pool))
+        with reading(db) as read:
+            labels = read.frame("labels", pool_id=read.pool_id(pool))
     return human_agreement(labels, n_boot, seed)
 
 
 def stored_labels(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """The pool's stored labels: prompt_idx, a_idx, b_idx, label, annotator, source, line."""
-    with connect(db) as con:
-        return query(con, "labels", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        return read.frame("labels", pool_id=read.pool_id(pool))

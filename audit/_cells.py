@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from . import _metrics as m
-from ._db import connect, pool_id
+from ._read import reading
 from ._jury import juries_of, label_juries
 from ._scores import (BLOCK_CANDIDATES, Scores, merged_levels, mult5_shares, read_blocks, read_cells,
                       tiebreak_keys)
@@ -251,17 +251,17 @@ def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0,
     The pool is read `block` candidates at a time (whole prompts; _scores.read_blocks), so memory
     follows the block, not the pool; a pool of one block gets compute_cells' numbers bit for bit.
     """
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        cells = read_cells(con, pid, repeats=True)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        cells = read_cells(read, pid, repeats=True)
         parts: list[list[dict]] = [[] for _ in range(cells.height)]
         mult5 = [(0, 0) if scale else None for scale in cells["scale_0_100"]]
-        with contextlib.closing(read_blocks(con, pid, cells, block)) as blocks:  # on an error, the read
+        with contextlib.closing(read_blocks(read, pid, cells, block)) as blocks:  # on an error, the read
             for sc, cand_idx, block_mult5 in blocks:                             # under way ends first
                 view = PoolView(sc, seed, tiebreak_keys(cand_idx, seed))
                 for c in range(cells.height):
                     parts[c].append(cell_parts(view, view.scores(sc.S[c])))
                 mult5 = [None if t is None else (t[0] + u[0], t[1] + u[1]) for t, u in zip(mult5, block_mult5)]
-        found = juries_of(con, pid)
+        found = juries_of(read, pid)
     cells = cells.with_columns(pl.Series("mult5_share", mult5_shares(mult5), dtype=pl.Float64)).drop("scale_0_100")
     return label_juries(cells_frame(cells, [finish_cell(p) for p in parts]), found)  # a jury's cells: aggregate "jury"

@@ -7,7 +7,7 @@ import os
 
 import polars as pl
 
-from ._db import connect, pool_id, query
+from ._read import reading
 
 COMPARISON_COLUMNS = ("judge", "format", "decoding", "prompt_idx", "x", "y", "swapped", "value")
 
@@ -19,5 +19,5 @@ def comparisons(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     orientation: x is the anchored or the earlier-listed candidate), swapped (y was shown in slot
     A), value (the margin in favour of slot A: > 0 A is better, 0 a tie).
     """
-    with connect(db) as con:
-        return query(con, "comparisons", pool_id=pool_id(con, pool)).select(COMPARISON_COLUMNS)
+    with reading(db) as read:
+        return read.frame("comparisons", pool_id=read.pool_id(pool)).select(COMPARISON_COLUMNS)

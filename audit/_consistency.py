@@ -21,7 +21,7 @@ import polars as pl
 from scipy import sparse
 
 from ._bias import cell_rng
-from ._db import connect, numpy, pool_id, query
+from ._read import reading
 
 CONSISTENCY_COLUMNS = {
     "judge": pl.String, "format": pl.String, "decoding": pl.String, "level": pl.String,
@@ -196,10 +196,10 @@ def consistency(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: 
     expected_agreement (mean Σ p² of sample 0's label distribution; null without distributions).
     """
     rows = []
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        for cell in query(con, "cell_calls", pool_id=pid).iter_rows(named=True):
-            calls = numpy(con, "consistency_calls", pool_id=pid, judge_id=cell["judge_id"],
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        for cell in read.frame("cell_calls", pool_id=pid).iter_rows(named=True):
+            calls = read.numpy("consistency_calls", pool_id=pid, judge_id=cell["judge_id"],
                           format_id=cell["format_id"], decoding=cell["decoding"])
             level = scale_level(cell["nominal_levels"])
             rng = cell_rng(seed, cell["judge"], cell["format"], cell["decoding"])

@@ -11,7 +11,7 @@ import os
 import numpy as np
 import polars as pl
 
-from ._db import connect, numpy, pool_id, query
+from ._read import reading
 from ._scores import BLOCK_CANDIDATES, read_blocks, read_cells
 
 VALUES = {"prompt_idx": pl.Int64, "cand_idx": pl.Int64, "value": pl.Float64}
@@ -20,14 +20,14 @@ VALUES = {"prompt_idx": pl.Int64, "cand_idx": pl.Int64, "value": pl.Float64}
 def curation_prompts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """One row per prompt with candidates, in the order of its first candidate (as
     pool_candidates' rows give them). Columns: prompt_idx, prompt_id, marked_heldout."""
-    with connect(db) as con:
-        return query(con, "curation_prompts", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        return read.frame("curation_prompts", pool_id=read.pool_id(pool))
 
 
 def pool_extent(db: str | os.PathLike | None, pool: str) -> tuple[int, int]:
     """(candidates, prompt_hi + 1): the sizes of the pool's tie-break key streams."""
-    with connect(db) as con:
-        ext = numpy(con, "pool_extent", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        ext = read.numpy("pool_extent", pool_id=read.pool_id(pool))
     return int(ext["n_candidates"][0]), int(ext["prompt_hi"][0]) + 1
 
 
@@ -36,8 +36,8 @@ def baseline_values(db: str | os.PathLike | None, pool: str, policy: str) -> pl.
     (random: 0; length: characters; full: the reference), unordered."""
     if policy not in ("random", "length", "full"):
         raise ValueError(f"baseline_values: {policy!r} is not a baseline (random, length, full)")
-    with connect(db) as con:
-        rows = query(con, "curation_values", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        rows = read.frame("curation_values", pool_id=read.pool_id(pool))
     value = {"random": pl.lit(0.0), "length": pl.col("chars"), "full": pl.col("reference")}[policy]
     return rows.select("prompt_idx", "cand_idx", value.cast(pl.Float64).alias("value")) \
         .filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan()).cast(VALUES)
@@ -58,9 +58,9 @@ def cell_values(db: str | os.PathLike | None, pool: str, judge: str, fmt: str, d
     """(prompt_idx, cand_idx, value = the normalised score s of each scored candidate of the one
     cell, by cand_idx; the cell's decoding as cell_decoding chose it). The same rows as
     candidate_scores' of that cell, read in blocks of whole prompts; no other cell is read."""
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        cells = read_cells(con, pid)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        cells = read_cells(read, pid)
         scored = cells.filter(pl.col("n_parsed") > 0) if cells.height else cells
         decoding = cell_decoding(scored, judge, fmt, decoding, score) if scored.height else decoding
         one = cells.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("score") == score)
@@ -68,7 +68,7 @@ def cell_values(db: str | os.PathLike | None, pool: str, judge: str, fmt: str, d
         if one.height == 0:
             return pl.DataFrame(schema=VALUES), decoding
         parts: list[pl.DataFrame] = []
-        with contextlib.closing(read_blocks(con, pid, one.head(1), block or BLOCK_CANDIDATES)) as blocks:
+        with contextlib.closing(read_blocks(read, pid, one.head(1), block or BLOCK_CANDIDATES)) as blocks:
             for sc, cand_idx, _ in blocks:
                 idx = np.flatnonzero(~np.isnan(sc.S[0]))
                 parts.append(pl.DataFrame({"prompt_idx": sc.prompt[idx], "cand_idx": cand_idx[idx],

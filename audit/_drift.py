@@ -21,7 +21,7 @@ import os
 
 import polars as pl
 
-from ._db import AuditError, connect, pool_id, query
+from ._read import AuditError, reading
 
 KEY = ["format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
 VERSION = ["judge_model", "template_hash", "settings"]
@@ -71,16 +71,16 @@ def compare_verdicts(old: pl.DataFrame, new: pl.DataFrame) -> tuple[pl.DataFrame
     return cells.select(CELL_COLUMNS), moved.select(MOVED_COLUMNS)
 
 
-def _judge_id(con, judge: str) -> int:
-    row = query(con, "judge_by_name", judge=judge)
+def _judge_id(read, judge: str) -> int:
+    row = read.frame("judge_by_name", judge=judge)
     if not row.height:
-        names = query(con, "judge_names")["name"].to_list()
+        names = read.frame("judge_names")["name"].to_list()
         raise AuditError(f"no judge named '{judge}' (known: {', '.join(names) or 'none'})")
     return row["judge_id"][0]
 
 
-def _judge_verdicts(con, pid: int, judge: str) -> pl.DataFrame:
-    return query(con, "drift_verdicts", pool_id=pid, judge_id=_judge_id(con, judge))
+def _judge_verdicts(read, pid: int, judge: str) -> pl.DataFrame:
+    return read.frame("drift_verdicts", pool_id=pid, judge_id=_judge_id(read, judge))
 
 
 def _workflow_error(pool: str, judge: str) -> AuditError:
@@ -144,10 +144,10 @@ def drift_sides(db: str | os.PathLike | None, pool: str, judge: str, against: st
     judge's own earlier version of a format on the same calls (`baseline_version`, numbered within
     the format; default the latest earlier one). Without `against`, an AuditError explains the
     workflow when no format has two versions on shared calls."""
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        mine = _judge_verdicts(con, pid, judge)
-        other = _judge_verdicts(con, pid, against) if against else None
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        mine = _judge_verdicts(read, pid, judge)
+        other = _judge_verdicts(read, pid, against) if against else None
     if mine.height == 0:
         raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
     vers, tagged = _tag_versions(mine)
@@ -200,19 +200,19 @@ def _against(db, pool: str, judge: str, against: str, limit: int | None,
     version of each format against the judge `against`, computed in DuckDB a format at a time
     (sql/drift_cells.sql, drift_moved.sql)."""
     per_cell, moved = [], []
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        ids = [_judge_id(con, name) for name in (judge, against)]
-        formats = query(con, "drift_formats", pool_id=pid, judge_id=ids[0], against_id=ids[1])
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        ids = [_judge_id(read, name) for name in (judge, against)]
+        formats = read.frame("drift_formats", pool_id=pid, judge_id=ids[0], against_id=ids[1])
         if formats.height == 0:
             raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
         for name, lo, hi in formats.iter_rows():
             keys = {"pool_id": pid, "judge_id": ids[0], "against_id": ids[1], "format": name, "lo": lo, "hi": hi}
             if cells:
-                per_cell.append(query(con, "drift_cells", **keys).with_columns(pl.lit(name).alias("format")))
+                per_cell.append(read.frame("drift_cells", **keys).with_columns(pl.lit(name).alias("format")))
             left = None if limit is None else limit - sum(m.height for m in moved)
             if left is None or left > 0:
-                moved.append(query(con, "drift_moved", **keys, limit=left).with_columns(pl.lit(name).alias("format")))
+                moved.append(read.frame("drift_moved", **keys, limit=left).with_columns(pl.lit(name).alias("format")))
     empty = pl.DataFrame(schema={"format": pl.String, "decoding": pl.String, "prompt_id": pl.String,
                                  "a_id": pl.String, "b_id": pl.String, "sample": pl.Int64, "reading_old": pl.String,
                                  "reading": pl.String, "s_old": pl.Float64, "s": pl.Float64, "change": pl.Float64})

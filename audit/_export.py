@@ -8,7 +8,7 @@ from typing import Iterator
 
 import polars as pl
 
-from ._db import connect, pool_id, query, sql
+from ._read import reading
 
 EXPORT_COLUMNS = ("judge", "format", "decoding", "prompt_id", "candidate_a", "candidate_b", "sample", "raw",
                   "label", "value", "status", "error", "label_probs", "tokens_in", "tokens_out", "latency_ms",
@@ -23,8 +23,8 @@ def verdict_rows(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     unless parsed; status parsed | unparsed | failed; label_probs a JSON object as text, or null;
     endpoint the server that answered (an online run's calls stored before it was recorded: the
     judge's endpoint; null for a batch runner's answers)."""
-    with connect(db) as con:
-        return query(con, "export_verdicts", pool_id=pool_id(con, pool)).select(EXPORT_COLUMNS)
+    with reading(db) as read:
+        return read.frame("export_verdicts", pool_id=read.pool_id(pool)).select(EXPORT_COLUMNS)
 
 
 def verdict_batches(db: str | os.PathLike | None, pool: str, json_lines: bool = False,
@@ -33,12 +33,10 @@ def verdict_batches(db: str | os.PathLike | None, pool: str, json_lines: bool = 
     database (a large pool is never whole in memory); the read-only connection stays open until
     the last batch is read. With `json_lines`, each batch has one column, `line`: the row as one
     JSON object (label_probs nested as an object, not as text), ready to be written as JSONL."""
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        text = sql("export_verdicts")
-        if json_lines:     # the query's rows, each as one JSON object (both texts are files of audit/sql)
-            text = sql("export_verdict_lines").replace("/* export_verdicts */", text)
-        reader = con.sql(text, params={"pool_id": pid}).fetch_record_batch(rows)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        # with json_lines, the same rows, each as one JSON object (export_verdict_lines.sql)
+        reader = read.batches("export_verdict_lines" if json_lines else "export_verdicts", rows, pool_id=pid)
         empty = True
         for batch in reader:
             empty = False
@@ -51,7 +49,5 @@ def verdict_batches(db: str | os.PathLike | None, pool: str, json_lines: bool = 
 def export_counts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """How many rows verdict_rows holds per (sample, status), counted in the database (a large pool's
     rows are never read out). Columns: sample, status, n."""
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        text = sql("export_counts").replace("/* export_verdicts */", sql("export_verdicts"))
-        return con.sql(text, params={"pool_id": pid}).pl()
+    with reading(db) as read:
+        return read.frame("export_counts", pool_id=read.pool_id(pool))

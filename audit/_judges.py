@@ -25,7 +25,7 @@ from ._bias import bias
 from ._calibrate import calibrate, stored_labels
 from ._cells import audit_cells
 from ._consistency import consistency
-from ._db import connect, pool_id, query
+from ._read import reading
 from ._style_cells import style_rank
 
 KEY = ["judge", "format", "decoding"]
@@ -73,8 +73,8 @@ def _effective_labels(db, pool: str) -> tuple[dict, str]:
     except ImportError:
         return {}, "estimate not available"
     values: dict = {}
-    with connect(db) as con:                 # a target without labels of its kind has no effective labels
-        held = query(con, "label_counts", pool_id=pool_id(con, pool)).row(0, named=True)
+    with reading(db) as read:                 # a target without labels of its kind has no effective labels
+        held = read.frame("label_counts", pool_id=read.pool_id(pool)).row(0, named=True)
     for target in ("accept", "winrate"):
         if not held["accepts" if target == "accept" else "pairs"]:
             continue
@@ -125,12 +125,12 @@ def judges(db: str | os.PathLike | None, pool: str, prices: dict | None = None, 
     slots = _by_cell(bias(db, pool, seed=seed)) if comparative else {}
     repeats = _by_cell(consistency(db, pool, seed=seed))
     length = _length_excess(db, pool, has_labels, comparative)
-    with connect(db) as con:
-        pid = pool_id(con, pool)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
         usage: dict = {}
-        for r in query(con, "judge_usage", pool_id=pid).to_dicts():
+        for r in read.frame("judge_usage", pool_id=pid).to_dicts():
             usage.setdefault((r["judge"], r["format"], r["decoding"]), []).append(r)
-        latency = _by_cell(query(con, "judge_latency", pool_id=pid))
+        latency = _by_cell(read.frame("judge_latency", pool_id=pid))
     effective, effective_reason = _effective_labels(db, pool)
     rows = []
     for cell in cells.to_dicts():

@@ -13,23 +13,23 @@ import os
 
 import polars as pl
 
-from ._db import connect, pool_id, query
+from ._read import reading
 
 JURY_COLUMNS = {"judge": pl.String, "vote": pl.String, "members": pl.List(pl.String)}
 
 
-def juries_of(con, pid: int) -> pl.DataFrame:
+def juries_of(read, pid: int) -> pl.DataFrame:
     """The pool's juries on an open connection: judge (the jury's name), vote, members."""
-    if query(con, "has_juries").is_empty():
+    if read.frame("has_juries").is_empty():
         return pl.DataFrame(schema=JURY_COLUMNS)
-    return query(con, "juries", pool_id=pid).cast(JURY_COLUMNS)
+    return read.frame("juries", pool_id=pid).cast(JURY_COLUMNS)
 
 
 def juries(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """One row per jury of the pool. Columns: judge (the jury's name), vote (mean | median |
     majority), members (list of judge names, in the order given)."""
-    with connect(db) as con:
-        return juries_of(con, pool_id(con, pool))
+    with reading(db) as read:
+        return juries_of(read, read.pool_id(pool))
 
 
 def label_juries(cells: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:

@@ -18,7 +18,7 @@ import polars as pl
 
 from ._calibrate import kappa
 from ._consistency import flip_and_agreement, krippendorff_alpha, pairable, unit_counts
-from ._db import connect, pool_id, query
+from ._read import reading
 
 AGREEMENT_COLUMNS = ["kind", "n_items", "n_annotators", "n_labels", "agreement", "alpha", "kappa"]
 
@@ -26,22 +26,22 @@ AGREEMENT_COLUMNS = ["kind", "n_items", "n_annotators", "n_labels", "agreement",
 def label_queues(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """One row per queue of the pool: queue_id, annotator, kind, strategy, judge, format, decoding,
     active, created_at, n_items, n_labelled, n_skipped, n_pending."""
-    with connect(db) as con:
-        return query(con, "label_queues", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        return read.frame("label_queues", pool_id=read.pool_id(pool))
 
 
 def label_cells(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """One row per cell with parsed verdicts: judge, format, decoding, kind (pointwise | comparative)."""
-    with connect(db) as con:
-        return query(con, "label_cells", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        return read.frame("label_cells", pool_id=read.pool_id(pool))
 
 
 def queue_screen(db: str | os.PathLike | None, queue_id: int) -> pl.DataFrame:
     """One row per item of the queue in the order shown: position, state, a_idx, b_idx, cand_idx,
     prompt, first_idx / second_idx (shown as Response A / B; a candidate's is first_idx),
     first_response, second_response."""
-    with connect(db) as con:
-        return query(con, "queue_screen", queue_id=int(queue_id))
+    with reading(db) as read:
+        return read.frame("queue_screen", queue_id=int(queue_id))
 
 
 def agreement_row(kind: str, unit: np.ndarray, annotator: np.ndarray, code: np.ndarray) -> dict:
@@ -75,9 +75,9 @@ def annotator_agreement(db: str | os.PathLike | None, pool: str) -> pl.DataFrame
     """One row per kind of label ('pair', 'accept'): AGREEMENT_COLUMNS over the items several
     annotators labelled (n_labels: their labels; alpha: Krippendorff's nominal; kappa: Cohen's,
     only with exactly two annotators on every such item)."""
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        pairs, accepts = query(con, "human_pair_votes", pool_id=pid), query(con, "human_accept_votes", pool_id=pid)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        pairs, accepts = read.frame("human_pair_votes", pool_id=pid), read.frame("human_accept_votes", pool_id=pid)
     rows = []
     unit = (pairs["lo_idx"] * 1_000_003 + pairs["hi_idx"]).to_numpy()
     code = np.select([pairs["y"].to_numpy() == 1.0, pairs["y"].to_numpy() == 0.0], [0, 1], 2)

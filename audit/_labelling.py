@@ -17,7 +17,7 @@ import os
 import numpy as np
 import polars as pl
 
-from ._db import AuditError, connect, pool_id, query
+from ._read import AuditError, reading
 from ._label_queue import inclusion, systematic_draw
 
 KINDS = ("pair", "accept")
@@ -113,8 +113,8 @@ def draw_label_queue(db: str | os.PathLike | None, pool: str, n: int, kind: str 
     cell's decoding (resolved when not given)}."""
     from ._worth import read_estimate_inputs
     d = read_estimate_inputs(db, pool)
-    with connect(db) as con:
-        d["queued"] = query(con, "annotator_queued", pool_id=pool_id(con, pool), annotator=annotator)
+    with reading(db) as read:
+        d["queued"] = read.frame("annotator_queued", pool_id=read.pool_id(pool), annotator=annotator)
     cell = None
     if judge is not None or format is not None:
         if judge is None or format is None:

@@ -6,20 +6,20 @@ import os
 
 import polars as pl
 
-from ._db import connect, pool_id, query
+from ._read import reading
 
 
 def pools(db: str | os.PathLike | None) -> pl.DataFrame:
     """One row per pool. Columns: name, n_prompts, n_candidates."""
-    with connect(db) as con:
-        return query(con, "pools").select("name", "n_prompts", "n_candidates")
+    with reading(db) as read:
+        return read.frame("pools").select("name", "n_prompts", "n_candidates")
 
 
 def pool_candidates(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """One row per candidate. Columns: prompt_idx, prompt_id, candidate_id, position, k (candidates
     of its prompt), reference, model, split, response_chars."""
-    with connect(db) as con:
-        return query(con, "pool_candidates", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        return read.frame("pool_candidates", pool_id=read.pool_id(pool))
 
 
 PLACEHOLDER_SHARE = 0.5      # a pool whose prompts or responses are placeholders this often is flagged
@@ -32,8 +32,8 @@ def placeholder_texts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     placeholder_responses, min_chars, max_chars (of the placeholder responses), example (one), flagged (at least
     PLACEHOLDER_SHARE of the prompts or of the responses are placeholders: one-line bracketed notices
     that the text is not there, the pattern in audit/sql/placeholder_texts.sql)."""
-    with connect(db) as con:
-        row = query(con, "placeholder_texts", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        row = read.frame("placeholder_texts", pool_id=read.pool_id(pool))
     share = lambda k, n: pl.when(pl.col(n) > 0).then(pl.col(k) / pl.col(n)).otherwise(0.0)   # noqa: E731
     return row.with_columns(((share("placeholder_prompts", "n_prompts") >= PLACEHOLDER_SHARE)
                              | (share("placeholder_responses", "n_responses") >= PLACEHOLDER_SHARE)).alias("flagged"))

@@ -13,7 +13,7 @@ import polars as pl
 
 from . import _metrics as m
 from ._cells import PoolView
-from ._db import connect, pool_id
+from ._read import reading
 from ._scores import BLOCK_CANDIDATES, read_blocks, read_cells, tiebreak_keys
 
 
@@ -41,13 +41,13 @@ def position_selection(db: str | os.PathLike | None, pool: str, seed: int = 0,
     Columns: judge, format, decoding, n_prompts (with >= 2 scored candidates), first_rate, last_rate,
     uniform_rate (mean of 1/k).
     """
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        cells = read_cells(con, pid)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        cells = read_cells(read, pid)
         cells = cells.filter(pl.col("pairing") == "tournament") if cells.height else cells
         totals = np.zeros((cells.height, 4))
         if cells.height:
-            with contextlib.closing(read_blocks(con, pid, cells, block or BLOCK_CANDIDATES)) as blocks:
+            with contextlib.closing(read_blocks(read, pid, cells, block or BLOCK_CANDIDATES)) as blocks:
                 for sc, cand_idx, _ in blocks:
                     # the same seeded tie-break keys as the audit's top-1, drawn for this block's candidates
                     view = PoolView(sc, seed, tiebreak_keys(cand_idx, seed))

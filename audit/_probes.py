@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from ._bias import cell_rng
-from ._db import connect, pool_id, query
+from ._read import reading
 from ._stats import holm, mcnemar  # one implementation: audit/_stats.py
 
 # pair id prefix -> probe type (first match wins), and what "treated" means for each type
@@ -82,8 +82,8 @@ def probes(db: str | os.PathLike | None, pool: str = "probes", judge: str | None
     n_calls (parsed calls), parse_rate, bias, lo, hi (P(treated) - P(control), 95% bootstrap over
     pairs), accuracy, acc_lo, acc_hi (truncation: share of calls preferring the complete response),
     treated, control (what they are)."""
-    with connect(db) as con:
-        calls = query(con, "probe_calls", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        calls = read.frame("probe_calls", pool_id=read.pool_id(pool))
     calls = calls.with_columns(pl.col("prompt_id").map_elements(probe_type, return_dtype=pl.String).alias("type"))
     calls = calls.filter(pl.col("type").is_not_null() & pl.col("a_id").is_in(["treated", "control"]))
     if judge is not None:
@@ -142,8 +142,8 @@ def mitigations(db: str | os.PathLike | None, pool: str, baseline: str | None = 
     both made), b (baseline agrees, this judge not), c (the reverse), test, p_exact, p_cc, p
     (McNemar, see mcnemar), p_holm (Holm over the format's comparisons), frontier (on the
     cost-versus-agreement frontier: no judge costs fewer tokens per verdict and agrees more)."""
-    with connect(db) as con:
-        calls = query(con, "probe_calls", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        calls = read.frame("probe_calls", pool_id=read.pool_id(pool))
     calls = calls.filter(pl.col("a_ref").is_not_null() & pl.col("b_ref").is_not_null()).with_columns(
         ((pl.col("value").sign() == (pl.col("a_ref") - pl.col("b_ref")).sign()).fill_null(False)).alias("ok"))
     key = ["prompt_idx", "a_idx", "b_idx", "sample"]

@@ -28,7 +28,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ._bias import cell_rng
-from ._db import connect, pool_id, query
+from ._read import reading
 
 TOL = 1e-10
 BOOT_TOL = 1e-8          # bootstrap refits start from the fit and feed percentiles only
@@ -399,6 +399,6 @@ def rank(db: str | os.PathLike | None, pool: str, by: str = "candidate_id", n_bo
     lo, hi, rank, games, wins (ties as halves), n_calls, n_units (prompts resampled; calls for
     by='prompt'), prior (virtual tie games per met pair; 0 = the plain MLE).
     """
-    with connect(db) as con:
-        calls = query(con, "rank_calls", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        calls = read.frame("rank_calls", pool_id=read.pool_id(pool))
     return rank_calls(calls, by=by, n_boot=n_boot, seed=seed, prior=prior)

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from ._bias import cell_rng
-from ._db import connect, numpy, pool_id, query
+from ._read import reading
 from ._rank import ORDERS, _ranks, fit_cell, ranking_frame
 from ._rank import rank as rank_by_call
 
@@ -48,12 +48,12 @@ def rank_systems(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, se
                  prior: float | None = None) -> pl.DataFrame:
     """audit.rank(db, pool, by='candidate_id', ...), read aggregated per cell (the module's doc)."""
     frames = []
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        cells = query(con, "rank_cells", pool_id=pid)
-        systems = np.array(query(con, "rank_systems", pool_id=pid)["candidate_id"].to_list(), dtype=object)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        cells = read.frame("rank_cells", pool_id=pid)
+        systems = np.array(read.frame("rank_systems", pool_id=pid)["candidate_id"].to_list(), dtype=object)
         for judge_id, format_id, judge, fmt, decoding in cells.iter_rows():
-            rows = numpy(con, "rank_cell_games", pool_id=pid, judge_id=judge_id, format_id=format_id,
+            rows = read.numpy("rank_cell_games", pool_id=pid, judge_id=judge_id, format_id=format_id,
                          decoding=decoding)
             for order in ORDERS:
                 mask = np.ones(rows["unit"].size, bool) if order == "both" else ~rows["swapped"].astype(bool)

@@ -14,7 +14,7 @@ import polars as pl
 from ._bias import bias
 from ._cells import audit_cells
 from ._consistency import consistency
-from ._db import connect, pool_id, query
+from ._read import reading
 from ._pools import pools
 
 
@@ -79,10 +79,10 @@ def _version() -> str | None:
         return None
 
 
-def _curations(con, pool: str) -> dict:
+def _curations(read, pool: str) -> dict:
     """(judge, format, decoding, score) -> the newest stored curation subset of that cell."""
     out = {}
-    for r in query(con, "subsets", pool=pool, sha256=None).to_dicts():
+    for r in read.frame("subsets", pool=pool, sha256=None).to_dicts():
         if r["policy"] == "judge":
             out[(r["judge"], r["format"], r["decoding"] or "greedy", r["score"] or "label")] = r
     return out
@@ -131,13 +131,13 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
              for r in every.filter(pl.col("aggregate") == "mean").to_dicts()}
     slots = {(r["judge"], r["format"], r["decoding"]): r for r in bias(db, pool, seed=seed).to_dicts()}
     repeats = {(r["judge"], r["format"], r["decoding"]): r for r in consistency(db, pool, seed=seed).to_dicts()}
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        runs = {(r["judge"], r["format"], r["decoding"]): r for r in query(con, "cell_runs", pool_id=pid).to_dicts()}
-        judges = {r["judge"]: r for r in query(con, "report_judges", pool_id=pid).to_dicts()}
-        curations = _curations(con, pool)
-        background = [_run_row(r) for r in query(con, "report_runs", pool=pool).to_dicts()]
-        studies = [{**s, "created_at": str(s["created_at"])} for s in query(con, "studies").to_dicts()
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        runs = {(r["judge"], r["format"], r["decoding"]): r for r in read.frame("cell_runs", pool_id=pid).to_dicts()}
+        judges = {r["judge"]: r for r in read.frame("report_judges", pool_id=pid).to_dicts()}
+        curations = _curations(read, pool)
+        background = [_run_row(r) for r in read.frame("report_runs", pool=pool).to_dicts()]
+        studies = [{**s, "created_at": str(s["created_at"])} for s in read.frame("studies").to_dicts()
                    if s["pool"] == pool]
     out, summary = [], []
     for cell in cells.to_dicts():

@@ -8,10 +8,10 @@ asked more than once also comes as aggregate `mean` (each call: the mean of its 
 normalised scores; see _with_mean_cells).
 
 - `normalised_scores(...)`: pure; one cell's calls in, each candidate's score out (an array).
-- `Scores`: the dense matrix of every cell over the pool's candidates; `read_scores(con,
+- `Scores`: the dense matrix of every cell over the pool's candidates; `read_scores(read,
   pool_id)` builds it on an open connection, `pool_scores(db, pool)` opens one (no cache: the
   app's st.cache_data wrappers in app/data.py are the only cache).
-- `read_blocks(con, pool_id, cells)`: the same, one block of whole prompts at a time (the audit
+- `read_blocks(read, pool_id, cells)`: the same, one block of whole prompts at a time (the audit
   out of core; see the section below).
 - `score_values(db, pool)` (public): per cell, each distinct score and how many candidates hold
   it (the histograms), read in blocks.
@@ -33,7 +33,7 @@ import numpy as np
 import polars as pl
 
 from . import _metrics as m
-from ._db import connect, numpy, pool_id, query
+from ._read import reading
 from ._metrics import ROUND
 
 CELL_IDENTITY = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "score": pl.String}
@@ -127,23 +127,23 @@ def _with_mean_cells(cells: pl.DataFrame, repeats: bool) -> pl.DataFrame:
 ALL_PROMPTS = (0, 2 ** 31 - 1)   # the prompt_idx range of a whole pool
 
 
-def read_cells(con, pool_id: int, repeats: bool = False) -> pl.DataFrame:
+def read_cells(read, pool_id: int, repeats: bool = False) -> pl.DataFrame:
     """The pool's cells (cell_calls.sql, with the expected and, with repeats, the mean cells)."""
-    return _with_mean_cells(_with_expected_cells(query(con, "cell_calls", pool_id=pool_id)), repeats)
+    return _with_mean_cells(_with_expected_cells(read.frame("cell_calls", pool_id=pool_id)), repeats)
 
 
-def read_candidates(con, pool_id: int, prompts: tuple[int, int] | None = None) -> dict:
+def read_candidates(read, pool_id: int, prompts: tuple[int, int] | None = None) -> dict:
     """cand_idx, prompt_idx, position and reference of the pool's candidates (candidates.sql) or of
     those of the prompts in the range (block_candidates.sql), sorted by cand_idx."""
-    cand = (numpy(con, "candidates", pool_id=pool_id) if prompts is None else
-            numpy(con, "block_candidates", pool_id=pool_id, prompt_lo=prompts[0], prompt_hi=prompts[1]))
+    cand = (read.numpy("candidates", pool_id=pool_id) if prompts is None else
+            read.numpy("block_candidates", pool_id=pool_id, prompt_lo=prompts[0], prompt_hi=prompts[1]))
     if np.any(np.diff(cand["cand_idx"]) < 0):   # unordered rows: place them by cand_idx
         order = np.argsort(cand["cand_idx"])
         cand = {k: v[order] for k, v in cand.items()}
     return cand
 
 
-def cell_score_rows(con, pool_id: int, cells: pl.DataFrame, cand_idx: np.ndarray,
+def cell_score_rows(read, pool_id: int, cells: pl.DataFrame, cand_idx: np.ndarray,
                     prompts: tuple[int, int] = ALL_PROMPTS) -> tuple[np.ndarray, list]:
     """S (cells x candidates: each cell's normalised scores of the candidates `cand_idx`, sorted,
     which must be every candidate of the prompts in the range) and, per cell, (parsed values that
@@ -161,7 +161,7 @@ def cell_score_rows(con, pool_id: int, cells: pl.DataFrame, cand_idx: np.ndarray
     mult5 = []
     for c, cell in enumerate(cells.iter_rows(named=True)):
         mean = cell["aggregate"] == "mean"
-        calls = numpy(con, "cell_sample_values" if mean else "cell_values", pool_id=pool_id,
+        calls = read.numpy("cell_sample_values" if mean else "cell_values", pool_id=pool_id,
                       judge_id=cell["judge_id"], format_id=cell["format_id"], decoding=cell["decoding"],
                       expected=cell["score"] == "expected", prompt_lo=prompts[0], prompt_hi=prompts[1])
         S[c] = normalised_scores(cell["pairing"], cell["value_lo"], cell["value_hi"], local(calls["a_idx"]),
@@ -187,12 +187,12 @@ def mult5_shares(tallies: list) -> list:
     return [t[0] / t[1] if t is not None and t[1] else None for t in tallies]
 
 
-def read_scores(con, pool_id: int, repeats: bool = False) -> Scores:
+def read_scores(read, pool_id: int, repeats: bool = False) -> Scores:
     """The Scores of the pool `pool_id`, read on an open connection; with repeats, the cells of
     repeated calls come a second time, as aggregate `mean` (_with_mean_cells)."""
-    cells = read_cells(con, pool_id, repeats)
-    cand = read_candidates(con, pool_id)
-    S, mult5 = cell_score_rows(con, pool_id, cells, cand["cand_idx"])
+    cells = read_cells(read, pool_id, repeats)
+    cand = read_candidates(read, pool_id)
+    S, mult5 = cell_score_rows(read, pool_id, cells, cand["cand_idx"])
     prompt, position, reference = cand["prompt_idx"], cand["position"], cand["reference"]
     cells = cells.with_columns(pl.Series("mult5_share", mult5_shares(mult5), dtype=pl.Float64)).drop("scale_0_100")
     return Scores(cells, S, prompt, position, reference, listing_order(prompt, position))
@@ -208,8 +208,8 @@ def listing_order(prompt: np.ndarray, position: np.ndarray) -> np.ndarray:
 
 def pool_scores(db: str | os.PathLike | None, pool: str, repeats: bool = False) -> Scores:
     """The Scores of a pool by name (read_scores on a short-lived read-only connection)."""
-    with connect(db) as con:
-        return read_scores(con, pool_id(con, pool), repeats)
+    with reading(db) as read:
+        return read_scores(read, read.pool_id(pool), repeats)
 
 
 # --- the audit out of core (DESIGN.md 'Past one machine') ----------------------------------------
@@ -252,32 +252,32 @@ def tiebreak_keys(cand_idx: np.ndarray, seed: int) -> np.ndarray:
     return rng.random(hi - lo + 1)[cand_idx - lo]
 
 
-def _read_block(con, pid: int, cells: pl.DataFrame, prompts: tuple[int, int]) -> tuple[Scores, np.ndarray, list]:
-    cand = read_candidates(con, pid, prompts)
-    S, mult5 = cell_score_rows(con, pid, cells, cand["cand_idx"], prompts)
+def _read_block(read, pid: int, cells: pl.DataFrame, prompts: tuple[int, int]) -> tuple[Scores, np.ndarray, list]:
+    cand = read_candidates(read, pid, prompts)
+    S, mult5 = cell_score_rows(read, pid, cells, cand["cand_idx"], prompts)
     prompt, position = cand["prompt_idx"], cand["position"]
     sc = Scores(cells, S, prompt, position, cand["reference"], listing_order(prompt, position))
     return sc, cand["cand_idx"], mult5
 
 
-def read_blocks(con, pid: int, cells: pl.DataFrame, block: int = BLOCK_CANDIDATES) -> Iterator[tuple]:
+def read_blocks(read, pid: int, cells: pl.DataFrame, block: int = BLOCK_CANDIDATES) -> Iterator[tuple]:
     """The pool's blocks of whole prompts, about `block` candidates each, in prompt order: per block
     (Scores of its candidates, sorted by cand_idx; their cand_idx; per cell, the (multiples of 5,
     values) tally of a 0-100 scale, else None). The next block is read on a second thread while
     the caller works on this one."""
     if block < 1:
         raise ValueError("block: at least one candidate")
-    extent = numpy(con, "pool_extent", pool_id=pid)
+    extent = read.numpy("pool_extent", pool_id=pid)
     blocks = prompt_blocks(int(extent["prompt_lo"][0]), int(extent["prompt_hi"][0]),
                            int(extent["n_candidates"][0]), block)
     if not blocks:
         return
     with ThreadPoolExecutor(max_workers=1) as reader:
-        pending = reader.submit(_read_block, con, pid, cells, blocks[0])
+        pending = reader.submit(_read_block, read, pid, cells, blocks[0])
         for b in range(len(blocks)):
             done = pending.result()
             if b + 1 < len(blocks):
-                pending = reader.submit(_read_block, con, pid, cells, blocks[b + 1])
+                pending = reader.submit(_read_block, read, pid, cells, blocks[b + 1])
             yield done
             del done
 
@@ -299,11 +299,11 @@ def cell_levels(db: str | os.PathLike | None, pool: str, block: int | None = Non
     """The pool's cells (read_cells: the rows of pool_scores' cells, in order) and, per cell, its
     distinct scores and how many candidates hold each (m.levels over the cell's scored candidates),
     read in blocks of whole prompts: memory follows the block, not the pool (levels, stability)."""
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        cells = read_cells(con, pid)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        cells = read_cells(read, pid)
         tallies: list[list] = [[] for _ in range(cells.height)]
-        with contextlib.closing(read_blocks(con, pid, cells, block or BLOCK_CANDIDATES)) as blocks:
+        with contextlib.closing(read_blocks(read, pid, cells, block or BLOCK_CANDIDATES)) as blocks:
             for sc, _, _ in blocks:
                 for c in range(cells.height):
                     tallies[c].append(m.levels(sc.S[c][~np.isnan(sc.S[c])]))
@@ -339,8 +339,8 @@ def scored_cells(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
 
     Columns: judge, format, decoding, score, n_parsed.
     """
-    with connect(db) as con:
-        cells = read_cells(con, pool_id(con, pool))
+    with reading(db) as read:
+        cells = read_cells(read, read.pool_id(pool))
     return cells.filter(pl.col("n_parsed") > 0).select("judge", "format", "decoding", "score", "n_parsed")
 
 
@@ -355,9 +355,9 @@ def candidate_scores(db: str | os.PathLike | None, pool: str, judge: str | None 
     """
     schema = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "score": pl.String, "cand_idx": pl.Int64,
               "prompt_idx": pl.Int64, "position": pl.Int64, "s": pl.Float64, "r": pl.Float64}
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        cells = read_cells(con, pid)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        cells = read_cells(read, pid)
         if cells.height and judge is not None:
             cells = cells.filter(pl.col("judge") == judge)
         if cells.height and fmt is not None:
@@ -365,7 +365,7 @@ def candidate_scores(db: str | os.PathLike | None, pool: str, judge: str | None 
         if cells.height == 0:
             return pl.DataFrame(schema=schema)
         frames: list[list[pl.DataFrame]] = [[] for _ in range(cells.height)]
-        with contextlib.closing(read_blocks(con, pid, cells, block or BLOCK_CANDIDATES)) as blocks:
+        with contextlib.closing(read_blocks(read, pid, cells, block or BLOCK_CANDIDATES)) as blocks:
             for sc, cand_idx, _ in blocks:
                 for c, cell in enumerate(cells.iter_rows(named=True)):
                     idx = np.flatnonzero(~np.isnan(sc.S[c]))

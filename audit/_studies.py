@@ -7,33 +7,33 @@ import os
 
 import polars as pl
 
-from ._db import AuditError, connect, pool_id, query
+from ._read import AuditError, reading
 
 
 def eval_prompts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """Every prompt of the pool: prompt_idx, prompt_id, prompt, marked_heldout, ref_idx, ref_answer."""
-    with connect(db) as con:
-        return query(con, "eval_prompts", pool_id=pool_id(con, pool))
+    with reading(db) as read:
+        return read.frame("eval_prompts", pool_id=read.pool_id(pool))
 
 
 def stored_generations(db: str | os.PathLike | None, study_id: int) -> pl.DataFrame:
     """The study's answers so far: condition, seed, prompt_idx, answer, ref_idx."""
-    with connect(db) as con:
-        return query(con, "stored_generations", study_id=study_id)
+    with reading(db) as read:
+        return read.frame("stored_generations", study_id=study_id)
 
 
 def judged(db: str | os.PathLike | None, study_id: int, judge_id: int) -> pl.DataFrame:
     """What this judge has stored, one row per (condition, seed, prompt_idx): raw_, value_, status_
     and error_ of both orders (ab, ba); an order whose call failed has status 'failed'."""
-    with connect(db) as con:
-        return query(con, "judged", study_id=study_id, judge_id=judge_id)
+    with reading(db) as read:
+        return read.frame("judged", study_id=study_id, judge_id=judge_id)
 
 
 def _study_frame(db, study: str, name: str) -> pl.DataFrame:
-    with connect(db) as con:
-        if query(con, "study_exists", study=study).height == 0:
+    with reading(db) as read:
+        if read.frame("study_exists", study=study).height == 0:
             raise AuditError(f"--study {study}: no such evaluation study (run `judgeaudit evaluate` first)")
-        return query(con, name, study=study)
+        return read.frame(name, study=study)
 
 
 def study_outcomes(db: str | os.PathLike | None, study: str) -> pl.DataFrame:
@@ -51,5 +51,5 @@ def study_generations(db: str | os.PathLike | None, study: str) -> pl.DataFrame:
 
 def studies(db: str | os.PathLike | None) -> pl.DataFrame:
     """study, pool, created_at, n_conditions, n_prompts, n_generations, n_outcomes."""
-    with connect(db) as con:
-        return query(con, "studies")
+    with reading(db) as read:
+        return read.frame("studies")

@@ -45,7 +45,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
 from ._bias import cell_rng
-from ._db import connect, pool_id, query
+from ._read import reading
 from ._rank import _ranks       # 1 = strongest, equal strengths by id: as rank orders them
 from ._style_why import why_no_fit
 
@@ -432,11 +432,11 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
     lo, hi, value_raw (strength_raw, systems only), rank, rank_raw, n, converged, boot_unconverged, why
     (see style_rank_calls). `cell` = (judge, format, decoding) fits that cell alone, with the
     numbers it has among all cells (each cell's bootstrap has its own seeded stream)."""
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        texts = query(con, "style_texts", pool_id=pid)
-        labels = query(con, "style_labels", pool_id=pid)
-        cells = query(con, "style_cells", pool_id=pid)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        texts = read.frame("style_texts", pool_id=pid)
+        labels = read.frame("style_labels", pool_id=pid)
+        cells = read.frame("style_cells", pool_id=pid)
     if cell is not None:
         cells = cells.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
                              & (pl.col("decoding") == cell[2]))
@@ -444,7 +444,7 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
     table = pl.DataFrame({"cand_idx": texts["cand_idx"], **{c: counts[:, i] for i, c in enumerate(COUNTS)}})
     labels, frames = _with_counts(labels, table), []
     for judge_id, format_id, _, _, decoding in cells.iter_rows():
-        with connect(db) as con:      # a cell's calls at a time, the file let go while they are fitted
-            calls = query(con, "style_cell_calls", pool_id=pid, judge_id=judge_id, format_id=format_id, decoding=decoding)
+        with reading(db) as read:      # a cell's calls at a time, the file let go while they are fitted
+            calls = read.frame("style_cell_calls", pool_id=pid, judge_id=judge_id, format_id=format_id, decoding=decoding)
         frames.append(style_rank_calls(_with_counts(calls, table), labels, n_boot=n_boot, seed=seed, penalty=penalty))
     return pl.concat(frames) if frames else pl.DataFrame(schema=_SCHEMA)

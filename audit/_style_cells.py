@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from ._bias import cell_rng
-from ._db import connect, pool_id, query
+from ._read import reading
 
 # Python's `\s` within a line (str.isspace(), less the line break) and `\d` (str.isdecimal()), as
 # explicit classes: the regex engines of polars and Python disagree on a few characters of each
@@ -174,31 +174,30 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
     if n_boot > 0:       # a resample that separates stops where the rounding lets it: the per-call fits, as before
         return style_rank_by_call(db, pool, n_boot=n_boot, seed=seed, cell=cell, penalty=penalty)
     frames = []
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        counts = style_count_frame(query(con, "style_texts", pool_id=pid))
-        labels = query(con, "style_labels", pool_id=pid)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        counts = style_count_frame(read.frame("style_texts", pool_id=pid))
+        labels = read.frame("style_labels", pool_id=pid)
         labels = _with_counts(labels, counts) if labels.height else None
-        cells = query(con, "style_cells", pool_id=pid)
+        cells = read.frame("style_cells", pool_id=pid)
         if cell is not None:
             cells = cells.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
                                  & (pl.col("decoding") == cell[2]))
         systems = prompt_ids = None
-        con.register("style_counts", counts.to_arrow())
-        try:
+        with read.frames(style_counts=counts):
             for judge_id, format_id, judge, fmt, decoding in cells.iter_rows():
                 by_prompt = n_boot > 0 or labels is not None
-                rows = query(con, "style_cell_rows", pool_id=pid, judge_id=judge_id, format_id=format_id,
+                rows = read.frame("style_cell_rows", pool_id=pid, judge_id=judge_id, format_id=format_id,
                              decoding=decoding, by_prompt=by_prompt)
                 if systems is None:
-                    systems = np.array(query(con, "rank_systems", pool_id=pid)["candidate_id"].to_list(), object)
+                    systems = np.array(read.frame("rank_systems", pool_id=pid)["candidate_id"].to_list(), object)
                 ids, inside, a, b = _largest_group(rows["a_code"].to_numpy(), rows["b_code"].to_numpy(), systems)
                 rows = rows.filter(pl.Series(inside))
                 units, unit = np.unique(rows["unit"].to_numpy(), return_inverse=True)
                 judged = None
                 if labels is not None:
                     if prompt_ids is None:
-                        prompt_ids = np.array(query(con, "style_prompt_ids", pool_id=pid)["prompt_id"].to_list(), object)
+                        prompt_ids = np.array(read.frame("style_prompt_ids", pool_id=pid)["prompt_id"].to_list(), object)
                     prompts = prompt_ids[units].astype(str)
                     names = np.array(ids, dtype=object)
                     judged = pl.DataFrame({"prompt_id": prompts[unit], "a_id": names[a], "b_id": names[b]},
@@ -218,15 +217,13 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
                     # no unique fit (not identified), or one that did not settle where a fit of finite
                     # numbers does (a separation): where Newton stops is then the rounding's, so the cell
                     # is fitted from its calls one by one, as before, for the same numbers
-                    calls = _with_counts(query(con, "style_cell_calls", pool_id=pid, judge_id=judge_id,
+                    calls = _with_counts(read.frame("style_cell_calls", pool_id=pid, judge_id=judge_id,
                                                format_id=format_id, decoding=decoding), counts)
                     out = _style_cell(calls, labels, n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
                 frames.append(pl.DataFrame(out, schema={c: t for c, t in _SCHEMA.items()
                                                         if c not in ("judge", "format", "decoding")})
                               .with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),
                                             pl.lit(decoding).alias("decoding")))
-        finally:
-            con.unregister("style_counts")
     if not frames:
         return pl.DataFrame(schema=_SCHEMA)
     return pl.concat(frames).select(STYLE_COLUMNS).with_columns(pl.selectors.float().fill_nan(None)) \

@@ -25,7 +25,7 @@ import os
 import numpy as np
 import polars as pl
 
-from ._db import AuditError, connect, pool_id, query
+from ._read import AuditError, reading
 from ._estimate import classical_mean, effective_labels, hansen_hurwitz, ppi_mean
 
 ESTIMATE_COLUMNS = ["judge", "format", "decoding", "target", "system", "n_labelled", "n_unlabelled",
@@ -115,12 +115,12 @@ def default_baseline(cands: pl.DataFrame, pair_votes: pl.DataFrame) -> str | Non
 
 def read_estimate_inputs(db: str | os.PathLike | None, pool: str) -> dict:
     """The frames an estimate reads: cands (pool_items), points, pairs, pair_votes, accept_votes."""
-    with connect(db) as con:
-        pid = pool_id(con, pool)
-        return {"cands": query(con, "pool_items", pool_id=pid), "points": query(con, "point_predictions", pool_id=pid),
-                "pairs": query(con, "pair_predictions", pool_id=pid),
-                "pair_votes": query(con, "human_pair_votes", pool_id=pid),
-                "accept_votes": query(con, "human_accept_votes", pool_id=pid)}
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        return {"cands": read.frame("pool_items", pool_id=pid), "points": read.frame("point_predictions", pool_id=pid),
+                "pairs": read.frame("pair_predictions", pool_id=pid),
+                "pair_votes": read.frame("human_pair_votes", pool_id=pid),
+                "accept_votes": read.frame("human_accept_votes", pool_id=pid)}
 
 
 def estimate(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None = None,

@@ -17,7 +17,7 @@ import os
 import numpy as np
 import polars as pl
 
-from ._db import AuditError, connect, pool_id, query
+from ._read import AuditError, reading
 
 
 def _cell_rows(items: pl.DataFrame, humans: pl.DataFrame, on: list[str], keys: list[str], alpha: float,
@@ -43,22 +43,22 @@ def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baselin
                    alpha: float) -> list[dict]:
     """audit.estimate's rows (before its frame): the module's doc."""
     from ._worth import CELL, human_values
-    with connect(db) as con:
-        pid = pool_id(con, pool)
+    with reading(db) as read:
+        pid = read.pool_id(pool)
         if target == "accept":
-            humans = human_values(query(con, "human_accept_votes", pool_id=pid), ["cand_idx"])
-            items = query(con, "accept_items", pool_id=pid)
+            humans = human_values(read.frame("human_accept_votes", pool_id=pid), ["cand_idx"])
+            items = read.frame("accept_items", pool_id=pid)
             return _cell_rows(items, humans, ["cand_idx"], CELL, alpha,
                               lambda key: {"target": "accept", "system": None})
-        systems = query(con, "rank_systems", pool_id=pid)["candidate_id"].to_list()
+        systems = read.frame("rank_systems", pool_id=pid)["candidate_id"].to_list()
         if baseline is None:
-            first = query(con, "winrate_baseline", pool_id=pid)["candidate_id"].to_list()
+            first = read.frame("winrate_baseline", pool_id=pid)["candidate_id"].to_list()
             baseline = first[0] if first else None
         if baseline not in set(systems):
             raise AuditError(f"--baseline {baseline}: not a system (candidate_id) of pool '{pool}'; "
                              f"its systems: {', '.join(systems[:20])}")
-        humans = human_values(query(con, "human_pair_votes", pool_id=pid), ["lo_idx", "hi_idx"])
-        items = query(con, "winrate_items", pool_id=pid, baseline=baseline)
+        humans = human_values(read.frame("human_pair_votes", pool_id=pid), ["lo_idx", "hi_idx"])
+        items = read.frame("winrate_items", pool_id=pid, baseline=baseline)
     rows = _cell_rows(items, humans, ["lo_idx", "hi_idx"], [*CELL, "system"], alpha,
                       lambda key: {"target": "winrate", "baseline": baseline})
     rows.sort(key=lambda r: (r["judge"], r["format"], r["decoding"], r["system"]))

@@ -12,6 +12,6 @@ error type a user sees and the helpers that keep typed names and secrets safe.
 from ._errors import UserError, where
 from ._paths import data_dir, file_stem, inside, safe_name
 from ._redact import redact
-from .store.connection import db_path
+from .store.database import Database
 
-__all__ = ["UserError", "data_dir", "db_path", "file_stem", "inside", "redact", "safe_name", "where"]
+__all__ = ["Database", "UserError", "data_dir", "file_stem", "inside", "redact", "safe_name", "where"]

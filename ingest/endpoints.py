@@ -33,10 +33,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .store.connection import db_path
+from .store.database import Database
 from ._errors import UserError
+from . import settings
 
-CONFIG_ENV = "JUDGEAUDIT_CONFIG"
+CONFIG_ENV = settings.CONFIG
 CONFIG_NAME = "judgeaudit.toml"
 BUNDLED = "local:smollm2"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -72,9 +73,9 @@ class ServerConfig:
 
 def config_path(db: str | os.PathLike | None = None) -> Path:
     """$JUDGEAUDIT_CONFIG, else judgeaudit.toml beside the database."""
-    if os.environ.get(CONFIG_ENV):
-        return Path(os.environ[CONFIG_ENV])
-    return db_path(db).resolve().parent / CONFIG_NAME
+    if settings.config_file():
+        return settings.config_file()
+    return Database.of(db).path.parent / CONFIG_NAME
 
 
 def _endpoint(path: Path, name: str, spec) -> Endpoint:

@@ -3,10 +3,10 @@ batch's arithmetic, and the presets the Curate & Train page offers."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from ingest import UserError
+from ingest import settings
 
 
 @dataclass
@@ -46,7 +46,7 @@ class TrainConfig:
             raise UserError(f"--method {self.method}: choose sft or dpo")
         if self.beta <= 0:
             raise UserError("--beta must be positive")
-        accumulation_steps(self.batch_size, self.micro_batch_size, int(os.environ.get("WORLD_SIZE", "1")))
+        accumulation_steps(self.batch_size, self.micro_batch_size, settings.distributed()[0])
 
 
 def accumulation_steps(batch_size: int, micro_batch_size: int, world: int = 1) -> int:

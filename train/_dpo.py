@@ -20,6 +20,7 @@ from ingest import UserError
 
 from ._config import TrainConfig, accumulation_steps
 from ._examples import jsonl_lines
+from ingest import settings
 
 MESSAGE_FIELDS = ("prompt", "chosen", "rejected")
 REPORT_TO = ("none", "tensorboard", "trackio", "mlflow")
@@ -75,14 +76,14 @@ def dpo_trainer(cfg: TrainConfig, model, tokenizer, train_rows: list[dict], eval
     from trl import DPOConfig, DPOTrainer
 
     from ._trainer import lora_config
-    world = int(os.environ.get("WORLD_SIZE", "1"))
+    world = settings.distributed()[0]
     accum = accumulation_steps(cfg.batch_size, cfg.micro_batch_size, world)
     steps_per_epoch = max(1, math.ceil(math.ceil(len(train_rows) / (cfg.micro_batch_size * world)) / accum))
     total = cfg.max_steps if cfg.max_steps > 0 else math.ceil(steps_per_epoch * cfg.epochs)
     cuda = torch.cuda.is_available()
     bf16 = bool(cuda and torch.cuda.is_bf16_supported())
     if cfg.report_to == "tensorboard":        # the Trainer's default folder is inside trainer/, removed at the end
-        os.environ.setdefault("TENSORBOARD_LOGGING_DIR", str(Path(cfg.out) / "tensorboard"))
+        settings.tensorboard_dir(Path(cfg.out) / "tensorboard")
     args = DPOConfig(
         output_dir=str(Path(cfg.out) / "trainer"), per_device_train_batch_size=cfg.micro_batch_size,
         per_device_eval_batch_size=cfg.micro_batch_size, gradient_accumulation_steps=accum,
@@ -122,7 +123,7 @@ def fit_dpo(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool]
     cfg.check()
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    rank0 = int(os.environ.get("RANK", "0")) == 0
+    rank0 = settings.distributed()[1] == 0
 
     def say(msg: str) -> None:
         if rank0:

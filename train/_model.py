@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Callable
+from ingest import settings
 
 LOCAL_PREFIX = "local:"
 BUNDLED = {"smollm2"}
@@ -46,7 +47,7 @@ def pick_device() -> str:
     """cuda when a GPU is visible (under `accelerate launch`, LOCAL_RANK's), else cpu."""
     import torch
     if torch.cuda.is_available():
-        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+        return f"cuda:{settings.distributed()[2]}"
     return "cpu"
 
 
@@ -80,7 +81,7 @@ def load_base(base: str, *, dtype=None, device: str | None = None, tokenizer: bo
     from transformers import AutoModelForCausalLM
     where = resolve_base(base)
     if where["kind"] != "hub":
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        settings.hub_offline()
     _quiet()
     if dtype is None:
         dtype = torch.bfloat16 if bf16_supported() else torch.float32

@@ -5,12 +5,12 @@ batches by length. torch, peft and transformers are imported inside the function
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 from ._config import TrainConfig, accumulation_steps
 from ._examples import IGNORE
 from ._grouping import length_grouped_order
+from ingest import settings
 
 
 def pad_batch(features: list[dict], pad_id: int) -> dict:
@@ -89,7 +89,7 @@ def build_trainer(cfg: TrainConfig, model, tokenizer, train_rows: list[dict], ev
     """A Trainer for a (peft) model on tokenised examples, with the paper's settings."""
     import torch
     from transformers import TrainingArguments
-    world = int(os.environ.get("WORLD_SIZE", "1"))
+    world = settings.distributed()[0]
     accum = accumulation_steps(cfg.batch_size, cfg.micro_batch_size, world)
     steps_per_epoch = max(1, math.ceil(math.ceil(len(train_rows) / (cfg.micro_batch_size * world)) / accum))
     total = cfg.max_steps if cfg.max_steps > 0 else math.ceil(steps_per_epoch * cfg.epochs)

@@ -4,10 +4,10 @@ With a curation instead of a subset file, the run curates first, into its own fo
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ingest import UserError
+from ingest import settings
 
 RECORD_KEYS = ("subset_id", "pool", "name", "policy", "judge", "format", "decoding", "score", "rate", "seed", "n_selected",
                "n_pick_tied", "n_cut_tied", "heldout")     # heldout: the rule evaluation must match
@@ -33,7 +33,7 @@ def _run_dpo(db, *, base: str, subset=None, curation: dict | None = None, out=No
         subset = Path(subset)
         read_pairs(subset)                          # an SFT subset or a bad line fails before the run is recorded
         record = _pairs_record(read_rule(subset))
-    if int(os.environ.get("RANK", "0")) != 0:
+    if settings.distributed()[1] != 0:
         if out is None or subset is None:
             raise UserError("with more than one process (accelerate launch) give --out and --subset")
         return train_dpo(TrainConfig(subset=str(subset), base=base, out=str(out), **hyper), subset_record=record)
@@ -80,7 +80,7 @@ def run_training(db, *, base: str, subset=None, curation: dict | None = None, ou
         if not subset.is_file():
             raise UserError(f"--subset {subset}: no such file")
         record = subset_by_hash(db, file_sha256(subset)) or {}
-    rank0 = int(os.environ.get("RANK", "0")) == 0
+    rank0 = settings.distributed()[1] == 0
     if not rank0:
         if out is None or subset is None:
             raise UserError("with more than one process (accelerate launch) give --out and --subset")

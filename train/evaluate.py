@@ -35,14 +35,14 @@ __all__ = ["Condition", "EvalRequest", "check_heldout", "condition_name", "evalu
 # pragma: no mutate start (make mutate: orchestration, tested with the model by the slow tests)
 def evaluate(req: EvalRequest, run=None) -> dict:
     """Generate, then judge; `run` is the background run (ingest.runs.Run) or None. Returns a summary."""
-    from ingest.store import db_path, ensure_current
+    from ingest.store import Database, ensure_current
     from ingest.store import ensure_study
     from audit import eval_prompts
     from ingest.scoring.formats import BUILTIN
     from ingest.scoring.judges import parse_judge
     from .heldout import heldout_prompt_ids
     req.check()
-    db = db_path(req.db).resolve()
+    db = Database.of(req.db)
     ensure_current(db)
     cancelled = run.cancelled if run is not None else (lambda: False)
     progress = run.progress if run is not None else (lambda record: None)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import platform
 import sys
 import time
@@ -33,6 +32,7 @@ from ._config import TrainConfig
 from ._examples import read_subset, split_eval, tokenize
 from ._progress import finish_run, iso_now, make_callback
 from ._trainer import build_trainer, lora_config
+from ingest import settings
 
 VERSIONED = ("torch", "transformers", "peft", "accelerate", "judgeaudit", "polars", "duckdb")
 
@@ -58,7 +58,7 @@ def fit(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool] = l
     cfg.check()
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    rank0 = int(os.environ.get("RANK", "0")) == 0
+    rank0 = settings.distributed()[1] == 0
     log_file = out / "train.log"
 
     def say(msg: str) -> None:

@@ -9,7 +9,6 @@ line are read off the commands' own parameters (`_request`: request_for, command
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 
@@ -35,6 +34,7 @@ from .labels import estimate_cmd, label_queue_cmd
 from .verdicts import attach_verdicts_cmd, detach_verdicts_cmd
 from .pairs import pairs_cmd
 from .derive import derive_cmd
+from ingest import settings
 
 
 __all__ = ["cli", "command_line", "defaults", "legacy_request", "main", "request_for", "run_request"]
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except Exception as exc:  # an unexpected failure: one line, the traceback only on request
         _fresh_line()
-        if os.environ.get("JUDGEAUDIT_DEBUG"):
+        if settings.debug():
             traceback.print_exc()
         click.echo(f"judgeaudit: internal error: {type(exc).__name__}: {exc} "
                    "(set JUDGEAUDIT_DEBUG=1 for the traceback)", err=True)

@@ -12,6 +12,8 @@ from pathlib import Path
 import click
 import polars as pl
 
+from ingest.store.database import Database
+
 DB_HELP = "DuckDB file (default: $JUDGEAUDIT_DB or ./judgeaudit.duckdb)"
 
 
@@ -50,8 +52,9 @@ def current(db):
 
 
 def db_option(f):
+    """--db: the command gets the database's handle (ingest.store.Database), made here once."""
     return click.option("--db", "db", type=click.Path(dir_okay=True, path_type=Path), default=None,
-                        help=DB_HELP)(f)
+                        callback=lambda ctx, param, value: Database(value), help=DB_HELP)(f)
 
 
 def json_option(f):

@@ -4,7 +4,6 @@ same seeding alone, for a newcomer who starts on the command line."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import click
 
 from ._common import db_option, emit_json, json_option
+from ingest import settings
 
 
 @click.command("app")
@@ -23,16 +23,15 @@ from ._common import db_option, emit_json, json_option
 def app_cmd(port, address, db):
     """Start the dashboard (seeds an empty database with the bundled demo first)."""
     from app.auth import check_serving
-    from ingest import db_path
     from ingest.demo import seed_demo
     mode = check_serving(address)   # beyond localhost only with a login (README: for a team)
     if mode:
         click.echo(f"login required ({mode})", err=True)
-    path = db_path(db).resolve()
+    path = db.path
     seeded = seed_demo(path)
     if seeded:
         click.echo(f"seeded {path} with the bundled demo: {', '.join(seeded)}", err=True)
-    env = {**os.environ, "JUDGEAUDIT_DB": str(path)}
+    env = settings.child_environment(**{settings.DB: str(path)})
     main = Path(__file__).parents[1] / "main.py"    # app/main.py
     raise SystemExit(subprocess.call(
         [sys.executable, "-m", "streamlit", "run", str(main), "--server.port", str(port),
@@ -45,10 +44,9 @@ def app_cmd(port, address, db):
 def demo_cmd(db, as_json):
     """Seed the database with the bundled demo pools, as the dashboard's first launch does (a
     database that holds pools of its own is left as it is)."""
-    from ingest import db_path
     from ingest.demo import DEMO_POOLS, seed_demo
     from audit import pools
-    path = db_path(db).resolve()
+    path = db.path
     seeded = seed_demo(path)
     present = pools(path)["name"].to_list()
     demo = [name for name, *_ in DEMO_POOLS]

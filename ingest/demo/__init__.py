@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..scoring import import_verdicts
-from ..store import (db_path, ensure_current, import_labels, import_pool, jury_names, labelled_pools, pool_judges,
+from ..store import (Database, ensure_current, import_labels, import_pool, jury_names, labelled_pools, pool_judges,
                      pool_names, save_jury)
 
 HERE = Path(__file__).parent
@@ -54,7 +54,7 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
     its verdicts land in their own transactions, so an interrupted seeding resumes next time.
     """
     wanted = [p for p in DEMO_POOLS if pools is None or p[0] in pools]
-    path = db_path(db)
+    path = Database.of(db).path
     if path.is_file():  # the usual case, every launch: look without taking the write lock
         ensure_current(path)
     present = set(pool_names(path))

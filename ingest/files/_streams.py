@@ -11,25 +11,23 @@ as the batches come.
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 import polars as pl
 
+from .. import settings
 from .._errors import UserError, where
 from ._tables import (EXTENSIONS, Table, _locate_jsonl_problem, _nonblank_lines, check_limits, check_path,
                       read_table)
 
-BATCH_ENV = "JUDGEAUDIT_IMPORT_BATCH"   # rows a batch holds; tests set it small to cross batch boundaries
-DEFAULT_BATCH = 1_000_000
 JSONL_BYTES_PER_ROW = 256                # a JSONL batch is read as rows x this many bytes, cut at a line's end
 
 
 def batch_rows(rows: int | None = None) -> int:
-    """The rows a batch holds: `rows`, else $JUDGEAUDIT_IMPORT_BATCH, else 1M."""
-    return max(1, int(rows or os.environ.get(BATCH_ENV) or DEFAULT_BATCH))
+    """The rows a batch holds: `rows`, else the setting (ingest.settings.import_batch_rows)."""
+    return max(1, int(rows or settings.import_batch_rows()))
 
 
 def _jsonl_blocks(p: Path, rows: int) -> Iterator[tuple[bytes, int, int]]:

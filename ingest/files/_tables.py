@@ -19,19 +19,16 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from .. import settings
 from .._errors import UserError, where
 
 EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
-# Limits on what a file may hold once decompressed (a small Parquet upload can hold gigabytes);
-# a server's admin sets them with these environment variables.
-MAX_ROWS_ENV, MAX_BYTES_ENV = "JUDGEAUDIT_MAX_ROWS", "JUDGEAUDIT_MAX_BYTES"
-DEFAULT_MAX_ROWS, DEFAULT_MAX_BYTES = 5_000_000, 2 * 2**30
 
 
 def limits() -> tuple[int, int]:
-    """(rows, bytes): the most a table file may hold, decompressed."""
-    return (int(os.environ.get(MAX_ROWS_ENV) or DEFAULT_MAX_ROWS),
-            int(os.environ.get(MAX_BYTES_ENV) or DEFAULT_MAX_BYTES))
+    """(rows, bytes): the most a table file may hold, decompressed (a small Parquet upload can hold
+    gigabytes); a server's admin sets them (ingest.settings.upload_limits)."""
+    return settings.upload_limits()
 
 
 def check_limits(p: Path, rows: int | None = None, nbytes: int | None = None, capped: bool = True) -> None:
@@ -42,9 +39,9 @@ def check_limits(p: Path, rows: int | None = None, nbytes: int | None = None, ca
     max_rows, max_bytes = limits()
     if nbytes is not None and nbytes > max_bytes:
         raise UserError(f"{p}: more than {max_bytes / 2**20:,.1f} MiB of data once decompressed, over the "
-                        f"limit ({MAX_BYTES_ENV}); split the file")
+                        f"limit ({settings.MAX_BYTES}); split the file")
     if rows is not None and rows > max_rows:
-        raise UserError(f"{p}: {rows:,} rows is over the limit of {max_rows:,} rows ({MAX_ROWS_ENV}); "
+        raise UserError(f"{p}: {rows:,} rows is over the limit of {max_rows:,} rows ({settings.MAX_ROWS}); "
                         "split the file")
 
 

@@ -28,15 +28,16 @@ from pathlib import Path
 from .. import store
 from .._errors import UserError
 from .._redact import redact
-from ..store import db_path
+from ..store import Database
 from ._process import alive, kill_group, proc_start, spawn
 from ._request import RunRequest
+from .. import settings
 
 STATUSES = ("queued", "running", "finished", "failed", "cancelled")
 ACTIVE = ("queued", "running")
 HEARTBEAT_S = 2.0           # how often a live run writes its heartbeat and progress
 CANCEL_GRACE_S = 60.0       # a cancelled run that is still alive after this is killed
-RUN_ENV = "JUDGEAUDIT_RUN_ID"
+RUN_ENV = settings.RUN_ID
 CANCEL_FILE = "cancel.request"   # left in a run's folder by cancel(); the run polls for it
 
 
@@ -46,19 +47,12 @@ def run_key(kind: str, *parts: str) -> str:
     return ":".join([kind, *parts])
 
 
-def stale_after_s() -> float:
-    """Seconds without a heartbeat after which a live-looking run counts as hung (read at use)."""
-    return float(os.environ.get("JUDGEAUDIT_STALE_S", "300"))
-
-
-def queue_slots(queue: str) -> int:
-    """How many runs of a queue may run at once on this machine (JUDGEAUDIT_<QUEUE>_SLOTS, default 1)."""
-    return max(1, int(os.environ.get(f"JUDGEAUDIT_{queue.upper()}_SLOTS", "1")))
+stale_after_s, queue_slots = settings.stale_after_s, settings.queue_slots
 
 
 def runs_dir(db: str | os.PathLike | None) -> Path:
     """The folder beside the database that holds every run's output folder."""
-    p = db_path(db).resolve()
+    p = Database.of(db).path
     return p.with_name(p.name + ".runs")
 
 
@@ -154,7 +148,7 @@ def launch(db: str | os.PathLike | None, kind: str, command: list[str], *, reque
     the request, whole) for it, detached in its own session, its output going to the run's log
     file. Refused (UserError) while a live run holds the same key: the check and the record are
     one transaction."""
-    db = db_path(db).resolve()
+    db = Database.of(db)
     made, holder = store.create_run(db, kind=kind, config=_frozen(request.to_config() if request else None),
                                     pool=pool, run_key=key, queue=queue, host=socket.gethostname(),
                                     runs_dir=runs_dir(db), verdict_of=_verdict_of)
@@ -162,8 +156,8 @@ def launch(db: str | os.PathLike | None, kind: str, command: list[str], *, reque
         raise _refusal(key, holder)
     out = Path(made["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
-    child_env = {**os.environ, **(env or {}), RUN_ENV: str(made["run_id"]), "JUDGEAUDIT_DB": str(db),
-                 "PYTHONUNBUFFERED": "1"}
+    child_env = settings.child_environment(**(env or {}), **{RUN_ENV: str(made["run_id"]), settings.DB: str(db),
+                                                              "PYTHONUNBUFFERED": "1"})
     pid = spawn(command, out / "run.log", child_env)
     store.record_process(db, made["run_id"], pid, proc_start(pid))
     return made["run_id"]
@@ -172,7 +166,7 @@ def launch(db: str | os.PathLike | None, kind: str, command: list[str], *, reque
 def cancel(db: str | os.PathLike | None, run_id: int, wait_s: float = 0.0) -> dict:
     """Ask a run to stop (a training run saves its adapter first). A queued run that has no live
     process is cancelled at once. With wait_s, wait that long for it to stop, then kill it."""
-    db = db_path(db).resolve()
+    db = Database.of(db)
     row = store.request_cancel(db, run_id, lambda r: r["status"] == "queued" and not alive(r["pid"], r["pid_start"]))
     if row is None:
         raise UserError(f"no run {run_id} (see `judgeaudit runs`)")

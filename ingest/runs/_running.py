@@ -17,11 +17,12 @@ from typing import Iterator
 from .. import store
 from .._errors import UserError
 from .._redact import redact
-from ..store import db_path
+from ..store import Database
 from ._process import proc_start
 from ._registry import (CANCEL_FILE, HEARTBEAT_S, RUN_ENV, _frozen, _refusal, _verdict_of, queue_slots,
                         runs_dir)
 from ._request import REQUEST_KEYS, RunRequest, current_request
+from .. import settings
 
 
 class Cancelled(UserError):
@@ -98,10 +99,10 @@ def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
     closes the run `finished` (or `cancelled` when a cancel was requested); an exception closes it
     `failed` with the error, and propagates. Refused (UserError) while another live run holds `key`:
     the check and the record are one transaction."""
-    db = db_path(db).resolve()
-    launched = os.environ.get(RUN_ENV)
+    db = Database.of(db)
+    launched = settings.launched_run_id()
     row, holder, status = store.begin_run(
-        db, kind=kind, launched=int(launched) if launched else None, pool=pool, run_key=key, queue=queue,
+        db, kind=kind, launched=launched, pool=pool, run_key=key, queue=queue,
         host=socket.gethostname(), pid=os.getpid(), pid_start=proc_start(os.getpid()), runs_dir=runs_dir(db),
         config_of=_config_of(request or current_request(), config), verdict_of=_verdict_of,
         refusal=lambda h: str(_refusal(key, h)), may_start=_may_start)

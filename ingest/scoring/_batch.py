@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from .._errors import UserError
-from ..store import db_path, writing
+from ..store import Database, writing
 from ._calls import messages
 from ._request import (DECODINGS, ScoreRequest, check_samples, decoding_mode, decoding_settings, ensure_spec_judge,
                        resolve_formats)
@@ -102,7 +102,7 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
     returns {pool, judge, formats, decoding, planned, already_done, exported, folder, files,
     manifest, export_id}. The judge name is bound to its identity as an online run binds it."""
     folder = Path(folder)
-    db = db_path(req.db).resolve()
+    db = Database.of(req.db)
     with writing(db) as unit:
         pid = unit.pool_id(req.pool)
         formats = resolve_formats(req, unit)

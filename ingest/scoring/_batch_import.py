@@ -19,7 +19,7 @@ from typing import Iterator
 import polars as pl
 
 from .._errors import UserError, where
-from ..store import db_path, writing
+from ..store import Database, writing
 from ._journal import ROW_SCHEMA
 from ._request import ScoreRequest
 from ._runner import _Scoring
@@ -108,7 +108,7 @@ def import_batch(paths, db=None) -> dict:
     One transaction: the files land whole or not at all. They are read a chunk of lines at a time,
     so memory follows the chunk, not the files."""
     files = result_files(paths)
-    db = db_path(db).resolve()
+    db = Database.of(db)
     if not db.exists():
         raise UserError(f"{db}: no such database (export the batch from it with score --batch-out)")
     counts = dict.fromkeys(COUNTS, 0)

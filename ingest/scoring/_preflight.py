@@ -10,15 +10,15 @@ names one only for an endpoint configured on the server).
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 
 from .._errors import UserError
 from .._redact import redact
-from ..store import db_path, reading
+from ..store import Database, reading
 from ._schedule import plan_calls
 from .formats import BUILTIN, stored_formats
 from .judges import CallHints, JudgeError, parse_judge
+from .. import settings
 
 # the bundled model's measured rates, verdicts per second on 2 CPU cores (README 'The bundled judge'):
 # greedy: 16 generated tokens per verdict (tests/bench/bench_local_judge.py); constrained: the
@@ -29,7 +29,7 @@ LOCAL_RATE = {"greedy": 0.3, "constrained": 0.3 * 3.49}
 def _pool(db, pool: str, names: list[str]):
     """The pool's candidates with their prompts, and the named formats, read through the store's one
     door (its lock rule: the dashboard's threads take turns with each other and with runs)."""
-    path = db_path(db)
+    path = Database.of(db).path
     if not path.is_file():
         raise UserError(f"no database at {path}")
     with reading(path) as unit:
@@ -82,15 +82,15 @@ def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None
         other = same.row(1, named=True) if same.height > 1 else first
         content = fmt.render(first["prompt"], a=first["response"], b=other["response"])
     spec = parse_judge(judge, {fmt.name: fmt}, api_key_env=api_key_env, timeout=timeout)
-    settings = {"mode": decoding, "temperature": 0.0, "max_tokens": 16}
+    asked = {"mode": decoding, "temperature": 0.0, "max_tokens": 16}
     hints = CallHints(format_name=fmt.name, kind=fmt.kind, key="test-call",
                       reference_a=first["reference"], reference_b=None)
-    secrets = tuple(v for v in [os.environ.get(api_key_env)] if v) if api_key_env else ()
+    secrets = tuple(v for v in [settings.api_key(api_key_env)] if v)
 
     async def one():
         j = spec.factory()
         try:
-            return await asyncio.wait_for(j.complete([{"role": "user", "content": content}], settings, hints),
+            return await asyncio.wait_for(j.complete([{"role": "user", "content": content}], asked, hints),
                                           timeout=timeout + 5)
         finally:
             await j.aclose()

@@ -20,7 +20,7 @@ import polars as pl
 from .. import runs
 from .._errors import UserError
 from .._redact import redact
-from ..store import db_path, writing
+from ..store import Database, writing
 from ._calls import Caller
 from ._endpoints import EndpointsDown
 from ._journal import journal_path, replay_journal, write_rows
@@ -195,7 +195,7 @@ def score(req: ScoreRequest) -> dict:
         raise UserError("--concurrency: at least 1")
     if req.decoding not in DECODINGS:
         raise UserError(f"--decoding: one of {', '.join(DECODINGS)}, not {req.decoding!r}")
-    db = db_path(req.db).resolve()
+    db = Database.of(req.db)
     with writing(db) as unit:
         pid = unit.pool_id(req.pool)
         formats = resolve_formats(req, unit)

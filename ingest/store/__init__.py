@@ -16,7 +16,8 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "connection": ["DEFAULT_DB", "db_path", "lock_timeout_s"],
+    "connection": ["DEFAULT_DB", "lock_timeout_s"],
+    "database": ["Database"],
     "_database": ["ensure_current"],
     "_units": ["reading", "writing"],
     "_pools": ["import_pool", "pool_names"],

@@ -12,7 +12,8 @@ from typing import Iterator
 import duckdb
 
 from .._errors import UserError
-from .connection import IN_PROCESS, db_path, missing_database, open_with_retry, read_only
+from .connection import IN_PROCESS, missing_database, open_with_retry, read_only
+from .database import Database
 
 
 def _migration_files() -> list[tuple[int, str, str]]:
@@ -50,7 +51,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
 @contextlib.contextmanager
 def writer(path: str | os.PathLike | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A short-lived read-write connection on a migrated database."""
-    p = db_path(path)
+    p = Database.of(path).path
     if p.exists() and p.is_dir():
         raise UserError(f"{p}: is a directory, not a database file")
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -66,7 +67,7 @@ def writer(path: str | os.PathLike | None = None) -> Iterator[duckdb.DuckDBPyCon
 @contextlib.contextmanager
 def reader(path: str | os.PathLike | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A short-lived read-only connection. A missing file is a UserError, not an empty result."""
-    p = db_path(path)
+    p = Database.of(path).path
     if not p.exists():
         raise UserError(missing_database(p))
     with read_only(p) as con:
@@ -87,7 +88,7 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
 
 def ensure_current(path: str | os.PathLike | None = None) -> None:
     """Bring an existing database up to the current schema (readers never migrate themselves)."""
-    p = db_path(path)
+    p = Database.of(path).path
     if not p.is_file():
         return
     with read_only(p) as con:

@@ -19,7 +19,8 @@ from .._errors import UserError, where
 from ..files import FLIP, file_sha256, read_labels
 from . import _sql
 from ._database import ensure_current, next_id, reader, transaction, writer
-from .connection import db_path, pool_id
+from .connection import pool_id
+from .database import Database
 
 
 def _candidate(cands: dict, prompt_idx: int, ids: list[str | None]) -> int | None:
@@ -194,7 +195,7 @@ def finish_calibration(db, calibration_id: int, result: dict) -> None:
 
 def labelled_pools(db: str | os.PathLike | None) -> set[str]:
     """The names of the pools holding human labels; none without a database file."""
-    p = db_path(db)
+    p = Database.of(db).path
     if not p.is_file():
         return set()
     with reader(p) as con:

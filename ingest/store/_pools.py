@@ -12,7 +12,8 @@ from .._errors import UserError
 from ..files import PoolStream, file_sha256
 from . import _sql
 from ._database import next_id, reader, transaction, writer
-from .connection import db_path, find_pool
+from .connection import find_pool
+from .database import Database
 
 
 def import_pool(db: str | os.PathLike | None, path: str | os.PathLike, name: str,
@@ -56,7 +57,7 @@ def import_pool(db: str | os.PathLike | None, path: str | os.PathLike, name: str
 
 def pool_names(db: str | os.PathLike | None) -> list[str]:
     """The names of the stored pools, sorted; none when there is no database file yet."""
-    p = db_path(db)
+    p = Database.of(db).path
     if not p.is_file():
         return []
     with reader(p) as con:

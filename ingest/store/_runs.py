@@ -20,7 +20,7 @@ from typing import Callable
 
 from . import _sql
 from ._database import ensure_current, next_id, reader, transaction, writer
-from .connection import db_path
+from .database import Database
 
 COLUMNS = ("run_id", "kind", "status", "pool", "run_key", "queue", "pid", "pid_start", "host",
            "created_at", "started_at", "finished_at", "heartbeat_at", "cancel_requested_at",
@@ -97,7 +97,7 @@ def run_rows(db: str | os.PathLike | None, *, run_id: int | None = None, kind: s
              pool: str | None = None, run_key: str | None = None, live: bool = False) -> list[dict]:
     """The runs matching every filter given, oldest first, as dicts of COLUMNS (config and progress
     decoded, times as 'YYYY-MM-DD HH:MM:SS' UTC); [] when there is no database yet."""
-    path = db_path(db)
+    path = Database.of(db).path
     if not path.exists():
         return []
     ensure_current(path)

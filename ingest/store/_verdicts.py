@@ -10,7 +10,7 @@ import polars as pl
 
 from . import _sql
 from ._database import reader
-from .connection import db_path
+from .database import Database
 
 VERDICT_COLUMNS = ("cell_run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
                    "swapped", "sample", "raw", "label", "value", "status", "error", "attempts",
@@ -152,7 +152,7 @@ def unanswered(con, calls: pl.DataFrame, pool: int, judge: int | None = None) ->
 
 def pool_judges(db: str | os.PathLike | None) -> set[tuple[str, str]]:
     """(pool, judge) names of each judge holding verdicts in a pool; none without a database file."""
-    p = db_path(db)
+    p = Database.of(db).path
     if not p.is_file():
         return set()
     with reader(p) as con:

@@ -19,9 +19,10 @@ from typing import Iterator
 
 import duckdb
 
+from .. import settings
 from .._errors import UserError
 
-DEFAULT_DB = "judgeaudit.duckdb"
+DEFAULT_DB = settings.DEFAULT_DB
 
 # One connection of this package open at a time in a process. Threads of one process (a run's
 # writer, its heartbeat, the dashboard's sessions) would otherwise share one DuckDB instance, where
@@ -32,13 +33,8 @@ IN_PROCESS = threading.RLock()
 
 
 def lock_timeout_s() -> float:
-    """$JUDGEAUDIT_LOCK_TIMEOUT (seconds, default 600), read when a connection is opened."""
-    return float(os.environ.get("JUDGEAUDIT_LOCK_TIMEOUT", "600"))
-
-
-def db_path(path: str | os.PathLike | None = None) -> Path:
-    """The database file: the explicit path, else $JUDGEAUDIT_DB, else ./judgeaudit.duckdb."""
-    return Path(path or os.environ.get("JUDGEAUDIT_DB") or DEFAULT_DB)
+    """Seconds to wait for the lock (ingest.settings.lock_timeout_s), read when a connection is opened."""
+    return settings.lock_timeout_s()
 
 
 def missing_database(path: Path) -> str:
@@ -105,13 +101,23 @@ def pool_id(con: duckdb.DuckDBPyConnection, name: str, error: type[UserError] = 
     return pid
 
 
-def verdict_source(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
+def verdict_source(con: duckdb.DuckDBPyConnection, judges: tuple[str, ...] | None = None) -> dict[int, str]:
     """Make the temp view `verdict_source` on a read-only connection: one row per judge call, the
     stored verdicts and the rows of every pool's attached Parquet files (attach-verdicts), read
-    where they lie. A file removed or changed since it was attached (size, modification time or
-    row count) is left out, and its pool named in the returned {pool_id: message}: the audit
-    refuses that pool until the files are attached again or detached."""
+    where they lie; with `judges`, only those judges' calls. A file removed or changed since it was
+    attached (size, modification time or row count) is left out, and its pool named in the returned
+    {pool_id: message}: the audit refuses that pool until the files are attached again or detached."""
     from . import _sql   # on first use: `import audit` loads this module alone of the store
+    broken = _all_verdicts(con)
+    _sql.execute(con, "scope_judges", judges=list(judges or []))
+    _sql.execute(con, "verdict_source_scoped" if judges is not None else "verdict_source_whole")
+    return broken
+
+
+def _all_verdicts(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
+    """The temp view `verdict_source_all` (every judge's calls, stored and attached); the pools whose
+    attached files changed, with what to say (verdict_source)."""
+    from . import _sql
     try:
         files = _sql.rows(con, "attached_file_list")
     except duckdb.CatalogException:      # a database before migration 016 (a reader never migrates)
@@ -147,7 +153,7 @@ def verdict_source(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
 
 def attached_views(con, files: list[tuple]) -> None:
     """The temp views over attached files on a connection (attached_rows, attached_raw, attached_cells,
-    attached_file_cells, verdict_source), from (pool_id, path, hive judge, hive format) of each file."""
+    attached_file_cells, verdict_source_all, verdict_source), from (pool_id, path, hive judge, hive format) of each file."""
     from . import _sql
     paths = sorted({f[1] for f in files})
     union = bool(paths) and _sql.first(con, "attached_schemas", files=paths)[0] > 1
@@ -156,6 +162,7 @@ def attached_views(con, files: list[tuple]) -> None:
     _sql.script(con, "attached_raw")
     _sql.script(con, "attached_cells")
     _sql.execute(con, "verdict_source_attached")
+    _sql.execute(con, "verdict_source_whole")
 
 
 def _changed(path: str, pool: str, what: str) -> str:

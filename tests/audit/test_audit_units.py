@@ -4,6 +4,7 @@ edge cases, the slot-scheme wording."""
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -272,14 +273,14 @@ def test_a_tournament_cell_without_scores_does_not_stop_the_next_one(db, write_j
 
 def test_the_database_defaults_to_judgeaudit_db_then_the_working_folder(db, write_jsonl, monkeypatch):
     from audit import pools
-    from audit._db import db_path
+    from ingest.store.database import Database
     import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": "a",
                                              "response": "a"}]), "p")
     monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
-    assert pools(None).rows() == [("p", 1, 1)] and db_path() == db
-    assert db_path("x.duckdb").name == "x.duckdb"
+    assert pools(None).rows() == [("p", 1, 1)] and Database().path == db.resolve()
+    assert Database("x.duckdb").path.name == "x.duckdb"
     monkeypatch.delenv("JUDGEAUDIT_DB")
-    assert str(db_path()) == "judgeaudit.duckdb"
+    assert Database().path == Path.cwd() / "judgeaudit.duckdb"
 
 
 def test_an_unknown_pool_in_a_database_without_pools(db):

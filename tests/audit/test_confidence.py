@@ -276,10 +276,10 @@ def test_calibrate_reports_confidence_per_cell(tmp_path, write_jsonl):
     assert (m["n"], m["n_prob"], m["probability_source"], m["ece"], m["reliability"]) == (2, 0, "distribution",
                                                                                           None, None)
     # the kappa keys are those of calibrate_frames without the samples (what the old version printed)
-    from audit._db import connect, query, pool_id
-    with connect(path) as con:
-        calls = query(con, "calibration_calls", pool_id=pool_id(con, "conf"))
-        labels = query(con, "labels", pool_id=pool_id(con, "conf"))
+    from audit._read import reading
+    with reading(path) as con:
+        calls = con.frame("calibration_calls", pool_id=con.pool_id("conf"))
+        labels = con.frame("labels", pool_id=con.pool_id("conf"))
     old = calibrate_frames(calls, labels, n_boot=50).drop("n_prob", "probability_source", "ece", "brier",
                                                           "ece_isotonic", "reliability")
     new = calibrate(path, "conf", n_boot=50).select(old.columns)
@@ -340,7 +340,7 @@ def test_calibration_page_draws_the_reliability_diagram_or_says_how_to_get_proba
     assert set(table.loc[table["n_prob"] > 0, "judge"]) == {"mtbench-jury"}
     # the same pool without its jury: no probabilities at all, and the page says how to get them
     import duckdb
-    con = duckdb.connect(str(tmp_path / "demo.duckdb"))
+    con = duckdb.reading(str(tmp_path / "demo.duckdb"))
     jury = con.execute("SELECT judge_id FROM judges WHERE name = 'mtbench-jury'").fetchone()[0]
     con.execute("DELETE FROM verdicts WHERE judge_id = $j", {"j": jury})
     con.close()

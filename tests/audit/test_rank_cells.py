@@ -13,7 +13,7 @@ from scipy.sparse import csr_matrix
 
 from audit import rank
 from audit._bias import cell_rng
-from audit._db import connect, pool_id, query
+from audit._read import reading
 from audit._rank import DEFAULT_PRIOR, ORDERS, RANK_COLUMNS, BOOT_TOL, _edges, _largest_group, _mm_edges, _ranks, _strong
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
@@ -92,8 +92,8 @@ def _old_rank_group(calls: pl.DataFrame, n_boot: int, rng, prior) -> pl.DataFram
 
 
 def old_rank(db, pool: str, n_boot: int, seed: int, prior=None) -> pl.DataFrame:
-    with connect(db) as con:
-        calls = query(con, "rank_calls", pool_id=pool_id(con, pool))
+    with reading(db) as con:
+        calls = con.frame("rank_calls", pool_id=con.pool_id(pool))
     frames = []
     cells = calls.select("judge", "format", "decoding").unique().sort("judge", "format", "decoding")
     for judge, fmt, decoding in cells.iter_rows():
@@ -145,6 +145,6 @@ def test_rank_by_system_equals_the_per_call_code(db, tmp_path, n_boot, seed, pri
 
 def query_ties(db) -> float:
     """The share of the pool's parsed tournament calls that are ties."""
-    with connect(db) as con:
-        calls = query(con, "rank_calls", pool_id=pool_id(con, "tied"))
+    with reading(db) as con:
+        calls = con.frame("rank_calls", pool_id=con.pool_id("tied"))
     return float((calls["value"] == 0).mean())

@@ -13,7 +13,7 @@ from polars.testing import assert_frame_equal
 
 from audit import style_rank
 from audit._bias import cell_rng
-from audit._db import connect, pool_id, query
+from audit._read import reading
 from audit._rank import _ranks
 from audit._style import (COUNTS, FEATURES, _SCHEMA, STYLE_COLUMNS, _boot_fit, _codes, _coefficient_rows, _counts,
                           _human_rows, _interval, _outcome, _with_counts, fit_style, standardise, style_counts,
@@ -82,16 +82,16 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
 
 def every_call(con, pid: int) -> pl.DataFrame:
     """Every parsed comparative call of the pool between two systems, cell after cell."""
-    return pl.concat([query(con, "style_cell_calls", pool_id=pid, judge_id=j, format_id=f, decoding=d)
-                      for j, f, _, _, d in query(con, "style_cells", pool_id=pid).iter_rows()])
+    return pl.concat([con.frame("style_cell_calls", pool_id=pid, judge_id=j, format_id=f, decoding=d)
+                      for j, f, _, _, d in con.frame("style_cells", pool_id=pid).iter_rows()])
 
 
 def old_style_rank(db, pool: str, n_boot: int, seed: int) -> pl.DataFrame:
-    with connect(db) as con:
-        pid = pool_id(con, pool)
+    with reading(db) as con:
+        pid = con.pool_id(pool)
         calls = every_call(con, pid)
-        texts = query(con, "style_texts", pool_id=pid)
-        labels = query(con, "style_labels", pool_id=pid)
+        texts = con.frame("style_texts", pool_id=pid)
+        labels = con.frame("style_labels", pool_id=pid)
     counts = np.array([style_counts(t) for t in texts["response"].to_list()], dtype=np.int64).reshape(-1, 4)
     table = pl.DataFrame({"cand_idx": texts["cand_idx"], **{c: counts[:, i] for i, c in enumerate(COUNTS)}})
     calls, labels = _with_counts(calls, table), _with_counts(labels, table)
@@ -139,8 +139,8 @@ def tied_style_pool(db, folder, n_prompts: int = 80, seed: int = 7) -> None:
 def test_style_rank_equals_the_per_call_code_on_a_tied_pool(db, tmp_path, n_boot, seed):
     tied_style_pool(db, tmp_path)
     old, new = old_style_rank(db, "tied", n_boot, seed), style_rank(db, "tied", n_boot=n_boot, seed=seed)
-    with connect(db) as con:
-        ties = (every_call(con, pool_id(con, "tied"))["value"] == 0).mean()
+    with reading(db) as con:
+        ties = (every_call(con, con.pool_id("tied"))["value"] == 0).mean()
     assert ties > 0.25, ties                              # a quarter of the calls are ties
     assert set(new["part"]) == {"coefficient", "system", "human", "excess"}
     assert new.filter(pl.col("part") == "coefficient")["value"].is_not_null().sum() >= 8   # features kept, fitted
@@ -153,8 +153,8 @@ def test_style_rank_equals_the_per_call_code_on_the_benchmark_pool(db):
     from its calls one by one, as before) and a tournament (grouped)."""
     from tests.bench.bench_app import build
     build(db, 60, n_judges=2)
-    with connect(db) as con:
-        calls = every_call(con, pool_id(con, "big"))
+    with reading(db) as con:
+        calls = every_call(con, con.pool_id("big"))
     for fmt, expected in (("anchored", False), ("tournament", True)):
         cell = calls.filter((pl.col("judge") == "judge") & (pl.col("format") == fmt))
         ids, _, a, b = _codes(cell["a_id"].to_list(), cell["b_id"].to_list())

@@ -13,7 +13,7 @@ from polars.testing import assert_frame_equal
 
 import audit._worth as W
 from audit import estimate
-from audit._db import AuditError
+from audit._read import AuditError
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
 

@@ -87,10 +87,10 @@ def make_files(folder: Path, n_prompts: int, k: int, n_judges: int, formats=FORM
 def kendall_loop_rate(db: Path, sample_prompts: int, seed: int = 0) -> float:
     """Seconds per prompt-cell of a plain loop: scipy.stats.kendalltau(s, r) per prompt."""
     import scipy.stats as ss
-    from audit._db import connect, pool_id
+    from audit._read import reading
     from audit._scores import read_scores
-    with connect(db) as con:
-        sc = read_scores(con, pool_id(con, "bench"))
+    with reading(db) as con:
+        sc = read_scores(con, con.pool_id("bench"))
     rng = np.random.default_rng(seed)
     n_prompts = int(sc.prompt.max()) + 1
     chosen = rng.choice(n_prompts, size=min(sample_prompts, n_prompts), replace=False)

@@ -225,8 +225,11 @@ def test_a_query_about_one_cell_reads_only_the_files_that_can_hold_it(tmp_path):
     import_pool(db, pool, "s")
     point = str(hive / "**" / "format=[bln]*" / "*.parquet")          # binary, likert5, numeric100: one column set
     out = attach_verdicts(db, [point], "s", hive=True)
-    from audit._db import connect
-    with connect(db) as con:
+    import duckdb
+
+    from ingest.store.connection import verdict_source
+    with duckdb.connect(str(db), read_only=True) as con:
+        verdict_source(con)
         judge_id, format_id, judge, fmt = con.execute("SELECT judge_id, format_id, judge, format FROM attached_cells "
                                                       "ORDER BY judge, format LIMIT 1").fetchone()
         query = "SELECT count(*) FROM verdict_source WHERE judge_id = $j AND format_id = $f"

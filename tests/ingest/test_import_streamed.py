@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 
 from ingest import UserError
-from ingest.files import BATCH_ENV, table_batches, verdict_batches
+from ingest.files import table_batches, verdict_batches
+from ingest.settings import IMPORT_BATCH as BATCH_ENV
 from ingest.scoring import import_verdicts
 from ingest.store import import_pool
 from tests.app.test_cli import EXE, run

@@ -8,7 +8,7 @@ import time
 import duckdb
 import pytest
 
-from audit._db import connect
+from audit._read import reading
 from ingest.store.connection import open_with_retry
 
 HOLD_S = 20   # the writer holds the file this long; a timeout read at import (600 s) waits it out
@@ -35,9 +35,9 @@ def held(tmp_path):
 
 
 @pytest.mark.parametrize("opener", [
-    lambda p: connect(p).__enter__(),
+    lambda p: reading(p).__enter__(),
     lambda p: open_with_retry(p, read_only=False, notify=lambda msg: None),
-], ids=["audit.connect", "ingest.open_with_retry"])
+], ids=["audit.reading", "ingest.open_with_retry"])
 def test_lock_timeout_is_read_when_used(held, monkeypatch, opener):
     monkeypatch.setenv("JUDGEAUDIT_LOCK_TIMEOUT", "0.5")   # set after both modules were imported
     start = time.monotonic()
@@ -52,7 +52,7 @@ def test_audit_says_once_that_it_waits_for_the_writer(held, monkeypatch, capsys)
     # the audit waits by the store's one lock-waiting rule (ingest/store/connection.py), message included
     monkeypatch.setenv("JUDGEAUDIT_LOCK_TIMEOUT", "1.5")   # several backoff rounds, one message
     with pytest.raises(duckdb.IOException):
-        connect(held).__enter__()
+        reading(held).__enter__()
     err = capsys.readouterr().err
     assert err == f"judgeaudit: {held} is in use by another process; waiting for it (up to 2 s)...\n"
 
@@ -60,4 +60,4 @@ def test_audit_says_once_that_it_waits_for_the_writer(held, monkeypatch, capsys)
 def test_audit_refuses_a_missing_database(tmp_path):
     from audit import AuditError
     with pytest.raises(AuditError, match=r"missing.duckdb: no such database \(run `judgeaudit demo` for the bundled demo, import a pool first, or pass --db\)"):
-        connect(tmp_path / "missing.duckdb").__enter__()
+        reading(tmp_path / "missing.duckdb").__enter__()

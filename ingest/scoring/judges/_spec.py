@@ -3,7 +3,6 @@ provider's module is imported only when its client is made (torch only for `loca
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
@@ -11,6 +10,7 @@ from urllib.parse import urlsplit
 from ..._errors import UserError
 from ._urls import public_endpoint
 from .base import Judge
+from ... import settings
 
 
 @dataclass
@@ -68,7 +68,7 @@ def _openai(rest: str, opts: JudgeOptions) -> JudgeSpec:
     if not model or not base:
         raise UserError("--judge: expected openai:MODEL@BASE_URL with an http(s) URL, e.g. "
                         "openai:my-model@http://localhost:8000/v1")
-    if opts.api_key_env and not os.environ.get(opts.api_key_env):  # fail before any run is recorded
+    if opts.api_key_env and not settings.api_key(opts.api_key_env):  # fail before any run is recorded
         raise UserError(f"--api-key-env: the environment variable {opts.api_key_env} is not set")
     urls = _base_urls(base)
     if len(urls) > 1:

@@ -15,13 +15,13 @@ its KV cache reused for each format's last line.
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from importlib import metadata
 from pathlib import Path
 
 from .base import CallHints, JudgeReply
+from ... import settings
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -53,7 +53,7 @@ class LocalJudge:
             self.load()
 
     def load(self) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        settings.hub_offline()
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import ssl
 import time
 
@@ -17,6 +16,7 @@ import httpx
 from ..._redact import redact
 from . import _constraint
 from .base import CallHints, JudgeError, JudgeReply
+from ... import settings
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -88,7 +88,7 @@ class OpenAIJudge:
         self.name = name or model
         self.endpoint = base_url.rstrip("/")
         self._url = self.endpoint + "/chat/completions"
-        key = os.environ.get(api_key_env) if api_key_env else None
+        key = settings.api_key(api_key_env)
         if api_key_env and not key:
             from ..._errors import UserError
             raise UserError(f"--api-key-env: the environment variable {api_key_env} is not set")

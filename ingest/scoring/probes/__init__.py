@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import UserError
-from ...store import db_path, import_pool, pool_names
+from ...store import Database, import_pool, pool_names
 
 PAIRS_FILE = "controlled_pairs.jsonl"
 # bias_type of the source -> (probe type, which response is treated); style_ba mirrors style
@@ -68,7 +68,7 @@ def pool_name(sample: int | None, seed: int) -> str:
 def ensure_probe_pool(db, sample: int | None = None, seed: int = 0) -> str:
     """Import the probe pool (or its sample) under its fixed name unless it is there already."""
     name = pool_name(sample, seed)
-    path = db_path(db)
+    path = Database.of(db).path
     if name in pool_names(path):
         return name
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,7 +7,7 @@
 -- joined to its file's cell: DuckDB then joins the rows to their cells first, never the pool's prompts to every
 -- file's cell (measured: that build side, prompts x files, made the join about 2x slower at 2M rows); slot B is
 -- looked up only in pools with comparative cells attached (an empty lookup costs nothing).
-CREATE OR REPLACE TEMP VIEW verdict_source AS
+CREATE OR REPLACE TEMP VIEW verdict_source_all AS
 SELECT * FROM verdicts
 UNION ALL BY NAME
 SELECT c.cell_run_id, c.pool_id, c.judge_id, c.format_id, coalesce(r.decoding, 'greedy') AS decoding,

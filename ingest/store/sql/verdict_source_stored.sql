@@ -1,2 +1,2 @@
--- The audit's one verdict source when no file is attached: one row per stored judge call (the verdicts table).
-CREATE OR REPLACE TEMP VIEW verdict_source AS SELECT * FROM verdicts
+-- Every judge call when no file is attached: one row per stored call (the verdicts table); verdict_source reads it.
+CREATE OR REPLACE TEMP VIEW verdict_source_all AS SELECT * FROM verdicts

@@ -1,0 +1,162 @@
+"""One handle to a database, as datasette's `Database`: made once from a path (the path rule applied
+here, once), owning the lock rule, offering the store's verbs and one read verb for named SQL files
+with bound parameters. The command line and the dashboard make a `Database` and pass it; the audit
+reads through it (the one module of `ingest` it imports), and nothing outside the store holds a
+connection, runs SQL text or registers a frame.
+
+    db = Database("judgeaudit.duckdb")
+    db.import_pool("pool.jsonl", "mine")               # a store verb (ingest.store's face)
+    with db.reading(queries="audit") as read:          # one short-lived read-only connection
+        pid = read.pool_id("mine")
+        cells = read.frame("cells", pool_id=pid)       # audit/sql/cells.sql, $pool_id bound
+
+A handle may be scoped to some judges (`db.scoped(["j1"])`): its readings' `verdict_source` then holds
+only their calls, so any audit function given it computes only their cells (the derived results'
+per-judge parts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Iterator
+
+from .. import settings
+from .._errors import UserError
+from . import connection
+
+if TYPE_CHECKING:
+    import polars as pl
+
+
+class Database:
+    """A database file: `path` is absolute, resolved once from the path given (else $JUDGEAUDIT_DB,
+    else ./judgeaudit.duckdb). A `Database` is path-like, so it goes wherever a path went."""
+
+    def __init__(self, path: str | os.PathLike | None = None, judges: tuple[str, ...] | None = None):
+        if isinstance(path, Database):
+            path = path.path
+        self.path = settings.database_path(path).resolve()
+        self.judges = None if judges is None else tuple(sorted(judges))
+
+    def scoped(self, judges) -> "Database":
+        """The same database with every reading scoped to these judges' calls: what an audit function
+        reads through it computes those judges' cells alone."""
+        return Database(self.path, tuple(judges))
+
+    @classmethod
+    def of(cls, db: "Database | str | os.PathLike | None") -> "Database":
+        """`db` itself when it is a handle, else the handle of that path (None: the path rule's)."""
+        return db if isinstance(db, Database) else cls(db)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def __repr__(self) -> str:
+        scope = "" if self.judges is None else f", judges={self.judges!r}"
+        return f"Database({str(self.path)!r}{scope})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Database) and (other.path, other.judges) == (self.path, self.judges)
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.judges))
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def state(self) -> tuple[str, float]:
+        """(path, mtime): a key that changes whenever the database is written (its write-ahead log
+        included), so a cache keyed by it sees a write from any process."""
+        wal = self.path.with_name(self.path.name + ".wal")
+        mtimes = [f.stat().st_mtime for f in (self.path, wal) if f.exists()]
+        return str(self.path), max(mtimes, default=0.0)
+
+    @contextlib.contextmanager
+    def reading(self, queries: str = "ingest.store", error: type[UserError] = UserError,
+                timeout_s: float | None = None) -> Iterator["Reading"]:
+        """A read-only session (one short-lived connection, waiting while a writer holds the file up
+        to the lock timeout) whose reads run the package `queries`' sql/NAME.sql files; a missing
+        file is `error`. A scoped handle's `verdict_source` holds only its judges' calls."""
+        if not self.exists():
+            raise error(connection.missing_database(self.path))
+        with connection.read_only(self.path, timeout_s) as con:
+            changed = connection.verdict_source(con, self.judges)
+            yield Reading(con, queries, error, changed)
+
+    def read(self, name: str, queries: str = "ingest.store", **params) -> pl.DataFrame:
+        """One named query of `queries` as a frame, in a reading of its own."""
+        with self.reading(queries) as read:
+            return read.frame(name, **params)
+
+    def __getattr__(self, name: str):
+        """The store's verbs, bound to this database: `db.import_pool(path, pool)` is
+        `ingest.store.import_pool(db, path, pool)`."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        store = importlib.import_module("ingest.store")
+        if name not in store.VERBS:
+            raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r} (no such store verb)")
+        verb = getattr(store, name)
+        return lambda *args, **kwargs: verb(self, *args, **kwargs)
+
+
+@cache
+def query_text(queries: str, name: str) -> str:
+    """The text of the package `queries`' sql/NAME.sql."""
+    return (resources.files(queries) / "sql" / f"{name}.sql").read_text(encoding="utf-8")
+
+
+class Reading:
+    """Named reads on one read-only connection: each runs sql/NAME.sql of the reading's package with
+    its `$parameters` bound (never pasted in)."""
+
+    def __init__(self, con, queries: str, error: type[UserError], changed: dict[int, str]):
+        self._con, self._queries, self._error, self._changed = con, queries, error, changed
+
+    def _run(self, name: str, params: dict):
+        return self._con.sql(query_text(self._queries, name), params=params)
+
+    def frame(self, name: str, /, **params) -> pl.DataFrame:
+        """The query's rows as a polars frame."""
+        return self._run(name, params).pl()
+
+    def numpy(self, name: str, /, **params) -> dict:
+        """One numpy array per column (for large results headed to numpy; the SQL replaces NULLs,
+        which would otherwise arrive as masked arrays)."""
+        return self._run(name, params).fetchnumpy()
+
+    def rows(self, name: str, /, **params) -> list[tuple]:
+        return self._con.execute(query_text(self._queries, name), params).fetchall()
+
+    def batches(self, name: str, rows: int, /, **params):
+        """The query's rows as an Arrow record batch reader of up to `rows` rows a batch, streamed
+        while the reading is open."""
+        return self._run(name, params).fetch_record_batch(rows)
+
+    def pool_id(self, pool: str) -> int:
+        """The pool's id; the reading's error naming the known pools when there is none, or naming
+        the file when one of the pool's attached files changed or went since it was attached."""
+        pid = connection.pool_id(self._con, pool, self._error)
+        if self._changed.get(pid):
+            raise self._error(self._changed[pid])
+        return pid
+
+    @contextlib.contextmanager
+    def frames(self, **frames: pl.DataFrame) -> Iterator["Reading"]:
+        """The reading with these frames readable by name in its queries (`FROM wanted`), for the
+        length of the block."""
+        for name, frame in frames.items():
+            self._con.register(name, frame.to_arrow())
+        try:
+            yield self
+        finally:
+            for name in frames:
+                self._con.unregister(name)
+
