@@ -11,7 +11,7 @@ from app import auth, data, url_state
 st.set_page_config(page_title="judgeaudit", page_icon=":material/balance:", layout="wide")
 auth.gate()   # a login before any page when one is configured; refuses beyond localhost without one
 
-seeded = data.ensure_demo(str(data.db_file()))
+seeded = data.ensure_demo(str(data.database().path))
 pools = data.pools()
 with st.sidebar:        # below the page list: the pool first, so that it shows without scrolling
     names = pools["name"].to_list() if pools.height else []
@@ -34,7 +34,7 @@ with st.sidebar:        # below the page list: the pool first, so that it shows 
         st.info("No pool yet: upload one on the Pool page.")
     if st.session_state.get("pool_notice"):
         st.warning(st.session_state["pool_notice"])
-    st.caption(f"**judgeaudit** · database `{data.db_file()}`")
+    st.caption(f"**judgeaudit** · database `{data.database().path}`")
     if seeded:
         st.caption("Seeded with the bundled demo: " + ", ".join(seeded))
 

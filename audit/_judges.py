@@ -27,6 +27,7 @@ from ._cells import audit_cells
 from ._consistency import consistency
 from ._read import reading
 from ._style_cells import style_rank
+from ._worth_cells import estimate
 
 KEY = ["judge", "format", "decoding"]
 REASON_FIELDS = ("agreement", "ece", "b", "length_excess", "flip_rate", "tokens", "cost_usd", "latency",
@@ -65,13 +66,8 @@ def pareto_front(cost: np.ndarray, agreement: np.ndarray) -> np.ndarray:
 
 
 def _effective_labels(db, pool: str) -> tuple[dict, str]:
-    """{(judge, format, decoding): effective labels} from `audit.estimate` (DESIGN.md 'estimate'),
-    the mean over its targets and systems for a cell; and the reason a cell has none. Until the
-    package has `estimate`, every cell's reason is "estimate not available"."""
-    try:
-        from audit import estimate
-    except ImportError:
-        return {}, "estimate not available"
+    """{(judge, format, decoding): effective labels} from `estimate` (docs/metrics.md), the mean over
+    its targets and systems for a cell; and the reason a cell has none."""
     values: dict = {}
     with reading(db) as read:                 # a target without labels of its kind has no effective labels
         held = read.frame("label_counts", pool_id=read.pool_id(pool)).row(0, named=True)

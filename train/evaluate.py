@@ -42,7 +42,7 @@ def evaluate(req: EvalRequest, run=None) -> dict:
     from ingest.scoring.judges import parse_judge
     from .heldout import heldout_prompt_ids
     req.check()
-    db = Database.of(req.db)
+    db = Database.of(req.db).path
     ensure_current(db)
     cancelled = run.cancelled if run is not None else (lambda: False)
     progress = run.progress if run is not None else (lambda record: None)

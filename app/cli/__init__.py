@@ -91,7 +91,3 @@ def main(argv: list[str] | None = None) -> int:
                    "(set JUDGEAUDIT_DEBUG=1 for the traceback)", err=True)
         return 3
 
-
-# issue 29: a command that brings verdicts refreshes the pool's derived results when it succeeds
-from ._derive_after import derive_after  # noqa: E402
-derive_after(cli)

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 import polars as pl
 
+from ingest import settings
 from ingest.store.database import Database
 
 DB_HELP = "DuckDB file (default: $JUDGEAUDIT_DB or ./judgeaudit.duckdb)"
@@ -49,6 +50,19 @@ def current(db):
     from ingest.store import ensure_current
     ensure_current(db)
     return db
+
+
+def refresh_derived(db, pool: str | None) -> None:
+    """What a command that brings verdicts ends with: the pool's derived results brought up to date
+    (every pool's when the command names none), so a page's first view computes nothing; a line per
+    pool on stderr, so stdout stays what the command prints. Skipped when the settings say so
+    (JUDGEAUDIT_NO_DERIVE=1; `judgeaudit derive --pool P` does it later)."""
+    if not settings.refresh_after_commands():
+        return
+    from audit.derived import refresh_after          # loaded only when a command refreshes (a fast start)
+    from train.derived_results import DERIVED_RESULTS
+    current(db)
+    refresh_after(db, pool, DERIVED_RESULTS, say=lambda line: click.echo(line, err=True))
 
 
 def db_option(f):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ._common import db_option, emit_json, json_option
+from ._common import db_option, emit_json, json_option, refresh_derived
 
 
 def print_export(request, folder: Path, as_json: bool) -> None:
@@ -38,6 +38,7 @@ def import_batch_cmd(paths, db, as_json):
     """Store the answers of batch result files (OpenAI's or vLLM's shape; a folder: its *.jsonl)."""
     from ingest.scoring import import_batch
     result = import_batch(list(paths), db=db)
+    refresh_derived(db, None)          # a batch file names its pools
     if as_json:
         emit_json(result)
         return

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ._common import current, db_option, emit_json, emit_table, json_option, jsonable
+from ._common import current, db_option, emit_json, emit_table, json_option, jsonable, refresh_derived
 
 
 @click.command("import-labels")
@@ -23,6 +23,7 @@ def import_labels_cmd(file, pool, source, replace, db, as_json):
     """Import human labels of candidate pairs (whole file or nothing)."""
     from ingest.store import import_labels
     result = import_labels(current(db), file, pool, source=source, replace=replace)
+    refresh_derived(db, pool)
     if as_json:
         emit_json(result)
     else:

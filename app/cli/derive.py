@@ -1,5 +1,5 @@
-"""`judgeaudit derive` (DESIGN.md 'Ten million candidates on every page'): store the pool's derived
-results now (app/derived.py), so the dashboard's first view after a run reads them."""
+"""`judgeaudit derive`: store the pool's derived results now (audit.derived.refresh), so the
+dashboard's first view after a run reads them."""
 
 from __future__ import annotations
 
@@ -14,13 +14,15 @@ from ._common import current, db_option, emit_json, json_option
 @json_option
 def derive_cmd(pool, db, as_json):
     """Compute and store the pool's derived results that are stale or missing (the pages' audit cells,
-    slot bias, positions, score levels, ...), e.g. after a score run, an import or an attach."""
-    from app.derived import refresh
-    from ingest import db_path
-    result = refresh(str(db_path(current(db))), pool)
+    slot bias, positions, score levels, ...), e.g. after a score run, an import or an attach. A result
+    stored in parts (one per judge) computes only the parts of the judges whose verdicts moved."""
+    from audit.derived import refresh              # loaded only by this command (a fast start)
+    from train.derived_results import DERIVED_RESULTS
+    result = refresh(current(db), pool, DERIVED_RESULTS)
     if as_json:
         emit_json(result)
         return
     for r in result["results"]:
-        click.echo(f"{r['name']:14s} {r['status']:10s} {r['seconds']:8.2f} s")
-    click.echo(f"pool '{pool}': {result['n_verdicts']:,} verdicts")
+        parts = f"{r['computed']} of {r['parts']} parts" if r["parts"] > 1 else ""
+        click.echo(f"{r['name']:16s} {r['status']:10s} {r['seconds']:8.2f} s  {parts}".rstrip())
+    click.echo(f"pool '{pool}': {result['n_verdicts'] or 0:,} verdicts")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 import polars as pl
 
-from ._common import CommaList, current, db_option, emit_json, emit_table, json_option
+from ._common import CommaList, current, db_option, emit_json, emit_table, json_option, refresh_derived
 
 VOTE_HELP = ("mean or median of the members' parsed values, or majority (the value more than half the "
              "members gave, else unparsed); a key needs more than half the members parsed")
@@ -32,9 +32,10 @@ def mark_juries(db, pool: str, doc: dict) -> dict:
 @db_option
 @json_option
 def jury_cmd(pool, name, members, vote, db, as_json):
-    """Store a named jury of judges already run on the pool, and derive its verdicts."""
+    """Store a named jury of judges already run on the pool, and store its verdicts (its members' votes)."""
     from ingest.store import save_jury
     result = save_jury(db, pool, name, members, vote)
+    refresh_derived(db, pool)
     if as_json:
         emit_json(result)
     else:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ._common import current, db_option, emit_json, emit_table, json_option
+from ._common import current, db_option, emit_json, emit_table, json_option, refresh_derived
 
 
 @click.command("import-pool")
@@ -20,6 +20,7 @@ def import_pool_cmd(file, pool, replace, db, as_json):
     """Import a candidate pool (.jsonl, .csv, .parquet; also the UltraFeedback layout)."""
     from ingest.store import import_pool
     result = import_pool(db, file, pool, replace=replace, capped=False)   # any size: the caps are for uploads
+    refresh_derived(db, pool)
     if as_json:
         emit_json(result)
     else:
@@ -53,6 +54,7 @@ def import_verdicts_cmd(file, pool, format_specs, db, as_json):
     parser). The whole file lands or nothing; calls already stored are skipped."""
     from ingest.scoring import import_verdicts
     result = import_verdicts(db, file, pool, format_specs=list(format_specs), capped=False)
+    refresh_derived(db, pool)
     if as_json:
         emit_json(result)
     else:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ._common import CommaList, db_option, emit_json, json_option, run_command
+from ._common import CommaList, db_option, emit_json, json_option, run_command, refresh_derived
 
 
 @click.command("score")
@@ -75,6 +75,7 @@ def score_cmd(pool, judge_spec, formats, concurrency, drain_after, cooldown, swa
         from .batch import print_export
         return print_export(request, batch_out, as_json)
     result = score(request)
+    refresh_derived(db, pool)
     if as_json:
         emit_json(result)
     else:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ._common import current, db_option, emit_json, json_option
+from ._common import current, db_option, emit_json, json_option, refresh_derived
 
 KINDS = {".parquet": "parquet", ".jsonl": "jsonl"}
 
@@ -84,6 +84,7 @@ def attach_verdicts_cmd(patterns, pool, hive, format_specs, db, as_json):
     start = time.perf_counter()
     result = attach_verdicts(db, list(patterns), pool, hive=hive, format_specs=list(format_specs))
     result["seconds"] = round(time.perf_counter() - start, 3)
+    refresh_derived(db, pool)
     if as_json:
         emit_json(result)
     else:
@@ -100,6 +101,7 @@ def detach_verdicts_cmd(pool, db, as_json):
     """Drop the pool's attached verdict source (the files stay where they are)."""
     from ingest.store import detach_verdicts
     result = detach_verdicts(db, pool)
+    refresh_derived(db, pool)
     if as_json:
         emit_json(result)
     else:

@@ -148,7 +148,7 @@ def launch(db: str | os.PathLike | None, kind: str, command: list[str], *, reque
     the request, whole) for it, detached in its own session, its output going to the run's log
     file. Refused (UserError) while a live run holds the same key: the check and the record are
     one transaction."""
-    db = Database.of(db)
+    db = Database.of(db).path
     made, holder = store.create_run(db, kind=kind, config=_frozen(request.to_config() if request else None),
                                     pool=pool, run_key=key, queue=queue, host=socket.gethostname(),
                                     runs_dir=runs_dir(db), verdict_of=_verdict_of)
@@ -166,7 +166,7 @@ def launch(db: str | os.PathLike | None, kind: str, command: list[str], *, reque
 def cancel(db: str | os.PathLike | None, run_id: int, wait_s: float = 0.0) -> dict:
     """Ask a run to stop (a training run saves its adapter first). A queued run that has no live
     process is cancelled at once. With wait_s, wait that long for it to stop, then kill it."""
-    db = Database.of(db)
+    db = Database.of(db).path
     row = store.request_cancel(db, run_id, lambda r: r["status"] == "queued" and not alive(r["pid"], r["pid_start"]))
     if row is None:
         raise UserError(f"no run {run_id} (see `judgeaudit runs`)")

@@ -99,7 +99,7 @@ def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
     closes the run `finished` (or `cancelled` when a cancel was requested); an exception closes it
     `failed` with the error, and propagates. Refused (UserError) while another live run holds `key`:
     the check and the record are one transaction."""
-    db = Database.of(db)
+    db = Database.of(db).path
     launched = settings.launched_run_id()
     row, holder, status = store.begin_run(
         db, kind=kind, launched=launched, pool=pool, run_key=key, queue=queue,

@@ -102,7 +102,7 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
     returns {pool, judge, formats, decoding, planned, already_done, exported, folder, files,
     manifest, export_id}. The judge name is bound to its identity as an online run binds it."""
     folder = Path(folder)
-    db = Database.of(req.db)
+    db = Database.of(req.db).path
     with writing(db) as unit:
         pid = unit.pool_id(req.pool)
         formats = resolve_formats(req, unit)

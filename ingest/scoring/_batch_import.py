@@ -108,7 +108,7 @@ def import_batch(paths, db=None) -> dict:
     One transaction: the files land whole or not at all. They are read a chunk of lines at a time,
     so memory follows the chunk, not the files."""
     files = result_files(paths)
-    db = Database.of(db)
+    db = Database.of(db).path
     if not db.exists():
         raise UserError(f"{db}: no such database (export the batch from it with score --batch-out)")
     counts = dict.fromkeys(COUNTS, 0)

@@ -195,7 +195,7 @@ def score(req: ScoreRequest) -> dict:
         raise UserError("--concurrency: at least 1")
     if req.decoding not in DECODINGS:
         raise UserError(f"--decoding: one of {', '.join(DECODINGS)}, not {req.decoding!r}")
-    db = Database.of(req.db)
+    db = Database.of(req.db).path
     with writing(db) as unit:
         pid = unit.pool_id(req.pool)
         formats = resolve_formats(req, unit)

@@ -36,9 +36,12 @@ _EXPORTS = {
     "_attached": ["detach_verdicts"],
     "_file_import": ["NotInPlace"],
 }
-_EXPORTS["_derived"] = ["derived_mark", "derived_result", "params_json", "save_derived"]   # issue 29: the pages' derived results
+_EXPORTS["_derived"] = ["derived_judge_marks", "derived_mark", "derived_result", "params_json", "save_derived"]
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)
+# the verbs a Database handle offers bound to itself (`db.import_pool(path, pool)`): every function of
+# the face that takes the database first
+VERBS = frozenset(n for n in _MODULE_OF if n[0].islower() and n not in ("lock_timeout_s", "params_json"))
 
 
 def __getattr__(name: str):

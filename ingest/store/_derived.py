@@ -1,13 +1,19 @@
-"""Derived results (migration 017): the audit's per-cell results as the dashboard reads them, stored
-once computed under a fingerprint of what they were computed from, so that a new session or a
-restarted server reads the stored frame instead of every verdict (DESIGN.md 'Ten million candidates
-on every page; verdicts where they lie').
+"""Derived results (migrations 017, 019): what the audit computes for a pool, stored once computed
+under a fingerprint of what it was computed from, so that a new session, a restarted server or the
+next command reads the stored frame instead of every verdict (docs/scale.md#derived-results-computed-once-read-by-every-session).
 
-The fingerprint of a pool (`sql/derived_mark.sql`) moves with anything a result is computed from: a
-cell run started, finished or failed (a score run, an import, an attach, a jury refresh), a verdict
-written or parsed, an attached file attached, detached or changed on disk, a migration. The store
-keeps the frames; computing them is the audit's (the caller computes, then saves here under the
-writer's lock). A result is Parquet bytes, so any polars frame round-trips with its types.
+A fingerprint (a `Mark`) covers one of three things:
+
+- the whole pool (`sql/derived_mark.sql`): a cell run started, finished or failed, a verdict written
+  or parsed, an attached file attached, detached or changed on disk, a migration;
+- some judges of the pool (`sql/derived_judge_marks.sql`): the same, of those judges alone, so a
+  result stored in parts (one per judge) or one that reads only some judges (a drift) stays current
+  while another judge's verdicts come;
+- the pool's candidates alone (`sql/derived_pool_mark.sql`): a pool is replaced only whole.
+
+A result computed from human labels too adds the labels' mark (`sql/derived_labels_mark.sql`). The
+store keeps the frames; computing them is the audit's (audit.derived: the caller computes, then saves
+here under the writer's lock). A result is Parquet bytes, so any polars frame round-trips with its types.
 """
 
 from __future__ import annotations
@@ -24,17 +30,25 @@ from . import _sql
 from ._database import reader, transaction, writer
 from .connection import find_pool
 
+# what a result is computed from: 'verdicts' (cell runs, verdicts and attached files), 'labels' (those
+# and the pool's human labels), 'pool' (the pool's candidates alone; an import of verdicts leaves them current)
+BASES = ("verdicts", "labels", "pool")
+
 
 @dataclass(frozen=True)
 class Mark:
-    """A pool's fingerprint now: its id, the fingerprint, how many verdicts it stores, and its attached
-    files with their size and modification time on disk when it was taken."""
+    """A fingerprint now: the pool's id, the fingerprint, how many verdicts it covers (candidates, for
+    basis 'pool'), its attached files with their size and modification time on disk when it was
+    taken, what it covers (`judges`: None for the whole pool) and where a result under it is stored
+    (`part`: a judge's name for that judge's part of a result, '' for a whole result)."""
     pool_id: int
     fingerprint: str
     n_verdicts: int
     attached: tuple[str, ...] = ()
     disk: str = ""
-    basis: str = "verdicts"   # what the fingerprint covers: BASES
+    basis: str = "verdicts"
+    judges: tuple[str, ...] | None = None
+    part: str = ""
 
     def files_unchanged(self) -> bool:
         """Whether the attached files are on disk as when the mark was taken (no database read: a
@@ -59,72 +73,114 @@ def _disk(paths) -> str:
     return ";".join(_on_disk(p) for p in paths)
 
 
-# what a result is computed from: 'verdicts' (its cell runs, verdicts and attached files: derived_mark.sql),
-# 'labels' (those and its human labels: derived_labels_mark.sql), 'pool' (its candidates alone:
-# derived_pool_mark.sql; an import of verdicts leaves them current)
-BASES = ("verdicts", "labels", "pool")
+def _check_basis(basis: str) -> None:
+    if basis not in BASES:
+        raise ValueError(f"basis: one of {BASES}, not {basis!r}")
 
 
-def _fingerprint(con, pool: int, basis: str = "verdicts") -> tuple[str, int, tuple[str, ...], str]:
+def _labels(con, pool: int) -> str:
+    return f"|labels {_sql.first(con, 'derived_labels_mark', pool_id=pool)[0]}"
+
+
+def _pool_mark(con, pool: int, basis: str) -> Mark:
     if basis == "pool":
         mark, n = _sql.first(con, "derived_pool_mark", pool_id=pool)
-        return mark, int(n), (), ""
+        return Mark(pool, mark, int(n), basis=basis)
     mark, n = _sql.first(con, "derived_mark", pool_id=pool)
     paths = tuple(p for (p,) in _sql.rows(con, "attached_paths", pool_id=pool))
     disk = _disk(paths)
     if basis == "labels":         # a result computed from the human labels too moves with them
-        mark = f"{mark}|labels {_sql.first(con, 'derived_labels_mark', pool_id=pool)[0]}"
-    return f"{mark}|{disk}", int(n), paths, disk
+        mark += _labels(con, pool)
+    return Mark(pool, f"{mark}|{disk}", int(n), paths, disk, basis)
 
 
-def derived_mark(db: str | os.PathLike | None, pool: str, basis: str = "verdicts") -> Mark | None:
-    """The pool's fingerprint now over what `basis` names (BASES); None when there is no such pool or
-    the database predates migration 017 (the caller computes without storing, and the audit names
-    the problem). Its n_verdicts counts the pool's candidates for basis 'pool'."""
-    if basis not in BASES:
-        raise ValueError(f"basis: one of {BASES}, not {basis!r}")
+def _judge_marks(con, pool: int, basis: str) -> dict[str, Mark]:
+    labels = _labels(con, pool) if basis == "labels" else ""
+    out = {}
+    for judge, mark, n, paths in _sql.rows(con, "derived_judge_marks", pool_id=pool):
+        disk = _disk(paths)
+        out[judge] = Mark(pool, f"{mark}{labels}|{disk}", int(n), tuple(paths), disk, basis, (judge,), judge)
+    return out
+
+
+def _of_judges(marks: dict[str, Mark], pool: int, basis: str, judges: tuple[str, ...]) -> Mark:
+    """One mark over several judges' marks (a judge without verdicts in the pool marks as 'none')."""
+    parts = [marks.get(j) for j in judges]
+    paths = tuple(p for m in parts if m for p in m.attached)
+    return Mark(pool, ";".join(f"{j}={m.fingerprint if m else 'none'}" for j, m in zip(judges, parts)),
+                sum(m.n_verdicts for m in parts if m), paths, _disk(paths), basis, tuple(judges))
+
+
+def _within(db, pool: str, read):
+    """read(con, pool_id) on a reader, or None when there is no such pool or the database predates
+    the derived results (the caller computes without storing, and the audit names the problem)."""
     with reader(db) as con:
         pid = find_pool(con, pool)
         if pid is None:
             return None
         try:
-            fingerprint, n, paths, disk = _fingerprint(con, pid, basis)
             _sql.first(con, "derived_timing", pool_id=pid, name="")
+            return read(con, pid)
         except duckdb.CatalogException:
             return None
-    return Mark(pid, fingerprint, n, paths, disk, basis)
 
 
-def derived_result(db: str | os.PathLike | None, mark: Mark, name: str, params=()
+def derived_mark(db, pool: str, basis: str = "verdicts", judges: tuple[str, ...] | None = None) -> Mark | None:
+    """The fingerprint now over what `basis` names (BASES), of the whole pool or (`judges`) of those
+    judges alone; None when there is no such pool or the database predates the derived results."""
+    _check_basis(basis)
+    if judges is None or basis == "pool":
+        return _within(db, pool, lambda con, pid: _pool_mark(con, pid, basis))
+    return _within(db, pool, lambda con, pid: _of_judges(_judge_marks(con, pid, basis), pid, basis, tuple(judges)))
+
+
+def derived_judge_marks(db, pool: str, basis: str = "verdicts") -> dict[str, Mark] | None:
+    """{judge: the fingerprint now of that judge's part} for every judge of the pool, in name order;
+    None as derived_mark."""
+    _check_basis(basis)
+    return _within(db, pool, lambda con, pid: _judge_marks(con, pid, basis))
+
+
+def _now(con, state: Mark) -> str | None:
+    """The fingerprint now of what `state` covers, on the writer's connection."""
+    if state.judges is None or state.basis == "pool":
+        return _pool_mark(con, state.pool_id, state.basis).fingerprint
+    marks = _judge_marks(con, state.pool_id, state.basis)
+    if state.part:
+        return marks[state.part].fingerprint if state.part in marks else None
+    return _of_judges(marks, state.pool_id, state.basis, state.judges).fingerprint
+
+
+def derived_result(db, mark: Mark, name: str, params=()
                    ) -> tuple[pl.DataFrame | None, tuple[float, int] | None]:
-    """(frame, timing): the pool's stored result `name` for `params` when it was computed under
-    `mark`'s fingerprint (else None), and the latest computation of `name` for the pool, any
-    parameters, as (seconds, n_verdicts) (None before any): the next one's estimate."""
+    """(frame, timing): the stored result `name` (or the part `mark.part` of it) for `params` when it
+    was computed under `mark`'s fingerprint (else None), and the latest computation of `name` for the
+    pool, any parameters and part, as (seconds, n_verdicts) (None before any): the next one's estimate."""
     with reader(db) as con:
-        row = _sql.first(con, "derived_result", pool_id=mark.pool_id, name=name, params_json=params_json(params))
+        row = _sql.first(con, "derived_result", pool_id=mark.pool_id, name=name, params_json=params_json(params),
+                         part=mark.part)
         timing = _sql.first(con, "derived_timing", pool_id=mark.pool_id, name=name)
     frame = pl.read_parquet(io.BytesIO(row[1])) if row is not None and row[0] == mark.fingerprint else None
     return frame, (float(timing[0]), int(timing[1])) if timing else None
 
 
-def save_derived(db: str | os.PathLike | None, state: Mark, name: str, params, frame: pl.DataFrame,
-                 seconds: float) -> bool:
-    """Store `frame` as the pool's result `name` for `params`, computed from what `state` (derived_mark) fingerprinted,
-    in one transaction under the writer's lock; whether it was stored. It is not when the pool's
-    fingerprint moved meanwhile (a write landed while it was computed: the next reader computes it
-    anew), the pool was deleted, or the database cannot be written (the result is shown all the same)."""
+def save_derived(db, state: Mark, name: str, params, frame: pl.DataFrame, seconds: float) -> bool:
+    """Store `frame` as the result `name` (its part `state.part`) for `params`, computed from what
+    `state` fingerprinted, in one transaction under the writer's lock; whether it was stored. It is
+    not when the fingerprint moved meanwhile (a write landed while it was computed: the next reader
+    computes it anew), the pool was deleted, or the database cannot be written (the result is shown
+    all the same)."""
     buf = io.BytesIO()
     frame.write_parquet(buf, compression="zstd")
     try:
         with writer(db) as con, transaction(con):
             if _sql.first(con, "pool_instance", pool_id=state.pool_id) is None:
                 return False
-            if _fingerprint(con, state.pool_id, state.basis)[0] != state.fingerprint:
+            if _now(con, state) != state.fingerprint:
                 return False
             _sql.script(con, "save_derived", pool_id=state.pool_id, name=name, params_json=params_json(params),
-                        fingerprint=state.fingerprint, seconds=float(seconds), n_verdicts=state.n_verdicts,
-                        payload=buf.getvalue())
+                        part=state.part, fingerprint=state.fingerprint, seconds=float(seconds),
+                        n_verdicts=state.n_verdicts, payload=buf.getvalue())
     except (duckdb.IOException, duckdb.ConnectionException, OSError):
         return False        # a database the server may read but not write (or held past the lock timeout)
     return True
-

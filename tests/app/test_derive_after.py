@@ -1,7 +1,8 @@
-"""The run that brings verdicts refreshes the derived results (issue 29): after `judgeaudit
-import-verdicts` (a subprocess, a real DuckDB file) the pool's derived results are stored and equal a
-fresh computation, the command says so in one line, and a page's first view then computes nothing;
-JUDGEAUDIT_NO_DERIVE=1 skips it. The Pool page's summary, stored, against hand counts."""
+"""The run that brings verdicts refreshes the derived results: after `judgeaudit import-verdicts` (a
+subprocess, a real DuckDB file) the pool's derived results are stored and equal a fresh computation,
+the command says so in one line, and a page's first view then computes nothing; JUDGEAUDIT_NO_DERIVE=1
+skips it. Another judge's verdicts compute that judge's parts alone. The Pool page's summary, stored,
+against hand counts."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ import sys
 import polars as pl
 from polars.testing import assert_frame_equal
 
-from app import derived
-from app.derived import DERIVED
-from tests.app.test_derived import ORIGINAL, _args, _comparable, _no_bar, counted  # noqa: F401  (a fixture)
+from audit import derived
+from tests.audit.test_derived import NAMES, ORIGINAL, _args, _comparable, _fresh, _read, counted  # noqa: F401  (a fixture)
 from tests.conftest import REPO, query_rows
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
@@ -43,22 +43,36 @@ def test_import_verdicts_stores_the_derived_results_a_page_then_reads(db, tmp_pa
     assert json.loads(out.stdout)["imported"] == len(verdicts)      # stdout: the command's JSON alone
     n = query_rows(db, "SELECT count(*) FROM verdicts")[0][0]
     line = [x for x in out.stderr.splitlines() if x.startswith("derived results of pool 's'")]
-    assert line and f"({n:,} verdicts): stored {len(DERIVED)} (" in line[0] and line[0].endswith(" s"), out.stderr
+    assert line and f"({n:,} verdicts): stored {len(NAMES)} (" in line[0] and line[0].endswith(" s"), out.stderr
     stored = dict(query_rows(db, "SELECT name, params_json FROM derived_results"))
-    assert set(stored) == set(DERIVED)
+    assert set(stored) == set(NAMES)
     assert json.loads(stored["rank"]) == ["candidate_id", 100] and json.loads(stored["estimate"]) == ["winrate", None, 0.05]
 
     # every stored result equals a fresh computation, and a new server's first view computes none
     derived.forget()
-    for name in DERIVED:
-        frame = derived.cached_result(name, str(db), db.stat().st_mtime, "s", *_args(db, name), bar=_no_bar)
-        assert_frame_equal(_comparable(name, frame), _comparable(name, ORIGINAL[name](str(db), "s", *_args(db, name))),
-                           check_exact=True)
+    for name in ORIGINAL:
+        frame = _read(db, name, "s", *_args(db, name))
+        assert_frame_equal(_comparable(name, frame), _comparable(name, _fresh(db, name, "s", *_args(db, name))),
+                           check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
     assert all(v == 0 for v in counted.values()), counted
 
     # a second import of the same file brings nothing new: everything is current, nothing computed
     out = _judgeaudit("import-verdicts", str(tmp_path / "v.jsonl"), "--pool", "s", "--db", str(db))
     assert out.returncode == 0 and "all current, none computed" in out.stderr, out.stderr
+
+    # another judge's verdicts: its parts alone are computed (of 3), and what reads only other judges (the
+    # drift of alpha and beta, the curation by alpha) stays as stored
+    gamma = synthetic_verdicts(rows, judges=("gamma",), seed=12)
+    out = _judgeaudit("import-verdicts", str(write_jsonl(tmp_path / "g.jsonl", gamma)), "--pool", "s", "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    line = [x for x in out.stderr.splitlines() if x.startswith("derived results of pool 's'")][0]
+    assert "cells (1 of 3 parts)" in line and "rank (1 of 3 parts)" in line and "checklist" in line, line
+    assert "drift" not in line and "curation" not in line and "pool_summary" not in line, line
+    assert query_rows(db, "SELECT count(*) FROM derived_results WHERE name = 'cells'") == [(3,)]
+    derived.forget()
+    for name in ORIGINAL:
+        assert_frame_equal(_comparable(name, _read(db, name, "s", *_args(db, name))),
+                           _comparable(name, _fresh(db, name, "s", *_args(db, name))), check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def test_pages_draw_from_what_the_command_stored(db, tmp_path, counted):
@@ -91,8 +105,46 @@ def test_pages_draw_from_what_the_command_stored(db, tmp_path, counted):
     assert pool_page_metrics["prompts"] == "8" and pool_page_metrics["candidates"] == str(len(rows))
 
 
+def test_a_second_session_runs_no_audit_function_for_the_pages(db, tmp_path, monkeypatch, counted):
+    """The Formats and Slot bias pages, in one session, then in a second one after the server's caches
+    are cleared (what a restart leaves): the second draws the same tables from the stored results."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    rows = synthetic_pool(10, seed=4)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=4)), "s")
+
+    def session() -> dict:
+        at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+        at.sidebar.selectbox[0].select("s").run()
+        tables = {}
+        for page in ("formats", "slot_bias"):
+            at.switch_page(f"views/{page}/page.py").run()
+            assert not at.exception, (page, [e.value for e in at.exception])
+            tables[page] = [d.value for d in at.dataframe]
+        return tables
+
+    first = session()
+    computed = dict(counted)
+    # the two pages read cells, consistency, score levels (Formats), bias, positions, bias items (Slot bias)
+    assert all(computed[n] == 1 for n in ("cells", "bias", "bias_items", "positions")), computed
+    assert len(first["slot_bias"]) >= 2 and len(first["formats"]) >= 1
+    st.cache_data.clear()
+    derived.forget()
+    second = session()
+    assert counted == computed                    # not one audit function ran for a derived result
+    for page in first:
+        assert len(second[page]) == len(first[page])
+        for a, b in zip(first[page], second[page]):
+            assert a.equals(b), page
+
+
 def test_pool_summary_counts_and_bins():
-    from app.pool_summary import counts, summary
+    from app.pool_summary import counts
+    from audit._pool_summary import summary
     cands = pl.DataFrame({"prompt_idx": [0, 0, 1, 1, 1, 2], "k": [2, 2, 3, 3, 3, 1],
                           "reference": [0.0, 3.0, None, 1.5, 3.0, 0.0],
                           "split": ["pool", "pool", "heldout", "heldout", "heldout", "pool"],
@@ -127,8 +179,9 @@ def test_the_stored_style_fit_of_every_cell_is_each_cell_fitted_alone(db, tmp_pa
 
 
 def test_the_progress_bar_counts_candidates_for_a_result_of_the_pool_alone():
-    from app.derived import basis, progress_text
-    assert basis("pool_summary") == "pool" and basis("estimate") == "labels" and basis("cells") == "verdicts"
+    from audit.derived import progress_text
+    assert ORIGINAL["pool_summary"].basis == "pool" and ORIGINAL["estimate"].basis == "labels"
+    assert ORIGINAL["cells"].basis == "verdicts"
     assert progress_text("the pool's summary", "p", 7, 1.0, None, "candidates")[1].startswith(
         "Computing the pool's summary for pool 'p' (7 candidates): 1 s so far")
 

@@ -16,7 +16,7 @@ from app.views.curate.training import hyper_parameters, training_curves
 from ingest import UserError
 
 pool = data.page_pool("Curate & Train")
-scores = data.scored_cells(pool)   # the cells from their counts, stored; the preview too (data.curation_view)
+scores = data.result("scored_cells", pool)   # the cells from their counts, stored; the preview too
 a, b, c, d, e = st.columns([1, 1, 1, 1, 1])
 policy = a.selectbox("Policy", ["judge", "random", "length", "full"], index=0 if scores.height else 1,
                      format_func={"judge": "judge × format", "random": "random", "length": "longest",

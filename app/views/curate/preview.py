@@ -1,6 +1,6 @@
 """The Curate & Train page's preview of one curation: its counts, the selecting values around the
 cut, response lengths kept and dropped, examples at the cut, and the overlap between formats. All
-of it from stored results (app/curation_view.py through data.curation_view): a few hundred rows
+of it from stored results (train/curation_view.py through data.result): a few hundred rows
 whatever the pool's size, the six examples' texts among them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import polars as pl
 import streamlit as st
 
 from app import data
-from app.curation_view import OVERLAP_RATES, SEED, first_choice, split_view, view_args
+from train.curation_view import OVERLAP_RATES, SEED, first_choice, split_view, view_args
 from app.tables import view as table_view
 from app.views.curate import form as tf
 
@@ -18,7 +18,7 @@ def curation_preview(pool: str, cell: pl.DataFrame, policy: str, judge: str | No
                      decoding: str | None, rate: float, seed: int, cells: pl.DataFrame) -> None:
     """The curation drawn: cell = the scored cells of the chosen judge (all without one), for the
     overlap between its formats; cells = every scored cell (which the first view chooses among)."""
-    s, values, chars, examples = split_view(data.curation_view(pool, *view_args(cells, policy, judge, fmt, decoding, rate, seed)))
+    s, values, chars, examples = split_view(data.result("curation", pool, *view_args(cells, policy, judge, fmt, decoding, rate, seed)))
     m = st.columns(4)
     m[0].metric("Eligible prompts", s["n_eligible"], help=f"{s['n_heldout_prompts']} held-out prompts never selected")
     m[1].metric("Selected", s["n_selected"])
@@ -38,5 +38,5 @@ def curation_preview(pool: str, cell: pl.DataFrame, policy: str, judge: str | No
         fmts = sorted(cell["format"].unique().to_list())
         first = (judge, decoding, seed) == (first_choice(cells)[1], None, SEED)   # what `derive` stores
         st.caption("Overlap of the selected examples between formats (Jaccard), at each rate")
-        st.dataframe(**table_view(data.curation_overlap_view(
+        st.dataframe(**table_view(data.result("curation_overlap", 
             pool, *(() if first else (judge, tuple(fmts), decoding, OVERLAP_RATES, seed)))), hide_index=True)

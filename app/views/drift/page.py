@@ -6,14 +6,14 @@ import streamlit as st
 from app import data, tables
 
 pool = data.page_pool("Drift")
-judges = sorted(data.cells(pool)["judge"].unique().to_list())
+judges = sorted(data.result("cells", pool)["judge"].unique().to_list())
 if len(judges) < 2:
     st.info("Drift compares two versions of a judge: re-run it under another --judge-name first.")
     st.stop()
 left, right = st.columns(2)
 judge = left.selectbox("Judge (the newer version)", judges)
 against = right.selectbox("Against (the stored earlier version)", [j for j in judges if j != judge])
-cells = data.drift(pool, judge, against)
+cells = data.result("drift", pool, judge, against)
 if cells.height == 0:
     st.info(f"{judge} and {against} share no call in this pool.")
     st.stop()

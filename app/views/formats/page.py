@@ -10,7 +10,7 @@ from app.tables import view as table_view    # the one table helper (issue 26)
 from app.views.formats import repeat_section
 
 pool = data.page_pool("Formats")
-every = data.cells(pool)   # aggregate single and, for repeated calls, mean (compared below)
+every = data.result("cells", pool)   # aggregate single and, for repeated calls, mean (compared below)
 cells = every.filter(pl.col("aggregate").is_in(["single", "jury"]))   # a jury: a judge of its own
 if cells.height == 0:
     st.info("No verdicts in this pool yet: score it on the Score page or import verdicts.")
@@ -33,7 +33,7 @@ if len(modes) > 1:
     right.caption("Both decoding modes: greedy (the paper's protocol: the judge's own answer, parsed) and "
                   "constrained (restricted to the format's labels), side by side.")
 
-values = data.score_values(pool).filter((pl.col("judge") == judge) & (pl.col("score") == score))
+values = data.result("score_values", pool).filter((pl.col("judge") == judge) & (pl.col("score") == score))
 st.subheader(f"Score histograms — {judge}" + (" (expected scores)" if score == "expected" else ""))
 st.caption("One panel per format (normalised score)" + (", its decoding modes one above the other" if len(modes) > 1 else "")
            + ". On 0–100 scales, bars on multiples of 5 are darker.")

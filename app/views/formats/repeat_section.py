@@ -22,7 +22,7 @@ def show(pool: str, judge: str, every: pl.DataFrame) -> None:
     st.caption("Each metric for one sample (sample 0) beside the mean of the samples (each call scored by "
                "the mean of its parsed samples).")
     st.dataframe(**table_view(effect), hide_index=True, width="stretch")
-    cons = data.consistency(pool)
+    cons = data.result("consistency", pool)
     sentence = consistency_sentence(cons, judge)
     if sentence:
         st.subheader("Are the samples consistent?")

@@ -64,5 +64,5 @@ def jury_sentences(pool: str) -> list[str]:
     if juries.height == 0:
         return []
     calib = data.calibrate(pool, None, 2000, 0, None, 0.2) if data.stored_labels(pool).height else None
-    found = [jury_sentence(j, data.cells(pool), calib) for j in juries.to_dicts()]
+    found = [jury_sentence(j, data.result("cells", pool), calib) for j in juries.to_dicts()]
     return [s for s in found if s]

@@ -1,12 +1,13 @@
 """Overview, the landing page: the pool in numbers, what it shows (a headline of two to four
 sentences, each term explained where it appears), the details grouped by format, and the judges ×
 formats grid. Everything comes from the cached audit cells and slot bias the Formats and Slot bias
-pages read (app/data.py findings; the sentences are app/views/overview/findings.py and app/views/overview/headline.py)."""
+pages read (the sentences are app/views/overview/findings.py and app/views/overview/headline.py)."""
 
 import polars as pl
 import streamlit as st
 
 from app import charts, data, judge_picker, reading, url_state
+from app.views.overview.findings import findings
 from app.views.overview.jury_sentence import jury_sentences
 
 PAGE_NAMES = {"views/formats/page.py": "Formats", "views/slot_bias/page.py": "Slot bias", "views/curate/page.py": "Curate & Train"}
@@ -16,7 +17,7 @@ st.caption("What the scoring format lets a judge express, for this pool: how man
            "how often the top of a prompt is tied, how well it agrees with the reference, and how much of "
            "a comparative verdict is slot bias.")
 summary = data.pools().filter(pl.col("name") == pool).row(0, named=True)
-cells = data.cells(pool).filter((pl.col("score") == "label") & (pl.col("aggregate") == "single"))
+cells = data.result("cells", pool).filter((pl.col("score") == "label") & (pl.col("aggregate") == "single"))
 cols = st.columns(5)
 for col, (label, value) in zip(cols, [("Prompts", summary["n_prompts"]), ("Candidates", summary["n_candidates"]),
                                       ("Judges", cells["judge"].n_unique()), ("Formats", cells["format"].n_unique()),
@@ -29,7 +30,7 @@ if cells.height == 0:
     st.page_link("views/score/page.py", label="Score it", icon=":material/play_arrow:")
     st.stop()
 
-found = data.findings(pool)
+found = findings(data.result("cells", pool), data.result("bias", pool))
 judges = list(found)
 judge = judges[0] if len(judges) == 1 else judge_picker.judge_select(st, "Judge", judges, url_state.OVERVIEW_JUDGE)
 report = found[judge]

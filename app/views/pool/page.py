@@ -38,7 +38,7 @@ if "pool_note" in st.session_state:
 pool = data.current_pool()
 if not pool:
     st.stop()
-summary = data.pool_summary(pool)      # counts and binned charts, stored: flat in the pool's size
+summary = data.result("pool_summary", pool)      # counts and binned charts, stored: flat in the pool's size
 st.subheader(f"Pool `{pool}`")
 for col, label, n in zip(st.columns(4), ("prompts", "candidates", "with a reference", "held out"),
                          pool_summary.counts(summary)):
@@ -47,4 +47,4 @@ for col, args in zip(st.columns(3), (("k", "candidates per prompt", "prompts"),
                                      ("reference", "reference score", "candidates"),
                                      ("chars", "response length (chars)", "candidates"))):
     col.altair_chart(pool_summary.bar_chart(summary, *args), width="stretch")
-tables.show(data.pool_head(pool))
+tables.show(data.result("pool_head", pool))

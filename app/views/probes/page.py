@@ -14,7 +14,7 @@ st.caption("The built-in probe set: 325 controlled pairs (Soumik, *Judging the J
            "paper's comparative format in both orders. Bias = P(prefers the treated response) − P(prefers "
            "the control), 95% bootstrap interval over pairs; a judge without the bias scores 0.")
 
-names = data.probe_pools()
+names = [n for n in data.pools()["name"].to_list() if n == "probes" or n.startswith("probes-")]   # the probe set or a sample of it
 if names:
     pool = st.selectbox("Probe pool", names)
     table = data.probes(pool)

@@ -16,7 +16,7 @@ by = left.radio("Rank", ["candidate_id", "prompt"], horizontal=True,
 n_boot = right.select_slider("Bootstrap resamples", [0, 100, 200, 500, 1000], value=100,
                              help="100 on first view (a large pool opens in seconds); 1,000 for the numbers you "
                                   "report. 0: strengths and ranks only, no intervals")
-frame = data.rank(pool, by, n_boot)
+frame = data.result("rank", pool, by, n_boot)
 if frame.height == 0:
     st.info("No parsed comparative verdicts in this pool: score it with a comparative format "
             "(tournament, anchored, or your own) to rank.")

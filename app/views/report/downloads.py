@@ -42,7 +42,7 @@ def downloads(pool: str, doc: dict, markdown: str) -> None:
                       key="dl-md", on_click="ignore")
     b.download_button("Download JSON", json.dumps(doc, indent=2, default=str).encode(), file_name=f"{stem}.json",
                       mime="application/json", key="dl-json", on_click="ignore")
-    counts = export_counts(data.export_counts(pool))     # stored: the page draws without reading the verdicts
+    counts = export_counts(data.result("export_counts", pool))     # stored: the page draws without reading the verdicts
     asked = st.session_state.setdefault("verdict-downloads", set())
     if pool not in asked:      # the files are made on request: every verdict of a 10M pool is gigabytes
         if c.button(f"Prepare the verdict downloads ({counts['rows']:,} rows)", key="dl-prepare",

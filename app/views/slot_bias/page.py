@@ -5,9 +5,10 @@ import polars as pl
 import streamlit as st
 
 from app import charts, data, tables
+from app.views.slot_bias.bins import bias_bins
 
 pool = data.page_pool("Slot bias")
-b = data.bias(pool)
+b = data.result("bias", pool)
 if b.height == 0:
     st.info("No comparative verdicts in this pool.")
     st.stop()
@@ -23,13 +24,13 @@ if seen.height:
 else:
     st.info("No item was judged in both orders: score with --swap-sample to measure slot bias.")
 
-pos = data.positions(pool)
+pos = data.result("positions", pool)
 if pos.height:
     st.subheader("Tournament selections by listing position")
     st.caption("How often the selected candidate is the first- or last-listed one, against 1/k.")
     tables.show(pos)
 
-bins = data.bias_bins(pool)
+bins = bias_bins(data.result("bias_items", pool))
 if bins.height:
     st.subheader("q_i against the reference gap")
     st.caption("Each item's quality signal q_i, averaged within bins of the reference gap r_x − r_y (each "

@@ -19,7 +19,7 @@ systems = data.systems(pool) if target == "winrate" else []
 baseline = b.selectbox("Baseline", [None] + systems, format_func=lambda s: "the most labelled system" if s is None else s,
                        disabled=target != "winrate")
 alpha = c.number_input("alpha", 0.01, 0.5, 0.05, 0.01, help="the intervals cover 1 - alpha")
-cells = data.estimate(pool, target, baseline, alpha)
+cells = data.result("estimate", pool, target, baseline, alpha)
 labelled = cells.filter(pl.col("n_labelled") > 0)
 if labelled.height == 0:
     st.info("No human label on an item the judges scored: label some on the Label page, or import a labels "

@@ -6,9 +6,9 @@ import streamlit as st
 from app import charts, data, tables
 
 pool = data.page_pool("Variance")
-v = data.variance(pool)
+v = data.result("variance", pool)
 if v.height == 0:
-    judges = sorted(data.cells(pool)["judge"].unique().to_list())
+    judges = sorted(data.result("cells", pool)["judge"].unique().to_list())
     st.info(f"Variance splits each diagnostic into what the format, the judge and their interaction explain, so "
             f"it needs **at least two judges** that share at least two formats. Pool '{pool}' has "
             f"{len(judges)} judge{'' if len(judges) == 1 else 's'}" + (f" ({', '.join(judges)})" if judges else "")

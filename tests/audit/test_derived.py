@@ -1,41 +1,57 @@
-"""Derived results (issue 29 part 3): the audit's per-cell results stored in the database under a
-fingerprint of what they come from. After every kind of change (a score run, an import, an attach, a
-detach, a jury, a changed attached file, a deleted pool) the stored result equals a fresh computation,
-made once; a second session, or a restarted server, runs no audit function for them."""
+"""Derived results (audit.derived): the audit's results stored in the database under a fingerprint of
+what they come from, whole or in parts (one per judge). After every kind of change (a score run, an
+import, an attach, a detach, a jury, a changed attached file, a deleted pool) the stored result equals a
+fresh computation, made once; a judge's verdicts that come compute that judge's parts alone; a second
+session, or a restarted server, runs no audit function for them."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from dataclasses import replace
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from app import derived
-from app.derived import DERIVED, FIRST_VIEW, cached_result, estimate_s, progress_text, with_progress
-from audit import AuditError
+from audit import AuditError, derived
+from audit.derived import Reader, estimate_s, progress_text, with_progress
+from ingest import Database
 from ingest.scoring import ScoreRequest, attach_verdicts, import_verdicts, score
 from ingest.store import detach_verdicts, import_pool, save_jury
 from tests.conftest import query_rows
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
+from train.derived_results import DERIVED_RESULTS
 
-NAMES = tuple(DERIVED)
-ORIGINAL = {n: fn for n, (_, fn) in DERIVED.items()}   # the audit's functions, uncounted
+ORIGINAL = dict(DERIVED_RESULTS)                                 # the results, uncounted
+NAMES = tuple(n for n, r in ORIGINAL.items() if not r.built_from)   # those computed (variance is built from cells)
+PER_JUDGE = frozenset(n for n in NAMES if ORIGINAL[n].per_judge)
+LABELLED = frozenset(n for n in NAMES if ORIGINAL[n].basis == "labels")
+POOL_ONLY = frozenset(n for n in NAMES if ORIGINAL[n].basis == "pool")
 
 
 @pytest.fixture
 def counted(monkeypatch):
-    """The audit functions behind DERIVED, each counting its calls: {name: n}."""
-    calls = dict.fromkeys(NAMES, 0)
-    for name, (what, fn) in list(DERIVED.items()):
-        def counting(*args, _name=name, _fn=fn):
+    """The computations behind the registry, each counting its calls: {name: n}; `counted.scopes[name]`
+    lists the judges each call was scoped to (None: every judge)."""
+    calls = _Counts(dict.fromkeys(NAMES, 0))
+    scopes = calls.scopes = {n: [] for n in NAMES}
+    for name in NAMES:
+        result = ORIGINAL[name]
+
+        def counting(db, *args, _name=name, _fn=result.compute):
             calls[_name] += 1
-            return _fn(*args)
-        monkeypatch.setitem(DERIVED, name, (what, counting))
+            scopes[_name].append(getattr(db, "judges", None))
+            return _fn(db, *args)
+        monkeypatch.setitem(DERIVED_RESULTS, name, replace(result, compute=counting))
     derived.forget()
     yield calls
     derived.forget()
+
+
+class _Counts(dict):
+    scopes: dict
 
 
 def _no_bar():
@@ -44,7 +60,14 @@ def _no_bar():
 
 def _args(db, name, pool="s") -> tuple:
     """The arguments a page's first view passes (what `judgeaudit derive` stores)."""
-    return FIRST_VIEW[name](str(db), pool) if name in FIRST_VIEW else ()
+    return ORIGINAL[name].first_view(Reader(Database(db), pool, DERIVED_RESULTS, _no_bar), pool)
+
+
+def _fresh(db, name, pool="s", *args):
+    result = ORIGINAL[name]
+    if result.built_from:
+        return result.build(ORIGINAL[result.built_from].compute(Database(db), pool))
+    return result.compute(Database(db), pool, *args)
 
 
 def _comparable(name, frame):
@@ -52,7 +75,6 @@ def _comparable(name, frame):
     time it was computed, the only thing that differs between two computations of one state)."""
     if name != "checklist":
         return frame
-    import json
     doc = json.loads(frame["json"][0])
     doc.pop("generated_at")
     return pl.DataFrame({"json": [json.dumps(doc, sort_keys=True)]})
@@ -60,51 +82,47 @@ def _comparable(name, frame):
 
 def _shown(db, pool="s") -> list[str]:
     """The results the pages' first views read on this pool: all but the Drift page's on a pool of one
-    judge (FIRST_VIEW gives None: the page compares nothing)."""
-    return [n for n in NAMES if _args(db, n, pool) is not None]
+    judge (its first view is None: the page compares nothing)."""
+    return [n for n in ORIGINAL if _args(db, n, pool) is not None]
+
+
+def _read(db, name, pool="s", *args):
+    return derived.read(Database(db), pool, name, *args, results=DERIVED_RESULTS, bar=_no_bar)
 
 
 def _session(db, pool="s"):
     """What a new server process reads: no copy in memory, the stored results only."""
     derived.forget()
-    return {n: cached_result(n, str(db), db.stat().st_mtime, pool, *_args(db, n, pool), bar=_no_bar)
-            for n in _shown(db, pool)}
+    return {n: _read(db, n, pool, *_args(db, n, pool)) for n in _shown(db, pool)}
 
 
-def _fingerprints(db, names=NAMES, pool="s"):
-    """The stored fingerprints of the results `names` computed from verdicts, with the arguments of the
-    pages' first views now (a row of other arguments, e.g. Drift's judges before another judge came,
-    keeps its own), less the labels' part that the results computed from labels add (LABELLED)."""
-    import re
-
-    from ingest.store import params_json
-    keys = {(n, params_json(_args(db, n, pool))) for n in names if n not in derived.POOL_ONLY}
-    return {re.sub(r"\|labels [^|]*", "", fp) for name, params, fp in
-            query_rows(db, "SELECT name, params_json, fingerprint FROM derived_results") if (name, params) in keys}
-
-
-def _same_as_fresh(db, calls, before: set, pool="s", pool_too: bool = False):
-    """Two sessions after a change: the first computes each result once (those of the pool's
-    candidates alone, POOL_ONLY, only when `pool_too`: a new or replaced pool), the second computes
-    none; both equal a fresh computation (taken with the original functions, not counted), under a
-    new fingerprint."""
+def _same_as_fresh(db, calls, pool="s", pool_too: bool = False, current=(), scope=None):
+    """Two sessions after a change: the first computes each result once, but those of the pool's
+    candidates alone (POOL_ONLY, computed only when `pool_too`: a new or replaced pool) and those
+    `current` (a result that reads only judges the change left alone); the second computes none; both
+    equal a fresh computation (taken with the original functions, not counted). `scope`: the judges
+    the results in parts were computed for (None: every judge)."""
     start = dict(calls)
     shown = _shown(db, pool)
-    expected = {n: start[n] + int(n in shown and (pool_too or n not in derived.POOL_ONLY)) for n in NAMES}
+    # a result whose frame does not name the judge (export_counts) computes each judge's part on its own
+    each = {n: len(scope) if scope and not ORIGINAL[n].judge_column else 1 for n in NAMES}
+    expected = {n: start[n] + each[n] * int(n in shown and n not in current and (pool_too or n not in POOL_ONLY))
+                for n in NAMES}
     first = _session(db, pool)
-    assert calls == expected, (calls, start)
+    assert dict(calls) == expected, (dict(calls), start)
+    for n in PER_JUDGE & set(shown):
+        if calls[n] > start[n] and ORIGINAL[n].judge_column:
+            assert calls.scopes[n][-1] == scope, (n, calls.scopes[n])
     second = _session(db, pool)
-    assert calls == expected                                  # the second session: no audit call
-    fresh = {n: _comparable(n, ORIGINAL[n](str(db), pool, *_args(db, n, pool))) for n in shown}
+    assert dict(calls) == expected                                # the second session: no audit call
     for n in shown:
-        assert fresh[n].height == first[n].height, n
-        assert_frame_equal(_comparable(n, first[n]), fresh[n], check_exact=True)
-        assert_frame_equal(_comparable(n, second[n]), fresh[n], check_exact=True)
-    now = _fingerprints(db, shown)
-    assert len(now) == 1 and now.isdisjoint(before), (now, before)
-    stored = {n for (n,) in query_rows(db, "SELECT name FROM derived_results")}
-    assert set(shown) <= stored <= set(NAMES)
-    return now, first
+        fresh = _comparable(n, _fresh(db, n, pool, *_args(db, n, pool)))
+        assert fresh.height == first[n].height, n
+        assert_frame_equal(_comparable(n, first[n]), fresh, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+        assert_frame_equal(_comparable(n, second[n]), fresh, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+    stored = {n for (n,) in query_rows(db, "SELECT DISTINCT name FROM derived_results")}
+    assert set(shown) - {"variance"} <= stored <= set(NAMES)
+    return first
 
 
 def test_derived_results_follow_every_change(db, tmp_path, counted):
@@ -114,17 +132,20 @@ def test_derived_results_follow_every_change(db, tmp_path, counted):
     verdicts = pl.DataFrame(synthetic_verdicts(rows, judges=("alpha", "beta", "gamma"), seed=5))
     import_verdicts(db, write_jsonl(tmp_path / "alpha.jsonl", verdicts.filter(pl.col("judge") == "alpha")
                                     .to_dicts()), "s")
-    marks, first = _same_as_fresh(db, counted, set(), pool_too=True)
+    first = _same_as_fresh(db, counted, pool_too=True, scope=("alpha",))
     assert first["cells"]["judge"].unique().to_list() == ["alpha"] and first["bias"].height == 1
+    curations = ("curation", "curation_overlap")        # they curate by the first judge, alpha throughout
 
-    # a score run (the fake judge, pointwise and comparative)
+    # a score run (the fake judge, pointwise and comparative): its parts alone are computed
     score(ScoreRequest(pool="s", judge="fake:sim?noise=0.1&slot_bias=1", formats=["likert5", "tournament"],
                        swap_sample="all", progress=False, flush_interval_s=0.05))
-    marks, first = _same_as_fresh(db, counted, marks)
+    first = _same_as_fresh(db, counted, current=curations, scope=("sim",))
     assert sorted(first["cells"]["judge"].unique()) == ["alpha", "sim"]
     assert first["rank"].height > 0 and first["style_rank"].height > 0
+    parts = query_rows(db, "SELECT part FROM derived_results WHERE name = 'cells' ORDER BY part")
+    assert parts == [("alpha",), ("sim",)]
 
-    # human labels imported: only the results computed from labels too are computed again
+    # human labels imported: only the results computed from labels too are computed again, every judge's
     from ingest.store import import_labels
     by_prompt = {}
     for r in rows:
@@ -133,47 +154,54 @@ def test_derived_results_follow_every_change(db, tmp_path, counted):
     import_labels(db, write_jsonl(tmp_path / "labels.jsonl", labels), "s")
     start = dict(counted)
     first, second = _session(db), _session(db)
-    assert {n: counted[n] - start[n] for n in NAMES} == {n: int(n in derived.LABELLED) for n in NAMES}
-    for n in NAMES:
-        fresh = _comparable(n, ORIGINAL[n](str(db), "s", *_args(db, n)))
-        assert_frame_equal(_comparable(n, first[n]), fresh, check_exact=True)
-        assert_frame_equal(_comparable(n, second[n]), fresh, check_exact=True)
+    assert {n: counted[n] - start[n] for n in NAMES} == {n: int(n in LABELLED) for n in NAMES}
+    assert {counted.scopes[n][-1] for n in LABELLED} == {("alpha", "sim")}
+    for n in first:
+        fresh = _comparable(n, _fresh(db, n, "s", *_args(db, n)))
+        assert_frame_equal(_comparable(n, first[n]), fresh, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+        assert_frame_equal(_comparable(n, second[n]), fresh, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
     assert first["estimate"].filter(pl.col("n_labelled") > 0).height > 0       # the labels count in it
-    assert _fingerprints(db) == marks
 
-    # an import of another judge's verdicts
+    # an import of another judge's verdicts: that judge's parts; the drift's first view now compares alpha
+    # with beta, computed anew
     beta = [{k: v for k, v in r.items() if v is not None} for r in verdicts.filter(pl.col("judge") == "beta").to_dicts()]
     import_verdicts(db, write_jsonl(tmp_path / "beta.jsonl", beta), "s")
-    marks, first = _same_as_fresh(db, counted, marks)
+    first = _same_as_fresh(db, counted, current=curations, scope=("beta",))
     assert "beta" in first["bias"]["judge"].to_list()
+    assert _args(db, "drift") == ("alpha", "beta")
 
-    # an attach: gamma's verdicts as Parquet shards, read where they lie
+    # an attach: gamma's verdicts as Parquet shards, read where they lie; the drift of alpha and beta stays
     shard = tmp_path / "gamma.parquet"
     verdicts.filter(pl.col("judge") == "gamma").write_parquet(shard)
     attach_verdicts(db, [str(shard)], "s")
-    marks, first = _same_as_fresh(db, counted, marks)
+    untouched = (*curations, "drift", "drift_items")
+    first = _same_as_fresh(db, counted, current=untouched, scope=("gamma",))
     assert "gamma" in first["cells"]["judge"].to_list()
 
     # the attached file changed on disk (the database did not): refused by name, never served from the
     # stored results nor from this process's copy (which _session left holding every result)
     verdicts.filter(pl.col("judge") == "gamma").head(40).write_parquet(shard)
     with pytest.raises(AuditError, match="gamma.parquet"):
-        cached_result("cells", str(db), db.stat().st_mtime, "s", bar=_no_bar)
+        _read(db, "cells")
 
-    # a detach
+    # a detach: gamma's parts go from the whole; the others' stay as stored
     detach_verdicts(db, "s")
-    marks, first = _same_as_fresh(db, counted, marks)
+    start = dict(counted)
+    first = _session(db)
     assert "gamma" not in first["cells"]["judge"].to_list()
+    assert {n for n in NAMES if counted[n] > start[n]} == {"checklist"}      # read from the whole pool's verdicts
+    assert_frame_equal(first["cells"], _fresh(db, "cells"), check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
 
-    # a jury of two judges (its verdicts are derived rows of the store)
+    # a jury of two judges (its verdicts are rows of the store, the members' votes): every judge's parts,
+    # since a result marks the jury's rows among all of them
     save_jury(db, "s", "panel", ["alpha", "beta"], "mean")
-    marks, first = _same_as_fresh(db, counted, marks)
+    first = _same_as_fresh(db, counted, scope=("alpha", "beta", "panel", "sim"))
     assert "panel" in first["cells"]["judge"].to_list()
 
     # the pool deleted (import-pool --replace): its derived rows go with it
     import_pool(db, pool_file, "s", replace=True)
     assert query_rows(db, "SELECT count(*) FROM derived_results") == [(0,)]
-    marks, first = _same_as_fresh(db, counted, marks, pool_too=True)
+    first = _same_as_fresh(db, counted, pool_too=True)
     assert first["cells"].height == 0
 
 
@@ -181,20 +209,19 @@ def test_one_computation_for_sessions_that_ask_at_once(db, tmp_path, monkeypatch
     rows = synthetic_pool(8, seed=2)
     import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
     import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=2)), "s")
-    what, fn = DERIVED["cells"]
+    fn = ORIGINAL["cells"].compute
     calls = []
 
     def slow(*args):
         calls.append(args)
         time.sleep(0.5)
         return fn(*args)
-    monkeypatch.setitem(DERIVED, "cells", (what, slow))
+    monkeypatch.setitem(DERIVED_RESULTS, "cells", replace(ORIGINAL["cells"], compute=slow))
     derived.forget()
     out = [None] * 4
-    mtime = db.stat().st_mtime
 
     def session(i):
-        out[i] = cached_result("cells", str(db), mtime, "s", bar=_no_bar)
+        out[i] = _read(db, "cells")
     threads = [threading.Thread(target=session, args=(i,)) for i in range(4)]
     for t in threads:
         t.start()
@@ -202,7 +229,7 @@ def test_one_computation_for_sessions_that_ask_at_once(db, tmp_path, monkeypatch
         t.join()
     assert len(calls) == 1
     for frame in out:
-        assert_frame_equal(frame, fn(str(db), "s"))
+        assert_frame_equal(frame, fn(Database(db), "s"))
 
     # a session that goes away while it waits (Streamlit stops its script at a click elsewhere): the
     # computation runs on and is stored, and the next session waits on it rather than starting another
@@ -215,12 +242,12 @@ def test_one_computation_for_sessions_that_ask_at_once(db, tmp_path, monkeypatch
     def stop(fraction, sentence):
         raise Stopped(sentence)
     with pytest.raises(Stopped, match=r"Computing the audit's cells .* for pool 's' .* s left"):
-        cached_result("cells", str(db), db.stat().st_mtime, "s", bar=lambda: (stop, lambda: None))
-    assert len(calls) == 2
-    again = cached_result("cells", str(db), db.stat().st_mtime, "s", bar=_no_bar)
+        derived.read(Database(db), "s", "cells", results=DERIVED_RESULTS, bar=lambda: (stop, lambda: None))
+    assert len(calls) == 2 and calls[-1][0].judges == ("gamma",)        # gamma's part alone
+    again = _read(db, "cells")
     assert len(calls) == 2 and "gamma" in again["judge"].to_list()
-    assert_frame_equal(again, fn(str(db), "s"))
-    assert query_rows(db, "SELECT count(*) FROM derived_results WHERE name = 'cells'") == [(1,)]
+    assert_frame_equal(again, fn(Database(db), "s"))
+    assert query_rows(db, "SELECT count(*) FROM derived_results WHERE name = 'cells'") == [(3,)]   # alpha, beta, gamma
     derived.forget()
 
 
@@ -243,42 +270,6 @@ def test_progress_says_what_and_the_time_left():
         with_progress(lambda: 1 / 0, lambda f, t: None, lambda s: (0.0, ""))
 
 
-def test_a_second_session_runs_no_audit_function_for_the_pages(db, tmp_path, monkeypatch, counted):
-    """The Formats and Slot bias pages, in one session, then in a second one after the server's caches
-    are cleared (what a restart leaves): the second draws the same tables from the stored results."""
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
-
-    from tests.conftest import REPO
-    rows = synthetic_pool(10, seed=4)
-    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
-    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=4)), "s")
-
-    def session() -> dict:
-        at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
-        at.sidebar.selectbox[0].select("s").run()
-        tables = {}
-        for page in ("formats", "slot_bias"):
-            at.switch_page(f"views/{page}/page.py").run()
-            assert not at.exception, (page, [e.value for e in at.exception])
-            tables[page] = [d.value for d in at.dataframe]
-        return tables
-
-    first = session()
-    computed = dict(counted)
-    # the two pages read cells, consistency, score levels (Formats), bias, positions, bias items (Slot bias)
-    assert all(computed[n] == 1 for n in ("cells", "bias", "bias_items", "positions")), computed
-    assert len(first["slot_bias"]) >= 2 and len(first["formats"]) >= 1
-    st.cache_data.clear()
-    derived.forget()
-    second = session()
-    assert counted == computed                    # not one audit function ran for a derived result
-    for page in first:
-        assert len(second[page]) == len(first[page])
-        for a, b in zip(first[page], second[page]):
-            assert a.equals(b), page
-
-
 def test_a_result_is_stored_only_under_the_fingerprint_it_was_computed_from(db, tmp_path, monkeypatch):
     import subprocess
     import sys
@@ -289,7 +280,7 @@ def test_a_result_is_stored_only_under_the_fingerprint_it_was_computed_from(db, 
     verdicts = synthetic_verdicts(rows, seed=1)
     import_verdicts(db, write_jsonl(tmp_path / "a.jsonl", [v for v in verdicts if v["judge"] == "alpha"]), "s")
     mark = derived_mark(db, "s")
-    frame = ORIGINAL["cells"](str(db), "s")
+    frame = _fresh(db, "cells")
     # a write lands while it is computed: the result is not stored under the old fingerprint
     import_verdicts(db, write_jsonl(tmp_path / "b.jsonl", [v for v in verdicts if v["judge"] == "beta"]), "s")
     assert save_derived(db, mark, "cells", (), frame, 1.0) is False
@@ -313,6 +304,23 @@ def test_a_result_is_stored_only_under_the_fingerprint_it_was_computed_from(db, 
         holder.wait()
     assert query_rows(db, "SELECT name FROM derived_results") == [("cells",)]
 
+    # a judge's part: stored under that judge's fingerprint, which another judge's verdicts leave alone
+    from ingest.store import derived_judge_marks
+    marks = derived_judge_marks(db, "s")
+    assert list(marks) == ["alpha", "beta"] and marks["alpha"].part == "alpha"
+    alpha = frame.filter(pl.col("judge") == "alpha")
+    assert save_derived(db, marks["alpha"], "cells", (), alpha, 1.0) is True
+    import_verdicts(db, write_jsonl(tmp_path / "c.jsonl", [dict(v, judge="gamma") for v in verdicts
+                                                           if v["judge"] == "alpha"]), "s")
+    after = derived_judge_marks(db, "s")
+    assert after["alpha"] == marks["alpha"] and after["beta"] == marks["beta"] and "gamma" in after
+    assert_frame_equal(derived_result(db, after["alpha"], "cells", ())[0], alpha)
+    assert derived_result(db, after["beta"], "cells", ())[0] is None            # never stored
+    # two judges' fingerprint (a drift's): moves when either judge's verdicts do
+    pair = derived_mark(db, "s", judges=("alpha", "gamma"))
+    assert derived_mark(db, "s", judges=("alpha", "gamma")) == pair
+    assert pair.fingerprint != derived_mark(db, "s", judges=("alpha", "beta")).fingerprint
+
 
 def test_derive_stores_what_the_pages_read_and_only_what_is_stale(db, tmp_path, capsys, counted):
     import json
@@ -323,14 +331,17 @@ def test_derive_stores_what_the_pages_read_and_only_what_is_stale(db, tmp_path, 
     import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=7)), "s")
     assert main(["derive", "--pool", "s", "--json", "--db", str(db)]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert [r["name"] for r in doc["results"]] == list(NAMES) and {r["status"] for r in doc["results"]} == {"computed"}
+    assert [r["name"] for r in doc["results"]] == list(NAMES)
+    assert {r["status"] for r in doc["results"]} == {"computed"}
+    assert {r["name"]: (r["parts"], r["computed"]) for r in doc["results"]}["cells"] == (2, 2)     # alpha, beta
     assert doc["n_verdicts"] == query_rows(db, "SELECT count(*) FROM verdicts")[0][0]
-    assert all(n == 1 for n in counted.values())
+    once = {n: 1 if ORIGINAL[n].judge_column else 2 for n in NAMES}    # export_counts: a call per judge
+    assert dict(counted) == once
     assert main(["derive", "--pool", "s", "--json", "--db", str(db)]) == 0
     assert {r["status"] for r in json.loads(capsys.readouterr().out)["results"]} == {"current"}
-    assert all(n == 1 for n in counted.values())                 # nothing computed the second time
+    computed = dict(counted)                                      # nothing computed the second time
     first = _session(db)                                          # a page's first view: read, not computed
-    assert all(n == 1 for n in counted.values())
-    assert_frame_equal(first["bias"], ORIGINAL["bias"](str(db), "s"))
+    assert dict(counted) == computed
+    assert_frame_equal(first["bias"], _fresh(db, "bias"))
     assert main(["derive", "--pool", "nope", "--db", str(db)]) == 1
     assert "no pool named 'nope' (known: s)" in capsys.readouterr().err

@@ -1,6 +1,7 @@
-"""The Curate & Train page's first view as derived results (issue 29: flat in the pool's size): what
-the preview draws, computed once per pool fingerprint and stored (app/derived.py, DERIVED 'curation'
-and 'curation_overlap'), so a session reads a few hundred rows instead of curating 10M candidates.
+"""The Curate & Train page's first view as derived results (flat in the pool's size): what the preview
+draws, computed once per fingerprint of the judge it curates by and stored (train.DERIVED_RESULTS
+'curation' and 'curation_overlap'), so a session reads a few hundred rows instead of curating 10M
+candidates.
 
 `curation_view` is one frame of parts (column `part`): 'summary' (one row, the curation summary as
 JSON), 'value' and 'chars' (histogram bins of the picks' selecting value and response length, kept
@@ -19,6 +20,9 @@ import numpy as np
 import polars as pl
 
 import audit
+
+from .curate import keep_count
+from .subsets import curate_pool
 
 RATE, SEED, OVERLAP_RATES = 0.25, 0, (0.1, 0.25, 0.5)
 VALUE_BINS, CHAR_BINS = 40, 30
@@ -70,7 +74,6 @@ def curation_view(db: str | os.PathLike | None, pool: str, policy: str | None = 
                   fmt: str | None = None, decoding: str | None = None, rate: float = RATE, seed: int = SEED
                   ) -> pl.DataFrame:
     """The preview of one curation as parts (module docstring); policy None: the page's first choice."""
-    from train.subsets import curate_pool
     if policy is None:
         policy, judge, fmt = first_choice(audit.scored_cells(db, pool))
     picks, summary, _ = curate_pool(db, pool, policy, rate, seed, judge, fmt, decoding=decoding)
@@ -104,8 +107,6 @@ def curation_overlap(db: str | os.PathLike | None, pool: str, judge: str | None 
     judge's formats, at each rate) from one out-of-core curation per format: a pick's rank does not
     depend on the rate, so the kept at rate r are the first keep_count(r, eligible) by rank. judge
     None: the page's first judge and every format it scored."""
-    from train.curate import keep_count
-    from train.subsets import curate_pool
     cells = audit.scored_cells(db, pool)
     if judge is None:
         judge = first_choice(cells)[1]

@@ -1,0 +1,323 @@
+"""Reading and refreshing derived results: this process's copy while what a result is computed from
+is unchanged, else the stored frame when its fingerprint is current, else computed once and stored.
+
+A result stored in parts (one per judge) is read part by part: only the parts whose judge's verdicts
+moved are computed, in one computation scoped to those judges (ingest.store.Database.scoped), split
+by judge and stored; the parts are then put together in judge order. Sessions of one process that ask
+for the same result at once wait on one computation, which runs in a thread of its own so that it
+finishes (and is stored) even when the session that started it goes away.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from typing import Callable
+
+import polars as pl
+
+from ingest.store.database import Database
+
+from .._read import AuditError
+from ._registry import RESULTS, Result
+
+_MEMO_SIZE = 256
+_memo: OrderedDict = OrderedDict()          # key -> frame or marks, this process's copies
+_inflight: dict[tuple, "Computation"] = {}  # what is being computed now, by its key
+_guard = threading.Lock()
+
+
+def _store():
+    """The store's derived-results verbs (imported when first needed: `import audit` loads only the
+    store's database module)."""
+    import ingest.store as store
+    return store
+
+
+def _remember(key, value):
+    with _guard:
+        _memo[key] = value
+        _memo.move_to_end(key)
+        while len(_memo) > _MEMO_SIZE:
+            _memo.popitem(last=False)
+    return value
+
+
+def _recall(key):
+    with _guard:
+        return _memo.get(key)
+
+
+def forget() -> None:
+    """Drop this process's copies (what a restarted server starts with): the stored results remain."""
+    with _guard:
+        _memo.clear()
+
+
+def estimate_s(timing: tuple[float, int] | None, n_verdicts: int) -> float | None:
+    """The time a computation will take: the latest one's seconds scaled by the verdicts it read
+    (None before any)."""
+    if timing is None:
+        return None
+    seconds, n_then = timing
+    return seconds * max(n_verdicts, 1) / max(n_then, 1)
+
+
+def progress_text(what: str, pool: str, n_verdicts: int, elapsed: float, expected: float | None,
+                  unit: str = "verdicts") -> tuple[float, str]:
+    """(fraction, sentence) of the progress bar of a computation `elapsed` seconds in, over n `unit`."""
+    head = f"Computing {what} for pool '{pool}' ({n_verdicts:,} {unit}): {elapsed:.0f} s so far"
+    if expected is None:
+        return min(elapsed / (elapsed + 30.0), 0.95), f"{head}; the first time for this pool, so no estimate yet"
+    left = expected - elapsed
+    if left <= 0:
+        return 0.99, f"{head}; it took {expected:.0f} s last time, so nearly done"
+    return min(elapsed / expected, 0.99), f"{head}, about {left:.0f} s left"
+
+
+class Computation:
+    """compute() running in a thread of its own: it runs to its end (and stores its result) even when
+    the session that started it goes away, and any session may wait on it with a progress bar."""
+
+    def __init__(self, compute: Callable[[], pl.DataFrame], expected: float | None = None):
+        self._compute, self._out, self.expected = compute, {}, expected
+        self._done = threading.Event()
+        self.started = time.monotonic()
+        threading.Thread(target=self._run, daemon=True, name="judgeaudit-derived").start()
+
+    def _run(self):
+        try:
+            self._out["frame"] = self._compute()
+        except BaseException as exc:     # raised again in each waiting session's thread
+            self._out["error"] = exc
+        finally:
+            self._done.set()
+
+    def wait(self, show: Callable[[float, str], None], text: Callable[[float], tuple[float, str]],
+             every_s: float = 0.25) -> pl.DataFrame:
+        """The frame, once computed, calling `show(fraction, sentence)` every `every_s` meanwhile with
+        `text(seconds since it started)`; the computation's exception raised here."""
+        while not self._done.wait(every_s):
+            show(*text(time.monotonic() - self.started))
+        if "error" in self._out:
+            raise self._out["error"]
+        return self._out["frame"]
+
+
+def with_progress(compute: Callable[[], pl.DataFrame], show: Callable[[float, str], None],
+                  text: Callable[[float], tuple[float, str]], every_s: float = 0.25) -> pl.DataFrame:
+    """compute() in a worker thread while `show(fraction, sentence)` is called every `every_s` with
+    `text(elapsed)`; its result, or its exception raised here."""
+    return Computation(compute).wait(show, text, every_s)
+
+
+def no_bar():
+    """A progress display that shows nothing: (show, clear)."""
+    return (lambda fraction, sentence: None), (lambda: None)
+
+
+class Reader:
+    """The derived results of one pool in one registry: `read(name, *args)`; `read.db`, the handle."""
+
+    def __init__(self, db: Database, pool: str, results: dict[str, Result], bar=no_bar):
+        self.db, self.pool, self.results, self.bar = db, pool, results, bar
+
+    def __call__(self, name: str, *args) -> pl.DataFrame:
+        return read(self.db, self.pool, name, *args, results=self.results, bar=self.bar)
+
+
+def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader) -> list | None:
+    """The marks the result is stored under now: one per judge of the pool for a result in parts
+    (in name order), else one; None when there is no such pool or the database predates the derived
+    results. Kept in this process while the database file and the attached files are unchanged."""
+    store = _store()
+    judges = None
+    if not result.per_judge and result.judges_of is not None and result.basis != "pool":
+        judges = tuple(result.judges_of(reader, pool, args))
+    key = ("marks", *db.state(), pool, result.basis, result.per_judge, judges)
+    marks = _recall(key)
+    if marks is None or not all(m.files_unchanged() for m in marks):
+        if result.per_judge and result.basis != "pool":
+            found = store.derived_judge_marks(db, pool, result.basis)
+            marks = None if found is None else list(found.values())
+            if marks == []:                # no judge yet: the (empty) result is stored whole
+                marks = [store.derived_mark(db, pool, result.basis)]
+        else:
+            found = store.derived_mark(db, pool, result.basis, judges)
+            marks = None if found is None else [found]
+        if marks is None:
+            return None
+        _remember(key, marks)
+    return marks
+
+
+def _parts(frame: pl.DataFrame, judges: list[str]) -> dict[str, pl.DataFrame]:
+    return {j: frame.filter(pl.col("judge") == j) for j in judges}
+
+
+def _compute_missing(db: Database, pool: str, name: str, result: Result, args: tuple,
+                     missing: list) -> list[tuple]:
+    """Compute the parts (or the whole) under the `missing` marks and store each; [(mark, frame,
+    seconds, stored)]."""
+    store = _store()
+    out = []
+    if not result.per_judge or not missing[0].part:
+        (mark,) = missing
+        t0 = time.monotonic()
+        frame = result.compute(db, pool, *args)
+        seconds = time.monotonic() - t0
+        return [(mark, frame, seconds, store.save_derived(db, mark, name, args, frame, seconds))]
+    groups = [missing] if result.judge_column else [[m] for m in missing]
+    for group in groups:
+        t0 = time.monotonic()
+        frame = result.compute(db.scoped([m.part for m in group]), pool, *args)
+        seconds = time.monotonic() - t0
+        total = sum(m.n_verdicts for m in group) or 1
+        parts = _parts(frame, [m.part for m in group]) if result.judge_column else {group[0].part: frame}
+        for m in group:
+            share = seconds * (m.n_verdicts or 1) / total if len(group) > 1 else seconds
+            out.append((m, parts[m.part], seconds, store.save_derived(db, m, name, args, parts[m.part], share)))
+    return out
+
+
+def _whole(result: Result, frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """The parts put together (in the marks' order, judge by judge) and combined."""
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical_relaxed")
+    return result.combine(frame) if result.combine else frame
+
+
+def _current(db: Database, pool: str, name: str, result: Result, args: tuple, marks: list,
+             stored: dict) -> tuple[pl.DataFrame, list[tuple]]:
+    """The result from the stored parts, the missing ones computed and stored: (frame, what was
+    computed as [(mark, frame, seconds, stored)])."""
+    missing = [m for m in marks if stored.get(m.part) is None]
+    done = _compute_missing(db, pool, name, result, args, missing) if missing else []
+    frames = dict(stored)
+    frames.update({m.part: frame for m, frame, _, _ in done})
+    return _whole(result, [frames[m.part] for m in marks]), done
+
+
+def _stored_parts(db: Database, name: str, args: tuple, marks: list) -> tuple[dict, tuple | None]:
+    """{part: stored frame or None} under the marks, and the latest computation's timing."""
+    store = _store()
+    out, timing = {}, None
+    for mark in marks:
+        out[mark.part], timing = store.derived_result(db, mark, name, args)
+    return out, timing
+
+
+def read(db, pool: str, name: str, *args, results: dict[str, Result] = RESULTS, bar=no_bar) -> pl.DataFrame:
+    """The result `name` of the pool for `args`: this process's copy while what it is computed from is
+    unchanged, else the stored frame (its parts) when current, else computed once (while `bar()`'s
+    show(fraction, sentence) follows it) and stored."""
+    db = Database.of(db)
+    result = results[name]
+    reader = Reader(db, pool, results, bar)
+    if result.built_from:
+        return result.build(reader(result.built_from, *args))
+    marks = _marks(db, pool, result, args, reader)
+    if marks is None:                     # no such pool, or an old schema: the audit says which
+        return result.compute(db, pool, *args)
+    from ingest.store import params_json
+    key = (name, str(db.path), pool, params_json(args), tuple(m.fingerprint for m in marks))
+    frame = _recall(key)
+    if frame is not None:
+        return frame
+    with _guard:
+        job = _inflight.get(key)
+    if job is None:
+        stored, timing = _stored_parts(db, name, args, marks)
+        if all(f is not None for f in stored.values()):
+            return _remember(key, _whole(result, [stored[m.part] for m in marks]))
+        todo = [m for m in marks if stored[m.part] is None]
+        expected = estimate_s(timing, sum(m.n_verdicts for m in todo))
+
+        def compute() -> pl.DataFrame:
+            try:
+                return _remember(key, _current(db, pool, name, result, args, marks, stored)[0])
+            finally:
+                with _guard:
+                    _inflight.pop(key, None)
+        with _guard:                       # a session that asks meanwhile waits on this computation
+            job = _inflight.get(key)
+            frame = _memo.get(key)
+            if job is None and frame is None:
+                job = _inflight[key] = Computation(compute, expected)
+        if frame is not None:
+            return frame
+    show, clear = bar()
+    try:
+        unit = "candidates" if result.basis == "pool" else "verdicts"
+        n = sum(m.n_verdicts for m in marks)
+        return job.wait(show, lambda s: progress_text(result.what, pool, n, s, job.expected, unit))
+    finally:
+        clear()
+
+
+def refresh(db, pool: str, results: dict[str, Result] = RESULTS) -> dict:
+    """Bring every derived result of the pool (with the arguments of a page's first view) up to date,
+    computing only the parts (or wholes) that are stale or missing: after a run brings verdicts, so
+    the first page view reads them. {"pool", "n_verdicts", "results": [{name, status, seconds, parts,
+    computed}]}: status 'current' (every part stored under its fingerprint), 'computed' (and stored)
+    or 'not stored' (the verdicts moved meanwhile, or the database could not be written); parts: how
+    many the result is stored in, computed: how many of them were computed now."""
+    db = Database.of(db)
+    reader = Reader(db, pool, results)
+    out, n_verdicts = [], None
+    for name, result in results.items():
+        if result.built_from:
+            continue
+        args = result.first_view(reader, pool)
+        if args is None:                   # nothing the page's first view computes (Drift of one judge)
+            continue
+        marks = _marks(db, pool, result, args, reader)
+        if marks is None:                  # no such pool (the caller migrated the database first)
+            from .. import _pools
+            known = ", ".join(_pools.pools(db)["name"]) or "none"
+            raise AuditError(f"no pool named '{pool}' (known: {known})")
+        if result.basis != "pool" and (result.per_judge or result.judges_of is None):
+            n_verdicts = sum(m.n_verdicts for m in marks)
+        stored, _ = _stored_parts(db, name, args, marks)
+        missing = [m for m in marks if stored[m.part] is None]
+        if not missing:
+            out.append({"name": name, "status": "current", "seconds": 0.0, "parts": len(marks), "computed": 0})
+            continue
+        done = _compute_missing(db, pool, name, result, args, missing)
+        seconds = sum({id(m): s for m, _, s, _ in done}.values()) if not result.judge_column else \
+            max((s for _, _, s, _ in done), default=0.0)
+        out.append({"name": name, "status": "computed" if all(ok for *_, ok in done) else "not stored",
+                    "seconds": round(seconds, 3), "parts": len(marks), "computed": len(done)})
+    return {"pool": pool, "n_verdicts": n_verdicts, "results": out}
+
+
+def refresh_line(result: dict, seconds: float) -> str:
+    """The line a command prints after refreshing a pool's derived results (refresh's document)."""
+    done = [r for r in result["results"] if r["status"] == "computed"]
+    lost = [r["name"] for r in result["results"] if r["status"] == "not stored"]
+    names = [r["name"] if r["parts"] == r["computed"] else f"{r['name']} ({r['computed']} of {r['parts']} parts)"
+             for r in done]
+    what = f"stored {len(done)} ({', '.join(names)})" if done else "all current, none computed"
+    tail = f"; not stored (the pool changed meanwhile, or the database is read-only): {', '.join(lost)}" if lost else ""
+    n = result["n_verdicts"]
+    return (f"derived results of pool '{result['pool']}' ({n or 0:,} verdicts): {what} "
+            f"in {seconds:.1f} s{tail}")
+
+
+def refresh_after(db, pool: str | None, results: dict[str, Result] = RESULTS,
+                  say: Callable[[str], None] = print) -> None:
+    """What a command that brought verdicts ends with: the pool's derived results refreshed (every
+    pool's when the command names none: a batch file names its pools), a line per pool said. A
+    failure is said, not raised: the verdicts are stored all the same, and the first page view (or
+    `judgeaudit derive --pool P`) computes what is missing."""
+    from .. import _pools
+    db = Database.of(db)
+    for name in [pool] if pool else _pools.pools(db)["name"].to_list():
+        t0 = time.monotonic()
+        try:
+            result = refresh(db, name, results)
+        except Exception as exc:
+            say(f"derived results of pool '{name}' not stored: {type(exc).__name__}: {exc} "
+                f"(`judgeaudit derive --pool {name}` tries again)")
+            continue
+        say(refresh_line(result, time.monotonic() - t0))

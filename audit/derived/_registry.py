@@ -1,0 +1,151 @@
+"""The derived results: each names what it is computed from, so the layer knows when a stored copy is
+current, and how it is stored (whole, or in parts, one per judge).
+
+A result is an audit function's frame for a pool with the arguments a page asks for. `RESULTS` holds
+the audit's; a package above the audit adds its own (train.DERIVED_RESULTS: the curation preview and
+the Score page's call count) and passes the whole registry to `read` and `refresh`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+import polars as pl
+
+from .. import _bias, _cells, _consistency, _drift, _export, _judges, _pool_summary, _pools, _positions, _report
+from .. import _rank_cells, _scores, _style_cells, _variance, _worth_cells
+
+BASES = ("verdicts", "labels", "pool")
+
+
+def no_arguments(read, pool: str) -> tuple:
+    return ()
+
+
+@dataclass(frozen=True)
+class Result:
+    """One derived result.
+
+    - `compute(db, pool, *args)`: the frame (db: the handle, scoped to some judges for a part);
+    - `basis`: what it is computed from: 'verdicts' (cell runs, verdicts, attached files), 'labels'
+      (those and the pool's human labels) or 'pool' (the pool's candidates alone);
+    - `per_judge`: computed cell by cell, so stored as one part per judge, each current while that
+      judge's verdicts are, and put together (in judge order) when read; `judge_column`: whether its
+      frame names the judge of each row (else each judge's part is computed on its own);
+    - `combine(frame)`: what makes the parts put together the whole, where a statistic spans judges
+      (a sum of counts, the Pareto front);
+    - `judges_of(read, pool, args)`: for a result stored whole that reads only some judges (a drift
+      between two judges, a curation by one judge): those judges, so another judge's verdicts leave it
+      current; None: every judge's;
+    - `built_from`, `build(frame)`: a result made from another one's frame (never from the database),
+      made again when read;
+    - `first_view(read, pool)`: the arguments a page's first view asks for (what `refresh` stores);
+      None when the page would show nothing to compute.
+
+    `read` is a `Reader`: `read(name, *args)` is another derived result of the pool, `read.db` the
+    database's handle.
+    """
+    what: str
+    compute: Callable[..., pl.DataFrame] | None = None
+    basis: str = "verdicts"
+    per_judge: bool = False
+    judge_column: bool = True
+    combine: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+    judges_of: Callable | None = None
+    built_from: str | None = None
+    build: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+    first_view: Callable = no_arguments
+
+
+def checklist_frame(db, pool: str) -> pl.DataFrame:
+    """audit.checklist's document as one row of JSON (a frame, so it is stored like the others)."""
+    return pl.DataFrame({"json": [json.dumps(_report.checklist(db, pool), default=str)]})
+
+
+def judges_frame(db, pool: str, prices: tuple = ()) -> pl.DataFrame:
+    """audit.judges at the prices given as price_args (a hashable, storable form of judgeaudit.toml's)."""
+    return _judges.judges(db, pool, {k: dict(v) for k, v in prices})
+
+
+def price_args(prices: dict) -> tuple:
+    """((judge, ((kind, USD), ...)), ...): judgeaudit.toml's prices as the arguments of judges_frame."""
+    return tuple(sorted((k, tuple(sorted(v.items()))) for k, v in prices.items()))
+
+
+def systems_frame(db, pool: str) -> pl.DataFrame:
+    """The pool's systems (its distinct candidate_ids), sorted: the baselines What labels are worth offers."""
+    return _pools.pool_candidates(db, pool).select("candidate_id").unique().sort("candidate_id")
+
+
+def on_front(board: pl.DataFrame) -> pl.DataFrame:
+    """The leaderboard with `on_front` marked over every judge's rows (the Pareto front spans judges)."""
+    import numpy as np
+    front = _judges.pareto_front(board["cost_per_1000"].fill_null(np.nan).to_numpy(),
+                                 board["agreement"].fill_null(np.nan).to_numpy()) if board.height else []
+    return board.with_columns(pl.Series("on_front", front, pl.Boolean))
+
+
+def summed_counts(counts: pl.DataFrame) -> pl.DataFrame:
+    """export_counts' (sample, status, n) summed over the judges' parts."""
+    return counts.group_by("sample", "status").agg(pl.col("n").sum()).sort("sample", "status") \
+        .select(counts.columns).cast(dict(counts.schema))
+
+
+def single_variance(cells: pl.DataFrame) -> pl.DataFrame:
+    """audit.variance from the audit's cells: the variance table of sample 0 of each call."""
+    return _variance.variance_table(cells.filter(pl.col("aggregate") == "single"))
+
+
+MOVED_SHOWN = 1000          # the Drift page lists the first calls that moved (drift's n_moved counts them all)
+
+
+def first_two_judges(read, pool: str) -> tuple | None:
+    """The Drift page's first view: its first judge (the pool's judges sorted) against the next one;
+    None for a pool of one judge, where the page compares nothing."""
+    judges = sorted(read("cells")["judge"].unique().to_list())
+    return (judges[0], judges[1]) if len(judges) >= 2 else None
+
+
+def first_moved(read, pool: str) -> tuple | None:
+    """The Drift page's first list of moved calls: the first MOVED_SHOWN of first_two_judges'."""
+    judges = first_two_judges(read, pool)
+    return None if judges is None else (*judges, None, MOVED_SHOWN)
+
+
+def _two_judges(read, pool: str, args: tuple) -> tuple:
+    return tuple(j for j in args[:2] if j)
+
+
+RESULTS: dict[str, Result] = {
+    "cells": Result("the audit's cells (tie probability, D2, levels per judge and format)", _cells.audit_cells,
+                    per_judge=True),
+    "bias": Result("slot bias per comparative cell", _bias.bias, per_judge=True),
+    "bias_items": Result("slot bias per item", _bias.bias_items, per_judge=True),
+    "positions": Result("the selected candidates' positions", _positions.position_selection, per_judge=True),
+    "variance": Result("the variance decomposition of the audit's cells", built_from="cells", build=single_variance),
+    "score_values": Result("the score levels per cell", _scores.score_values, per_judge=True),
+    "consistency": Result("repeat consistency per cell", _consistency.consistency, per_judge=True),
+    "scored_cells": Result("the scored cells (judge, format, decoding, score)", _scores.scored_cells, per_judge=True),
+    "rank": Result("the Bradley-Terry rankings", _rank_cells.rank, per_judge=True,
+                   first_view=lambda read, pool: ("candidate_id", 100)),      # the Rankings page's defaults
+    "style_rank": Result("the style-controlled rankings", _style_cells.style_rank, basis="labels", per_judge=True,
+                         first_view=lambda read, pool: (0, 0)),   # every cell, no bootstrap: the page filters one
+    # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
+    "judges_board": Result("the judges' leaderboard", judges_frame, basis="labels", per_judge=True,
+                           combine=on_front),
+    "estimate": Result("what the labels are worth (PPI++ per cell)", _worth_cells.estimate, basis="labels",
+                       per_judge=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
+    "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts,
+                            per_judge=True, judge_column=False, combine=summed_counts),
+    "checklist": Result("the reporting checklist", checklist_frame),
+    "drift": Result("the drift between two judges per cell", _drift.drift, judges_of=_two_judges,
+                    first_view=first_two_judges),
+    "drift_items": Result("the calls that moved between two judges", _drift.drift_items, judges_of=_two_judges,
+                          first_view=first_moved),
+    "placeholders": Result("whether the pool's texts are placeholders", _pools.placeholder_texts, basis="pool"),
+    "systems": Result("the pool's systems", systems_frame, basis="pool"),
+    "pool_summary": Result("the pool's summary", _pool_summary.pool_summary, basis="pool"),
+    "pool_head": Result("the pool's first candidates", _pool_summary.pool_head, basis="pool"),
+}
