@@ -14,17 +14,10 @@ from audit import (bias, checklist, checklist_markdown, effective_levels, pool_c
 from audit import _metrics as m
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
+from tests.audit.conftest import candidate
 
 
-@pytest.fixture(autouse=True)
-def _database_named_by_argument(monkeypatch, tmp_path):
-    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
-
-
-def _cand(pid, cid, ref=None, response=None):
-    return {"prompt_id": pid, "prompt": f"prompt {pid}", "candidate_id": cid,
-            "response": response or cid, "reference": ref}
+pytestmark = pytest.mark.usefixtures("database_named_by_argument")   # tests/conftest.py
 
 
 def _pointwise(judge, fmt, raws):
@@ -41,7 +34,7 @@ def test_stability_on_varying_scores_matches_the_hypergeometric_law(db, write_js
     Full pool: p = (12/32, 20/32) = (.375, .625), D2 = 1/(.140625 + .390625) = 1.882353,
     D1 = exp(-(.375 ln .375 + .625 ln .625)) = exp(0.36781 + 0.29375) = 1.937819."""
     n, n_accept, size = 32, 20, 10
-    _pool = [_cand(f"q{i:02d}", "a", 1) for i in range(n)]
+    _pool = [candidate(f"q{i:02d}", "a", 1) for i in range(n)]
     import_pool(db, write_jsonl("p.jsonl", _pool), "p")
     raws = [(f"q{i:02d}", "a", "ACCEPT" if i < n_accept else "REJECT") for i in range(n)]
     import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "binary", raws)), "p")
@@ -75,7 +68,7 @@ def test_stability_sd_is_the_sample_sd_of_the_subsamples(db, write_jsonl):
     ACCEPT) with probability C(9,4)/C(12,4) = 126/495 = 0.2545, else two. With `distinct` taking
     only the values 1 and 2, its sample sd (ddof 1) over n draws follows from their mean alone:
     p = share of 1s = 2 - mean, sd = sqrt(n/(n-1) p (1-p))."""
-    import_pool(db, write_jsonl("p.jsonl", [_cand(f"q{i:02d}", "a", 1) for i in range(12)]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate(f"q{i:02d}", "a", 1) for i in range(12)]), "p")
     raws = [(f"q{i:02d}", "a", "ACCEPT" if i < 9 else "REJECT") for i in range(12)]
     import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "binary", raws)), "p")
     for n_boot in (2, 50, 200):
@@ -92,7 +85,7 @@ def test_stability_subsamples_of_each_cell_follow_its_whole_identity(db, write_j
     """The same 32 verdicts (20 ACCEPT, 12 REJECT) under three judge names: the full-pool values
     agree, and each cell draws its own subsamples (one generator for every cell would give the three
     judges the same means and sds)."""
-    import_pool(db, write_jsonl("p.jsonl", [_cand(f"q{i:02d}", "a", 1) for i in range(32)]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate(f"q{i:02d}", "a", 1) for i in range(32)]), "p")
     raws = [(f"q{i:02d}", "a", "ACCEPT" if i < 20 else "REJECT") for i in range(32)]
     import_verdicts(db, write_jsonl("v.jsonl", [v for j in ("k", "m", "z") for v in _pointwise(j, "binary", raws)]), "p")
     d2 = stability(db, "p", n_boot=200).filter(pl.col("metric") == "d2").to_dicts()
@@ -104,12 +97,12 @@ def test_stability_subsamples_of_each_cell_follow_its_whole_identity(db, write_j
 
 def test_stability_skips_cells_too_small_to_subsample(db, write_jsonl):
     # two scored candidates: floor(2/3) = 0, no subsample of size >= 1
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", "a", 1), _cand("q", "b", 2)]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", "a", 1), candidate("q", "b", 2)]), "p")
     import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "likert5", [("q", "a", "2"), ("q", "b", "4")])), "p")
     assert stability(db, "p").height == 0
     # a cell listed before it that is too small does not stop the others: binary on 2 of 6
     # candidates (size 0) and likert5 on all 6 (size floor(6/3) = 2)
-    import_pool(db, write_jsonl("six.jsonl", [_cand("q", c, 1) for c in "abcdef"]), "six")
+    import_pool(db, write_jsonl("six.jsonl", [candidate("q", c, 1) for c in "abcdef"]), "six")
     rows = _pointwise("j", "binary", [("q", "a", "ACCEPT"), ("q", "b", "REJECT")])
     rows += _pointwise("j", "likert5", [("q", c, "3") for c in "abcdef"])
     import_verdicts(db, write_jsonl("w.jsonl", rows), "six")
@@ -126,7 +119,7 @@ def test_stability_skips_cells_too_small_to_subsample(db, write_jsonl):
 # --- score values and effective levels -------------------------------------------------------
 
 def test_score_values_and_multiples_of_five(db, write_jsonl):
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcd")]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, i) for i, c in enumerate("abcd")]), "p")
     raws = [("q", "a", "85"), ("q", "b", "90"), ("q", "c", "87"), ("q", "d", "85")]
     likert = [("q", "a", "3"), ("q", "b", "3"), ("q", "c", "5"), ("q", "d", "nope")]
     import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "numeric100", raws)
@@ -145,7 +138,7 @@ def test_score_values_and_multiples_of_five(db, write_jsonl):
 
 
 def test_effective_levels_for_each_alpha(db, write_jsonl):
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcd")]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, i) for i, c in enumerate("abcd")]), "p")
     raws = [("q", "a", "2"), ("q", "b", "2"), ("q", "c", "4"), ("q", "d", "5")]
     import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "likert5", raws)), "p")
     got = {r["alpha"]: r for r in effective_levels(db, "p").to_dicts()}
@@ -258,7 +251,7 @@ def test_two_way_shares_rounding_allowance_scales_with_the_values():
 
 
 def test_variance_through_the_database(db, write_jsonl):
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abc")]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, i) for i, c in enumerate("abc")]), "p")
     rows = []
     # judge u: binary (1,1,0) -> tie_prob 5/9; likert5 (2,3,4) -> 1/3
     # judge v: binary (1,0,0) -> 5/9;           likert5 (2,2,2) -> 1
@@ -278,8 +271,8 @@ def test_variance_through_the_database(db, write_jsonl):
 # --- checklist -------------------------------------------------------------------------------
 
 def test_checklist_numbers_and_markdown(db, write_jsonl):
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, r) for c, r in (("a", 3), ("b", 1), ("c", 2))]
-                                + [_cand("r", "a", 1), _cand("r", "b", 2)]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, r) for c, r in (("a", 3), ("b", 1), ("c", 2))]
+                                + [candidate("r", "a", 1), candidate("r", "b", 2)]), "p")
     rows = _pointwise("j", "binary", [("q", "a", "ACCEPT"), ("q", "b", "ACCEPT"), ("q", "c", "REJECT"),
                                       ("r", "a", "ACCEPT"), ("r", "b", "maybe")])
     calls = [("q", "a", "b", "A+"), ("q", "b", "a", "B+"), ("q", "a", "c", "A+"), ("q", "c", "a", "A+"),
@@ -359,7 +352,7 @@ def test_checklist_markdown_without_a_recorded_mode_reads_greedy_and_separates_c
 def test_checklist_of_a_scored_run_carries_its_template_and_recorded_decoding(db, write_jsonl):
     from ingest.scoring.formats import BUILTIN
     from ingest.scoring import score, ScoreRequest
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcd")]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, i) for i, c in enumerate("abcd")]), "p")
     score(ScoreRequest(pool="p", judge="fake:sim", formats=["likert5", "tournament"], db=db, seed=3,
                        schedule="balanced", progress=False, flush_interval_s=0.05))
     doc = checklist(db, "p")
@@ -381,7 +374,7 @@ def test_checklist_of_a_scored_run_carries_its_template_and_recorded_decoding(db
 def test_checklist_slot_interval_is_the_bias_interval_for_the_same_seed(db, write_jsonl, tmp_path):
     # five candidates, all ten pairs in both orders, labels of uneven values so that the bootstrap's
     # percentiles fall between distinct resample means and move with the seed
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcde")]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, i) for i, c in enumerate("abcde")]), "p")
     spec = tmp_path / "w.toml"
     spec.write_text('name = "w"\nkind = "comparative"\n'
                     'labels = { "P" = 1.31, "Q" = 0.77, "R" = -0.23, "S" = -1.97, "T" = 0.05 }\n')
@@ -403,9 +396,9 @@ def test_checklist_slot_interval_is_the_bias_interval_for_the_same_seed(db, writ
 # --- pools -----------------------------------------------------------------------------------
 
 def test_pools_and_pool_candidates(db, write_jsonl):
-    import_pool(db, write_jsonl("a.jsonl", [_cand("q", "x", 2.5, "hello"), _cand("q", "y", None, "hi"),
-                                            _cand("r", "z", 1, "")]), "a")
-    import_pool(db, write_jsonl("b.jsonl", [_cand("q", "x", 1)]), "b")
+    import_pool(db, write_jsonl("a.jsonl", [candidate("q", "x", 2.5, "hello"), candidate("q", "y", None, "hi"),
+                                            candidate("r", "z", 1, "")]), "a")
+    import_pool(db, write_jsonl("b.jsonl", [candidate("q", "x", 1)]), "b")
     assert pools(db).rows() == [("a", 2, 3), ("b", 1, 1)]
     got = pool_candidates(db, "a").select("prompt_id", "candidate_id", "position", "k", "reference",
                                           "response_chars").rows()
