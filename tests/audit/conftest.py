@@ -10,6 +10,11 @@ def candidate(pid, cid, ref=None, response=None) -> dict:
             "response": response or cid, "reference": ref}
 
 
+def pointwise(judge, fmt, raws) -> list[dict]:
+    """One verdict row per (prompt, candidate, raw) triple of `judge` in format `fmt`."""
+    return [{"judge": judge, "format": fmt, "prompt_id": p, "candidate_id": c, "raw": raw} for p, c, raw in raws]
+
+
 def main_json(capsys, *args) -> dict:
     """Run the command line in this process (app.cli.main) and read the JSON document it printed."""
     from app.cli import main

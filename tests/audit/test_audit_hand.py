@@ -7,7 +7,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from audit import audit_cells, bias, candidate_scores, effective_levels, position_selection, stability
+from audit import audit_cells, bias, candidate_scores, effective_levels, position_selection
 from audit._scores import listing_order, normalised_scores
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
@@ -140,17 +140,6 @@ def test_anchored_scores_use_forward_calls_only(db, write_jsonl):
     # item c vs anchor b: v_fwd = 2, v_rev = -1 -> q = 1.5, b = 0.5
     assert (row["n_pairs"], row["q"], row["b"]) == (1, 1.5, 0.5)
     assert (row["n_self"], row["self_tie_rate"]) == (1, 1.0)
-
-
-def test_stability_is_exact_for_a_constant_scale(db, write_jsonl):
-    _pool(db, write_jsonl, [candidate(f"q{i}", "a", 1) for i in range(30)])
-    verdicts = [{"judge": "j", "format": "binary", "prompt_id": f"q{i}", "candidate_id": "a",
-                 "raw": "ACCEPT"} for i in range(30)]
-    import_verdicts(db, write_jsonl("v.jsonl", verdicts), "p")
-    rows = {r["metric"]: r for r in stability(db, "p", n_boot=20).to_dicts()}
-    assert rows["distinct"]["sub_size"] == 10
-    for metric in ("distinct", "d1", "d2"):
-        assert rows[metric]["mean"] == 1.0 and rows[metric]["sd"] == 0.0 and rows[metric]["shift"] == 0.0
 
 
 def test_normalised_scores_of_no_candidates_and_of_a_candidate_without_calls():

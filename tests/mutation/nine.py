@@ -30,7 +30,7 @@ NINE = [
      "tests/audit/test_audit_hand.py::test_anchored_scores_use_forward_calls_only"),
     ("the stability subsample rounded up instead of down", "audit/_stability.py",
      "size = int(n * fraction)", "size = int(np.ceil(n * fraction))",
-     "tests/audit/test_audit_numbers.py::test_stability_on_varying_scores_matches_the_hypergeometric_law"),
+     "tests/audit/test_stability.py::test_stability_on_varying_scores_matches_the_hypergeometric_law"),
     ("two-letter labels matched case-sensitively", "ingest/scoring/formats/_parsers.py",
      "flags = 0 if len(key) == 1 else re.IGNORECASE", "flags = 0 if len(key) <= 2 else re.IGNORECASE",
      "tests/ingest/test_parsers.py::test_parser_table"),
