@@ -1,8 +1,11 @@
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+EXE = str(Path(sys.executable).with_name("judgeaudit"))   # the installed command, beside this Python
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
@@ -17,10 +20,36 @@ def db(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def database_named_by_argument(monkeypatch, tmp_path):
+    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails.
+    A module asks for it with `pytestmark = pytest.mark.usefixtures("database_named_by_argument")`."""
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+
+
+@pytest.fixture(scope="module")
+def demo_db(request, tmp_path_factory) -> Path:
+    """The bundled demo seeded once a module (ingest.demo.seed_demo): every pool, or only the pools a
+    module names in DEMO_POOLS_SEEDED (a tuple)."""
+    from ingest.demo import DEMO_POOLS, seed_demo
+    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    only = getattr(request.module, "DEMO_POOLS_SEEDED", None)
+    if only is None:
+        assert seed_demo(path) == [p[0] for p in DEMO_POOLS]
+    else:
+        assert seed_demo(path, pools=only) == list(only)
+    return path
+
+
+@pytest.fixture
 def write_jsonl(tmp_path):
     """write_jsonl(name, rows) -> path in the test's folder (tests.fixtures.write_jsonl)."""
     from tests.fixtures import write_jsonl as write
     return lambda name, rows: write(tmp_path / name, rows)
+
+
+def cli(db: Path, *args: str) -> subprocess.CompletedProcess:
+    """`judgeaudit ARGS --db DB` in a process of its own (two minutes at most)."""
+    return subprocess.run([EXE, *args, "--db", str(db)], capture_output=True, text=True, timeout=120)
 
 
 def db_snapshot(path: Path) -> dict:

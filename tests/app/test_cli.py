@@ -2,14 +2,12 @@
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
-
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
+from tests.conftest import EXE
 
 
 def run(*args, ok=True):

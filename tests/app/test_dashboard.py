@@ -5,29 +5,16 @@ import time
 
 import duckdb
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from ingest.demo import seed_demo
-from tests.conftest import REPO, query_rows
+from tests.app.conftest import run_app
+from tests.conftest import query_rows
 
 PAGES = ["overview", "pool", "score", "formats", "slot_bias", "variance", "curate", "report"]
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("dash") / "demo.duckdb"
-    seed_demo(path)
-    return path
-
-
-def _app(db, monkeypatch):
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
-    return AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
-
-
 @pytest.mark.parametrize("pool", ["mtbench-formats", "mtbench", "llmbar", "ko-arena-hard"])
 def test_every_page_renders(demo_db, monkeypatch, pool):
-    at = _app(demo_db, monkeypatch)
+    at = run_app(demo_db, monkeypatch)
     assert not at.exception
     at.sidebar.selectbox[0].select(pool).run()
     for page in PAGES:
@@ -47,7 +34,7 @@ def test_every_page_renders_on_a_users_pool(tmp_path, monkeypatch, write_jsonl):
     db = tmp_path / "mine.duckdb"
     rows = synthetic_pool(12, seed=3)
     import_pool(db, write_jsonl("pool.jsonl", rows), "mine")
-    at = _app(db, monkeypatch)
+    at = run_app(db, monkeypatch)
     assert at.sidebar.selectbox[0].options == ["mine"]          # a user's database is not seeded
     for stage in ("no verdicts", "pointwise verdicts"):
         for page in PAGES:
@@ -63,7 +50,7 @@ def test_every_page_renders_on_a_users_pool(tmp_path, monkeypatch, write_jsonl):
 
 
 def test_fresh_database_seeds_itself(tmp_path, monkeypatch):
-    at = _app(tmp_path / "fresh.duckdb", monkeypatch)
+    at = run_app(tmp_path / "fresh.duckdb", monkeypatch)
     assert not at.exception
     assert set(at.sidebar.selectbox[0].options) == {"mtbench-formats", "mtbench", "llmbar", "arena-bench",
                                                     "ko-arena-hard"}
@@ -76,7 +63,7 @@ def test_score_page_launches_a_run(tmp_path, monkeypatch, write_jsonl):
     rows = [{"prompt_id": f"q{i // 3}", "prompt": f"Q{i // 3}", "candidate_id": f"c{i % 3}", "response": f"r{i}",
              "reference": float(i % 3)} for i in range(12)]
     import_pool(db, write_jsonl("pool.jsonl", rows), "mine")
-    at = _app(db, monkeypatch)
+    at = run_app(db, monkeypatch)
     at.switch_page("views/score/page.py").run()
     at.radio[0].set_value("fake")
     at.text_input[0].set_value("dash")
@@ -98,7 +85,7 @@ def test_score_page_launches_a_run(tmp_path, monkeypatch, write_jsonl):
             break
     assert n == 36   # 12 candidates x binary, likert5, numeric100
     # a reload (a new browser session) reads the same run from the database
-    again = _app(db, monkeypatch)
+    again = run_app(db, monkeypatch)
     again.switch_page("views/score/page.py").run()
     deadline = time.time() + 30
     while "Run 1 · finished" not in " ".join(m.value for m in again.markdown) and time.time() < deadline:

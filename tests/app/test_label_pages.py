@@ -7,17 +7,9 @@ from streamlit.testing.v1 import AppTest
 
 from app.views.label.screen import stored_label
 from app.views.trust.worth import best_per_format, headline
-from ingest.demo import seed_demo
 from tests.conftest import REPO, query_rows
 
 SYSTEMS = ("alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b-v1.2")
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("label") / "demo.duckdb"
-    seed_demo(path)
-    return path
 
 
 def _app(db, monkeypatch, pool="mtbench"):

@@ -6,21 +6,16 @@ import time
 import duckdb
 import pytest
 from streamlit import config as st_config
-from streamlit.testing.v1 import AppTest
 
 from app import auth
 from ingest.store import import_pool
 from ingest.endpoints import config_path
-from tests.conftest import REPO, query_rows
+from tests.app.conftest import run_app
+from tests.conftest import query_rows
 from tests.openai_server import OpenAIServer
 
 ROWS = [{"prompt_id": f"q{i // 2}", "prompt": f"Question {i // 2}", "candidate_id": f"c{i % 2}",
          "response": f"answer {i}", "reference": float(i % 2)} for i in range(4)]
-
-
-def _app(db, monkeypatch) -> AppTest:
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
-    return AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
 
 
 def _verdicts(db, judge: str, n: int, seconds: float = 120) -> int:
@@ -47,7 +42,7 @@ def test_only_a_configured_endpoint_gets_a_key(tmp_path, monkeypatch, write_json
     with OpenAIServer() as srv:
         config_path(db).write_text(f'[endpoints.team]\nbase_url = "{srv.url}"\nmodels = ["team-model"]\n'
                                    'api_key_env = "TEAM_KEY"\n')
-        at = _app(db, monkeypatch)
+        at = run_app(db, monkeypatch)
         at.switch_page("views/score/page.py").run()
         assert at.radio[0].options == ["Configured endpoint", "Bundled SmolLM2 (in-process)", "Simulated judge",
                                        "Other endpoint (no API key)"]
@@ -96,7 +91,7 @@ def test_password_gate(tmp_path, monkeypatch):
     monkeypatch.setenv(auth.PASSWORD_ENV, "open sesame")
     monkeypatch.setattr(auth, "THROTTLE", auth.Throttle(base_s=0.2))
     monkeypatch.setattr(auth, "_client", lambda st: "test-client")
-    at = _app(db, monkeypatch)
+    at = run_app(db, monkeypatch)
     assert not at.exception
     assert [t.label for t in at.text_input] == ["Password"] and not at.sidebar.selectbox   # nothing else
     assert not db.exists()                                  # not even the demo seeding ran
@@ -122,7 +117,7 @@ def test_beyond_localhost_without_a_login_the_app_shows_nothing(tmp_path, monkey
     before = st_config.get_option("server.address")
     st_config.set_option("server.address", "0.0.0.0")
     try:
-        at = _app(tmp_path / "open.duckdb", monkeypatch)
+        at = run_app(tmp_path / "open.duckdb", monkeypatch)
     finally:
         st_config.set_option("server.address", before)
     assert "listens beyond localhost without a login" in at.error[0].value
@@ -141,7 +136,7 @@ def test_beyond_localhost_without_a_login_the_app_shows_nothing(tmp_path, monkey
 def test_upload_names_are_not_paths(tmp_path, monkeypatch, write_jsonl, pool_name, file_name, message):
     db = tmp_path / "names.duckdb"
     import_pool(db, write_jsonl("pool.jsonl", ROWS), "mini")
-    at = _app(db, monkeypatch)
+    at = run_app(db, monkeypatch)
     at.switch_page("views/pool/page.py").run()
     at.file_uploader[0].upload(file_name, (tmp_path / "pool.jsonl").read_bytes())
     at.text_input[0].set_value(pool_name)
@@ -154,7 +149,7 @@ def test_upload_names_are_not_paths(tmp_path, monkeypatch, write_jsonl, pool_nam
 def test_upload_with_a_plain_name_still_imports(tmp_path, monkeypatch, write_jsonl):
     db = tmp_path / "ok.duckdb"
     import_pool(db, write_jsonl("pool.jsonl", ROWS), "mini")
-    at = _app(db, monkeypatch)
+    at = run_app(db, monkeypatch)
     at.switch_page("views/pool/page.py").run()
     at.file_uploader[0].upload("../../pool.jsonl", (tmp_path / "pool.jsonl").read_bytes())   # only its last part
     at.text_input[0].set_value("second pool")
@@ -169,7 +164,7 @@ def test_oidc_gate_shows_only_a_login_button(tmp_path, monkeypatch):
     monkeypatch.delenv(auth.PASSWORD_ENV, raising=False)
     monkeypatch.setattr(auth, "oidc_configured", lambda: True)
     db = tmp_path / "oidc.duckdb"
-    at = _app(db, monkeypatch)
+    at = run_app(db, monkeypatch)
     assert not at.exception
     assert [b.label for b in at.button] == ["Log in"] and not at.sidebar.selectbox and not db.exists()
 

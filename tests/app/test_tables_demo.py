@@ -9,18 +9,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import tables
-from ingest.demo import seed_demo
 from tests.app.table_rules import PAGES, _raw, frames, violations
 from tests.conftest import REPO
 
 POOLS = ["mtbench-formats", "mtbench", "llmbar", "arena-bench", "ko-arena-hard"]
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("tables") / "demo.duckdb"
-    seed_demo(path)
-    return path
 
 
 @pytest.mark.parametrize("pool", POOLS)

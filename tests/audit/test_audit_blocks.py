@@ -5,7 +5,6 @@ missing references, uneven prompts, tournament matches and repeated samples with
 distributions, every number agrees to 1e-12 for any block size, and a pool of one block agrees bit
 for bit."""
 
-import json
 import math
 
 import numpy as np
@@ -20,12 +19,7 @@ from audit._cells import audit_cells, compute_cells, finish_cell, joint_counts, 
 from audit._scores import pool_scores
 from ingest.scoring import import_verdicts
 from ingest.store import import_pool
-from tests.fixtures import synthetic_pool, synthetic_verdicts
-
-
-def _write(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
 
 def _repeats(pool_rows, seed):
@@ -49,15 +43,15 @@ def random_pool(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(f"blocks{seed}")
     db = folder / "audit.duckdb"
     rows = synthetic_pool(37, k_range=(1, 6), seed=seed, missing_ref=0.15)
-    import_pool(db, _write(folder / "pool.jsonl", rows), "p")
+    import_pool(db, write_jsonl(folder / "pool.jsonl", rows), "p")
     verdicts = synthetic_verdicts(rows, seed=seed, unparsed=0.1)
     rng = np.random.default_rng(seed)
     for v in verdicts:   # a label distribution on some likert5 calls: expected cells
         if v["format"] == "likert5" and rng.random() < 0.4:
             top = str(int(rng.integers(1, 6)))
             v["label_probs"] = {top: 0.7, "3" if top != "3" else "4": 0.3}
-    import_verdicts(db, _write(folder / "v.jsonl", verdicts), "p")
-    import_verdicts(db, _write(folder / "r.jsonl", _repeats(rows, seed)), "p")
+    import_verdicts(db, write_jsonl(folder / "v.jsonl", verdicts), "p")
+    import_verdicts(db, write_jsonl(folder / "r.jsonl", _repeats(rows, seed)), "p")
     return db
 
 
@@ -113,9 +107,9 @@ def test_interleaved_prompts_place_each_candidate(tmp_path):
     rows = [{"prompt_id": p, "prompt": p, "candidate_id": c, "response": c + p, "reference": ref}
             for p, c, ref in [("q", "a", 1), ("r", "a", 3), ("q", "b", 2), ("r", "b", 2), ("q", "c", 2)]]
     db = tmp_path / "i.duckdb"
-    import_pool(db, _write(tmp_path / "pool.jsonl", rows), "p")
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "p")
     raws = {("q", "a"): "2", ("q", "b"): "5", ("q", "c"): "5", ("r", "a"): "4", ("r", "b"): "1"}
-    import_verdicts(db, _write(tmp_path / "v.jsonl", [
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", [
         {"judge": "j", "format": "likert5", "prompt_id": p, "candidate_id": c, "raw": raw}
         for (p, c), raw in raws.items()]), "p")
     cell = audit_cells(db, "p", block=1).to_dicts()[0]

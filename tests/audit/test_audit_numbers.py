@@ -1,5 +1,5 @@
 """The audit's other tables as numbers derived by hand (arithmetic in comments) or from scipy:
-subsampling stability on data that varies, score values, effective levels, the variance
+score values, the variance
 decomposition with leave-one-judge-out, the reporting checklist (JSON and Markdown), pools."""
 
 import math
@@ -7,130 +7,26 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-import scipy.stats as ss
 
-from audit import (bias, checklist, checklist_markdown, effective_levels, pool_candidates, pools,
-                   score_values, stability, variance, variance_table)
+from audit import (bias, checklist, checklist_markdown, pool_candidates, pools, score_values, variance,
+                   variance_table)
 from audit import _metrics as m
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
+from tests.audit.conftest import candidate, pointwise
 
 
-@pytest.fixture(autouse=True)
-def _database_named_by_argument(monkeypatch, tmp_path):
-    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+pytestmark = pytest.mark.usefixtures("database_named_by_argument")   # tests/conftest.py
 
 
-def _cand(pid, cid, ref=None, response=None):
-    return {"prompt_id": pid, "prompt": f"prompt {pid}", "candidate_id": cid,
-            "response": response or cid, "reference": ref}
-
-
-def _pointwise(judge, fmt, raws):
-    """One verdict per (prompt, candidate, raw) triple."""
-    return [{"judge": judge, "format": fmt, "prompt_id": p, "candidate_id": c, "raw": raw} for p, c, raw in raws]
-
-
-# --- stability ------------------------------------------------------------------------------
-
-def test_stability_on_varying_scores_matches_the_hypergeometric_law(db, write_jsonl):
-    """32 candidates (not a multiple of 3), 20 ACCEPT and 12 REJECT. Subsamples hold
-    floor(32/3) = 10 (rounding would give 11). The ACCEPT count X of a subsample is
-    Hypergeometric(32, 20, 10); distinct = 2 unless X in {0, 10}; D2 = 1/((X/10)^2 + (1-X/10)^2).
-    Full pool: p = (12/32, 20/32) = (.375, .625), D2 = 1/(.140625 + .390625) = 1.882353,
-    D1 = exp(-(.375 ln .375 + .625 ln .625)) = exp(0.36781 + 0.29375) = 1.937819."""
-    n, n_accept, size = 32, 20, 10
-    _pool = [_cand(f"q{i:02d}", "a", 1) for i in range(n)]
-    import_pool(db, write_jsonl("p.jsonl", _pool), "p")
-    raws = [(f"q{i:02d}", "a", "ACCEPT" if i < n_accept else "REJECT") for i in range(n)]
-    import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "binary", raws)), "p")
-    n_boot = 4000
-    rows = {r["metric"]: r for r in stability(db, "p", n_boot=n_boot).to_dicts()}
-    x = np.arange(size + 1)
-    pmf = ss.hypergeom.pmf(x, n, n_accept, size)
-    p = x / size
-    exact = {"distinct": 2 - pmf[0] - pmf[-1],
-             "d2": 1 / (p ** 2 + (1 - p) ** 2),
-             "d1": np.exp(-(np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0)
-                            + np.where(p < 1, (1 - p) * np.log(np.where(p < 1, 1 - p, 1)), 0)))}
-    full = {"distinct": 2.0, "d2": 1 / (0.375 ** 2 + 0.625 ** 2), "d1": 1.937819}
-    for metric in ("distinct", "d1", "d2"):
-        r = rows[metric]
-        assert r["sub_size"] == 10
-        assert r["full"] == pytest.approx(full[metric], rel=1e-6)
-        values = exact[metric] if metric != "distinct" else np.where((x == 0) | (x == size), 1.0, 2.0)
-        mean = float(np.sum(pmf * values))
-        sd = float(np.sqrt(np.sum(pmf * (values - mean) ** 2)))
-        # the mean of 4000 draws is within 4.5 standard errors of the exact mean
-        assert abs(r["mean"] - mean) < 4.5 * sd / math.sqrt(n_boot) + 1e-12, metric
-        assert r["sd"] == pytest.approx(sd, rel=0.08, abs=1e-3), metric
-        assert r["shift"] == pytest.approx(r["mean"] - r["full"])
-    # d2 varies between subsamples: a constant answer would fail the sd check above
-    assert rows["d2"]["sd"] > 0.05
-
-
-def test_stability_sd_is_the_sample_sd_of_the_subsamples(db, write_jsonl):
-    """9 ACCEPT and 3 REJECT, subsamples of floor(12/3) = 4: a subsample holds one level (all
-    ACCEPT) with probability C(9,4)/C(12,4) = 126/495 = 0.2545, else two. With `distinct` taking
-    only the values 1 and 2, its sample sd (ddof 1) over n draws follows from their mean alone:
-    p = share of 1s = 2 - mean, sd = sqrt(n/(n-1) p (1-p))."""
-    import_pool(db, write_jsonl("p.jsonl", [_cand(f"q{i:02d}", "a", 1) for i in range(12)]), "p")
-    raws = [(f"q{i:02d}", "a", "ACCEPT" if i < 9 else "REJECT") for i in range(12)]
-    import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "binary", raws)), "p")
-    for n_boot in (2, 50, 200):
-        row = [r for r in stability(db, "p", n_boot=n_boot, seed=3).to_dicts() if r["metric"] == "distinct"][0]
-        p = 2 - row["mean"]
-        assert row["sd"] == pytest.approx(math.sqrt(n_boot / (n_boot - 1) * p * (1 - p)), rel=1e-12, abs=1e-15)
-    # 200 draws: the share of one-level subsamples is 0.2545 +- 4.5 sd (sd sqrt(.2545 .7455 / 200) = 0.0308)
-    assert abs(p - 126 / 495) < 4.5 * 0.0308
-    one = stability(db, "p", n_boot=1).to_dicts()
-    assert all(math.isnan(r["sd"]) for r in one)      # one subsample has no spread
-
-
-def test_stability_subsamples_of_each_cell_follow_its_whole_identity(db, write_jsonl):
-    """The same 32 verdicts (20 ACCEPT, 12 REJECT) under three judge names: the full-pool values
-    agree, and each cell draws its own subsamples (one generator for every cell would give the three
-    judges the same means and sds)."""
-    import_pool(db, write_jsonl("p.jsonl", [_cand(f"q{i:02d}", "a", 1) for i in range(32)]), "p")
-    raws = [(f"q{i:02d}", "a", "ACCEPT" if i < 20 else "REJECT") for i in range(32)]
-    import_verdicts(db, write_jsonl("v.jsonl", [v for j in ("k", "m", "z") for v in _pointwise(j, "binary", raws)]), "p")
-    d2 = stability(db, "p", n_boot=200).filter(pl.col("metric") == "d2").to_dicts()
-    assert [r["judge"] for r in d2] == ["k", "m", "z"]
-    assert [r["full"] for r in d2] == pytest.approx([1 / (0.375 ** 2 + 0.625 ** 2)] * 3)   # 1.882353, as above
-    # d2 of a subsample of 10 takes 6 values with sd ~ 0.2: 200 independent draws give three means
-    assert len({r["mean"] for r in d2}) == 3 and len({r["sd"] for r in d2}) == 3
-
-
-def test_stability_skips_cells_too_small_to_subsample(db, write_jsonl):
-    # two scored candidates: floor(2/3) = 0, no subsample of size >= 1
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", "a", 1), _cand("q", "b", 2)]), "p")
-    import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "likert5", [("q", "a", "2"), ("q", "b", "4")])), "p")
-    assert stability(db, "p").height == 0
-    # a cell listed before it that is too small does not stop the others: binary on 2 of 6
-    # candidates (size 0) and likert5 on all 6 (size floor(6/3) = 2)
-    import_pool(db, write_jsonl("six.jsonl", [_cand("q", c, 1) for c in "abcdef"]), "six")
-    rows = _pointwise("j", "binary", [("q", "a", "ACCEPT"), ("q", "b", "REJECT")])
-    rows += _pointwise("j", "likert5", [("q", c, "3") for c in "abcdef"])
-    import_verdicts(db, write_jsonl("w.jsonl", rows), "six")
-    got = stability(db, "six", n_boot=5)
-    assert set(got["format"]) == {"likert5"} and set(got["sub_size"]) == {2}
-    # with fraction 1/2 it is 1: a one-candidate subsample always holds one level
-    rows = {r["metric"]: r for r in stability(db, "p", fraction=0.5, n_boot=30).to_dicts()}
-    assert rows["distinct"]["sub_size"] == 1 and rows["distinct"]["mean"] == 1.0
-    assert rows["d2"]["full"] == 2.0 and rows["d2"]["shift"] == -1.0
-    # the level it misses has share 0 and adds nothing to the entropy: D1 = exp(-1 ln 1) = 1, every time
-    assert (rows["d1"]["full"], rows["d1"]["mean"], rows["d1"]["sd"]) == (pytest.approx(2.0), 1.0, 0.0)
-
-
-# --- score values and effective levels -------------------------------------------------------
+# --- score values ---------------------------------------------------------------------------
 
 def test_score_values_and_multiples_of_five(db, write_jsonl):
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcd")]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, i) for i, c in enumerate("abcd")]), "p")
     raws = [("q", "a", "85"), ("q", "b", "90"), ("q", "c", "87"), ("q", "d", "85")]
     likert = [("q", "a", "3"), ("q", "b", "3"), ("q", "c", "5"), ("q", "d", "nope")]
-    import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "numeric100", raws)
-                                    + _pointwise("j", "likert5", likert)), "p")
+    import_verdicts(db, write_jsonl("v.jsonl", pointwise("j", "numeric100", raws)
+                                    + pointwise("j", "likert5", likert)), "p")
     got = score_values(db, "p")
     assert got.columns == ["judge", "format", "decoding", "score", "s", "n", "mult5"]
     assert got.schema["n"] == pl.UInt32 and got.schema["s"] == pl.Float64      # as in an empty table
@@ -142,20 +38,6 @@ def test_score_values_and_multiples_of_five(db, write_jsonl):
     assert lik == [(0.5, 2, None), (1.0, 1, None)]
     # every row names its cell: judge j, imported verdicts read greedily, the parsed labels' values
     assert got.select("judge", "decoding", "score").unique().rows() == [("j", "greedy", "label")]
-
-
-def test_effective_levels_for_each_alpha(db, write_jsonl):
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcd")]), "p")
-    raws = [("q", "a", "2"), ("q", "b", "2"), ("q", "c", "4"), ("q", "d", "5")]
-    import_verdicts(db, write_jsonl("v.jsonl", _pointwise("j", "likert5", raws)), "p")
-    got = {r["alpha"]: r for r in effective_levels(db, "p").to_dicts()}
-    # shares p = (1/2, 1/4, 1/4)
-    assert got[0.0]["d_alpha"] == 3                                          # distinct values
-    assert got[0.5]["d_alpha"] == pytest.approx((math.sqrt(.5) + 2 * math.sqrt(.25)) ** 2)   # 2.914214
-    assert got[1.0]["d_alpha"] == pytest.approx(math.exp(ss.entropy([.5, .25, .25])))     # 2.828427
-    assert got[2.0]["d_alpha"] == pytest.approx(1 / (.25 + .0625 + .0625))               # 2.666667
-    assert got[math.inf]["d_alpha"] == pytest.approx(2.0)                                # 1 / 0.5
-    assert {r["n_candidates"] for r in got.values()} == {4}
 
 
 # --- variance decomposition ------------------------------------------------------------------
@@ -258,13 +140,13 @@ def test_two_way_shares_rounding_allowance_scales_with_the_values():
 
 
 def test_variance_through_the_database(db, write_jsonl):
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abc")]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, i) for i, c in enumerate("abc")]), "p")
     rows = []
     # judge u: binary (1,1,0) -> tie_prob 5/9; likert5 (2,3,4) -> 1/3
     # judge v: binary (1,0,0) -> 5/9;           likert5 (2,2,2) -> 1
     for judge, binary, likert in (("u", "AAR", "234"), ("v", "ARR", "222")):
-        rows += _pointwise(judge, "binary", [("q", c, "ACCEPT" if x == "A" else "REJECT") for c, x in zip("abc", binary)])
-        rows += _pointwise(judge, "likert5", list(zip("qqq", "abc", likert)))
+        rows += pointwise(judge, "binary", [("q", c, "ACCEPT" if x == "A" else "REJECT") for c, x in zip("abc", binary)])
+        rows += pointwise(judge, "likert5", list(zip("qqq", "abc", likert)))
     import_verdicts(db, write_jsonl("v.jsonl", rows), "p")
     got = variance(db, "p").filter((pl.col("metric") == "tie_prob") & pl.col("dropped_judge").is_null()).to_dicts()[0]
     # table (5/9, 1/3), (5/9, 1): grand 11/18; deviations -1/18, -5/18, -1/18, 7/18
@@ -278,9 +160,9 @@ def test_variance_through_the_database(db, write_jsonl):
 # --- checklist -------------------------------------------------------------------------------
 
 def test_checklist_numbers_and_markdown(db, write_jsonl):
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, r) for c, r in (("a", 3), ("b", 1), ("c", 2))]
-                                + [_cand("r", "a", 1), _cand("r", "b", 2)]), "p")
-    rows = _pointwise("j", "binary", [("q", "a", "ACCEPT"), ("q", "b", "ACCEPT"), ("q", "c", "REJECT"),
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, r) for c, r in (("a", 3), ("b", 1), ("c", 2))]
+                                + [candidate("r", "a", 1), candidate("r", "b", 2)]), "p")
+    rows = pointwise("j", "binary", [("q", "a", "ACCEPT"), ("q", "b", "ACCEPT"), ("q", "c", "REJECT"),
                                       ("r", "a", "ACCEPT"), ("r", "b", "maybe")])
     calls = [("q", "a", "b", "A+"), ("q", "b", "a", "B+"), ("q", "a", "c", "A+"), ("q", "c", "a", "A+"),
              ("q", "b", "c", "TIE")]
@@ -359,7 +241,7 @@ def test_checklist_markdown_without_a_recorded_mode_reads_greedy_and_separates_c
 def test_checklist_of_a_scored_run_carries_its_template_and_recorded_decoding(db, write_jsonl):
     from ingest.scoring.formats import BUILTIN
     from ingest.scoring import score, ScoreRequest
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcd")]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, i) for i, c in enumerate("abcd")]), "p")
     score(ScoreRequest(pool="p", judge="fake:sim", formats=["likert5", "tournament"], db=db, seed=3,
                        schedule="balanced", progress=False, flush_interval_s=0.05))
     doc = checklist(db, "p")
@@ -381,7 +263,7 @@ def test_checklist_of_a_scored_run_carries_its_template_and_recorded_decoding(db
 def test_checklist_slot_interval_is_the_bias_interval_for_the_same_seed(db, write_jsonl, tmp_path):
     # five candidates, all ten pairs in both orders, labels of uneven values so that the bootstrap's
     # percentiles fall between distinct resample means and move with the seed
-    import_pool(db, write_jsonl("p.jsonl", [_cand("q", c, i) for i, c in enumerate("abcde")]), "p")
+    import_pool(db, write_jsonl("p.jsonl", [candidate("q", c, i) for i, c in enumerate("abcde")]), "p")
     spec = tmp_path / "w.toml"
     spec.write_text('name = "w"\nkind = "comparative"\n'
                     'labels = { "P" = 1.31, "Q" = 0.77, "R" = -0.23, "S" = -1.97, "T" = 0.05 }\n')
@@ -403,9 +285,9 @@ def test_checklist_slot_interval_is_the_bias_interval_for_the_same_seed(db, writ
 # --- pools -----------------------------------------------------------------------------------
 
 def test_pools_and_pool_candidates(db, write_jsonl):
-    import_pool(db, write_jsonl("a.jsonl", [_cand("q", "x", 2.5, "hello"), _cand("q", "y", None, "hi"),
-                                            _cand("r", "z", 1, "")]), "a")
-    import_pool(db, write_jsonl("b.jsonl", [_cand("q", "x", 1)]), "b")
+    import_pool(db, write_jsonl("a.jsonl", [candidate("q", "x", 2.5, "hello"), candidate("q", "y", None, "hi"),
+                                            candidate("r", "z", 1, "")]), "a")
+    import_pool(db, write_jsonl("b.jsonl", [candidate("q", "x", 1)]), "b")
     assert pools(db).rows() == [("a", 2, 3), ("b", 1, 1)]
     got = pool_candidates(db, "a").select("prompt_id", "candidate_id", "position", "k", "reference",
                                           "response_chars").rows()

@@ -21,12 +21,10 @@ from audit._cells import compute_cells
 from audit._scores import Scores
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
+from tests.audit.conftest import candidate
 
 
-@pytest.fixture(autouse=True)
-def _database_named_by_argument(monkeypatch, tmp_path):
-    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+pytestmark = pytest.mark.usefixtures("database_named_by_argument")   # tests/conftest.py
 
 
 def _scores(S, r, sizes):
@@ -158,10 +156,6 @@ def test_prompt_stats_and_selected_member_pick_the_same_candidate(data):
     assert np.array_equal(top1, rt[chosen].astype(float))
 
 
-def _cand(pid, cid, ref):
-    return {"prompt_id": pid, "prompt": f"prompt {pid}", "candidate_id": cid, "response": cid, "reference": ref}
-
-
 def test_audit_top1_and_position_selection_agree_through_the_database(db, write_jsonl):
     """Reference 1 on each prompt's first-listed candidate, 0 elsewhere: top1 is then exactly the
     share of prompts whose selected candidate is the first-listed one, position_selection's
@@ -169,7 +163,7 @@ def test_audit_top1_and_position_selection_agree_through_the_database(db, write_
     rows, verdicts = [], []
     for p, k in enumerate([2, 3, 4, 3, 2]):
         ids = [f"c{i}" for i in range(k)]
-        rows += [_cand(f"q{p}", c, 1 if i == 0 else 0) for i, c in enumerate(ids)]
+        rows += [candidate(f"q{p}", c, 1 if i == 0 else 0) for i, c in enumerate(ids)]
         for i in range(k):
             for j in range(i + 1, k):      # every match a TIE: all k candidates tie at 0.5
                 verdicts.append({"judge": "j", "format": "tournament", "prompt_id": f"q{p}",

@@ -17,10 +17,7 @@ from ingest.store import import_pool
 from ingest.scoring import import_verdicts
 
 
-@pytest.fixture(autouse=True)
-def _database_named_by_argument(monkeypatch, tmp_path):
-    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+pytestmark = pytest.mark.usefixtures("database_named_by_argument")   # tests/conftest.py
 
 SIG1, SIG2 = 1 / (1 + math.exp(-1)), 1 / (1 + math.exp(-2))
 NO = np.zeros(0, dtype=bool)

@@ -5,7 +5,6 @@ whole-file label imports, and every LLMBar judge against the gold labels."""
 import json
 import math
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -18,9 +17,8 @@ from audit import calibrate, calibrate_frames, human_agreement, human_ceiling, s
 from audit._calibrate import HUMAN_COLUMNS, agreement, cell_agreement, decide, kappa, oriented_pairs, pairs_needed
 from ingest import UserError
 from ingest.store import import_labels
-from tests.conftest import db_snapshot, query_rows
+from tests.conftest import EXE, db_snapshot, query_rows
 
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
 DEMO = Path(__file__).resolve().parents[2] / "ingest" / "demo"
 
 

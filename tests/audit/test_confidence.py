@@ -6,8 +6,6 @@ runtime dependency), the cross-fitting over prompts, and `calibrate` on a databa
 import json
 import math
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -16,8 +14,8 @@ import pytest
 from audit import calibrate, calibrate_frames
 from audit._confidence import (bins, brier, call_probabilities, cell_confidence, cross_fitted, distribution_p, ece,
                                isotonic_fit, isotonic_predict, labelled, reliability, sample_p)
+from tests.conftest import EXE
 
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
 
 # ten judgements: p (the judge's probability that x is better) and y (1: the humans said x)
 P = np.array([1 - 0.9, 0.12, 0.3, 0.35, 0.6, 0.62, 0.68, 0.9, 0.95, 1.0])

@@ -4,16 +4,13 @@ two stored judges, one a re-run of the other."""
 import json
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import polars as pl
 import pytest
 
 from audit import AuditError, compare_verdicts, drift, drift_items, drift_sides
 from audit._drift import _tag_versions, version_pairs, versions_of
-
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
+from tests.conftest import EXE
 
 
 def _verdicts(readings, cell_run_id=1, model="m", template="t", settings="{}"):

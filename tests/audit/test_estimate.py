@@ -4,9 +4,6 @@ effective_labels, and the per-cell numbers on a real database for both targets, 
 here independently of the store's SQL."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +13,7 @@ from audit import estimate
 from audit._estimate import classical_mean, effective_labels, hansen_hurwitz, ppi_mean, tuned_lambda
 from audit._label_queue import capped, inclusion, residual_rates
 from ingest.store import import_labels, import_pool
-
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
+from tests.conftest import cli
 
 
 def _arrays(seed, n=60, big_n=500, levels=5):
@@ -121,13 +117,9 @@ def _verdicts(tmp_path, n_prompts=30):
     return path
 
 
-def _cli(db, *args):
-    return subprocess.run([EXE, *args, "--db", str(db)], capture_output=True, text=True, timeout=120)
-
-
 def test_accept_estimate_equals_ppi_python_on_the_cells_arrays(db, tmp_path, write_jsonl):
     _pool(tmp_path, db)
-    assert _cli(db, "import-verdicts", str(_verdicts(tmp_path)), "--pool", "tiny").returncode == 0
+    assert cli(db, "import-verdicts", str(_verdicts(tmp_path)), "--pool", "tiny").returncode == 0
     # two annotators label the first 12 prompts' s1 answers; their mean is Y (accept when likert >= 3)
     labels = [{"prompt_id": f"p{p}", "candidate_id": "s1", "label": "accept" if _likert(p, "s1") >= 3 else "reject",
                "annotator": "u"} for p in range(12)]
@@ -149,7 +141,7 @@ def test_accept_estimate_equals_ppi_python_on_the_cells_arrays(db, tmp_path, wri
 
 def test_winrate_per_system_from_pointwise_and_comparative_cells(db, tmp_path, write_jsonl):
     _pool(tmp_path, db)
-    assert _cli(db, "import-verdicts", str(_verdicts(tmp_path)), "--pool", "tiny").returncode == 0
+    assert cli(db, "import-verdicts", str(_verdicts(tmp_path)), "--pool", "tiny").returncode == 0
     # humans on s1 vs base for prompts 0..9, written either way round
     truth = {p: ("s1" if p % 3 else "base") for p in range(10)}
     labels = [{"prompt_id": f"p{p}", "a_id": "s1", "b_id": "base", "label": "A" if truth[p] == "s1" else "B"}
@@ -171,13 +163,13 @@ def test_winrate_per_system_from_pointwise_and_comparative_cells(db, tmp_path, w
         assert (r["ppi_lo"], r["ppi_hi"]) == pytest.approx((lo[0], hi[0]), abs=1e-12)
         assert r["classical_value"] == pytest.approx(y.mean())
     assert out[("likert5", "s2")]["n_labelled"] == 0 and out[("likert5", "s2")]["ppi_value"] is None
-    doc = json.loads(_cli(db, "estimate", "--pool", "tiny", "--target", "winrate", "--baseline", "base",
+    doc = json.loads(cli(db, "estimate", "--pool", "tiny", "--target", "winrate", "--baseline", "base",
                           "--json").stdout)
     cell = next(c for c in doc["cells"] if c["format"] == "likert5" and c["system"] == "s1")
     assert set(cell) >= {"judge", "format", "decoding", "target", "system", "n_labelled", "n_unlabelled",
                          "classical", "ppi", "effective_labels"}
     assert cell["ppi"]["lambda"] == pytest.approx(out[("likert5", "s1")]["ppi_lambda"])
-    bad = _cli(db, "estimate", "--pool", "tiny", "--target", "winrate", "--baseline", "nobody")
+    bad = cli(db, "estimate", "--pool", "tiny", "--target", "winrate", "--baseline", "nobody")
     assert bad.returncode == 1 and "--baseline nobody: not a system" in bad.stderr
 
 

@@ -16,13 +16,10 @@ from audit import judges, pareto_front
 from audit._judges import cell_cost
 from ingest.scoring import ScoreRequest, score
 from ingest.store import import_labels, import_pool, save_jury
+from tests.fixtures import write_jsonl
+from tests.audit.conftest import main_json
 
 PRICES = {"alpha": {"input": 2.5, "output": 10.0}, "beta": {"input": 0.15, "output": 0.6}}
-
-
-def _jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def build_board(tmp: Path) -> Path:
@@ -37,13 +34,13 @@ def build_board(tmp: Path) -> Path:
                          "response": f"answer {c} " + "words " * (3 * i + p % 3), "reference": float((i + p) % 3)})
         labels += [{"prompt_id": f"p{p}", "a_id": "x", "b_id": "y", "label": "AB"[p % 2]},
                    {"prompt_id": f"p{p}", "a_id": "y", "b_id": "z", "label": ["A", "B", "tie"][p % 3]}]
-    import_pool(db, _jsonl(tmp / "pool.jsonl", rows), "p")
+    import_pool(db, write_jsonl(tmp / "pool.jsonl", rows), "p")
     for name, query in (("alpha", "noise=0.6&slot_bias=0.4&seed=1"), ("beta", "noise=1.0&seed=2"),
                         ("gamma", "noise=0.8&length_bias=1&seed=3")):
         score(ScoreRequest(pool="p", judge=f"fake:{name}?{query}", formats=["tournament", "likert5"], db=db,
                            schedule="both", samples=3, temperature=0.7, progress=False, concurrency=4))
     save_jury(db, "p", "panel", ["alpha", "beta", "gamma"], "mean")
-    import_labels(db, _jsonl(tmp / "labels.jsonl", labels), "p")
+    import_labels(db, write_jsonl(tmp / "labels.jsonl", labels), "p")
     (tmp / "judgeaudit.toml").write_text("".join(f'[prices.{n}]\ninput = {p["input"]}\noutput = {p["output"]}\n'
                                                  for n, p in PRICES.items()), encoding="utf-8")
     return db
@@ -54,23 +51,18 @@ def board(tmp_path_factory):
     return build_board(tmp_path_factory.mktemp("judges"))
 
 
-def _cli(capsys, *args) -> dict:
-    assert main(list(args)) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def _cells(doc: dict) -> dict:
     return {(c["judge"], c["format"], c["decoding"]): c for c in doc["cells"]}
 
 
 def test_the_leaderboard_equals_what_each_command_prints_for_the_same_cell(board, capsys, monkeypatch):
     monkeypatch.delenv("JUDGEAUDIT_CONFIG", raising=False)
-    board_doc = _cells(_cli(capsys, "judges", "--db", str(board), "--pool", "p", "--json"))
-    calib = _cells(_cli(capsys, "calibrate", "--db", str(board), "--pool", "p", "--json"))
-    slots = _cells(_cli(capsys, "bias", "--db", str(board), "--pool", "p", "--json"))
-    repeats = _cells(_cli(capsys, "consistency", "--db", str(board), "--pool", "p", "--json"))
-    style = _cells(_cli(capsys, "rank", "--style", "--db", str(board), "--pool", "p", "--json"))
-    audit = {k: c for k, c in _cells(_cli(capsys, "audit", "--db", str(board), "--pool", "p", "--json")).items()}
+    board_doc = _cells(main_json(capsys, "judges", "--db", str(board), "--pool", "p", "--json"))
+    calib = _cells(main_json(capsys, "calibrate", "--db", str(board), "--pool", "p", "--json"))
+    slots = _cells(main_json(capsys, "bias", "--db", str(board), "--pool", "p", "--json"))
+    repeats = _cells(main_json(capsys, "consistency", "--db", str(board), "--pool", "p", "--json"))
+    style = _cells(main_json(capsys, "rank", "--style", "--db", str(board), "--pool", "p", "--json"))
+    audit = {k: c for k, c in _cells(main_json(capsys, "audit", "--db", str(board), "--pool", "p", "--json")).items()}
     assert {k[:2] for k in board_doc} == {(j, f) for j in ("alpha", "beta", "gamma", "panel")
                                           for f in ("likert5", "tournament")} and len(board_doc) == 8
     for key, row in board_doc.items():

@@ -5,29 +5,24 @@ judge by the cell-wise commands, never exported as calls."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from app.cli import main
 from audit import audit_cells, juries, verdict_rows
 from ingest import UserError
 from ingest.scoring import import_verdicts
 from ingest.store import import_labels, import_pool, save_jury
-
-
-def _jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+from tests.fixtures import write_jsonl
+from tests.audit.conftest import main_json
 
 
 def _pool(tmp_path: Path) -> Path:
     db = tmp_path / "j.duckdb"
     rows = [{"prompt_id": p, "prompt": f"q{p}", "candidate_id": c, "response": f"answer {c} to {p}",
              "reference": float(i)} for p, cands in (("p1", "xyz"), ("p2", "xy")) for i, c in enumerate(cands)]
-    import_pool(db, _jsonl(tmp_path / "pool.jsonl", rows), "p")
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "p")
     return db
 
 
@@ -39,7 +34,7 @@ LIKERT = {("p1", "x"): ("5", "4", "4"), ("p1", "y"): ("2", "2", "1"), ("p1", "z"
 def _likert(tmp_path: Path, db: Path) -> None:
     rows = [{"judge": judge, "format": "likert5", "prompt_id": p, "candidate_id": c, "raw": raw}
             for (p, c), raws in LIKERT.items() for judge, raw in zip(("j1", "j2", "j3"), raws) if raw is not None]
-    import_verdicts(db, _jsonl(tmp_path / "likert.jsonl", rows), "p")
+    import_verdicts(db, write_jsonl(tmp_path / "likert.jsonl", rows), "p")
 
 
 def _jury_rows(db: Path, name: str) -> dict:
@@ -93,7 +88,7 @@ def test_a_jury_recomputed_by_hand_with_a_missing_member_and_no_majority(tmp_pat
 def _pairs(tmp_path: Path, db: Path, margins: dict[str, list[str]]) -> None:
     rows = [{"judge": judge, "format": "tournament", "prompt_id": "p2", "a_id": "x", "b_id": "y", "raw": raw}
             for judge, raw in zip([f"m{i}" for i in range(len(margins["raws"]))], margins["raws"])]
-    import_verdicts(db, _jsonl(tmp_path / f"pairs-{len(rows)}.jsonl", rows), "p")
+    import_verdicts(db, write_jsonl(tmp_path / f"pairs-{len(rows)}.jsonl", rows), "p")
 
 
 @pytest.mark.parametrize("raws, expected", [
@@ -123,7 +118,7 @@ def test_a_jury_follows_its_members_and_is_refused_when_ill_formed(tmp_path):
     save_jury(db, "p", "panel", ["j1", "j2", "j3"], "mean")
     assert _jury_rows(db, "panel")[("p1", "z")][:2] == (None, "no_quorum")
     # j3's missing call arrives: its import's cell run finishes and refreshes the jury (3 and 5: 2 of 3 parsed)
-    import_verdicts(db, _jsonl(tmp_path / "late.jsonl", [{"judge": "j3", "format": "likert5", "prompt_id": "p1",
+    import_verdicts(db, write_jsonl(tmp_path / "late.jsonl", [{"judge": "j3", "format": "likert5", "prompt_id": "p1",
                                                           "candidate_id": "z", "raw": "5"}]), "p")
     assert _jury_rows(db, "panel")[("p1", "z")][:2] == (4.0, "ok")
     assert juries(db, "p").to_dicts() == [{"judge": "panel", "vote": "mean", "members": ["j1", "j2", "j3"]}]
@@ -141,31 +136,26 @@ def test_a_jury_follows_its_members_and_is_refused_when_ill_formed(tmp_path):
     assert "panel" not in set(verdict_rows(db, "p")["judge"])
 
 
-def _cli_json(capsys, *args) -> dict:
-    assert main(list(args)) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def test_every_cell_wise_command_shows_the_jury_as_a_judge(tmp_path, capsys):
     db = _pool(tmp_path)
     calls = {"j1": ("A+", "B+", "A++", "TIE"), "j2": ("A+", "A+", "B+", "B+"), "j3": ("B++", "TIE", "A+", "A+")}
     orders = [("p1", "x", "y"), ("p1", "y", "x"), ("p2", "x", "y"), ("p2", "y", "x")]
     rows = [{"judge": j, "format": "tournament", "prompt_id": p, "a_id": a, "b_id": b, "raw": raw}
             for j, raws in calls.items() for (p, a, b), raw in zip(orders, raws)]
-    import_verdicts(db, _jsonl(tmp_path / "t.jsonl", rows), "p")
-    import_labels(db, _jsonl(tmp_path / "labels.jsonl", [{"prompt_id": "p1", "a_id": "x", "b_id": "y", "label": "A"},
+    import_verdicts(db, write_jsonl(tmp_path / "t.jsonl", rows), "p")
+    import_labels(db, write_jsonl(tmp_path / "labels.jsonl", [{"prompt_id": "p1", "a_id": "x", "b_id": "y", "label": "A"},
                                                           {"prompt_id": "p2", "a_id": "x", "b_id": "y", "label": "B"}]), "p")
-    assert _cli_json(capsys, "jury", "--db", str(db), "--pool", "p", "--name", "trio", "--judges", "j1,j2,j3",
+    assert main_json(capsys, "jury", "--db", str(db), "--pool", "p", "--name", "trio", "--judges", "j1,j2,j3",
                      "--vote", "majority", "--json")["n_verdicts"] == 4
     for command in (["audit"], ["bias", "--n-boot", "50"], ["calibrate", "--n-boot", "50"], ["consistency"],
                     ["rank", "--n-boot", "20"]):
-        doc = _cli_json(capsys, *command, "--db", str(db), "--pool", "p", "--json")
+        doc = main_json(capsys, *command, "--db", str(db), "--pool", "p", "--json")
         trio = [c for c in doc["cells"] if c["judge"] == "trio"]
         assert trio and all(c["aggregate"] == "jury" and c["members"] == ["j1", "j2", "j3"] for c in trio), command
         assert all(c.get("aggregate") != "jury" for c in doc["cells"] if c["judge"] != "trio")
     # the majority's verdicts: p1 x-y: A+, A+, B++ -> +1; y-x: B+, A+, TIE -> none; p2 x-y: A++, B+, A+ -> none
     # (+2, -1, +1); y-x: TIE, B+, A+ -> none. One parsed call of four.
-    (cell,) = [c for c in _cli_json(capsys, "audit", "--db", str(db), "--pool", "p", "--json")["cells"]
+    (cell,) = [c for c in main_json(capsys, "audit", "--db", str(db), "--pool", "p", "--json")["cells"]
                if c["judge"] == "trio"]
     assert cell["parse_rate"] == pytest.approx(1 / 4)
 

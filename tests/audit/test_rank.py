@@ -4,9 +4,7 @@ maximum-likelihood fit with scipy.optimize, a simulated slot-biased judge, the b
 import json
 import math
 import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -19,8 +17,7 @@ from audit import rank, rank_calls
 from audit._bias import cell_rng
 from audit._rank import ORDERS, RANK_COLUMNS, _nan_percentiles, bt_mm, fit_cell, mle_exists, win_matrix
 from tests.fixtures import build_db
-
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
+from tests.conftest import EXE
 
 
 def _calls(games, judge="sim", fmt="f"):

@@ -1,118 +1,33 @@
 """audit.rank(by='candidate_id') read aggregated per cell in DuckDB (audit/_rank_cells.py, issue 29)
-against a copy of the code before it (every call read with its strings, fit_cell game by game), on
-a pool with many ties, prompt_ids whose order is not their listing order, systems named out of
-order, both orientations and unparsed calls: the same frame, exactly, bootstrap included."""
+against an independent reference written from docs/metrics.md 'Rankings (Bradley-Terry)': the calls
+read back through the export (audit.verdict_rows), the strengths a maximum of the Bradley-Terry
+log-likelihood found by scipy.optimize (not the MM iteration), and a bootstrap that resamples the
+prompts with replacement one resample at a time, each refitted by scipy. The pool has many ties,
+prompt_ids whose order is not their listing order, systems named out of order, both orientations and
+unparsed calls."""
 
 from __future__ import annotations
 
-import numpy as np
-import polars as pl
-import pytest
-from polars.testing import assert_frame_equal
-from scipy.sparse import csr_matrix
+import warnings
 
-from audit import rank
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from audit import rank, verdict_rows
 from audit._bias import cell_rng
-from audit._read import reading
-from audit._rank import DEFAULT_PRIOR, ORDERS, RANK_COLUMNS, BOOT_TOL, _edges, _largest_group, _mm_edges, _ranks, _strong
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
-
-# -- the code before issue 29's change, verbatim (fit_cell) or as rank_calls ran it (by system) --
-
-def fit_cell(unit: np.ndarray, i: np.ndarray, j: np.ndarray, credit: np.ndarray, n: int,
-             n_boot: int, rng: np.random.Generator, prior: float | None = None) -> dict:
-    """Bradley-Terry strengths of n items from games (i vs j, credit = i's share of the win), with a
-    95% percentile bootstrap that resamples the units (prompts) with replacement.
-
-    Returns strength, lo, hi (arrays of n; NaN outside the largest connected group), games, wins,
-    prior (the virtual tie games per met pair that were used: 0 when the MLE exists)."""
-    wins = np.zeros((n, n))
-    np.add.at(wins, (i, j), credit)
-    np.add.at(wins, (j, i), 1.0 - credit)
-    games = wins + wins.T
-    keep = _largest_group(games) if n > 1 else np.ones(n, bool)
-    idx = np.flatnonzero(keep)
-    m = idx.size
-    ei, ej, wf, wb = _edges(wins[np.ix_(idx, idx)][None])
-    used = prior if prior is not None else (0.0 if _strong(ei, ej, wf, wb, m)[0] else DEFAULT_PRIOR)
-    strength = np.full(n, np.nan)
-    logs, _ = _mm_edges(ei, ej, wf + used / 2, wb + used / 2, m)
-    strength[idx] = logs[0]
-    lo, hi = np.full(n, np.nan), np.full(n, np.nan)
-    if n_boot > 0 and m > 1:
-        # each unit's wins on each edge, each way: (n_units, 2E) sparse; a resample is a weighted sum
-        remap = np.full(n, -1)
-        remap[idx] = np.arange(m)
-        inside = keep[i] & keep[j]
-        a, b, u, c = remap[i[inside]], remap[j[inside]], unit[inside], credit[inside]
-        edge_of = {(x, y): e for e, (x, y) in enumerate(zip(ei.tolist(), ej.tolist()))}
-        lo_first = a < b
-        e = np.array([edge_of[(min(x, y), max(x, y))] for x, y in zip(a.tolist(), b.tolist())], dtype=np.int64)
-        E = ei.size
-        fwd_credit = np.where(lo_first, c, 1.0 - c)      # credit of the lower-numbered item ei
-        n_units = int(unit.max()) + 1
-        per_unit = csr_matrix((np.concatenate([fwd_credit, 1.0 - fwd_credit]),
-                               (np.concatenate([u, u]), np.concatenate([e, e + E]))), shape=(n_units, 2 * E))
-        chunk = max(1, 2_000_000 // max(2 * E, n_units, m))
-        draws = []
-        for first in range(0, n_boot, chunk):
-            size = min(chunk, n_boot - first)
-            weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=size).astype(float)
-            bw = np.asarray((per_unit.T @ weights.T).T)
-            bf, bb = bw[:, :E], bw[:, E:]
-            bprior = np.where(_strong(ei, ej, bf, bb, m), 0.0, DEFAULT_PRIOR) if used == 0 \
-                else np.full(size, used)
-            met = (bf + bb) > 0
-            add = bprior[:, None] / 2 * met
-            logs, _ = _mm_edges(ei, ej, bf + add, bb + add, m, tol=BOOT_TOL, start=strength[idx])
-            draws.append(logs)
-        draws = np.concatenate(draws)
-        with np.errstate(all="ignore"):
-            lo[idx], hi[idx] = np.nanpercentile(draws, [2.5, 97.5], axis=0)
-    return {"strength": strength, "lo": lo, "hi": hi, "games": games.sum(axis=1),
-            "wins": wins.sum(axis=1), "prior": used}
+HALF_A_GAME = 0.5      # docs/metrics.md: without a maximum-likelihood fit, half a virtual tie game per met pair
 
 
-def _old_rank_group(calls: pl.DataFrame, n_boot: int, rng, prior) -> pl.DataFrame:
-    ids = sorted(set(calls["a_id"].to_list()) | set(calls["b_id"].to_list()))
-    code = {c: k for k, c in enumerate(ids)}
-    a = np.array([code[x] for x in calls["a_id"].to_list()], dtype=np.int64)
-    b = np.array([code[x] for x in calls["b_id"].to_list()], dtype=np.int64)
-    v = calls["value"].to_numpy()
-    credit = np.where(v > 0, 1.0, np.where(v < 0, 0.0, 0.5))
-    _, unit = np.unique(calls["prompt_id"].to_numpy(), return_inverse=True)
-    fit = fit_cell(unit.astype(np.int64), a, b, credit, len(ids), n_boot, rng, prior)
-    strength = fit["strength"]
-    return pl.DataFrame({
-        "id": ids, "strength": strength, "lo": fit["lo"], "hi": fit["hi"],
-        "rank": _ranks(strength, ids), "games": fit["games"], "wins": fit["wins"],
-        "n_calls": calls.height, "n_units": int(unit.max()) + 1 if unit.size else 0,
-        "prior": fit["prior"]}).with_columns(pl.col("rank").replace(0, None))
-
-
-def old_rank(db, pool: str, n_boot: int, seed: int, prior=None) -> pl.DataFrame:
-    with reading(db) as con:
-        calls = con.frame("rank_calls", pool_id=con.pool_id(pool))
-    frames = []
-    cells = calls.select("judge", "format", "decoding").unique().sort("judge", "format", "decoding")
-    for judge, fmt, decoding in cells.iter_rows():
-        cell = calls.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("decoding") == decoding))
-        for order in ORDERS:
-            part = cell if order == "both" else cell.filter(~pl.col("swapped"))
-            if part.height == 0:
-                continue
-            rng = cell_rng(seed, judge, fmt, decoding, order)
-            frames.append(_old_rank_group(part, n_boot, rng, prior).with_columns(
-                pl.lit(None, pl.String).alias("prompt_id"), pl.lit(judge).alias("judge"),
-                pl.lit(fmt).alias("format"), pl.lit(decoding).alias("decoding"), pl.lit(order).alias("order")))
-    return pl.concat(frames, how="vertical_relaxed").select(RANK_COLUMNS).with_columns(pl.selectors.float().fill_nan(None))
-
-
-def tied_pool(db, folder, n_prompts: int = 90, seed: int = 4) -> None:
+def tied_pool(db, folder, n_prompts: int = 90, seed: int = 4) -> list[dict]:
     """A pool whose tournament verdicts are mostly ties (no slot bias, little spread), its prompt_ids
     unpadded and shuffled (listing order is not prompt_id order), its systems named so that their
-    sorted order is not their listing order, two judges, a third of the calls asked twice."""
+    sorted order is not their listing order, two judges, a third of the calls asked twice. Returns
+    the pool's rows (in listing order)."""
     from ingest.scoring import import_verdicts
     from ingest.store import import_pool
     rng = np.random.default_rng(seed)
@@ -130,21 +45,148 @@ def tied_pool(db, folder, n_prompts: int = 90, seed: int = 4) -> None:
             verdicts.append({**v, "sample": 1, "raw": v["raw"] if k % 2 else "TIE"})
     import_pool(db, write_jsonl(folder / "pool.jsonl", rows), "tied")
     import_verdicts(db, write_jsonl(folder / "verdicts.jsonl", verdicts), "tied")
+    return rows
+
+
+# -- the reference, from the definitions ---------------------------------------------------------------
+
+def parsed_calls(db, pool_rows: list[dict]) -> dict:
+    """Per (judge, format, decoding): the parsed comparative calls between two different systems, each
+    (prompt_id, slot A, slot B, credit of A, swapped): a margin > 0 is a win for A, < 0 for B, 0 half
+    each; swapped = the later-listed candidate of the prompt in slot A (the pool's listing order)."""
+    listed = {}
+    for row in pool_rows:
+        listed.setdefault(row["prompt_id"], []).append(row["candidate_id"])
+    cells: dict = {}
+    for r in verdict_rows(db, "tied").iter_rows(named=True):
+        if r["candidate_b"] is None or r["value"] is None or r["candidate_a"] == r["candidate_b"]:
+            continue
+        a, b, v = r["candidate_a"], r["candidate_b"], r["value"]
+        order = listed[r["prompt_id"]]
+        credit = 1.0 if v > 0 else 0.0 if v < 0 else 0.5
+        cells.setdefault((r["judge"], r["format"], r["decoding"]), []).append(
+            (r["prompt_id"], a, b, credit, order.index(a) > order.index(b)))
+    return cells
+
+
+def bt_fit(wins: np.ndarray) -> np.ndarray:
+    """log p maximising sum_ij wins[i, j] log(p_i / (p_i + p_j)) over the items with games, centred to
+    mean 0 (NaN for an item without games), by scipy's BFGS on the negative log-likelihood."""
+    active = (wins + wins.T).sum(axis=1) > 0
+    w = wins[np.ix_(active, active)]
+
+    def minus_loglik(theta):
+        d = theta[:, None] - theta[None, :]                 # log(p_i / (p_i + p_j)) = -log(1 + e^-(t_i - t_j))
+        value = np.sum(w * np.logaddexp(0.0, -d))
+        s = w * (1.0 / (1.0 + np.exp(d)))                   # d/dt_i of w_ij log sigma(t_i - t_j)
+        return value, -(s.sum(axis=1) - s.sum(axis=0))
+
+    fit = minimize(minus_loglik, np.zeros(w.shape[0]), jac=True, method="BFGS",
+                   options={"gtol": 1e-11, "maxiter": 10_000})
+    out = np.full(wins.shape[0], np.nan)
+    out[active] = fit.x - fit.x.mean()
+    return out
+
+
+def mle_exists(wins: np.ndarray) -> bool:
+    """Zermelo/Ford: the items with games are one strongly connected group when an edge i -> j stands
+    for every pair where i won (or tied) at least once against j."""
+    active = (wins + wins.T).sum(axis=1) > 0
+    n, _ = connected_components(csr_matrix(wins[np.ix_(active, active)] > 0), directed=True, connection="strong")
+    return n == 1
+
+
+def reference_part(calls: list[tuple], n_boot: int, rng: np.random.Generator, prior: float | None) -> dict:
+    """Per system of one (cell, order): strength, lo, hi, games, wins; with n_calls, n_units, prior."""
+    ids = sorted({c[1] for c in calls} | {c[2] for c in calls})
+    units = sorted({c[0] for c in calls})                   # the prompts, numbered in prompt_id order
+    per_unit = np.zeros((len(units), len(ids), len(ids)))   # per prompt, wins[i, j] of i over j
+    for pid, a, b, credit, _ in calls:
+        u, i, j = units.index(pid), ids.index(a), ids.index(b)
+        per_unit[u, i, j] += credit
+        per_unit[u, j, i] += 1.0 - credit
+    wins = per_unit.sum(axis=0)
+    games = wins + wins.T
+    # only the largest connected group of the comparison graph is placed on one scale
+    _, label = connected_components(csr_matrix(games > 0), directed=False)
+    keep = label == np.argmax(np.bincount(label))
+    used = prior if prior is not None else (0.0 if mle_exists(wins[np.ix_(keep, keep)]) else HALF_A_GAME)
+
+    def fit(w):
+        w = w[np.ix_(keep, keep)]
+        extra = used if used else (0.0 if mle_exists(w) else HALF_A_GAME)   # a resample without an MLE
+        return bt_fit(w + extra / 2 * ((w + w.T) > 0))
+
+    strength = np.full(len(ids), np.nan)
+    strength[keep] = fit(wins)
+    lo, hi = np.full(len(ids), np.nan), np.full(len(ids), np.nan)
+    if n_boot:
+        # one resample: len(units) prompts drawn with replacement (counts of each), all its calls kept
+        draws = [fit(np.tensordot(rng.multinomial(len(units), np.full(len(units), 1 / len(units))).astype(float),
+                                  per_unit, axes=1)) for _ in range(n_boot)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)          # a system without games in a resample
+            lo[keep], hi[keep] = np.nanpercentile(np.array(draws), [2.5, 97.5], axis=0)
+    return {"ids": ids, "strength": strength, "lo": lo, "hi": hi, "games": games.sum(axis=1),
+            "wins": wins.sum(axis=1), "n_calls": len(calls), "n_units": len(units), "prior": used}
+
+
+def reference_rank(db, pool_rows, n_boot: int, seed: int, prior) -> dict:
+    """(judge, format, decoding, order, id) -> the reference's row."""
+    out = {}
+    for (judge, fmt, decoding), calls in parsed_calls(db, pool_rows).items():
+        for order, part in (("both", calls), ("single", [c for c in calls if not c[4]])):
+            if not part:
+                continue
+            ref = reference_part(part, n_boot, cell_rng(seed, judge, fmt, decoding, order), prior)
+            ranked = sorted((k for k in range(len(ref["ids"])) if not np.isnan(ref["strength"][k])),
+                            key=lambda k: (-ref["strength"][k], ref["ids"][k]))       # 1 = strongest
+            for k, system in enumerate(ref["ids"]):
+                out[(judge, fmt, decoding, order, system)] = {
+                    "strength": ref["strength"][k], "lo": ref["lo"][k], "hi": ref["hi"][k],
+                    "rank": ranked.index(k) + 1 if k in ranked else None, "games": ref["games"][k],
+                    "wins": ref["wins"][k], "n_calls": ref["n_calls"], "n_units": ref["n_units"],
+                    "prior": ref["prior"]}
+    return out
+
+
+# -- the tests -------------------------------------------------------------------------------------------
+
+def _nan(x):
+    return np.nan if x is None else x
 
 
 @pytest.mark.parametrize("n_boot,seed,prior", [(0, 0, None), (60, 3, None), (40, 1, 0.0), (40, 2, 1.0)])
-def test_rank_by_system_equals_the_per_call_code(db, tmp_path, n_boot, seed, prior):
-    tied_pool(db, tmp_path)
-    old = old_rank(db, "tied", n_boot, seed, prior)
-    new = rank(db, "tied", n_boot=n_boot, seed=seed, prior=prior)
-    ties = query_ties(db)
+def test_rank_by_system_equals_an_independent_fit_and_bootstrap(db, tmp_path, n_boot, seed, prior):
+    rows = tied_pool(db, tmp_path)
+    calls = parsed_calls(db, rows)
+    ties = np.mean([c[3] == 0.5 for part in calls.values() for c in part])
     assert ties > 0.3, ties                                # a pool with many ties, as it says
-    assert new.height == old.height > 0 and set(new["order"]) == {"both", "single"}
-    assert_frame_equal(new, old, check_exact=True)
+    want = reference_rank(db, rows, n_boot, seed, prior)
+    got = rank(db, "tied", n_boot=n_boot, seed=seed, prior=prior)
+    assert set(got["order"]) == {"both", "single"} and got["prompt_id"].is_null().all()
+    assert {(r["judge"], r["format"], r["decoding"], r["order"], r["id"]) for r in got.iter_rows(named=True)} \
+        == set(want)
+    for row in got.iter_rows(named=True):
+        ref = want[(row["judge"], row["format"], row["decoding"], row["order"], row["id"])]
+        # the fits agree to 1e-6 (BFGS against MM, each to its own tolerance), the counts exactly
+        assert [_nan(row[c]) for c in ("strength", "lo", "hi")] == \
+            pytest.approx([ref[c] for c in ("strength", "lo", "hi")], abs=1e-6, nan_ok=True), row
+        assert (row["rank"], row["games"], row["wins"], row["n_calls"], row["n_units"], row["prior"]) == \
+            (ref["rank"], ref["games"], ref["wins"], ref["n_calls"], ref["n_units"], ref["prior"]), row
 
 
-def query_ties(db) -> float:
-    """The share of the pool's parsed tournament calls that are ties."""
-    with reading(db) as con:
-        calls = con.frame("rank_calls", pool_id=con.pool_id("tied"))
-    return float((calls["value"] == 0).mean())
+def test_intervals_hold_the_strength_and_shrink_with_more_prompts(db, tmp_path):
+    (tmp_path / "small").mkdir()
+    small_db = tmp_path / "small" / "small.duckdb"
+    tied_pool(small_db, tmp_path / "small", n_prompts=30)
+    tied_pool(db, tmp_path, n_prompts=270)
+    small = rank(small_db, "tied", n_boot=200, seed=1)
+    large = rank(db, "tied", n_boot=200, seed=1)
+    for frame in (small, large):
+        placed = frame.drop_nulls("strength")
+        assert placed.height > 0
+        assert ((placed["lo"] <= placed["strength"]) & (placed["strength"] <= placed["hi"])).all()
+    # nine times the prompts: intervals about a third as wide (1 / sqrt(9)); at least half as wide here
+    width = {name: (f["hi"] - f["lo"]).drop_nulls().mean() for name, f in (("small", small), ("large", large))}
+    assert width["large"] < 0.5 * width["small"], width

@@ -7,7 +7,6 @@ import json
 import math
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +24,7 @@ from audit._style import (COUNTS, FEATURES, MAX_ITER, RIDGE, TOL, fit_style, new
 from ingest.scoring import ScoreRequest, score
 from ingest.store import import_labels, import_pool
 from tests.fixtures import write_jsonl
-
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
+from tests.conftest import EXE
 
 
 # The slow, obvious reference of audit._style.newton_pairs: a dense Newton on the design matrix.

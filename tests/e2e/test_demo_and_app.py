@@ -8,13 +8,6 @@ from ingest.demo import DEMO_POOLS, seed_demo
 from tests.conftest import REPO
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    assert seed_demo(path) == [p[0] for p in DEMO_POOLS]
-    return path
-
-
 def test_demo_pools_and_real_figures(demo_db):
     got = {r["name"]: r for r in pools(demo_db).to_dicts()}
     assert got["mtbench"]["n_candidates"] == 480 and got["mtbench"]["n_prompts"] == 80

@@ -13,6 +13,8 @@ from ingest.demo import HERE, seed_demo
 from tests.conftest import REPO
 from tests.app.test_cli import run
 
+DEMO_POOLS_SEEDED = ("mtbench-formats", "mtbench")   # the demo_db fixture (tests/conftest.py) seeds these two
+
 COMPARATIVE = {"A++": 2, "A+": 1, "TIE": 0, "B+": -1, "B++": -2}
 
 
@@ -23,13 +25,6 @@ def rows(name: str) -> list[dict]:
 def unit(r: dict) -> tuple:
     """A call without its sample index (DESIGN.md 'Repeats')."""
     return r["format"], r.get("decoding", "greedy"), r["prompt_id"], r.get("candidate_id") or r["a_id"], r.get("b_id")
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("demo22") / "demo.duckdb"
-    assert seed_demo(path, pools=("mtbench-formats", "mtbench")) == ["mtbench-formats", "mtbench"]
-    return path
 
 
 def test_the_sampled_file_draws_five_labels_from_each_constrained_distribution():

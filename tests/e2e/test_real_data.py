@@ -14,10 +14,7 @@ from ingest.scoring import import_verdicts
 from tests.conftest import SHARED_DATA
 
 
-@pytest.fixture(autouse=True)
-def _database_named_by_argument(monkeypatch, tmp_path):
-    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+pytestmark = pytest.mark.usefixtures("database_named_by_argument")   # tests/conftest.py
 
 LLMBAR = Path(__file__).resolve().parents[1] / "data" / "llmbar"   # see its README (MIT, credit)
 ARENA = SHARED_DATA / "arena_bench_v1"

@@ -5,9 +5,6 @@ stores each item's inclusion probability and never offers an item its annotator 
 Label page's writes (label, skip, undo) and the stored order of a pair's responses."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,9 +12,8 @@ import pytest
 from audit import draw_label_queue, estimate
 from ingest import UserError
 from ingest.store import import_labels, import_pool, record_label, save_label_queue, skip_item, undo_item
-from tests.conftest import db_snapshot, query_rows
+from tests.conftest import cli, db_snapshot, query_rows
 
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
 SYSTEMS = ("x", "y", "z")
 
 
@@ -27,10 +23,6 @@ def _pool(tmp_path, db, n_prompts=3):
     path = tmp_path / "pool.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     import_pool(db, path, "tiny")
-
-
-def _cli(db, *args):
-    return subprocess.run([EXE, *args, "--db", str(db)], capture_output=True, text=True, timeout=120)
 
 
 def test_both_shapes_import_and_the_annotator_defaults_to_import(db, tmp_path, write_jsonl):
@@ -63,7 +55,7 @@ def test_a_bad_accept_row_refuses_the_whole_file_with_its_line(db, tmp_path, wri
         import_labels(db, path, "tiny")
     assert str(path) in str(err.value)
     assert db_snapshot(db) == before
-    proc = _cli(db, "import-labels", str(path), "--pool", "tiny")      # the CLI says the same on stderr
+    proc = cli(db, "import-labels", str(path), "--pool", "tiny")      # the CLI says the same on stderr
     assert proc.returncode == 1 and "line 2" in proc.stderr
 
 
@@ -142,8 +134,8 @@ def test_an_accept_queue_through_the_cli_and_its_weight_in_the_estimate(db, tmp_
     _pool(tmp_path, db, n_prompts=20)
     rows = [{"judge": "j", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": c, "raw": str(1 + (p + i) % 5)}
             for p in range(20) for i, c in enumerate(SYSTEMS)]
-    assert _cli(db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
-    proc = _cli(db, "label-queue", "--pool", "tiny", "--n", "6", "--kind", "accept", "--strategy", "active",
+    assert cli(db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
+    proc = cli(db, "label-queue", "--pool", "tiny", "--n", "6", "--kind", "accept", "--strategy", "active",
                 "--judge", "j", "--format", "likert5", "--annotator", "ann", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -154,7 +146,7 @@ def test_an_accept_queue_through_the_cli_and_its_weight_in_the_estimate(db, tmp_
         record_label(db, doc["queue_id"], pos, "accept" if pos % 2 else "reject")
     (row,) = estimate(db, "tiny", "accept").to_dicts()
     assert row["n_labelled"] == 6 and row["classical_value"] == pytest.approx(0.5)   # weight m / (M pi) = 1
-    bad = _cli(db, "label-queue", "--pool", "tiny", "--n", "3", "--strategy", "active")
+    bad = cli(db, "label-queue", "--pool", "tiny", "--n", "3", "--strategy", "active")
     assert bad.returncode == 1 and "--strategy active needs the cell" in bad.stderr
 
 
@@ -162,7 +154,7 @@ def test_an_active_queue_follows_the_residuals_after_40_labels(db, tmp_path, wri
     _pool(tmp_path, db, n_prompts=40)                  # 120 candidates
     rows = [{"judge": "j", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": c, "raw": str(1 + (p + 2 * i) % 5)}
             for p in range(40) for i, c in enumerate(SYSTEMS)]
-    assert _cli(db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
+    assert cli(db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
     # 50 labels by 'ann' on x and y: right at the ends (likert 1 reject, 5 accept), alternating elsewhere
     labels = []
     for p in range(25):
@@ -184,7 +176,7 @@ def test_labels_from_an_unequal_queue_weigh_m_over_m_frame_pi(db, tmp_path, writ
     _pool(tmp_path, db, n_prompts=10)                  # 30 candidates, likert 1 + (p + i) % 5
     rows = [{"judge": "j", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": c, "raw": str(1 + (p + i) % 5)}
             for p in range(10) for i, c in enumerate(SYSTEMS)]
-    assert _cli(db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
+    assert cli(db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
     # a queue of m = 4 drawn from M = 30 with unequal pi; a file label on a fifth candidate weighs 1
     pis = [0.05, 0.1, 0.2, 0.4]
     items = pl.DataFrame({"prompt_idx": [0, 1, 2, 3], "a_idx": [None] * 4, "b_idx": [None] * 4,

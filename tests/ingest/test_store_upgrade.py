@@ -12,6 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.documents import differences, keeps
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 V7, V11 = DATA / "v7", DATA / "v11"
 COMMANDS = ["pools", "audit", "bias", "rank", "calibrate", "positions", "levels", "variance"]
@@ -84,26 +86,11 @@ def test_the_old_database_migrates_and_keeps_its_rows(old_db):
         {t: n for t, n in before.items() if t not in ("_migrations", "training_runs", "id_marks")}
 
 
-def _keeps(old, new, where="document") -> list[str]:
-    """Where `new` differs from `old` on old's keys (new may add keys: later issues add fields, never
-    change or drop one); [] when every old key holds its old value."""
-    if isinstance(old, dict):
-        if not isinstance(new, dict):
-            return [f"{where}: {new!r} is not an object"]
-        return [d for k, v in old.items()
-                for d in (_keeps(v, new[k], f"{where}.{k}") if k in new else [f"{where}.{k}: missing"])]
-    if isinstance(old, list):
-        if not isinstance(new, list) or len(new) != len(old):
-            return [f"{where}: {len(old)} items became {len(new) if isinstance(new, list) else new!r}"]
-        return [d for i, (a, b) in enumerate(zip(old, new)) for d in _keeps(a, b, f"{where}[{i}]")]
-    return [] if old == new else [f"{where}: {old!r} became {new!r}"]
-
-
 def test_keeps_is_strict_on_old_keys():
-    assert _keeps({"a": [1, {"b": 2}]}, {"a": [1, {"b": 2, "c": 3}], "d": 4}) == []
-    assert _keeps({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == ["document.a[1].b: 2 became 3"]
-    assert _keeps({"a": 1}, {}) == ["document.a: missing"]
-    assert _keeps({"a": [1]}, {"a": [1, 2]}) == ["document.a: 1 items became 2"]
+    assert keeps({"a": [1, {"b": 2}]}, {"a": [1, {"b": 2, "c": 3}], "d": 4}) == []
+    assert keeps({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == ["document.a[1].b: 2 became 3"]
+    assert keeps({"a": 1}, {}) == ["document.a: missing"]
+    assert keeps({"a": [1]}, {"a": [1, 2]}) == ["document.a: 1 items became 2"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -114,14 +101,14 @@ def test_every_reading_prints_what_the_old_version_printed(old_db, command):
     got, old = json.loads(proc.stdout), json.loads((V7 / f"{command}.json").read_text())
     if command == "audit":   # cells now carry `aggregate`: an old database's calls were asked once
         assert all(cell["aggregate"] == "single" for cell in got["cells"])
-    assert _keeps(old, got) == []
+    assert keeps(old, got) == []
 
 
 def test_the_report_is_the_old_versions(old_db, tmp_path):
     out = tmp_path / "report.json"
     proc = _cli(old_db, "report", "--pool", "v7", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert _keeps(json.loads((V7 / "report.json").read_text()), json.loads(out.read_text())) == []
+    assert keeps(json.loads((V7 / "report.json").read_text()), json.loads(out.read_text())) == []
 
 
 def test_the_old_subset_and_labels_read_through_the_new_rooms(old_db):
@@ -185,7 +172,7 @@ def test_every_reading_prints_what_version_11_printed(v11_db, command):
     args = [command] if command == "pools" else [command, "--pool", "v11"]
     proc = _cli(v11_db, *args, "--json")
     assert proc.returncode == 0, proc.stderr
-    assert _keeps(json.loads((V11 / f"{command}.json").read_text()), json.loads(proc.stdout)) == []
+    assert keeps(json.loads((V11 / f"{command}.json").read_text()), json.loads(proc.stdout)) == []
 
 
 def test_drift_reads_as_version_11_printed_it_in_todays_words(v11_db):
@@ -193,7 +180,7 @@ def test_drift_reads_as_version_11_printed_it_in_todays_words(v11_db):
     assert proc.returncode == 0, proc.stderr
     old = json.loads((V11 / "drift.json").read_text())
     assert "first_run" in json.dumps(old)       # the rename is real: the old document said first_run
-    assert _keeps(_renamed(old), json.loads(proc.stdout)) == []
+    assert keeps(_renamed(old), json.loads(proc.stdout)) == []
 
 
 def test_the_report_and_the_export_are_version_11s(v11_db, tmp_path):
@@ -202,12 +189,12 @@ def test_the_report_and_the_export_are_version_11s(v11_db, tmp_path):
     assert proc.returncode == 0, proc.stderr
     old, new = json.loads((V11 / "report.json").read_text()), json.loads(out.read_text())
     assert new.pop("generated_at") > old.pop("generated_at")      # when it was made: the one key that moves
-    assert _keeps(old, new) == []
+    assert keeps(old, new) == []
     rows = tmp_path / "verdicts.jsonl"
     proc = _cli(v11_db, "export-verdicts", "--pool", "v11", "--out", str(rows))
     assert proc.returncode == 0, proc.stderr
     old = [json.loads(line) for line in (V11 / "export-verdicts.jsonl").read_text().splitlines()]
-    assert [json.loads(line) for line in rows.read_text().splitlines()] == old
+    assert differences(old, [json.loads(line) for line in rows.read_text().splitlines()]) == []
 
 
 def test_a_journal_left_by_version_11_is_replayed_into_the_renamed_column(v11_db):

@@ -5,7 +5,6 @@ stored subset and its TRL export."""
 import hashlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,13 +16,11 @@ import audit
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
 from audit import subset_by_hash, subsets
-from tests.conftest import query_rows
+from tests.conftest import EXE, query_rows
 from tests.fixtures import synthetic_pool, synthetic_verdicts
 from train.curate import (PICK_SCHEMA, curate, eligible, heldout_prompts, heldout_rule, keep_count,
                           overlap, pick_cell, select, subset_name, to_messages)
 from train.heldout import heldout_prompt_ids
-
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
 
 
 def cur(*args, **kwargs):

@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from ingest import UserError
-from tests.train.test_train import build_tiny, write_subset
+from tests.train.test_train import write_subset
 from train._config import TrainConfig
 from train._dpo import fit_dpo, read_pairs
-
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
+from tests.conftest import EXE
 
 
 def pair(prompt: str, chosen: str, rejected: str) -> dict:
@@ -29,11 +28,6 @@ def write_pairs(path: Path, n: int) -> Path:
     rows = [pair(f"Question {i}", "good answer " + "y" * (i % 5), "bad " + "z" * (i % 3)) for i in range(n)]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return build_tiny(tmp_path_factory.mktemp("tiny") / "model")
 
 
 @pytest.mark.parametrize("edit, message", [

@@ -4,8 +4,6 @@ cell with a tied top, held-out prompts; then the command's file and --json."""
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -16,8 +14,8 @@ from ingest.scoring import import_verdicts
 from ingest.store import import_pool
 from train import comparative_pairs, pair_cell, pointwise_pairs
 from train.pairs import LOST
+from tests.conftest import EXE
 
-EXE = str(Path(sys.executable).with_name("judgeaudit"))
 
 # pool 'hand': p0 has c0 c1 c2 (cand_idx 0 1 2), p1..p4 have c0 c1 (3 4 | 5 6 | 7 8 | 9 10); p4 is held out
 SIZES = {"p0": 3, "p1": 2, "p2": 2, "p3": 2, "p4": 2}

@@ -51,11 +51,6 @@ def write_subset(path: Path, n: int) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return build_tiny(tmp_path_factory.mktemp("tiny") / "model")
-
-
 def test_labels_mask_the_prompt(tiny):
     from train._model import load_tokenizer
     tok = load_tokenizer(str(tiny))

@@ -11,10 +11,7 @@ from ingest.store import import_pool
 from ingest.scoring import import_verdicts
 
 
-@pytest.fixture(autouse=True)
-def _database_named_by_argument(monkeypatch, tmp_path):
-    """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails."""
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(tmp_path / "not-this.duckdb"))
+pytestmark = pytest.mark.usefixtures("database_named_by_argument")   # tests/conftest.py
 
 LABEL = {2: "A++", 1: "A+", 0: "TIE", -1: "B+", -2: "B++"}
 

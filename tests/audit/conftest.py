@@ -1,0 +1,22 @@
+"""Helpers the metric tests share (each was copied into several files)."""
+
+import json
+
+
+def candidate(pid, cid, ref=None, response=None) -> dict:
+    """One pool row: prompt `pid` ("prompt PID"), candidate `cid` answering `response` (its id when
+    none), with reference score `ref`."""
+    return {"prompt_id": pid, "prompt": f"prompt {pid}", "candidate_id": cid,
+            "response": response or cid, "reference": ref}
+
+
+def pointwise(judge, fmt, raws) -> list[dict]:
+    """One verdict row per (prompt, candidate, raw) triple of `judge` in format `fmt`."""
+    return [{"judge": judge, "format": fmt, "prompt_id": p, "candidate_id": c, "raw": raw} for p, c, raw in raws]
+
+
+def main_json(capsys, *args) -> dict:
+    """Run the command line in this process (app.cli.main) and read the JSON document it printed."""
+    from app.cli import main
+    assert main(list(args)) == 0
+    return json.loads(capsys.readouterr().out)
