@@ -119,7 +119,8 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
             judge, name, prompt, n = twice
             raise UserError(f"a call of judge {judge!r}, format {name!r}, prompt {prompt!r} is held {n} times "
                             "(twice in the attached files, or attached and stored): one row per call")
-        for run in runs:              # finished: the juries with these judges as members are derived anew
+        for run in runs:
             unit.finish_cell_run(run)
+        unit.refresh_juries_of(runs)  # the juries with these judges as members are derived anew
     return {"pool": pool, "files": len(files), "rows": sum(f["n_rows"] for f in files),
             "cells": [{"judge": j, "format": f} for j, f in cells], "distinct_answers": answers.height}

@@ -154,6 +154,7 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
                     notes="; ".join([f"{n} call(s) written as batch requests",
                                      *[x for x in notes if x.startswith(name + ":")]]))
                 unit.finish_cell_run(cell_run_id, "finished")
+                unit.refresh_juries_of([cell_run_id])   # a jury's mark counts its members' latest cell run
                 cell_runs[name] = cell_run_id
             todo = todo.with_columns(pl.col("format").replace_strict(cell_runs, default=None, return_dtype=pl.Int32)
                                      .alias("cell_run_id"))

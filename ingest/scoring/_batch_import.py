@@ -215,4 +215,5 @@ class _Answers:
             models.setdefault(jid, set()).update(recorder.judge_models)
         for cell_run_id, jid in self.judge_of.items():
             self.unit.finish_cell_run(cell_run_id, "finished", judge_model=", ".join(sorted(models.get(jid, ()))) or None)
+        self.unit.refresh_juries_of(list(self.judge_of))   # the juries with these judges as members see their answers
         return list(self.runs.values())

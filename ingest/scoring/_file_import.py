@@ -134,6 +134,7 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                         counts[status] = counts.get(status, 0) + n
             for run in runs.values():
                 unit.finish_cell_run(run)
+            unit.refresh_juries_of(list(runs.values()))   # the juries with these judges as members see their verdicts
     except (NotInPlace, UserError):
         # rolled back what this unit wrote (judges, formats, cell runs): the batch path reads the file, in
         # its order, so it stores the same rows or says the same words (the first row at fault, an

@@ -241,6 +241,7 @@ class _Import:
             self.unit.orient_anchored(self.pid, list(self.runs.values()), anchored, mode)
         for cell_run_id in self.runs.values():
             self.unit.finish_cell_run(cell_run_id)
+        self.unit.refresh_juries_of(list(self.runs.values()))   # the juries with these judges as members see their verdicts
         return {"pool": self.pool, "rows_in_file": self.n_in_file, "imported": self.imported,
                 "skipped_existing": self.n_in_file - self.imported,
                 "status_counts": dict(sorted(self.counts.items())),

@@ -275,6 +275,7 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
     with writing(db) as unit:
         for cell_run_id in cell_runs.values():
             unit.finish_cell_run(cell_run_id, status, judge_model=", ".join(sorted(run.judge_models)) or None)
+        unit.refresh_juries_of(list(cell_runs.values()))    # the juries with this judge as a member see its verdicts
     progress.update(status)
     background.progress(progress.record)
     if run.down_error:

@@ -27,10 +27,9 @@ def start_cell_run(con, pool: int, judge: int, fmt, format_id: int, source: str,
 
 
 def finish_cell_run(con, cell_run_id: int, status: str = "finished", judge_model: str | None = None) -> None:
-    """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one."""
+    """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one.
+    The juries its judge is a member of are not touched: _juries.refresh_after refreshes them."""
     _sql.execute(con, "finish_cell_run", status=status, judge_model=judge_model, cell_run_id=cell_run_id)
-    from ._juries import refresh_after
-    refresh_after(con, cell_run_id)     # the juries it is a member of see its verdicts (issue 28)
 
 
 def drop_cell_runs(con, cell_run_ids: list[int]) -> None:

@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 import polars as pl
 
-from . import _attached, _batches, _cell_runs, _file_import, _judges, _sql, _verdicts
+from . import _attached, _batches, _cell_runs, _file_import, _judges, _juries, _sql, _verdicts
 from ._database import reader, transaction, writer
 from .connection import find_pool, pool_id
 
@@ -117,6 +117,13 @@ class Writing(Reading):
     def finish_cell_run(self, cell_run_id: int, status: str = "finished", judge_model: str | None = None) -> None:
         """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one."""
         _cell_runs.finish_cell_run(self._con, cell_run_id, status, judge_model)
+
+    def refresh_juries_of(self, cell_run_ids: list[int]) -> None:
+        """Re-derive the juries that have these cell runs' judges among their members, where their
+        members' verdicts moved (ingest.store._juries.refresh_after): a unit that finishes cell runs
+        calls it after closing them, so the juries see their verdicts in the same transaction."""
+        for cell_run_id in cell_run_ids:
+            _juries.refresh_after(self._con, cell_run_id)
 
     def drop_cell_runs(self, cell_run_ids: list[int]) -> None:
         """Delete these cell runs, which hold no verdict."""
