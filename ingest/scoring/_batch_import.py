@@ -19,7 +19,7 @@ from typing import Iterator
 import polars as pl
 
 from .._errors import UserError, where
-from ..store import db_path, writing
+from ..store import CellRunDescription, db_path, writing
 from ._journal import ROW_SCHEMA
 from ._request import ScoreRequest
 from ._runner import _Scoring
@@ -197,11 +197,10 @@ class _Answers:
             if source in self.runs:
                 continue
             template, settings, schedule, seed = self.unit.cell_run_recipe(source)
-            self.runs[source] = self.unit.start_cell_run(
-                pid, jid, self.formats[self.format_names[fid]], fid, "batch-import",
-                source_file=", ".join(self.files), template=template,
+            self.runs[source] = self.unit.start_cell_run(pid, jid, fid, CellRunDescription(
+                "batch-import", source_file=", ".join(self.files), template=template,
                 decoding_settings=json.loads(settings) if settings else None, schedule=schedule, seed=seed,
-                notes=f"answers to the batch requests of export cell run {source}")
+                notes=f"answers to the batch requests of export cell run {source}"))
             self.judge_of[self.runs[source]] = jid
         if new.height:
             new = new.with_columns(pl.col("cell_run_id").replace_strict(self.runs, return_dtype=pl.Int32))

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from .._errors import UserError
 from ..files import VERDICT_REQUIRED, VERDICT_TEXT
-from ..store import NotInPlace, writing
+from ..store import CellRunDescription, NotInPlace, writing
 from ._anchor import reference_anchors
 from ._parsing import known_formats, parse_distinct
 from .judges import public_endpoint
@@ -103,8 +103,8 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                      for j, f in names], orient="row",
                     schema={"judge": pl.String, "format": pl.String, "judge_id": pl.Int32, "format_id": pl.Int32,
                             "held": pl.Boolean})
-                runs = {cell: unit.start_cell_run(pid, judge_ids[cell[0]], formats[cell[1]], format_ids[cell[1]],
-                                                  "import", source_file=str(path)) for cell in names}
+                how = CellRunDescription("import", source_file=str(path))
+                runs = {cell: unit.start_cell_run(pid, judge_ids[cell[0]], format_ids[cell[1]], how) for cell in names}
                 cells = cells.with_columns(pl.Series("cell_run_id", [runs[c] for c in names], pl.Int32))
 
                 answers = file.answers().filter(pl.col("raw").is_not_null())

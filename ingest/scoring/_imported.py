@@ -11,7 +11,7 @@ import polars as pl
 
 from .._errors import UserError
 from ..files import first_repeat, first_row, verdict_batches
-from ..store import writing
+from ..store import CellRunDescription, writing
 from ._anchor import reference_anchors
 from ._file_import import import_in_place
 from ._parsing import known_formats, parse_distinct
@@ -210,8 +210,8 @@ class _Import:
         in the order of their names."""
         names = {(jid, fid): (judge, fmt) for judge, jid in self.judges.items() for fmt, fid in self.fids.items()}
         for cell in sorted((c for c in cells if c not in self.runs), key=names.get):
-            self.runs[cell] = self.unit.start_cell_run(self.pid, cell[0], self.formats[names[cell][1]], cell[1],
-                                                       "import", source_file=str(self.path))
+            self.runs[cell] = self.unit.start_cell_run(self.pid, *cell,
+                                                       CellRunDescription("import", source_file=str(self.path)))
         return {cell: self.runs[cell] for cell in cells}
 
     def orient(self, rows: pl.DataFrame) -> pl.DataFrame:

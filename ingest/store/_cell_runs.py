@@ -5,24 +5,44 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 from . import _sql
 from ._database import next_id
 
 
-def start_cell_run(con, pool: int, judge: int, fmt, format_id: int, source: str,
-              source_file: str | None = None, template: str | None = None,
-              decoding_settings: dict | None = None, judge_model: str | None = None,
-              schedule: str | None = None, seed: int | None = None, notes: str | None = None,
-              run_id: int | None = None) -> int:
-    """Record how one (judge, format) cell's verdicts are being made; its cell run id. `run_id` is
-    the run (runs table) doing it, if any (none for a file imported in the foreground)."""
+@dataclass(frozen=True)
+class CellRunDescription:
+    """How a cell run makes its cell's verdicts, as its `cell_runs` row records it. `source`: score,
+    import, batch-export, batch-import (attach and jury record their cell runs themselves);
+    `source_file`: the file or folder read or written; `template`: the prompt template (its hash is
+    stored beside it); `decoding_settings`: what each call was sent (stored as JSON); `schedule` and
+    `seed`: the call plan's; `notes`: free text (the plan's notes, what an export wrote)."""
+    source: str
+    source_file: str | None = None
+    template: str | None = None
+    decoding_settings: dict | None = None
+    schedule: str | None = None
+    seed: int | None = None
+    notes: str | None = None
+
+    @property
+    def template_hash(self) -> str | None:
+        """sha256 of the template, hex; None without one."""
+        return hashlib.sha256(self.template.encode()).hexdigest() if self.template else None
+
+
+def start_cell_run(con, pool: int, judge: int, format_id: int, description: CellRunDescription,
+                   run_id: int | None = None) -> int:
+    """Record how the cell (pool, judge, format_id)'s verdicts are being made, 'running' until
+    finished; its cell run id. `run_id` is the run (runs table) doing it, if any (none for a file
+    imported in the foreground). The model id the judge reports is recorded when it finishes."""
+    d = description
     cell_run_id = next_id(con, "cell_runs", "cell_run_id")
     _sql.execute(con, "insert_cell_run", cell_run_id=cell_run_id, pool_id=pool, judge_id=judge, format_id=format_id,
-                 source=source, source_file=source_file, template=template,
-                 template_hash=hashlib.sha256(template.encode()).hexdigest() if template else None,
-                 decoding_settings=json.dumps(decoding_settings) if decoding_settings is not None else None,
-                 judge_model=judge_model, schedule=schedule, seed=seed, notes=notes, run_id=run_id)
+                 source=d.source, source_file=d.source_file, template=d.template, template_hash=d.template_hash,
+                 decoding_settings=json.dumps(d.decoding_settings) if d.decoding_settings is not None else None,
+                 judge_model=None, schedule=d.schedule, seed=d.seed, notes=d.notes, run_id=run_id)
     return cell_run_id
 
 

@@ -105,14 +105,11 @@ class Writing(Reading):
         """The format's id, registered on first use; another definition under its name is refused."""
         return _judges.ensure_format(self._con, fmt)
 
-    def start_cell_run(self, pool: int, judge: int, fmt, format_id: int, source: str,
-                       source_file: str | None = None, template: str | None = None,
-                       decoding_settings: dict | None = None, judge_model: str | None = None,
-                       schedule: str | None = None, seed: int | None = None, notes: str | None = None,
+    def start_cell_run(self, pool: int, judge: int, format_id: int, description: _cell_runs.CellRunDescription,
                        run_id: int | None = None) -> int:
-        """A cell run of (pool, judge, format), 'running' until finished; its id."""
-        return _cell_runs.start_cell_run(self._con, pool, judge, fmt, format_id, source, source_file, template,
-                                         decoding_settings, judge_model, schedule, seed, notes, run_id)
+        """A cell run of (pool, judge, format) made as `description` says, by the background run
+        `run_id` if any; 'running' until finished; its id."""
+        return _cell_runs.start_cell_run(self._con, pool, judge, format_id, description, run_id)
 
     def finish_cell_run(self, cell_run_id: int, status: str = "finished", judge_model: str | None = None) -> None:
         """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one."""
