@@ -184,9 +184,12 @@ class _Import:
         for cell in rows.select("judge_id", "format_id").unique().iter_rows():
             if cell not in self.held:
                 self.held[cell] = self.unit.holds_verdicts(self.pid, *cell)
-        check = any(self.held[cell] for cell in rows.select("judge_id", "format_id").unique().iter_rows())
-        new = self.unit.insert_verdicts(rows.with_columns(pl.lit(self.pid, pl.Int32).alias("pool_id")),
-                                        self.cell_runs, check_stored=check)
+        rows = rows.with_columns(pl.lit(self.pid, pl.Int32).alias("pool_id"))
+        if any(self.held[cell] for cell in rows.select("judge_id", "format_id").unique().iter_rows()):
+            rows = rows.filter(self.unit.stored_statuses(rows).is_null())
+        # the calls left are new: a cell gets its cell run only when it gets rows
+        cells = rows.select("judge_id", "format_id").unique().rows()
+        new = self.unit.insert_verdicts(rows, self.cell_runs(cells), check_stored=False)
         self.imported += new.height
         for status, n in new.group_by("status").len().iter_rows():
             self.counts[status] = self.counts.get(status, 0) + n

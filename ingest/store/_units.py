@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from typing import Callable, Iterator
+from typing import Iterator
 
 import polars as pl
 
@@ -130,11 +130,11 @@ class Writing(Reading):
         """Fail the cell runs of (pool, judge) still 'running' (for a run holding both alone); how many."""
         return _cell_runs.close_orphan_cell_runs(self._con, pool, judge, reason)
 
-    def insert_verdicts(self, rows: pl.DataFrame,
-                        cell_runs: Callable[[list[tuple[int, int]]], dict[tuple[int, int], int]],
+    def insert_verdicts(self, rows: pl.DataFrame, cell_run_of: dict[tuple[int, int], int],
                         check_stored: bool = True) -> pl.DataFrame:
-        """The rows whose call is not stored yet, appended (ingest.store._verdicts.insert_verdicts)."""
-        return _verdicts.insert_verdicts(self._con, rows, cell_runs, check_stored)
+        """The rows whose call is not stored yet, appended, each (judge_id, format_id) cell's under
+        its cell run in `cell_run_of` (ingest.store._verdicts.insert_verdicts)."""
+        return _verdicts.insert_verdicts(self._con, rows, cell_run_of, check_stored)
 
     def open_verdict_file(self, path: str, pool: int, formats: pl.DataFrame, pairs: bool):
         """A context whose value reads and appends a Parquet verdict file where it lies
