@@ -96,15 +96,15 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
             pl.DataFrame(schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "label": pl.String,
                                  "status": pl.String})
         parsed = raws.join(parsed, on=["format", "raw"]).select("judge", "format", "raw", "label", "value", "status")
-        runs = []
+        cell_run_ids = []
         stored = {r[1]: r[0] for r in unit.judges().values()}
         for judge, name in cells:
             # a judge already stored under the name (scored, say, on a sample before its pipeline ran on
             # the pool) is the judge of these rows: `score` then asks only the calls the files lack
             judge_id = stored.get(judge) or unit.ensure_judge(judge, "imported")
             format_id = unit.ensure_format(formats[name])
-            runs.append(unit.record_attached_cell(pid, judge, name, judge_id, format_id, " ".join(map(str, patterns)),
-                                                  parsed))
+            cell_run_ids.append(unit.record_attached_cell(pid, judge, name, judge_id, format_id,
+                                                          " ".join(map(str, patterns)), parsed))
         unknown = unit.attached_unknown_call(pid)
         if unknown:
             path, row, field, value, prompt, fmt_name, kind = unknown
@@ -119,7 +119,8 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
             judge, name, prompt, n = twice
             raise UserError(f"a call of judge {judge!r}, format {name!r}, prompt {prompt!r} is held {n} times "
                             "(twice in the attached files, or attached and stored): one row per call")
-        for run in runs:              # finished: the juries with these judges as members are derived anew
-            unit.finish_cell_run(run)
+        for cell_run_id in cell_run_ids:
+            unit.finish_cell_run(cell_run_id)
+        unit.refresh_juries_of(cell_run_ids)  # the juries with these judges as members are derived anew
     return {"pool": pool, "files": len(files), "rows": sum(f["n_rows"] for f in files),
             "cells": [{"judge": j, "format": f} for j, f in cells], "distinct_answers": answers.height}

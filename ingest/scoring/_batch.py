@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from .._errors import UserError
-from ..store import Database, writing
+from ..store import CellRunDescription, Database, writing
 from ._calls import messages
 from ._request import (DECODINGS, ScoreRequest, check_samples, decoding_mode, decoding_settings, ensure_spec_judge,
                        resolve_formats)
@@ -148,12 +148,13 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
             for name in todo["format"].unique(maintain_order=True).to_list():
                 n = todo.filter(pl.col("format") == name).height
                 fmt = formats[name]
-                cell_run_id = unit.start_cell_run(
-                    pid, jid, fmt, fids[name], "batch-export", source_file=str(folder.resolve()), template=fmt.template,
+                cell_run_id = unit.start_cell_run(pid, jid, fids[name], CellRunDescription(
+                    "batch-export", source_file=str(folder.resolve()), template=fmt.template,
                     decoding_settings=settings, schedule=schedule_of(fmt, req.schedule), seed=req.seed,
                     notes="; ".join([f"{n} call(s) written as batch requests",
-                                     *[x for x in notes if x.startswith(name + ":")]]))
+                                     *[x for x in notes if x.startswith(name + ":")]])))
                 unit.finish_cell_run(cell_run_id, "finished")
+                unit.refresh_juries_of([cell_run_id])   # a jury's mark counts its members' latest cell run
                 cell_runs[name] = cell_run_id
             todo = todo.with_columns(pl.col("format").replace_strict(cell_runs, default=None, return_dtype=pl.Int32)
                                      .alias("cell_run_id"))

@@ -19,7 +19,7 @@ from typing import Iterator
 import polars as pl
 
 from .._errors import UserError, where
-from ..store import Database, writing
+from ..store import CellRunDescription, Database, writing
 from ._journal import ROW_SCHEMA
 from ._request import ScoreRequest
 from ._runner import _Scoring
@@ -141,7 +141,7 @@ class _Answers:
         self.judges = unit.judges()
         self.recorders: dict[tuple[int, int], _Scoring] = {}   # per judge and export: its decoding
         self.checked: set[tuple[int, int]] = set()
-        self.runs: dict[int, int] = {}                          # export cell run -> import cell run
+        self.import_cell_run_of: dict[int, int] = {}            # export cell run -> import cell run
         self.judge_of: dict[int, int] = {}                      # import cell run -> judge
 
     def check_identity(self, known: pl.DataFrame) -> None:
@@ -194,17 +194,16 @@ class _Answers:
         new = new.filter(before.is_null() | ((before == "failed") & (new["status"] != "failed")))
         for (pid, jid, fid, source), _ in new.group_by(["pool_id", "judge_id", "format_id", "cell_run_id"],
                                                        maintain_order=True):
-            if source in self.runs:
+            if source in self.import_cell_run_of:
                 continue
             template, settings, schedule, seed = self.unit.cell_run_recipe(source)
-            self.runs[source] = self.unit.start_cell_run(
-                pid, jid, self.formats[self.format_names[fid]], fid, "batch-import",
-                source_file=", ".join(self.files), template=template,
+            self.import_cell_run_of[source] = self.unit.start_cell_run(pid, jid, fid, CellRunDescription(
+                "batch-import", source_file=", ".join(self.files), template=template,
                 decoding_settings=json.loads(settings) if settings else None, schedule=schedule, seed=seed,
-                notes=f"answers to the batch requests of export cell run {source}")
-            self.judge_of[self.runs[source]] = jid
+                notes=f"answers to the batch requests of export cell run {source}"))
+            self.judge_of[self.import_cell_run_of[source]] = jid
         if new.height:
-            new = new.with_columns(pl.col("cell_run_id").replace_strict(self.runs, return_dtype=pl.Int32))
+            new = new.with_columns(pl.col("cell_run_id").replace_strict(self.import_cell_run_of, return_dtype=pl.Int32))
             done = self.unit.insert_answers(new)
             self.counts["stored"] += done["inserted"] + done["replaced"]
 
@@ -215,4 +214,5 @@ class _Answers:
             models.setdefault(jid, set()).update(recorder.judge_models)
         for cell_run_id, jid in self.judge_of.items():
             self.unit.finish_cell_run(cell_run_id, "finished", judge_model=", ".join(sorted(models.get(jid, ()))) or None)
-        return list(self.runs.values())
+        self.unit.refresh_juries_of(list(self.judge_of))   # the juries with these judges as members see their answers
+        return list(self.import_cell_run_of.values())

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from .._errors import UserError
 from ..files import VERDICT_REQUIRED, VERDICT_TEXT
-from ..store import NotInPlace, writing
+from ..store import CellRunDescription, NotInPlace, writing
 from ._anchor import reference_anchors
 from ._parsing import known_formats, parse_distinct
 from .judges import public_endpoint
@@ -103,9 +103,10 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                      for j, f in names], orient="row",
                     schema={"judge": pl.String, "format": pl.String, "judge_id": pl.Int32, "format_id": pl.Int32,
                             "held": pl.Boolean})
-                runs = {cell: unit.start_cell_run(pid, judge_ids[cell[0]], formats[cell[1]], format_ids[cell[1]],
-                                                  "import", source_file=str(path)) for cell in names}
-                cells = cells.with_columns(pl.Series("cell_run_id", [runs[c] for c in names], pl.Int32))
+                how = CellRunDescription("import", source_file=str(path))
+                cell_run_of = {cell: unit.start_cell_run(pid, judge_ids[cell[0]], format_ids[cell[1]], how)
+                               for cell in names}
+                cells = cells.with_columns(pl.Series("cell_run_id", [cell_run_of[c] for c in names], pl.Int32))
 
                 answers = file.answers().filter(pl.col("raw").is_not_null())
                 parsed = parse_distinct(answers, formats) if answers.height else pl.DataFrame(
@@ -118,22 +119,25 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                 anchors = reference_anchors(unit.candidate_ids(pid)) if anchored else \
                     pl.DataFrame(schema={"prompt_idx": pl.Int32, "anchor_idx": pl.Int32})
                 imported = file.insert(cells, parsed, endpoints, anchors)
-                by_run = file.status_counts(list(runs.values()))
-                unit.drop_cell_runs([r for r in runs.values() if r not in by_run])    # cells all stored before
-                runs = {cell: r for cell, r in runs.items() if r in by_run}
-                if anchored and runs:
+                by_cell_run = file.status_counts(list(cell_run_of.values()))
+                unit.drop_cell_runs([r for r in cell_run_of.values() if r not in by_cell_run])   # cells all stored before
+                cell_run_of = {cell: r for cell, r in cell_run_of.items() if r in by_cell_run}
+                if anchored and cell_run_of:
                     votes = file.anchor_votes(anchors)
                     if votes.height:
                         mode = votes.sort("prompt_idx", "len", "b_idx", descending=[False, True, False]) \
                             .group_by("prompt_idx", maintain_order=True).first() \
                             .select("prompt_idx", pl.col("b_idx").alias("anchor_idx"))
-                        unit.orient_anchored(pid, list(runs.values()), sorted({format_ids[f] for f in anchored}), mode)
+                        unit.orient_anchored(pid, list(cell_run_of.values()), sorted({format_ids[f] for f in anchored}),
+                                             mode)
                 counts: dict[str, int] = {}
-                for statuses in by_run.values():
+                for statuses in by_cell_run.values():
                     for status, n in statuses.items():
                         counts[status] = counts.get(status, 0) + n
-            for run in runs.values():
-                unit.finish_cell_run(run)
+            for cell_run_id in cell_run_of.values():
+                unit.finish_cell_run(cell_run_id)
+            # the juries with these judges as members see their verdicts
+            unit.refresh_juries_of(list(cell_run_of.values()))
     except (NotInPlace, UserError):
         # rolled back what this unit wrote (judges, formats, cell runs): the batch path reads the file, in
         # its order, so it stores the same rows or says the same words (the first row at fault, an

@@ -11,7 +11,7 @@ import polars as pl
 
 from .._errors import UserError
 from ..files import first_repeat, first_row, verdict_batches
-from ..store import writing
+from ..store import CellRunDescription, writing
 from ._anchor import reference_anchors
 from ._file_import import import_in_place
 from ._parsing import known_formats, parse_distinct
@@ -78,10 +78,10 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
     batches = verdict_batches(path, capped, batch_rows)
     first = next(batches)                 # the file's own first problems before the database is touched
     with writing(db) as unit:
-        run = _Import(unit, pool, path, extra)
+        file_import = _Import(unit, pool, path, extra)
         for t, rows in itertools.chain([first], batches):
-            run.add(t, rows)
-        return run.finish(lambda: verdict_batches(path, capped, batch_rows))
+            file_import.add(t, rows)
+        return file_import.finish(lambda: verdict_batches(path, capped, batch_rows))
 
 
 class _Import:
@@ -96,7 +96,8 @@ class _Import:
         self.cands = unit.candidate_ids(self.pid)
         self.attached = {(j, f) for _, _, j, f in unit.attached_cells(self.pid)}
         self.anchors = None                # (prompt_idx, anchor_idx) from references, once needed
-        self.judges, self.fids, self.runs, self.held = {}, {}, {}, {}   # held: (judge_id, format_id) -> had verdicts
+        self.judges, self.fids, self.held = {}, {}, {}          # held: (judge_id, format_id) -> had verdicts
+        self.cell_run_of: dict[tuple[int, int], int] = {}     # (judge_id, format_id) -> its cell run
         self.hashes, self.votes, self.parsed = [], [], None
         self.n_in_file, self.imported, self.counts = 0, 0, {}
 
@@ -184,9 +185,12 @@ class _Import:
         for cell in rows.select("judge_id", "format_id").unique().iter_rows():
             if cell not in self.held:
                 self.held[cell] = self.unit.holds_verdicts(self.pid, *cell)
-        check = any(self.held[cell] for cell in rows.select("judge_id", "format_id").unique().iter_rows())
-        new = self.unit.insert_verdicts(rows.with_columns(pl.lit(self.pid, pl.Int32).alias("pool_id")),
-                                        self.cell_runs, check_stored=check)
+        rows = rows.with_columns(pl.lit(self.pid, pl.Int32).alias("pool_id"))
+        if any(self.held[cell] for cell in rows.select("judge_id", "format_id").unique().iter_rows()):
+            rows = rows.filter(self.unit.stored_statuses(rows).is_null())
+        # the calls left are new: a cell gets its cell run only when it gets rows
+        cells = rows.select("judge_id", "format_id").unique().rows()
+        new = self.unit.insert_verdicts(rows, self.cell_runs_for(cells), check_stored=False)
         self.imported += new.height
         for status, n in new.group_by("status").len().iter_rows():
             self.counts[status] = self.counts.get(status, 0) + n
@@ -205,14 +209,14 @@ class _Import:
             self.parsed = table
         return table
 
-    def cell_runs(self, cells: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    def cell_runs_for(self, cells: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
         """The cell run of each (judge_id, format_id) cell that gets new rows, started on first need,
         in the order of their names."""
         names = {(jid, fid): (judge, fmt) for judge, jid in self.judges.items() for fmt, fid in self.fids.items()}
-        for cell in sorted((c for c in cells if c not in self.runs), key=names.get):
-            self.runs[cell] = self.unit.start_cell_run(self.pid, cell[0], self.formats[names[cell][1]], cell[1],
-                                                       "import", source_file=str(self.path))
-        return {cell: self.runs[cell] for cell in cells}
+        for cell in sorted((c for c in cells if c not in self.cell_run_of), key=names.get):
+            how = CellRunDescription("import", source_file=str(self.path))
+            self.cell_run_of[cell] = self.unit.start_cell_run(self.pid, *cell, how)
+        return {cell: self.cell_run_of[cell] for cell in cells}
 
     def orient(self, rows: pl.DataFrame) -> pl.DataFrame:
         """_orient for one batch: an anchored call whose prompt has no reference anchor is oriented at
@@ -238,9 +242,11 @@ class _Import:
                 .group_by("prompt_idx", maintain_order=True).first() \
                 .select("prompt_idx", pl.col("b_idx").alias("anchor_idx"))
             anchored = [fid for f, fid in self.fids.items() if self.formats[f].pairing == "anchored"]
-            self.unit.orient_anchored(self.pid, list(self.runs.values()), anchored, mode)
-        for cell_run_id in self.runs.values():
+            self.unit.orient_anchored(self.pid, list(self.cell_run_of.values()), anchored, mode)
+        for cell_run_id in self.cell_run_of.values():
             self.unit.finish_cell_run(cell_run_id)
+        # the juries with these judges as members see their verdicts
+        self.unit.refresh_juries_of(list(self.cell_run_of.values()))
         return {"pool": self.pool, "rows_in_file": self.n_in_file, "imported": self.imported,
                 "skipped_existing": self.n_in_file - self.imported,
                 "status_counts": dict(sorted(self.counts.items())),

@@ -20,7 +20,7 @@ import polars as pl
 from .. import runs
 from .._errors import UserError
 from .._redact import redact
-from ..store import Database, writing
+from ..store import CellRunDescription, Database, writing
 from ._calls import Caller
 from ._endpoints import EndpointsDown
 from ._journal import journal_path, replay_journal, write_rows
@@ -237,11 +237,10 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
         for name in formats:
             if todo.filter(pl.col("format") == name).height:
                 fmt_notes = [n for n in notes if n.startswith(name + ":")]
-                cell_runs[name] = unit.start_cell_run(pid, jid, formats[name], fids[name], "score",
-                                                      template=formats[name].template, decoding_settings=settings,
-                                                      schedule=schedule_of(formats[name], req.schedule),
-                                                      seed=req.seed, notes="; ".join(fmt_notes) or None,
-                                                      run_id=background.id)
+                how = CellRunDescription("score", template=formats[name].template, decoding_settings=settings,
+                                         schedule=schedule_of(formats[name], req.schedule), seed=req.seed,
+                                         notes="; ".join(fmt_notes) or None)
+                cell_runs[name] = unit.start_cell_run(pid, jid, fids[name], how, run_id=background.id)
     todo = todo.with_columns(pl.col("format").replace_strict(cell_runs, default=None, return_dtype=pl.Int32)
                              .alias("cell_run_id"), pl.lit(pid, pl.Int32).alias("pool_id"))
     summary = {"pool": req.pool, "judge": spec.name, "formats": list(formats), "decoding": req.decoding,
@@ -275,6 +274,7 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
     with writing(db) as unit:
         for cell_run_id in cell_runs.values():
             unit.finish_cell_run(cell_run_id, status, judge_model=", ".join(sorted(run.judge_models)) or None)
+        unit.refresh_juries_of(list(cell_runs.values()))    # the juries with this judge as a member see its verdicts
     progress.update(status)
     background.progress(progress.record)
     if run.down_error:

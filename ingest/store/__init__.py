@@ -32,6 +32,7 @@ _EXPORTS = {
               "record_process", "request_cancel", "run_rows"],
     "_evaluations": ["EVALUATION_SCHEMA", "GENERATION_SCHEMA", "ensure_study", "insert_evaluations",
                      "insert_generations"],
+    "_cell_runs": ["CellRunDescription"],
     "_juries": ["VOTES", "jury_names", "refresh_juries", "save_jury"],
     "_attached": ["detach_verdicts"],
     "_file_import": ["NotInPlace"],

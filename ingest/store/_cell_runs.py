@@ -5,32 +5,51 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 from . import _sql
 from ._database import next_id
 
 
-def start_cell_run(con, pool: int, judge: int, fmt, format_id: int, source: str,
-              source_file: str | None = None, template: str | None = None,
-              decoding_settings: dict | None = None, judge_model: str | None = None,
-              schedule: str | None = None, seed: int | None = None, notes: str | None = None,
-              run_id: int | None = None) -> int:
-    """Record how one (judge, format) cell's verdicts are being made; its cell run id. `run_id` is
-    the run (runs table) doing it, if any (none for a file imported in the foreground)."""
+@dataclass(frozen=True)
+class CellRunDescription:
+    """How a cell run makes its cell's verdicts, as its `cell_runs` row records it. `source`: score,
+    import, batch-export, batch-import (attach and jury record their cell runs themselves);
+    `source_file`: the file or folder read or written; `template`: the prompt template (its hash is
+    stored beside it); `decoding_settings`: what each call was sent (stored as JSON); `schedule` and
+    `seed`: the call plan's; `notes`: free text (the plan's notes, what an export wrote)."""
+    source: str
+    source_file: str | None = None
+    template: str | None = None
+    decoding_settings: dict | None = None
+    schedule: str | None = None
+    seed: int | None = None
+    notes: str | None = None
+
+    @property
+    def template_hash(self) -> str | None:
+        """sha256 of the template, hex; None without one."""
+        return hashlib.sha256(self.template.encode()).hexdigest() if self.template else None
+
+
+def start_cell_run(con, pool: int, judge: int, format_id: int, description: CellRunDescription,
+                   run_id: int | None = None) -> int:
+    """Record how the cell (pool, judge, format_id)'s verdicts are being made, 'running' until
+    finished; its cell run id. `run_id` is the run (runs table) doing it, if any (none for a file
+    imported in the foreground). The model id the judge reports is recorded when it finishes."""
+    d = description
     cell_run_id = next_id(con, "cell_runs", "cell_run_id")
     _sql.execute(con, "insert_cell_run", cell_run_id=cell_run_id, pool_id=pool, judge_id=judge, format_id=format_id,
-                 source=source, source_file=source_file, template=template,
-                 template_hash=hashlib.sha256(template.encode()).hexdigest() if template else None,
-                 decoding_settings=json.dumps(decoding_settings) if decoding_settings is not None else None,
-                 judge_model=judge_model, schedule=schedule, seed=seed, notes=notes, run_id=run_id)
+                 source=d.source, source_file=d.source_file, template=d.template, template_hash=d.template_hash,
+                 decoding_settings=json.dumps(d.decoding_settings) if d.decoding_settings is not None else None,
+                 judge_model=None, schedule=d.schedule, seed=d.seed, notes=d.notes, run_id=run_id)
     return cell_run_id
 
 
 def finish_cell_run(con, cell_run_id: int, status: str = "finished", judge_model: str | None = None) -> None:
-    """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one."""
+    """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one.
+    The juries its judge is a member of are not touched: _juries.refresh_after refreshes them."""
     _sql.execute(con, "finish_cell_run", status=status, judge_model=judge_model, cell_run_id=cell_run_id)
-    from ._juries import refresh_after
-    refresh_after(con, cell_run_id)     # the juries it is a member of see its verdicts (issue 28)
 
 
 def drop_cell_runs(con, cell_run_ids: list[int]) -> None:

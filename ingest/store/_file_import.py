@@ -80,9 +80,9 @@ class OpenFile:
     def status_counts(self, cell_run_ids: list[int]) -> dict[int, dict[str, int]]:
         """{cell run: {status: verdicts}} of the cell runs that hold any."""
         out: dict[int, dict[str, int]] = {}
-        for run, status, n in _sql.rows(self._con, "import_file_statuses", pool_id=self.pool,
-                                        first=min(cell_run_ids), cell_run_ids=cell_run_ids):
-            out.setdefault(run, {})[status] = n
+        for cell_run_id, status, n in _sql.rows(self._con, "import_file_statuses", pool_id=self.pool,
+                                                first=min(cell_run_ids), cell_run_ids=cell_run_ids):
+            out.setdefault(cell_run_id, {})[status] = n
         return out
 
 

@@ -9,8 +9,9 @@ decoding). Every cell-wise command (audit, bias, rank, calibrate, consistency, c
 then reads a jury as it reads any judge, with no code of its own. The rows are not calls: raw,
 endpoint, tokens and latency stay null, and `export-verdicts` leaves them out.
 
-When they are refreshed: `jury` derives them; every cell run that finishes (scoring, a verdict or
-batch import) refreshes the juries that have its judge among their members, in the same transaction;
+When they are refreshed: `jury` derives them; a unit of work that finishes cell runs (scoring, a
+verdict or batch import, an attach, a batch export) then refreshes the juries that have their judges
+among their members, in the same transaction (`refresh_after`, the store's `Writing.refresh_juries_of`);
 and `refresh_juries` (called by `jury` and the demo) rewrites a jury whose members' verdicts moved
 since (a fingerprint of their latest cell run, calls and parsed calls, `juries.mark`). A member's run
 killed before it finished leaves the jury one refresh behind until the next one.
@@ -56,8 +57,8 @@ def _refresh(con, pool: int, jury: int, force: bool = False) -> bool:
 
 
 def refresh_after(con, cell_run_id: int) -> None:
-    """Refresh the juries that have the judge of a finished cell run among their members (in the
-    caller's transaction)."""
+    """Refresh the juries that have the judge of a finished cell run among their members, where their
+    members' verdicts moved (in the caller's transaction)."""
     found = _sql.rows(con, "juries_of_member", cell_run_id=cell_run_id)
     if not found:
         return

@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from typing import Callable, Iterator
+from typing import Iterator
 
 import polars as pl
 
-from . import _attached, _batches, _cell_runs, _file_import, _judges, _sql, _verdicts
+from . import _attached, _batches, _cell_runs, _file_import, _judges, _juries, _sql, _verdicts
 from ._database import reader, transaction, writer
 from .connection import find_pool, pool_id
 
@@ -105,18 +105,22 @@ class Writing(Reading):
         """The format's id, registered on first use; another definition under its name is refused."""
         return _judges.ensure_format(self._con, fmt)
 
-    def start_cell_run(self, pool: int, judge: int, fmt, format_id: int, source: str,
-                       source_file: str | None = None, template: str | None = None,
-                       decoding_settings: dict | None = None, judge_model: str | None = None,
-                       schedule: str | None = None, seed: int | None = None, notes: str | None = None,
+    def start_cell_run(self, pool: int, judge: int, format_id: int, description: _cell_runs.CellRunDescription,
                        run_id: int | None = None) -> int:
-        """A cell run of (pool, judge, format), 'running' until finished; its id."""
-        return _cell_runs.start_cell_run(self._con, pool, judge, fmt, format_id, source, source_file, template,
-                                         decoding_settings, judge_model, schedule, seed, notes, run_id)
+        """A cell run of (pool, judge, format) made as `description` says, by the background run
+        `run_id` if any; 'running' until finished; its id."""
+        return _cell_runs.start_cell_run(self._con, pool, judge, format_id, description, run_id)
 
     def finish_cell_run(self, cell_run_id: int, status: str = "finished", judge_model: str | None = None) -> None:
         """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one."""
         _cell_runs.finish_cell_run(self._con, cell_run_id, status, judge_model)
+
+    def refresh_juries_of(self, cell_run_ids: list[int]) -> None:
+        """Re-derive the juries that have these cell runs' judges among their members, where their
+        members' verdicts moved (ingest.store._juries.refresh_after): a unit that finishes cell runs
+        calls it after closing them, so the juries see their verdicts in the same transaction."""
+        for cell_run_id in cell_run_ids:
+            _juries.refresh_after(self._con, cell_run_id)
 
     def drop_cell_runs(self, cell_run_ids: list[int]) -> None:
         """Delete these cell runs, which hold no verdict."""
@@ -126,11 +130,11 @@ class Writing(Reading):
         """Fail the cell runs of (pool, judge) still 'running' (for a run holding both alone); how many."""
         return _cell_runs.close_orphan_cell_runs(self._con, pool, judge, reason)
 
-    def insert_verdicts(self, rows: pl.DataFrame,
-                        cell_runs: Callable[[list[tuple[int, int]]], dict[tuple[int, int], int]],
+    def insert_verdicts(self, rows: pl.DataFrame, cell_run_of: dict[tuple[int, int], int],
                         check_stored: bool = True) -> pl.DataFrame:
-        """The rows whose call is not stored yet, appended (ingest.store._verdicts.insert_verdicts)."""
-        return _verdicts.insert_verdicts(self._con, rows, cell_runs, check_stored)
+        """The rows whose call is not stored yet, appended, each (judge_id, format_id) cell's under
+        its cell run in `cell_run_of` (ingest.store._verdicts.insert_verdicts)."""
+        return _verdicts.insert_verdicts(self._con, rows, cell_run_of, check_stored)
 
     def open_verdict_file(self, path: str, pool: int, formats: pl.DataFrame, pairs: bool):
         """A context whose value reads and appends a Parquet verdict file where it lies

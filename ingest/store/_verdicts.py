@@ -4,7 +4,6 @@ to verdicts goes through here, and this module keeps the one-row-per-call rule (
 from __future__ import annotations
 
 import os
-from typing import Callable
 
 import polars as pl
 
@@ -80,29 +79,33 @@ def holds_verdicts(con, pool: int, judge: int, fmt: int) -> bool:
     return _sql.rows(con, "cells_hold_verdicts", pool_ids=[pool], judge_ids=[judge], format_ids=[fmt]) != []
 
 
-def insert_verdicts(con, rows: pl.DataFrame,
-                    cell_runs: Callable[[list[tuple[int, int]]], dict[tuple[int, int], int]],
+def insert_verdicts(con, rows: pl.DataFrame, cell_run_of: dict[tuple[int, int], int],
                     check_stored: bool = True) -> pl.DataFrame:
     """Append the verdict rows (columns from VERDICT_COLUMNS but cell_run_id; missing optional ones
     become null) whose call is not stored yet, and return them; a row naming a stored call is left
     out. One row per call is this function's rule, not an index's (migration 011): a batch that
     repeats a call is refused whole (ValueError, so the caller's transaction rolls back; callers
-    check first and name the line at fault). `cell_runs` is called once, with the (judge_id,
-    format_id) cells that get rows, and returns the cell run each cell's rows are stored under.
-    `check_stored=False`: the caller knows that no call of `rows` is stored (a streamed import
-    whose cells held nothing before it and whose batches it checked against each other)."""
+    check first and name the line at fault). `cell_run_of` gives the cell run each (judge_id,
+    format_id) cell's rows are stored under; a cell that gets rows without one is refused
+    (ValueError). `check_stored=False`: the caller knows that no call of `rows` is stored (a
+    streamed import whose cells held nothing before it and whose batches it checked against each
+    other, or rows it kept from stored_statuses to start cell runs only for the cells that get rows)."""
     repeats = _repeats(rows, ["pool_id", *CALL_KEY])
     if repeats:
         raise ValueError(f"{repeats} verdict row(s) repeat a call of the same batch; nothing was stored")
     if check_stored:
         rows = rows.filter(stored_statuses(con, rows).is_null())
     cells = rows.select("judge_id", "format_id").unique().sort("judge_id", "format_id").rows()
-    runs = pl.DataFrame([(*cell, run) for cell, run in (cell_runs(cells) if cells else {}).items()], orient="row",
-                        schema={"judge_id": rows.schema["judge_id"], "format_id": rows.schema["format_id"],
-                                "cell_run_id": pl.Int32})
+    missing = [cell for cell in cells if cell not in cell_run_of]
+    if missing:
+        raise ValueError(f"no cell run for the cell (judge_id, format_id) {missing[0]}; nothing was stored")
+    cell_run_ids = pl.DataFrame([(*cell, cell_run_of[cell]) for cell in cells], orient="row",
+                                schema={"judge_id": rows.schema["judge_id"], "format_id": rows.schema["format_id"],
+                                        "cell_run_id": pl.Int32})
     rows = rows.drop("cell_run_id", strict=False)
-    rows = rows.hstack(rows.select("judge_id", "format_id").join(runs, on=["judge_id", "format_id"], how="left",
-                                                                 maintain_order="left").select("cell_run_id"))
+    rows = rows.hstack(rows.select("judge_id", "format_id").join(cell_run_ids, on=["judge_id", "format_id"],
+                                                                 how="left", maintain_order="left")
+                       .select("cell_run_id"))
     con.register("verdict_rows", _complete(rows).to_arrow())
     try:
         _sql.execute(con, "insert_verdict_rows")

@@ -51,11 +51,11 @@ def build(db: Path, n_prompts: int, n_judges: int = 1) -> None:
 def _score(con, jid: int) -> None:
     """The judge's verdicts on pool 1 in the five built-in formats (build's SQL, one cell run each)."""
     from ingest.scoring.formats import BUILTIN
-    from ingest.store._cell_runs import start_cell_run as start_run
+    from ingest.store._cell_runs import CellRunDescription, start_cell_run as start_run
     from ingest.store._judges import ensure_format
     for name in ("binary", "likert5", "numeric100", "anchored", "tournament"):
         fid = ensure_format(con, BUILTIN[name])
-        rid = start_run(con, 1, jid, BUILTIN[name], fid, "score")
+        rid = start_run(con, 1, jid, fid, CellRunDescription("score"))
         q = {"binary": "(r + random() * 4 > 6)::INT", "likert5": "least(5, 1 + floor((r + random() * 4) / 3))",
              "numeric100": "least(100, 5 * floor((r + random() * 4) * 1.5))"}
         if name in q:

@@ -131,7 +131,8 @@ def build_sql(db: Path, work: Path, args) -> None:
     """The pool, judges, formats, cell runs and verdicts written with DuckDB SQL (see the module
     docstring); the verdicts also as WORK/verdicts-judgeJ-FORMAT.parquet."""
     from ingest.scoring.formats import BUILTIN
-    from ingest.store._cell_runs import finish_cell_run, start_cell_run   # a bench writes its rows with SQL of its own
+    # a bench writes its rows with SQL of its own
+    from ingest.store._cell_runs import CellRunDescription, finish_cell_run, start_cell_run
     from ingest.store._database import transaction, writer
     from ingest.store._judges import ensure_format, ensure_judge, judge_identity
     db.unlink(missing_ok=True)
@@ -153,7 +154,7 @@ def build_sql(db: Path, work: Path, args) -> None:
                     t = time.perf_counter()
                     fmt = BUILTIN[name]
                     fid = ensure_format(con, fmt)
-                    rid = start_cell_run(con, 1, jid, fmt, fid, "import", source_file="bench_audit.py")
+                    rid = start_cell_run(con, 1, jid, fid, CellRunDescription("import", source_file="bench_audit.py"))
                     value, label = SQL_VALUES[name]
                     rows = VERDICT_ROWS.format(value=value, label=label)
                     params = {"k": args.k, "n": n, "jid": jid, "fid": fid, "j": j}

@@ -143,21 +143,27 @@ def timed(fn) -> float:
 
 @contextlib.contextmanager
 def store_timer():
-    """Time the import's one INSERT (ingest.store.insert_verdicts) apart from the rest of the path."""
-    from ingest.store._units import Writing
-    spent, inner = [0.0], Writing.insert_verdicts
+    """Time the import's one INSERT (ingest.store.insert_verdicts) and its look at the stored calls
+    (stored_statuses, once a cell held verdicts) apart from the rest of the path."""
+    from ingest.store._units import Reading, Writing
+    spent = [0.0]
+    inner = [(Writing, "insert_verdicts", Writing.insert_verdicts), (Reading, "stored_statuses", Reading.stored_statuses)]
 
-    def insert(unit, rows, cell_runs, **kw):
-        started = time.perf_counter()
-        try:
-            return inner(unit, rows, cell_runs, **kw)
-        finally:
-            spent[0] += time.perf_counter() - started
-    Writing.insert_verdicts = insert
+    def timing(method):
+        def call(unit, *args, **kw):
+            started = time.perf_counter()
+            try:
+                return method(unit, *args, **kw)
+            finally:
+                spent[0] += time.perf_counter() - started
+        return call
+    for cls, name, method in inner:
+        setattr(cls, name, timing(method))
     try:
         yield spent
     finally:
-        Writing.insert_verdicts = inner
+        for cls, name, method in inner:
+            setattr(cls, name, method)
 
 
 def more_files(work: Path, base: Path, parquet: Path, n: int, count: int) -> None:
@@ -218,7 +224,7 @@ def main() -> None:
             print(f"import {name:8s}: median {results[name]:6.2f} s of {args.reps} "
                   f"({', '.join(f'{r:.2f}' for r in runs)}) = {n / results[name]:>10,.0f} rows/s; of which "
                   f"reading and checking the file {read_s:.2f} s, storing the rows "
-                  f"(ingest.store.insert_verdicts: its one-row-per-call check and the INSERT) "
+                  f"(ingest.store.insert_verdicts: its one-row-per-call check and the INSERT, with stored_statuses) "
                   f"{statistics.median(stores):.2f} s")
         print(f"Parquet / JSONL import speed: {results['jsonl'] / results['parquet']:.2f}x")
         # the command line's way (capped=False): a Parquet file read where it lies by DuckDB (_file_import)

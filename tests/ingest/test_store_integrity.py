@@ -157,24 +157,22 @@ def test_the_writer_keeps_one_row_per_call_without_an_index(db):
     ensure_current(db)
     with _database.writer(db) as con:
         assert con.execute("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'verdicts'").fetchone() == (0,)
-    asked = []
-
-    def cell_runs(cells):
-        asked.extend(cells)
-        return {cell: 9 for cell in cells}
+    cell_run_of = {(1, 1): 9}       # the cell (judge 1, format 1) stores its rows under cell run 9
     with pytest.raises(ValueError, match=re.escape("1 verdict row(s) repeat a call of the same batch")):
         with writing(db) as unit:
-            unit.insert_verdicts(pl.DataFrame([_verdict(5), _verdict(5, status="failed")]), cell_runs)
-    assert query_rows(db, "SELECT count(*) FROM verdicts") == [(3,)] and asked == []
+            unit.insert_verdicts(pl.DataFrame([_verdict(5), _verdict(5, status="failed")]), cell_run_of)
+    assert query_rows(db, "SELECT count(*) FROM verdicts") == [(3,)]
+    with pytest.raises(ValueError, match=re.escape("no cell run for the cell (judge_id, format_id) (1, 1)")):
+        with writing(db) as unit:
+            unit.insert_verdicts(pl.DataFrame([_verdict(5)]), {(2, 1): 9})
+    assert query_rows(db, "SELECT count(*) FROM verdicts") == [(3,)]
     with writing(db) as unit:
-        # all stored: nothing lands, and no cell run is asked for
-        assert unit.insert_verdicts(pl.DataFrame([_verdict(0), _verdict(2)]), cell_runs).height == 0
-        assert asked == []
+        # all stored: nothing lands, so no cell run is needed
+        assert unit.insert_verdicts(pl.DataFrame([_verdict(0), _verdict(2)]), {}).height == 0
         # another sample, another decoding or another slot B is another call: those three land,
-        # the stored call beside them does not; one cell run for their one cell (judge 1, format 1)
+        # the stored call beside them does not
         new = [_verdict(0, sample=1), _verdict(0, decoding="constrained"), _verdict(0, b_idx=1), _verdict(1)]
-        assert unit.insert_verdicts(pl.DataFrame(new), cell_runs)["a_idx"].to_list() == [0, 0, 0]
-    assert asked == [(1, 1)]
+        assert unit.insert_verdicts(pl.DataFrame(new), cell_run_of)["a_idx"].to_list() == [0, 0, 0]
     assert query_rows(db, "SELECT a_idx, cell_run_id, count(*) FROM verdicts GROUP BY ALL ORDER BY ALL") == [
         (0, 3, 1), (0, 9, 3), (1, 2, 1), (2, 2, 1)]
 
