@@ -212,7 +212,7 @@ def pool_scores(db: str | os.PathLike | None, pool: str, repeats: bool = False) 
         return read_scores(con, pool_id(con, pool), repeats)
 
 
-# --- the audit out of core (DESIGN.md 'Past one machine') ----------------------------------------
+# --- the audit out of core (docs/scale.md#the-audit-at-ten-million-candidates) ---------------
 # A pool read in blocks of whole prompts, so that the audit's memory follows the block, not the pool.
 #
 # Every metric of a cell is either a count, a tally of values, or a mean over prompts, and a prompt

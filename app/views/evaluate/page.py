@@ -1,5 +1,5 @@
 """Evaluate: answer held-out prompts with trained adapters and the base model, judge them against the
-reference-top answer in both orders, and read the contrasts (DESIGN.md 'Metric definitions')."""
+reference-top answer in both orders, and read the contrasts (docs/metrics.md#downstream-contrasts)."""
 
 import json
 

@@ -5,10 +5,10 @@
 -- compresses, the index does not), so 100M verdicts would carry some 7 GB of index. No query uses
 -- it: DuckDB reads verdicts by scans and hash joins.
 --
--- The rule itself stands (DESIGN.md 'Judge identity'). Every write to verdicts goes through
--- ingest/store/_verdicts.py inside one writer's transaction, and only one writer is open at a time
--- (ingest.store.connection: DuckDB's file lock across processes, IN_PROCESS within one), so the
--- writer's check against the stored rows cannot race: insert_verdicts refuses a batch that repeats
--- a call and leaves out a row naming a stored one, and insert_answers updates a stored failed
--- attempt in place.
+-- The rule itself stands (docs/scoring.md#one-row-per-call-one-judge-per-name). Every write to verdicts
+-- goes through ingest/store/_verdicts.py inside one writer's transaction, and only one writer is open at
+-- a time (ingest.store.connection: DuckDB's file lock across processes, IN_PROCESS within one), so the
+-- writer's check against the stored rows cannot race: insert_verdicts refuses a batch that repeats a
+-- call and leaves out a row naming a stored one, and insert_answers updates a stored failed attempt in
+-- place.
 DROP INDEX verdicts_one_per_call;
