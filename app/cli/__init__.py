@@ -92,6 +92,6 @@ def main(argv: list[str] | None = None) -> int:
         return 3
 
 
-# issue 29: a command that brings verdicts refreshes the pool's derived results when it succeeds
+# the derived results: a command that brings verdicts refreshes the pool's derived results when it succeeds
 from ._derive_after import derive_after  # noqa: E402
 derive_after(cli)

@@ -7,7 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import data, evaluate_form
-from app.tables import view as table_view    # the one table helper (issue 26)
+from app.tables import view as table_view    # the one table helper
 from app.runs_panel import runs_panel
 from app.views.evaluate import charts as evaluate_charts
 from app.views.evaluate.examples import best_and_worst

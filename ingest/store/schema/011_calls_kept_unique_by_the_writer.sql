@@ -1,5 +1,5 @@
--- Version 11: one row per call is kept by the store's writer, not by an index (issue 21: 100M
--- verdicts imported in minutes). DuckDB's ART index behind verdicts_one_per_call cost about 0.7 s
+-- Version 11: one row per call is kept by the store's writer, not by an index (so that 100M
+-- verdicts import in minutes). DuckDB's ART index behind verdicts_one_per_call cost about 0.7 s
 -- for every million rows inserted, three times the insert itself (tests/bench/bench_import.py),
 -- and about 74 bytes a row on disk: 2M verdicts took 151 MB with it and 2.5 MB without (the table
 -- compresses, the index does not), so 100M verdicts would carry some 7 GB of index. No query uses
