@@ -1,6 +1,6 @@
 """Reading aids for the dashboard's tables and charts (pure: no Streamlit calls).
 
-- HELP: each diagnostic's definition, condensed from DESIGN.md 'Metric definitions', for column
+- HELP: each diagnostic's definition, condensed from docs/metrics.md, for column
   tooltips;
 - LABELS, PINNED: readable column headers and the identity columns kept in view, which
   app/tables.py (the one table helper every page uses) applies;

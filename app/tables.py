@@ -1,4 +1,4 @@
-"""Tables a person can read: the one helper every page's st.dataframe goes through (issue 26 item 8).
+"""Tables a person can read: the one helper every page's st.dataframe goes through.
 
 Use it in a page (or a page's helper) instead of st.dataframe:
 

@@ -1,4 +1,5 @@
-"""Slot (position) bias of comparative formats, from items seen in both orders (DESIGN.md)."""
+"""Slot (position) bias of comparative formats, from items seen in both orders
+(docs/metrics.md#slot-bias-bias)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Agreement of a judge with human labels (DESIGN.md `calibrate`).
+"""Agreement of a judge with human labels (docs/metrics.md#agreement-with-humans-calibrate).
 
 A labelled pair is oriented as its first label row says (x = a_id, y = b_id). Its human label is
 the plurality of its annotators' votes in that orientation (an even split between the leaders is

@@ -1,5 +1,5 @@
-"""Confidence calibration of a judge against human pairwise labels (DESIGN.md 'Repeats, style and
-confidence', Confidence). Pure: frames and arrays in, numbers out.
+"""Confidence calibration of a judge against human pairwise labels
+(docs/metrics.md#agreement-with-humans-calibrate, Confidence). Pure: frames and arrays in, numbers out.
 
 A call's p is the judge's probability that the response in slot A is better. From its label
 distribution (`distribution`): (the mass of labels with a positive margin + half the mass of

@@ -1,5 +1,5 @@
 """Repeat consistency per (judge, format, decoding) cell: does a judge asked the same call again
-give the same answer? (DESIGN.md 'Repeats, style and confidence'.)
+give the same answer? (docs/metrics.md#repeat-consistency.)
 
 A unit is a call without its sample index (prompt, slot A, slot B); its values are the parsed
 values of its samples. Over the units with >= 2 parsed samples: the flip rate, the pairwise

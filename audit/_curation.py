@@ -1,4 +1,4 @@
-"""What curation reads from a pool, out of core (issue 29: `curate` at 10M candidates): one row per
+"""What curation reads from a pool, out of core (`curate` at 10M candidates): one row per
 prompt for the held-out rule, and per candidate only (prompt_idx, cand_idx, value) of the one cell
 or baseline it selects by, never the pool's texts, ids or other cells. The selection itself is
 train.curate's."""

@@ -1,4 +1,4 @@
-"""Drift of a judge between versions (DESIGN.md 'Calibration, probes and drift').
+"""Drift of a judge between versions (docs/metrics.md#drift).
 
 A judge version is (the model id the server reported, the template hash, the decoding settings),
 read from the cell run that made each verdict. Drift compares the verdicts of the latest version

@@ -1,4 +1,4 @@
-"""Prediction-powered estimates of a mean (DESIGN.md 'Human labels and what they are worth'), in
+"""Prediction-powered estimates of a mean (docs/metrics.md#what-human-labels-are-worth-estimate), in
 plain numpy: the same formulas as ppi-python 0.2.3 (`classical_mean_ci`, `ppi_mean_pointestimate`,
 `ppi_mean_ci` with `lam=None`), which the tests check them against, plus weights for labels drawn
 with unequal inclusion probabilities.

@@ -18,7 +18,7 @@ BATCH_ROWS = 131_072
 
 def verdict_rows(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """One row per stored call of the pool, ordered by judge, format, decoding, prompt, candidates
-    and sample. Columns: EXPORT_COLUMNS (DESIGN.md 'export-verdicts'): candidate_b null for
+    and sample. Columns: EXPORT_COLUMNS (docs/files.md#export-verdicts): candidate_b null for
     pointwise calls; value on the format's own scale (comparative: the margin for slot A), null
     unless parsed; status parsed | unparsed | failed; label_probs a JSON object as text, or null;
     endpoint the server that answered (an online run's calls stored before it was recorded: the

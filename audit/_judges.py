@@ -1,7 +1,7 @@
-"""The judges' leaderboard (`judgeaudit judges`, the Judges page; DESIGN.md 'Human labels and what
-they are worth'): one row per judge × format × decoding of the pool, juries included, with what a
-practitioner weighs when choosing a judge: how often it parses, how well it agrees with humans, its
-slot bias, length excess and flips, and what it costs in tokens, dollars and time.
+"""The judges' leaderboard (`judgeaudit judges`, the Judges page;
+docs/command-line.md#judgeaudit-judges): one row per judge × format × decoding of the pool, juries
+included, with what a practitioner weighs when choosing a judge: how often it parses, how well it agrees
+with humans, its slot bias, length excess and flips, and what it costs in tokens, dollars and time.
 
 Every quality column is read from the function that prints it for the same cell, with the same
 defaults, so the leaderboard never disagrees with its source: parse_rate from `audit_cells` (sample
@@ -66,8 +66,9 @@ def pareto_front(cost: np.ndarray, agreement: np.ndarray) -> np.ndarray:
 
 
 def _effective_labels(db, pool: str) -> tuple[dict, str]:
-    """{(judge, format, decoding): effective labels} from `estimate` (docs/metrics.md), the mean over
-    its targets and systems for a cell; and the reason a cell has none."""
+    """{(judge, format, decoding): effective labels} from `estimate`
+    (docs/metrics.md#what-human-labels-are-worth-estimate), the mean over its targets and systems for a
+    cell; and the reason a cell has none."""
     values: dict = {}
     with reading(db) as read:                 # a target without labels of its kind has no effective labels
         held = read.frame("label_counts", pool_id=read.pool_id(pool)).row(0, named=True)

@@ -1,4 +1,4 @@
-"""Juries in the audit's outputs (DESIGN.md 'Human labels and what they are worth').
+"""Juries in the audit's outputs (docs/command-line.md#judgeaudit-jury).
 
 A jury's verdicts are stored by the store as rows of a judge of its own (provider `jury`), derived
 in SQL from its members' parsed sample-0 values (ingest/store/_juries.py says how and when), so every

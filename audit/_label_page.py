@@ -1,4 +1,4 @@
-"""What the Label page reads (DESIGN.md 'Human labels and what they are worth'): a pool's label
+"""What the Label page reads (docs/command-line.md#what-human-labels-are-worth): a pool's label
 queues with their progress, one queue's items as the annotator sees them (blind: the responses in
 their stored order, no system names, no verdict), and the agreement between annotators, the
 humans' own ceiling.

@@ -1,4 +1,4 @@
-"""Which items to ask a person about next (DESIGN.md `label-queue`), in plain numpy.
+"""Which items to ask a person about next (docs/command-line.md#judgeaudit-label-queue), in plain numpy.
 
 `random`: every item of the frame (the cell's judged items the annotator has not labelled) equally
 likely, pi = n/M. `active` (active statistical inference, Zrnic & Candès 2024): uniform until the

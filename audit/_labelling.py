@@ -1,5 +1,6 @@
-"""Label queues read from the store (DESIGN.md `label-queue` and the Label page): the frame a new
-queue draws from, the draw itself (audit/_label_queue.py), and a queue as the Label page shows it.
+"""Label queues read from the store (docs/command-line.md#judgeaudit-label-queue and the Label page): the
+frame a new queue draws from, the draw itself (audit/_label_queue.py), and a queue as the Label page
+shows it.
 
 The frame is the cell's judged items the annotator has neither labelled nor has pending in another
 of their queues: for `--kind accept` the candidates a pointwise cell scored (f = the normalised

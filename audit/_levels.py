@@ -1,5 +1,5 @@
-"""Effective levels of each cell's score distribution, for any alpha (DESIGN.md 'Metric
-definitions'): D_alpha = exp(H_alpha), the Renyi entropy of the shares of its distinct values."""
+"""Effective levels of each cell's score distribution, for any alpha (docs/metrics.md#the-audit-audit):
+D_alpha = exp(H_alpha), the Renyi entropy of the shares of its distinct values."""
 
 from __future__ import annotations
 

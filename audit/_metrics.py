@@ -1,4 +1,4 @@
-"""Pure metric functions on numpy arrays (DESIGN.md 'Metric definitions').
+"""Pure metric functions on numpy arrays (docs/metrics.md#the-audit-audit).
 
 Within-prompt statistics take flat arrays sorted so that each group (one prompt of one cell) is
 contiguous, plus a dense group index; everything is vectorised across all groups at once.

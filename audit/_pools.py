@@ -26,7 +26,7 @@ PLACEHOLDER_SHARE = 0.5      # a pool whose prompts or responses are placeholder
 
 
 def placeholder_texts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
-    """One row: whether the pool's texts are placeholders (issue 26: ko-arena-hard's prompts read
+    """One row: whether the pool's texts are placeholders (ko-arena-hard's prompts read
     "[... text not distributed]" and its responses are 63-character notices, so style features and
     training on them mean nothing). Columns: n_prompts, placeholder_prompts, n_responses,
     placeholder_responses, min_chars, max_chars (of the placeholder responses), example (one), flagged (at least

@@ -1,4 +1,4 @@
-"""Bias probes and the mitigation comparison (DESIGN.md 'Calibration, probes and drift').
+"""Bias probes and the mitigation comparison (docs/metrics.md#probes, docs/metrics.md#mitigations).
 
 Probe pools (ingest/probes) hold one prompt per controlled pair, named by the pair's id, with the
 candidates `treated` (the manipulated response) and `control`, judged in both orders. Per call the

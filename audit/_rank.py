@@ -1,4 +1,4 @@
-"""Bradley-Terry rankings from comparative verdicts (DESIGN.md 'Calibration, probes and drift').
+"""Bradley-Terry rankings from comparative verdicts (docs/metrics.md#rankings-bradley-terry).
 
 Strengths p_i by Hunter's MM algorithm, p_i <- W_i / sum_j n_ij / (p_i + p_j), where W_i counts the
 wins of i (a tie is half a win to each side) and n_ij the games between i and j, iterated to a

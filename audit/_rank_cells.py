@@ -1,4 +1,4 @@
-"""Bradley-Terry rankings of systems read out of core (issue 29: the derived results at 10M).
+"""Bradley-Terry rankings of systems read out of core (the derived results at 10M candidates).
 
 `rank(db, pool, by='candidate_id')` (audit.rank; by='prompt' is audit._rank.rank's) reads each comparative cell aggregated in DuckDB
 (rank_cell_games.sql: per orientation, prompt and ordered pair of systems, slot A's summed credit and

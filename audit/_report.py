@@ -1,6 +1,6 @@
-"""The reporting checklist (DESIGN.md): per judge x format, the format verbatim with its decoding
-rule, tie probability and D2 beside the distinct values and pool size, the slot scheme and b for
-comparative formats, and the parse rate. Built from the database alone."""
+"""The reporting checklist (docs/command-line.md#judgeaudit-report): per judge x format, the format
+verbatim with its decoding rule, tie probability and D2 beside the distinct values and pool size, the
+slot scheme and b for comparative formats, and the parse rate. Built from the database alone."""
 
 from __future__ import annotations
 
@@ -110,20 +110,19 @@ def _run_row(r: dict) -> dict:
 
 
 def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
-    """The checklist as the JSON document of DESIGN.md; a cell is (judge, format, decoding, score),
-    and its `decoding` holds the recorded settings with the mode (greedy | sampled | constrained) as
-    `mode`, `samples` (the most samples of any call in the cell) and `rule` (the decoding in words,
-    with the temperature and samples where they are known).
+    """The checklist as the JSON document of docs/command-line.md#judgeaudit-report; a cell is (judge,
+    format, decoding, score), and its `decoding` holds the recorded settings with the mode (greedy |
+    sampled | constrained) as `mode`, `samples` (the most samples of any call in the cell) and `rule`
+    (the decoding in words, with the temperature and samples where they are known).
 
-    Keys beyond DESIGN.md's (added, never renamed): `generated_at` (UTC), `version` (the tool's),
-    `summary` (one row per cell: tie_prob, d2, top_tied, the coin_flip_share and cut_tied_share of
-    the cell's newest stored curation at its curation_rate, tau_a, top1, parse_rate, b, and
+    Keys beyond the ones that page lists (added, never renamed): `generated_at` (UTC), `version` (the
+    tool's), `summary` (one row per cell: tie_prob, d2, top_tied, the coin_flip_share and cut_tied_share
+    of the cell's newest stored curation at its curation_rate, tau_a, top1, parse_rate, b, and
     `aggregate` single; a cell whose calls were repeated has a second row, aggregate mean: the same
-    diagnostics of the mean of its samples), `runs`
-    (the pool's curation-and-training, evaluation and probe runs) and `studies` (its evaluation
-    studies); per cell `template_sha256`, `provider`, `simulated` and `repeats` (null for a cell whose
-    calls were asked once; else audit.consistency's flip_rate, agreement, alpha, alpha_lo, alpha_hi,
-    level, n_items and samples_for_alpha_08)."""
+    diagnostics of the mean of its samples), `runs` (the pool's curation-and-training, evaluation and
+    probe runs) and `studies` (its evaluation studies); per cell `template_sha256`, `provider`,
+    `simulated` and `repeats` (null for a cell whose calls were asked once; else audit.consistency's
+    flip_rate, agreement, alpha, alpha_lo, alpha_hi, level, n_items and samples_for_alpha_08)."""
     info = pools(db).filter(pl.col("name") == pool)
     every = audit_cells(db, pool, seed=seed)
     cells = every.filter(pl.col("aggregate").is_in(["single", "jury"]))     # a jury's cells are its own

@@ -212,7 +212,7 @@ def pool_scores(db: str | os.PathLike | None, pool: str, repeats: bool = False) 
         return read_scores(read, read.pool_id(pool), repeats)
 
 
-# --- the audit out of core (DESIGN.md 'Past one machine') ----------------------------------------
+# --- the audit out of core (docs/scale.md#the-audit-at-ten-million-candidates) ---------------
 # A pool read in blocks of whole prompts, so that the audit's memory follows the block, not the pool.
 #
 # Every metric of a cell is either a count, a tally of values, or a mean over prompts, and a prompt
@@ -226,7 +226,7 @@ def pool_scores(db: str | os.PathLike | None, pool: str, repeats: bool = False) 
 # thread (DuckDB and numpy release the GIL), plus the tallies, which grow with the number of
 # distinct (score, reference) pairs, not of candidates. Both engines stay: the in-memory one
 # (read_scores, pool_scores) is the tests' reference for the blocks; levels, stability
-# (cell_levels), positions and candidate_scores read blocks too (issue 29).
+# (cell_levels), positions and candidate_scores read blocks too.
 
 BLOCK_CANDIDATES = 1 << 20    # candidates per block (whole prompts: a block holds about this many)
 

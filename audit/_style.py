@@ -1,4 +1,4 @@
-"""Style-controlled rankings (DESIGN.md 'Repeats, style and confidence', style control).
+"""Style-controlled rankings (docs/metrics.md#rankings-bradley-terry, Style control).
 
 Per judge x comparative format x decoding, every parsed call between two different systems
 (candidate_ids) is one row with outcome y = 1 (margin > 0, slot A preferred), 0 (< 0) or 0.5 (a

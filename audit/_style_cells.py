@@ -1,4 +1,4 @@
-"""The style-controlled fit read out of core (issue 29: the derived results at 10M).
+"""The style-controlled fit read out of core (the derived results at 10M candidates).
 
 `style_rank(db, pool, ...)` (audit.style_rank) without a bootstrap (what the refresh stores for the
 Rankings page) no longer reads, as audit._style.style_rank does, every comparative call with its

@@ -1,4 +1,4 @@
-"""Why a style-controlled fit has no finite maximum, in words (issue 26 item 7): the Rankings page
+"""Why a style-controlled fit has no finite maximum, in words: the Rankings page
 and `rank --style` say it instead of a bare "no finite fit".
 
 Without a penalty the maximum-likelihood fit is finite only when no parameter separates the

@@ -1,5 +1,6 @@
-"""What a judge's verdicts are worth in human labels (DESIGN.md `estimate`): per cell, the classical
-interval from the human labels alone beside the PPI++ interval that adds the cell's verdicts.
+"""What a judge's verdicts are worth in human labels
+(docs/metrics.md#what-human-labels-are-worth-estimate): per cell, the classical interval from the human
+labels alone beside the PPI++ interval that adds the cell's verdicts.
 
 Items and their values:
 - `accept`: an item is a candidate; θ = the share of the pool's candidates a human accepts; Y = the

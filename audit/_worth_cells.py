@@ -1,4 +1,4 @@
-"""What the labels are worth, read out of core (issue 29: the derived results at 10M).
+"""What the labels are worth, read out of core (the derived results at 10M candidates).
 
 `estimate(db, pool, ...)` (audit.estimate) no longer joins, as audit._worth.estimate does, the pool's candidates, every pointwise score and every
 judged pair in polars. DuckDB builds the items (winrate_items.sql, accept_items.sql: the same items

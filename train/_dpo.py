@@ -1,4 +1,4 @@
-"""DPO on preference pairs (DESIGN.md 'Preference pairs and DPO'): a LoRA adapter trained by TRL's
+"""DPO on preference pairs (docs/command-line.md#judgeaudit-train): a LoRA adapter trained by TRL's
 DPOTrainer with β 0.1, the reference being the base with the adapter disabled (a peft model and
 ref_model=None), the other settings the SFT run's (train/_config.py). The run folder is SFT's:
 config.json, progress.jsonl (loss, rewards/chosen, rewards/rejected, rewards/margins, accuracy),

@@ -1,4 +1,4 @@
-"""Downstream statistics (DESIGN.md 'Metric definitions', Downstream): Friedman per evaluation
+"""Downstream statistics (docs/metrics.md#downstream-contrasts): Friedman per evaluation
 judge, paired bootstrap contrasts with Holm, judge concurrence, length- and markdown-adjusted
 contrasts, and the minimum detectable difference. Pure numpy/scipy on an outcomes frame.
 
@@ -251,7 +251,8 @@ def adjust(frame: pl.DataFrame, judge: str, prompts: list[str]) -> tuple[pl.Data
 # -- everything --------------------------------------------------------------------------------------
 
 def analyse(frame: pl.DataFrame, boot: int = 10_000, seed: int = 0) -> dict:
-    """{"friedman", "contrasts", "adjusted", "mdd", "notes"} as DESIGN.md 'contrasts' prints them.
+    """{"friedman", "contrasts", "adjusted", "mdd", "notes"} as `contrasts` prints them
+    (docs/metrics.md#downstream-contrasts).
 
     friedman: [{judge, statistic, p, n_blocks, k}] (statistic and p None with < 3 conditions);
     contrasts: [{judge, a, b, diff, lo, hi, p, p_holm, n_judges_agree, n_prompts, sd_diff}];

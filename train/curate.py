@@ -1,4 +1,4 @@
-"""Curation (DESIGN.md 'Curation and training'): a policy picks one response per prompt, then keeps
+"""Curation (docs/training.md#curating): a policy picks one response per prompt, then keeps
 a share r of the prompts. Pure polars and numpy, frames in, frames out.
 
 - judge x format: per prompt the highest score, ties broken by `audit.tiebreak_key` (the key of
@@ -61,7 +61,7 @@ def select(cands: pl.DataFrame, rate: float, seed: int, n_pool_candidates: int,
         return pl.DataFrame(schema=PICK_SCHEMA)
     if cands["value"].null_count() or cands["value"].is_nan().any():
         raise ValueError("select: every candidate needs a value")
-    # in numpy (issue 29: 10M candidates): group by prompt with one stable sort (none when the rows
+    # in numpy (10M candidates): group by prompt with one stable sort (none when the rows
     # come prompt by prompt), the top value and the largest key among it per group by reduceat
     prompt = cands["prompt_idx"].cast(pl.Int64).to_numpy()
     cand = cands["cand_idx"].cast(pl.Int64).to_numpy()

@@ -1,8 +1,8 @@
-"""LoRA fine-tuning of a causal LM on a curated subset, by transformers' Trainer (DESIGN.md
-'Curation and training'). torch, peft and transformers are imported inside functions only; the
-parts live beside it: the hyper-parameters in train/_config.py, the examples in train/_examples.py,
-the Trainer in train/_trainer.py (with length grouping from train/_grouping.py), progress and
-cancel in train/_progress.py.
+"""LoRA fine-tuning of a causal LM on a curated subset, by transformers' Trainer
+(docs/training.md#fine-tuning). torch, peft and transformers are imported inside functions only; the
+parts live beside it: the hyper-parameters in train/_config.py, the examples in train/_examples.py, the
+Trainer in train/_trainer.py (with length grouping from train/_grouping.py), progress and cancel in
+train/_progress.py.
 
 A run folder holds config.json (everything needed to reproduce it), progress.jsonl (one line per
 logged step: step, epoch, loss, eval_loss, learning rate, tokens/s, ETA), train.log, metrics.json

@@ -1,7 +1,7 @@
-"""Which prompts are held out from curation and answered in evaluation (DESIGN.md 'Curation and
-training'): the prompts a pool marks (any candidate with split = 'heldout'); in a pool that marks
-none, a seeded share set aside: the round(share x n) prompts (at least one, halves up) with the
-smallest key blake2b('heldout|SEED|PROMPT_ID'). The key depends on the prompt id alone, so the
+"""Which prompts are held out from curation and answered in evaluation (the split of
+docs/glossary.md#what-is-judged): the prompts a pool marks (any candidate with split = 'heldout'); in a
+pool that marks none, a seeded share set aside: the round(share x n) prompts (at least one, halves up)
+with the smallest key blake2b('heldout|SEED|PROMPT_ID'). The key depends on the prompt id alone, so the
 choice does not move when rows are reordered, and curation and evaluation pick the same prompts.
 """
 

@@ -1,4 +1,4 @@
-"""Preference pairs from one audit cell (DESIGN.md 'Preference pairs and DPO'). Pure polars and
+"""Preference pairs from one audit cell (docs/command-line.md#judgeaudit-pairs). Pure polars and
 numpy, frames in, frames out; `make_pairs` (train/_pairs_file.py) reads the cell and writes the file.
 
 Comparative cells: a pair is two candidates of a prompt that the judge compared (a tournament

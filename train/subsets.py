@@ -35,7 +35,7 @@ def curate_pool(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
                 judge: str | None = None, fmt: str | None = None, holdout_share: float | None = heldout.SHARE,
                 decoding: str | None = None, score: str = "label") -> tuple[pl.DataFrame, dict, dict]:
     """(picks, summary, held-out rule): train.curate.curate(audit.pool_candidates(...),
-    audit.candidate_scores(...), ...) and its heldout_rule, out of core (issue 29): the pool is
+    audit.candidate_scores(...), ...) and its heldout_rule, out of core: the pool is
     read as one row per prompt and (prompt_idx, cand_idx, value) of the one cell or baseline, the
     held-out prompts dropped by a mask over prompt_idx, then the same `select`."""
     if policy not in POLICIES:
@@ -59,7 +59,7 @@ def curate_pool(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
 
 def message_lines(examples: pl.DataFrame) -> list[str]:
     """json.dumps(row, ensure_ascii=False) of each row of to_messages(examples), byte for byte, with
-    only the two texts encoded per row (issue 29: half a million rows at 10M candidates)."""
+    only the two texts encoded per row (half a million rows at 10M candidates)."""
     dumps = json.JSONEncoder(ensure_ascii=False).encode
     head, mid, tail = ('{"prompt": [{"role": "user", "content": ', '}], "completion": [{"role": "assistant", '
                        '"content": ', '}]}')

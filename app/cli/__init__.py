@@ -1,4 +1,4 @@
-"""The `judgeaudit` command line (DESIGN.md 'Command line'). Thin: parse flags, call ingest, audit
+"""The `judgeaudit` command line (docs/command-line.md). Thin: parse flags, call ingest, audit
 or train, print. Errors go to stderr as one message naming the file, line and field; no tracebacks.
 
 Each area's commands live in a module of their own and are added to the group here; the options

@@ -1,6 +1,6 @@
 """A background run's request and its command line, both read off the click commands themselves, so
-neither can drift from the CLI (DESIGN.md: a run records its request as structured JSON; the
-command line a background process receives is derived from it).
+neither can drift from the CLI (docs/command-line.md#background-runs: a run records its request as
+structured JSON; the command line a background process receives is derived from it).
 
     request = request_for("train", pool="mt", policy="random", rate=0.25, base="local:smollm2")
     command_line(request)   -> ["train", "--pool", "mt", "--policy", "random", "--rate", "0.25", ...]

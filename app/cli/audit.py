@@ -1,5 +1,5 @@
 """`judgeaudit audit`, `bias`, `levels`, `stability`, `positions`, `variance` and `report`: the
-audit's diagnostics per (judge, format), read from the database (DESIGN.md 'Command line')."""
+audit's diagnostics per (judge, format), read from the database (docs/command-line.md#the-audit)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Batch files (DESIGN.md 'Past one machine'): `judgeaudit score ... --batch-out DIR` writes the
+"""Batch files (docs/scale.md#past-one-machine-batch-files): `judgeaudit score ... --batch-out DIR` writes the
 calls still to make as OpenAI Batch request files (printed by `print_export`), and
 `judgeaudit import-batch PATH...` stores the answers that come back."""
 

@@ -1,5 +1,6 @@
 """`judgeaudit import-labels` and `calibrate`: human labels of candidate pairs, and the judge's
-agreement with them (DESIGN.md 'Command line' and 'Calibration, probes and drift')."""
+agreement with them (docs/command-line.md#judgeaudit-calibrate,
+docs/metrics.md#agreement-with-humans-calibrate)."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ CONFIDENCE_KEYS = ("n_prob", "probability_source", "ece", "brier", "ece_isotonic
 
 def cell_document(cell: dict) -> dict:
     """A cell as `calibrate --json` prints it: the confusion table as a dict; the confidence keys
-    only where the cell has label probabilities (DESIGN.md 'Command line')."""
+    only where the cell has label probabilities (docs/metrics.md#agreement-with-humans-calibrate)."""
     out = {**cell, "confusion": confusion_dict(cell["confusion"])}
     if cell.get("probability_source") is None:
         out = {k: v for k, v in out.items() if k not in CONFIDENCE_KEYS}

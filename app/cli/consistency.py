@@ -1,5 +1,5 @@
 """`judgeaudit consistency`: how often a judge asked the same call again answers differently, per
-(judge, format, decoding) cell (DESIGN.md 'Repeats, style and confidence')."""
+(judge, format, decoding) cell (docs/metrics.md#repeat-consistency)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`judgeaudit drift`: verdicts changed between two versions of a judge on the same calls
-(DESIGN.md 'Command line' and 'Calibration, probes and drift')."""
+(docs/command-line.md#judgeaudit-drift, docs/metrics.md#drift)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`judgeaudit evaluate` and `judgeaudit contrasts` (DESIGN.md 'Command line')."""
+"""`judgeaudit evaluate` and `judgeaudit contrasts`
+(docs/command-line.md#curation-training-and-evaluation)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`judgeaudit jury` and `judges`: a named panel of judges whose vote every cell-wise command reads
-as a judge, and the judges' leaderboard (DESIGN.md 'Human labels and what they are worth')."""
+as a judge, and the judges' leaderboard (docs/command-line.md#juries-and-the-judges-leaderboard)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`judgeaudit label-queue` and `estimate`: which items to ask a person about, and what a cell's
-verdicts are worth in human labels (DESIGN.md 'Human labels and what they are worth')."""
+verdicts are worth in human labels (docs/command-line.md#what-human-labels-are-worth)."""
 
 from __future__ import annotations
 

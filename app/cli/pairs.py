@@ -1,4 +1,4 @@
-"""`judgeaudit pairs` (DESIGN.md 'Preference pairs and DPO'): preference pairs from one cell."""
+"""`judgeaudit pairs` (docs/command-line.md#judgeaudit-pairs): preference pairs from one cell."""
 
 from __future__ import annotations
 

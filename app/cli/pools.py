@@ -1,5 +1,5 @@
 """`judgeaudit import-pool`, `pools` and `import-verdicts`: candidate pools, and verdicts produced
-elsewhere, into the database (DESIGN.md 'Command line')."""
+elsewhere, into the database (docs/command-line.md#pools-and-verdict-files)."""
 
 from __future__ import annotations
 

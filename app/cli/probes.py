@@ -1,5 +1,6 @@
 """`judgeaudit probe` (the built-in bias probes) and `judgeaudit mitigations` (strategies against
-their baseline, with cost): DESIGN.md 'Command line' and 'Calibration, probes and drift'."""
+their baseline, with cost): docs/command-line.md#probes-and-mitigations,
+docs/metrics.md#probes and docs/metrics.md#mitigations."""
 
 from __future__ import annotations
 

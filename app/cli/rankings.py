@@ -1,6 +1,6 @@
 """`judgeaudit rank`: Bradley-Terry strengths per (judge, comparative format), from both orders
 and from the forward order alone; with `--style`, the style-controlled fit over systems
-(DESIGN.md 'Command line')."""
+(docs/command-line.md#judgeaudit-rank)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ RUN_KEYS = ("id", "kind", "status", "pool", "pid", "started", "finished", "out_d
 
 
 def public_run(row: dict) -> dict:
-    """A run as `runs --json` prints it (DESIGN.md), plus its queue, heartbeat and progress."""
+    """A run as `runs --json` prints it (docs/command-line.md#judgeaudit-runs), plus its queue, heartbeat
+    and progress."""
     return {"id": row["run_id"], "kind": row["kind"], "status": row["status"], "pool": row["pool"],
             "pid": row["pid"], "started": row["started_at"], "finished": row["finished_at"],
             "out_dir": row["out_dir"], "log": row["log_path"], "config": row["config"], "error": row["error"],

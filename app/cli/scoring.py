@@ -1,5 +1,5 @@
 """`judgeaudit score`: score a pool with a judge under several formats; re-running resumes
-(DESIGN.md 'Command line')."""
+(docs/command-line.md#judgeaudit-score)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`judgeaudit curate` and `judgeaudit train` (DESIGN.md 'Command line')."""
+"""`judgeaudit curate` and `judgeaudit train` (docs/command-line.md#curation-training-and-evaluation)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`judgeaudit export-verdicts`: every stored judge call of a pool, one row each, as Parquet or
-JSONL (DESIGN.md 'Command line'); `import-verdicts` (in `pools`) reads both back."""
+JSONL (docs/command-line.md#judgeaudit-export-verdicts); `import-verdicts` (in `pools`) reads both back."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
--- One row per stored judge call of the pool (`judgeaudit export-verdicts`, DESIGN.md 'Command
--- line'): the candidates by their ids (candidate_b null for pointwise calls), the verbatim raw
--- output, the label the parser read (a number out of range too), the value (on the format's own
--- scale, for comparative formats the margin in favour of slot A; null unless parsed), the status
--- as parsed / unparsed / failed (every parse status other than 'ok' is unparsed), the label
+-- One row per stored judge call of the pool (`judgeaudit export-verdicts`,
+-- docs/files.md#export-verdicts): the candidates by their ids (candidate_b null for pointwise calls),
+-- the verbatim raw output, the label the parser read (a number out of range too), the value (on the
+-- format's own scale, for comparative formats the margin in favour of slot A; null unless parsed), the
+-- status as parsed / unparsed / failed (every parse status other than 'ok' is unparsed), the label
 -- distribution as JSON text, and the endpoint that answered: for a call an online run stored before
 -- version 9, the judge's stored endpoint (then its only one); null for an answer a batch runner gave
 -- (import-batch) or an imported verdict file left without one.

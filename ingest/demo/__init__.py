@@ -38,7 +38,7 @@ SEEDED_LABELS = ("mtbench-formats", "mtbench")
 # a jury of each of these demo pools, stored last (after every member's verdicts): (name, members, vote).
 # mtbench: the four MT-Bench judges as one panel, against the humans' votes; mtbench-formats: the bundled
 # model's three runs (the constrained reading, the sampled repeats' first sample, the local label
-# distributions) as one panel, on the formats they share (issue 28)
+# distributions) as one panel, on the formats they share
 DEMO_JURIES = {"mtbench": ("mtbench-jury", ("GPT-4", "ChatGPT", "PaLM2", "LLaMA2"), "mean"),
                "mtbench-formats": ("smollm2-panel", ("smollm2-demo", "smollm2-demo-t1", "smollm2-local"), "mean")}
 

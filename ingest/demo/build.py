@@ -1,4 +1,5 @@
-"""Rebuild the bundled demo files from ../shared/data (a developer tool; never run at run time).
+"""Rebuild the bundled demo files from the source data in SHARED_DATA_DIR (by default the project's
+shared data folder beside this repository; a developer tool, never run at run time).
 
     python -m ingest.demo.build [SHARED_DATA_DIR]
     python -m ingest.demo.build --formats-demo [--prompts N] [--models A,B,C] [--seed S]

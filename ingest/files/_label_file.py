@@ -1,7 +1,7 @@
-"""Reading a human-labels file (DESIGN.md `calibrate`); the store checks it against a pool.
+"""Reading a human-labels file (docs/files.md#label-files); the store checks it against a pool.
 
 Sources:
-- `jsonl`: the DESIGN labels file, one row per label, of either shape: a pair, `prompt_id, a_id,
+- `jsonl`: the tool's own labels file, one row per label, of either shape: a pair, `prompt_id, a_id,
   b_id, label` with label `A` (a_id is better), `B` (b_id is better) or `tie`; or one candidate,
   `prompt_id, candidate_id, label` with label `accept` or `reject`; optional `annotator` (default
   `import`). A pair row has `kind` 'pair', a candidate row `kind` 'accept'.

@@ -1,4 +1,4 @@
-"""Reading and validating a candidate pool file (DESIGN.md 'Pool file'), vectorised with polars.
+"""Reading and validating a candidate pool file (docs/files.md#pool-file), vectorised with polars.
 
 Returns frames ready for the store (ingest.store.import_pool): prompts (prompt_idx, prompt_id,
 prompt) and candidates (cand_idx, prompt_idx, candidate_id, position, response, reference, model,

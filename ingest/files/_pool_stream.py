@@ -1,4 +1,4 @@
-"""A pool file read in batches (issue 29: files of any size from the command line): each batch of
+"""A pool file read in batches (files of any size from the command line): each batch of
 candidates is checked as read_pool checks a whole file and numbered as it would be (prompts in the
 order they first appear, a candidate's position within its prompt, its row in the file), from what
 the batches before it left: each prompt's index, first line, text hash and candidate count. A

@@ -1,4 +1,4 @@
-"""Reading a table file in batches (issue 29: files of any size from the command line): JSONL and
+"""Reading a table file in batches (files of any size from the command line): JSONL and
 Parquet stream, a batch of about `rows` rows at a time, so a file is never whole in memory; CSV
 (records may span lines) is read whole, as one batch.
 

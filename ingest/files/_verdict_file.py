@@ -1,7 +1,7 @@
-"""Reading and validating a verdict file (DESIGN.md 'Verdict file'): judge calls made elsewhere,
+"""Reading and validating a verdict file (docs/files.md#verdict-file): judge calls made elsewhere,
 as JSONL or as Parquet with the same columns.
 
-Beyond the design's fields a row may carry `decoding` (`greedy`, the default; `sampled`, the free answer at a
+Beyond the required fields a row may carry `decoding` (`greedy`, the default; `sampled`, the free answer at a
 temperature above 0; or `constrained`:
 the verdict was restricted to the format's labels) and `label_probs` (an object label -> probability,
 or the same as a JSON string: the judge's distribution over the labels, where it gave one). A file

@@ -1,7 +1,7 @@
-"""A run's request: the `judgeaudit` subcommand and its options, as structured JSON (DESIGN.md 'One
-word per thing'). It is the run's `config`; the command line a launched process receives is derived
-from it by the CLI, off its commands' own parameters, and nothing parses flags back out of a
-stored command line.
+"""A run's request: the `judgeaudit` subcommand and its options, as structured JSON
+(docs/command-line.md#background-runs). It is the run's `config`; the command line a launched process
+receives is derived from it by the CLI, off its commands' own parameters, and nothing parses flags back
+out of a stored command line.
 
     RunRequest("train", {"pool": "mt", "policy": "judge", "judge": "sim", "fmt": "likert5", ...})
     .to_config()  ->  {"command": "train", "options": {...}}

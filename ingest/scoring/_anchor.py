@@ -1,5 +1,5 @@
-"""The anchor of a prompt (DESIGN.md): the candidate at index floor(k/2) after sorting the prompt's
-k candidates by reference, ascending, ties by listing order."""
+"""The anchor of a prompt (docs/glossary.md#what-is-judged): the candidate at index floor(k/2) after
+sorting the prompt's k candidates by reference, ascending, ties by listing order."""
 
 from __future__ import annotations
 

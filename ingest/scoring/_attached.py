@@ -1,8 +1,9 @@
-"""Verdicts read where they lie (DESIGN.md 'Ten million candidates on every page; verdicts where they
-lie'): `attach-verdicts` registers Parquet files with the verdict file's columns as a read-only verdict
-source of a pool. Nothing is copied: the store keeps each file's size, modification time and row count,
-the cells' judges, formats and cell runs, and each distinct answer parsed once by its format's parser;
-the audit reads the rows through the store's `verdict_source` view."""
+"""Verdicts read where they lie (docs/scale.md#verdicts-where-they-lie,
+docs/command-line.md#judgeaudit-attach-verdicts): `attach-verdicts` registers Parquet files with the
+verdict file's columns as a read-only verdict source of a pool. Nothing is copied: the store keeps each
+file's size, modification time and row count, the cells' judges, formats and cell runs, and each distinct
+answer parsed once by its format's parser; the audit reads the rows through the store's `verdict_source`
+view."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Batch request files (DESIGN.md 'Past one machine'): `judgeaudit score ... --batch-out DIR`
+"""Batch request files (docs/scale.md#past-one-machine-batch-files): `judgeaudit score ... --batch-out DIR`
 plans exactly the calls an online run would make, leaves out those already answered, and writes
 them as OpenAI Batch input, `DIR/requests-00000.jsonl`, ... plus `DIR/manifest.json`. No HTTP call
 is made. Each line's body is built by the online judge's own `request_body`, so the two cannot

@@ -1,4 +1,4 @@
-"""Batch results back in (DESIGN.md 'Past one machine'): `judgeaudit import-batch PATH...`.
+"""Batch results back in (docs/scale.md#past-one-machine-batch-files): `judgeaudit import-batch PATH...`.
 
 Reads result files of either shape: OpenAI's `{"id", "custom_id", "response": {"status_code",
 "request_id", "body"} | null, "error": {"code", "message"} | null}` and vLLM's (`error` a plain

@@ -1,5 +1,6 @@
-"""Several endpoints of one judge (`--judge openai:MODEL@URL1,URL2,...`; DESIGN.md 'Past one
-machine'): which endpoint takes the next attempt, each endpoint's health, and when a run gives up.
+"""Several endpoints of one judge (`--judge openai:MODEL@URL1,URL2,...`;
+docs/scale.md#several-endpoints): which endpoint takes the next attempt, each endpoint's health, and when
+a run gives up.
 
 - Each endpoint has its own concurrency: at most `concurrency` attempts in flight on it.
 - An attempt goes to the endpoint with the most free slots; never to the one that just failed the

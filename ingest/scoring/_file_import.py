@@ -1,4 +1,4 @@
-"""A Parquet verdict file from the command line, imported where it lies (issue 29: files of any size at 1M
+"""A Parquet verdict file from the command line, imported where it lies (files of any size at 1M
 rows/s or more). DuckDB reads the file, places each row in the pool, leaves out the calls already stored and
 appends the rest in one statement (ingest.store._file_import); Python parses each distinct answer once, as
 the batch path does.

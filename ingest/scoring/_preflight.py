@@ -20,9 +20,9 @@ from .formats import BUILTIN, stored_formats
 from .judges import CallHints, JudgeError, parse_judge
 from .. import settings
 
-# the bundled model's measured rates, verdicts per second on 2 CPU cores (README 'The bundled judge'):
+# the bundled model's measured rates, verdicts per second on 2 CPU cores (README.md, the Score page):
 # greedy: 16 generated tokens per verdict (tests/bench/bench_local_judge.py); constrained: the
-# label-trie reading, 3.49x faster (issue 14's measurement)
+# label-trie reading, measured 3.49x faster
 LOCAL_RATE = {"greedy": 0.3, "constrained": 0.3 * 3.49}
 
 

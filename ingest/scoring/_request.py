@@ -62,7 +62,7 @@ def check_samples(req: ScoreRequest, spec: JudgeSpec) -> None:
 
 
 def decoding_mode(req: ScoreRequest) -> str:
-    """The decoding a run stores (DESIGN.md 'One word per thing'): the free answer is `greedy` at
+    """The decoding a run stores (docs/glossary.md#how-a-judge-is-asked): the free answer is `greedy` at
     temperature 0 and `sampled` above it (asking for greedy at T > 0 gets sampled, the name of what
     is done); `constrained` stays constrained at any temperature. `sampled` at temperature 0 is
     refused: that is greedy."""
@@ -98,7 +98,7 @@ def decoding_settings(req: ScoreRequest, spec: JudgeSpec) -> dict:
 
 
 def identity_decoding(settings: dict) -> dict:
-    """The decoding settings that bind a judge name (DESIGN.md 'Judge identity'). The mode is not
+    """The decoding settings that bind a judge name (docs/glossary.md#who-judges). The mode is not
     among them: the same judge read greedily and constrained gives two cells of one judge."""
     return {k: settings.get(k) for k in ("temperature", "max_tokens", "reasoning")}
 

@@ -183,7 +183,8 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
 
 
 def score(req: ScoreRequest) -> dict:
-    """Score a pool with one judge under several formats; re-running resumes (DESIGN.md 'score').
+    """Score a pool with one judge under several formats; re-running resumes
+    (docs/scoring.md#calls-retries-and-resuming).
 
     The work is a background run (ingest.runs) keyed by pool and judge, so a second run of the
     same pool and judge is refused while the first is alive; the judge name must keep standing for

@@ -1,4 +1,4 @@
-"""Which judge calls a scoring run makes (DESIGN.md 'score'): one frame row per call.
+"""Which judge calls a scoring run makes (docs/scoring.md#calls-retries-and-resuming): one frame row per call.
 
 Columns of a plan: format, prompt_idx, a_idx, b_idx (null for pointwise), swapped, sample.
 """

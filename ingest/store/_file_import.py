@@ -1,4 +1,4 @@
-"""A Parquet verdict file imported where it lies (issue 29: files of any size from the command line at
+"""A Parquet verdict file imported where it lies (files of any size from the command line at
 1M rows/s or more): DuckDB reads the file, places each row in the pool and appends it in one statement,
 instead of the file passing through Python a batch at a time. The steps run in the caller's unit of work
 (ingest.scoring._file_import says when this path is taken and what it leaves to the batch path); each is a

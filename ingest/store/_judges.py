@@ -11,7 +11,7 @@ from ._database import next_id
 
 def judge_identity(provider: str, model: str | None = None, endpoint: str | None = None,
                    params: dict | None = None, decoding_settings: dict | None = None) -> dict:
-    """What a judge name stands for (DESIGN.md 'Judge identity'): provider, model, endpoint (without
+    """What a judge name stands for (docs/glossary.md#who-judges): provider, model, endpoint (without
     credentials or query string), the simulated judge's parameters and the decoding settings."""
     return {"provider": provider, "model": model, "endpoint": endpoint, "params": params or {},
             "decoding_settings": decoding_settings or {}}

@@ -1,4 +1,4 @@
-"""Juries (DESIGN.md 'Human labels and what they are worth'): a named panel of judges of a pool whose
+"""Juries (docs/command-line.md#judgeaudit-jury): a named panel of judges of a pool whose
 verdict on a call key (format, decoding, prompt, slot A, slot B) is the vote over its members' parsed
 sample-0 values: `mean`, `median` or `majority`.
 

@@ -1,8 +1,9 @@
-"""Label queues and the labels given on the Label page (DESIGN.md 'Human labels and what they are
-worth'): a queue is stored with each item's inclusion probability, and the order an annotator sees
-a pair's two responses in is drawn once (seeded by the queue) and kept, so a reload shows the same
-screen. A label from the page replaces the annotator's earlier label of the item; `undo` takes the
-annotator's label of the item back and puts the item back in the queue.
+"""Label queues and the labels given on the Label page
+(docs/command-line.md#what-human-labels-are-worth): a queue is stored with each item's inclusion
+probability, and the order an annotator sees a pair's two responses in is drawn once (seeded by the
+queue) and kept, so a reload shows the same screen. A label from the page replaces the annotator's
+earlier label of the item; `undo` takes the annotator's label of the item back and puts the item back in
+the queue.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Human labels in the store (DESIGN.md `calibrate` and 'Human labels and what they are worth'): a
+"""Human labels in the store (docs/files.md#label-files): a
 labels file of pairs (A | B | tie) and candidates (accept | reject) placed in a pool and stored,
 whole or not at all; calibrations declared before they run and their results.
 

@@ -21,7 +21,7 @@ def import_pool(db: str | os.PathLike | None, path: str | os.PathLike, name: str
     """Validate a pool file and store it under `name`. Lands whole or not at all. `capped`: the file
     within the upload limits (files.limits); the command line passes False (any size).
 
-    The file streams (issue 29): read, checked and stored a batch of about `batch_rows` rows at a
+    The file streams: read, checked and stored a batch of about `batch_rows` rows at a
     time (files.batch_rows) in one transaction; a problem in any batch rolls back the batches
     before it. The first batch is read before the database is touched."""
     if not name or not name.strip():

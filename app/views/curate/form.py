@@ -47,7 +47,7 @@ SET_SCALE = alt.Scale(domain=["kept", "dropped"], range=["#2b8cbe", "#bdbdbd"]) 
 
 def binned_chart(bins: pl.DataFrame, title: str, cut: float | None = None, stacked: bool = True) -> alt.Chart:
     """bins: set (kept | dropped), lo, hi, n (train.curation_view.bins) -> bars of prompts per bin, the
-    cut marked when given: histograms drawn from counts (issue 29: flat in the pool's size)."""
+    cut marked when given: histograms drawn from counts (flat in the pool's size)."""
     bars = alt.Chart(bins.to_pandas()).mark_bar(opacity=0.8 if stacked else 0.7).encode(
         x=alt.X("lo:Q", title=title), x2="hi:Q", y=alt.Y("n:Q", title="prompts", stack=True if stacked else None),
         color=alt.Color("set:N", scale=SET_SCALE, title="set"))

@@ -18,7 +18,7 @@ def hyper_parameters(pool: str | None = None) -> tuple[str, dict]:
     """(the base model's path or spec, the hyper-parameters by `judgeaudit train` parameter name); above
     them, a warning when the pool's texts are placeholders (training would learn the notices)."""
     if pool:
-        placeholder_warning(pool, "train")     # stored (issue 29: data.placeholders)
+        placeholder_warning(pool, "train")     # stored (data.placeholders)
     bases = data.base_models()
     a, b, c = st.columns(3)
     base = a.selectbox("Base model", list(bases))

@@ -1,5 +1,5 @@
 """Evaluate: answer held-out prompts with trained adapters and the base model, judge them against the
-reference-top answer in both orders, and read the contrasts (DESIGN.md 'Metric definitions')."""
+reference-top answer in both orders, and read the contrasts (docs/metrics.md#downstream-contrasts)."""
 
 import json
 
@@ -7,7 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import data, evaluate_form
-from app.tables import view as table_view    # the one table helper (issue 26)
+from app.tables import view as table_view    # the one table helper
 from app.runs_panel import runs_panel
 from app.views.evaluate import charts as evaluate_charts
 from app.views.evaluate.examples import best_and_worst

@@ -1,4 +1,4 @@
-"""Contrasts from too few prompts (issue 26 item 3): a contrast is a mean over held-out prompts, so
+"""Contrasts from too few prompts: a contrast is a mean over held-out prompts, so
 one from fewer than MIN_PROMPTS prompts (diff 0 [0, 0], p = 1 from a single prompt) is flagged, not
 read as a finding. Pure: the contrasts table and the Friedman rows (their n_blocks are the judge's
 prompts) in, the table with its prompt count and the flag's sentence out."""

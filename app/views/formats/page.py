@@ -6,7 +6,7 @@ import polars as pl
 import streamlit as st
 
 from app import charts, data, judge_picker, url_state
-from app.tables import view as table_view    # the one table helper (issue 26)
+from app.tables import view as table_view    # the one table helper
 from app.views.formats import repeat_section
 
 pool = data.page_pool("Formats")

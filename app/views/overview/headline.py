@@ -12,7 +12,7 @@ rules (below), so tests/app/test_overview.py derives them by hand from frames bu
    |b| > |q|), is clear in some, or is clear in none; or that it was not measured.
 `agreement` (which format agrees best with the reference, or that none does) leads the details.
 
-Small numbers (issue 26): every share says what it is a share of ("… of 5 prompts"). A share of
+Small numbers: every share says what it is a share of ("… of 5 prompts"). A share of
 prompts over fewer than MIN_PROMPTS prompts is "too few to say", and a cell whose calls parse less
 than MIN_PARSE of the time is left out of the coin-flip claims with its parse rate named: its few
 scored candidates decide little. Five prompts is the smallest n at which one prompt moves a share

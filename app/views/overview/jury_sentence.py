@@ -1,4 +1,4 @@
-"""The Overview headline's sentence on a jury (issue 28): does the panel beat its best member against
+"""The Overview headline's sentence on a jury: does the panel beat its best member against
 humans, and what does its vote do to ties at the top of a prompt? Frames in, one sentence out."""
 
 from __future__ import annotations

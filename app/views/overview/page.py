@@ -38,7 +38,7 @@ st.subheader("What this pool shows" + (f" — {judge}" if len(judges) > 1 else "
 with st.container(border=True, key="overview_headline"):
     for sentence in report.headline or ["Nothing to report for this judge yet."]:
         st.markdown(sentence)
-    for sentence in jury_sentences(pool):       # a jury of the pool: against its best member (issue 28)
+    for sentence in jury_sentences(pool):       # a jury of the pool: against its best member
         st.markdown(sentence)
 
 st.subheader("Details by format")

@@ -1,5 +1,6 @@
-"""The Pool page's guidance as data (pure, tested): the fields a pool file needs (DESIGN.md 'Pool
-file'), a small example file that imports as it is, and the page's own words for a taken name."""
+"""The Pool page's guidance as data (pure, tested): the fields a pool file needs
+(docs/files.md#pool-file), a small example file that imports as it is, and the page's own words for a
+taken name."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ import streamlit as st
 
 from app import data, judge_picker
 from app.views.probes import charts as probe_charts, form as probe_form
-from app.tables import view as table_view    # the one table helper (issue 26)
+from app.tables import view as table_view    # the one table helper
 from app.runs_panel import runs_panel
 from ingest import UserError
 

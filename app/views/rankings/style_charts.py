@@ -88,7 +88,7 @@ def _interval(row: dict | None, how: str = "") -> str:
 
 
 def excess_words(excess: dict) -> str:
-    """How the judge's coefficient stands against the humans' (issue 26): "is 0.56 above the humans'"
+    """How the judge's coefficient stands against the humans': "is 0.56 above the humans'"
     only when the paired interval excludes 0; otherwise "shows no clear difference from the humans'
     (−0.04 to +1.33)"."""
     how = ", paired bootstrap over prompts"

@@ -1,4 +1,4 @@
-"""The Score page's jury form (issue 28): define a named jury from the judges already run on the pool
+"""The Score page's jury form: define a named jury from the judges already run on the pool
 (`judgeaudit jury`); every page then shows it as a judge."""
 
 from __future__ import annotations

@@ -64,4 +64,4 @@ if launch and request:
 
 st.subheader("Runs")
 runs_panel("score", pool)
-jury_form(pool)      # a jury of the judges already run (issue 28)
+jury_form(pool)      # a jury of the judges already run

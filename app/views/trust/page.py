@@ -1,7 +1,7 @@
 """What labels are worth: per cell, the interval from human labels alone beside the prediction-powered
 (PPI++) one that adds the judge's verdicts, and what those verdicts are worth in human labels
-(DESIGN.md `estimate`). On a pool with human votes on pairs (the demo's mtbench), each system's
-win rate against a baseline, with and without the judges."""
+(docs/metrics.md#what-human-labels-are-worth-estimate). On a pool with human votes on pairs (the demo's
+mtbench), each system's win rate against a baseline, with and without the judges."""
 
 import polars as pl
 import streamlit as st

@@ -188,7 +188,7 @@ def format_from_spec(spec: dict, source: str = "format spec") -> Format:
 
 
 def load_format_spec(path: str | Path) -> Format:
-    """Read a TOML format spec (see DESIGN.md), naming the file in every error."""
+    """Read a TOML format spec (docs/files.md#format-spec), naming the file in every error."""
     p = Path(path)
     if not p.exists():
         raise UserError(f"{p}: no such file")

@@ -1,14 +1,14 @@
 """A deterministic simulated judge, for tests and demos: `fake:NAME[?noise=0.15&slot_bias=0.5&
 unparsed=0.05&round=5&seed=0&latency_ms=0]`.
 
-Its latent quality for a candidate is the pool reference (min-max normalised by the runner) or,
-without one, a hash of the call; it adds seeded noise, rounds 0-100 scores to multiples of
-`round`, shifts comparative margins towards slot A by `slot_bias` (and by `length_bias` x the
-length feature (chars_A - chars_B) / (chars_A + chars_B), DESIGN.md), and answers prose instead of a
-verdict at rate `unparsed` (under greedy decoding only: constrained decoding, `settings["mode"]`,
-always answers a label, the same one greedy gives where greedy parsed). Same name, settings and
-call -> same answer. Repeated samples (`--samples`) share the call's latent qualities and draw their
-own noise, seeded by the call key and the sample index; temperature is ignored.
+Its latent quality for a candidate is the pool reference (min-max normalised by the runner) or, without
+one, a hash of the call; it adds seeded noise, rounds 0-100 scores to multiples of `round`, shifts
+comparative margins towards slot A by `slot_bias` (and by `length_bias` x the length feature (chars_A -
+chars_B) / (chars_A + chars_B), docs/scoring.md#judges), and answers prose instead of a verdict at rate
+`unparsed` (under greedy decoding only: constrained decoding, `settings["mode"]`, always answers a label,
+the same one greedy gives where greedy parsed). Same name, settings and call -> same answer. Repeated
+samples (`--samples`) share the call's latent qualities and draw their own noise, seeded by the call key
+and the sample index; temperature is ignored.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class FakeJudge:
             qa = self._quality(hints.reference_a, latent)
             qb = self._quality(hints.reference_b, latent)
             target = (qa - qb) * (hi - lo) + self.params["slot_bias"] + rng.gauss(0, noise * (hi - lo) / 2)
-            if self.params.get("length_bias") and hints.texts:     # DESIGN.md: x (chars_A - chars_B) / (chars_A + chars_B)
+            if self.params.get("length_bias") and hints.texts:     # the length feature: docs/scoring.md#judges
                 chars_a, chars_b = len(hints.texts["a"] or ""), len(hints.texts["b"] or "")
                 target += self.params["length_bias"] * (chars_a - chars_b) / max(chars_a + chars_b, 1)
         target = min(max(target, lo), hi)

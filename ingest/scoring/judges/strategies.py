@@ -1,4 +1,5 @@
-"""Mitigations as combinable judge wrappers: `--strategy swap,ensemble:3` (DESIGN.md 'probe').
+"""Mitigations as combinable judge wrappers: `--strategy swap,ensemble:3`
+(docs/scoring.md#mitigation-strategies).
 
 Every wrapper is itself a Judge (async complete(messages, settings, hints)) and answers with one
 of the format's labels, so the runner parses, stores and resumes it like any judge. The runner's

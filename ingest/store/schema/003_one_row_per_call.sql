@@ -1,4 +1,5 @@
--- Version 3: every judge call is stored once, enforced by the database (DESIGN.md "Judge identity").
+-- Version 3: every judge call is stored once, enforced by the database
+-- (docs/scoring.md#one-row-per-call-one-judge-per-name).
 --
 -- * The per (judge, format) provenance records move to `cell_runs`; `runs` becomes the table of
 --   background runs (004). `job_id` links a cell run to the background run that made it.

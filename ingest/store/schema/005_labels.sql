@@ -1,5 +1,5 @@
--- Version 5: human labels for calibration (issue 10; DESIGN.md `calibrate`), and each calibration
--- with the acceptance threshold it declared before it ran, saved with its result.
+-- Version 5: human labels for calibration (docs/metrics.md#agreement-with-humans-calibrate), and each
+-- calibration with the acceptance threshold it declared before it ran, saved with its result.
 
 -- One row per human label of a pair of candidates: `label` 'A' says a_idx is better, 'B' b_idx,
 -- 'tie' neither. Several annotators may label the same pair (one row each).

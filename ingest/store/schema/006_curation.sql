@@ -1,4 +1,4 @@
--- Version 6: curation subsets record how they were made (DESIGN.md 'Curation and training'):
+-- Version 6: curation subsets record how they were made (docs/training.md#curating):
 -- the cell (judge and format by name, decoding, score kind), the stage counts with
 -- their tie-breaks, and the exported file with its hash (a training run finds its subset by it).
 ALTER TABLE subsets ADD COLUMN judge VARCHAR;

@@ -1,7 +1,7 @@
--- Version 7: downstream evaluation (issue 9; DESIGN.md 'Metric definitions', Downstream). The
--- `evaluations` table of version 1 was never written; it is replaced by three tables: a study
--- (conditions answering a pool's held-out prompts), the answers each condition generated, and one
--- judged outcome per (study, condition, seed, prompt, evaluation judge).
+-- Version 7: downstream evaluation (docs/training.md#evaluating-the-students,
+-- docs/metrics.md#downstream-contrasts). The `evaluations` table of version 1 was never written; it is
+-- replaced by three tables: a study (conditions answering a pool's held-out prompts), the answers each
+-- condition generated, and one judged outcome per (study, condition, seed, prompt, evaluation judge).
 DROP TABLE evaluations;
 
 -- One row per study: `judgeaudit evaluate --study NAME` (default: the pool's name) adds to it.

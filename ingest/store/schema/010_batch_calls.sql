@@ -1,4 +1,4 @@
--- Version 10: batch files (issue 21; DESIGN.md 'Past one machine'). `judgeaudit score --batch-out`
+-- Version 10: batch files (docs/scale.md#past-one-machine-batch-files). `judgeaudit score --batch-out`
 -- writes the calls still to make as OpenAI Batch request files instead of making them, and
 -- `judgeaudit import-batch` stores the answers that come back, maybe weeks later, from another
 -- machine. A result line names its call only by `custom_id`, so the mapping is stored here at

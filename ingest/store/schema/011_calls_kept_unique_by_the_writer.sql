@@ -1,14 +1,14 @@
--- Version 11: one row per call is kept by the store's writer, not by an index (issue 21: 100M
--- verdicts imported in minutes). DuckDB's ART index behind verdicts_one_per_call cost about 0.7 s
+-- Version 11: one row per call is kept by the store's writer, not by an index (so that 100M
+-- verdicts import in minutes). DuckDB's ART index behind verdicts_one_per_call cost about 0.7 s
 -- for every million rows inserted, three times the insert itself (tests/bench/bench_import.py),
 -- and about 74 bytes a row on disk: 2M verdicts took 151 MB with it and 2.5 MB without (the table
 -- compresses, the index does not), so 100M verdicts would carry some 7 GB of index. No query uses
 -- it: DuckDB reads verdicts by scans and hash joins.
 --
--- The rule itself stands (DESIGN.md 'Judge identity'). Every write to verdicts goes through
--- ingest/store/_verdicts.py inside one writer's transaction, and only one writer is open at a time
--- (ingest.store.connection: DuckDB's file lock across processes, IN_PROCESS within one), so the
--- writer's check against the stored rows cannot race: insert_verdicts refuses a batch that repeats
--- a call and leaves out a row naming a stored one, and insert_answers updates a stored failed
--- attempt in place.
+-- The rule itself stands (docs/scoring.md#one-row-per-call-one-judge-per-name). Every write to verdicts
+-- goes through ingest/store/_verdicts.py inside one writer's transaction, and only one writer is open at
+-- a time (ingest.store.connection: DuckDB's file lock across processes, IN_PROCESS within one), so the
+-- writer's check against the stored rows cannot race: insert_verdicts refuses a batch that repeats a
+-- call and leaves out a row naming a stored one, and insert_answers updates a stored failed attempt in
+-- place.
 DROP INDEX verdicts_one_per_call;

@@ -1,4 +1,4 @@
--- Version 12: one word per thing (issue 25; DESIGN.md 'One word per thing, one door to the database').
+-- Version 12: one word per thing (docs/glossary.md#words-not-used, docs/layout.md#the-database).
 -- Until now `run_id` named a background run in `runs` and a cell run in `cell_runs`, `verdicts` and
 -- `batch_calls`, and `job_id` pointed from a cell run (and a generation or an evaluation) to the
 -- background run. From here on a **run** is a background run (`run_id`) and a **cell run** is one

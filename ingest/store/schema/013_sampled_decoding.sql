@@ -1,4 +1,4 @@
--- Version 13: `sampled` decoding has its own name (issue 26; DESIGN.md 'One word per thing': greedy
+-- Version 13: `sampled` decoding has its own name (docs/glossary.md#how-a-judge-is-asked: greedy
 -- is the free answer at temperature 0, sampled the free answer at a temperature above 0,
 -- constrained the answer restricted to the format's labels). Until now a run with --temperature
 -- above 0 stored its verdicts as 'greedy', and every output called a sampled judge greedy.

@@ -1,5 +1,5 @@
--- Version 14: human labels of both kinds, and the queues that ask for them (issue 27; DESIGN.md
--- 'Human labels and what they are worth').
+-- Version 14: human labels of both kinds, and the queues that ask for them
+-- (docs/glossary.md#what-human-labels-are-worth, docs/command-line.md#what-human-labels-are-worth).
 --
 -- Until now a label was a pairwise verdict ('A' | 'B' | 'tie' on a pair of candidates) whose
 -- annotator was '' when the file did not say who labelled. From here on:

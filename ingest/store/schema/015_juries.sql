@@ -1,4 +1,4 @@
--- Version 15: juries (issue 28; DESIGN.md 'Human labels and what they are worth'). A jury is a named
+-- Version 15: juries (docs/command-line.md#judgeaudit-jury). A jury is a named
 -- panel of judges whose verdict on a call key (format, decoding, prompt, slot A, slot B) is the vote
 -- over its members' parsed sample-0 values: mean, median or majority. The jury is itself a judge
 -- (provider 'jury', its identity the vote and the members), and its verdicts are rows of `verdicts`

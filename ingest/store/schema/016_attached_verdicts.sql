@@ -1,7 +1,7 @@
--- Version 16: verdicts read where they lie (issue 29; DESIGN.md 'Ten million candidates on every
--- page; verdicts where they lie'). `attach-verdicts` registers Parquet files as a read-only verdict
--- source of a pool instead of copying their rows in: a vLLM, Ray or datatrove pipeline's shards stay
--- on disk once, and the database grows by what is below, not by the rows.
+-- Version 16: verdicts read where they lie (docs/scale.md#verdicts-where-they-lie). `attach-verdicts`
+-- registers Parquet files as a read-only verdict source of a pool instead of copying their rows in: a
+-- vLLM, Ray or datatrove pipeline's shards stay on disk once, and the database grows by what is below,
+-- not by the rows.
 --
 -- * attached_files: each file with what it was when attached (size, modification time, row count):
 --   a file that differs later is refused by name until attached again. `judge` and `format` come

@@ -1,7 +1,7 @@
--- Version 17: derived results (issue 29 part 3; DESIGN.md 'Ten million candidates on every page;
--- verdicts where they lie'). The audit's per-cell results that the dashboard's pages read (audit
--- cells, slot bias, positions, score levels, ...) are stored once computed, so a new session, or a
--- restarted server, reads them instead of reading every verdict again.
+-- Version 17: derived results (docs/scale.md#derived-results-computed-once-read-by-every-session). The
+-- audit's per-cell results that the dashboard's pages read (audit cells, slot bias, positions, score
+-- levels, ...) are stored once computed, so a new session, or a restarted server, reads them instead of
+-- reading every verdict again.
 --
 -- One row per (pool, result name, parameters): the result as Parquet bytes, with the fingerprint of
 -- what it was computed from (the pool's cell runs, its verdicts' counts and latest write, its attached

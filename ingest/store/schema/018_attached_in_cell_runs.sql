@@ -1,4 +1,4 @@
--- Version 18: an attach writes into one table (issue 29 item 3: the database grows < 1 MB on attach).
+-- Version 18: an attach writes into one table (the database grows < 1 MB on attach).
 -- DuckDB writes every table a checkpoint touches into a block of its own (256 KiB: measured, one
 -- table touched = +256 KiB, a table with a key +512 KiB), so 016's three tables plus the cell runs,
 -- their id mark, judges and formats cost 2.25 MiB whatever the rows. What an attach keeps now lives

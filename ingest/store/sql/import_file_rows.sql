@@ -1,4 +1,4 @@
--- Makes the temp views of a Parquet verdict file imported where it lies (issue 29: import-verdicts from the
+-- Makes the temp views of a Parquet verdict file imported where it lies (import-verdicts from the
 -- command line, read by DuckDB rather than in batches). getvariable('import_file') is the file,
 -- getvariable('import_pool') the pool; import_formats (registered: format, kind, pairing) the formats a
 -- file may name. The empty typed row below gives every optional column, even when the file lacks it.
