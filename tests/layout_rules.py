@@ -21,6 +21,14 @@ Each rule returns a list of violations (strings naming the file and line); [] me
    literals of .py files, but for the store's own plumbing (its migrations table and id marks).
 7. long_pages: a page of the dashboard (app/views/<page>/page.py) stays under about 80 lines; its
    helpers sit beside it.
+8. environment_outside_settings: only ingest/settings.py reads (or writes) the environment.
+9. connections_outside_the_store: outside ingest/store/, no module imports duckdb and no code calls a
+   connection's query methods (`.sql`, `.execute`, `.register`, ...): the audit reads through the
+   store's handle (ingest/store/database.py). sql_built_from_text: nowhere is SQL built from text: no
+   f-string that holds a statement, no SQL text passed through `.replace` or `.format`.
+10. derived_machinery_in_app: the derived results' machinery (fingerprints, storing, the in-flight
+   computations) lives in audit/derived/; app/ imports none of the store's derived-results verbs and
+   holds no module named after them.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from pathlib import Path
 PACKAGES = ("app", "audit", "ingest", "train")
 MAX_LINES = 450
 WRITERS = ("ingest/store/",)
-AUDIT_MAY_IMPORT = {"ingest.store.connection"}
+AUDIT_MAY_IMPORT = {"ingest.store.database"}
 WRITE_SQL = re.compile(
     r"\b(INSERT\s+INTO|UPDATE\s+\w+(\s+\w+)?\s+SET|DELETE\s+FROM|CREATE\s+(OR\s+REPLACE\s+)?(TEMP\w*\s+)?"
     r"(UNIQUE\s+)?(TABLE|VIEW|INDEX|SEQUENCE|MACRO|TYPE|SCHEMA)|ALTER\s+TABLE|DROP\s+(TABLE|VIEW|INDEX|"
@@ -284,8 +292,90 @@ def long_pages(root: Path) -> list[str]:
     return out
 
 
+SETTINGS = "ingest/settings.py"
+
+
+def environment_outside_settings(root: Path) -> list[str]:
+    """Each read or write of the environment (os.environ, os.getenv, os.putenv, os.unsetenv, an import
+    of environ) outside ingest/settings.py."""
+    bad = []
+    for rel, path in _files(root):
+        if rel == SETTINGS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os"
+                    and node.attr in ("environ", "getenv", "putenv", "unsetenv", "environb")) or (
+                    isinstance(node, ast.ImportFrom) and node.module == "os"
+                    and any(a.name in ("environ", "getenv", "putenv") for a in node.names)):
+                bad.append(f"{rel}:{node.lineno} reads the environment")
+    return bad
+
+
+CONNECTION_METHODS = {"sql", "execute", "executemany", "register", "unregister", "fetchall", "fetchone",
+                      "fetchnumpy", "fetch_record_batch", "fetch_arrow_table", "cursor", "query"}
+
+
+def connections_outside_the_store(root: Path) -> list[str]:
+    """Outside ingest/store/: an import of duckdb, or a call of a connection's query method."""
+    bad = []
+    for rel, path in _files(root):
+        if rel.startswith(STORE):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "duckdb" for a in node.names) or (
+                    isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "duckdb"):
+                bad.append(f"{rel}:{node.lineno} imports duckdb")
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in CONNECTION_METHODS):
+                bad.append(f"{rel}:{node.lineno} calls .{node.func.attr}()")
+    return bad
+
+
+SQL_WORDS = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\b[\s\S]*\b(FROM|INTO|SET|TABLE|VIEW|WHERE)\b")
+
+
+def sql_built_from_text(root: Path) -> list[str]:
+    """Anywhere (the store too): an f-string holding an SQL statement, or `.replace`/`.format` called
+    on text read from an .sql file (a call whose receiver names sql or a query's text)."""
+    bad = []
+    for rel, path in _files(root):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.JoinedStr):
+                text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+                if SQL_WORDS.search(text):
+                    bad.append(f"{rel}:{node.lineno} builds SQL in an f-string")
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in ("replace", "format")):
+                receiver = ast.unparse(node.func.value)
+                if re.search(r"\bsql\b|query_text|_sql\.text|\btext\(", receiver):
+                    bad.append(f"{rel}:{node.lineno} edits SQL text with .{node.func.attr}()")
+    return bad
+
+
+DERIVED_VERBS = {"derived_mark", "derived_judge_marks", "derived_result", "save_derived", "params_json"}
+
+
+def derived_machinery_in_app(root: Path) -> list[str]:
+    """In app/: a module named derived*, or an import (or attribute use) of the store's derived-results
+    verbs: the machinery is audit/derived/'s."""
+    bad = []
+    for rel, path in _files(root):
+        if not rel.startswith("app/"):
+            continue
+        if Path(rel).stem.startswith("derived"):
+            bad.append(f"{rel}: a derived-results module in the dashboard")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else \
+                [node.attr] if isinstance(node, ast.Attribute) else []
+            for name in names:
+                if name in DERIVED_VERBS:
+                    bad.append(f"{rel}:{node.lineno} uses {name}")
+    return bad
+
+
 RULES = (private_imports, import_cycles, write_sql_outside_the_store, ingest_names_app, audit_imports_siblings,
-         imports_of_app, long_files, duckdb_outside_the_store, raw_store_helpers, sql_in_python, long_pages)
+         imports_of_app, long_files, duckdb_outside_the_store, raw_store_helpers, sql_in_python, long_pages,
+         environment_outside_settings, connections_outside_the_store, sql_built_from_text, derived_machinery_in_app)
 
 
 def report(root: Path) -> dict[str, list[str]]:

@@ -1,4 +1,4 @@
-"""Layout rules from DESIGN.md / STYLE.md that code review would otherwise have to remember."""
+"""The house rules (docs/layout.md) that code review would otherwise have to remember."""
 
 import re
 import subprocess
@@ -23,15 +23,16 @@ def test_audit_and_app_do_not_load_torch_or_httpx():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_audit_loads_only_the_stores_connection_module_of_its_siblings():
-    # audit's code imports ingest.store.connection alone; importing it runs the light ingest and
-    # ingest.store package files, which load no formats, judges, runs or torch
+def test_audit_loads_only_the_stores_database_handle_of_its_siblings():
+    # audit's code imports ingest.store.database alone (the handle, with the connection rules and the
+    # settings it reads); importing it runs the light ingest and ingest.store package files, which load
+    # no formats, judges, runs or torch
     code = ("import sys, audit; print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('ingest', 'app', 'train', 'streamlit')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(eval(proc.stdout))
     light = {"ingest", "ingest._errors", "ingest._paths", "ingest._redact", "ingest.store"}
-    assert loaded - light == {"ingest.store.connection"}
+    assert loaded - light == {"ingest.store.database", "ingest.store.connection", "ingest.settings"}
 
 
 def test_ingest_itself_is_light():
@@ -39,7 +40,7 @@ def test_ingest_itself_is_light():
             "'httpx', 'transformers'))))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert set(eval(proc.stdout)) <= {"ingest._errors", "ingest._paths", "ingest._redact", "ingest.store",
-                                      "ingest.store.connection"}
+                                      "ingest.store.connection", "ingest.store.database", "ingest.settings"}
 
 
 @pytest.mark.parametrize("rule", layout_rules.RULES, ids=lambda r: r.__name__)
@@ -66,7 +67,7 @@ def test_the_rules_catch_a_broken_tree(tmp_path):
         "ingest/scoring.py": "from .store._database import Y\nfrom ._secret import X\n",   # 1 cross, 1 inside
         "app/views.py": "from ingest._secret import X\nfrom app import helpers\n",              # 1 cross
         "app/helpers.py": "import app.views\nfrom app.views import _page\n",                    # a circle; same package
-        "audit/_m.py": "import ingest.scoring\nfrom ingest.store.connection import db_path\n"
+        "audit/_m.py": "import ingest.scoring\nfrom ingest.store.database import Database\n"
                        "Q = 'INSERT INTO verdicts VALUES (1)'\n",
         "ingest/runs/__init__.py": "import subprocess\nsubprocess.run(['python', '-m', 'app.cli'])\n",
         "train/long.py": "x = 1\n" * 451,
@@ -107,6 +108,31 @@ def test_the_one_door_rules_catch_a_broken_tree(tmp_path):
     assert layout_rules.long_pages(tree) == ["app/views/score/page.py: 81 lines"]
 
 
+def test_the_rules_of_settings_handle_and_derived_results_catch_a_broken_tree(tmp_path):
+    tree = _tree(tmp_path, {
+        "ingest/settings.py": "import os\nDB = os.environ.get('JUDGEAUDIT_DB')\n",          # the one place
+        "ingest/runs/_registry.py": "import os\nfrom os import getenv\nslots = os.environ['X_SLOTS']\n",
+        "train/t.py": "import os\nos.environ.setdefault('HF_HUB_OFFLINE', '1')\n",
+        "audit/_a.py": "import duckdb\ndef f(con):\n    return con.sql('x').pl()\n",
+        "audit/_b.py": "def g(read, frame):\n    read.register('w', frame)\n",
+        "ingest/store/_ok.py": "import duckdb\ndef h(con):\n    return con.execute('x')\n",   # the store may
+        "ingest/store/_ids.py": "def i(con, t):\n    return con.execute(f'SELECT max(id) FROM {t}')\n",
+        "audit/_c.py": "def j(sql):\n    return sql('counts').replace('/* x */', sql('rows'))\n",
+        "app/derived.py": "X = 1\n",
+        "app/data.py": "from ingest.store import save_derived, import_pool\nimport ingest.store as s\nm = s.derived_mark\n",
+    })
+    assert layout_rules.environment_outside_settings(tree) == [
+        "ingest/runs/_registry.py:2 reads the environment", "ingest/runs/_registry.py:3 reads the environment",
+        "train/t.py:2 reads the environment"]
+    assert layout_rules.connections_outside_the_store(tree) == [
+        "audit/_a.py:1 imports duckdb", "audit/_a.py:3 calls .sql()", "audit/_b.py:2 calls .register()"]
+    assert layout_rules.sql_built_from_text(tree) == [
+        "audit/_c.py:2 edits SQL text with .replace()", "ingest/store/_ids.py:2 builds SQL in an f-string"]
+    assert layout_rules.derived_machinery_in_app(tree) == [
+        "app/data.py:1 uses save_derived", "app/data.py:3 uses derived_mark",
+        "app/derived.py: a derived-results module in the dashboard"]
+
+
 def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
     con = duckdb.connect(str(tmp_path / "empty.duckdb"))
     migrate(con)
@@ -121,12 +147,10 @@ def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
     con.execute("CREATE TEMP TABLE style_counts (cand_idx BIGINT, chars BIGINT, headers BIGINT, lists BIGINT, "
                 "bold BIGINT)")                           # style_cell_rows' frame (audit/_style_cells.py)
     from ingest.store.connection import verdict_source
-    assert verdict_source(con) == {}     # the audit reads verdicts through this view (audit/_db.connect)
+    assert verdict_source(con) == {}     # the audit reads verdicts through this view (a Database's reading)
     for f in files:
         text = f.read_text()
         assert text.startswith("--"), f"{f.name} should start with a comment saying what a row is"
-        # a file that wraps another names it in a marker comment, as audit/_export.py fills it in
-        text = text.replace("/* export_verdicts */", (resources.files("audit") / "sql" / "export_verdicts.sql").read_text())
         used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", text)}
         con.execute(text, used).fetchall()
 

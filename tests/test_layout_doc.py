@@ -21,15 +21,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Files other engineers are restructuring right now; their citations are theirs to fix. This set is
-# to be emptied (and kept empty) once they have: a file listed here is skipped by the two code checks.
-EXCEPTIONS_OWNED_ELSEWHERE = frozenset({
-    "app/derived.py", "app/derived_data.py", "app/data.py", "app/database_state.py", "app/cli/_derive_after.py",
-    "app/cli/derive.py", "app/curation_view.py", "app/pool_summary.py", "audit/__init__.py", "audit/_db.py",
-    "ingest/store/connection.py", "ingest/store/_derived.py", "ingest/store/_database.py", "ingest/store/_sql.py",
-    "ingest/store/__init__.py", "ingest/store/_cell_runs.py", "ingest/store/_verdicts.py",
-    "ingest/scoring/_imported.py",
-})
 
 CODE_FOLDERS = ("app", "audit", "ingest", "train")
 OUTSIDE = re.compile(r"DESIGN\.md|STYLE\.md|\.\./shared|(?<![\w.-])shared/", re.IGNORECASE)
@@ -215,11 +206,11 @@ def paths_missing(root: Path) -> list[str]:
 # --- on the real tree ----------------------------------------------------------------------------
 
 def test_code_cites_no_file_outside_the_repository():
-    assert outside_citations(ROOT, EXCEPTIONS_OWNED_ELSEWHERE) == []
+    assert outside_citations(ROOT) == []
 
 
 def test_code_names_no_issue_number():
-    assert issue_numbers(ROOT, EXCEPTIONS_OWNED_ELSEWHERE) == []
+    assert issue_numbers(ROOT) == []
 
 
 def test_docs_cited_by_code_have_their_headings():
@@ -245,10 +236,6 @@ def test_layout_names_every_command_module():
 def test_layout_paths_exist():
     assert backticked_paths(layout_text(ROOT)), "no path found: the reader of backticked paths is broken"
     assert paths_missing(ROOT) == []
-
-
-def test_exceptions_are_real_files():
-    assert [f for f in sorted(EXCEPTIONS_OWNED_ELSEWHERE) if not (ROOT / f).is_file()] == []
 
 
 # --- each check catches a broken tree ----------------------------------------------------------------

@@ -10,6 +10,7 @@ finishes (and is stored) even when the session that started it goes away.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import OrderedDict
@@ -26,13 +27,6 @@ _MEMO_SIZE = 256
 _memo: OrderedDict = OrderedDict()          # key -> frame or marks, this process's copies
 _inflight: dict[tuple, "Computation"] = {}  # what is being computed now, by its key
 _guard = threading.Lock()
-
-
-def _store():
-    """The store's derived-results verbs (imported when first needed: `import audit` loads only the
-    store's database module)."""
-    import ingest.store as store
-    return store
 
 
 def _remember(key, value):
@@ -131,7 +125,6 @@ def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader)
     """The marks the result is stored under now: one per judge of the pool for a result in parts
     (in name order), else one; None when there is no such pool or the database predates the derived
     results. Kept in this process while the database file and the attached files are unchanged."""
-    store = _store()
     judges = None
     if not result.per_judge and result.judges_of is not None and result.basis != "pool":
         judges = tuple(result.judges_of(reader, pool, args))
@@ -139,12 +132,12 @@ def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader)
     marks = _recall(key)
     if marks is None or not all(m.files_unchanged() for m in marks):
         if result.per_judge and result.basis != "pool":
-            found = store.derived_judge_marks(db, pool, result.basis)
+            found = db.derived_judge_marks(pool, result.basis)
             marks = None if found is None else list(found.values())
             if marks == []:                # no judge yet: the (empty) result is stored whole
-                marks = [store.derived_mark(db, pool, result.basis)]
+                marks = [db.derived_mark(pool, result.basis)]
         else:
-            found = store.derived_mark(db, pool, result.basis, judges)
+            found = db.derived_mark(pool, result.basis, judges)
             marks = None if found is None else [found]
         if marks is None:
             return None
@@ -160,14 +153,13 @@ def _compute_missing(db: Database, pool: str, name: str, result: Result, args: t
                      missing: list) -> list[tuple]:
     """Compute the parts (or the whole) under the `missing` marks and store each; [(mark, frame,
     seconds, stored)]."""
-    store = _store()
     out = []
     if not result.per_judge or not missing[0].part:
         (mark,) = missing
         t0 = time.monotonic()
         frame = result.compute(db, pool, *args)
         seconds = time.monotonic() - t0
-        return [(mark, frame, seconds, store.save_derived(db, mark, name, args, frame, seconds))]
+        return [(mark, frame, seconds, db.save_derived(mark, name, args, frame, seconds))]
     groups = [missing] if result.judge_column else [[m] for m in missing]
     for group in groups:
         t0 = time.monotonic()
@@ -177,7 +169,7 @@ def _compute_missing(db: Database, pool: str, name: str, result: Result, args: t
         parts = _parts(frame, [m.part for m in group]) if result.judge_column else {group[0].part: frame}
         for m in group:
             share = seconds * (m.n_verdicts or 1) / total if len(group) > 1 else seconds
-            out.append((m, parts[m.part], seconds, store.save_derived(db, m, name, args, parts[m.part], share)))
+            out.append((m, parts[m.part], seconds, db.save_derived(m, name, args, parts[m.part], share)))
     return out
 
 
@@ -200,10 +192,9 @@ def _current(db: Database, pool: str, name: str, result: Result, args: tuple, ma
 
 def _stored_parts(db: Database, name: str, args: tuple, marks: list) -> tuple[dict, tuple | None]:
     """{part: stored frame or None} under the marks, and the latest computation's timing."""
-    store = _store()
     out, timing = {}, None
     for mark in marks:
-        out[mark.part], timing = store.derived_result(db, mark, name, args)
+        out[mark.part], timing = db.derived_result(mark, name, args)
     return out, timing
 
 
@@ -219,8 +210,8 @@ def read(db, pool: str, name: str, *args, results: dict[str, Result] = RESULTS, 
     marks = _marks(db, pool, result, args, reader)
     if marks is None:                     # no such pool, or an old schema: the audit says which
         return result.compute(db, pool, *args)
-    from ingest.store import params_json
-    key = (name, str(db.path), pool, params_json(args), tuple(m.fingerprint for m in marks))
+    key = (name, str(db.path), pool, json.dumps(list(args), sort_keys=True, default=str),
+           tuple(m.fingerprint for m in marks))
     frame = _recall(key)
     if frame is not None:
         return frame

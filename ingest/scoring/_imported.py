@@ -1,4 +1,4 @@
-"""Verdicts made elsewhere (DESIGN.md 'Verdict file'): read, checked against the pool, parsed by
+"""Verdicts made elsewhere (docs/files.md#verdict-file): read, checked against the pool, parsed by
 their formats, and stored as scoring stores its own answers. The whole file lands or nothing."""
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ PARSE_CACHE = 500_000    # distinct (format, raw) answers kept parsed from one b
 def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool: str,
                     format_specs: list[str | os.PathLike] | str | os.PathLike | None = None,
                     capped: bool = True, batch_rows: int | None = None, in_place: bool = True) -> dict:
-    """Import verdicts made elsewhere (DESIGN.md 'Verdict file'). The whole file lands or nothing.
+    """Import verdicts made elsewhere (docs/files.md#verdict-file). The whole file lands or nothing.
     `capped`: the file within the upload limits (files.limits); the command line passes False.
 
-    The file streams (issue 29): it is read, checked, parsed and stored a batch of about
+    The file streams: it is read, checked, parsed and stored a batch of about
     `batch_rows` rows at a time (files.batch_rows), all in one transaction, so its memory follows
     the batch, and a problem in any batch rolls back the batches before it. A call repeated across
     batches is found from one hash a row (the file is read again only to name the two lines).
@@ -275,7 +275,7 @@ def _repeated(at: str, first_line: int) -> str:
 
 
 def _orient(rows: pl.DataFrame, anchors: pl.DataFrame) -> pl.DataFrame:
-    """Mark comparative calls made in the reverse orientation of their item (DESIGN.md 'bias').
+    """Mark comparative calls made in the reverse orientation of their item (docs/metrics.md#slot-bias-bias).
 
     Anchored: reverse when the anchor is in slot A against another candidate. The anchor comes
     from references (`anchors`); for a prompt without complete references it is the candidate shown

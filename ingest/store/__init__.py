@@ -1,5 +1,5 @@
 """The database: connection, lock waiting, numbered migrations (`schema/`) and every read and write
-that ingest and train make (DESIGN.md 'One word per thing, one door to the database').
+that ingest and train make (docs/layout.md#the-database).
 
 Only this package opens DuckDB. Its face exports verbs, each one short-lived connection and (for a
 write) one transaction, with its SQL in `sql/NAME.sql`; a caller that reads or writes several

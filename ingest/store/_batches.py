@@ -18,7 +18,7 @@ def record_batch_export(con, pool: int, judge: int, identity: dict, decoding_set
                         files: list[dict], calls: pl.DataFrame) -> int:
     """Record one export and map each of its calls' `custom_id` (columns BATCH_CALL_COLUMNS) to
     it; a call exported before keeps its id and now points to this export. Returns the export id."""
-    eid = next_id(con, "batch_exports", "export_id")
+    eid = next_id(con, "batch_exports")
     _sql.execute(con, "insert_batch_export", export_id=eid, pool_id=pool, judge_id=judge, identity=json.dumps(identity),
                  decoding_settings=json.dumps(decoding_settings), folder=folder, n_calls=calls.height,
                  files=json.dumps(files))

@@ -38,7 +38,7 @@ def start_cell_run(con, pool: int, judge: int, format_id: int, description: Cell
     finished; its cell run id. `run_id` is the run (runs table) doing it, if any (none for a file
     imported in the foreground). The model id the judge reports is recorded when it finishes."""
     d = description
-    cell_run_id = next_id(con, "cell_runs", "cell_run_id")
+    cell_run_id = next_id(con, "cell_runs")
     _sql.execute(con, "insert_cell_run", cell_run_id=cell_run_id, pool_id=pool, judge_id=judge, format_id=format_id,
                  source=d.source, source_file=d.source_file, template=d.template, template_hash=d.template_hash,
                  decoding_settings=json.dumps(d.decoding_settings) if d.decoding_settings is not None else None,

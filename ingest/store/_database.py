@@ -12,6 +12,7 @@ from typing import Iterator
 import duckdb
 
 from .._errors import UserError
+from . import _sql
 from .connection import IN_PROCESS, missing_database, open_with_retry, read_only
 from .database import Database
 
@@ -99,14 +100,14 @@ def ensure_current(path: str | os.PathLike | None = None) -> None:
             pass
 
 
-def next_id(con, table: str, column: str, marked: bool = True) -> int:
+def next_id(con, table: str, marked: bool = True) -> int:
     """A fresh id for `table`, never one handed out before (even if its rows were deleted): the
-    high-water mark lives in id_marks. Table and column names come from this package only.
+    high-water mark lives in id_marks; the largest id in use is read by sql/largest_id_TABLE.sql.
     `marked=False` for a table whose rows are never deleted (judges, formats): the next id is then
     the largest + 1 (and past any mark kept), and id_marks is not written, so a unit of work that
     adds a judge touches one table fewer (every table a checkpoint touches costs a 256 KiB block:
     schema/018)."""
-    used = con.execute(f"SELECT coalesce(max({column}), 0) FROM {table}").fetchone()[0]
+    used = _sql.first(con, f"largest_id_{table}")[0]
     mark = con.execute("SELECT last_id FROM id_marks WHERE name = $n", {"n": table}).fetchone()
     new = max(used, mark[0] if mark else 0) + 1
     if not marked:

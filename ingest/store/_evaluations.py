@@ -42,7 +42,7 @@ def ensure_study(db: str | os.PathLike | None, name: str, pool: str, heldout: di
                 raise UserError(f"--study {name}: that study's held-out rule is {_rule(stored)}, not "
                                 f"{_rule(heldout)}; use the same --heldout-share/--heldout-seed or another name")
             return row[0]
-        sid = next_id(con, "studies", "study_id")
+        sid = next_id(con, "studies")
         _sql.execute(con, "insert_study", study_id=sid, name=name, pool_id=pid, heldout=json.dumps(heldout))
         return sid
 

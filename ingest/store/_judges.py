@@ -47,7 +47,7 @@ def ensure_judge(con, name: str, provider: str, model: str | None = None,
         if not s_identity:
             _sql.execute(con, "record_judge_identity", identity=json.dumps(identity), judge_id=jid)
         return jid
-    jid = next_id(con, "judges", "judge_id", marked=False)     # judges are never deleted
+    jid = next_id(con, "judges", marked=False)     # judges are never deleted
     _sql.execute(con, "insert_judge", judge_id=jid, name=name, provider=provider, model=model, endpoint=endpoint,
                  settings=json.dumps(settings or {}), identity=json.dumps(identity))
     return jid
@@ -62,7 +62,7 @@ def ensure_format(con, fmt) -> int:
             raise UserError(f"format '{fmt.name}' is already stored with a different definition; "
                             "give the new one another name")
         return row[0]
-    fid = next_id(con, "formats", "format_id", marked=False)   # nor are formats
+    fid = next_id(con, "formats", marked=False)   # nor are formats
     _sql.execute(con, "insert_format", format_id=fid, name=fmt.name, kind=fmt.kind, pairing=fmt.pairing,
                  spec=json.dumps(fmt.spec()), value_lo=fmt.value_lo, value_hi=fmt.value_hi, template=fmt.template,
                  spec_hash=fmt.spec_hash)

@@ -43,7 +43,7 @@ def _refresh(con, pool: int, jury: int, force: bool = False) -> bool:
     vote, members = next((r[2], r[3]) for r in _sql.rows(con, "juries_of_pool", pool_id=pool) if r[0] == jury)
     _sql.script(con, "jury_clear_verdicts", pool_id=pool, judge_id=jury)
     for format_id, decoding in _sql.rows(con, "jury_cells", pool_id=pool, judge_id=jury):
-        cell_run_id = next_id(con, "cell_runs", "cell_run_id")
+        cell_run_id = next_id(con, "cell_runs")
         _sql.execute(con, "insert_cell_run", cell_run_id=cell_run_id, pool_id=pool, judge_id=jury,
                      format_id=format_id, source="jury", source_file=None, template=None, template_hash=None,
                      decoding_settings=json.dumps({"mode": decoding, "vote": vote, "members": list(members)}),

@@ -33,7 +33,7 @@ def save_label_queue(db, pool: str, annotator: str, kind: str, strategy: str, ju
     items = items.select([pl.col(c).cast(t) for c, t in QUEUE_ITEM_SCHEMA.items()])
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
-        qid = next_id(con, "label_queues", "queue_id")
+        qid = next_id(con, "label_queues")
         _sql.execute(con, "insert_label_queue", queue_id=qid, pool_id=pid, annotator=annotator, kind=kind,
                      strategy=strategy, judge=judge, format=format, decoding=decoding, seed=seed,
                      n_frame=n_frame, active=active)

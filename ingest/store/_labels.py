@@ -172,7 +172,7 @@ def declare_calibration(db, pool: str, threshold: float | None, target_width: fl
     """Record a calibration before it runs: its acceptance threshold is fixed from here on."""
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
-        cid = next_id(con, "calibrations", "calibration_id")
+        cid = next_id(con, "calibrations")
         _sql.execute(con, "insert_calibration", calibration_id=cid, pool_id=pid, threshold=threshold,
                      target_width=target_width, labels=labels)
     return cid

@@ -40,7 +40,7 @@ def import_pool(db: str | os.PathLike | None, path: str | os.PathLike, name: str
             replaced = _sql.first(con, "pool_verdict_count", pool_id=old)[0]
             _sql.script(con, "delete_attached", pool_id=old)    # first: it keeps the attach's id mark
             _sql.script(con, "delete_pool", pool_id=old)
-        pid = next_id(con, "pools", "pool_id")
+        pid = next_id(con, "pools")
         _sql.execute(con, "insert_pool", pool_id=pid, name=name, source_file=str(path), source_sha256=digest,
                      layout=stream.layout)
         for prompts, candidates in itertools.chain([first], batches):

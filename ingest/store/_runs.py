@@ -75,7 +75,7 @@ def _end_dead(con, verdict_of: Verdict) -> int:
 
 def _insert(con, kind: str, config: dict, pool: str | None, run_key: str | None, queue: str | None,
             host: str, runs_dir: Path, with_log: bool) -> dict:
-    run_id = next_id(con, "runs", "run_id")
+    run_id = next_id(con, "runs")
     out = runs_dir / f"{run_id}-{kind}"
     _sql.execute(con, "runs_insert", run_id=run_id, kind=kind, pool=pool, run_key=run_key, queue=queue, host=host,
                  config=json.dumps(config), out_dir=str(out), log_path=str(out / "run.log") if with_log else None,

@@ -1,5 +1,4 @@
-"""The store's SQL, one statement per file in `store/sql/` (DESIGN.md 'One word per thing, one door to
-the database'), named after what it reads or does and opening with a comment that says so. Parameters
+"""The store's SQL, one statement per file in `store/sql/` (docs/layout.md#the-database), named after what it reads or does and opening with a comment that says so. Parameters
 are bound as `$name`; table and column names are written out in the file, never pasted in.
 
 A file may hold a few statements, each ending with `;` at the end of a line, when they are one step

@@ -23,7 +23,7 @@ def save_subset(db: str | os.PathLike | None, pool: str, name: str, summary: dic
         pid = pool_id(con, pool)
         for (old,) in _sql.rows(con, "subsets_named", pool_id=pid, name=name):
             _sql.script(con, "delete_subset", subset_id=old)
-        sid = next_id(con, "subsets", "subset_id")
+        sid = next_id(con, "subsets")
         judge = _sql.first(con, "stored_judge", name=summary.get("judge"))
         fmt = _sql.first(con, "stored_format", name=summary.get("format"))
         _sql.execute(con, "insert_subset", subset_id=sid, pool_id=pid, name=name, judge_id=judge[0] if judge else None,

@@ -127,7 +127,7 @@ def orient_anchored(con, pool: int, cell_run_ids: list[int], format_ids: list[in
 
 
 def insert_answers(con, rows: pl.DataFrame) -> dict:
-    """Upsert a scoring run's batch (DESIGN.md 'Judge identity'): a call not stored yet is inserted;
+    """Upsert a scoring run's batch (docs/scoring.md#one-row-per-call-one-judge-per-name): a call not stored yet is inserted;
     a stored failed attempt is replaced by the new row (attempts add up); a stored answer (parsed
     or not) is never replaced. Every match is within the row's own pool. Returns the counts."""
     rows = _complete(rows)
