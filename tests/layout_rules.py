@@ -29,6 +29,8 @@ Each rule returns a list of violations (strings naming the file and line); [] me
 10. derived_machinery_in_app: the derived results' machinery (fingerprints, storing, the in-flight
    computations) lives in audit/derived/; app/ imports none of the store's derived-results verbs and
    holds no module named after them.
+11. faces_listed_once: a package's `__init__.py` assigns `__all__` once (no `+=`, no second assignment)
+   and binds no name twice (no import that replaces an earlier one).
 """
 
 from __future__ import annotations
@@ -373,9 +375,29 @@ def derived_machinery_in_app(root: Path) -> list[str]:
     return bad
 
 
+def faces_listed_once(root: Path) -> list[str]:
+    """A package face (`__init__.py`) that extends or reassigns `__all__`, or binds a name twice."""
+    bad = []
+    for rel, path in _files(root):
+        if not rel.endswith("__init__.py"):
+            continue
+        seen: dict[str, int] = {}
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__":
+                bad.append(f"{rel}:{node.lineno} extends __all__")
+            names = [a.asname or a.name.split(".")[0] for a in node.names] if isinstance(node, (ast.Import, ast.ImportFrom)) \
+                else [t.id for t in node.targets if isinstance(t, ast.Name)] if isinstance(node, ast.Assign) else []
+            for name in names:
+                if name in seen:
+                    bad.append(f"{rel}:{node.lineno} binds {name} again (first at line {seen[name]})")
+                seen.setdefault(name, node.lineno)
+    return bad
+
+
 RULES = (private_imports, import_cycles, write_sql_outside_the_store, ingest_names_app, audit_imports_siblings,
          imports_of_app, long_files, duckdb_outside_the_store, raw_store_helpers, sql_in_python, long_pages,
-         environment_outside_settings, connections_outside_the_store, sql_built_from_text, derived_machinery_in_app)
+         environment_outside_settings, connections_outside_the_store, sql_built_from_text, derived_machinery_in_app,
+         faces_listed_once)
 
 
 def report(root: Path) -> dict[str, list[str]]:

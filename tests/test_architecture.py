@@ -131,6 +131,13 @@ def test_the_rules_of_settings_handle_and_derived_results_catch_a_broken_tree(tm
     assert layout_rules.derived_machinery_in_app(tree) == [
         "app/data.py:1 uses save_derived", "app/data.py:3 uses derived_mark",
         "app/derived.py: a derived-results module in the dashboard"]
+    faces = _tree(tmp_path / "faces", {
+        "audit/__init__.py": "from ._r import rank\n__all__ = ['rank']\nfrom ._rc import rank  # noqa: F811\n"
+                             "__all__ += ['more']\n",
+        "train/__init__.py": "from .a import x\n__all__ = ['x']\n",                # listed once: fine
+    })
+    assert layout_rules.faces_listed_once(faces) == [
+        "audit/__init__.py:3 binds rank again (first at line 1)", "audit/__init__.py:4 extends __all__"]
 
 
 def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):

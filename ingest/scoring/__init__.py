@@ -16,7 +16,8 @@ from ._request import DECODINGS, ScoreRequest, check_samples, decoding_settings,
 from ._runner import score
 from ._schedule import SCHEDULES, plan_calls
 
-__all__ = ["Caller", "custom_id", "export_batch", "import_batch", "DECODINGS", "LOCAL_RATE", "ROW_SCHEMA", "SCHEDULES", "ScoreRequest", "check_call", "check_samples", "count_calls",
-           "decoding_settings", "end_open_line", "ensure_spec_judge", "estimate_seconds", "identity_decoding", "import_verdicts", "messages",
-           "plan_calls", "reference_anchors", "replay_journal", "score", "seeded_anchors"]
-__all__ += ["attach_verdicts"]
+__all__ = ["Caller", "DECODINGS", "LOCAL_RATE", "ROW_SCHEMA", "SCHEDULES", "ScoreRequest", "attach_verdicts",
+           "check_call", "check_samples", "count_calls", "custom_id", "decoding_settings", "end_open_line",
+           "ensure_spec_judge", "estimate_seconds", "export_batch", "identity_decoding", "import_batch",
+           "import_verdicts", "messages", "plan_calls", "reference_anchors", "replay_journal", "score",
+           "seeded_anchors"]

@@ -1,5 +1,5 @@
 """Benchmark: the derived-results refresh after ONE JUDGE is added to a pool whose results are all
-stored (what `judgeaudit import-verdicts` runs after it; app/derived.py, app/cli/_derive_after.py).
+stored (what `judgeaudit import-verdicts` ends with: audit.derived.refresh over train.DERIVED_RESULTS).
 
 The pool is bench_app's: N prompts x 4 candidates, two judges x the five built-in formats (10 cells;
 --prompts 2500 is 10k candidates, 250000 is 1M). The refresh runs once on it so every result is
@@ -39,10 +39,11 @@ POOL = "big"
 
 
 def refresh_pool(db: str, pool: str) -> dict:
-    # The one call timed: the refresh the command that brings verdicts runs after it. Point this at a
-    # new API by changing the line below; it must return {"results": [{"name", "status", "seconds"}]}.
-    from app.derived import refresh
-    return refresh(db, pool)
+    # The one call timed: the refresh the command that brings verdicts ends with; it returns
+    # {"results": [{"name", "status", "seconds", "parts", "computed"}]} ("parts": since migration 019)
+    from audit.derived import refresh
+    from train.derived_results import DERIVED_RESULTS
+    return refresh(db, pool, DERIVED_RESULTS)
 
 
 FORMATS = ("binary", "likert5", "numeric100", "anchored", "tournament")
@@ -181,7 +182,7 @@ def main() -> None:
     names = [x["name"] for x in rounds[0]["results"]]
     print(f"\nthe refresh after adding judge '{args.judge}' to {args.prompts * 4:,} candidates x 2 judges "
           f"({rounds[0]['n_verdicts']:,} verdicts after the import); medians of {args.rounds} round(s):")
-    print(f"  {'result':18s} {'status':10s} {'seconds':>9s}")
+    print(f"  {'result':18s} {'status':10s} {'seconds':>9s}  parts computed")
     computed = 0
     for i, name in enumerate(names):
         statuses = {m["results"][i]["status"] for m in rounds}
@@ -189,7 +190,9 @@ def main() -> None:
         status = "/".join(sorted(statuses))
         computed += "computed" in statuses
         sec = statistics.median(m["results"][i]["seconds"] for m in rounds)
-        print(f"  {name:18s} {status:10s} {sec:9.2f}")
+        first_round = rounds[0]["results"][i]
+        parts = f"  {first_round['computed']} of {first_round['parts']}" if "parts" in first_round else ""
+        print(f"  {name:18s} {status:10s} {sec:9.2f}{parts}")
     med = {k: statistics.median(m[k] for m in rounds) for k in ("wall_s", "cpu_s", "peak_gb", "import_s")}
     summed = statistics.median(sum(x["seconds"] for x in m["results"]) for m in rounds)
     print(f"  {'sum of results':29s} {summed:9.2f}")
