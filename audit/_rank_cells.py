@@ -8,7 +8,8 @@ instead of one row per call with its strings, and fits each (cell, order) from t
 bootstrap included: the units are numbered in prompt_id order as np.unique numbers the strings, the
 systems in candidate_id order as sorted() does, the generator is the cell's, and every credit is a
 multiple of one half, so the sums that replace the per-call rows are exact
-(tests/audit/test_rank_cells.py compares it with a copy of the per-call code).
+(tests/audit/test_rank_cells.py checks it against an independent fit: scipy's optimiser on the
+Bradley-Terry log-likelihood, and a plain bootstrap of prompts).
 """
 
 from __future__ import annotations

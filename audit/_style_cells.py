@@ -9,8 +9,8 @@ each cell is read from DuckDB grouped (style_cell_rows.sql): one row per (prompt
 labels need it) x system in slot A x system in slot B x outcome x both responses' style counts, with
 the number of calls it stands for. The fit weights each row by that number (`newton_pairs`'
 one-dimensional `w`): the same likelihood, gradient and Hessian as the calls one by one, summed in
-another order, so the numbers agree to rounding (1e-9 in tests/audit/test_style_cells.py, against a
-copy of the per-call code). Where responses repeat their style the rows are far fewer than the
+another order, so the numbers agree to rounding (1e-9 in tests/audit/test_style_cells.py, against the
+per-call fit). Where responses repeat their style the rows are far fewer than the
 calls; the Python loop and the strings per call are gone either way.
 
 Where the answer depends on the rounding, the cell is fitted from its calls one by one, as before, so

@@ -12,7 +12,7 @@ Overview, the landing page (issue 20: at most 1.5 s where the Formats page opens
 prints per page the medians of --rounds first views and their ratio (big / small);
 `--prompts 2500000` is the issue's 10M candidates (x 5 formats here, not its 10 cells).
 `--derived stored` (the default) times each first view in a server whose caches are empty on a pool
-whose derived results are stored (app/derived.py); `--derived computed` deletes them before each.
+whose derived results are stored (audit/derived/); `--derived computed` deletes them before each.
 
 `--browser` (issue 29) times every page's first view in headless chromium instead, a fresh `judgeaudit
 app` server per round, on N prompts x 4 candidates x 10 cells against 3 prompts scored the same way:
@@ -109,7 +109,7 @@ def start(db: Path) -> tuple[object, float]:
 
 
 def forget_derived(db: Path) -> None:
-    """Delete every stored derived result (app/derived.py), as before any page was viewed."""
+    """Delete every stored derived result (audit/derived/), as before any page was viewed."""
     from ingest.store._database import transaction, writer      # a bench writes with SQL of its own
     with writer(db) as con, transaction(con):
         con.execute("DELETE FROM derived_results")
@@ -122,7 +122,7 @@ def every_page(work: Path, big: Path, rounds: int, derived: str = "stored") -> N
     (the derived results deleted before each first view: the first reader computes them)."""
     import streamlit as st
 
-    from app import derived as derived_results
+    from audit import derived as derived_results
     small = work / "small.duckdb"
     small.unlink(missing_ok=True)
     build(small, 3)

@@ -55,7 +55,7 @@ def build(work: Path, n: int, shards: int, seed: int = 0) -> tuple[Path, Path]:
 
 def run(*args) -> tuple[float, str]:
     """The command, timed (its start included) without the derived results' refresh that a command bringing
-    verdicts runs after its work (app/derived.py; `bench_app.py --browser` times that refresh)."""
+    verdicts runs after its work (audit/derived/; `bench_app.py --browser` times that refresh)."""
     t = time.perf_counter()
     proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True,
                           env={**os.environ, "JUDGEAUDIT_NO_DERIVE": "1"})

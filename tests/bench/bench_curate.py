@@ -66,7 +66,7 @@ def bench_command(db: Path, work: Path, rounds: int) -> None:
 def bench_page(work: Path, big: Path, rounds: int, computed: bool = True) -> None:
     import streamlit as st
 
-    from app import derived
+    from audit import derived
     small = work / "small.duckdb"
     if computed or not small.exists():
         small.unlink(missing_ok=True)

@@ -116,7 +116,7 @@ def cli_at_scale(work: Path, n_rows: int, levels: list[int], reps: int = 3) -> N
             shutil.copy(db, copy)
             started = time.perf_counter()
             with open(work / "out.json", "wb") as out, open(work / "err.txt", "wb") as err:
-                # the import alone: the derived results the command stores after it (app/derived.py) are
+                # the import alone: the derived results the command stores after it (audit/derived/) are
                 # the pages' work, timed by bench_refresh.py
                 proc = subprocess.Popen([exe, "import-verdicts", str(path), "--pool", "bench", "--db", str(copy),
                                          "--json"], stdout=out, stderr=err,

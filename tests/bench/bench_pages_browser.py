@@ -1,7 +1,7 @@
 """Every page's first view in chromium (issue 29: "every page at 10M"), run by `bench_app.py --browser`:
 a pool of N prompts x 4 candidates scored in 10 cells (two judges x the five built-in formats) against
 a 3-prompt pool built and scored the same way, each in its own database whose derived results the run
-that brought the verdicts stored (app.derived.refresh, what `judgeaudit import-verdicts` and the
+that brought the verdicts stored (audit.derived.refresh, what `judgeaudit import-verdicts` and the
 others do; its time is printed). Each round starts a fresh `judgeaudit app` server per database (it
 has computed nothing), warms it on a 2-prompt pool of its own (Streamlit's imports and first script
 run, paid once by any server), then opens every page on the pool in a new headless chromium tab, in
@@ -40,7 +40,11 @@ def prepare(db: Path, n_prompts: int, fresh: bool) -> float:
     """The database: pool 'big' (bench_app.build, two judges), pool 'warm' (2 prompts, to start a
     server on), the derived results of both stored as a command that brings verdicts leaves them;
     the seconds the refresh of 'big' took."""
-    from app.derived import refresh
+    from audit.derived import refresh as refresh_results
+    from train.derived_results import DERIVED_RESULTS
+
+    def refresh(db, pool):
+        return refresh_results(db, pool, DERIVED_RESULTS)
     from ingest.store import import_pool
     from tests.bench.bench_app import build
     from tests.fixtures import synthetic_pool, write_jsonl

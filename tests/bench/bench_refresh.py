@@ -1,9 +1,9 @@
-"""Benchmark: the derived-results refresh (app.derived.refresh, what the command that brings verdicts
+"""Benchmark: the derived-results refresh (audit.derived.refresh, what the command that brings verdicts
 runs after it; issue 29) result by result, on bench_app's pool: N prompts x 4 candidates, two judges
 x five formats (10 cells; --prompts 25000 is 100k candidates, 250000 is 1M, 2500000 the issue's 10M).
 
-Each result of app.derived.DERIVED is computed with the arguments of a page's first view
-(app.derived.FIRST_VIEW), as refresh computes it, each time in a new process (`--one`), so its peak
+Each result of train.DERIVED_RESULTS is computed with the arguments of a page's first view
+(its first_view), as refresh computes it when nothing is stored, each time in a new process (`--one`), so its peak
 memory is its own; printed per result: wall and CPU seconds (user + system: what it costs on a shared
 machine) and the process's peak RSS, medians of --rounds, and their sums. `--names` picks results
 (default: the four that took 115 of the 156 s at 100k: style_rank, rank, judges_board, estimate;
@@ -34,9 +34,12 @@ SLOW = ("style_rank", "rank", "judges_board", "estimate")
 
 def one(db: str, name: str) -> dict:
     """Compute the result `name` of pool 'big' as refresh does (in this process): wall, CPU, peak RSS."""
-    from app.derived import DERIVED, FIRST_VIEW
-    fn = DERIVED[name][1]
-    args = FIRST_VIEW[name](db) if name in FIRST_VIEW else ()
+    from audit.derived import Reader
+    from ingest import Database
+    from train.derived_results import DERIVED_RESULTS
+    result = DERIVED_RESULTS[name]
+    args = result.first_view(Reader(Database(db), "big", DERIVED_RESULTS), "big")
+    fn = result.compute
     t, c = time.perf_counter(), time.process_time()
     frame = fn(db, "big", *args)
     return {"name": name, "wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c,
@@ -54,7 +57,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--prompts", type=int, default=25_000)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--names", default=",".join(SLOW), help="comma-separated names of app.derived.DERIVED, or all")
+    ap.add_argument("--names", default=",".join(SLOW), help="comma-separated names of train.DERIVED_RESULTS, or all")
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--skip-build", action="store_true", help="reuse WORKDIR/big.duckdb from an earlier run")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -63,9 +66,9 @@ def main() -> None:
     if args.one:
         print(json.dumps(one(args.db, args.one)))
         return
-    from app.derived import DERIVED
     from tests.bench.bench_app import build
-    names = list(DERIVED) if args.names == "all" else args.names.split(",")
+    from train.derived_results import DERIVED_RESULTS
+    names = [n for n, r in DERIVED_RESULTS.items() if not r.built_from] if args.names == "all" else args.names.split(",")
     work = args.workdir or Path(tempfile.mkdtemp(prefix="judgeaudit-refresh-"))
     work.mkdir(parents=True, exist_ok=True)
     big = work / "big.duckdb"

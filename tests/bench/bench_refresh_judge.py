@@ -93,7 +93,9 @@ def timed_refresh(db: Path) -> dict:
 
 
 def refresh_here(db: str) -> dict:
-    import app.derived  # noqa: F401  (the modules' import is the process's start, not the refresh)
+    import train.derived_results  # noqa: F401  (the modules' import is the process's start, not the refresh)
+    from ingest.store import ensure_current
+    ensure_current(db)           # as the command does before it refreshes (an older database is upgraded)
     t, c = time.perf_counter(), time.process_time()
     result = refresh_pool(db, POOL)
     return {"results": result["results"], "n_verdicts": result.get("n_verdicts"),
