@@ -172,3 +172,49 @@ def test_judges_skips_the_estimate_of_a_target_without_labels_and_prints_the_sam
         else:
             assert r["effective_labels"] is None, r
     assert new["effective_labels"].is_not_null().any() is labelled
+
+
+# -- reference 2: the definition, on a hand-sized pool ------------------------------------------------
+
+def test_accept_estimate_of_a_hand_sized_pool(db, tmp_path):
+    """Six candidates (one a prompt), one binary judge: f_all = 1 1 0 1 0 0 (N = 6); the first four
+    labelled, Y = 1 0 0 1 against f = 1 1 0 1 (n = 4). docs/metrics.md, by hand:
+      classical: mean Y = 0.5, sd (ddof 0) = 0.5, half-width z·0.5/√4 = 0.25·z
+      θ₁ (λ = 1) = mean f_all + mean(Y − f) = 0.5 − 0.25 = 0.25
+      cov(Y − θ₁, f − θ₁) = cov(Y, f) = (.5·.25 − .5·.25 + .5·.75 + .5·.25) / 4 = 0.125   (over n)
+      var of [f − θ₁, f_all − θ₁] (ddof 1) = var(1 1 0 1 1 1 0 1 0 0) = (6·.4² + 4·.6²) / 9 = 2.4 / 9
+      λ = 0.125 / ((1 + 4/6) · 2.4/9) = 0.125 / (4/9) = 0.28125
+      θ̂ = λ·0.5 + mean(Y − λf) = 0.140625 + 0.5 − 0.28125·0.75 = 0.4296875
+      se² = λ²·var(f_all)/N + var(Y − λf)/n = 0.28125²·0.25/6 + 0.19451904296875/4
+          = 0.0032958984375 + 0.0486297607421875 = 0.0519256591796875
+      effective labels = 4 · (0.25 / se)² = 4 · 0.0625 / 0.0519256591796875"""
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_labels, import_pool
+    f_all = [1, 1, 0, 1, 0, 0]
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", [candidate(f"p{i}", "c") for i in range(6)]), "hand")
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", pointwise(
+        "j", "binary", [(f"p{i}", "c", "ACCEPT" if v else "REJECT") for i, v in enumerate(f_all)])), "hand")
+    import_labels(db, write_jsonl(tmp_path / "l.jsonl", [
+        {"prompt_id": f"p{i}", "candidate_id": "c", "label": lab}
+        for i, lab in enumerate(["accept", "reject", "reject", "accept"])]), "hand")
+    got = estimate(db, "hand", "accept").row(0, named=True)
+    z = norm.ppf(0.975)
+    se = np.sqrt(0.0519256591796875)
+    assert (got["n_labelled"], got["n_unlabelled"]) == (4, 2)
+    assert (got["classical_value"], got["classical_lo"], got["classical_hi"]) == \
+        pytest.approx((0.5, 0.5 - 0.25 * z, 0.5 + 0.25 * z), abs=1e-12)
+    assert got["ppi_lambda"] == pytest.approx(0.28125, abs=1e-12)
+    assert (got["ppi_value"], got["ppi_lo"], got["ppi_hi"]) == \
+        pytest.approx((0.4296875, 0.4296875 - z * se, 0.4296875 + z * se), abs=1e-12)
+    assert got["effective_labels"] == pytest.approx(4 * 0.0625 / 0.0519256591796875, abs=1e-12)
+
+    # the same from the formulas, written out in numpy
+    fa, y, f = np.array(f_all, float), np.array([1.0, 0, 0, 1]), np.array(f_all[:4], float)
+    n, big_n = y.size, fa.size
+    theta1 = fa.mean() + (y - f).mean()
+    cov = np.mean((y - theta1 - (y - theta1).mean()) * (f - theta1 - (f - theta1).mean()))
+    lam = np.clip(cov / ((1 + n / big_n) * np.var(np.concatenate([f - theta1, fa - theta1]), ddof=1)), 0, 1)
+    value = lam * fa.mean() + np.mean(y - lam * f)
+    half = z * np.sqrt(np.var(lam * fa) / big_n + np.var(y - lam * f) / n)
+    assert (got["ppi_lambda"], got["ppi_value"], got["ppi_lo"], got["ppi_hi"]) == \
+        pytest.approx((lam, value, value - half, value + half), abs=1e-12)
