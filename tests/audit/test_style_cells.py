@@ -1,8 +1,16 @@
 """audit.style_rank read grouped per cell in DuckDB with the style counted in polars
-(audit/_style_cells.py, issue 29) against a copy of the code before it (every call read with its
-strings, each response's style counted in Python, Newton on the calls one by one): the same frame
-to 1e-9 (with a bootstrap style_rank fits call by call, as before), on a tie-heavy pool with varied markdown, human labels and two judges,
-and on the benchmark's pool whose anchored cells cannot tell the slot from the anchor."""
+(audit/_style_cells.py, issue 29) against two references that share none of its reading:
+
+- the per-call path the product keeps beside it, audit.style_rank_calls (every call a row, each
+  response's style counted in Python by audit._style.style_counts, Newton on the calls one by one),
+  fed with the calls read back through the export (audit.verdict_rows), the responses through
+  audit.candidate_texts and the human labels through audit.stored_labels: the same frame to 1e-9
+  (the same likelihood summed in another order; with a bootstrap style_rank fits call by call), on a
+  tie-heavy pool with varied markdown, human labels and two judges, and on the benchmark's pool whose
+  anchored cells cannot tell the slot from the anchor;
+- the definition (docs/metrics.md 'Style control'): on a small pool whose responses are built from
+  known numbers of headers, list items and bold spans, the logistic Bradley-Terry with style features
+  refitted here by scipy.optimize.minimize on its log-likelihood: the coefficients and strengths to 1e-5."""
 
 from __future__ import annotations
 
@@ -10,99 +18,59 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from scipy.optimize import minimize
 
-from audit import style_rank
-from audit._bias import cell_rng
-from audit._read import reading
-from audit._rank import _ranks
-from audit._style import (COUNTS, FEATURES, _SCHEMA, STYLE_COLUMNS, _boot_fit, _codes, _coefficient_rows, _counts,
-                          _human_rows, _interval, _outcome, _with_counts, fit_style, standardise, style_counts,
-                          style_features)
+from audit import candidate_texts, pool_candidates, stored_labels, style_rank, style_rank_calls, verdict_rows
+from audit._style import COUNTS, style_counts, style_features
 from audit._style_cells import identified, style_count_frame
-from audit._style_why import why_no_fit
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
 
-# -- the code before issue 29's change: _style_cell verbatim, style_rank's reading and loop --
+# -- reference 1: the per-call path, its inputs read through the public audit functions --------------
 
-def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
-                rng: np.random.Generator, penalty: float = 0.0) -> list[dict]:
-    """The rows of STYLE_COLUMNS (without the cell's identity) for one cell."""
-    ids, inside, a, b = _codes(cell["a_id"].to_list(), cell["b_id"].to_list())
-    cell = cell.filter(pl.Series(inside))
-    n, big_n = len(ids), cell.height
-    y = _outcome(cell["value"].to_numpy())
-    raw = style_features(_counts(cell, "a"), _counts(cell, "b"))
-    mean, sd, kept = standardise(raw)
-    z = ((raw - mean) / sd)[:, kept]
-    fit = fit_style(a, b, y, z, n, penalty=penalty)
-    plain = fit_style(a, b, y, np.zeros((big_n, 0)), n, penalty=penalty)
-    ok_fit, ok_plain = bool(fit["converged"]), bool(plain["converged"])
-    prompts, unit = np.unique(cell["prompt_id"].to_numpy().astype(str), return_inverse=True)
-    counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
-        .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
-    boot = _boot_fit(a, b, y, z, n, counts[:, unit], fit["theta"], penalty) if n_boot > 0 and ok_fit else None
-    ok = boot["converged"] if boot else None
-
-    slot_lo, slot_hi = _interval(boot["slot"]) if boot else (np.nan, np.nan)
-    failed = int((~ok).sum()) if boot else 0
-    rows = [{"part": "coefficient", "name": "slot", "value": float(fit["slot"]) if ok_fit else None,
-             "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed,
-             "why": None if ok_fit else why_no_fit(ids, a, b, y, [f for f, k in zip(FEATURES, kept) if not k])}]
-    rows += _coefficient_rows("coefficient", kept, fit["gamma"], boot["gamma"] if boot else None, ok, big_n, ok_fit)
-    lo, hi = _interval(boot["beta"]) if boot else (np.full(n, np.nan), np.full(n, np.nan))
-    rank, rank_raw = _ranks(fit["beta"], ids), _ranks(plain["beta"], ids)
-    for i, s in enumerate(ids):
-        rows.append({"part": "system", "name": s, "value": float(fit["beta"][i]) if ok_fit else None,
-                     "lo": float(lo[i]), "hi": float(hi[i]),
-                     "value_raw": float(plain["beta"][i]) if ok_plain else None,
-                     "rank": int(rank[i]) if ok_fit else None, "rank_raw": int(rank_raw[i]) if ok_plain else None,
-                     "n": big_n, "converged": ok_fit, "boot_unconverged": failed})
-    human = _human_rows(cell, labels, prompts, mean, sd, kept)
-    if human is not None:
-        h_cell, h_unit = human
-        h_ids, h_in, ha, hb = _codes(h_cell["a_id"].to_list(), h_cell["b_id"].to_list())
-        h_cell, h_unit = h_cell.filter(pl.Series(h_in)), h_unit[h_in]
-        hz = ((style_features(_counts(h_cell, "a"), _counts(h_cell, "b")) - mean) / sd)[:, kept]
-        hy = h_cell["y"].to_numpy()
-        h_fit = fit_style(ha, hb, hy, hz, len(h_ids), penalty=penalty)
-        ok_h = bool(h_fit["converged"])
-        h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"], penalty) \
-            if n_boot > 0 and ok_h else None
-        h_ok = h_boot["converged"] if h_boot else None
-        rows += _coefficient_rows("human", kept, h_fit["gamma"], h_boot["gamma"] if h_boot else None, h_ok,
-                                  h_cell.height, ok_h)
-        both = boot is not None and h_boot is not None
-        with np.errstate(invalid="ignore"):                # inf - inf: NaN, left out of the interval
-            excess = boot["gamma"] - h_boot["gamma"] if both else None
-        rows += _coefficient_rows("excess", kept, fit["gamma"] - h_fit["gamma"], excess,
-                                  ok & h_ok if both else None, h_cell.height, ok_fit and ok_h)
-    return rows
+def pool_texts(db, pool: str) -> pl.DataFrame:
+    """Every candidate of the pool (audit.candidate_texts): cand_idx, prompt_idx, prompt_id,
+    candidate_id, and its style counts by the per-call path's audit._style.style_counts."""
+    n = pool_candidates(db, pool).height
+    texts = candidate_texts(db, pool, list(range(n)))
+    assert texts.height == n                                  # cand_idx 0..n-1: every candidate
+    counts = np.array([style_counts(t) for t in texts["response"].to_list()], np.int64).reshape(-1, 4)
+    return texts.select("cand_idx", "prompt_idx", "prompt_id", "candidate_id") \
+        .with_columns(**{c: pl.Series(counts[:, i]) for i, c in enumerate(COUNTS)})
 
 
-def every_call(con, pid: int) -> pl.DataFrame:
-    """Every parsed comparative call of the pool between two systems, cell after cell."""
-    return pl.concat([con.frame("style_cell_calls", pool_id=pid, judge_id=j, format_id=f, decoding=d)
-                      for j, f, _, _, d in con.frame("style_cells", pool_id=pid).iter_rows()])
+def per_call_inputs(db, pool: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(calls, labels) as audit.style_rank_calls takes them: every parsed comparative call between two
+    different systems from the export (in call order: prompt, slot A, slot B, sample), every stored
+    pair label between two different systems (in file order), each side with its style counts."""
+    texts = pool_texts(db, pool)
+    by_id = texts.rename({"candidate_id": "cid"})
+    calls = verdict_rows(db, pool).filter(
+        pl.col("candidate_b").is_not_null() & pl.col("value").is_not_null()
+        & (pl.col("candidate_a") != pl.col("candidate_b")))
+    for side, col in (("a", "candidate_a"), ("b", "candidate_b")):
+        calls = calls.join(by_id.rename({"cand_idx": f"{side}_idx", "cid": col,
+                                         **{c: f"{side}_{c}" for c in COUNTS}})
+                           .drop("prompt_idx" if side == "b" else []),
+                           on=["prompt_id", col], how="left", maintain_order="left")
+    calls = calls.sort("judge", "format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample", maintain_order=True) \
+        .select("judge", "format", "decoding", "prompt_id", pl.col("candidate_a").alias("a_id"),
+                pl.col("candidate_b").alias("b_id"), "value", *[f"{s}_{c}" for s in "ab" for c in COUNTS])
+    labels = stored_labels(db, pool).select("a_idx", "b_idx", "label")
+    for side in ("a", "b"):
+        labels = labels.join(texts.rename({"cand_idx": f"{side}_idx", "candidate_id": f"{side}_id",
+                                           "prompt_id": f"{side}_prompt", **{c: f"{side}_{c}" for c in COUNTS}})
+                             .drop("prompt_idx"), on=f"{side}_idx", how="left", maintain_order="left")
+    labels = labels.filter(pl.col("a_id") != pl.col("b_id")) \
+        .select(pl.col("a_prompt").alias("prompt_id"), "a_id", "b_id", "label",
+                *[f"{s}_{c}" for s in "ab" for c in COUNTS])
+    assert calls.null_count().sum_horizontal().item() == 0 and labels.null_count().sum_horizontal().item() == 0
+    return calls, labels
 
 
-def old_style_rank(db, pool: str, n_boot: int, seed: int) -> pl.DataFrame:
-    with reading(db) as con:
-        pid = con.pool_id(pool)
-        calls = every_call(con, pid)
-        texts = con.frame("style_texts", pool_id=pid)
-        labels = con.frame("style_labels", pool_id=pid)
-    counts = np.array([style_counts(t) for t in texts["response"].to_list()], dtype=np.int64).reshape(-1, 4)
-    table = pl.DataFrame({"cand_idx": texts["cand_idx"], **{c: counts[:, i] for i, c in enumerate(COUNTS)}})
-    calls, labels = _with_counts(calls, table), _with_counts(labels, table)
-    frames = []
-    for (judge, fmt, decoding), cell in calls.group_by("judge", "format", "decoding", maintain_order=True):
-        rows = _style_cell(cell, labels, n_boot, cell_rng(seed, judge, fmt, decoding, "style"))
-        frames.append(pl.DataFrame(rows, schema={c: t for c, t in _SCHEMA.items() if c not in ("judge", "format", "decoding")})
-                      .with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),
-                                    pl.lit(decoding).alias("decoding")))
-    return pl.concat(frames).select(STYLE_COLUMNS).with_columns(pl.selectors.float().fill_nan(None)) \
-        .sort("judge", "format", "decoding", maintain_order=True)
+def per_call_style_rank(db, pool: str, n_boot: int, seed: int) -> pl.DataFrame:
+    calls, labels = per_call_inputs(db, pool)
+    return style_rank_calls(calls, labels if labels.height else None, n_boot=n_boot, seed=seed)
 
 
 MARKDOWN = ["", "# Title\n", "## Sub\n", "- item\n", "* item\n", "1. step\n", "**bold** ", "__bold__ ",
@@ -136,33 +104,136 @@ def tied_style_pool(db, folder, n_prompts: int = 80, seed: int = 7) -> None:
 
 
 @pytest.mark.parametrize("n_boot,seed", [(0, 0), (50, 3)])
-def test_style_rank_equals_the_per_call_code_on_a_tied_pool(db, tmp_path, n_boot, seed):
+def test_style_rank_equals_the_per_call_path_on_a_tied_pool(db, tmp_path, n_boot, seed):
     tied_style_pool(db, tmp_path)
-    old, new = old_style_rank(db, "tied", n_boot, seed), style_rank(db, "tied", n_boot=n_boot, seed=seed)
-    with reading(db) as con:
-        ties = (every_call(con, con.pool_id("tied"))["value"] == 0).mean()
-    assert ties > 0.25, ties                              # a quarter of the calls are ties
+    calls, labels = per_call_inputs(db, "tied")
+    assert (calls["value"] == 0).mean() > 0.25, (calls["value"] == 0).mean()     # a quarter of the calls are ties
+    assert labels.height > 0 and set(calls["judge"]) == {"alpha", "beta"}
+    new = style_rank(db, "tied", n_boot=n_boot, seed=seed)
     assert set(new["part"]) == {"coefficient", "system", "human", "excess"}
     assert new.filter(pl.col("part") == "coefficient")["value"].is_not_null().sum() >= 8   # features kept, fitted
-    assert_frame_equal(new, old, check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+    assert_frame_equal(new, per_call_style_rank(db, "tied", n_boot, seed), check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
 
 
-def test_style_rank_equals_the_per_call_code_on_the_benchmark_pool(db):
+def test_style_rank_equals_the_per_call_path_on_the_benchmark_pool(db):
     """bench_app's pool: one response text (every feature dropped), an anchored format whose anchor
     is always in slot B (not identified: where Newton stops is the rounding's, so that cell is fitted
     from its calls one by one, as before) and a tournament (grouped)."""
     from tests.bench.bench_app import build
     build(db, 60, n_judges=2)
-    with reading(db) as con:
-        calls = every_call(con, con.pool_id("big"))
+    calls, _ = per_call_inputs(db, "big")
     for fmt, expected in (("anchored", False), ("tournament", True)):
         cell = calls.filter((pl.col("judge") == "judge") & (pl.col("format") == fmt))
-        ids, _, a, b = _codes(cell["a_id"].to_list(), cell["b_id"].to_list())
+        ids, codes = np.unique(np.concatenate([cell["a_id"].to_numpy(), cell["b_id"].to_numpy()]), return_inverse=True)
+        a, b = codes[:cell.height], codes[cell.height:]
         assert identified(a, b, np.zeros((a.size, 0)), len(ids), None) is expected
     for n_boot, seed in ((0, 0), (20, 1)):
-        old, new = old_style_rank(db, "big", n_boot, seed), style_rank(db, "big", n_boot=n_boot, seed=seed)
+        new = style_rank(db, "big", n_boot=n_boot, seed=seed)
         assert new.filter(pl.col("format") == "tournament")["converged"].all()
-        assert_frame_equal(new, old, check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+        assert_frame_equal(new, per_call_style_rank(db, "big", n_boot, seed), check_exact=False,
+                           rel_tol=1e-9, abs_tol=1e-9)
+
+
+# -- reference 2: the definition, refitted by scipy -------------------------------------------------
+
+FENCED = "```\n# not a header\n- nor a list\n**nor bold**\n```\n"      # removed before counting
+
+
+def built_response(rng) -> tuple[str, tuple[int, int, int, int]]:
+    """A response of h header lines, l list-item lines and k bold spans (a fenced block of each
+    that does not count, sometimes) and padding: the text and its (chars, headers, lists, bold) by
+    construction."""
+    h, l, k = (int(v) for v in rng.integers(0, 3, 3))
+    text = "# head\n" * h + "- item\n" * l + "**bold** " * k + (FENCED if rng.random() < 0.3 else "") \
+        + "x" * int(rng.choice([0, 40, 200]))
+    return text, (len(text), h, l, k)
+
+
+def small_style_pool(db, folder, n_prompts: int = 40, seed: int = 11) -> tuple[list, dict]:
+    """Three systems on every prompt, one tournament judge calling every pair in one order or both,
+    outcomes drawn from a logistic model with a length effect, a fifth of them ties. Returns the calls
+    as (prompt_id, slot A, slot B, y) and each (prompt_id, system)'s counts by construction."""
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    rng = np.random.default_rng(seed)
+    strength = {"s0": 0.4, "s1": 0.0, "s2": -0.4}
+    rows, counts = [], {}
+    for p in range(n_prompts):
+        for s in strength:
+            text, c = built_response(rng)
+            rows.append({"prompt_id": f"q{p}", "prompt": f"prompt {p}", "candidate_id": s, "response": text,
+                         "reference": None})
+            counts[(f"q{p}", s)] = c
+    verdicts, calls = [], []
+    for p in range(n_prompts):
+        for x, y in (("s0", "s1"), ("s0", "s2"), ("s1", "s2")):
+            for a, b in ((x, y), (y, x)) if rng.random() < 0.6 else ((x, y),):
+                ca, cb = counts[(f"q{p}", a)], counts[(f"q{p}", b)]
+                eta = 0.2 + strength[a] - strength[b] + 1.5 * (ca[0] - cb[0]) / max(1, ca[0] + cb[0])
+                u = rng.random()
+                label = "TIE" if u < 0.2 else "A+" if u < 0.2 + 0.8 / (1 + np.exp(-eta)) else "B+"
+                verdicts.append({"judge": "j", "format": "tournament", "prompt_id": f"q{p}", "a_id": a, "b_id": b,
+                                 "raw": label})
+                calls.append((f"q{p}", a, b, {"A+": 1.0, "TIE": 0.5, "B+": 0.0}[label]))
+    import_pool(db, write_jsonl(folder / "pool.jsonl", rows), "small")
+    import_verdicts(db, write_jsonl(folder / "verdicts.jsonl", verdicts), "small")
+    return calls, counts
+
+
+def features_by_definition(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
+    """docs/metrics.md: length = (chars_A - chars_B) / (chars_A + chars_B); for headers, lists and
+    bold, d = count / (chars + 1) and the feature (d_A - d_B) / (d_A + d_B + 1); each standardised
+    (mean 0, population sd 1)."""
+    length = (ca[:, 0] - cb[:, 0]) / (ca[:, 0] + cb[:, 0])
+    da, db = ca[:, 1:] / (ca[:, :1] + 1), cb[:, 1:] / (cb[:, :1] + 1)
+    x = np.column_stack([length, (da - db) / (da + db + 1)])
+    return (x - x.mean(axis=0)) / x.std(axis=0)
+
+
+def scipy_fit(a: np.ndarray, b: np.ndarray, y: np.ndarray, x: np.ndarray, n: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """(slot, beta centred, gamma) maximising sum y log p + (1 - y) log(1 - p), logit p = slot +
+    beta[a] - beta[b] + x gamma, with every system's beta free (the likelihood does not see their
+    mean), by BFGS on the negative log-likelihood and its gradient."""
+    q = x.shape[1]
+
+    def minus_loglik(theta):
+        slot, beta, gamma = theta[0], theta[1:1 + n], theta[1 + n:]
+        eta = slot + beta[a] - beta[b] + x @ gamma
+        r = y - 1.0 / (1.0 + np.exp(-eta))                     # d loglik / d eta
+        g_beta = np.bincount(a, r, n) - np.bincount(b, r, n)
+        return -np.sum(y * eta - np.logaddexp(0.0, eta)), -np.concatenate([[r.sum()], g_beta, x.T @ r])
+
+    fit = minimize(minus_loglik, np.zeros(1 + n + q), jac=True, method="BFGS", options={"gtol": 1e-11, "maxiter": 10_000})
+    assert np.abs(minus_loglik(fit.x)[1]).max() < 1e-8           # at the maximum
+    beta = fit.x[1:1 + n]
+    return float(fit.x[0]), beta - beta.mean(), fit.x[1 + n:]
+
+
+def test_style_rank_equals_a_scipy_fit_of_the_definition(db, tmp_path, monkeypatch):
+    calls, counts = small_style_pool(db, tmp_path)
+    # the grouped fit must answer, not the fallback to the calls one by one
+    monkeypatch.setattr("audit._style._style_cell", lambda *a, **k: pytest.fail("fell back to the per-call fit"))
+    got = style_rank(db, "small", n_boot=0)
+    ids = ["s0", "s1", "s2"]
+    a = np.array([ids.index(c[1]) for c in calls])
+    b = np.array([ids.index(c[2]) for c in calls])
+    y = np.array([c[3] for c in calls])
+    x = features_by_definition(np.array([counts[(c[0], c[1])] for c in calls], float),
+                               np.array([counts[(c[0], c[2])] for c in calls], float))
+    assert 0.1 < (y == 0.5).mean() < 0.35 and x.std(axis=0).min() > 0.99      # ties; every feature varies
+    slot, beta, gamma = scipy_fit(a, b, y, x, 3)
+    _, beta_raw, _ = scipy_fit(a, b, y, x[:, :0], 3)
+    want = {("coefficient", "slot"): (slot, None), **{("coefficient", f): (g, None) for f, g in
+                                                       zip(("length", "headers", "lists", "bold"), gamma)},
+            **{("system", s): (beta[i], beta_raw[i]) for i, s in enumerate(ids)}}
+    assert got["converged"].all() and got["n"].unique().to_list() == [len(calls)]
+    assert {(r["part"], r["name"]) for r in got.iter_rows(named=True)} == set(want)
+    for r in got.iter_rows(named=True):
+        value, raw = want[(r["part"], r["name"])]
+        assert r["value"] == pytest.approx(value, abs=1e-5), r
+        if raw is not None:
+            assert r["value_raw"] == pytest.approx(raw, abs=1e-5), r
+    assert abs(gamma[0]) > 0.3                                    # the length effect drawn in is found
 
 
 def test_identified_by_hand():
