@@ -6,8 +6,8 @@ and predictions as audit._worth.winrate_items and accept_items) and returns the 
 one and the others as (cell, system, f, how many): the unlabelled items enter the estimate only
 through their predictions' mean and variance, so the predictions of every item are those counts
 repeated (np.repeat), the labelled items' in prompt order as before. The numbers are those of the
-item frame, summed in another order (to 1e-9: tests/audit/test_worth_cells.py, against a copy of the
-code before).
+item frame, summed in another order (to 1e-9: tests/audit/test_worth_cells.py, against the per-item
+estimate of audit/_worth.py and a hand-worked case).
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""Issue 29, the Curate & Train page flat in the pool's size: its preview is a stored derived result
-(app/curation_view.py, DERIVED 'curation' and 'curation_overlap') that equals what the page drew
-from the in-memory curation before, and a second session (a restarted server) runs no curation."""
+"""The Curate & Train page flat in the pool's size: its preview is a stored derived result
+(train/curation_view.py, train.DERIVED_RESULTS 'curation' and 'curation_overlap') that equals what the
+page drew from the in-memory curation before, and a second session (a restarted server) runs no
+curation."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -12,12 +14,13 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import audit
-from app import derived
-from app.curation_view import bins, curation_overlap, curation_view, first_choice, split_view, view_args
+from audit import derived
 from ingest.scoring import import_verdicts
 from ingest.store import import_pool
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 from train.curate import curate, overlap
+from train.curation_view import bins, curation_overlap, curation_view, first_choice, split_view, view_args
+from train.derived_results import DERIVED_RESULTS
 
 
 @pytest.fixture
@@ -99,11 +102,11 @@ def test_a_second_session_runs_no_curation_for_the_page(pool, monkeypatch):
     from tests.conftest import REPO
     calls = {"curation": 0, "curation_overlap": 0, "scored_cells": 0, "placeholders": 0, "curate_pool": 0}
     for name in ("curation", "curation_overlap", "scored_cells", "placeholders"):
-        what, fn = derived.DERIVED[name]
-        monkeypatch.setitem(derived.DERIVED, name, (what, lambda *a, _n=name, _f=fn: calls.__setitem__(_n, calls[_n] + 1) or _f(*a)))
-    import train.subsets
-    real = train.subsets.curate_pool
-    monkeypatch.setattr(train.subsets, "curate_pool",
+        fn = DERIVED_RESULTS[name].compute
+        monkeypatch.setitem(DERIVED_RESULTS, name, replace(DERIVED_RESULTS[name], compute=lambda *a, _n=name, _f=fn: calls.__setitem__(_n, calls[_n] + 1) or _f(*a)))
+    import train.curation_view
+    real = train.curation_view.curate_pool
+    monkeypatch.setattr(train.curation_view, "curate_pool",
                         lambda *a, **k: calls.__setitem__("curate_pool", calls["curate_pool"] + 1) or real(*a, **k))
     derived.forget()
 
