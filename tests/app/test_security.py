@@ -281,9 +281,15 @@ def test_no_model_is_loaded_with_remote_code():
     assert offenders == []
 
 
-def test_the_bundled_judge_loads_from_a_local_file_without_remote_code():
+def test_the_bundled_judge_loads_from_a_local_file_without_remote_code(monkeypatch):
+    import os
+
+    from ingest import settings
     source = (REPO / "ingest" / "scoring" / "judges" / "local.py").read_text()
-    assert "gguf_file" in source and "trust_remote_code" not in source and "HF_HUB_OFFLINE" in source
+    assert "gguf_file" in source and "trust_remote_code" not in source and "settings.hub_offline()" in source
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)       # what hub_offline leaves: no download from a hub
+    settings.hub_offline()
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
 
 
 # -- not on localhost means a login --------------------------------------------------------------------------
@@ -382,7 +388,7 @@ def test_openai_judge_error_from_a_mock_transport_is_redacted(monkeypatch):
 def test_the_data_folder_helpers_are_what_pages_get():
     from app import data
     assert data.safe_name is safe_name and data.file_stem is file_stem
-    assert Path(data.db_file()).name == "judgeaudit.duckdb"
+    assert data.database().path.name == "judgeaudit.duckdb"
 
 
 def test_console_script_refuses_a_public_address_without_a_login(tmp_path):

@@ -191,4 +191,4 @@ def test_an_upload_is_a_file_only_while_it_is_imported(tmp_path, monkeypatch, wr
     with pytest.raises(UserError, match="File name '..': a file name, not a folder"):
         data.import_labels_upload("mine", "..", b"")
     assert list(scratch.iterdir()) == []
-    assert query_rows(data.db_file(), "SELECT name FROM pools") == [("mine",)]
+    assert query_rows(data.database().path, "SELECT name FROM pools") == [("mine",)]
