@@ -4,7 +4,6 @@ edge cases, the slot-scheme wording."""
 
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -223,14 +222,6 @@ def test_a_pool_without_verdicts_gives_empty_tables_with_their_columns(db, write
         assert frame.height == 0 and frame.columns == columns
 
 
-def test_an_unknown_pool_names_the_known_ones(db, write_jsonl):
-    import audit
-    import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": "a",
-                                             "response": "a"}]), "known")
-    with pytest.raises(audit.AuditError, match=r"^no pool named 'nope' \(known: known\)$"):
-        audit.audit_cells(db, "nope")
-
-
 def test_a_cell_without_any_parsed_verdict(db, write_jsonl):
     import audit
     import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": c,
@@ -268,32 +259,3 @@ def test_a_tournament_cell_without_scores_does_not_stop_the_next_one(db, write_j
                    ("c", "tournament", "greedy", 1, 0.0, 1.0, 0.5)]
 
 
-def test_the_database_defaults_to_judgeaudit_db_then_the_working_folder(db, write_jsonl, monkeypatch):
-    from audit import pools
-    from ingest.store.database import Database
-    import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": "a",
-                                             "response": "a"}]), "p")
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
-    assert pools(None).rows() == [("p", 1, 1)] and Database().path == db.resolve()
-    assert Database("x.duckdb").path.name == "x.duckdb"
-    monkeypatch.delenv("JUDGEAUDIT_DB")
-    assert Database().path == Path.cwd() / "judgeaudit.duckdb"
-
-
-def test_an_unknown_pool_in_a_database_without_pools(db):
-    import audit
-    from ingest.store import writing
-    with writing(db):           # the schema, migrated, and no pool
-        pass
-    with pytest.raises(audit.AuditError, match=r"^no pool named 'p' \(known: none\)$"):
-        audit.audit_cells(db, "p")
-
-
-def test_an_unknown_pool_names_the_known_ones_in_order(db, write_jsonl):
-    import audit
-    from ingest.store import import_pool
-    for name in ("zeta", "alpha"):
-        import_pool(db, write_jsonl(f"{name}.jsonl", [{"prompt_id": "q", "prompt": "Q?", "candidate_id": "c",
-                                                       "response": "A."}]), name)
-    with pytest.raises(audit.AuditError, match=r"^no pool named 'p' \(known: alpha, zeta\)$"):
-        audit.audit_cells(db, "p")
