@@ -2,6 +2,8 @@
 
 import json
 
+import numpy as np
+
 
 def candidate(pid, cid, ref=None, response=None) -> dict:
     """One pool row: prompt `pid` ("prompt PID"), candidate `cid` answering `response` (its id when
@@ -20,3 +22,8 @@ def main_json(capsys, *args) -> dict:
     from app.cli import main
     assert main(list(args)) == 0
     return json.loads(capsys.readouterr().out)
+
+
+def _arr(*xs, dtype=np.int64):
+    """A hand-sized numpy array (int64 unless told)."""
+    return np.array(xs, dtype=dtype)
