@@ -27,3 +27,17 @@ def main_json(capsys, *args) -> dict:
 def _arr(*xs, dtype=np.int64):
     """A hand-sized numpy array (int64 unless told)."""
     return np.array(xs, dtype=dtype)
+
+
+def _by_hand_top1(s, r, sizes, key):
+    """The definition, one prompt at a time: among the judge-top candidates take the one with the
+    largest key; top1 = whether it is reference-top. Mean over prompts."""
+    out, start = [], 0
+    for k in sizes:
+        sl = slice(start, start + k)
+        sq, rq, kq = np.asarray(s[sl]), np.asarray(r[sl]), np.asarray(key[sl])
+        tops = np.flatnonzero(sq == sq.max())
+        chosen = tops[np.argmax(kq[tops])]
+        out.append(float(rq[chosen] == rq.max()))
+        start += k
+    return float(np.mean(out))

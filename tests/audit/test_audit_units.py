@@ -72,21 +72,3 @@ def test_a_cell_without_any_parsed_verdict(db, write_jsonl):
                     "first_rate": None, "last_rate": None, "uniform_rate": None}]
 
 
-def test_a_tournament_cell_without_scores_does_not_stop_the_next_one(db, write_jsonl):
-    import audit
-    import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "P", "candidate_id": c,
-                                             "response": c, "reference": 1} for c in "abc"]), "p")
-    # judge "a" (listed first) only compares a with itself: no scores.
-    # judge "b": (a, b, A+) scores a = sig(1) > b = 1 - sig(1); c unscored: of the 2 scored, the
-    #   selected a is the first listed.
-    # judge "c": (b, c, B++) scores b = sig(-2) < c = 1 - sig(-2); a unscored: of the 2 scored
-    #   (b, c), the selected c is the last listed.
-    v = [{"judge": "a", "format": "tournament", "prompt_id": "q", "a_id": "a", "b_id": "a", "raw": "TIE"},
-         {"judge": "b", "format": "tournament", "prompt_id": "q", "a_id": "a", "b_id": "b", "raw": "A+"},
-         {"judge": "c", "format": "tournament", "prompt_id": "q", "a_id": "b", "b_id": "c", "raw": "B++"}]
-    import_verdicts(db, write_jsonl("v.jsonl", v), "p")
-    got = audit.position_selection(db, "p").rows()
-    assert got == [("a", "tournament", "greedy", 0, None, None, None), ("b", "tournament", "greedy", 1, 1.0, 0.0, 0.5),
-                   ("c", "tournament", "greedy", 1, 0.0, 1.0, 0.5)]
-
-
