@@ -1,6 +1,7 @@
 """Helpers the metric tests share (each was copied into several files)."""
 
 import json
+import math
 
 import numpy as np
 
@@ -41,3 +42,13 @@ def _by_hand_top1(s, r, sizes, key):
         out.append(float(rq[chosen] == rq.max()))
         start += k
     return float(np.mean(out))
+
+
+# the two responses of a probe pair (tests/audit/test_probes.py's hand-made pools, and the end-to-end
+# probe runs of tests/ingest/test_probes.py)
+T, C = "treated", "control"
+
+
+def chi2_1df_sf(x: float) -> float:
+    """P(chi-square with 1 df > x) = P(|Z| > sqrt(x)) = erfc(sqrt(x / 2))."""
+    return math.erfc(math.sqrt(x / 2))
