@@ -23,11 +23,11 @@ def test_agreement_of_accept_and_pair_labels_by_hand(db, write_jsonl):
     labels = [{"prompt_id": p, "candidate_id": c, "label": lab, "annotator": who}
               for p, c, u, v in acc for who, lab in (("u", u), ("v", v))]
     labels.append({"prompt_id": "p2", "candidate_id": "x", "label": "accept", "annotator": "u"})   # u alone
-    # pairs: (x, y) of p0: u A, v A, w tie; (x, z) of p1: u A (x better), v B with z shown first (x better)
+    # pairs: (x, y) of p0: u A, v A, w tie; (x, z) of p1: u A (x better), v A with z shown first (z better)
     labels += [{"prompt_id": "p0", "a_id": "x", "b_id": "y", "label": lab, "annotator": who}
                for who, lab in (("u", "A"), ("v", "A"), ("w", "tie"))]
     labels += [{"prompt_id": "p1", "a_id": "x", "b_id": "z", "label": "A", "annotator": "u"},
-               {"prompt_id": "p1", "a_id": "z", "b_id": "x", "label": "B", "annotator": "v"}]
+               {"prompt_id": "p1", "a_id": "z", "b_id": "x", "label": "A", "annotator": "v"}]
     import_labels(db, write_jsonl("labels.jsonl", labels), "tiny")
     got = {r["kind"]: r for r in annotator_agreement(db, "tiny").to_dicts()}
     assert list(annotator_agreement(db, "tiny").columns) == AGREEMENT_COLUMNS
@@ -42,12 +42,14 @@ def test_agreement_of_accept_and_pair_labels_by_hand(db, write_jsonl):
     # D_o = 2/8, D_e = 2 x 3 x 5 / (8 x 7) = 30/56 -> 1 - (1/4)(56/30) = 16/30
     assert a["alpha"] == pytest.approx(16 / 30)
     p = got["pair"]
-    # (x, y): A, A, tie: 2 of 6 ordered pairs of annotators agree; (x, z): both x -> 1. Mean 2/3
+    # toward the lower cand_idx: (x, y) A, A, tie: 2 of 6 ordered pairs of annotators agree; (x, z): u
+    # x better (A), v z better (B): 0 of 2. Mean (1/3 + 0) / 2 = 1/6
     assert (p["n_items"], p["n_annotators"], p["n_labels"]) == (2, 3, 5)
-    assert p["agreement"] == pytest.approx(2 / 3)
-    # three annotators: no kappa. alpha: item 1 (m = 3, each ordered pair 1/2): o_AA 1, o_AT = o_TA 1;
-    # item 2: o_AA 2. n_A 4, n_T 1, n 5: D_o = 2/5, D_e = 2 x 4 x 1 / (5 x 4) = 2/5 -> alpha 0
-    assert p["kappa"] is None and p["alpha"] == pytest.approx(0.0, abs=1e-12)
+    assert p["agreement"] == pytest.approx(1 / 6)
+    # three annotators: no kappa (u and v alone would have one: po 1/2, pe 1/2 -> 0). alpha: item 1
+    # (m = 3, each ordered pair 1/2): o_AA 1, o_AT = o_TA 1; item 2: o_AB = o_BA 1. n_A 3, n_T 1, n_B 1,
+    # n 5: D_o = 4/5, D_e = 2 (3 + 3 + 1) / (5 x 4) = 7/10 -> alpha = 1 - 8/7 = -1/7
+    assert p["kappa"] is None and p["alpha"] == pytest.approx(-1 / 7)
 
 
 def test_no_shared_item_gives_an_empty_row(db, write_jsonl):
