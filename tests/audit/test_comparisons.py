@@ -1,11 +1,14 @@
 """audit/_comparisons.py: the parsed comparative calls of a pool, each oriented to its item (x the
 earlier-listed candidate of a tournament pair), on a hand-made pool."""
 
+import polars as pl
 import pytest
 
+import audit
 from audit import COMPARISON_COLUMNS, comparisons
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
+from tests.train.test_pairs import hand  # noqa: F401  (the hand-made pool of the pairs tests, and its fixture)
 
 
 pytestmark = pytest.mark.usefixtures("database_named_by_argument")   # tests/conftest.py
@@ -39,3 +42,10 @@ def test_a_pool_without_comparative_calls_has_none(db, write_jsonl):
                                              "response": c} for c in "ab"]), "p")
     got = comparisons(db, "p")
     assert got.height == 0 and tuple(got.columns) == COMPARISON_COLUMNS
+
+
+def test_comparisons_orient_each_call(hand):
+    calls = audit.comparisons(hand, "hand")
+    # p1's two calls are the same item (x = c0 = 3, y = c1 = 4), the second shown swapped
+    p1 = calls.filter(pl.col("prompt_idx") == 1)
+    assert p1.select("x", "y", "swapped", "value").rows() == [(3, 4, False, 1.0), (3, 4, True, 1.0)]

@@ -4,9 +4,11 @@ the pool's extent, and per candidate the value of one baseline or one cell, by h
 import polars as pl
 import pytest
 
+import audit
 from audit import baseline_values, cell_values, curation_prompts, pool_extent
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
+from tests.train.test_curate_pool import scored  # noqa: F401  (a 40-prompt pool with two judges' verdicts, and its fixture)
 
 
 pytestmark = pytest.mark.usefixtures("database_named_by_argument")   # tests/conftest.py
@@ -61,3 +63,11 @@ def test_cell_values_are_the_cells_normalised_scores(db, write_jsonl):
     empty, _ = cell_values(db, "p", "nobody", "likert5")
     assert empty.height == 0 and empty.schema == pl.Schema({"prompt_idx": pl.Int64, "cand_idx": pl.Int64,
                                                             "value": pl.Float64})
+
+
+def test_baseline_values_refuse_the_judge_policy(scored):
+    with pytest.raises(ValueError, match="not a baseline"):
+        audit.baseline_values(scored, "share", "judge")
+    vals = audit.baseline_values(scored, "share", "full")
+    ref = audit.pool_candidates(scored, "share").with_row_index("cand_idx").filter(pl.col("reference").is_not_null())
+    assert sorted(vals["cand_idx"].to_list()) == ref["cand_idx"].cast(pl.Int64).to_list()
