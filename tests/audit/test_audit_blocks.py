@@ -12,7 +12,6 @@ import polars as pl
 import pytest
 
 from audit import _scores as _blocks
-from audit import tiebreak_key
 from audit import _cells as cells_mod
 from audit._cells import audit_cells, compute_cells
 from audit._scores import pool_scores
@@ -120,22 +119,9 @@ def test_interleaved_prompts_place_each_candidate(tmp_path):
     assert audit_cells(db, "p", block=1).equals(audit_cells(db, "p"))
 
 
-def test_prompt_blocks_by_hand():
-    assert _blocks.prompt_blocks(0, 9, 40, 15) == [(0, 3), (4, 7), (8, 9)]     # 3 blocks of ceil(10/3) = 4
-    assert _blocks.prompt_blocks(5, 9, 10, 100) == [(5, 9)]
-    assert _blocks.prompt_blocks(0, 3, 4, 1) == [(0, 0), (1, 1), (2, 2), (3, 3)]
-    assert _blocks.prompt_blocks(0, -1, 0, 10) == [] and _blocks.prompt_blocks(3, 2, 5, 10) == []
-
-
 def test_a_block_needs_a_candidate(random_pool):
     with pytest.raises(ValueError, match="block"):
         audit_cells(random_pool, "p", block=0)
-
-
-def test_tiebreak_keys_are_the_pools_keys_without_drawing_them_all():
-    idx = np.array([7, 3, 12, 4])
-    assert np.array_equal(_blocks.tiebreak_keys(idx, 9), tiebreak_key(20, 9)[idx])
-    assert _blocks.tiebreak_keys(np.zeros(0, np.int64), 9).size == 0
 
 
 def test_pairs_layout_is_dense_groups_on_the_views_prompts(random_pool):
@@ -166,14 +152,6 @@ def test_score_values_in_blocks_are_the_pools_histograms(random_pool, block):
     # mult5 only on the 0-100 scale: 0.35 is 35/100, a multiple of 5
     assert set(got.filter(pl.col("format") != "numeric100")["mult5"].to_list()) == {None}
     assert got.filter(pl.col("format") == "numeric100")["mult5"].all()
-
-
-def test_merged_levels_by_hand():
-    from audit._scores import merged_levels
-    values, counts = merged_levels([(np.array([0.0, 0.5]), np.array([2, 1])), (np.array([0.5, 1.0]), np.array([4, 3]))])
-    assert values.tolist() == [0.0, 0.5, 1.0] and counts.tolist() == [2, 5, 3]
-    values, counts = merged_levels([])
-    assert values.size == 0 and counts.size == 0
 
 
 def test_an_error_midway_ends_the_read_under_way(random_pool, monkeypatch):

@@ -1,14 +1,16 @@
 """audit/_scores.py, the score readers: candidate scores per pairing (normalised, rounded), the
-listing order, multiples of five, and the score values of a pool's cells, worked by hand
-(arithmetic in comments)."""
+listing order, multiples of five, the score values of a pool's cells, blocks of whole prompts and
+their tie-break keys, worked by hand (arithmetic in comments)."""
 
 import math
+import warnings
 
 import numpy as np
 import polars as pl
 import pytest
 
-from audit import score_values
+from audit import _scores as _blocks
+from audit import score_values, tiebreak_key
 from audit._scores import listing_order, multiples_of_5_share, normalised_scores
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
@@ -92,3 +94,45 @@ def test_score_values_and_multiples_of_five(db, write_jsonl):
     assert lik == [(0.5, 2, None), (1.0, 1, None)]
     # every row names its cell: judge j, imported verdicts read greedily, the parsed labels' values
     assert got.select("judge", "decoding", "score").unique().rows() == [("j", "greedy", "label")]
+
+
+def test_normalised_scores_of_no_candidates_and_of_a_candidate_without_calls():
+    empty = np.array([], np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # a candidate without calls is NaN, not a 0/0 warning
+        assert normalised_scores("pointwise", 1, 5, empty, empty, np.array([], bool), np.array([]), 0).size == 0
+        # likert 1..5: candidate 0 called twice (2, 4), candidate 1 once (5), candidate 2 never
+        a = np.array([0, 0, 1])
+        got = normalised_scores("pointwise", 1, 5, a, a, np.zeros(3, bool), np.array([2.0, 4.0, 5.0]), 3)
+    # (2-1)/4 = 0.25 and (4-1)/4 = 0.75: mean 0.5; (5-1)/4 = 1.0; no call: NaN
+    assert got[:2].tolist() == [0.5, 1.0] and math.isnan(got[2])
+
+
+def test_listing_order_sorts_by_prompt_then_position():
+    # already in listing order: the identity
+    assert listing_order(np.array([0, 0, 1, 3]), np.array([0, 1, 0, 0])).tolist() == [0, 1, 2, 3]
+    # prompt 1 listed before prompt 0 (positions rising): element 1 (prompt 0) comes first
+    assert listing_order(np.array([1, 0]), np.array([0, 1])).tolist() == [1, 0]
+    # within a prompt, by position: (0, pos 2), (0, pos 0), (0, pos 1) -> 1, 2, 0
+    assert listing_order(np.array([0, 0, 0]), np.array([2, 0, 1])).tolist() == [1, 2, 0]
+
+
+def test_prompt_blocks_by_hand():
+    assert _blocks.prompt_blocks(0, 9, 40, 15) == [(0, 3), (4, 7), (8, 9)]     # 3 blocks of ceil(10/3) = 4
+    assert _blocks.prompt_blocks(5, 9, 10, 100) == [(5, 9)]
+    assert _blocks.prompt_blocks(0, 3, 4, 1) == [(0, 0), (1, 1), (2, 2), (3, 3)]
+    assert _blocks.prompt_blocks(0, -1, 0, 10) == [] and _blocks.prompt_blocks(3, 2, 5, 10) == []
+
+
+def test_tiebreak_keys_are_the_pools_keys_without_drawing_them_all():
+    idx = np.array([7, 3, 12, 4])
+    assert np.array_equal(_blocks.tiebreak_keys(idx, 9), tiebreak_key(20, 9)[idx])
+    assert _blocks.tiebreak_keys(np.zeros(0, np.int64), 9).size == 0
+
+
+def test_merged_levels_by_hand():
+    from audit._scores import merged_levels
+    values, counts = merged_levels([(np.array([0.0, 0.5]), np.array([2, 1])), (np.array([0.5, 1.0]), np.array([4, 3]))])
+    assert values.tolist() == [0.0, 0.5, 1.0] and counts.tolist() == [2, 5, 3]
+    values, counts = merged_levels([])
+    assert values.size == 0 and counts.size == 0
