@@ -10,12 +10,10 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-import scipy.stats as ss
 
 from audit import _scores as _blocks
-from audit import tiebreak_key
 from audit import _cells as cells_mod
-from audit._cells import audit_cells, compute_cells, finish_cell, joint_counts, spearman_from_joint
+from audit._cells import audit_cells, compute_cells
 from audit._scores import pool_scores
 from ingest.scoring import import_verdicts
 from ingest.store import import_pool
@@ -121,63 +119,9 @@ def test_interleaved_prompts_place_each_candidate(tmp_path):
     assert audit_cells(db, "p", block=1).equals(audit_cells(db, "p"))
 
 
-def test_prompt_blocks_by_hand():
-    assert _blocks.prompt_blocks(0, 9, 40, 15) == [(0, 3), (4, 7), (8, 9)]     # 3 blocks of ceil(10/3) = 4
-    assert _blocks.prompt_blocks(5, 9, 10, 100) == [(5, 9)]
-    assert _blocks.prompt_blocks(0, 3, 4, 1) == [(0, 0), (1, 1), (2, 2), (3, 3)]
-    assert _blocks.prompt_blocks(0, -1, 0, 10) == [] and _blocks.prompt_blocks(3, 2, 5, 10) == []
-
-
 def test_a_block_needs_a_candidate(random_pool):
     with pytest.raises(ValueError, match="block"):
         audit_cells(random_pool, "p", block=0)
-
-
-def test_tiebreak_keys_are_the_pools_keys_without_drawing_them_all():
-    idx = np.array([7, 3, 12, 4])
-    assert np.array_equal(_blocks.tiebreak_keys(idx, 9), tiebreak_key(20, 9)[idx])
-    assert _blocks.tiebreak_keys(np.zeros(0, np.int64), 9).size == 0
-
-
-def test_joint_counts_dense_and_sparse_agree(monkeypatch):
-    s_values, r_values = np.array([0.0, 0.5, 1.0]), np.array([1.0, 2.0])
-    s_code, r_code = np.array([0, 2, 2, 1, 2, 0]), np.array([1, 0, 0, 1, 0, 1])
-    # pairs: (0, 2) x2, (1, 1) x3, (.5, 2) x1, sorted by s then r
-    want = ([0.0, 0.5, 1.0], [2.0, 2.0, 1.0], [2, 1, 3])
-    got = joint_counts(s_code, s_values, r_code, r_values)
-    assert [g.tolist() for g in got] == list(want)
-    monkeypatch.setattr(cells_mod, "JOINT_BINCOUNT", 0)
-    assert [g.tolist() for g in joint_counts(s_code, s_values, r_code, r_values)] == list(want)
-
-
-def test_spearman_from_tallies_is_scipys_on_the_expanded_data():
-    s = np.array([0.0, 0.0, 0.5, 0.5, 0.5, 1.0, 1.0, 0.25])
-    r = np.array([1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 1.0, 0.0])
-    pairs, n = np.unique(np.stack([s, r]), axis=1, return_counts=True)
-    assert spearman_from_joint(pairs[0], pairs[1], n) == pytest.approx(ss.spearmanr(s, r).statistic, abs=1e-14)
-    assert math.isnan(spearman_from_joint(np.array([1.0]), np.array([2.0]), np.array([1])))     # one element
-    assert math.isnan(spearman_from_joint(np.array([1.0, 1.0]), np.array([2.0, 3.0]), np.array([1, 1])))
-
-
-def test_finish_cell_adds_blocks_up_by_hand():
-    a = {"n_candidates": 3, "n_prompts": 1, "levels": (np.array([0.0, 1.0]), np.array([1, 2])),
-         "top_tied": (1.0, 1), "tau_a": (0.5, 1), "n_ranked_prompts": 1,
-         "joint": (np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([1, 2]))}
-    b = {"n_candidates": 4, "n_prompts": 2, "levels": (np.array([0.5, 1.0]), np.array([2, 2])),
-         "top_tied": (0.0, 2), "tau_a": (1.5, 2), "n_ranked_prompts": 2,
-         "joint": (np.array([0.5, 1.0]), np.array([0.0, 1.0]), np.array([2, 2]))}
-    row = finish_cell([a, {"n_candidates": 0}, b])
-    # levels 0: 1, 0.5: 2, 1: 4 of 7 -> tie_prob (1 + 4 + 16) / 49 = 21/49
-    assert (row["n_candidates"], row["n_prompts"], row["distinct"]) == (7, 3, 3)
-    assert row["tie_prob"] == pytest.approx(21 / 49) and row["d2"] == pytest.approx(49 / 21)
-    assert row["top_tied"] == pytest.approx(1 / 3)            # (1 + 0) / (1 + 2)
-    assert row["tau_a"] == pytest.approx(2 / 3)               # (0.5 + 1.5) / 3 prompts
-    assert row["n_ranked_prompts"] == 3 and "tau_b" not in row
-    s = np.array([0.0, 1.0, 1.0, 0.5, 0.5, 1.0, 1.0])
-    r = np.array([0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0])
-    assert row["spearman"] == pytest.approx(ss.spearmanr(s, r).statistic)
-    assert finish_cell([{"n_candidates": 0}]) == {"n_candidates": 0} == finish_cell([])
-    assert math.isnan(finish_cell([{**a, "tau_a": (0.0, 0)}])["tau_a"])   # defined in no prompt
 
 
 def test_pairs_layout_is_dense_groups_on_the_views_prompts(random_pool):
@@ -208,14 +152,6 @@ def test_score_values_in_blocks_are_the_pools_histograms(random_pool, block):
     # mult5 only on the 0-100 scale: 0.35 is 35/100, a multiple of 5
     assert set(got.filter(pl.col("format") != "numeric100")["mult5"].to_list()) == {None}
     assert got.filter(pl.col("format") == "numeric100")["mult5"].all()
-
-
-def test_merged_levels_by_hand():
-    from audit._scores import merged_levels
-    values, counts = merged_levels([(np.array([0.0, 0.5]), np.array([2, 1])), (np.array([0.5, 1.0]), np.array([4, 3]))])
-    assert values.tolist() == [0.0, 0.5, 1.0] and counts.tolist() == [2, 5, 3]
-    values, counts = merged_levels([])
-    assert values.size == 0 and counts.size == 0
 
 
 def test_an_error_midway_ends_the_read_under_way(random_pool, monkeypatch):

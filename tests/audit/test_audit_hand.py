@@ -1,14 +1,11 @@
 """Hand-worked audit cases, with the arithmetic in comments, through the real import path."""
 
 import math
-import warnings
 
-import numpy as np
 import polars as pl
 import pytest
 
 from audit import audit_cells, bias, candidate_scores, effective_levels, position_selection
-from audit._scores import listing_order, normalised_scores
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
 from tests.audit.conftest import candidate
@@ -142,22 +139,3 @@ def test_anchored_scores_use_forward_calls_only(db, write_jsonl):
     assert (row["n_self"], row["self_tie_rate"]) == (1, 1.0)
 
 
-def test_normalised_scores_of_no_candidates_and_of_a_candidate_without_calls():
-    empty = np.array([], np.int64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")       # a candidate without calls is NaN, not a 0/0 warning
-        assert normalised_scores("pointwise", 1, 5, empty, empty, np.array([], bool), np.array([]), 0).size == 0
-        # likert 1..5: candidate 0 called twice (2, 4), candidate 1 once (5), candidate 2 never
-        a = np.array([0, 0, 1])
-        got = normalised_scores("pointwise", 1, 5, a, a, np.zeros(3, bool), np.array([2.0, 4.0, 5.0]), 3)
-    # (2-1)/4 = 0.25 and (4-1)/4 = 0.75: mean 0.5; (5-1)/4 = 1.0; no call: NaN
-    assert got[:2].tolist() == [0.5, 1.0] and math.isnan(got[2])
-
-
-def test_listing_order_sorts_by_prompt_then_position():
-    # already in listing order: the identity
-    assert listing_order(np.array([0, 0, 1, 3]), np.array([0, 1, 0, 0])).tolist() == [0, 1, 2, 3]
-    # prompt 1 listed before prompt 0 (positions rising): element 1 (prompt 0) comes first
-    assert listing_order(np.array([1, 0]), np.array([0, 1])).tolist() == [1, 0]
-    # within a prompt, by position: (0, pos 2), (0, pos 0), (0, pos 1) -> 1, 2, 0
-    assert listing_order(np.array([0, 0, 0]), np.array([2, 0, 1])).tolist() == [1, 2, 0]

@@ -16,12 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit import _metrics as m
-from audit import audit_cells, position_selection, tiebreak_key
+from audit import tiebreak_key
 from audit._cells import compute_cells
 from audit._scores import Scores
-from ingest.store import import_pool
-from ingest.scoring import import_verdicts
-from tests.audit.conftest import candidate
+from tests.audit.conftest import _by_hand_top1
 
 
 pytestmark = pytest.mark.usefixtures("database_named_by_argument")   # tests/conftest.py
@@ -39,20 +37,6 @@ def _scores(S, r, sizes):
                           "n_parsed": (~np.isnan(S)).sum(axis=1).tolist(),
                           "mult5_share": [None] * S.shape[0], "nominal_levels": [5] * S.shape[0]})
     return Scores(cells, S, prompt, position, np.asarray(r, float), np.arange(n))
-
-
-def _by_hand_top1(s, r, sizes, key):
-    """The definition, one prompt at a time: among the judge-top candidates take the one with the
-    largest key; top1 = whether it is reference-top. Mean over prompts."""
-    out, start = [], 0
-    for k in sizes:
-        sl = slice(start, start + k)
-        sq, rq, kq = np.asarray(s[sl]), np.asarray(r[sl]), np.asarray(key[sl])
-        tops = np.flatnonzero(sq == sq.max())
-        chosen = tops[np.argmax(kq[tops])]
-        out.append(float(rq[chosen] == rq.max()))
-        start += k
-    return float(np.mean(out))
 
 
 # Four prompts of sizes 3, 4, 2, 5 with tied tops (expected share of reference-top among judge-top):
@@ -156,34 +140,3 @@ def test_prompt_stats_and_selected_member_pick_the_same_candidate(data):
     assert np.array_equal(top1, rt[chosen].astype(float))
 
 
-def test_audit_top1_and_position_selection_agree_through_the_database(db, write_jsonl):
-    """Reference 1 on each prompt's first-listed candidate, 0 elsewhere: top1 is then exactly the
-    share of prompts whose selected candidate is the first-listed one, position_selection's
-    first_rate; both must agree for every seed. Prompt sizes 2, 3, 4 (uniform rate mean(1/k))."""
-    rows, verdicts = [], []
-    for p, k in enumerate([2, 3, 4, 3, 2]):
-        ids = [f"c{i}" for i in range(k)]
-        rows += [candidate(f"q{p}", c, 1 if i == 0 else 0) for i, c in enumerate(ids)]
-        for i in range(k):
-            for j in range(i + 1, k):      # every match a TIE: all k candidates tie at 0.5
-                verdicts.append({"judge": "j", "format": "tournament", "prompt_id": f"q{p}",
-                                 "a_id": ids[i], "b_id": ids[j], "raw": "TIE"})
-    import_pool(db, write_jsonl("p.jsonl", rows), "p")
-    import_verdicts(db, write_jsonl("v.jsonl", verdicts), "p")
-    firsts = []
-    for seed in range(12):
-        cell = audit_cells(db, "p", seed=seed).to_dicts()[0]
-        pos = position_selection(db, "p", seed=seed).to_dicts()[0]
-        assert cell["top1"] == pytest.approx(pos["first_rate"])
-        # top1_expected = mean(1/k) = (1/2 + 1/3 + 1/4 + 1/3 + 1/2) / 5 = 0.38333
-        assert cell["top1_expected"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4 + 1 / 3 + 1 / 2) / 5)
-        assert pos["uniform_rate"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4 + 1 / 3 + 1 / 2) / 5)
-        firsts.append(pos["first_rate"])
-    assert len(set(firsts)) > 1     # the seed does change the tie-breaks
-    # the default seed is 0 (as curation's): the audit's top1 is then the one of tiebreak_key(n, 0),
-    # worked out prompt by prompt as in _by_hand_top1 (every candidate ties at the top)
-    sizes = [2, 3, 4, 3, 2]
-    ref = np.concatenate([[1.0] + [0.0] * (k - 1) for k in sizes])
-    expect = _by_hand_top1(np.zeros(ref.size), ref, sizes, tiebreak_key(ref.size, 0))
-    assert audit_cells(db, "p").to_dicts()[0]["top1"] == pytest.approx(expect)
-    assert position_selection(db, "p").to_dicts()[0]["first_rate"] == pytest.approx(expect)

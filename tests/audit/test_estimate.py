@@ -11,7 +11,6 @@ from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 from audit import estimate
 from audit._estimate import classical_mean, effective_labels, hansen_hurwitz, ppi_mean, tuned_lambda
-from audit._label_queue import capped, inclusion, residual_rates
 from ingest.store import import_labels, import_pool
 from tests.conftest import cli
 
@@ -173,24 +172,3 @@ def test_winrate_per_system_from_pointwise_and_comparative_cells(db, tmp_path, w
     assert bad.returncode == 1 and "--baseline nobody: not a system" in bad.stderr
 
 
-def test_active_rates_by_hand():
-    # labels: five at f = 0 all rejected (residual 0), five at f = 1 with Y = 1, 0, 1, 0, 1.
-    # bin 0: msr 0; bin 9: msr m9 = (3 (1 - l)^2 + 2 l^2) / 5; bin 5 has < 5 labels: the overall
-    # mean, m9 / 2. Frame f = (0, 1, 0.5): rates (0, sqrt(m9), sqrt(m9 / 2)), and the first is floored
-    # at a tenth of their mean.
-    f_lab = np.array([0.0] * 5 + [1.0] * 5)
-    y = np.array([0.0] * 5 + [1, 0, 1, 0, 1])
-    frame = np.array([0.0, 1.0, 0.5])
-    lam = tuned_lambda(y, f_lab, np.concatenate([f_lab, frame]))
-    m9 = (3 * (1 - lam) ** 2 + 2 * lam ** 2) / 5
-    raw = np.array([0.0, np.sqrt(m9), np.sqrt(m9 / 2)])
-    assert residual_rates(frame, f_lab, y) == pytest.approx(np.maximum(raw, 0.1 * raw.mean()))
-    # fewer than 40 labels: uniform whatever the residuals; 40 or more: proportional to the rates
-    pi, followed = inclusion(frame, 2, f_lab, y, "active")
-    assert not followed and pi == pytest.approx([2 / 3] * 3)
-    big_f, big_y = np.repeat(f_lab, 4), np.repeat(y, 4)
-    pi, followed = inclusion(frame, 1, big_f, big_y, "active")
-    rates = residual_rates(frame, big_f, big_y)
-    assert followed and pi == pytest.approx(rates / rates.sum())
-    # a probability above 1 is set to 1 and the rest share what is left: rates (8, 1, 1), n = 2
-    assert capped(np.array([8.0, 1.0, 1.0]), 2) == pytest.approx([1.0, 0.5, 0.5])

@@ -10,7 +10,6 @@ from scipy.optimize import minimize
 
 from audit import style_rank_calls
 from audit._style import COUNTS, FEATURES, fit_style, standardise, style_features
-from audit._style_why import why_no_fit
 
 
 def _tied_calls(seed, n_sys=4, rows=600, tie_share=0.3):
@@ -102,14 +101,6 @@ def test_a_separated_cell_says_why_and_the_ridge_fit_is_finite():
     ridge = style_rank_calls(_sep_rows(), n_boot=0, penalty=1.0)
     assert ridge["converged"].all() and ridge.filter(pl.col("part") == "system")["value"].is_finite().all()
     assert ridge["why"].null_count() == ridge.height
-
-
-def test_a_tie_breaks_a_separation_in_words():
-    # x won twice and tied once: it lost nothing but its tie is half a loss, so no system separates
-    ids, a, b = ["x", "y"], np.array([0, 0, 1]), np.array([1, 1, 0])
-    y = np.array([1.0, 0.5, 0.0])
-    assert why_no_fit(ids, a, b, y, []).startswith("Separation by style or slot")
-    assert why_no_fit(ids, a, b, np.array([1.0, 1.0, 0.0]), []).startswith("Separation: x never lost")
 
 
 def test_the_style_json_says_why_a_cell_has_no_fit():

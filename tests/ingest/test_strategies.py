@@ -1,14 +1,13 @@
-"""Mitigation wrappers (ingest/scoring/judges/strategies.py) and the statistics that compare them
-(audit/_probes.py: McNemar, Holm, the cost-agreement frontier)."""
+"""Mitigation wrappers (ingest/scoring/judges/strategies.py). The statistics that compare them:
+tests/audit/test_stats.py (McNemar, Holm) and tests/audit/test_probes.py (the cost-agreement
+frontier)."""
 
 import asyncio
-import math
 
 import polars as pl
 import pytest
-from scipy import stats
 
-from audit._probes import holm, mcnemar, mitigations, pareto
+from audit._probes import mitigations
 from ingest import UserError
 from ingest.store import import_pool
 from ingest.scoring.formats import BUILTIN
@@ -60,40 +59,6 @@ def ask(judge, fmt="tournament", texts=TEXTS):
 def order_rule(fwd: str, rev: str):
     """Answer `fwd` when 'two' is in slot A, `rev` when the responses are swapped."""
     return lambda content, settings: fwd if "Response A: two" in content else rev
-
-
-# -- statistics --------------------------------------------------------------------------------
-@pytest.mark.parametrize("b,c", [(0, 5), (3, 9), (7, 7), (1, 20), (12, 30), (40, 10)])
-def test_exact_mcnemar_is_scipy_binomtest(b, c):
-    got = mcnemar(b, c)
-    assert got["p_exact"] == pytest.approx(stats.binomtest(min(b, c), b + c, 0.5).pvalue, rel=1e-12)
-    # and by hand: twice the lower binomial tail at 1/2, at most 1
-    tail = sum(math.comb(b + c, k) for k in range(min(b, c) + 1)) / 2 ** (b + c)
-    assert got["p_exact"] == pytest.approx(min(1.0, 2 * tail), rel=1e-9)
-    assert got["test"] == ("exact" if b + c < 25 else "chi2_cc")
-
-
-def test_continuity_corrected_mcnemar_by_hand():
-    # b = 30, c = 12: chi2 = (|30 - 12| - 1)^2 / 42 = 17^2 / 42 = 289 / 42 = 6.880952...
-    # a chi-square with 1 df is Z^2, so p = P(|Z| > sqrt(6.880952)) = erfc(sqrt(6.880952 / 2))
-    got = mcnemar(30, 12)
-    assert got["test"] == "chi2_cc"
-    assert got["p_cc"] == pytest.approx(math.erfc(math.sqrt(289 / 42 / 2)), rel=1e-9)   # 0.00871...
-    assert got["p"] == got["p_cc"]
-    assert 0.0087 < got["p"] < 0.0088
-    # no discordant pair: nothing to test
-    assert mcnemar(0, 0)["p"] == 1.0
-
-
-def test_holm_by_hand():
-    # sorted: 0.005 x 4 = 0.02; 0.01 x 3 = 0.03; 0.03 x 2 = 0.06; 0.04 x 1 = 0.04 -> running max 0.06
-    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])       # 2 x 0.5 = 1; max(1, 0.9) = 1
-
-
-def test_pareto_frontier():
-    # (cost, agreement): (1, .5) and (2, .9) are on it; (3, .8) is dominated by (2, .9); (2, .7) too
-    assert pareto([1, 2, 3, 2], [0.5, 0.9, 0.8, 0.7]) == [True, True, False, False]
 
 
 # -- parsing a strategy ------------------------------------------------------------------------

@@ -41,8 +41,8 @@ NINE = [
      "cx.reference - cy.reference AS ref_gap", "cy.reference - cx.reference AS ref_gap",
      "tests/audit/test_bias.py::test_q_gap_corr_follows_the_reference_gap_of_x_minus_y"),
     ("the position table's uniform rate as 1/mean(k) instead of mean(1/k)", "audit/_positions.py",
-     "float(np.mean(1.0 / sizes))", "float(1.0 / np.mean(sizes))",
-     "tests/audit/test_audit_top1.py::test_audit_top1_and_position_selection_agree_through_the_database"),
+     "np.sum(1.0 / sizes)])", "sizes.size ** 2 / np.sum(sizes)])",    # per block: n_b / mean(k) for sum(1/k)
+     "tests/audit/test_positions.py::test_audit_top1_and_position_selection_agree_through_the_database"),
     ("top-1's seeded tie-break picking the smallest key instead of the largest", "audit/_metrics.py",
      "better = jt[i] & (K[i] > best)", "better = jt[i] & ((K[i] < best) | (best < 0))",
      "tests/audit/test_audit_top1.py::test_top1_expected_by_hand_and_top1_follows_the_largest_key"),

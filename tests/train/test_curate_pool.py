@@ -59,14 +59,6 @@ def test_an_unscored_cell_gives_no_picks_and_the_default_decoding(scored):
     assert audit.cell_values(scored, "share", "alpha", "likert5")[1] == "greedy"
 
 
-def test_baseline_values_refuse_the_judge_policy(scored):
-    with pytest.raises(ValueError, match="not a baseline"):
-        audit.baseline_values(scored, "share", "judge")
-    vals = audit.baseline_values(scored, "share", "full")
-    ref = audit.pool_candidates(scored, "share").with_row_index("cand_idx").filter(pl.col("reference").is_not_null())
-    assert sorted(vals["cand_idx"].to_list()) == ref["cand_idx"].cast(pl.Int64).to_list()
-
-
 def select_before_issue_29(cands, rate, seed, n_pool_candidates, n_pool_prompts):
     """train.curate.select as it was in polars before issue 29 (the reference the numpy one must equal)."""
     from audit import tiebreak_key

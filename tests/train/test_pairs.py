@@ -9,7 +9,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-import audit
 from ingest.scoring import import_verdicts
 from ingest.store import import_pool
 from train import comparative_pairs, pair_cell, pointwise_pairs
@@ -145,8 +144,3 @@ def test_pairs_command_writes_trl_rows_and_json(hand, tmp_path):
     assert proc.returncode == 1 and "no pairs" in proc.stderr and "below_margin 4" in proc.stderr
 
 
-def test_comparisons_orient_each_call(hand):
-    calls = audit.comparisons(hand, "hand")
-    # p1's two calls are the same item (x = c0 = 3, y = c1 = 4), the second shown swapped
-    p1 = calls.filter(pl.col("prompt_idx") == 1)
-    assert p1.select("x", "y", "swapped", "value").rows() == [(3, 4, False, 1.0), (3, 4, True, 1.0)]

@@ -1,5 +1,6 @@
-"""`judgeaudit export-verdicts` (DESIGN.md 'Command line', issue 21 §4): one row per stored call, as
-Parquet or JSONL, every column checked against the stored calls; each verdict's endpoint."""
+"""audit/_export.py and `judgeaudit export-verdicts` (DESIGN.md 'Command line', issue 21 §4): one row
+per stored call, as Parquet or JSONL, every column checked against the stored calls; each verdict's
+endpoint; the rows streamed in batches and counted per (sample, status) in the database."""
 
 import json
 import re
@@ -10,7 +11,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from audit import EXPORT_COLUMNS, verdict_rows
+from audit import EXPORT_COLUMNS, export_counts, verdict_batches, verdict_rows
 from ingest.scoring import ScoreRequest, import_verdicts, score
 from ingest.store import import_pool
 from tests.conftest import query_rows
@@ -202,3 +203,31 @@ def test_the_report_page_downloads_the_same_rows_in_a_browser(db, pool, tmp_path
         os.killpg(proc.pid, 15)
         proc.wait(timeout=30)
     assert downloaded.height == 9 and downloaded.equals(verdict_rows(db, pool))
+
+
+def test_export_counts_and_batches_by_hand(db, write_jsonl):
+    # three candidates, one judge: likert5 a "3" (parsed), b "nope" (unparsed), c "5" (parsed);
+    # tournament a-b "A+" (parsed), b-c "who knows" (unparsed): sample 0, 3 parsed and 2 unparsed
+    import_pool(db, write_jsonl("p.jsonl", [{"prompt_id": "q", "prompt": "Q?", "candidate_id": c,
+                                             "response": c} for c in "abc"]), "p")
+    rows = [{"judge": "j", "format": "likert5", "prompt_id": "q", "candidate_id": c, "raw": raw}
+            for c, raw in (("a", "3"), ("b", "nope"), ("c", "5"))]
+    rows += [{"judge": "j", "format": "tournament", "prompt_id": "q", "a_id": a, "b_id": b, "raw": raw}
+             for a, b, raw in (("a", "b", "A+"), ("b", "c", "who knows"))]
+    import_verdicts(db, write_jsonl("v.jsonl", rows), "p")
+    assert export_counts(db, "p").rows() == [(0, "parsed", 3), (0, "unparsed", 2)]
+    # batches of at most 2 rows: 2 + 2 + 1, the JSON lines the same five calls as the frame's rows
+    batches = list(verdict_batches(db, "p", json_lines=True, rows=2))
+    assert sum(b.num_rows for b in batches) == 5 and max(b.num_rows for b in batches) <= 2
+    lines = [json.loads(x) for b in batches for x in b.column("line").to_pylist()]
+    assert sorted((x["format"], x["candidate_a"], x["raw"], x["status"]) for x in lines) == [
+        ("likert5", "a", "3", "parsed"), ("likert5", "b", "nope", "unparsed"), ("likert5", "c", "5", "parsed"),
+        ("tournament", "a", "A+", "parsed"), ("tournament", "b", "who knows", "unparsed")]
+    frame = verdict_rows(db, "p")
+    assert [x["raw"] for x in lines] == frame["raw"].to_list()
+    # a pool without calls: one empty batch that still has the columns
+    import_pool(db, write_jsonl("e.jsonl", [{"prompt_id": "q", "prompt": "Q?", "candidate_id": "a",
+                                             "response": "a"}]), "empty")
+    (empty,) = list(verdict_batches(db, "empty"))
+    assert empty.num_rows == 0 and tuple(empty.schema.names) == EXPORT_COLUMNS
+    assert export_counts(db, "empty").height == 0

@@ -1,9 +1,16 @@
-"""Pools whose texts are placeholders (issue 26 item 7): audit.placeholder_texts on real pools in a
-DuckDB file, and the warning's words (app.placeholders)."""
+"""audit/_pools.py: the pools of a database and their candidates, and pools whose texts are
+placeholders (audit.placeholder_texts on real pools in a DuckDB file, and the warning's words,
+app.placeholders)."""
 
-from audit import placeholder_texts
+import pytest
+
+from audit import placeholder_texts, pool_candidates, pools
 from app.placeholders import placeholder_words
 from ingest.store import import_pool
+from tests.audit.conftest import candidate
+
+
+pytestmark = pytest.mark.usefixtures("database_named_by_argument")   # tests/conftest.py
 
 
 def _rows(n, response):
@@ -30,3 +37,13 @@ def test_a_pool_of_notices_is_flagged_and_a_real_one_is_not(db, write_jsonl):
                             "are notices such as “[answer text not distributed with demo-v1;")
     assert "Curate & Train would train on these placeholders" in words
     assert placeholder_words(real, "train") is None
+
+
+def test_pools_and_pool_candidates(db, write_jsonl):
+    import_pool(db, write_jsonl("a.jsonl", [candidate("q", "x", 2.5, "hello"), candidate("q", "y", None, "hi"),
+                                            candidate("r", "z", 1, "")]), "a")
+    import_pool(db, write_jsonl("b.jsonl", [candidate("q", "x", 1)]), "b")
+    assert pools(db).rows() == [("a", 2, 3), ("b", 1, 1)]
+    got = pool_candidates(db, "a").select("prompt_id", "candidate_id", "position", "k", "reference",
+                                          "response_chars").rows()
+    assert got == [("q", "x", 0, 2, 2.5, 5), ("q", "y", 1, 2, None, 2), ("r", "z", 0, 1, 1.0, 1)]
