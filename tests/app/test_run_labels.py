@@ -6,7 +6,7 @@ a page when one of its runs ends (app/runs_panel.newly_ended)."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.evaluate_form import trained_run_label, training_choices
+from app.evaluate_form import trained_run_caption, training_choices
 from app.runs_panel import newly_ended
 from tests.conftest import REPO
 
@@ -35,7 +35,7 @@ def _row(run_id, status="finished", pool="mine", **config):
      "Run 8 · sim/tournament@0.25 · seed 0 · pool other · finished"),
 ])
 def test_trained_run_label(row, label):
-    assert trained_run_label(row, "mine") == label
+    assert trained_run_caption(row, "mine") == label
 
 
 def test_a_queued_training_run_is_labelled_from_its_request():
@@ -44,10 +44,10 @@ def test_a_queued_training_run_is_labelled_from_its_request():
                           base="HuggingFaceTB/SmolLM2-135M-Instruct", seed=3)
     row = {"run_id": 9, "status": "queued", "pool": "mine", "config": request.to_config()}
     # max steps at its default (-1): by epochs, the default 2
-    assert trained_run_label(row, "mine") == "Run 9 · sim/tournament@0.25 · seed 3 · 2 epochs · SmolLM2-135M-Instruct · queued"
+    assert trained_run_caption(row, "mine") == "Run 9 · sim/tournament@0.25 · seed 3 · 2 epochs · SmolLM2-135M-Instruct · queued"
     # once it runs, the curation it resolved (rate and all) sits beside the request: the same words
     row["config"]["curation"] = {**JUDGE_CELL, "rate": 0.25}
-    assert trained_run_label(row, "mine", short=True) == "Run 9 · sim/tournament@0.25 · seed 3"
+    assert trained_run_caption(row, "mine", short=True) == "Run 9 · sim/tournament@0.25 · seed 3"
 
 
 def test_training_choices_newest_first_and_the_pools_newest_preselected():
