@@ -32,7 +32,7 @@ def juries(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
         return juries_of(read, read.pool_id(pool))
 
 
-def label_juries(cells: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
+def mark_juries(cells: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
     """`cells` (any frame with a `judge` column) with a jury's rows marked: when the pool has
     juries, `aggregate` becomes "jury" on their rows (added as "single" elsewhere where the frame
     has none) and `members` lists each jury's members (null on other judges' rows). Without
@@ -47,5 +47,5 @@ def label_juries(cells: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
 
 
 def with_juries(db: str | os.PathLike | None, pool: str, cells: pl.DataFrame) -> pl.DataFrame:
-    """label_juries with the pool's juries read from the database (for a command's printed cells)."""
-    return label_juries(cells, juries(db, pool))
+    """mark_juries with the pool's juries read from the database (for a command's printed cells)."""
+    return mark_juries(cells, juries(db, pool))
