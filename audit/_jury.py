@@ -1,9 +1,9 @@
 """Juries in the audit's outputs (docs/command-line.md#judgeaudit-jury).
 
-A jury's verdicts are stored by the store as rows of a judge of its own (provider `jury`), derived
-in SQL from its members' parsed sample-0 values (ingest/store/_juries.py says how and when), so every
+A jury's verdicts are stored by the store as rows of a judge of its own (provider `jury`): its
+members' parsed sample-0 values combined in SQL (ingest/store/_juries.py says how and when), so every
 cell-wise function of the audit computes a jury's cells as it computes any judge's. What this module
-adds is the label: a jury's cells carry `aggregate` = "jury" (in place of "single": a jury votes on
+adds is the mark: a jury's cells carry `aggregate` = "jury" (in place of "single": a jury votes on
 sample 0 of its members' calls) and `members`, the member judges in the order given.
 """
 

@@ -122,6 +122,6 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
                             "(twice in the attached files, or attached and stored): one row per call")
         for cell_run_id in cell_run_ids:
             unit.finish_cell_run(cell_run_id)
-        unit.refresh_juries_of(cell_run_ids)  # the juries with these judges as members are derived anew
+        unit.refresh_juries_of(cell_run_ids)  # the juries with these judges as members are refreshed
     return {"pool": pool, "files": len(files), "rows": sum(f["n_rows"] for f in files),
             "cells": [{"judge": j, "format": f} for j, f in cells], "distinct_answers": answers.height}

@@ -116,7 +116,7 @@ class Writing(Reading):
         _cell_runs.finish_cell_run(self._con, cell_run_id, status, judge_model)
 
     def refresh_juries_of(self, cell_run_ids: list[int]) -> None:
-        """Re-derive the juries that have these cell runs' judges among their members, where their
+        """Refresh the juries that have these cell runs' judges among their members, where their
         members' verdicts moved (ingest.store._juries.refresh_after): a unit that finishes cell runs
         calls it after closing them, so the juries see their verdicts in the same transaction."""
         for cell_run_id in cell_run_ids:
