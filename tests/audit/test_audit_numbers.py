@@ -1,4 +1,4 @@
-"""The audit's other tables as numbers derived by hand (arithmetic in comments) or from scipy:
+"""The audit's other tables as numbers worked out by hand (arithmetic in comments) or from scipy:
 score values, the variance
 decomposition with leave-one-judge-out, the reporting checklist (JSON and Markdown), pools."""
 

@@ -1,5 +1,5 @@
 """The built-in probe set and `judgeaudit probe`: judges whose biases are known by construction
-must show them, with the expected sign and size derived from the data independently."""
+must show them, with the expected sign and size worked out from the data independently."""
 
 import hashlib
 import json
