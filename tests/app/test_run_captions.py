@@ -18,7 +18,7 @@ def _row(run_id, status="finished", pool="mine", **config):
     return {"run_id": run_id, "status": status, "pool": pool, "config": config}
 
 
-@pytest.mark.parametrize("row, label", [
+@pytest.mark.parametrize("row, caption", [
     (_row(3, base="local:smollm2", max_steps=5, seed=0, curation=JUDGE_CELL),
      "Run 3 · sim/tournament@0.25 · seed 0 · 5 steps · local:smollm2 · finished"),
     # the paper preset trains by epochs (max_steps 0); a hub base shows its last part; a run stopped
@@ -34,11 +34,11 @@ def _row(run_id, status="finished", pool="mine", **config):
     (_row(8, pool="other", curation={**JUDGE_CELL, "pool": "other"}),
      "Run 8 · sim/tournament@0.25 · seed 0 · pool other · finished"),
 ])
-def test_trained_run_label(row, label):
-    assert trained_run_caption(row, "mine") == label
+def test_trained_run_caption(row, caption):
+    assert trained_run_caption(row, "mine") == caption
 
 
-def test_a_queued_training_run_is_labelled_from_its_request():
+def test_a_queued_training_run_is_captioned_from_its_request():
     from app.cli import request_for
     request = request_for("train", pool="mine", policy="judge", judge="sim", fmt="tournament", rate=0.25,
                           base="HuggingFaceTB/SmolLM2-135M-Instruct", seed=3)
