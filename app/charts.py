@@ -21,8 +21,8 @@ def _modes(frame: pl.DataFrame) -> int:
     return frame["decoding"].n_unique() if "decoding" in frame.columns and frame.height else 1
 
 
-def cell_labels(cells: pl.DataFrame) -> pl.DataFrame:
-    """Adds `cell`: the format, and its decoding mode when the frame holds more than one, so the
+def cell_captions(cells: pl.DataFrame) -> pl.DataFrame:
+    """Adds `cell`, the caption naming a cell on a chart: the format, and its decoding mode when the frame holds more than one, so the
     two modes of one format stand side by side on a chart's axis."""
     if _modes(cells) > 1:
         return cells.with_columns((pl.col("format") + " · " + pl.col("decoding")).alias("cell"))
@@ -30,19 +30,19 @@ def cell_labels(cells: pl.DataFrame) -> pl.DataFrame:
 
 
 # every chart: as wide as its container, its height the plot's own (Streamlit's default autosize "fit"
-# would squeeze the plot into the height left after rotated labels and a legend below)
+# would squeeze the plot into the height left after rotated axis captions and a legend below)
 WIDE = {"width": "container", "autosize": {"type": "fit-x", "contains": "padding"},
-        "padding": {"left": 16, "right": 5, "top": 5, "bottom": 5}}   # left: room for a label measured short
+        "padding": {"left": 16, "right": 5, "top": 5, "bottom": 5}}   # left: room for a caption measured short
 
 
 def row_axis(title: str | None = None) -> alt.Axis:
-    """The axis of a forest plot's rows: every label drawn (no thinning of overlapping labels) and
+    """The axis of a forest plot's rows: every row's caption drawn (no thinning of overlapping captions) and
     never cut short, so each row names its judge, format and decoding in full."""
     return alt.Axis(title=title, labelLimit=0, labelOverlap=False)
 
 
-def forest_labels(frame: pl.DataFrame) -> pl.DataFrame:
-    """Adds `row` = judge / format / decoding: a forest plot's row name, whole even when the frame
+def forest_captions(frame: pl.DataFrame) -> pl.DataFrame:
+    """Adds `row` = judge / format / decoding: a forest plot's row caption, whole even when the frame
     holds one decoding mode (two rows must never share a name)."""
     return frame.with_columns(pl.concat_str("judge", "format", "decoding", separator=" / ").alias("row"))
 
@@ -89,7 +89,7 @@ def best_marks(cells: pl.DataFrame) -> dict[str, list[int]]:
 
 def tie_bars(cells: pl.DataFrame) -> alt.Chart:
     """Tie probability and top-tied share (0-1) per format (and decoding mode, when there are two)."""
-    long = cell_labels(cells).select("cell", "tie_prob", "top_tied").unpivot(index="cell", variable_name="metric")
+    long = cell_captions(cells).select("cell", "tie_prob", "top_tied").unpivot(index="cell", variable_name="metric")
     return alt.Chart(long.to_pandas()).mark_bar().encode(
         x=_cell_x(), xOffset=alt.XOffset("metric:N"),
         y=alt.Y("value:Q", title="share", scale=alt.Scale(domain=[0, 1])),
@@ -107,8 +107,8 @@ def level_bars(cells: pl.DataFrame) -> alt.Chart:
     """D1 and D2 (bars) against the nominal number of levels (a black tick), per format (and
     decoding mode), on a symlog scale whose top is the largest of them, so 10- and 101-level
     formats stay inside the plot. The tooltip says what the nominal count counts."""
-    cells = cell_labels(cells).with_columns(pl.col("kind").replace_strict(COUNTED, default="").alias("counted")) \
-        if "kind" in cells.columns else cell_labels(cells).with_columns(pl.lit("").alias("counted"))
+    cells = cell_captions(cells).with_columns(pl.col("kind").replace_strict(COUNTED, default="").alias("counted")) \
+        if "kind" in cells.columns else cell_captions(cells).with_columns(pl.lit("").alias("counted"))
     top = max([v for c in ("d1", "d2", "nominal_levels") for v in cells[c].to_list() if v is not None], default=1.0)
     ticks = [v for v in (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if v <= top]
     y = alt.Y("value:Q", title="levels (symlog)", scale=alt.Scale(type="symlog", domain=[0, top], nice=False),
@@ -128,7 +128,7 @@ def level_bars(cells: pl.DataFrame) -> alt.Chart:
 
 
 def agreement_bars(cells: pl.DataFrame) -> alt.Chart:
-    long = cell_labels(cells).select("cell", "tau_a", "tau_b", "top1_expected", "top1_uniform") \
+    long = cell_captions(cells).select("cell", "tau_a", "tau_b", "top1_expected", "top1_uniform") \
         .unpivot(index="cell", variable_name="metric")
     return alt.Chart(long.to_pandas()).mark_bar().encode(
         x=_cell_x(), xOffset=alt.XOffset("metric:N"),
@@ -139,7 +139,7 @@ def agreement_bars(cells: pl.DataFrame) -> alt.Chart:
 
 def interval_chart(frame: pl.DataFrame, est: str, lo: str, hi: str, title: str) -> alt.Chart:
     """One row per (judge, format, decoding), each named in full: the estimate and its interval."""
-    df = forest_labels(frame).to_pandas()
+    df = forest_captions(frame).to_pandas()
     y = alt.Y("row:N", sort=None, axis=row_axis())
     points = alt.Chart(df).mark_point(filled=True, size=60).encode(
         y=y, x=alt.X(f"{est}:Q", title=title), tooltip=_tips("row:N", f"{est}:Q", f"{lo}:Q", f"{hi}:Q"))
@@ -163,12 +163,12 @@ def share_bars(frame: pl.DataFrame) -> alt.Chart:
     share_judge, share_residual; one row per metric) -> one bar per metric split into the three
     shares, stacked as they are (they sum to 1, so a segment's length is the table's number; rows of
     two groups would stack onto one bar, hence one group). Metrics by their readable names
-    (app.tables.label); a metric whose shares are undefined (a constant metric) shows no bar."""
-    from app.tables import label
+    (app.tables.heading); a metric whose shares are undefined (a constant metric) shows no bar."""
+    from app.tables import heading
     if frame.select("metric").is_duplicated().any():
         raise ValueError("share_bars: one row per metric (one decoding and score group)")
     long = frame.select("metric", *SHARE_SOURCES).unpivot(index="metric", variable_name="source") \
-        .with_columns(pl.col("metric").map_elements(label, return_dtype=pl.String).alias("diagnostic"),
+        .with_columns(pl.col("metric").map_elements(heading, return_dtype=pl.String).alias("diagnostic"),
                       pl.col("source").replace(SHARE_SOURCES).alias("share of")) \
         .filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan())
     order = list(SHARE_SOURCES.values())
@@ -194,18 +194,18 @@ def diagnostic_heatmaps(cells: pl.DataFrame, metrics=GRID_METRICS) -> list[alt.C
     each with its own colour scale (darker = better), as wide as its container, the value written
     in each cell in white on the darker half of the scale and black on the lighter, legends with
     three significant digits."""
-    labelled = cell_labels(cells).sort("format", "decoding")
+    captioned = cell_captions(cells).sort("format", "decoding")
     # every panel shows every cell and judge, even where its value is undefined (an empty square)
-    x = alt.X("cell:N", title=None, scale=alt.Scale(domain=labelled["cell"].unique(maintain_order=True).to_list()),
+    x = alt.X("cell:N", title=None, scale=alt.Scale(domain=captioned["cell"].unique(maintain_order=True).to_list()),
               axis=alt.Axis(labelAngle=-40, labelLimit=0, labelOverlap=False))
-    y = alt.Y("judge:N", title=None, scale=alt.Scale(domain=sorted(labelled["judge"].unique().to_list())),
+    y = alt.Y("judge:N", title=None, scale=alt.Scale(domain=sorted(captioned["judge"].unique().to_list())),
               axis=alt.Axis(labelLimit=0, labelOverlap=False))
     out = []
     for col, title, bigger in metrics:
-        lo, hi = labelled[col].min(), labelled[col].max()
+        lo, hi = captioned[col].min(), captioned[col].max()
         # where the cell's colour sits on its panel's scale, 0 = lightest; one value: the middle
         dark = (pl.col(col) - lo) / (hi - lo) if lo is not None and hi > lo else pl.lit(0.5)
-        df = labelled.with_columns((dark if bigger else 1 - dark).alias("darkness")).to_pandas()
+        df = captioned.with_columns((dark if bigger else 1 - dark).alias("darkness")).to_pandas()
         base = alt.Chart(df).encode(x=x, y=y)
         heat = base.mark_rect().encode(
             color=alt.Color(f"{col}:Q", title=None, scale=alt.Scale(scheme="blues", reverse=not bigger),

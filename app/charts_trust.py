@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from app.charts import WIDE, forest_labels, row_axis
+from app.charts import WIDE, forest_captions, row_axis
 
 ORDER_TITLES = {"both": "both orders (every call)", "single": "single order (forward calls only)"}
 
@@ -32,7 +32,7 @@ def strength_forest(items: pl.DataFrame) -> alt.Chart:
 def kappa_forest(cells: pl.DataFrame, ceiling: dict | None, threshold: float | None) -> alt.Chart:
     """cells: judge, format, decoding, kappa, kappa_lo, kappa_hi -> kappa per cell (each row named
     judge / format / decoding) with its interval; the human-human kappa (the ceiling) as a shaded band and the threshold as a rule."""
-    named = forest_labels(cells).rename({"row": "cell"})
+    named = forest_captions(cells).rename({"row": "cell"})
     df = named.to_pandas()
     order = named.sort("kappa", descending=True, nulls_last=True)["cell"].to_list()
     y = alt.Y("cell:N", sort=order, axis=row_axis())
@@ -58,7 +58,7 @@ def reliability_diagram(cells: pl.DataFrame) -> alt.Chart:
     sized by the bin's judgements, over the dashed diagonal of a calibrated judge. Cells with the
     same bins would draw one line over another, so they are one series named "a = b" (merged_series):
     the legend lists only what shows. The plot area is a 420 px square, axes 0-1."""
-    rows = merged_series(forest_labels(cells.filter(pl.col("reliability").is_not_null())).rename({"row": "cell"})
+    rows = merged_series(forest_captions(cells.filter(pl.col("reliability").is_not_null())).rename({"row": "cell"})
                          .select("cell", "reliability"))
     df = rows.explode("reliability").unnest("reliability").to_pandas()
     unit = alt.Scale(domain=[0, 1], nice=False)

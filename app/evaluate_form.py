@@ -34,7 +34,7 @@ def evaluate_request(form: EvaluateForm, endpoints: dict[str, Endpoint]) -> RunR
                        max_prompts=int(form.max_prompts) if form.max_prompts else None)
 
 
-def trained_run_label(row: dict, pool: str | None = None, short: bool = False) -> str:
+def trained_run_caption(row: dict, pool: str | None = None, short: bool = False) -> str:
     """The words for a training run (a row of ingest.runs.list_runs), everywhere a page names one:
     its id, the condition name its outcomes will carry (train.evaluate.condition_name), seed,
     length, base model and status, e.g. 'Run 3 · sim/tournament@0.25 · seed 0 · 5 steps ·

@@ -19,9 +19,9 @@ def configured_endpoints() -> dict:
         return {}
 
 
-def provider_radio(label: str, configured: dict, key: str) -> str:
+def provider_radio(caption: str, configured: dict, key: str) -> str:
     choices = score_form.providers(configured)
-    return st.radio(label, choices, horizontal=True, format_func=score_form.PROVIDERS.get,
+    return st.radio(caption, choices, horizontal=True, format_func=score_form.PROVIDERS.get,
                     index=choices.index("fake"), key=key)
 
 
@@ -39,10 +39,10 @@ def judge_fields(provider: str, configured: dict, fake_default: str) -> score_fo
     return score_form.JudgeChoice(provider, endpoint, model, base_url)
 
 
-def judge_select(where, label: str, options: list[str], key: str) -> str:
+def judge_select(where, caption: str, options: list[str], key: str) -> str:
     """The judge (or judge / format / decoding cell) picked on a reading page, kept in the address as
     ?KEY= (app/url_state.py), so a reload or a shared link opens on it. A choice the pool no longer
     offers (the sidebar switched pools) is forgotten, and the first option shows."""
     if key in st.session_state and st.session_state[key] not in options:
         del st.session_state[key]
-    return where.selectbox(label, options, key=key, bind="query-params")
+    return where.selectbox(caption, options, key=key, bind="query-params")

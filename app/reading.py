@@ -2,7 +2,7 @@
 
 - HELP: each diagnostic's definition, condensed from docs/metrics.md, for column
   tooltips;
-- LABELS, PINNED: readable column headers and the identity columns kept in view, which
+- HEADINGS, PINNED: readable column headings and the identity columns kept in view, which
   app/tables.py (the one table helper every page uses) applies;
 - number_text(): how a table shows a value: "–" where it is missing, three significant digits,
   zero for floating noise below 1e-9;
@@ -74,7 +74,7 @@ HELP.update({
     "diff": "Mean over prompts of the paired difference of outcomes (a − b).",
 })
 # headers as a reader says them; a column not named here shows its name with spaces for underscores
-LABELS = {
+HEADINGS = {
     "n_verdicts": "verdicts", "n_candidates": "candidates", "n_prompts": "prompts", "parse_rate": "parse rate",
     "nominal_levels": "nominal levels", "distinct": "distinct values", "tie_prob": "tie probability",
     "d1": "D1 levels", "d2": "D2 levels", "mult5_share": "multiples of 5", "top_tied": "top tied",

@@ -45,8 +45,8 @@ def show_run(row: dict, key_prefix: str) -> None:
                 st.markdown(outcome_text(outcome))
                 st.page_link("views/evaluate/page.py", label="Evaluate this adapter", icon=":material/leaderboard:")
         if row["status"] in ("queued", "running"):
-            label = "Stop & save" if row.get("kind") == "train" else "Stop"    # a stopped training keeps its adapter
-            if st.button(label, key=f"{key_prefix}-stop-{row['run_id']}", icon=":material/stop:"):
+            caption = "Stop & save" if row.get("kind") == "train" else "Stop"    # a stopped training keeps its adapter
+            if st.button(caption, key=f"{key_prefix}-stop-{row['run_id']}", icon=":material/stop:"):
                 data.cancel_run(row["run_id"])
                 st.toast(f"Asked run {row['run_id']} to stop")
         with st.expander("Config and log"):

@@ -8,10 +8,10 @@ Use it in a page (or a page's helper) instead of st.dataframe:
     tables.show(frame, missing={"p": "fewer than two prompts"})   # why a column has "–" (its help)
     st.dataframe(**tables.view(frame), hide_index=True)  # the same, when a call needs more options
 
-and for an altair axis or legend, `alt.X("tie_prob:Q", title=tables.label("tie_prob"))`.
+and for an altair axis or legend, `alt.X("tie_prob:Q", title=tables.heading("tie_prob"))`.
 
 What it does (each rule checked over every page and demo pool by tests/app/test_tables_demo.py):
-- headers: `label(col)`: app.reading.LABELS, then LABELS below (the columns the pages show: `prompt_id`
+- headers: `heading(col)`: app.reading.HEADINGS, then HEADINGS below (the columns the pages show: `prompt_id`
   is "prompt", `rank_raw` "rank without style"), else the name with spaces for underscores; the
   column's definition (app.reading.HELP, HELP below) is the header's tooltip;
 - cells: `cell_text(x)`: three significant digits, thousands separators, never e-notation (a value
@@ -21,7 +21,7 @@ What it does (each rule checked over every page and demo pool by tests/app/test_
 - up to app.reading.STYLED_CELLS cells the data stays numeric under a pandas Styler (a click on a
   header sorts by value); past that the table is sent as text.
 
-A new column: add its header to LABELS (and its definition to HELP) here; a new reason for "–"
+A new column: add its heading to HEADINGS (and its definition to HELP) here; a new reason for "–"
 to MISSING. Pure but for `show` (one st.dataframe call) and the column-config objects.
 """
 
@@ -34,8 +34,8 @@ import polars as pl
 
 from app import reading
 
-# headers of the columns the pages show beyond app.reading.LABELS (a reader's words, not column names)
-LABELS = {
+# headers of the columns the pages show beyond app.reading.HEADINGS (a reader's words, not column names)
+HEADINGS = {
     # the Trust page (estimate) and the Judges page (the leaderboard)
     "n_labelled": "human labels", "n_unlabelled": "judged, unlabelled", "classical_value": "labels alone",
     "classical_lo": "labels alone low", "classical_hi": "labels alone high", "ppi_value": "PPI++",
@@ -113,23 +113,23 @@ SMALL = 1e-4       # below this in size a value is written "< 0.0001", never in 
 SUFFIXES = {"_mean": "{} (mean)", "_lo": "{} low", "_hi": "{} high", "_sd": "{} (sd)"}
 
 
-def label(col: str) -> str:
-    """The header (or axis title) of a column: app.reading's label, then LABELS, then a known
+def heading(col: str) -> str:
+    """The heading (header or axis title) of a column: app.reading's heading, then HEADINGS, then a known
     column with a suffix (d2_mean -> "D2 levels (mean)", tau_a_lo -> "τa low"), else the name with
     spaces for underscores."""
-    known = reading.LABELS.get(col) or LABELS.get(col)
+    known = reading.HEADINGS.get(col) or HEADINGS.get(col)
     if known:
         return known
     for suffix, words in SUFFIXES.items():
         base = col.removesuffix(suffix)
-        if base != col and (base in reading.LABELS or base in LABELS or base in reading.HELP):
-            return words.format(label(base))
+        if base != col and (base in reading.HEADINGS or base in HEADINGS or base in reading.HELP):
+            return words.format(heading(base))
     return col.replace("_", " ")
 
 
-def is_labelled(col: str) -> bool:
-    """Whether someone chose the column's header (label() does not fall back to the bare name)."""
-    return label(col) != col.replace("_", " ") or col in reading.LABELS or col in LABELS
+def has_heading(col: str) -> bool:
+    """Whether someone chose the column's heading (heading() does not fall back to the bare name)."""
+    return heading(col) != col.replace("_", " ") or col in reading.HEADINGS or col in HEADINGS
 
 
 def help_text(col: str, reason: str | None = None) -> str | None:
@@ -150,7 +150,7 @@ def cell_text(x) -> str:
 
 
 def config(frame: pl.DataFrame, missing: dict[str, str] | None = None) -> dict:
-    """st.dataframe's column_config: every column with its label, its help (definition, and the
+    """st.dataframe's column_config: every column with its heading, its help (definition, and the
     reason for "–" where the column has a missing value), identity columns pinned."""
     import streamlit as st     # the config objects only
     out = {}
@@ -158,7 +158,7 @@ def config(frame: pl.DataFrame, missing: dict[str, str] | None = None) -> dict:
         s = frame[col]
         has_gap = s.null_count() > 0 or (s.dtype in (pl.Float32, pl.Float64) and bool(s.is_nan().any()))
         reason = ((missing or {}).get(col) or MISSING.get(col) or GENERAL_MISSING) if has_gap else None
-        out[col] = st.column_config.Column(label(col), help=help_text(col, reason), pinned=col in reading.PINNED)
+        out[col] = st.column_config.Column(heading(col), help=help_text(col, reason), pinned=col in reading.PINNED)
     return out
 
 

@@ -16,7 +16,7 @@ from ._curation import baseline_values, cell_values, curation_prompts, pool_exte
 from ._drift import compare_verdicts, drift, drift_items, drift_sides
 from ._export import EXPORT_COLUMNS, export_counts, verdict_batches, verdict_rows
 from ._judges import JUDGES_COLUMNS, judges, pareto_front
-from ._jury import juries, label_juries, with_juries
+from ._jury import juries, mark_juries, with_juries
 from ._label_page import AGREEMENT_COLUMNS, annotator_agreement, label_cells, label_queues, queue_screen
 from ._labelling import draw_label_queue
 from ._levels import effective_levels
@@ -47,7 +47,7 @@ __all__ = [
     "candidate_scores", "candidate_texts", "cell_rng", "cell_values", "checklist", "checklist_markdown",
     "compare_verdicts", "comparisons", "consistency", "curation_prompts", "draw_label_queue", "drift", "drift_items",
     "drift_sides", "effective_levels", "estimate", "eval_prompts", "export_counts", "holm", "human_agreement",
-    "human_ceiling", "judged", "judges", "juries", "label_cells", "label_juries", "label_queues", "mcnemar",
+    "human_ceiling", "judged", "judges", "juries", "label_cells", "label_queues", "mark_juries", "mcnemar",
     "mitigations", "pareto_front", "placeholder_texts", "pool_candidates", "pool_extent", "pool_head",
     "pool_summary", "pools", "position_selection", "probes", "queue_screen", "rank", "rank_calls", "score_values",
     "scored_cells", "stability", "stored_generations", "stored_labels", "studies", "study_generations",

@@ -11,7 +11,7 @@ import polars as pl
 
 from . import _metrics as m
 from ._read import reading
-from ._jury import juries_of, label_juries
+from ._jury import juries_of, mark_juries
 from ._scores import (BLOCK_CANDIDATES, Scores, merged_levels, mult5_shares, read_blocks, read_cells,
                       tiebreak_keys)
 
@@ -264,4 +264,4 @@ def audit_cells(db: str | os.PathLike | None, pool: str, seed: int = 0,
                 mult5 = [None if t is None else (t[0] + u[0], t[1] + u[1]) for t, u in zip(mult5, block_mult5)]
         found = juries_of(read, pid)
     cells = cells.with_columns(pl.Series("mult5_share", mult5_shares(mult5), dtype=pl.Float64)).drop("scale_0_100")
-    return label_juries(cells_frame(cells, [finish_cell(p) for p in parts]), found)  # a jury's cells: aggregate "jury"
+    return mark_juries(cells_frame(cells, [finish_cell(p) for p in parts]), found)  # a jury's cells: aggregate "jury"

@@ -1,9 +1,9 @@
 """Juries in the audit's outputs (docs/command-line.md#judgeaudit-jury).
 
-A jury's verdicts are stored by the store as rows of a judge of its own (provider `jury`), derived
-in SQL from its members' parsed sample-0 values (ingest/store/_juries.py says how and when), so every
+A jury's verdicts are stored by the store as rows of a judge of its own (provider `jury`): its
+members' parsed sample-0 values combined in SQL (ingest/store/_juries.py says how and when), so every
 cell-wise function of the audit computes a jury's cells as it computes any judge's. What this module
-adds is the label: a jury's cells carry `aggregate` = "jury" (in place of "single": a jury votes on
+adds is the mark: a jury's cells carry `aggregate` = "jury" (in place of "single": a jury votes on
 sample 0 of its members' calls) and `members`, the member judges in the order given.
 """
 
@@ -32,7 +32,7 @@ def juries(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
         return juries_of(read, read.pool_id(pool))
 
 
-def label_juries(cells: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
+def mark_juries(cells: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
     """`cells` (any frame with a `judge` column) with a jury's rows marked: when the pool has
     juries, `aggregate` becomes "jury" on their rows (added as "single" elsewhere where the frame
     has none) and `members` lists each jury's members (null on other judges' rows). Without
@@ -47,5 +47,5 @@ def label_juries(cells: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
 
 
 def with_juries(db: str | os.PathLike | None, pool: str, cells: pl.DataFrame) -> pl.DataFrame:
-    """label_juries with the pool's juries read from the database (for a command's printed cells)."""
-    return label_juries(cells, juries(db, pool))
+    """mark_juries with the pool's juries read from the database (for a command's printed cells)."""
+    return mark_juries(cells, juries(db, pool))

@@ -236,24 +236,24 @@ def _rank_group(calls: pl.DataFrame, n_boot: int, rng: np.random.Generator, prio
 
 def _largest_groups(ei, ej, met: np.ndarray, n: int) -> np.ndarray:
     """(B, n) mask of each member's largest connected group (ties: the one holding the lowest
-    item), by min-label propagation over the met pairs; items without games are outside."""
+    item), by propagating the lowest group id over the met pairs; items without games are outside."""
     B = met.shape[0]
-    label = np.tile(np.arange(n), (B, 1))
+    group = np.tile(np.arange(n), (B, 1))
     rows = np.nonzero(met)
     while True:
-        old = label.copy()
-        li, lj = label[rows[0], ei[rows[1]]], label[rows[0], ej[rows[1]]]
+        old = group.copy()
+        li, lj = group[rows[0], ei[rows[1]]], group[rows[0], ej[rows[1]]]
         low = np.minimum(li, lj)
-        np.minimum.at(label, (rows[0], ei[rows[1]]), low)
-        np.minimum.at(label, (rows[0], ej[rows[1]]), low)
-        if (label == old).all():
+        np.minimum.at(group, (rows[0], ei[rows[1]]), low)
+        np.minimum.at(group, (rows[0], ej[rows[1]]), low)
+        if (group == old).all():
             break
     active = np.zeros((B, n), bool)
     active[rows[0], ei[rows[1]]] = True
     active[rows[0], ej[rows[1]]] = True
     counts = np.zeros((B, n), int)
-    np.add.at(counts, (np.nonzero(active)[0], label[active]), 1)
-    return active & (label == counts.argmax(axis=1)[:, None])
+    np.add.at(counts, (np.nonzero(active)[0], group[active]), 1)
+    return active & (group == counts.argmax(axis=1)[:, None])
 
 
 def _nan_percentiles(draws: np.ndarray, q=(2.5, 97.5)) -> tuple[np.ndarray, np.ndarray]:

@@ -252,9 +252,9 @@ def _codes(a_ids: list[str], b_ids: list[str]) -> tuple[list[str], np.ndarray, n
     a = np.array([code[s] for s in a_ids], np.int64)
     b = np.array([code[s] for s in b_ids], np.int64)
     graph = csr_matrix((np.ones(a.size), (a, b)), shape=(len(ids), len(ids)))
-    _, label = connected_components(graph, directed=False)
-    big = np.argmax(np.bincount(label))
-    keep_sys = label == big
+    _, group = connected_components(graph, directed=False)
+    big = np.argmax(np.bincount(group))
+    keep_sys = group == big
     remap = np.cumsum(keep_sys) - 1
     inside = keep_sys[a] & keep_sys[b]
     return [s for s, k in zip(ids, keep_sys) if k], inside, remap[a[inside]], remap[b[inside]]

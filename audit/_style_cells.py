@@ -148,8 +148,8 @@ def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
     local[present] = np.arange(present.size)
     a, b = local[a_code], local[b_code]
     graph = csr_matrix((np.ones(a.size), (a, b)), shape=(present.size, present.size))
-    _, label = connected_components(graph, directed=False)
-    keep_sys = label == np.argmax(np.bincount(label))
+    _, group = connected_components(graph, directed=False)
+    keep_sys = group == np.argmax(np.bincount(group))
     remap = np.cumsum(keep_sys) - 1
     inside = keep_sys[a] & keep_sys[b]
     return systems[present[keep_sys]].tolist(), inside, remap[a[inside]], remap[b[inside]]

@@ -7,6 +7,6 @@ SELECT v.sample,
 FROM verdict_source v
 JOIN judges j ON j.judge_id = v.judge_id
 WHERE v.pool_id = $pool_id
-  AND j.provider <> 'jury'      -- a jury's verdicts are votes derived from its members' calls, not calls
+  AND j.provider <> 'jury'      -- a jury's verdicts are its members' votes combined, not calls
 GROUP BY ALL
 ORDER BY v.sample, status

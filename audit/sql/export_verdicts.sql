@@ -31,5 +31,5 @@ JOIN prompts p ON p.pool_id = v.pool_id AND p.prompt_idx = v.prompt_idx
 JOIN candidates ca ON ca.pool_id = v.pool_id AND ca.cand_idx = v.a_idx
 LEFT JOIN candidates cb ON cb.pool_id = v.pool_id AND cb.cand_idx = v.b_idx
 WHERE v.pool_id = $pool_id
-  AND j.provider <> 'jury'      -- a jury's verdicts are votes derived from its members' calls, not calls
+  AND j.provider <> 'jury'      -- a jury's verdicts are its members' votes combined, not calls
 ORDER BY j.name, f.name, v.decoding, v.prompt_idx, v.a_idx, v.b_idx NULLS FIRST, v.sample

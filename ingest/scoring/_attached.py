@@ -80,8 +80,8 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
         if problem:
             path, row, field, what = problem
             raise UserError(f"{path}, row {row}, field '{field}': {what}")
-        cells = unit.attached_cell_names(pid)
-        for judge, name in cells:
+        judgings = unit.attached_judgings(pid)
+        for judge, name in judgings:
             fmt = formats.get(name)
             if fmt is None:
                 raise UserError(f"format {name!r} of judge {judge!r} in the attached files is unknown (known: "
@@ -89,8 +89,8 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
             if fmt.pairing == "anchored":
                 raise UserError(f"format {name!r} pairs against an anchor: attach reads pointwise and tournament "
                                 "formats (import anchored verdicts with import-verdicts)")
-        # each distinct answer of each cell parsed once by its format's parser, before the cells are recorded:
-        # every cell run the attach writes holds its parses (schema/018: one table touched)
+        # each distinct answer of each judging (judge, format) parsed once by its format's parser, before the
+        # judgings are recorded: every cell run the attach writes holds its parses (schema/018: one table touched)
         raws = unit.attached_distinct_raws(pid)
         answers = raws.select("format", "raw").unique()
         parsed = parse_distinct(answers, formats) if answers.height else \
@@ -99,13 +99,13 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
         parsed = raws.join(parsed, on=["format", "raw"]).select("judge", "format", "raw", "label", "value", "status")
         cell_run_ids = []
         stored = {r[1]: r[0] for r in unit.judges().values()}
-        for judge, name in cells:
+        for judge, name in judgings:
             # a judge already stored under the name (scored, say, on a sample before its pipeline ran on
             # the pool) is the judge of these rows: `score` then asks only the calls the files lack
             judge_id = stored.get(judge) or unit.ensure_judge(judge, "imported")
             format_id = unit.ensure_format(formats[name])
-            cell_run_ids.append(unit.record_attached_cell(pid, judge, name, judge_id, format_id,
-                                                          " ".join(map(str, patterns)), parsed))
+            cell_run_ids.append(unit.record_attached_judging(pid, judge, name, judge_id, format_id,
+                                                             " ".join(map(str, patterns)), parsed))
         unknown = unit.attached_unknown_call(pid)
         if unknown:
             path, row, field, value, prompt, fmt_name, kind = unknown
@@ -122,6 +122,6 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
                             "(twice in the attached files, or attached and stored): one row per call")
         for cell_run_id in cell_run_ids:
             unit.finish_cell_run(cell_run_id)
-        unit.refresh_juries_of(cell_run_ids)  # the juries with these judges as members are derived anew
+        unit.refresh_juries_of(cell_run_ids)  # the juries with these judges as members are refreshed
     return {"pool": pool, "files": len(files), "rows": sum(f["n_rows"] for f in files),
-            "cells": [{"judge": j, "format": f} for j, f in cells], "distinct_answers": answers.height}
+            "cells": [{"judge": j, "format": f} for j, f in judgings], "distinct_answers": answers.height}

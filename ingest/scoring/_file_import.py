@@ -10,8 +10,8 @@ distribution (its expected value is Python's; both found by the INSERT itself, w
 rolls back), any other error on the way (rolled back too), an export-verdicts file (candidate_a /
 candidate_b), a column of another type or a name DuckDB reads otherwise than polars (_layout). Both store
 the same verdicts, cell runs and counts (tests/ingest/test_import_in_place.py); only the cell run ids can
-differ: each cell of the file gets one before the INSERT, and a cell whose calls were all stored gives
-its id back, which leaves a gap."""
+differ: each judging (judge, format) of the file gets one before the INSERT, and a judging whose calls
+were all stored gives its id back, which leaves a gap."""
 
 from __future__ import annotations
 
@@ -90,23 +90,23 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
             with unit.open_verdict_file(str(path), pid, kinds, "b_id" in columns) as file:
                 if file.repeats():
                     return None
-                seen = file.cells()
+                seen = file.judgings()
                 names = sorted(set(seen.select("judge", "format").iter_rows()))
                 if any(f not in formats or j is None or not j.strip() for j, f in names):
                     return None                # the batch path names the row of the unknown format, the blank judge
-                if {(j, f) for _, _, j, f in unit.attached_cells(pid)} & set(names):
-                    return None                # the batch path says which cell is read from attached files
+                if {(j, f) for _, _, j, f in unit.attached_judging_ids(pid)} & set(names):
+                    return None                # the batch path says which judging is read from attached files
                 judge_ids = {j: unit.ensure_judge(j, "imported") for j in sorted({j for j, _ in names})}
                 format_ids = {f: unit.ensure_format(formats[f]) for f in sorted({f for _, f in names})}
-                cells = pl.DataFrame(
+                judgings = pl.DataFrame(
                     [(j, f, judge_ids[j], format_ids[f], unit.holds_verdicts(pid, judge_ids[j], format_ids[f]))
                      for j, f in names], orient="row",
                     schema={"judge": pl.String, "format": pl.String, "judge_id": pl.Int32, "format_id": pl.Int32,
                             "held": pl.Boolean})
                 how = CellRunDescription("import", source_file=str(path))
-                cell_run_of = {cell: unit.start_cell_run(pid, judge_ids[cell[0]], format_ids[cell[1]], how)
-                               for cell in names}
-                cells = cells.with_columns(pl.Series("cell_run_id", [cell_run_of[c] for c in names], pl.Int32))
+                cell_run_of = {judging: unit.start_cell_run(pid, judge_ids[judging[0]], format_ids[judging[1]], how)
+                               for judging in names}
+                judgings = judgings.with_columns(pl.Series("cell_run_id", [cell_run_of[j] for j in names], pl.Int32))
 
                 answers = file.answers().filter(pl.col("raw").is_not_null())
                 parsed = parse_distinct(answers, formats) if answers.height else pl.DataFrame(
@@ -118,10 +118,11 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                 anchored = [f for _, f in names if formats[f].pairing == "anchored"]
                 anchors = reference_anchors(unit.candidate_ids(pid)) if anchored else \
                     pl.DataFrame(schema={"prompt_idx": pl.Int32, "anchor_idx": pl.Int32})
-                imported = file.insert(cells, parsed, endpoints, anchors)
+                imported = file.insert(judgings, parsed, endpoints, anchors)
                 by_cell_run = file.status_counts(list(cell_run_of.values()))
-                unit.drop_cell_runs([r for r in cell_run_of.values() if r not in by_cell_run])   # cells all stored before
-                cell_run_of = {cell: r for cell, r in cell_run_of.items() if r in by_cell_run}
+                # judgings whose calls were all stored before
+                unit.drop_cell_runs([r for r in cell_run_of.values() if r not in by_cell_run])
+                cell_run_of = {judging: r for judging, r in cell_run_of.items() if r in by_cell_run}
                 if anchored and cell_run_of:
                     votes = file.anchor_votes(anchors)
                     if votes.height:
@@ -141,7 +142,7 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
     except (NotInPlace, UserError):
         # rolled back what this unit wrote (judges, formats, cell runs): the batch path reads the file, in
         # its order, so it stores the same rows or says the same words (the first row at fault, an
-        # unknown pool, a judge registered otherwise, a cell read from attached files)
+        # unknown pool, a judge registered otherwise, a judging read from attached files)
         return None
     return {"pool": pool, "rows_in_file": n_rows, "imported": imported,
             "skipped_existing": n_rows - imported, "status_counts": dict(sorted(counts.items())),

@@ -94,7 +94,7 @@ class _Import:
         self.formats = known_formats(unit, extra)
         self.prompts = unit.prompt_ids(self.pid)
         self.cands = unit.candidate_ids(self.pid)
-        self.attached = {(j, f) for _, _, j, f in unit.attached_cells(self.pid)}
+        self.attached = {(j, f) for _, _, j, f in unit.attached_judging_ids(self.pid)}
         self.anchors = None                # (prompt_idx, anchor_idx) from references, once needed
         self.judges, self.fids, self.held = {}, {}, {}          # held: (judge_id, format_id) -> had verdicts
         self.cell_run_of: dict[tuple[int, int], int] = {}     # (judge_id, format_id) -> its cell run
@@ -180,17 +180,17 @@ class _Import:
         # `decoding` comes from the file: greedy (the paper's protocol: generate, then parse) by default.
         self.n_in_file += rows.height
         # calls already stored are left out: importing the same file twice changes nothing
-        # a cell that held no verdict before this import holds none of the batch's calls: the batches
-        # before it were checked against it (hashes), so the look at the stored calls is left out
-        for cell in rows.select("judge_id", "format_id").unique().iter_rows():
-            if cell not in self.held:
-                self.held[cell] = self.unit.holds_verdicts(self.pid, *cell)
+        # a judging (judge, format) that held no verdict before this import holds none of the batch's calls:
+        # the batches before it were checked against it (hashes), so the look at the stored calls is left out
+        for judging in rows.select("judge_id", "format_id").unique().iter_rows():
+            if judging not in self.held:
+                self.held[judging] = self.unit.holds_verdicts(self.pid, *judging)
         rows = rows.with_columns(pl.lit(self.pid, pl.Int32).alias("pool_id"))
-        if any(self.held[cell] for cell in rows.select("judge_id", "format_id").unique().iter_rows()):
+        if any(self.held[judging] for judging in rows.select("judge_id", "format_id").unique().iter_rows()):
             rows = rows.filter(self.unit.stored_statuses(rows).is_null())
-        # the calls left are new: a cell gets its cell run only when it gets rows
-        cells = rows.select("judge_id", "format_id").unique().rows()
-        new = self.unit.insert_verdicts(rows, self.cell_runs_for(cells), check_stored=False)
+        # the calls left are new: a judging gets its cell run only when it gets rows
+        judgings = rows.select("judge_id", "format_id").unique().rows()
+        new = self.unit.insert_verdicts(rows, self.cell_runs_for(judgings), check_stored=False)
         self.imported += new.height
         for status, n in new.group_by("status").len().iter_rows():
             self.counts[status] = self.counts.get(status, 0) + n
@@ -209,14 +209,14 @@ class _Import:
             self.parsed = table
         return table
 
-    def cell_runs_for(self, cells: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
-        """The cell run of each (judge_id, format_id) cell that gets new rows, started on first need,
+    def cell_runs_for(self, judgings: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+        """The cell run of each judging (judge_id, format_id) that gets new rows, started on first need,
         in the order of their names."""
         names = {(jid, fid): (judge, fmt) for judge, jid in self.judges.items() for fmt, fid in self.fids.items()}
-        for cell in sorted((c for c in cells if c not in self.cell_run_of), key=names.get):
+        for judging in sorted((j for j in judgings if j not in self.cell_run_of), key=names.get):
             how = CellRunDescription("import", source_file=str(self.path))
-            self.cell_run_of[cell] = self.unit.start_cell_run(self.pid, *cell, how)
-        return {cell: self.cell_run_of[cell] for cell in cells}
+            self.cell_run_of[judging] = self.unit.start_cell_run(self.pid, *judging, how)
+        return {judging: self.cell_run_of[judging] for judging in judgings}
 
     def orient(self, rows: pl.DataFrame) -> pl.DataFrame:
         """_orient for one batch: an anchored call whose prompt has no reference anchor is oriented at

@@ -18,9 +18,9 @@ from .connection import attached_views, verdict_source
 
 def attach_files(con, pool: int, files: list[dict]) -> None:
     """Drop the pool's attached verdict source and make the views over `files` (path, size, mtime_ns,
-    n_rows, judge, format) on this connection (attached_raw, attached_cells, verdict_source: the stored
-    rows and these files' rows once their cells are recorded), for the checks that follow in the same
-    transaction. Nothing of the files is written until record_cell."""
+    n_rows, judge, format) on this connection (attached_raw, attached_cells (the files' judgings),
+    verdict_source: the stored rows and these files' rows once their judgings are recorded), for the
+    checks that follow in the same transaction. Nothing of the files is written until record_judging."""
     _sql.script(con, "delete_attached", pool_id=pool)
     attached_views(con, [(pool, f["path"], f["judge"], f["format"]) for f in files])
     con.register("attached_files_df", pl.DataFrame(files, schema={
@@ -41,15 +41,15 @@ def first_problem(con, pool: int) -> tuple | None:
     return _sql.first(con, "attached_first_problem", pool_id=pool)
 
 
-def cell_names(con, pool: int) -> list[tuple[str, str]]:
-    """The (judge, format) names of the cells the attached files hold."""
+def judgings(con, pool: int) -> list[tuple[str, str]]:
+    """The (judge, format) names of the judgings the attached files hold."""
     return _sql.rows(con, "attached_cell_names", pool_id=pool)
 
 
-def record_cell(con, pool: int, judge: str, fmt: str, judge_id: int, format_id: int, source_file: str,
-                parsed: pl.DataFrame) -> int:
-    """Record one (judge, format) cell of the attached files as a cell run of source 'attach' holding
-    the files (as attach_files registered them) and the cell's distinct answers parsed (`parsed`:
+def record_judging(con, pool: int, judge: str, fmt: str, judge_id: int, format_id: int, source_file: str,
+                   parsed: pl.DataFrame) -> int:
+    """Record one judging (judge, format) of the attached files as a cell run of source 'attach' holding
+    the files (as attach_files registered them) and the judging's distinct answers parsed (`parsed`:
     judge, format, raw, label, value, status); its id. The one table an attach writes (schema/018)."""
     con.register("parsed_raws", parsed.to_arrow())
     try:
@@ -71,12 +71,12 @@ def repeated_call(con, pool: int) -> tuple | None:
 
 
 def distinct_raws(con, pool: int) -> pl.DataFrame:
-    """judge, format, raw: each distinct answer of each cell of the attached files once."""
+    """judge, format, raw: each distinct answer of each judging (judge, format) of the attached files once."""
     return _sql.frame(con, "attached_distinct_raws", pool_id=pool)
 
 
-def attached_cells(con, pool: int) -> list[tuple]:
-    """(judge_id, format_id, judge, format) of each cell the pool's attached files hold."""
+def attached_judging_ids(con, pool: int) -> list[tuple]:
+    """(judge_id, format_id, judge, format) of each judging the pool's attached files hold."""
     return _sql.rows(con, "attached_cell_ids", pool_id=pool)
 
 
@@ -85,6 +85,6 @@ def detach_verdicts(db: str | os.PathLike | None, pool: str) -> dict:
     from .connection import pool_id
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
-        files, cells = _sql.first(con, "attached_counts", pool_id=pid)
+        files, judgings = _sql.first(con, "attached_counts", pool_id=pid)
         _sql.script(con, "delete_attached", pool_id=pid)
-    return {"pool": pool, "files": files, "cells": cells}
+    return {"pool": pool, "files": files, "cells": judgings}        # the key "cells" counts judgings

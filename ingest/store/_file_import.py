@@ -58,17 +58,17 @@ class OpenFile:
         """format, raw: each distinct answer of the file."""
         return _sql.frame(self._con, "import_file_answers")
 
-    def cells(self) -> pl.DataFrame:
-        """judge, format, endpoint: each distinct one of the file."""
+    def judgings(self) -> pl.DataFrame:
+        """judge, format, endpoint: each distinct one of the file (its judgings, with their endpoints)."""
         return _sql.frame(self._con, "import_file_cells")
 
-    def insert(self, cells: pl.DataFrame, parsed: pl.DataFrame, endpoints: pl.DataFrame,
+    def insert(self, judgings: pl.DataFrame, parsed: pl.DataFrame, endpoints: pl.DataFrame,
                anchors: pl.DataFrame) -> int:
-        """Append the file's new calls (sql/insert_import_file.sql); how many rows. `cells`: judge, format,
-        judge_id, format_id, held (whether the cell held verdicts: only those are looked up in `verdicts`),
+        """Append the file's new calls (sql/insert_import_file.sql); how many rows. `judgings`: judge, format,
+        judge_id, format_id, held (whether the judging held verdicts: only those are looked up in `verdicts`),
         cell_run_id; `parsed` (format, raw, label, value, status), `endpoints` (endpoint, public), `anchors`
         (prompt_idx, anchor_idx from references). NotInPlace when a row is no verdict of the pool."""
-        with _registered(self._con, import_cells=cells, import_answers=parsed, import_endpoints=endpoints,
+        with _registered(self._con, import_cells=judgings, import_answers=parsed, import_endpoints=endpoints,
                          import_reference_anchors=anchors):
             return _sql.first(self._con, "insert_import_file")[0]
 

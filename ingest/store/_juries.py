@@ -3,13 +3,13 @@ verdict on a call key (format, decoding, prompt, slot A, slot B) is the vote ove
 sample-0 values: `mean`, `median` or `majority`.
 
 How it is kept: a jury is a judge of its own (provider `jury`; its identity is the vote and the
-members, so a name stands for one panel), and its verdicts are rows of `verdicts` derived in SQL
-from the members' rows (sql/jury_insert_verdicts.sql), one cell run of source `jury` per (format,
+members, so a name stands for one panel), and its verdicts are rows of `verdicts`: its members' votes
+combined in SQL (sql/jury_insert_verdicts.sql), one cell run of source `jury` per (format,
 decoding). Every cell-wise command (audit, bias, rank, calibrate, consistency, curate, the report)
 then reads a jury as it reads any judge, with no code of its own. The rows are not calls: raw,
 endpoint, tokens and latency stay null, and `export-verdicts` leaves them out.
 
-When they are refreshed: `jury` derives them; a unit of work that finishes cell runs (scoring, a
+When they are refreshed: `jury` stores them; a unit of work that finishes cell runs (scoring, a
 verdict or batch import, an attach, a batch export) then refreshes the juries that have their judges
 among their members, in the same transaction (`refresh_after`, the store's `Writing.refresh_juries_of`);
 and `refresh_juries` (called by `jury` and the demo) rewrites a jury whose members' verdicts moved
@@ -71,9 +71,9 @@ def refresh_after(con, cell_run_id: int) -> None:
 
 def save_jury(db: str | os.PathLike | None, pool: str, name: str, judges: list[str], vote: str = "mean") -> dict:
     """Store the jury `name` of `pool` (members `judges`, in that order; each a judge with verdicts in
-    the pool, none a jury) and derive its verdicts; {name, vote, members, n_verdicts, n_parsed}.
-    The same name again with the same members and vote re-derives it; a name that already stands for
-    another judge or panel is refused."""
+    the pool, none a jury) and store its verdicts: its members' votes combined; {name, vote, members,
+    n_verdicts, n_parsed}. The same name again with the same members and vote refreshes it; a name
+    that already stands for another judge or panel is refused."""
     if vote not in VOTES:
         raise UserError(f"--vote {vote!r}: one of {', '.join(VOTES)}")
     members = list(dict.fromkeys(j.strip() for j in judges if j.strip()))
@@ -106,7 +106,7 @@ def save_jury(db: str | os.PathLike | None, pool: str, name: str, judges: list[s
 
 
 def refresh_juries(db: str | os.PathLike | None, pool: str) -> list[str]:
-    """Re-derive every jury of the pool whose members' verdicts moved since; the names refreshed."""
+    """Refresh every jury of the pool whose members' verdicts moved since; the names refreshed."""
     with writer(db) as con, transaction(con):
         pid = pool_id(con, pool)
         ensure_source(con, pid)

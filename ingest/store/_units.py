@@ -84,9 +84,9 @@ class Reading:
         """For each row (pool_id and CALL_KEY columns), its call's stored status; null when not stored."""
         return _verdicts.stored_statuses(self._con, rows)
 
-    def attached_cells(self, pool: int) -> list[tuple]:
-        """(judge_id, format_id, judge, format) of each cell the pool's attached files hold."""
-        return _attached.attached_cells(self._con, pool)
+    def attached_judging_ids(self, pool: int) -> list[tuple]:
+        """(judge_id, format_id, judge, format) of each judging the pool's attached files hold."""
+        return _attached.attached_judging_ids(self._con, pool)
 
     def exported_calls(self, custom_ids: list[str]) -> pl.DataFrame:
         """The stored calls among `custom_ids`, with their export's and judge's identities."""
@@ -116,7 +116,7 @@ class Writing(Reading):
         _cell_runs.finish_cell_run(self._con, cell_run_id, status, judge_model)
 
     def refresh_juries_of(self, cell_run_ids: list[int]) -> None:
-        """Re-derive the juries that have these cell runs' judges among their members, where their
+        """Refresh the juries that have these cell runs' judges among their members, where their
         members' verdicts moved (ingest.store._juries.refresh_after): a unit that finishes cell runs
         calls it after closing them, so the juries see their verdicts in the same transaction."""
         for cell_run_id in cell_run_ids:
@@ -132,7 +132,7 @@ class Writing(Reading):
 
     def insert_verdicts(self, rows: pl.DataFrame, cell_run_of: dict[tuple[int, int], int],
                         check_stored: bool = True) -> pl.DataFrame:
-        """The rows whose call is not stored yet, appended, each (judge_id, format_id) cell's under
+        """The rows whose call is not stored yet, appended, each judging's (judge_id, format_id) under
         its cell run in `cell_run_of` (ingest.store._verdicts.insert_verdicts)."""
         return _verdicts.insert_verdicts(self._con, rows, cell_run_of, check_stored)
 
@@ -142,7 +142,7 @@ class Writing(Reading):
         return _file_import.open_verdict_file(self._con, path, pool, formats, pairs)
 
     def holds_verdicts(self, pool: int, judge: int, fmt: int) -> bool:
-        """Whether the cell (pool, judge, format) holds any verdict yet."""
+        """Whether the judging (judge, format) of the pool holds any verdict yet."""
         return _verdicts.holds_verdicts(self._con, pool, judge, fmt)
 
     def orient_anchored(self, pool: int, cell_run_ids: list[int], format_ids: list[int],
@@ -168,13 +168,14 @@ class Writing(Reading):
         """(path, row, field, problem) of the first attached row that is no verdict, or None."""
         return _attached.first_problem(self._con, pool)
 
-    def attached_cell_names(self, pool: int) -> list[tuple[str, str]]:
-        return _attached.cell_names(self._con, pool)
+    def attached_judgings(self, pool: int) -> list[tuple[str, str]]:
+        """The (judge, format) names of the judgings the attached files hold."""
+        return _attached.judgings(self._con, pool)
 
-    def record_attached_cell(self, pool: int, judge: str, fmt: str, judge_id: int, format_id: int,
-                             source_file: str, parsed: pl.DataFrame) -> int:
-        """The cell's cell run (source 'attach'), holding the attached files and the cell's parsed answers."""
-        return _attached.record_cell(self._con, pool, judge, fmt, judge_id, format_id, source_file, parsed)
+    def record_attached_judging(self, pool: int, judge: str, fmt: str, judge_id: int, format_id: int,
+                                source_file: str, parsed: pl.DataFrame) -> int:
+        """The judging's cell run (source 'attach'), holding the attached files and the judging's parsed answers."""
+        return _attached.record_judging(self._con, pool, judge, fmt, judge_id, format_id, source_file, parsed)
 
     def attached_unknown_call(self, pool: int) -> tuple | None:
         """(path, row, field, value, prompt_id, format, kind) of the first row naming no prompt or candidate of the pool."""

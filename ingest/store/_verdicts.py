@@ -42,20 +42,20 @@ def _repeats(rows: pl.DataFrame, key: list[str]) -> int:
     return rows.height - rows.select(key).n_unique()
 
 
-def _cells_hold_rows(con, rows: pl.DataFrame) -> bool:
-    """Whether the database holds any verdict of the (pool, judge, format) cells of `rows`."""
-    cells = {f"{c}s": rows[c].unique().to_list() for c in ("pool_id", "judge_id", "format_id")}
-    return _sql.rows(con, "cells_hold_verdicts", **cells) != []
+def _judgings_hold_rows(con, rows: pl.DataFrame) -> bool:
+    """Whether the database holds any verdict of the judgings (judge, format) of `rows`, in their pools."""
+    judgings = {f"{c}s": rows[c].unique().to_list() for c in ("pool_id", "judge_id", "format_id")}
+    return _sql.rows(con, "cells_hold_verdicts", **judgings) != []
 
 
 def stored_statuses(con, rows: pl.DataFrame) -> pl.Series:
     """For each row (pool_id and CALL_KEY columns), the status of its call's stored row; null when
     the call is not stored. Joins in the database: the stored keys are never read into memory, so
-    the cost of a batch does not grow with the rows already held. Skipped when the batch's cells
+    the cost of a batch does not grow with the rows already held. Skipped when the batch's judgings
     hold no rows; otherwise the rows matching a stored call on the integer columns are found
     first, and only they are compared on the whole key."""
     out = pl.repeat(None, rows.height, dtype=pl.String, eager=True).alias("stored_status")
-    if rows.height == 0 or not _cells_hold_rows(con, rows):
+    if rows.height == 0 or not _judgings_hold_rows(con, rows):
         return out
     keys = rows.select("pool_id", *CALL_KEY).with_row_index("_pos")
     near = _query_keys(con, keys, "calls_near_stored")
@@ -75,7 +75,7 @@ def _query_keys(con, keys: pl.DataFrame, name: str) -> pl.DataFrame:
 
 
 def holds_verdicts(con, pool: int, judge: int, fmt: int) -> bool:
-    """Whether the database holds any verdict of the cell (pool, judge, format)."""
+    """Whether the database holds any verdict of the judging (judge, format) in the pool."""
     return _sql.rows(con, "cells_hold_verdicts", pool_ids=[pool], judge_ids=[judge], format_ids=[fmt]) != []
 
 
@@ -85,21 +85,21 @@ def insert_verdicts(con, rows: pl.DataFrame, cell_run_of: dict[tuple[int, int], 
     become null) whose call is not stored yet, and return them; a row naming a stored call is left
     out. One row per call is this function's rule, not an index's (migration 011): a batch that
     repeats a call is refused whole (ValueError, so the caller's transaction rolls back; callers
-    check first and name the line at fault). `cell_run_of` gives the cell run each (judge_id,
-    format_id) cell's rows are stored under; a cell that gets rows without one is refused
+    check first and name the line at fault). `cell_run_of` gives the cell run each judging's
+    (judge_id, format_id) rows are stored under; a judging that gets rows without one is refused
     (ValueError). `check_stored=False`: the caller knows that no call of `rows` is stored (a
-    streamed import whose cells held nothing before it and whose batches it checked against each
-    other, or rows it kept from stored_statuses to start cell runs only for the cells that get rows)."""
+    streamed import whose judgings held nothing before it and whose batches it checked against each
+    other, or rows it kept from stored_statuses to start cell runs only for the judgings that get rows)."""
     repeats = _repeats(rows, ["pool_id", *CALL_KEY])
     if repeats:
         raise ValueError(f"{repeats} verdict row(s) repeat a call of the same batch; nothing was stored")
     if check_stored:
         rows = rows.filter(stored_statuses(con, rows).is_null())
-    cells = rows.select("judge_id", "format_id").unique().sort("judge_id", "format_id").rows()
-    missing = [cell for cell in cells if cell not in cell_run_of]
+    judgings = rows.select("judge_id", "format_id").unique().sort("judge_id", "format_id").rows()
+    missing = [judging for judging in judgings if judging not in cell_run_of]
     if missing:
-        raise ValueError(f"no cell run for the cell (judge_id, format_id) {missing[0]}; nothing was stored")
-    cell_run_ids = pl.DataFrame([(*cell, cell_run_of[cell]) for cell in cells], orient="row",
+        raise ValueError(f"no cell run for the judging (judge_id, format_id) {missing[0]}; nothing was stored")
+    cell_run_ids = pl.DataFrame([(*judging, cell_run_of[judging]) for judging in judgings], orient="row",
                                 schema={"judge_id": rows.schema["judge_id"], "format_id": rows.schema["format_id"],
                                         "cell_run_id": pl.Int32})
     rows = rows.drop("cell_run_id", strict=False)

@@ -29,29 +29,31 @@ IDENTIFIER = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")     # prompt_id, rank_
 
 
 def _known() -> set[str]:
-    """Columns whose header someone chose (a label equal to the name with spaces is then deliberate)."""
+    """Columns whose heading someone chose (a heading equal to the name with spaces is then deliberate)."""
     from app import reading
+    # HEADINGS were called LABELS in a tree from before the word renames
+    headings = getattr(reading, "HEADINGS", None) or getattr(reading, "LABELS")
     try:
         from app import tables
     except ImportError:            # a tree from before the table helper (the survey's "before")
-        return set(reading.LABELS)
-    return set(reading.LABELS) | set(tables.LABELS)
+        return set(headings)
+    return set(headings) | set(getattr(tables, "HEADINGS", None) or getattr(tables, "LABELS"))
 
 
-def _raw(name: str, label: str) -> bool:
+def _raw(name: str, heading: str) -> bool:
     """A header is raw when it is a column name: a snake_case identifier, the name with spaces for
-    underscores that nobody chose (not in the label dictionaries), or one of Vega-Lite's made-up
+    underscores that nobody chose (not in the heading dictionaries), or one of Vega-Lite's made-up
     titles ("Count of Records")."""
-    return (bool(IDENTIFIER.match(label)) or label in RAW_TITLES
-            or ("_" in name and label == name.replace("_", " ") and not _chosen(name)))
+    return (bool(IDENTIFIER.match(heading)) or heading in RAW_TITLES
+            or ("_" in name and heading == name.replace("_", " ") and not _chosen(name)))
 
 
 def _chosen(name: str) -> bool:
     try:
-        from app.tables import is_labelled
-    except ImportError:            # a tree from before the table helper (the survey's "before")
+        from app.tables import has_heading
+    except ImportError:            # a tree from before the table helper (the survey's "before") or the word renames
         return name in _known()
-    return is_labelled(name)
+    return has_heading(name)
 
 
 def _ipc(data: bytes):
@@ -59,7 +61,7 @@ def _ipc(data: bytes):
 
 
 def frames(at) -> list[dict]:
-    """Each table of the page: {"headers": [(name, label)], "cells": [[text]]} (text as shown)."""
+    """Each table of the page: {"headers": [(name, heading)], "cells": [[text]]} (text as shown)."""
     out = []
     for el in list(at.dataframe) + list(at.get("table")):
         proto = el.proto
@@ -135,7 +137,7 @@ def violations(at) -> dict[str, list[str]]:
     """The page's raw headers (tables and chart titles), None cells and noise cells (e-notation)."""
     raw, none, noise = [], [], []
     for t in frames(at):
-        raw += [label for name, label in t["headers"] if _raw(name, label)]
+        raw += [heading for name, heading in t["headers"] if _raw(name, heading)]
         for row in t["cells"]:
             none += [c for c in row if c.strip() in NONE_TEXT]
             noise += [c for c in row if E_NOTATION.match(c.strip())]

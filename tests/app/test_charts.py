@@ -78,8 +78,8 @@ def test_a_large_table_goes_as_text(monkeypatch):
 
 
 def test_headers_read_as_words_and_keep_the_definition_as_help():
-    assert tables.label("mult5_share") == "multiples of 5" and tables.label("n_reverse_calls") == "reverse-order calls"
-    assert tables.label("tau_a") == "τa" and tables.label("some_new_column") == "some new column"
+    assert tables.heading("mult5_share") == "multiples of 5" and tables.heading("n_reverse_calls") == "reverse-order calls"
+    assert tables.heading("tau_a") == "τa" and tables.heading("some_new_column") == "some new column"
     cfg = tables.config(pl.DataFrame({c: [1] for c in ("judge", "mult5_share", "n_reverse_calls", "tau_b", "unknown")}))
     assert cfg["mult5_share"]["label"] == "multiples of 5" and cfg["mult5_share"]["help"] == HELP["mult5_share"]
     assert cfg["n_reverse_calls"]["label"] == "reverse-order calls"

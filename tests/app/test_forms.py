@@ -1,7 +1,7 @@
 """The Score, Evaluate, Probes and Curate & Train forms as data (app/score_form.py,
 app/evaluate_form.py, app/views/probes/form.py, app/views/curate/form.py): the run's request,
 exactly, with the judge as the Score form picks it (a key variable only from a configured endpoint);
-the command line derived from a request, which click parses back to the same request; and the one
+the command line built from a request, which click parses back to the same request; and the one
 legacy adapter that reads the command lines earlier versions stored."""
 
 from pathlib import Path
@@ -125,7 +125,7 @@ def test_the_train_forms_request_and_grid():
         train_request("p", curation_options("judge", "j", "likert5", "beam", 0.25), "b", 0, HP)
 
 
-# -- the command line is derived from the request, and click reads the same request back ---------------
+# -- the command line is built from the request, and click reads the same request back -----------------
 
 def _parsed(argv: list[str]) -> RunRequest:
     """The request click's own parser makes of a command line: every parameter but --db, paths as

@@ -360,7 +360,7 @@ def test_app_opens_on_the_overview_with_the_five_format_demo(tmp_path, monkeypat
     assert at.sidebar.selectbox[0].value == "mtbench-formats"
     assert at.header[0].value == "Overview"
     assert [s.value for s in at.subheader][:2] == ["What this pool shows — smollm2-demo", "Details by format"]
-    # The demo's headline, derived from the README's table of it ("What it shows"): greedy parses 1 of 24
+    # The demo's headline, worked out from the README's table of it ("What it shows"): greedy parses 1 of 24
     # binary calls (4%) up to 34 of 42 anchored ones (81%), constrained all; constrained binary and
     # likert5 have D2 1.09 and 1.0 (< 1.25), the other three 1.73 to 2.57. Top tied: 50% (tournament,
     # greedy) to 100% (binary constrained, likert5 both, numeric100 greedy) of 6 prompts; but greedy

@@ -1,4 +1,4 @@
-"""The reporting checklist (JSON and Markdown) as numbers derived by hand (arithmetic in comments)
+"""The reporting checklist (JSON and Markdown) as numbers worked out by hand (arithmetic in comments)
 or from scipy. (Score values: test_scores.py; the variance decomposition: test_variance.py; pools:
 test_pools.py.)"""
 

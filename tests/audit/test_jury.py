@@ -130,9 +130,9 @@ def test_a_jury_follows_its_members_and_is_refused_when_ill_formed(tmp_path):
         save_jury(db, "p", "other", ["j1", "j1"])
     with pytest.raises(UserError, match="is a jury"):
         save_jury(db, "p", "other", ["j1", "panel"])
-    # the same jury again re-derives it, unchanged
+    # the same jury again refreshes it, unchanged
     assert save_jury(db, "p", "panel", ["j1", "j2", "j3"], "mean")["n_verdicts"] == 5
-    # export-verdicts lists calls: the jury's derived rows are not among them
+    # export-verdicts lists calls: the jury's rows (its members' votes combined) are not among them
     assert "panel" not in set(verdict_rows(db, "p")["judge"])
 
 

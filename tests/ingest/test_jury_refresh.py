@@ -89,11 +89,11 @@ def test_a_batch_export_and_import_refresh_the_jury(db, write_jsonl, tmp_path):
     import_batch([_answer_file(tmp_path / "early.jsonl", tmp_path / "one", "2", first=2)], db=db)
     save_jury(db, "p", "panel", ["j1", "m"], "mean")
     assert sorted(status for _, status in _jury(db).values()) == ["no_quorum"] * 4 + ["ok"] * 2
-    derived = _jury_cell_run(db)
-    # the export writes no verdict, but its cell run is its judge's latest: the jury is derived anew
+    refreshed = _jury_cell_run(db)
+    # the export writes no verdict, but its cell run is its judge's latest: the jury is refreshed
     export_batch(request(7), tmp_path / "two")
     exported = _jury_cell_run(db)
-    assert exported > derived
+    assert exported > refreshed
     import_batch([_answer_file(tmp_path / "late.jsonl", tmp_path / "two", "2")], db=db)
     assert _jury_cell_run(db) > exported
     assert set(_jury(db).values()) == {(3.0, "ok")}            # mean of j1's 4 and m's 2 on every call

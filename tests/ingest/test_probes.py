@@ -1,5 +1,5 @@
 """The built-in probe set and `judgeaudit probe`: judges whose biases are known by construction
-must show them, with the expected sign and size derived from the data independently. (audit/_probes.py
+must show them, with the expected sign and size worked out from the data independently. (audit/_probes.py
 on hand-made pools: tests/audit/test_probes.py; Holm and McNemar: tests/audit/test_stats.py.)"""
 
 import hashlib

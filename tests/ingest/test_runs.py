@@ -42,7 +42,7 @@ def _wait(db, run_id, statuses=("finished", "failed", "cancelled"), seconds=120)
 
 def _launch(db, request: RunRequest, **kw) -> int:
     """Launch a request as the dashboard does (app.data.launch_run): the request is the run's config,
-    the process gets the command line derived from it."""
+    the process gets the command line built from it."""
     return runs.launch(db, request.command, [sys.executable, "-m", "app.cli", *command_line(request)],
                        request=request, **kw)
 

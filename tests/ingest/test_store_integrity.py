@@ -157,12 +157,12 @@ def test_the_writer_keeps_one_row_per_call_without_an_index(db):
     ensure_current(db)
     with _database.writer(db) as con:
         assert con.execute("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'verdicts'").fetchone() == (0,)
-    cell_run_of = {(1, 1): 9}       # the cell (judge 1, format 1) stores its rows under cell run 9
+    cell_run_of = {(1, 1): 9}       # the judging (judge 1, format 1) stores its rows under cell run 9
     with pytest.raises(ValueError, match=re.escape("1 verdict row(s) repeat a call of the same batch")):
         with writing(db) as unit:
             unit.insert_verdicts(pl.DataFrame([_verdict(5), _verdict(5, status="failed")]), cell_run_of)
     assert query_rows(db, "SELECT count(*) FROM verdicts") == [(3,)]
-    with pytest.raises(ValueError, match=re.escape("no cell run for the cell (judge_id, format_id) (1, 1)")):
+    with pytest.raises(ValueError, match=re.escape("no cell run for the judging (judge_id, format_id) (1, 1)")):
         with writing(db) as unit:
             unit.insert_verdicts(pl.DataFrame([_verdict(5)]), {(2, 1): 9})
     assert query_rows(db, "SELECT count(*) FROM verdicts") == [(3,)]

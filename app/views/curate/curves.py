@@ -21,17 +21,17 @@ def _records(row: dict) -> Iterator[dict]:
             yield json.loads(line)
 
 
-def train_curves(rows: list[dict], label) -> pl.DataFrame:
+def train_curves(rows: list[dict], caption) -> pl.DataFrame:
     """run, step, loss, kind (train | eval) from the progress.jsonl of each training run's folder."""
-    out = [{"run": label(row), "step": rec["step"], "loss": rec[key], "kind": kind}
+    out = [{"run": caption(row), "step": rec["step"], "loss": rec[key], "kind": kind}
            for row in rows for rec in _records(row)
            for kind, key in (("train", "loss"), ("eval", "eval_loss")) if rec.get(key) is not None]
     return pl.DataFrame(out, schema={"run": pl.String, "step": pl.Int64, "loss": pl.Float64, "kind": pl.String})
 
 
-def dpo_curves(rows: list[dict], label) -> pl.DataFrame:
+def dpo_curves(rows: list[dict], caption) -> pl.DataFrame:
     """run, step, value, figure (loss | rewards/margins) of each DPO run's progress.jsonl."""
-    out = [{"run": label(row), "step": rec["step"], "value": rec[k], "figure": k}
+    out = [{"run": caption(row), "step": rec["step"], "value": rec[k], "figure": k}
            for row in rows for rec in _records(row) if rec.get("rewards/margins") is not None
            for k in ("loss", "rewards/margins") if rec.get(k) is not None]
     return pl.DataFrame(out, schema={"run": pl.String, "step": pl.Int64, "value": pl.Float64, "figure": pl.String})

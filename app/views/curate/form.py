@@ -7,7 +7,7 @@ import altair as alt
 import polars as pl
 
 from app.cli import request_for
-from app.evaluate_form import trained_run_label
+from app.evaluate_form import trained_run_caption
 from ingest.runs import RunRequest
 from train import PRESETS      # noqa: F401 (the page's presets by name, quick and paper: train defines them)
 
@@ -74,7 +74,7 @@ def loss_chart(curves: pl.DataFrame) -> alt.Chart:
 
 
 def finished_runs(rows: list[dict], outcomes: dict) -> pl.DataFrame:
-    """One row per training run that ended with a saved adapter: run (trained_run_label, short),
+    """One row per training run that ended with a saved adapter: run (trained_run_caption, short),
     status, steps, last train loss (the last logged step's: the run card's), final eval loss, adapter folder.
     outcomes: run_id -> app.run_card.train_outcome."""
     out = []
@@ -82,8 +82,8 @@ def finished_runs(rows: list[dict], outcomes: dict) -> pl.DataFrame:
         done = outcomes.get(row["run_id"])
         if not done:
             continue
-        label = trained_run_label(row, short=True)
-        out.append({"run": label, "status": done["status"], "steps": done["steps"],
+        caption = trained_run_caption(row, short=True)
+        out.append({"run": caption, "status": done["status"], "steps": done["steps"],
                     "last train loss": done["train_loss"],         # the card's: the last logged step's
                     "final eval loss": done["eval_loss"], "adapter folder": done["adapter"]})
     return pl.DataFrame(out, schema={"run": pl.String, "status": pl.String, "steps": pl.Int64,

@@ -13,7 +13,7 @@ import streamlit as st
 
 from app import data
 from app.cli import command_line, request_for
-from app.evaluate_form import trained_run_label
+from app.evaluate_form import trained_run_caption
 from app.views.curate import curves
 from ingest import UserError
 from ingest.runs import RunRequest
@@ -91,7 +91,7 @@ def preference_pairs(pool: str, judge: str | None, fmt: str | None, decoding: st
 def dpo_curves(pool: str) -> None:
     """The DPO runs' loss, and their reward margins (chosen minus rejected) beside it."""
     rows = data.runs_of("train", pool)[::-1][:12]
-    frame = curves.dpo_curves(rows, lambda row: trained_run_label(row, short=True))
+    frame = curves.dpo_curves(rows, lambda row: trained_run_caption(row, short=True))
     if not frame.height:
         return
     left, right = st.columns(2)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import data, tables, url_state
-from app.evaluate_form import trained_run_label
+from app.evaluate_form import trained_run_caption
 from app.placeholders import placeholder_warning
 from app.views.curate import curves, form as tf
 
@@ -38,7 +38,7 @@ def hyper_parameters(pool: str | None = None) -> tuple[str, dict]:
 def training_curves(pool: str) -> None:
     """The loss curves of the pool's latest training runs, and the finished ones' final losses and adapters."""
     rows = data.runs_of("train", pool)[::-1][:12]
-    frame = curves.train_curves(rows, lambda row: trained_run_label(row, short=True))
+    frame = curves.train_curves(rows, lambda row: trained_run_caption(row, short=True))
     if frame.height:
         st.altair_chart(tf.loss_chart(frame), width="stretch")
     done = tf.finished_runs(rows, {r["run_id"]: data.train_outcome(r) for r in rows if r["status"] in

@@ -23,7 +23,7 @@ def best_and_worst(study: str, pick: dict, gens: pl.DataFrame) -> None:
             with st.expander(f"{r['prompt_id']}: {pick['a']} {r['mean_a']:.2f} vs {pick['b']} {r['mean_b']:.2f}"):
                 st.write(g["prompt"][0])
                 answers = [(c, g.filter(pl.col("condition") == c)["answer"].first() or "") for c in (pick["a"], pick["b"])]
-                for col, (label, text) in zip(st.columns(3),
+                for col, (caption, text) in zip(st.columns(3),
                                               answers + [("reference-top answer", g["reference_answer"][0])]):
-                    col.caption(label)
+                    col.caption(caption)
                     col.text(text)

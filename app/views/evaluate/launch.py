@@ -16,7 +16,7 @@ def launch_form(pool: str, trained: dict[int, dict], offered: list[int], presele
     provider = judge_picker.provider_radio("Evaluation judge", configured, key="eval_provider")
     with st.form("evaluate"):
         runs = st.multiselect("Training runs", offered, default=preselected,      # the run just trained
-                              format_func=lambda i: evaluate_form.trained_run_label(trained[i], pool))
+                              format_func=lambda i: evaluate_form.trained_run_caption(trained[i], pool))
         judge = judge_picker.judge_fields(provider, configured, fake_default="eval")
         a, b, c, d = st.columns(4)
         study = a.text_input("Study", value=pool)

@@ -12,14 +12,14 @@ from app.charts import WIDE
 SHOWN = ["judge", "format", "decoding", "aggregate", "members", "n_verdicts", "parse_rate", "agreement", "kappa",
          "kappa_lo", "kappa_hi", "ece", "b", "length_excess", "flip_rate", "tokens_in", "tokens_out", "cost_usd",
          "cost_per_1000", "latency_ms_p50", "latency_ms_p95", "effective_labels", "on_front"]
-REASON_LABELS = {"agreement": "agreement, kappa", "ece": "ECE", "b": "b", "length_excess": "length excess",
+REASON_CAPTIONS = {"agreement": "agreement, kappa", "ece": "ECE", "b": "b", "length_excess": "length excess",
                  "flip_rate": "flip rate", "tokens": "tokens", "cost_usd": "cost", "latency": "latency",
                  "effective_labels": "effective labels"}
 
 
 def why_missing(reasons: dict | None) -> str:
     """One line of the reasons a row's values are missing: "cost: no prices; flip rate: no repeats"."""
-    return "; ".join(f"{REASON_LABELS[k]}: {v}" for k, v in (reasons or {}).items() if v)
+    return "; ".join(f"{REASON_CAPTIONS[k]}: {v}" for k, v in (reasons or {}).items() if v)
 
 
 def board_table(board: pl.DataFrame) -> pl.DataFrame:

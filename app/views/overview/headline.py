@@ -3,7 +3,7 @@ term explained where it first appears.
 
 Pure: one judge's audit cells (audit.audit_cells, parsed labels only) and slot-bias rows
 (audit.bias) in, markdown sentences out; no Streamlit, no database. The sentences follow fixed
-rules (below), so tests/app/test_overview.py derives them by hand from frames built by hand.
+rules (below), so tests/app/test_overview.py works them out by hand from frames built by hand.
 
 1. Levels. With both decoding modes: what constrained decoding does to the parse rate and to the
    effective levels; otherwise the range of effective levels across formats.

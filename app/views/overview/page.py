@@ -19,12 +19,12 @@ st.caption("What the scoring format lets a judge express, for this pool: how man
 summary = data.pools().filter(pl.col("name") == pool).row(0, named=True)
 cells = data.result("cells", pool).filter((pl.col("score") == "label") & (pl.col("aggregate") == "single"))
 cols = st.columns(5)
-for col, (label, value) in zip(cols, [("Prompts", summary["n_prompts"]), ("Candidates", summary["n_candidates"]),
+for col, (caption, value) in zip(cols, [("Prompts", summary["n_prompts"]), ("Candidates", summary["n_candidates"]),
                                       ("Judges", cells["judge"].n_unique()), ("Formats", cells["format"].n_unique()),
                                       ("Verdicts", int(cells["n_verdicts"].sum() or 0))]):
     why = "judge calls, each counted once: a call asked several times (--samples) counts its first sample. " \
-        if label == "Verdicts" else ""
-    col.metric(label, reading.card_count(value), help=f"{why}{value:,} exactly" if why or value >= 1e6 else None)
+        if caption == "Verdicts" else ""
+    col.metric(caption, reading.card_count(value), help=f"{why}{value:,} exactly" if why or value >= 1e6 else None)
 if cells.height == 0:
     st.info("No verdicts in this pool yet.")
     st.page_link("views/score/page.py", label="Score it", icon=":material/play_arrow:")

@@ -40,9 +40,9 @@ if not pool:
     st.stop()
 summary = data.result("pool_summary", pool)      # counts and binned charts, stored: flat in the pool's size
 st.subheader(f"Pool `{pool}`")
-for col, label, n in zip(st.columns(4), ("prompts", "candidates", "with a reference", "held out"),
+for col, caption, n in zip(st.columns(4), ("prompts", "candidates", "with a reference", "held out"),
                          pool_summary.counts(summary)):
-    col.metric(label, n)
+    col.metric(caption, n)
 for col, args in zip(st.columns(3), (("k", "candidates per prompt", "prompts"),
                                      ("reference", "reference score", "candidates"),
                                      ("chars", "response length (chars)", "candidates"))):

@@ -52,9 +52,9 @@ def rank_moves(cell: pl.DataFrame) -> alt.Chart:
     lines = base.mark_line().encode(strokeDash=alt.condition("datum.moves", alt.value([1, 0]), alt.value([3, 3])),
                                     opacity=alt.condition("datum.moves", alt.value(1.0), alt.value(0.4)))
     dots = base.mark_point(filled=True, size=60)
-    labelled = base.transform_calculate(label="datum.place + '. ' + datum.system")
-    left = labelled.transform_filter("datum.side == 0").mark_text(align="right", dx=-8).encode(text="label:N")
-    right = labelled.transform_filter("datum.side == 1").mark_text(align="left", dx=8).encode(text="label:N")
+    captioned = base.transform_calculate(caption="datum.place + '. ' + datum.system")
+    left = captioned.transform_filter("datum.side == 0").mark_text(align="right", dx=-8).encode(text="caption:N")
+    right = captioned.transform_filter("datum.side == 1").mark_text(align="left", dx=8).encode(text="caption:N")
     heads = alt.Chart(pl.DataFrame({"side": [0.0, 1.0], "place": [0.0, 0.0],
                                     "title": ["raw", "style-controlled"]}).to_pandas()) \
         .mark_text(fontWeight="bold").encode(x=x, y=y, text="title:N")

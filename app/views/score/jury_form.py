@@ -15,7 +15,7 @@ VOTES = {"mean": "mean of the members' values", "median": "median of the members
 
 def jury_form(pool: str) -> None:
     """An expander: members (two or more of the pool's judges, juries left out), a name and a vote;
-    saving stores the jury and derives its verdicts."""
+    saving stores the jury and its verdicts: its members' votes combined."""
     cells = data.result("cells", pool)
     judges = sorted(set(cells.filter(pl.col("aggregate") != "jury")["judge"].to_list())) if cells.height else []
     with st.expander("Define a jury from the judges already run", expanded=False):

@@ -11,7 +11,7 @@ def bias_bins(items: pl.DataFrame, n_bins: int = 6) -> pl.DataFrame:
     """q_i against the reference gap of audit.bias_items' frame, binned per cell (judge / format
     [/ decoding]): cell, ref_gap, q_i (mean), lo, hi, n (app.reading.binned_means)."""
     items = items.drop_nulls("ref_gap")
-    label = pl.col("judge") + " / " + pl.col("format")
+    caption = pl.col("judge") + " / " + pl.col("format")
     if items.height and items["decoding"].n_unique() > 1:
-        label = label + " / " + pl.col("decoding")
-    return binned_means(items.with_columns(label.alias("cell")), "ref_gap", "q_i", "cell", n_bins)
+        caption = caption + " / " + pl.col("decoding")
+    return binned_means(items.with_columns(caption.alias("cell")), "ref_gap", "q_i", "cell", n_bins)

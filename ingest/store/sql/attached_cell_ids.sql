@@ -1,4 +1,4 @@
--- One row per (judge, format) cell of the pool that attached files hold: its judge and format ids and names.
+-- One row per judging (judge, format) of the pool that attached files hold: its judge and format ids and names.
 SELECT r.judge_id, r.format_id, j.name AS judge, f.name AS format
 FROM cell_runs r
 JOIN judges j ON j.judge_id = r.judge_id

@@ -1,6 +1,6 @@
 -- Appends the verdicts of the file of import_file_rows.sql whose call the pool does not hold yet, each
--- under its cell's run (import_cells: judge, format, judge_id, format_id, held, cell_run_id; only the cells
--- that held verdicts before, `held`, are looked up in `verdicts`), parsed (import_answers: format, raw, label, value,
+-- under its judging's cell run (import_cells: judge, format, judge_id, format_id, held, cell_run_id; only the
+-- judgings that held verdicts before, `held`, are looked up in `verdicts`), parsed (import_answers: format, raw, label, value,
 -- status), its endpoint without credentials (import_endpoints: endpoint, public) and oriented: an anchored
 -- call is swapped when its prompt's anchor (import_reference_anchors: prompt_idx, anchor_idx, from references) is in
 -- slot A against another candidate (a prompt without one is oriented after, from the file's votes), a

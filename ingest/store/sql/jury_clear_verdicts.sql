@@ -1,3 +1,3 @@
--- Deletes a jury's derived verdicts and cell runs in a pool, before a refresh writes them anew.
+-- Deletes a jury's verdicts (its members' votes combined) and cell runs in a pool, before a refresh writes them anew.
 DELETE FROM verdicts WHERE pool_id = $pool_id AND judge_id = $judge_id;
 DELETE FROM cell_runs WHERE pool_id = $pool_id AND judge_id = $judge_id;

@@ -1,12 +1,12 @@
 -- The audit's one verdict source: one row per judge call, the stored verdicts and the rows of the attached files
--- (attached_raw.sql's attached_rows) as the verdicts table holds them: ids from the pool, the cell's judge,
+-- (attached_raw.sql's attached_rows) as the verdicts table holds them: ids from the pool, the judging's judge,
 -- format and cell run (attached_cells.sql's attached_file_cells: the files joined on their path, so a filter on a
--- cell reads only the files that can hold it), each answer's parse (the cell run's attached.parses, made once by
+-- judging reads only the files that can hold it), each answer's parse (the cell run's attached.parses, made once by
 -- its format's parser when attached), and a tournament call marked swapped when the later-listed candidate is in
 -- slot A, as an import marks it. The prompt is matched on one key of pool and name, which the row has only once
--- joined to its file's cell: DuckDB then joins the rows to their cells first, never the pool's prompts to every
--- file's cell (measured: that build side, prompts x files, made the join about 2x slower at 2M rows); slot B is
--- looked up only in pools with comparative cells attached (an empty lookup costs nothing).
+-- joined to its file's judging: DuckDB then joins the rows to their judgings first, never the pool's prompts to
+-- every file's judging (measured: that build side, prompts x files, made the join about 2x slower at 2M rows); slot B is
+-- looked up only in pools with comparative judgings attached (an empty lookup costs nothing).
 CREATE OR REPLACE TEMP VIEW verdict_source_all AS
 SELECT * FROM verdicts
 UNION ALL BY NAME

@@ -6,7 +6,7 @@ a page when one of its runs ends (app/runs_panel.newly_ended)."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.evaluate_form import trained_run_label, training_choices
+from app.evaluate_form import trained_run_caption, training_choices
 from app.runs_panel import newly_ended
 from tests.conftest import REPO
 
@@ -18,7 +18,7 @@ def _row(run_id, status="finished", pool="mine", **config):
     return {"run_id": run_id, "status": status, "pool": pool, "config": config}
 
 
-@pytest.mark.parametrize("row, label", [
+@pytest.mark.parametrize("row, caption", [
     (_row(3, base="local:smollm2", max_steps=5, seed=0, curation=JUDGE_CELL),
      "Run 3 · sim/tournament@0.25 · seed 0 · 5 steps · local:smollm2 · finished"),
     # the paper preset trains by epochs (max_steps 0); a hub base shows its last part; a run stopped
@@ -34,20 +34,20 @@ def _row(run_id, status="finished", pool="mine", **config):
     (_row(8, pool="other", curation={**JUDGE_CELL, "pool": "other"}),
      "Run 8 · sim/tournament@0.25 · seed 0 · pool other · finished"),
 ])
-def test_trained_run_label(row, label):
-    assert trained_run_label(row, "mine") == label
+def test_trained_run_caption(row, caption):
+    assert trained_run_caption(row, "mine") == caption
 
 
-def test_a_queued_training_run_is_labelled_from_its_request():
+def test_a_queued_training_run_is_captioned_from_its_request():
     from app.cli import request_for
     request = request_for("train", pool="mine", policy="judge", judge="sim", fmt="tournament", rate=0.25,
                           base="HuggingFaceTB/SmolLM2-135M-Instruct", seed=3)
     row = {"run_id": 9, "status": "queued", "pool": "mine", "config": request.to_config()}
     # max steps at its default (-1): by epochs, the default 2
-    assert trained_run_label(row, "mine") == "Run 9 · sim/tournament@0.25 · seed 3 · 2 epochs · SmolLM2-135M-Instruct · queued"
+    assert trained_run_caption(row, "mine") == "Run 9 · sim/tournament@0.25 · seed 3 · 2 epochs · SmolLM2-135M-Instruct · queued"
     # once it runs, the curation it resolved (rate and all) sits beside the request: the same words
     row["config"]["curation"] = {**JUDGE_CELL, "rate": 0.25}
-    assert trained_run_label(row, "mine", short=True) == "Run 9 · sim/tournament@0.25 · seed 3"
+    assert trained_run_caption(row, "mine", short=True) == "Run 9 · sim/tournament@0.25 · seed 3"
 
 
 def test_training_choices_newest_first_and_the_pools_newest_preselected():
