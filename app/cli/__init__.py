@@ -34,7 +34,7 @@ from .labels import estimate_cmd, label_queue_cmd
 from .verdicts import attach_verdicts_cmd, detach_verdicts_cmd
 from .pairs import pairs_cmd
 from .derive import derive_cmd
-from ingest import settings
+from ingest import UserError, settings       # audit.AuditError is a UserError: importing audit here would load scipy
 
 
 __all__ = ["cli", "command_line", "defaults", "legacy_request", "main", "request_for", "run_request"]
@@ -68,7 +68,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line on argv (default: sys.argv[1:]); returns the exit status: 0, 1 for a
     user's error, 130 when aborted, click's status for a usage error, 3 for an internal error.
     Every message is a line of its own."""
-    from ingest import UserError          # audit.AuditError is one: importing audit here would load scipy
     try:
         cli.main(args=argv, prog_name="judgeaudit", standalone_mode=False)
         return 0
