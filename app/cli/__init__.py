@@ -3,8 +3,9 @@ or train, print. Errors go to stderr as one message naming the file, line and fi
 
 Each area's commands live in a module of their own and are added to the group here; the options
 and printing they share live in `_common`, which imports none of them. Importing this package stays
-cheap: a command imports what it needs when it runs. A background run's request and its command
-line are read off the commands' own parameters (`_request`: request_for, command_line, run_request).
+cheap: a command imports the packages that do its work when it runs (docs/layout.md#imports). A
+background run's request and its command line are read off the commands' own parameters
+(`_request`: request_for, command_line, run_request).
 """
 
 from __future__ import annotations
