@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib.util
 import ipaddress
 import threading
 import time
 import tomllib
 from pathlib import Path
-from ingest import settings
+from ingest import UserError, settings
 
 PASSWORD_ENV = settings.APP_PASSWORD
 _OK = "_judgeaudit_auth_ok"
@@ -64,15 +65,12 @@ def auth_mode() -> str | None:
 def check_serving(address: str | None) -> str | None:
     """The login mode for serving on `address`; a UserError when the dashboard would be reachable
     beyond localhost without a login, or when the configured login cannot work."""
-    from importlib.util import find_spec
-
-    from ingest import UserError
     mode = auth_mode()
     if mode is None and not is_loopback(address):
         raise UserError(f"--address {address}: refusing to serve the dashboard beyond localhost without a "
                         f"login; set {PASSWORD_ENV}, or configure Streamlit's OIDC login ([auth] in "
                         ".streamlit/secrets.toml). See README, 'Running the dashboard for a team'.")
-    if mode == "oidc" and find_spec("authlib") is None:
+    if mode == "oidc" and importlib.util.find_spec("authlib") is None:
         raise UserError("[auth] in .streamlit/secrets.toml: Streamlit's login needs the Authlib package "
                         "(pip install 'Authlib>=1.3.2'), or set " + PASSWORD_ENV + " instead")
     return mode

@@ -11,6 +11,7 @@ from app.cli import request_for, run_request
 from app.score_form import JudgeChoice, judge_options
 from ingest.endpoints import Endpoint
 from ingest.runs import RunRequest
+from train.evaluate import condition_name
 
 
 @dataclass
@@ -39,7 +40,6 @@ def trained_run_caption(row: dict, pool: str | None = None, short: bool = False)
     its id, the condition name its outcomes will carry (train.evaluate.condition_name), seed,
     length, base model and status, e.g. 'Run 3 · sim/tournament@0.25 · seed 0 · 5 steps ·
     local:smollm2 · finished'; `short` (a chart's legend) stops after the seed."""
-    from train.evaluate import condition_name
     config = row.get("config") or {}
     asked = train_fields(row)
     subset = config.get("curation") or config.get("subset_record") or asked["curation"] or {}

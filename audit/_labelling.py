@@ -20,6 +20,7 @@ import polars as pl
 
 from ._read import AuditError, reading
 from ._label_queue import inclusion, systematic_draw
+from ._worth import read_estimate_inputs
 
 KINDS = ("pair", "accept")
 STRATEGIES = ("random", "active")
@@ -112,7 +113,6 @@ def draw_label_queue(db: str | os.PathLike | None, pool: str, n: int, kind: str 
     {items: a frame of ITEM_COLUMNS in the order shown, pi = each item's inclusion probability;
     n_frame: the items it chose among; active: whether pi followed the residuals; decoding: the
     cell's decoding (resolved when not given)}."""
-    from ._worth import read_estimate_inputs
     d = read_estimate_inputs(db, pool)
     with reading(db) as read:
         d["queued"] = read.frame("annotator_queued", pool_id=read.pool_id(pool), annotator=annotator)

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 from datetime import datetime, timezone
+from importlib import metadata
 
 import polars as pl
 
@@ -72,7 +73,6 @@ NOT_FOR_SIMULATED = ("max_tokens", "logprobs", "top_logprobs", "temperature")
 
 
 def _version() -> str | None:
-    from importlib import metadata
     try:
         return metadata.version("judgeaudit")
     except metadata.PackageNotFoundError:

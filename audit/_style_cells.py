@@ -26,9 +26,16 @@ import sys
 
 import numpy as np
 import polars as pl
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from ._bias import cell_rng
 from ._read import reading
+from ._style import (_SCHEMA, FEATURES, STYLE_COLUMNS, _boot_fit, _coefficient_rows, _human_rows, _interval,
+                     _pair_operators, _style_cell, _system_and_human_rows, _with_counts, fit_style, standardise,
+                     style_features)
+from ._style import style_rank as style_rank_by_call
+from ._style_why import why_no_fit
 
 # Python's `\s` within a line (str.isspace(), less the line break) and `\d` (str.isdecimal()), as
 # explicit classes: the regex engines of polars and Python disagree on a few characters of each
@@ -68,7 +75,6 @@ def style_count_frame(texts: pl.DataFrame) -> pl.DataFrame:
 
 def _standardise(raw: np.ndarray, mult: np.ndarray | None):
     """audit._style.standardise over the rows, each counted `mult` times (None: once)."""
-    from ._style import standardise
     if mult is None:
         return standardise(raw)
     w = mult[:, None] / mult.sum()
@@ -82,7 +88,6 @@ def identified(a: np.ndarray, b: np.ndarray, z: np.ndarray, n: int, mult: np.nda
     """Whether the design [1, e_A - e_B (reference coding), z] of the rows has full column rank, so the
     parameters are told apart at all (an anchor always in slot B is not: the slot and its strength
     are one parameter): the smallest eigenvalue of its Gram matrix scaled to unit diagonal > 1e-9."""
-    from ._style import _pair_operators
     w = np.ones(a.size) if mult is None else np.asarray(mult, float)
     S, P = _pair_operators(np.asarray(a), np.asarray(b), n)
     m, q = n - 1, z.shape[1]
@@ -107,9 +112,6 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
     connected group: systems `ids` (codes a, b), outcomes y, raw features (style_features), each row
     standing for `mult` calls (None: one), its prompt as `unit` (an index into `prompts`, the cell's
     sorted prompt_ids); `judged` (prompt_id, a_id, b_id of the rows; needed only with labels)."""
-    from ._style import (FEATURES, _boot_fit, _coefficient_rows, _human_rows, _interval, _system_and_human_rows,
-                         fit_style)
-    from ._style_why import why_no_fit
     n, big_n = len(ids), int(a.size if mult is None else mult.sum())
     mean, sd, kept = _standardise(raw, mult)
     z = ((raw - mean) / sd)[:, kept]
@@ -141,8 +143,6 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
 def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
     """audit._style._codes on system codes (their rank among the pool's candidate_ids, so sorted codes
     are sorted ids): the systems of the largest connected group, the rows inside it, their codes."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
     present = np.unique(np.concatenate([a_code, b_code]))
     local = np.full(systems.size, -1, np.int64)
     local[present] = np.arange(present.size)
@@ -169,8 +169,6 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
                cell: tuple[str, str, str] | None = None, penalty: float = 0.0) -> pl.DataFrame:
     """audit.style_rank (its columns: audit._style.style_rank, which reads every call), each cell read
     grouped from DuckDB (the module's doc)."""
-    from ._style import _SCHEMA, STYLE_COLUMNS, _style_cell, _with_counts, style_features
-    from ._style import style_rank as style_rank_by_call
     if n_boot > 0:       # a resample that separates stops where the rounding lets it: the per-call fits, as before
         return style_rank_by_call(db, pool, n_boot=n_boot, seed=seed, cell=cell, penalty=penalty)
     frames = []

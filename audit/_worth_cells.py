@@ -18,12 +18,12 @@ import numpy as np
 import polars as pl
 
 from ._read import AuditError, reading
+from ._worth import CELL, ESTIMATE_COLUMNS, TARGETS, cell_estimate, human_values
 
 
 def _cell_rows(items: pl.DataFrame, humans: pl.DataFrame, on: list[str], keys: list[str], alpha: float,
                extra) -> list[dict]:
     """One estimate row per group of `keys` of the items (is_labelled, the item's `on` columns, f, n)."""
-    from ._worth import cell_estimate
     items = items.join(humans.select(*on, "y", "w"), on=on, how="left", maintain_order="left")
     if "s_idx" in items.columns:         # winrate: the humans' y is lo_idx's preference; the item's is s's
         items = items.with_columns(pl.when(pl.col("s_idx") == pl.col("lo_idx")).then(pl.col("y"))
@@ -42,7 +42,6 @@ def _cell_rows(items: pl.DataFrame, humans: pl.DataFrame, on: list[str], keys: l
 def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None,
                    alpha: float) -> list[dict]:
     """audit.estimate's rows (before its frame): the module's doc."""
-    from ._worth import CELL, human_values
     with reading(db) as read:
         pid = read.pool_id(pool)
         if target == "accept":
@@ -68,7 +67,6 @@ def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baselin
 def estimate(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None = None,
              alpha: float = 0.05) -> pl.DataFrame:
     """audit.estimate (its doc and columns: audit._worth.estimate), the items built and counted in DuckDB."""
-    from ._worth import ESTIMATE_COLUMNS, TARGETS
     if target not in TARGETS:
         raise AuditError(f"--target {target}: use accept or winrate")
     if not 0 < alpha < 1:

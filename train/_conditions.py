@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest import UserError
+from ingest.runs import RunRequest, get_run
 
 
 # pragma: no mutate start (make mutate: database lookups, tested with the model by the slow tests)
@@ -32,7 +33,6 @@ class Condition:
 def _folder_of(db, ref: str) -> Path:
     """A run id (the runs table) or a folder."""
     if ref.isdigit():
-        from ingest.runs import RunRequest, get_run
         row = get_run(db, int(ref))
         if row is None:
             raise UserError(f"--runs {ref}: no such run (see `judgeaudit runs`)")

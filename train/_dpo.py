@@ -13,13 +13,19 @@ import math
 import os
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
 from ingest import UserError
+from ingest.files import file_sha256
 
 from ._config import TrainConfig, accumulation_steps
-from ._examples import jsonl_lines
+from ._examples import jsonl_lines, split_eval
+from ._model import load_base
+from ._progress import finish_run, iso_now, make_callback
+from ._trainer import lora_config
+from .finetune import versions
 from ingest import settings
 
 MESSAGE_FIELDS = ("prompt", "chosen", "rejected")
@@ -75,7 +81,6 @@ def dpo_trainer(cfg: TrainConfig, model, tokenizer, train_rows: list[dict], eval
     from transformers.trainer_callback import PrinterCallback
     from trl import DPOConfig, DPOTrainer
 
-    from ._trainer import lora_config
     world = settings.distributed()[0]
     accum = accumulation_steps(cfg.batch_size, cfg.micro_batch_size, world)
     steps_per_epoch = max(1, math.ceil(math.ceil(len(train_rows) / (cfg.micro_batch_size * world)) / accum))
@@ -116,10 +121,6 @@ def fit_dpo(cfg: TrainConfig, model, tokenizer, *, cancelled: Callable[[], bool]
             subset_record: dict | None = None) -> tuple[object, dict]:
     """Train a LoRA adapter on `model` (a loaded base) by DPO on the pairs file cfg.subset and
     write the run folder. Returns (the peft model, metrics)."""
-    from ._examples import split_eval
-    from ._progress import finish_run, iso_now, make_callback
-    from .finetune import versions
-    from ingest.files import file_sha256
     cfg.check()
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -186,7 +187,6 @@ def train_dpo(cfg: TrainConfig, *, cancelled: Callable[[], bool] = lambda: False
               progress: Callable[[dict], None] = lambda rec: None, run_id: int | None = None,
               subset_record: dict | None = None) -> dict:
     """Load the base (train._model.load_base) and `fit_dpo`; the metrics."""
-    from ._model import load_base
     read_pairs(cfg.subset)                    # a bad file fails before the model loads
     progress({"phase": "loading", "base": cfg.base})
     model, tokenizer = load_base(cfg.base)
@@ -197,7 +197,6 @@ def train_dpo(cfg: TrainConfig, *, cancelled: Callable[[], bool] = lambda: False
 
 # pragma: no mutate end
 def _version(name: str) -> str | None:
-    from importlib import metadata
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:

@@ -8,6 +8,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 from ingest import UserError
 
 IGNORE = -100       # the label of a token the loss skips: the prompt's and the padding
@@ -84,7 +86,6 @@ def tokenize(rows: list[dict], tokenizer, max_length: int) -> tuple[list[dict], 
 
 def split_eval(examples: list[dict], share: float, seed: int) -> tuple[list[dict], list[dict]]:
     """(train, eval): a seeded share (at least one example when share > 0 and there are >= 2)."""
-    import numpy as np
     n = len(examples)
     n_eval = 0 if share <= 0 or n < 2 else max(1, int(round(share * n)))
     order = np.random.default_rng([seed, 5]).permutation(n)

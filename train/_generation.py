@@ -9,7 +9,11 @@ from pathlib import Path
 
 import polars as pl
 
+from audit import stored_generations
+from ingest.store import insert_generations
+
 from ._conditions import Condition
+from ._model import generate, load_base, use_adapter
 from ._request import EvalRequest
 
 MARKDOWN = re.compile(r"^\s{0,3}#{1,6}\s|^\s*(?:[-*+]|\d+[.)])\s+\S|\*\*[^*\n]+\*\*|__[^_\n]+__|^\s*```"
@@ -25,8 +29,6 @@ def has_markdown(text: str) -> bool:
 def generate_all(req: EvalRequest, db: Path, study_id: int, conds: list[Condition], items: pl.DataFrame,
                  run_id, cancelled, progress) -> int:
     """Generate what is not stored yet, one base model loaded at a time; returns answers made."""
-    from ingest.store import insert_generations
-    from audit import stored_generations
     done = stored_generations(db, study_id)
     done_keys = set(zip(done["condition"].to_list(), done["seed"].to_list(), done["prompt_idx"].to_list()))
     todo = {id(c): [r for r in items.iter_rows(named=True) if (c.name, c.seed, r["prompt_idx"]) not in done_keys]
@@ -35,7 +37,6 @@ def generate_all(req: EvalRequest, db: Path, study_id: int, conds: list[Conditio
     if total == 0:
         return 0
     for base in sorted({c.base for c in conds if todo[id(c)]}):
-        from ._model import generate, load_base, use_adapter
         progress({"phase": "loading", "base": base, "done": made, "total": total})
         model, tokenizer = load_base(base)
         peft_model = None

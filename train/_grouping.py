@@ -3,6 +3,8 @@ padded little (the Trainer's sampler when `group_by_length` is on; see train/_tr
 
 from __future__ import annotations
 
+import numpy as np
+
 MEGA_BATCHES = 50     # length grouping sorts this many batches at a time (transformers' largest)
 
 
@@ -14,7 +16,6 @@ def length_grouped_order(lengths: list[int], batch: int, rng) -> list[int]:
     transformers' LengthGroupedSampler keeps four mega-batches even on a small subset, so on a
     curated subset of a few dozen examples it sorts only within each batch; sorting larger groups
     and shuffling the batches instead keeps padding small at any size."""
-    import numpy as np
     lengths = np.asarray(lengths)
     perm = rng.permutation(lengths.size)
     size = MEGA_BATCHES * batch

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ingest import UserError
 
 from ._conditions import Condition
+from .heldout import SEED, SHARE
 
 
 def rule_key(rule: dict) -> tuple:
@@ -21,7 +22,6 @@ def check_heldout(conds: list[Condition], rule: dict) -> list[str]:
     from the evaluation's, else the evaluation could score prompts the run was trained on.
     A run folder without a recorded rule was curated by train.heldout's defaults (marked prompts,
     else SHARE and SEED): those are assumed, and a note says so. Returns the notes."""
-    from .heldout import SEED, SHARE
     notes = []
     for cond in conds:
         if cond.adapter is None:

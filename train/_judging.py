@@ -6,10 +6,18 @@ re-run asks again for the failed order only."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
+
+from audit import judged, stored_generations
+from ingest import redact
+from ingest.scoring import Caller, ScoreRequest, decoding_settings, ensure_spec_judge
+from ingest.scoring.formats import BUILTIN
+from ingest.scoring.judges import CallHints
+from ingest.store import insert_evaluations
 
 from ._conditions import Condition
 from ._request import EvalRequest
@@ -44,10 +52,6 @@ async def _judge_one(spec_str: str, spec, req: EvalRequest, db: Path, calls: lis
                      flush, cancelled) -> str:
     """Make one judge's calls with `req.concurrency` workers (a single shared judge where the spec
     says so), handing finished rows to `flush` every `req.flush_every`; 'finished' or 'cancelled'."""
-    from ingest import redact
-    from ingest.scoring.formats import BUILTIN
-    from ingest.scoring.judges import CallHints
-    from ingest.scoring import Caller, ScoreRequest, decoding_settings
     fmt = BUILTIN[FORMAT]
     sreq = ScoreRequest(pool=req.pool, judge=spec_str, formats=[FORMAT], db=db, timeout=req.timeout,
                         max_retries=req.max_retries, api_key_env=req.api_key_env, logprobs=False)
@@ -99,11 +103,6 @@ def judge_all(req: EvalRequest, db: Path, study_id: int, specs: list, conds: lis
               items: pl.DataFrame, run_id, cancelled, progress) -> dict:
     """Judge the conditions' stored answers to `items` not judged yet, judge by judge (specs: pairs
     of the judge string and its parsed spec); returns {judged, unparsed, status}."""
-    import hashlib
-    from ingest.scoring import ensure_spec_judge
-    from ingest.store import insert_evaluations
-    from audit import judged, stored_generations
-    from ingest.scoring import decoding_settings, ScoreRequest
     gens = stored_generations(db, study_id).filter(
         pl.struct("condition", "seed").is_in(pl.DataFrame({"condition": [c.name for c in conds],
                                                            "seed": [c.seed for c in conds]}).to_struct().implode())

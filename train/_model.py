@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Callable
-from ingest import settings
+
+from ingest import UserError, settings
+from ingest.scoring.judges.local import gguf_path
 
 LOCAL_PREFIX = "local:"
 BUNDLED = {"smollm2"}
@@ -21,7 +23,6 @@ def resolve_base(base: str) -> dict:
     Returns {"kind": "gguf" | "folder" | "hub", "path" (folder or hub id), "gguf_file" (or None),
     "name" (what config.json records)}. Raises ingest.UserError for an unknown local:NAME.
     """
-    from ingest import UserError
     if not base or not base.strip():
         raise UserError("--base: a model is required (local:smollm2, a model folder or a hub id)")
     base = base.strip()
@@ -30,7 +31,6 @@ def resolve_base(base: str) -> dict:
         if name not in BUNDLED:
             raise UserError(f"--base {base}: unknown bundled model (known: "
                             f"{', '.join(LOCAL_PREFIX + n for n in sorted(BUNDLED))})")
-        from ingest.scoring.judges.local import gguf_path
         path = gguf_path()
         return {"kind": "gguf", "path": str(path.parent), "gguf_file": path.name, "name": base}
     p = Path(base).expanduser()

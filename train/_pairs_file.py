@@ -9,8 +9,11 @@ import json
 import os
 from pathlib import Path
 
+import polars as pl
+
 import audit
 from ingest import UserError
+from ingest.files import file_sha256
 from ingest.store import ensure_current
 
 from .curate import heldout_prompts, heldout_rule, pick_cell
@@ -64,7 +67,6 @@ def pair_table(db, pool: str, judge: str, min_margin: float = 0.0, both_orders: 
     """One row per (format, decoding) cell of the judge in the pool, comparative and pointwise:
     format, decoding, kind, pairs, prompts (with a pair), and the losses (LOST); --both-orders
     applies to the comparative cells only (a pointwise cell has one order)."""
-    import polars as pl
     pool_cands = audit.pool_candidates(db, pool)
     held = heldout_prompts(pool_cands)
     rows = []
@@ -108,7 +110,6 @@ def make_pairs(db, pool: str, judge: str, fmt: str, out: str | os.PathLike, deco
 def read_rule(pairs_file: str | os.PathLike) -> dict | None:
     """The summary `make_pairs` wrote beside the file, when it is there and describes this file
     (its sha256 matches); else None."""
-    from ingest.files import file_sha256
     p = rule_path(pairs_file)
     if not p.is_file():
         return None

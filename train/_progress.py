@@ -5,6 +5,7 @@ inside the function only."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -106,8 +107,7 @@ def finish_run(trainer, out: Path, metrics: dict, seconds: float, rank0: bool, s
     if rank0:
         (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
         if trainer.args.output_dir and Path(trainer.args.output_dir).is_dir():
-            import shutil
-            shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
+                    shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
     say(f"{metrics['status']} after {metrics['steps']} steps in {seconds:.1f} s; adapter saved in {out}")
     progress({"phase": "done", "step": metrics["steps"], "max_steps": metrics["max_steps"], "done": metrics["steps"],
               "total": metrics["max_steps"], "eval_loss": metrics["eval_loss"], "status": metrics["status"],

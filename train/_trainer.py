@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
+
 from ._config import TrainConfig, accumulation_steps
 from ._examples import IGNORE
 from ._grouping import length_grouped_order
@@ -47,7 +49,6 @@ def lora_config(cfg: TrainConfig, model):
 
 
 def _trainer_class():
-    import numpy as np
     import torch
     from transformers import Trainer
 

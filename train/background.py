@@ -6,8 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from audit import subset_by_hash
 from ingest import UserError
 from ingest import settings
+from ingest.files import file_sha256
+from ingest.runs import running
+
+from ._config import TrainConfig
+from ._dpo import read_pairs, train_dpo
+from ._model import resolve_base
+from ._pairs_file import make_pairs, read_rule
+from .finetune import train
+from .subsets import make_subset
 
 RECORD_KEYS = ("subset_id", "pool", "name", "policy", "judge", "format", "decoding", "score", "rate", "seed", "n_selected",
                "n_pick_tied", "n_cut_tied", "heldout")     # heldout: the rule evaluation must match
@@ -23,11 +33,6 @@ def _run_dpo(db, *, base: str, subset=None, curation: dict | None = None, out=No
     """run_training for --method dpo: the subset is a pairs file (its rule read from beside it),
     or the run builds the pairs from a cell (curation: pool, judge, format, decoding, min_margin,
     both_orders) into DIR/pairs.jsonl."""
-    from ingest.runs import running
-
-    from ._config import TrainConfig
-    from ._dpo import read_pairs, train_dpo
-    from ._pairs_file import make_pairs, read_rule
     record = {}
     if subset is not None:
         subset = Path(subset)
@@ -61,14 +66,6 @@ def run_training(db, *, base: str, subset=None, curation: dict | None = None, ou
     Either `subset` (a TRL JSONL file; its stored record is found by hash) or `curation`
     ({pool, policy, judge, format, rate}: curated with the training seed into DIR/subset.jsonl).
     """
-    from audit import subset_by_hash
-    from ingest.files import file_sha256
-    from ingest.runs import running
-
-    from ._config import TrainConfig
-    from ._model import resolve_base
-    from .finetune import train
-    from .subsets import make_subset
     if (subset is None) == (curation is None):
         raise UserError("give either --subset FILE or --pool NAME (with --policy/--judge/--format/--rate)")
     resolve_base(base)                              # a bad --base fails before the run is recorded

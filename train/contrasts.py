@@ -29,6 +29,8 @@ import polars as pl
 from scipy import stats
 
 from audit import cell_rng, holm
+from ingest import UserError, where
+from ingest.files import jsonl_objects
 
 ALPHA = 0.05
 POWER = 0.80
@@ -43,8 +45,6 @@ SCHEMA = {"condition": pl.String, "seed": pl.Int64, "prompt_id": pl.String, "jud
 
 def read_outcomes(path: str | Path) -> pl.DataFrame:
     """Read and check an outcomes JSONL file; errors name the file, line and field."""
-    from ingest import UserError, where
-    from ingest.files import jsonl_objects
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{p}: no such file")
@@ -62,7 +62,6 @@ def read_outcomes(path: str | Path) -> pl.DataFrame:
 
 
 def _check_row(obj: dict, at) -> dict:
-    from ingest import UserError
     out = {}
     for name, kind in REQUIRED.items():
         value = obj.get(name)

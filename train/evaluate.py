@@ -20,13 +20,18 @@ from pathlib import Path
 
 import polars as pl
 
+from audit import eval_prompts, stored_generations, study_outcomes
 from ingest import UserError
+from ingest.scoring.formats import BUILTIN
+from ingest.scoring.judges import parse_judge
+from ingest.store import Database, ensure_current, ensure_study
 
 from ._conditions import Condition, condition_name, resolve_runs
 from ._generation import generate_all, has_markdown
 from ._heldout_check import check_heldout, rule_key
 from ._judging import FORMAT, judge_all, outcome
 from ._request import EvalRequest
+from .heldout import heldout_prompt_ids
 
 __all__ = ["Condition", "EvalRequest", "check_heldout", "condition_name", "evaluate", "export_outcomes",
            "has_markdown", "outcome", "resolve_runs", "rule_key"]
@@ -35,12 +40,6 @@ __all__ = ["Condition", "EvalRequest", "check_heldout", "condition_name", "evalu
 # pragma: no mutate start (make mutate: orchestration, tested with the model by the slow tests)
 def evaluate(req: EvalRequest, run=None) -> dict:
     """Generate, then judge; `run` is the background run (ingest.runs.Run) or None. Returns a summary."""
-    from ingest.store import Database, ensure_current
-    from ingest.store import ensure_study
-    from audit import eval_prompts
-    from ingest.scoring.formats import BUILTIN
-    from ingest.scoring.judges import parse_judge
-    from .heldout import heldout_prompt_ids
     req.check()
     db = Database.of(req.db).path
     ensure_current(db)
@@ -77,7 +76,6 @@ def evaluate(req: EvalRequest, run=None) -> dict:
         started = time.monotonic()
         summary.update(judge_all(req, db, study_id, specs, conds, items, run_id, cancelled, progress))
         summary["judging_s"] = round(time.monotonic() - started, 2)
-    from audit import stored_generations
     summary["generations_stored"] = stored_generations(db, study_id).height
     progress({"phase": "done", **{k: summary[k] for k in ("generated", "judged", "unparsed", "status")}})
     return summary
@@ -85,7 +83,6 @@ def evaluate(req: EvalRequest, run=None) -> dict:
 
 def export_outcomes(db, study: str, path: str | os.PathLike) -> int:
     """Write the study's outcomes as the JSONL `contrasts --outcomes` reads; returns rows written."""
-    from audit import study_outcomes
     frame = study_outcomes(db, study)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:

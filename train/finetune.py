@@ -30,6 +30,7 @@ from ingest.files import file_sha256
 
 from ._config import TrainConfig
 from ._examples import read_subset, split_eval, tokenize
+from ._model import load_base
 from ._progress import finish_run, iso_now, make_callback
 from ._trainer import build_trainer, lora_config
 from ingest import settings
@@ -124,7 +125,6 @@ def train(cfg: TrainConfig, *, cancelled: Callable[[], bool] = lambda: False,
           progress: Callable[[dict], None] = lambda rec: None, run_id: int | None = None,
           subset_record: dict | None = None) -> dict:
     """Load the base (train._model.load_base) and `fit`; the metrics."""
-    from ._model import load_base
     progress({"phase": "loading", "base": cfg.base})
     model, tokenizer = load_base(cfg.base)
     model.train()

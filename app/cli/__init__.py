@@ -3,8 +3,9 @@ or train, print. Errors go to stderr as one message naming the file, line and fi
 
 Each area's commands live in a module of their own and are added to the group here; the options
 and printing they share live in `_common`, which imports none of them. Importing this package stays
-cheap: a command imports what it needs when it runs. A background run's request and its command
-line are read off the commands' own parameters (`_request`: request_for, command_line, run_request).
+cheap: a command imports the packages that do its work when it runs (docs/layout.md#imports). A
+background run's request and its command line are read off the commands' own parameters
+(`_request`: request_for, command_line, run_request).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from .labels import estimate_cmd, label_queue_cmd
 from .verdicts import attach_verdicts_cmd, detach_verdicts_cmd
 from .pairs import pairs_cmd
 from .derive import derive_cmd
-from ingest import settings
+from ingest import UserError, settings       # audit.AuditError is a UserError: importing audit here would load scipy
 
 
 __all__ = ["cli", "command_line", "defaults", "legacy_request", "main", "request_for", "run_request"]
@@ -68,7 +69,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line on argv (default: sys.argv[1:]); returns the exit status: 0, 1 for a
     user's error, 130 when aborted, click's status for a usage error, 3 for an internal error.
     Every message is a line of its own."""
-    from ingest import UserError          # audit.AuditError is one: importing audit here would load scipy
     try:
         cli.main(args=argv, prog_name="judgeaudit", standalone_mode=False)
         return 0

@@ -13,6 +13,7 @@ import click
 import polars as pl
 
 from ingest import settings
+from ingest.runs import RunRequest, asked
 from ingest.store.database import Database
 
 DB_HELP = "DuckDB file (default: $JUDGEAUDIT_DB or ./judgeaudit.duckdb)"
@@ -101,7 +102,6 @@ REQUEST_LEAVES_OUT = ("db",)     # the run's database travels in its environment
 def request_of(command: click.Command, params: dict):
     """The run's request (ingest.runs.RunRequest) of a command's parsed parameters: every parameter
     but --db, its value as plain JSON."""
-    from ingest.runs import RunRequest
     return RunRequest(command.name, {p.name: plain(params.get(p.name)) for p in command.params
                                      if p.name not in REQUEST_LEAVES_OUT})
 
@@ -111,7 +111,6 @@ def run_command(f):
     parameters, is the run's config (ingest.runs.asked), as the dashboard's launch records it."""
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        from ingest.runs import asked
         ctx = click.get_current_context()
         with asked(request_of(ctx.command, ctx.params)):
             return f(*args, **kwargs)

@@ -13,9 +13,10 @@ its command line names only the options that differ from their defaults.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
+
+from ingest import UserError
+from ingest.runs import RunRequest
 
 from ._common import REQUEST_LEAVES_OUT, CommaList, request_of
 from .evaluate import evaluate_cmd
@@ -23,14 +24,10 @@ from .probes import probe_cmd
 from .scoring import score_cmd
 from .train import train_cmd
 
-if TYPE_CHECKING:
-    from ingest.runs import RunRequest
-
 COMMANDS = {c.name: c for c in (score_cmd, probe_cmd, train_cmd, evaluate_cmd)}   # what the dashboard launches
 
 
 def _command(name: str) -> click.Command:
-    from ingest import UserError
     if name not in COMMANDS:
         raise UserError(f"{name!r} is not a command that runs in the background ({', '.join(COMMANDS)})")
     return COMMANDS[name]
@@ -93,7 +90,6 @@ def request_for(command: str, **options) -> RunRequest:
     try:
         return _parsed(cmd, argv)
     except click.ClickException as exc:
-        from ingest import UserError
         raise UserError(exc.format_message()) from None
 
 
@@ -114,6 +110,5 @@ def run_request(row: dict) -> RunRequest | None:
     """What a run (a row of ingest.runs.list_runs) was asked to do: the request its config records,
     or the one an earlier version's stored command line says; None for a run that recorded neither
     (read the fields its command recorded beside, e.g. `curation`)."""
-    from ingest.runs import RunRequest
     config = row.get("config") or {}
     return RunRequest.from_config(config) or legacy_request(config.get("argv"))

@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from ._common import current, db_option, emit_json, emit_table, json_option, jsonable
+from .judges import mark_juries
+from ingest import UserError
 
 
 @click.command("audit")
@@ -37,7 +39,6 @@ def bias_cmd(pool, seed, n_boot, db, as_json):
     from audit import bias
     frame = bias(current(db), pool, seed=seed, n_boot=n_boot)
     if as_json:
-        from .judges import mark_juries
         emit_json(mark_juries(db, pool, {"pool": pool, "cells": frame.to_dicts()}))
     else:
         emit_table(frame)
@@ -103,7 +104,6 @@ def variance_cmd(pool, db, as_json):
 def report_cmd(pool, out, seed, db, as_json):
     """Export the reporting checklist (Markdown or JSON), from the database alone."""
     from audit import checklist, checklist_markdown
-    from ingest import UserError
     if out.suffix.lower() not in (".md", ".json"):
         raise UserError(f"--out {out}: use a .md or .json file name")
     doc = checklist(current(db), pool, seed=seed)

@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from ._common import current, db_option, emit_json, emit_table, json_option, jsonable, refresh_derived
+from .judges import mark_juries
+from ingest import UserError
 
 
 @click.command("import-labels")
@@ -56,7 +58,6 @@ def confusion_dict(flat: list[int]) -> dict:
 def calibrate_cmd(pool, labels_file, source, threshold, target_width, n_boot, seed, db, as_json):
     """Agreement with human labels per (judge, comparative format): raw, Cohen's kappa, ceiling."""
     from audit import calibrate, human_ceiling, stored_labels
-    from ingest import UserError
     from ingest.store import declare_calibration, declared_threshold, finish_calibration, labels_description, labels_from_file
     db = current(db)
     if labels_file is not None:
@@ -77,7 +78,6 @@ def calibrate_cmd(pool, labels_file, source, threshold, target_width, n_boot, se
                      "cells": [cell_document(c) for c in cells.to_dicts()]})
     finish_calibration(db, cid, doc)
     if as_json:
-        from .judges import mark_juries
         emit_json(mark_juries(db, pool, doc))
     else:
         emit_table(cells.drop("confusion", "target_width", *CONFIDENCE_KEYS))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from ._common import current, db_option, emit_json, emit_table, json_option
+from .judges import mark_juries
 
 
 @click.command("consistency")
@@ -20,7 +21,6 @@ def consistency_cmd(pool, seed, n_boot, db, as_json):
     from audit import consistency
     frame = consistency(current(db), pool, seed=seed, n_boot=n_boot)
     if as_json:
-        from .judges import mark_juries
         emit_json(mark_juries(db, pool, {"pool": pool, "cells": frame.to_dicts()}))
     else:
         emit_table(frame)

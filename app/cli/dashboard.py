@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from ._common import db_option, emit_json, json_option
+from app.auth import check_serving
 from ingest import settings
 
 
@@ -22,7 +23,6 @@ from ingest import settings
 @db_option
 def app_cmd(port, address, db):
     """Start the dashboard (seeds an empty database with the bundled demo first)."""
-    from app.auth import check_serving
     from ingest.demo import seed_demo
     mode = check_serving(address)   # beyond localhost only with a login (README: for a team)
     if mode:

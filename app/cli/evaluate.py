@@ -10,6 +10,8 @@ import click
 import polars as pl
 
 from ._common import CommaList, db_option, emit_json, emit_table, json_option, run_command
+from ingest import UserError
+from ingest.runs import run_key, running
 
 
 @click.command("evaluate")
@@ -43,7 +45,6 @@ def evaluate_cmd(runs, pool, judges, max_new_tokens, batch_size, study, heldout_
                       db=db, study=study, max_new_tokens=max_new_tokens, batch_size=batch_size,
                       heldout_share=heldout_share, heldout_seed=heldout_seed, max_prompts=max_prompts,
                       concurrency=concurrency, timeout=timeout, max_retries=max_retries, api_key_env=api_key_env)
-    from ingest.runs import run_key, running
     req.check()
     with running(db, "evaluate", pool=pool, config={"study": req.study_name},     # beside the request: the study
                  key=run_key("evaluate", req.study_name)) as run:
@@ -70,7 +71,6 @@ def evaluate_cmd(runs, pool, judges, max_new_tokens, batch_size, study, heldout_
 @json_option
 def contrasts_cmd(outcomes, study, boot, seed, db, as_json):
     """Friedman, paired bootstrap contrasts with Holm, judge concurrence, adjusted contrasts, MDD."""
-    from ingest import UserError
     from train.contrasts import analyse, read_outcomes
     if (outcomes is None) == (study is None):
         raise UserError("give exactly one of --outcomes FILE.jsonl or --study NAME")

@@ -8,6 +8,7 @@ import click
 import polars as pl
 
 from ._common import current, db_option, emit_json, emit_table, json_option
+from .judges import mark_juries
 
 ITEM_KEYS = ("id", "strength", "lo", "hi", "rank", "games", "wins")
 STYLE_FEATURES = ("length", "headers", "lists", "bold")
@@ -101,7 +102,6 @@ def rank_cmd(pool, by, n_boot, seed, prior, style, db, as_json):
         from audit import style_rank
         frame = style_rank(current(db), pool, n_boot=n_boot, seed=seed)
         if as_json:
-            from .judges import mark_juries
             emit_json(mark_juries(db, pool, style_document(frame, pool)))
         else:
             emit_table(frame.filter(pl.col("part") != "system").drop("value_raw", "rank", "rank_raw"),
@@ -115,7 +115,6 @@ def rank_cmd(pool, by, n_boot, seed, prior, style, db, as_json):
     from audit import rank
     frame = rank(current(db), pool, by=by, n_boot=n_boot, seed=seed, prior=prior)
     if as_json:
-        from .judges import mark_juries
         emit_json(mark_juries(db, pool, rank_document(frame, pool, by)))
     else:
         emit_table(frame.drop("n_units"))

@@ -6,6 +6,7 @@ import click
 import polars as pl
 
 from ._common import current, db_option, emit_json, emit_table, json_option
+from ingest.runs import cancel, list_runs
 
 RUN_KEYS = ("id", "kind", "status", "pool", "pid", "started", "finished", "out_dir", "log", "config", "error")
 
@@ -26,7 +27,6 @@ def public_run(row: dict) -> dict:
 @json_option
 def runs_cmd(kind, db, as_json):
     """Every background run, oldest first (dead or hung runs are marked failed first)."""
-    from ingest.runs import list_runs
     rows = [public_run(r) for r in list_runs(current(db), kind=kind)]
     if as_json:
         emit_json({"runs": rows})
@@ -45,7 +45,6 @@ def runs_cmd(kind, db, as_json):
 @json_option
 def cancel_cmd(run_id, wait_s, db, as_json):
     """Stop a run (a training run saves its adapter first); a queued run never starts."""
-    from ingest.runs import cancel
     row = public_run(cancel(current(db), run_id, wait_s=wait_s))
     if as_json:
         emit_json({"run": row})

@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 
 from ._common import CommaList, db_option, emit_json, json_option, run_command, refresh_derived
+from .batch import print_export
+from ingest import UserError
 
 
 @click.command("score")
@@ -57,7 +59,6 @@ def score_cmd(pool, judge_spec, formats, concurrency, drain_after, cooldown, swa
               max_retries, api_key_env, judge_name, format_specs, logprobs, decoding, constraint, strategy, samples,
               temperature, batch_out, db, as_json):
     """Score a pool with a judge under several formats. Re-running the same command resumes."""
-    from ingest import UserError
     from ingest.scoring import score, ScoreRequest
     if swap_sample != "all":
         try:
@@ -72,7 +73,6 @@ def score_cmd(pool, judge_spec, formats, concurrency, drain_after, cooldown, swa
         decoding=decoding, constraint=constraint, format_specs=list(format_specs), strategy=strategy,
         samples=samples, temperature=temperature)
     if batch_out is not None:
-        from .batch import print_export
         return print_export(request, batch_out, as_json)
     result = score(request)
     refresh_derived(db, pool)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ._common import db_option, emit_json, json_option, run_command
+from ingest import UserError
 
 
 @click.command("curate")
@@ -27,7 +28,6 @@ from ._common import db_option, emit_json, json_option, run_command
 @json_option
 def curate_cmd(pool, policy, judge, fmt, decoding, score_kind, rate, seed, out, db, as_json):
     """Select one response per prompt, keep the top share of prompts; store and export the subset."""
-    from ingest import UserError
     from train.subsets import make_subset
     if rate is None:
         if policy != "full":
@@ -88,7 +88,6 @@ def train_cmd(subset, pool, policy, judge, fmt, decoding, score_kind, rate, base
               lora_alpha, lora_dropout, max_length, eval_share, eval_steps, group_by_length, seed, method, beta,
               min_margin, both_orders, report_to, db, as_json):
     """Fine-tune a LoRA adapter on a subset (SFT) or on preference pairs (DPO), as a background run."""
-    from ingest import UserError
     from train import run_training
     curation = None
     if pool is not None and method == "dpo":

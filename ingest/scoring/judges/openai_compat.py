@@ -13,6 +13,7 @@ import time
 
 import httpx
 
+from ..._errors import UserError
 from ..._redact import redact
 from . import _constraint
 from .base import CallHints, JudgeError, JudgeReply
@@ -90,7 +91,6 @@ class OpenAIJudge:
         self._url = self.endpoint + "/chat/completions"
         key = settings.api_key(api_key_env)
         if api_key_env and not key:
-            from ..._errors import UserError
             raise UserError(f"--api-key-env: the environment variable {api_key_env} is not set")
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._secrets = (key,) if key else ()   # redacted from any error text, wherever it appears

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import UserError
+from .._request import ScoreRequest
+from .._runner import score
 from ...store import Database, import_pool, pool_names
 
 PAIRS_FILE = "controlled_pairs.jsonl"
@@ -88,8 +90,6 @@ def run_probe(db, judge: str, strategy: str | None = None, sample: int | None = 
               judge_name: str | None = None, concurrency: int = 4, api_key_env: str | None = None,
               timeout: float = 60.0, max_retries: int = 4, progress: bool = False) -> dict:
     """Score the probe pool with `judge` (SPEC) under `strategy` in both orders; resumes."""
-    from .._request import ScoreRequest
-    from .._runner import score
     pool = ensure_probe_pool(db, sample, seed)
     req = ScoreRequest(pool=pool, judge=judge, formats=[FORMAT], db=db, schedule="both", seed=seed,
                        concurrency=concurrency, api_key_env=api_key_env, timeout=timeout,
