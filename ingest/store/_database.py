@@ -100,6 +100,13 @@ def ensure_current(path: str | os.PathLike | None = None) -> None:
             pass
 
 
+# the query that reads the largest id in use of each table next_id serves (sql/largest_id_TABLE.sql)
+LARGEST_ID = {"batch_exports": "largest_id_batch_exports", "calibrations": "largest_id_calibrations",
+              "cell_runs": "largest_id_cell_runs", "formats": "largest_id_formats", "judges": "largest_id_judges",
+              "label_queues": "largest_id_label_queues", "pools": "largest_id_pools", "runs": "largest_id_runs",
+              "studies": "largest_id_studies", "subsets": "largest_id_subsets"}
+
+
 def next_id(con, table: str, marked: bool = True) -> int:
     """A fresh id for `table`, never one handed out before (even if its rows were deleted): the
     high-water mark lives in id_marks; the largest id in use is read by sql/largest_id_TABLE.sql.
@@ -107,7 +114,7 @@ def next_id(con, table: str, marked: bool = True) -> int:
     the largest + 1 (and past any mark kept), and id_marks is not written, so a unit of work that
     adds a judge touches one table fewer (every table a checkpoint touches costs a 256 KiB block:
     schema/018)."""
-    used = _sql.first(con, f"largest_id_{table}")[0]
+    used = _sql.first(con, LARGEST_ID[table])[0]
     mark = con.execute("SELECT last_id FROM id_marks WHERE name = $n", {"n": table}).fetchone()
     new = max(used, mark[0] if mark else 0) + 1
     if not marked:

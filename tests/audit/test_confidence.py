@@ -338,7 +338,7 @@ def test_calibration_page_draws_the_reliability_diagram_or_says_how_to_get_proba
     assert set(table.loc[table["n_prob"] > 0, "judge"]) == {"mtbench-jury"}
     # the same pool without its jury: no probabilities at all, and the page says how to get them
     import duckdb
-    con = duckdb.reading(str(tmp_path / "demo.duckdb"))
+    con = duckdb.connect(str(tmp_path / "demo.duckdb"))
     jury = con.execute("SELECT judge_id FROM judges WHERE name = 'mtbench-jury'").fetchone()[0]
     con.execute("DELETE FROM verdicts WHERE judge_id = $j", {"j": jury})
     con.close()
