@@ -109,7 +109,8 @@ def _run_row(r: dict) -> dict:
             "config": {k: config[k] for k in keep if k in config}, "error": r["error"]}
 
 
-def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
+def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0, cells: pl.DataFrame | None = None,
+              slots: pl.DataFrame | None = None, repeats: pl.DataFrame | None = None) -> dict:
     """The checklist as the JSON document of docs/command-line.md#judgeaudit-report; a cell is (judge,
     format, decoding, score), and its `decoding` holds the recorded settings with the mode (greedy |
     sampled | constrained) as `mode`, `samples` (the most samples of any call in the cell) and `rule`
@@ -122,14 +123,19 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0) -> dict:
     diagnostics of the mean of its samples), `runs` (the pool's curation-and-training, evaluation and
     probe runs) and `studies` (its evaluation studies); per cell `template_sha256`, `provider`,
     `simulated` and `repeats` (null for a cell whose calls were asked once; else audit.consistency's
-    flip_rate, agreement, alpha, alpha_lo, alpha_hi, level, n_items and samples_for_alpha_08)."""
+    flip_rate, agreement, alpha, alpha_lo, alpha_hi, level, n_items and samples_for_alpha_08).
+
+    `cells`, `slots`, `repeats`: audit_cells, bias and consistency of the pool at this seed when the
+    caller has them already (the derived results' stored frames), else computed here."""
     info = pools(db).filter(pl.col("name") == pool)
-    every = audit_cells(db, pool, seed=seed)
+    every = audit_cells(db, pool, seed=seed) if cells is None else cells
     cells = every.filter(pl.col("aggregate").is_in(["single", "jury"]))     # a jury's cells are its own
     means = {(r["judge"], r["format"], r["decoding"], r["score"]): r
              for r in every.filter(pl.col("aggregate") == "mean").to_dicts()}
-    slots = {(r["judge"], r["format"], r["decoding"]): r for r in bias(db, pool, seed=seed).to_dicts()}
-    repeats = {(r["judge"], r["format"], r["decoding"]): r for r in consistency(db, pool, seed=seed).to_dicts()}
+    slots = {(r["judge"], r["format"], r["decoding"]): r
+             for r in (bias(db, pool, seed=seed) if slots is None else slots).to_dicts()}
+    repeats = {(r["judge"], r["format"], r["decoding"]): r
+               for r in (consistency(db, pool, seed=seed) if repeats is None else repeats).to_dicts()}
     with reading(db) as read:
         pid = read.pool_id(pool)
         runs = {(r["judge"], r["format"], r["decoding"]): r for r in read.frame("cell_runs", pool_id=pid).to_dicts()}

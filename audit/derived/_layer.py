@@ -150,14 +150,15 @@ def _parts(frame: pl.DataFrame, judges: list[str]) -> dict[str, pl.DataFrame]:
 
 
 def _compute_missing(db: Database, pool: str, name: str, result: Result, args: tuple,
-                     missing: list) -> list[tuple]:
+                     missing: list, reader: "Reader") -> list[tuple]:
     """Compute the parts (or the whole) under the `missing` marks and store each; [(mark, frame,
-    seconds, stored)]."""
+    seconds, stored)]. The results it `uses` are read through the layer first (their time not counted)."""
     out = []
     if not result.per_judge or not missing[0].part:
         (mark,) = missing
+        used = {u: reader(u) for u in result.uses}
         t0 = time.monotonic()
-        frame = result.compute(db, pool, *args)
+        frame = result.compute(db, pool, *args, **used)
         seconds = time.monotonic() - t0
         return [(mark, frame, seconds, db.save_derived(mark, name, args, frame, seconds))]
     groups = [missing] if result.judge_column else [[m] for m in missing]
@@ -180,11 +181,11 @@ def _whole(result: Result, frames: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 def _current(db: Database, pool: str, name: str, result: Result, args: tuple, marks: list,
-             stored: dict) -> tuple[pl.DataFrame, list[tuple]]:
+             stored: dict, reader: "Reader") -> tuple[pl.DataFrame, list[tuple]]:
     """The result from the stored parts, the missing ones computed and stored: (frame, what was
     computed as [(mark, frame, seconds, stored)])."""
     missing = [m for m in marks if stored.get(m.part) is None]
-    done = _compute_missing(db, pool, name, result, args, missing) if missing else []
+    done = _compute_missing(db, pool, name, result, args, missing, reader) if missing else []
     frames = dict(stored)
     frames.update({m.part: frame for m, frame, _, _ in done})
     return _whole(result, [frames[m.part] for m in marks]), done
@@ -226,7 +227,7 @@ def read(db, pool: str, name: str, *args, results: dict[str, Result] = RESULTS, 
 
         def compute() -> pl.DataFrame:
             try:
-                return _remember(key, _current(db, pool, name, result, args, marks, stored)[0])
+                return _remember(key, _current(db, pool, name, result, args, marks, stored, reader)[0])
             finally:
                 with _guard:
                     _inflight.pop(key, None)
@@ -274,7 +275,7 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS) -> dict:
         if not missing:
             out.append({"name": name, "status": "current", "seconds": 0.0, "parts": len(marks), "computed": 0})
             continue
-        done = _compute_missing(db, pool, name, result, args, missing)
+        done = _compute_missing(db, pool, name, result, args, missing, reader)
         seconds = sum({id(m): s for m, _, s, _ in done}.values()) if not result.judge_column else \
             max((s for _, _, s, _ in done), default=0.0)
         out.append({"name": name, "status": "computed" if all(ok for *_, ok in done) else "not stored",

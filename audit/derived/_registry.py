@@ -41,6 +41,9 @@ class Result:
       current; None: every judge's;
     - `built_from`, `build(frame)`: a result made from another one's frame (never from the database),
       made again when read;
+    - `uses`: other derived results it is computed from too, read through the layer (stored, or
+      computed and stored) and passed to `compute` by name: a result of the whole pool computed from
+      the stored parts of others (the checklist, from the cells, slot bias and consistency);
     - `first_view(read, pool)`: the arguments a page's first view asks for (what `refresh` stores);
       None when the page would show nothing to compute.
 
@@ -56,12 +59,16 @@ class Result:
     judges_of: Callable | None = None
     built_from: str | None = None
     build: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+    uses: tuple[str, ...] = ()
     first_view: Callable = no_arguments
 
 
-def checklist_frame(db, pool: str) -> pl.DataFrame:
-    """audit.checklist's document as one row of JSON (a frame, so it is stored like the others)."""
-    return pl.DataFrame({"json": [json.dumps(_report.checklist(db, pool), default=str)]})
+def checklist_frame(db, pool: str, cells: pl.DataFrame | None = None, bias: pl.DataFrame | None = None,
+                    consistency: pl.DataFrame | None = None) -> pl.DataFrame:
+    """audit.checklist's document as one row of JSON (a frame, so it is stored like the others), from
+    the cells, slot bias and consistency given (the stored derived results) or computed."""
+    doc = _report.checklist(db, pool, cells=cells, slots=bias, repeats=consistency)
+    return pl.DataFrame({"json": [json.dumps(doc, default=str)]})
 
 
 def judges_frame(db, pool: str, prices: tuple = ()) -> pl.DataFrame:
@@ -139,7 +146,7 @@ RESULTS: dict[str, Result] = {
                        per_judge=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
     "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts,
                             per_judge=True, judge_column=False, combine=summed_counts),
-    "checklist": Result("the reporting checklist", checklist_frame),
+    "checklist": Result("the reporting checklist", checklist_frame, uses=("cells", "bias", "consistency")),
     "drift": Result("the drift between two judges per cell", _drift.drift, judges_of=_two_judges,
                     first_view=first_two_judges),
     "drift_items": Result("the calls that moved between two judges", _drift.drift_items, judges_of=_two_judges,

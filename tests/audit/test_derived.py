@@ -40,10 +40,10 @@ def counted(monkeypatch):
     for name in NAMES:
         result = ORIGINAL[name]
 
-        def counting(db, *args, _name=name, _fn=result.compute):
+        def counting(db, *args, _name=name, _fn=result.compute, **used):
             calls[_name] += 1
             scopes[_name].append(getattr(db, "judges", None))
-            return _fn(db, *args)
+            return _fn(db, *args, **used)
         monkeypatch.setitem(DERIVED_RESULTS, name, replace(result, compute=counting))
     derived.forget()
     yield calls
@@ -345,3 +345,26 @@ def test_derive_stores_what_the_pages_read_and_only_what_is_stale(db, tmp_path, 
     assert_frame_equal(first["bias"], _fresh(db, "bias"))
     assert main(["derive", "--pool", "nope", "--db", str(db)]) == 1
     assert "no pool named 'nope' (known: s)" in capsys.readouterr().err
+
+
+def test_the_checklist_is_made_from_the_stored_parts(db, tmp_path, monkeypatch):
+    """After another judge's verdicts, the checklist (a document of the whole pool) is computed again
+    from the stored cells, slot bias and consistency (the new judge's parts computed, the others read),
+    never by running the audit over every judge's verdicts; and it is the checklist computed afresh."""
+    import audit._report as report
+    rows = synthetic_pool(6, seed=9)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
+    verdicts = synthetic_verdicts(rows, judges=("alpha", "beta", "gamma"), seed=9)
+    import_verdicts(db, write_jsonl(tmp_path / "ab.jsonl", [v for v in verdicts if v["judge"] != "gamma"]), "s")
+    derived.refresh(Database(db), "s", DERIVED_RESULTS)
+    import_verdicts(db, write_jsonl(tmp_path / "g.jsonl", [v for v in verdicts if v["judge"] == "gamma"]), "s")
+    fresh = _comparable("checklist", _fresh(db, "checklist"))
+
+    def whole_pool(*args, **kwargs):
+        raise AssertionError("the checklist ran an audit function over the whole pool")
+    for name in ("audit_cells", "bias", "consistency"):
+        monkeypatch.setattr(report, name, whole_pool)
+    derived.forget()
+    done = {r["name"]: r for r in derived.refresh(Database(db), "s", DERIVED_RESULTS)["results"]}
+    assert done["checklist"]["status"] == "computed" and done["cells"]["computed"] == 1
+    assert_frame_equal(_comparable("checklist", _read(db, "checklist")), fresh)
