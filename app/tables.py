@@ -59,7 +59,7 @@ HEADINGS = {
     "wins": "wins", "id": "item", "p_exact": "p (exact)", "p_cc": "p (continuity-corrected)",
     "n_pairs_judged": "pairs judged", "sd_diff": "sd of the difference", "mdd": "minimum detectable difference",
     "delta": "Δ", "delta_lo": "Δ low", "delta_hi": "Δ high", "bias_lo": "bias low", "bias_hi": "bias high",
-    "n_changed": "changed", "share_changed": "share changed", "mean_shift": "mean shift", "old": "before",
+    "share_changed": "share changed", "mean_shift": "mean shift", "old": "before",
     "new": "after", "rate": "rate", "overlap": "overlap", "jaccard": "Jaccard overlap",
     "agreement_lo": "agreement low", "agreement_hi": "agreement high", "samples_for_alpha_08": "samples for α ≥ 0.8",
     "expected_agreement": "expected agreement", "calls_per_verdict": "calls per verdict",
