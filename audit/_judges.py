@@ -191,7 +191,12 @@ def _frame(rows: list[dict]) -> pl.DataFrame:
                   reasons=pl.Struct({f: pl.String for f in REASON_FIELDS}))
     frame = pl.DataFrame([{c: r.get(c) for c in JUDGES_COLUMNS if c != "on_front"} for r in rows],
                          schema={c: t for c, t in schema.items() if c != "on_front"})
-    front = pareto_front(frame["cost_per_1000"].fill_null(np.nan).to_numpy(),
-                         frame["agreement"].fill_null(np.nan).to_numpy()) if frame.height else np.zeros(0, bool)
-    return frame.with_columns(pl.Series("on_front", front, pl.Boolean)).select(JUDGES_COLUMNS) \
-        .with_columns(pl.selectors.float().fill_nan(None))
+    return with_front(frame).select(JUDGES_COLUMNS).with_columns(pl.selectors.float().fill_nan(None))
+
+
+def with_front(board: pl.DataFrame) -> pl.DataFrame:
+    """The leaderboard with `on_front` marked over all its rows: the Pareto front of agreement against
+    cost per 1,000 verdicts (a leaderboard put together from judges' parts is marked again whole)."""
+    front = pareto_front(board["cost_per_1000"].fill_null(np.nan).to_numpy(),
+                         board["agreement"].fill_null(np.nan).to_numpy()) if board.height else np.zeros(0, bool)
+    return board.with_columns(pl.Series("on_front", front, pl.Boolean))

@@ -354,7 +354,8 @@ def sql_built_from_text(root: Path) -> list[str]:
     return bad
 
 
-DERIVED_VERBS = {"derived_mark", "derived_judge_marks", "derived_result", "save_derived", "params_json"}
+DERIVED_VERBS = {"derived_mark", "derived_judge_marks", "derived_parts", "derived_result", "save_derived",
+                 "params_json"}
 
 
 def derived_machinery_in_app(root: Path) -> list[str]:

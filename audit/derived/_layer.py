@@ -20,6 +20,7 @@ import polars as pl
 
 from ingest.store.database import Database
 
+from .._pools import pools
 from .._read import AuditError
 from ._registry import RESULTS, Result
 
@@ -193,10 +194,7 @@ def _current(db: Database, pool: str, name: str, result: Result, args: tuple, ma
 
 def _stored_parts(db: Database, name: str, args: tuple, marks: list) -> tuple[dict, tuple | None]:
     """{part: stored frame or None} under the marks, and the latest computation's timing."""
-    out, timing = {}, None
-    for mark in marks:
-        out[mark.part], timing = db.derived_result(mark, name, args)
-    return out, timing
+    return db.derived_parts(marks, name, args)
 
 
 def read(db, pool: str, name: str, *args, results: dict[str, Result] = RESULTS, bar=no_bar) -> pl.DataFrame:
@@ -265,8 +263,7 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS) -> dict:
             continue
         marks = _marks(db, pool, result, args, reader)
         if marks is None:                  # no such pool (the caller migrated the database first)
-            from .. import _pools
-            known = ", ".join(_pools.pools(db)["name"]) or "none"
+            known = ", ".join(pools(db)["name"]) or "none"
             raise AuditError(f"no pool named '{pool}' (known: {known})")
         if result.basis != "pool" and (result.per_judge or result.judges_of is None):
             n_verdicts = sum(m.n_verdicts for m in marks)
@@ -276,8 +273,8 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS) -> dict:
             out.append({"name": name, "status": "current", "seconds": 0.0, "parts": len(marks), "computed": 0})
             continue
         done = _compute_missing(db, pool, name, result, args, missing, reader)
-        seconds = sum({id(m): s for m, _, s, _ in done}.values()) if not result.judge_column else \
-            max((s for _, _, s, _ in done), default=0.0)
+        # a result computed judge by judge took the sum of its computations; else one computation's time
+        seconds = sum(s for _, _, s, _ in done) if not result.judge_column else max(s for _, _, s, _ in done)
         out.append({"name": name, "status": "computed" if all(ok for *_, ok in done) else "not stored",
                     "seconds": round(seconds, 3), "parts": len(marks), "computed": len(done)})
     return {"pool": pool, "n_verdicts": n_verdicts, "results": out}
@@ -302,9 +299,8 @@ def refresh_after(db, pool: str | None, results: dict[str, Result] = RESULTS,
     pool's when the command names none: a batch file names its pools), a line per pool said. A
     failure is said, not raised: the verdicts are stored all the same, and the first page view (or
     `judgeaudit derive --pool P`) computes what is missing."""
-    from .. import _pools
     db = Database.of(db)
-    for name in [pool] if pool else _pools.pools(db)["name"].to_list():
+    for name in [pool] if pool else pools(db)["name"].to_list():
         t0 = time.monotonic()
         try:
             result = refresh(db, name, results)

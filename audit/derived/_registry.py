@@ -86,14 +86,6 @@ def systems_frame(db, pool: str) -> pl.DataFrame:
     return _pools.pool_candidates(db, pool).select("candidate_id").unique().sort("candidate_id")
 
 
-def on_front(board: pl.DataFrame) -> pl.DataFrame:
-    """The leaderboard with `on_front` marked over every judge's rows (the Pareto front spans judges)."""
-    import numpy as np
-    front = _judges.pareto_front(board["cost_per_1000"].fill_null(np.nan).to_numpy(),
-                                 board["agreement"].fill_null(np.nan).to_numpy()) if board.height else []
-    return board.with_columns(pl.Series("on_front", front, pl.Boolean))
-
-
 def summed_counts(counts: pl.DataFrame) -> pl.DataFrame:
     """export_counts' (sample, status, n) summed over the judges' parts."""
     return counts.group_by("sample", "status").agg(pl.col("n").sum()).sort("sample", "status") \
@@ -141,7 +133,7 @@ RESULTS: dict[str, Result] = {
                          first_view=lambda read, pool: (0, 0)),   # every cell, no bootstrap: the page filters one
     # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
     "judges_board": Result("the judges' leaderboard", judges_frame, basis="labels", per_judge=True,
-                           combine=on_front),
+                           combine=_judges.with_front),   # the Pareto front spans judges
     "estimate": Result("what the labels are worth (PPI++ per cell)", _worth_cells.estimate, basis="labels",
                        per_judge=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
     "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "connection": ["DEFAULT_DB", "lock_timeout_s"],
+    "connection": ["DEFAULT_DB"],
     "database": ["Database"],
     "_database": ["ensure_current"],
     "_units": ["reading", "writing"],
@@ -37,12 +37,13 @@ _EXPORTS = {
     "_attached": ["detach_verdicts"],
     "_file_import": ["NotInPlace"],
 }
-_EXPORTS["_derived"] = ["derived_judge_marks", "derived_mark", "derived_result", "params_json", "save_derived"]
+_EXPORTS["_derived"] = ["derived_judge_marks", "derived_mark", "derived_parts", "derived_result", "params_json",
+                         "save_derived"]
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)
 # the verbs a Database handle offers bound to itself (`db.import_pool(path, pool)`): every function of
 # the face that takes the database first
-VERBS = frozenset(n for n in _MODULE_OF if n[0].islower() and n not in ("lock_timeout_s", "params_json"))
+VERBS = frozenset(n for n in _MODULE_OF if n[0].islower() and n != "params_json")
 
 
 def __getattr__(name: str):

@@ -151,17 +151,28 @@ def _now(con, state: Mark) -> str | None:
     return _of_judges(marks, state.pool_id, state.basis, state.judges).fingerprint
 
 
+def derived_parts(db, marks: list[Mark], name: str, params=()
+                  ) -> tuple[dict[str, pl.DataFrame | None], tuple[float, int] | None]:
+    """({part: frame}, timing) on one connection: for each mark (of one pool), the stored result `name`
+    (or its part `mark.part`) for `params` when it was computed under that mark's fingerprint, else
+    None; and the latest computation of `name` for the pool, any parameters and part, as (seconds,
+    n_verdicts) (None before any): the next one's estimate."""
+    out = {}
+    with reader(db) as con:
+        for mark in marks:
+            row = _sql.first(con, "derived_result", pool_id=mark.pool_id, name=name,
+                             params_json=params_json(params), part=mark.part)
+            out[mark.part] = pl.read_parquet(io.BytesIO(row[1])) if row is not None and row[0] == mark.fingerprint \
+                else None
+        timing = _sql.first(con, "derived_timing", pool_id=marks[0].pool_id, name=name) if marks else None
+    return out, (float(timing[0]), int(timing[1])) if timing else None
+
+
 def derived_result(db, mark: Mark, name: str, params=()
                    ) -> tuple[pl.DataFrame | None, tuple[float, int] | None]:
-    """(frame, timing): the stored result `name` (or the part `mark.part` of it) for `params` when it
-    was computed under `mark`'s fingerprint (else None), and the latest computation of `name` for the
-    pool, any parameters and part, as (seconds, n_verdicts) (None before any): the next one's estimate."""
-    with reader(db) as con:
-        row = _sql.first(con, "derived_result", pool_id=mark.pool_id, name=name, params_json=params_json(params),
-                         part=mark.part)
-        timing = _sql.first(con, "derived_timing", pool_id=mark.pool_id, name=name)
-    frame = pl.read_parquet(io.BytesIO(row[1])) if row is not None and row[0] == mark.fingerprint else None
-    return frame, (float(timing[0]), int(timing[1])) if timing else None
+    """(frame, timing) of derived_parts for one mark."""
+    parts, timing = derived_parts(db, [mark], name, params)
+    return parts[mark.part], timing
 
 
 def save_derived(db, state: Mark, name: str, params, frame: pl.DataFrame, seconds: float) -> bool:

@@ -32,11 +32,6 @@ DEFAULT_DB = settings.DEFAULT_DB
 IN_PROCESS = threading.RLock()
 
 
-def lock_timeout_s() -> float:
-    """Seconds to wait for the lock (ingest.settings.lock_timeout_s), read when a connection is opened."""
-    return settings.lock_timeout_s()
-
-
 def missing_database(path: Path) -> str:
     """What a reader says when the file is not there."""
     return f"{path}: no such database (run `judgeaudit demo` for the bundled demo, import a pool first, or pass --db)"
@@ -55,7 +50,7 @@ def open_with_retry(path: Path, read_only: bool, timeout_s: float | None = None,
                     notify=None) -> duckdb.DuckDBPyConnection:
     """Connect, waiting (exponential backoff with jitter) while another process holds the lock,
     up to timeout_s (default: $JUDGEAUDIT_LOCK_TIMEOUT as it is now)."""
-    timeout_s = lock_timeout_s() if timeout_s is None else timeout_s
+    timeout_s = settings.lock_timeout_s() if timeout_s is None else timeout_s
     notify = notify or (lambda msg: print(msg, file=sys.stderr, flush=True))
     deadline = time.monotonic() + timeout_s
     delay, told = 0.05, False

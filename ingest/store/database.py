@@ -90,11 +90,6 @@ class Database:
             changed = connection.verdict_source(con, self.judges)
             yield Reading(con, queries, error, changed)
 
-    def read(self, name: str, queries: str = "ingest.store", **params) -> pl.DataFrame:
-        """One named query of `queries` as a frame, in a reading of its own."""
-        with self.reading(queries) as read:
-            return read.frame(name, **params)
-
     def __getattr__(self, name: str):
         """The store's verbs, bound to this database: `db.import_pool(path, pool)` is
         `ingest.store.import_pool(db, path, pool)`."""
