@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "connection": ["DEFAULT_DB"],
     "database": ["Database"],
     "_database": ["ensure_current"],
     "_units": ["reading", "writing"],

@@ -22,7 +22,6 @@ import duckdb
 from .. import settings
 from .._errors import UserError
 
-DEFAULT_DB = settings.DEFAULT_DB
 
 # One connection of this package open at a time in a process. Threads of one process (a run's
 # writer, its heartbeat, the dashboard's sessions) would otherwise share one DuckDB instance, where
