@@ -213,6 +213,17 @@ def runs_of(kind: str, pool: str | None = None) -> list[dict]:
     return list_runs(database(), kind=kind, pool=pool)
 
 
+def live_runs(rows: list[dict]) -> list[dict]:
+    """The runs read from the database earlier in this page run, as their live files have them now
+    (ingest.runs.live_state: status, progress, and `recheck` when the database should be read again):
+    what a page following a run reads between two runs of its script, without the database."""
+    from ingest.runs import live_state
+    return [live_state(r, LIVE_STALE_S) for r in rows]
+
+
+LIVE_STALE_S = 30.0     # a live file this old (its run writes it every 2 s): the page reads the database again
+
+
 def active_run(key: str) -> dict | None:
     """The live run holding this key (run_key("score", POOL, JUDGE)), if any: a launch would be refused."""
     from ingest.runs import active
@@ -224,13 +235,14 @@ def score_key(pool: str, judge: str) -> str:
     return run_key("score", pool, judge)
 
 
-def run_log(run_id: int, n_chars: int = 3000) -> str:
-    """The tail of a run's log, with key-like strings redacted (a crash may print anything), as a
-    terminal would have left it (app.run_card.clean_log: no progress-bar redraws, repeats counted)."""
+def run_log(row: dict, n_chars: int = 3000) -> str:
+    """The tail of a run's log (the run's row, read already: its log file, no database), with key-like
+    strings redacted (a crash may print anything), as a terminal would have left it
+    (app.run_card.clean_log: no progress-bar redraws, repeats counted)."""
     from app.run_card import clean_log
     from ingest import redact
     from ingest.runs import log_tail
-    text = clean_log(redact(log_tail(database(), run_id, 4 * n_chars)))   # the redraws shrink: read more
+    text = clean_log(redact(log_tail(database(), row["run_id"], 4 * n_chars, row=row)))   # the redraws shrink: read more
     return text[-n_chars:].partition("\n")[2] if len(text) > n_chars else text
 
 
