@@ -146,6 +146,11 @@ def _pair_table(db, pool: str, judge: str, min_margin: float, both_orders: bool,
     return train.pair_table(db, pool, judge, min_margin, both_orders, seed)
 
 
+def _estimate(db, per_format: tuple, provider: str, decoding: str, concurrency: int, latency_ms):
+    from ingest.scoring import estimate_time
+    return estimate_time(db, dict(per_format), provider, decoding, concurrency, latency_ms)
+
+
 def _verdicts_parquet(db, pool: str) -> bytes:
     import io
     buffer = io.BytesIO()
@@ -165,7 +170,7 @@ _READS = {
     "annotator_agreement": audit.annotator_agreement, "juries": audit.juries, "studies": audit.studies,
     "study_outcomes": audit.study_outcomes, "study_generations": audit.study_generations,
     "contrasts": _contrasts, "prompt_differences": _prompt_differences, "pair_table": _pair_table,
-    "verdicts_parquet": _verdicts_parquet, "verdicts_jsonl": _verdicts_jsonl,
+    "verdicts_parquet": _verdicts_parquet, "verdicts_jsonl": _verdicts_jsonl, "estimate": _estimate,
 }
 
 
@@ -285,10 +290,12 @@ def builtin_formats() -> list[str]:
     return list(BUILTIN)
 
 
-def estimate_seconds(n_calls: int, provider: str, decoding: str, concurrency: int = 1,
-                     latency_ms: float | None = None) -> float | None:
-    from ingest.scoring import estimate_seconds as estimate
-    return estimate(n_calls, provider, decoding, concurrency, latency_ms)
+def estimate(per_format: dict[str, int], provider: str, decoding: str, concurrency: int = 1,
+             latency_ms: float | None = None):
+    """A run's expected time (ingest.scoring.estimate_time: the bundled model's from what runs measured
+    on this machine, with how many; the simulated judge's from its latency; None for an endpoint)."""
+    return _cached("estimate", *database().state(), tuple(per_format.items()), provider, decoding, int(concurrency),
+                   latency_ms)
 
 
 def check_call(pool: str, judge: dict, fmt: str, decoding: str) -> dict:

@@ -1,5 +1,5 @@
 """Before a scoring run: one real call to check a judge (the Score page's Test connection), and the
-number of calls a run will make with its estimated time.
+number of calls a run will make (its time: `_estimate.py`).
 
 check_call() renders one of the pool's own candidates in a format, makes ONE call through the same
 provider code a run uses (parse_judge), and parses the answer with the format's parser. Nothing is
@@ -19,11 +19,6 @@ from ._schedule import plan_calls
 from .formats import BUILTIN, stored_formats
 from .judges import CallHints, JudgeError, parse_judge
 from .. import settings
-
-# the bundled model's measured rates, verdicts per second on 2 CPU cores (README.md, the Score page):
-# greedy: 16 generated tokens per verdict (tests/bench/bench_local_judge.py); constrained: the
-# label-trie reading, measured 3.49x faster
-LOCAL_RATE = {"greedy": 0.3, "constrained": 0.3 * 3.49}
 
 
 def _pool(db, pool: str, names: list[str]):
@@ -50,18 +45,6 @@ def count_calls(db, pool: str, formats: list[str], schedule: str = "listing", sw
                          swap_sample, seed)
     per = {f.name: plan.filter(plan["format"] == f.name).height for f in fmts}
     return {"total": plan.height, "per_format": per}
-
-
-def estimate_seconds(n_calls: int, provider: str, decoding: str = "greedy", concurrency: int = 1,
-                     latency_ms: float | None = None) -> float | None:
-    """Estimated wall time of n calls: for the bundled model from its measured rate (one model, so
-    concurrency does not help); for the simulated judge (provider `fake`) its own latency, calls x
-    latency / concurrency; None for other providers (their speed is the server's)."""
-    if provider == "fake":
-        return n_calls * (latency_ms or 0.0) / 1000 / max(1, int(concurrency))
-    if provider != "local":
-        return None
-    return n_calls / LOCAL_RATE[decoding]
 
 
 def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None = None,
