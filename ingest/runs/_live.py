@@ -4,8 +4,9 @@ small file and never opens the database: the page's look never waits for the run
 run's writes for the page (docs/command-line.md#background-runs).
 
 The database stays the record: the file only says what changed since the page last read the runs
-table. A run whose file says it ended, whose process is gone, or whose file went stale is read
-again from the database by its page (which reconciles a dead run there).
+table. A run whose process is gone (an ended run's too: its command may store more after the run,
+its derived results), or whose file went stale, is read again from the database by its page (which
+reconciles a dead run there).
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ def write_live(out_dir: Path, status: str, progress: dict | None) -> None:
 
 def live_state(row: dict, stale_s: float, now: float | None = None) -> dict:
     """A run's row (read from the database) as its live file has it now: `status` and `progress`
-    from the file when it is there, and `recheck`: True when the database should be read again
-    (the file says the run ended, or the run's process on this machine is gone, or the file is
-    older than stale_s). A row that is not alive is returned as it is."""
+    from the file when it is there, and `recheck`: True when the database should be read again: the
+    run's process on this machine is gone (after the run ended, once the command has also stored what
+    it brings after the run, its derived results: a page reading then waits for nothing), or the file
+    is older than stale_s, or the run ended on another machine. A row that is not alive is returned
+    as it is."""
     if row.get("status") not in ("queued", "running"):
         return {**row, "recheck": False}
     now = time.time() if now is None else now
@@ -48,11 +51,12 @@ def live_state(row: dict, stale_s: float, now: float | None = None) -> dict:
     except (OSError, ValueError):
         state = None
     here = not row.get("host") or row["host"] == socket.gethostname()
-    gone = here and row.get("pid") is not None and not alive(row["pid"], row.get("pid_start"))
+    pid, start = (row["pid"], row.get("pid_start")) if row.get("pid") else ((state or {}).get("pid"), None)
+    gone = here and pid is not None and not alive(pid, start)
     if state is None:
         return {**row, "recheck": gone}
     ended = state.get("status") in ENDED
     stale = now - float(state.get("written_at") or 0) > stale_s
     return {**row, "status": state.get("status") or row["status"],
             "progress": state.get("progress") if state.get("progress") is not None else row.get("progress"),
-            "recheck": ended or gone or stale}
+            "recheck": gone or stale or (ended and not here)}

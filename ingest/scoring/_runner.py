@@ -179,9 +179,9 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
             await asyncio.sleep(req.flush_interval_s)
 
     if spec.shared:
-        await _load(run, progress)
+        since = _load(run, progress)
         judge = await asyncio.to_thread(spec.factory)
-        run.load_s = runs.seconds_since_start()
+        run.load_s = time.time() - since
         expected = run.expected
         progress.calls_begin(expected.calls_s / len(calls) if expected and calls else None)
         judges = [judge]
@@ -203,15 +203,22 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
     return "cancelled" if stop.is_set() else "finished"
 
 
-async def _load(run: _Scoring, progress: Progress) -> None:
-    """Say that the in-process judge is loading, since the process started, and how long that took
-    on this machine (run.expected)."""
-    age = runs.seconds_since_start() or 0.0
+_LOADED_IN_THIS_PROCESS = []    # the in-process judges loaded so far by this process (one for a run's own)
+
+
+def _load(run: _Scoring, progress: Progress) -> float:
+    """Say that the in-process judge is loading, and how long that took on this machine (run.expected);
+    when it began (epoch seconds): the process's start for the first judge a process loads (what a
+    launched run waits for: Python, its imports, torch and the model), else now."""
+    age = runs.seconds_since_start() if not _LOADED_IN_THIS_PROCESS else None
+    _LOADED_IN_THIS_PROCESS.append(run.spec.name)
+    since = time.time() - (age or 0.0)
     expected = run.expected
     what = "the bundled model" if run.spec.provider == "local" else f"judge {run.spec.name}"
-    progress.loading(what, time.time() - age, expected.load_s if expected else None, expected.runs if expected else 0)
+    progress.loading(what, since, expected.load_s if expected else None, expected.runs if expected else 0)
     if run.background is not None:
         run.background.progress(progress.record)
+    return since
 
 
 def _timings(run: _Scoring) -> list[dict]:

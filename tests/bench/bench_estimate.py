@@ -25,8 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.cli import command_line, request_for  # noqa: E402
 from ingest import runs, store  # noqa: E402
-from ingest.scoring import estimate_time  # noqa: E402
-from ingest.scoring._estimate import from_timings  # noqa: E402
+from ingest.scoring import estimate_time, from_timings  # noqa: E402
 
 DEMO = ROOT / "ingest" / "demo"
 # 18 calls: likert5 on 3 MT-Bench questions x 6 answers; 60: likert5 (24) and tournament in listing order
