@@ -35,13 +35,13 @@ def write_live(out_dir: Path, status: str, progress: dict | None) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def live_state(row: dict, stale_s: float, now: float | None = None) -> dict:
+def live_state(row: dict, stale_s: float, now: float | None = None, settle_s: float = 10.0) -> dict:
     """A run's row (read from the database) as its live file has it now: `status` and `progress`
     from the file when it is there, and `recheck`: True when the database should be read again: the
     run's process on this machine is gone (after the run ended, once the command has also stored what
-    it brings after the run, its derived results: a page reading then waits for nothing), or the file
-    is older than stale_s, or the run ended on another machine. A row that is not alive is returned
-    as it is."""
+    it brings after the run, its derived results: a page reading then waits for nothing), or the run
+    ended settle_s ago (a process that goes on after its run), or on another machine, or the file is
+    older than stale_s. A row that is not alive is returned as it is."""
     if row.get("status") not in ("queued", "running"):
         return {**row, "recheck": False}
     now = time.time() if now is None else now
@@ -56,7 +56,7 @@ def live_state(row: dict, stale_s: float, now: float | None = None) -> dict:
     if state is None:
         return {**row, "recheck": gone}
     ended = state.get("status") in ENDED
-    stale = now - float(state.get("written_at") or 0) > stale_s
+    age = now - float(state.get("written_at") or 0)      # an ended run's file is not written again
     return {**row, "status": state.get("status") or row["status"],
             "progress": state.get("progress") if state.get("progress") is not None else row.get("progress"),
-            "recheck": gone or stale or (ended and not here)}
+            "recheck": gone or age > stale_s or (ended and (not here or age > settle_s))}

@@ -304,10 +304,10 @@ def test_a_live_run_keeps_its_state_in_its_folder_for_the_pages_that_follow_it(d
         # a file older than stale_s (its run writes it every HEARTBEAT_S): read the database again
         assert runs.live_state(row, stale_s=30, now=time.time() + 31)["recheck"]
     # the run closed: its file says so (after the database does); the page reads the database again once
-    # the process is gone too (a command stores its derived results after its run), or the file is stale
+    # the process is gone too (a command stores its derived results after its run), or 10 s later
     ended = runs.live_state(row, stale_s=30)
     assert (ended["status"], ended["recheck"]) == ("finished", False)
-    assert runs.live_state(row, stale_s=30, now=time.time() + 31)["recheck"]
+    assert runs.live_state(row, stale_s=30, now=time.time() + 11)["recheck"]
     # no file (a launched process not started yet): the row as read; recheck once its process is gone
     quiet = {**row, "out_dir": str(tmp_path / "nothing-here")}
     assert runs.live_state(quiet, stale_s=30) == {**quiet, "recheck": False}
