@@ -117,11 +117,12 @@ def systems(pool: str) -> list[str]:
 
 
 def call_count(pool: str, formats: list[str], schedule: str, swap: str) -> dict:
-    """The calls `judgeaudit score` would plan: {"total", "per_format"} (ingest.scoring.count_calls),
-    stored per form (formats, schedule, swap as typed)."""
-    frame = result("call_count", pool, tuple(formats), schedule, str(swap))
+    """The calls `judgeaudit score` would plan: {"total", "per_format", "chars"} (ingest.scoring.count_calls:
+    chars, the characters they give the judge per format), stored per form (formats, schedule, swap as typed)."""
+    frame = result("call_plan", pool, tuple(formats), schedule, str(swap))
     per = dict(zip(frame["format"].to_list(), frame["n"].to_list()))
-    return {"total": sum(per.values()), "per_format": per}
+    return {"total": sum(per.values()), "per_format": per, "chars": dict(zip(frame["format"].to_list(),
+                                                                            frame["chars"].to_list()))}
 
 
 def drift_items(pool: str, judge: str, against: str):
@@ -146,9 +147,9 @@ def _pair_table(db, pool: str, judge: str, min_margin: float, both_orders: bool,
     return train.pair_table(db, pool, judge, min_margin, both_orders, seed)
 
 
-def _estimate(db, per_format: tuple, provider: str, decoding: str, concurrency: int, latency_ms):
+def _estimate(db, per_format: tuple, chars: tuple, provider: str, decoding: str, concurrency: int, latency_ms):
     from ingest.scoring import estimate_time
-    return estimate_time(db, dict(per_format), provider, decoding, concurrency, latency_ms)
+    return estimate_time(db, dict(per_format), provider, decoding, concurrency, latency_ms, dict(chars))
 
 
 def _verdicts_parquet(db, pool: str) -> bytes:
@@ -290,12 +291,12 @@ def builtin_formats() -> list[str]:
     return list(BUILTIN)
 
 
-def estimate(per_format: dict[str, int], provider: str, decoding: str, concurrency: int = 1,
-             latency_ms: float | None = None):
-    """A run's expected time (ingest.scoring.estimate_time: the bundled model's from what runs measured
-    on this machine, with how many; the simulated judge's from its latency; None for an endpoint)."""
-    return _cached("estimate", *database().state(), tuple(per_format.items()), provider, decoding, int(concurrency),
-                   latency_ms)
+def estimate(count: dict, provider: str, decoding: str, concurrency: int = 1, latency_ms: float | None = None):
+    """A run's expected time for call_count's `count` (ingest.scoring.estimate_time: the bundled model's
+    from what runs measured on this machine, with how many; the simulated judge's from its latency;
+    None for an endpoint)."""
+    return _cached("estimate", *database().state(), tuple(count["per_format"].items()),
+                   tuple(count.get("chars", {}).items()), provider, decoding, int(concurrency), latency_ms)
 
 
 def check_call(pool: str, judge: dict, fmt: str, decoding: str) -> dict:

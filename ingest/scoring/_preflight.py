@@ -15,6 +15,7 @@ import time
 from .._errors import UserError
 from .._redact import redact
 from ..store import Database, reading
+from ._estimate import plan_chars
 from ._schedule import plan_calls
 from .formats import BUILTIN, stored_formats
 from .judges import CallHints, JudgeError, parse_judge
@@ -38,13 +39,16 @@ def _pool(db, pool: str, names: list[str]):
 
 def count_calls(db, pool: str, formats: list[str], schedule: str = "listing", swap_sample: int | str = 0,
                 seed: int = 0) -> dict:
-    """How many calls `judgeaudit score` would plan for the pool (the plan of a scoring run):
-    {"total": N, "per_format": {format: n}}. Already-answered calls are not subtracted."""
+    """How many calls `judgeaudit score` would plan for the pool (the plan of a scoring run), and the
+    characters they give the judge (ingest.scoring._estimate.plan_chars): {"total": N, "per_format":
+    {format: n}, "chars": {format: characters}}. Already-answered calls are not subtracted."""
     cands, fmts = _pool(db, pool, formats)
     plan, _ = plan_calls(cands.select("cand_idx", "prompt_idx", "position", "reference"), fmts, schedule,
                          swap_sample, seed)
     per = {f.name: plan.filter(plan["format"] == f.name).height for f in fmts}
-    return {"total": plan.height, "per_format": per}
+    chars = plan_chars(plan, cands.select("prompt_idx", "prompt"), cands.select("cand_idx", "response"),
+                       {f.name: f for f in fmts})
+    return {"total": plan.height, "per_format": per, "chars": {f.name: chars.get(f.name, 0) for f in fmts}}
 
 
 def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None = None,

@@ -25,7 +25,7 @@ from .._redact import redact
 from ..store import CellRunDescription, Database, writing
 from ._calls import Caller
 from ._endpoints import EndpointsDown
-from ._estimate import Estimate, from_timings
+from ._estimate import Estimate, from_timings, plan_chars
 from ._journal import journal_path, replay_journal, write_rows
 from ._progress import Progress
 from ._request import (DECODINGS, ScoreRequest, check_samples, decoding_mode, decoding_settings, ensure_spec_judge,
@@ -51,14 +51,17 @@ class _Scoring(Caller):
         self.answered_by: dict[str, int] = {}   # endpoint -> calls it answered in this run
         self.expected: Estimate | None = None   # the in-process judge's expected load and calls (measured here)
         self.load_s: float | None = None        # seconds from the process start to the in-process judge ready
-        self.timing: dict[str, list] = {}       # format -> [calls, seconds] the in-process judge spent
+        self.timing: dict[str, list] = {}       # format -> [calls, characters, seconds] of the in-process judge
 
-    def timed(self, names: list[str], seconds: float) -> None:
-        """`seconds` spent by the in-process judge on calls of these formats (shared equally)."""
-        for name in names:
-            spent = self.timing.setdefault(name, [0, 0.0])
+    def timed(self, calls: list[dict], texts: dict, seconds: float) -> None:
+        """`seconds` spent by the in-process judge on these calls (shared equally), with the characters
+        each gave it (its format's template, the prompt, the response(s): plan_chars' count)."""
+        for call in calls:
+            spent = self.timing.setdefault(call["format"], [0, 0, 0.0])
             spent[0] += 1
-            spent[1] += seconds / len(names)
+            spent[1] += (len(self.formats[call["format"]].template or "") + len(texts["prompt"][call["prompt_idx"]])
+                         + len(texts["response"][call["a_idx"]]) + len(texts["response"].get(call["b_idx"]) or ""))
+            spent[2] += seconds / len(calls)
 
     def record(self, call: dict, reply: JudgeReply | None, error: str | None, attempts: int) -> dict:
         fmt = self.formats[call["format"]]
@@ -143,7 +146,7 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
             try:
                 started = time.perf_counter()
                 replies = await asyncio.to_thread(judge.score_pointwise, texts["prompt"][p], texts["response"][a], fmts)
-                run.timed([f.name for f in fmts], time.perf_counter() - started)
+                run.timed(group, texts, time.perf_counter() - started)
                 for call, reply in zip(group, replies):
                     run.keep(run.record(call, reply, None, 1), progress)
             except Exception as exc:
@@ -154,7 +157,7 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
                 return
             started = time.perf_counter()
             reply, error, attempts = await run.call(judge, call, texts, hints_for(call))
-            run.timed([call["format"]], time.perf_counter() - started)
+            run.timed([call], texts, time.perf_counter() - started)
             run.keep(run.record(call, reply, error, attempts), progress)
 
     async def writer() -> None:
@@ -225,8 +228,8 @@ def _timings(run: _Scoring) -> list[dict]:
     """What the run measured of its in-process judge, one row per format (store: record_timings)."""
     if run.load_s is None or run.req.strategy:     # a strategy's calls are several of the judge's
         return []
-    return [{"format": name, "decoding": run.req.decoding, "calls": calls, "call_s": seconds, "load_s": run.load_s}
-            for name, (calls, seconds) in run.timing.items() if calls]
+    return [{"format": name, "decoding": run.req.decoding, "calls": calls, "chars": chars, "call_s": seconds,
+             "load_s": run.load_s} for name, (calls, chars, seconds) in run.timing.items() if calls]
 
 
 def score(req: ScoreRequest) -> dict:
@@ -308,7 +311,8 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
     run = _Scoring(req, spec, formats, db, settings)
     run.background = background
     if spec.shared:
-        run.expected = from_timings(timings, dict(todo.group_by("format").len().iter_rows()), req.decoding)
+        run.expected = from_timings(timings, dict(todo.group_by("format").len().iter_rows()), req.decoding,
+                                    plan_chars(todo, prompts, cands, formats))
     progress = Progress(req.pool, spec.name, todo.height, list(cell_runs.values()), show_bar=req.progress)
     journal = journal_path(db, req.pool, spec.name)
     with open(journal, "a", encoding="utf-8") as fh:

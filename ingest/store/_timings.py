@@ -10,11 +10,11 @@ import duckdb
 from . import _sql
 from ._database import reader
 
-TIMING_FIELDS = ("format", "decoding", "calls", "call_s", "load_s")
+TIMING_FIELDS = ("format", "decoding", "calls", "chars", "call_s", "load_s")
 
 
 def record_timings(con, run_id: int, host: str, provider: str, model: str | None, rows: list[dict]) -> None:
-    """One row per format and decoding of the run: {format, decoding, calls, call_s, load_s}."""
+    """One row per format and decoding of the run: {format, decoding, calls, chars, call_s, load_s}."""
     for row in rows:
         _sql.execute(con, "insert_judge_timing", run_id=run_id, host=host, provider=provider, model=model,
                      **{k: row[k] for k in TIMING_FIELDS})
@@ -22,7 +22,7 @@ def record_timings(con, run_id: int, host: str, provider: str, model: str | None
 
 def judge_timings(db: str | os.PathLike | None, provider: str, host: str) -> list[dict]:
     """What the runs of `provider` on `host` measured, the latest runs first: {run_id, format,
-    decoding, calls, call_s, load_s}; none on a database without the table (written before schema/021,
+    decoding, calls, chars, call_s, load_s}; none on a database without the table (written before schema/021,
     not yet upgraded: readers never migrate)."""
     with reader(db) as con:
         return timings_on(con, provider, host)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import sys
 import tempfile
@@ -25,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.cli import command_line, request_for  # noqa: E402
 from ingest import runs, store  # noqa: E402
-from ingest.scoring import estimate_time, from_timings  # noqa: E402
+from ingest.scoring import count_calls, estimate_time, from_timings  # noqa: E402
 
 DEMO = ROOT / "ingest" / "demo"
 # 18 calls: likert5 on 3 MT-Bench questions x 6 answers; 60: likert5 (24) and tournament in listing order
@@ -44,8 +45,10 @@ def build(db: Path) -> None:
 
 def one_run(db: Path, n: int, k: int) -> dict:
     pool, formats = SIZES[n]
-    per_format = {"likert5": 24, "tournament": 36} if n == 60 else {"likert5": 18}
-    shown = estimate_time(db, per_format, "local", "constrained")
+    count = count_calls(db, pool, formats, "listing")
+    per_format, chars = count["per_format"], count["chars"]
+    assert count["total"] == n, count
+    shown = estimate_time(db, per_format, "local", "constrained", chars=chars)       # what the page shows
     request = request_for("score", pool=pool, judge_spec="local:smollm2", formats=formats, schedule="listing",
                           decoding="constrained", judge_name=f"smollm2-bench{k}", concurrency=1, as_json=True)
     run_id = runs.launch(db, "score", [sys.executable, "-m", "app.cli", *command_line(request)], request=request,
@@ -56,7 +59,7 @@ def one_run(db: Path, n: int, k: int) -> dict:
     assert row["status"] == "finished" and row["progress"]["done"] == n, (row, runs.log_tail(db, run_id))
     print(f"run {run_id}: {n} calls, estimate {shown.seconds:.0f} s (load {shown.load_s:.0f} s, from {shown.runs} "
           f"runs), actual {actual:.0f} s: ratio {shown.seconds / actual:.2f}", flush=True)
-    return {"run_id": run_id, "calls": n, "per_format": per_format, "actual_s": actual,
+    return {"run_id": run_id, "calls": n, "per_format": per_format, "chars": chars, "actual_s": actual,
             "estimate_s": shown.seconds, "estimate_runs": shown.runs}
 
 
@@ -76,13 +79,13 @@ def main() -> None:
     print("\nleave one out (each run's estimate from the other runs' measurements):")
     for r in made:
         others = [t for t in timings if t["run_id"] != r["run_id"]]
-        est = from_timings(others, r["per_format"], "constrained")
+        est = from_timings(others, r["per_format"], "constrained", r["chars"])
         r["leave_one_out_s"] = est.seconds
         print(f"  run {r['run_id']} ({r['calls']} calls): {est.seconds:.0f} s against {r['actual_s']:.0f} s, "
               f"ratio {est.seconds / r['actual_s']:.2f}")
     if args.out:
-        args.out.write_text(json.dumps({"host_cores": __import__("os").cpu_count(), "runs": made,
-                                        "timings": [{k: v for k, v in t.items()} for t in timings]}, indent=1) + "\n")
+        args.out.write_text(json.dumps({"cores": os.cpu_count(), "load_average": os.getloadavg(), "runs": made,
+                                        "timings": timings}, indent=1) + "\n")
         print(f"written to {args.out}")
 
 

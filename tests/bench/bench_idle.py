@@ -132,6 +132,20 @@ def during_run(url: str, db: Path, tree: Path, log: Path, calls_latency: tuple[i
             "run_waits": run_log.read_text().count(WAITING), "reruns": reruns}
 
 
+def seed_runs(db: Path, tree: Path, n: int, pool: str) -> None:
+    """n finished scoring runs of a simulated judge, launched as the Score page launches them (a row,
+    a log, a process of the tree's code), so that the pages' run panels have cards to draw."""
+    from app.cli import command_line, request_for
+    from ingest import runs
+    for k in range(n):
+        request = request_for("score", pool=pool, judge_spec=f"fake:seeded{k}", formats=["likert5", "binary"])
+        run_id = runs.launch(db, "score", [sys.executable, "-m", "app.cli", *command_line(request)],
+                             request=request, pool=pool, key=runs.run_key("score", pool, f"seeded{k}"),
+                             env={"PYTHONPATH": str(tree)})
+        while runs.get_run(db, run_id)["status"] in runs.ACTIVE:
+            time.sleep(1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tree", type=Path, default=ROOT)
@@ -140,15 +154,17 @@ def main() -> None:
     ap.add_argument("--pool", default="mtbench-formats")
     ap.add_argument("--run", action="store_true", help="also measure a scoring run with the Score page open")
     ap.add_argument("--latency-ms", type=int, default=500)
+    ap.add_argument("--seed-runs", type=int, default=0, help="finished scoring runs to launch before measuring")
     args = ap.parse_args()
     names = [n for n in args.pages.split(",") if n] or pages()
     with tempfile.TemporaryDirectory(prefix="bench-idle-") as work:
         db, log = Path(work) / "demo.duckdb", Path(work) / "server.log"
         proc, url = serve(db, args.tree.resolve(), log)
         try:
+            seed_runs(db, args.tree.resolve(), args.seed_runs, args.pool)
             if names != ["none"]:
                 got = idle(url, proc.pid, names, args.seconds, args.pool)
-                print(f"\nidle, {args.seconds:.0f} s a page (tree {args.tree}):")
+                print(f"\nidle, {args.seconds:.0f} s a page (tree {args.tree}, {args.seed_runs} finished runs):")
                 for n, (cpu, reruns) in got.items():
                     print(f"  {n:12s} {100 * cpu:5.1f}% of a core   {reruns:4.1f} reruns / 10 s")
                 print(f"  waiting lines in the server's log: {log.read_text().count(WAITING)}")

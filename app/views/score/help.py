@@ -54,5 +54,6 @@ TEMPERATURE_HELP = ("Sent with every call and part of the judge's identity (anot
 
 
 def times_samples(count: dict, samples: int) -> dict:
-    """The call count of a plan whose every call is asked `samples` times."""
-    return {"total": count["total"] * samples, "per_format": {f: n * samples for f, n in count["per_format"].items()}}
+    """The call count (and characters) of a plan whose every call is asked `samples` times."""
+    return {"total": count["total"] * samples, "per_format": {f: n * samples for f, n in count["per_format"].items()},
+            "chars": {f: n * samples for f, n in count.get("chars", {}).items()}}

@@ -34,7 +34,7 @@ request, judge_name = None, None
 try:
     request, judge_name = score_form.score_request(form, configured)
     count = score_help.times_samples(data.call_count(pool, formats, schedule, swap.strip() or "0"), int(samples))
-    est = data.estimate(count["per_format"], choice.provider, decoding, int(concurrency), latency)
+    est = data.estimate(count, choice.provider, decoding, int(concurrency), latency)
     basis = score_help.sim_basis(latency, int(concurrency)) if latency is not None else \
         score_help.local_basis(est, count["total"]) if est else ""
     st.info(score_help.estimate_text(count, est and est.seconds, st.session_state.get("score_test"), judge_name,
