@@ -219,15 +219,15 @@ def runs_of(kind: str, pool: str | None = None) -> list[dict]:
     return list_runs(database(), kind=kind, pool=pool)
 
 
+LIVE_STALE_S = 30.0     # a live file this old (its run writes it every 2 s): the page reads the database again
+
+
 def live_runs(rows: list[dict]) -> list[dict]:
     """The runs read from the database earlier in this page run, as their live files have them now
     (ingest.runs.live_state: status, progress, and `recheck` when the database should be read again):
     what a page following a run reads between two runs of its script, without the database."""
     from ingest.runs import live_state
     return [live_state(r, LIVE_STALE_S) for r in rows]
-
-
-LIVE_STALE_S = 30.0     # a live file this old (its run writes it every 2 s): the page reads the database again
 
 
 def active_run(key: str) -> dict | None:
