@@ -6,8 +6,8 @@ and log tail of a failed run, Stop.
 Idle is free: a page looks again only while a run it shows is alive, and then only at the run's live
 file (ingest.runs.live_state), never the database, so the look and the run's writes never wait on
 each other. It looks every second while the run is young and backs off to every 5 s as it ages
-(`poll_every`); when a run ends (or its file goes quiet) the whole page runs again, reading the
-database, so that what the run made shows without a reload.
+(`poll_every`); when a run ends (its process gone, or its file quiet) the whole page runs again,
+reading the database, so that what the run made shows without a reload.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ LIVE = ("queued", "running")
 BACKOFF = ((30.0, 1.0), (120.0, 2.0))
 SLOWEST_S = 5.0
 RECHECK_S = 30.0        # a run whose file asks for the database is read there again at most this often
+PACE_S = 10.0           # how often the pace of the looks is set again while a run is alive
 
 
 def poll_every(rows: list[dict], now: datetime | None = None) -> float | None:
@@ -41,32 +42,37 @@ def poll_every(rows: list[dict], now: datetime | None = None) -> float | None:
     return next((every for under, every in BACKOFF if age < under), SLOWEST_S)
 
 
-def read_again(shown: list[dict], every: float, rechecked: dict[int, float], now: float) -> bool:
+def read_again(shown: list[dict], rechecked: dict[int, float], now: float) -> bool:
     """Whether the page should run again and read the database, given the runs as their live files
-    have them (`recheck` set where one ended, or went quiet): for such a run not rechecked in the
-    last RECHECK_S seconds (`rechecked`, run id -> when; updated here), or when the looks should
-    come at another pace (the run aged past a step of BACKOFF)."""
+    have them (`recheck` set where one ended and its process is gone, or its file went quiet): for
+    such a run not rechecked in the last RECHECK_S seconds (`rechecked`, run id -> when; updated here)."""
     due = [r["run_id"] for r in shown if r.get("recheck") and now - rechecked.get(r["run_id"], -RECHECK_S) >= RECHECK_S]
     for run_id in due:
         rechecked[run_id] = now
-    pace = poll_every(shown)
-    return bool(due) or (pace is not None and pace != every)
+    return bool(due)
 
 
 def follow(rows: list[dict], draw, key: str) -> None:
     """Draw `rows` (runs read from the database in this page run) with draw(rows), looking again at
-    their live files while one is alive (poll_every), and running the page again when read_again
-    says so."""
-    every = poll_every(rows)
+    their live files while one is alive, at the pace poll_every gives (read_again: the page runs again
+    when one ended). The pace is set by an outer look every PACE_S seconds, which defines the inner one
+    anew: a fragment's interval is fixed when it is defined, and running the whole page to change it
+    would read the database in the middle of the run."""
+    alive = poll_every(rows) is not None
 
-    @st.fragment(run_every=every)
-    def look() -> None:
-        shown = data.live_runs(rows) if every else rows
-        if every and read_again(shown, every, st.session_state.setdefault(f"runs-rechecked-{key}", {}),
-                                time.monotonic()):
-            st.rerun(scope="app")
-        draw(shown)
-    look()
+    @st.fragment(run_every=PACE_S if alive else None)
+    def paced() -> None:
+        every = poll_every(rows)
+
+        @st.fragment(run_every=every)
+        def look() -> None:
+            shown = data.live_runs(rows) if every else rows
+            if every and read_again(shown, st.session_state.setdefault(f"runs-rechecked-{key}", {}),
+                                    time.monotonic()):
+                st.rerun(scope="app")
+            draw(shown)
+        look()
+    paced()
 
 
 def _progress(row: dict) -> None:

@@ -76,15 +76,13 @@ def test_a_page_looks_again_only_while_a_run_it_shows_is_alive_and_less_often_as
 
 def test_the_page_reads_the_database_again_when_a_run_ends_once_not_at_every_look():
     rechecked = {}
-    live = {"run_id": 1, "status": "running", "started_at": None, "created_at": None, "recheck": False}
-    assert not read_again([live], 1.0, rechecked, now=100.0)
-    over = {**live, "status": "finished", "recheck": True}     # its live file says it ended
-    assert read_again([over], 1.0, rechecked, now=100.0) and rechecked == {1: 100.0}
+    live = {"run_id": 1, "status": "running", "recheck": False}
+    assert not read_again([live], rechecked, now=100.0)
+    over = {**live, "status": "finished", "recheck": True}     # its live file says it ended, its process is gone
+    assert read_again([over], rechecked, now=100.0) and rechecked == {1: 100.0}
     # the database still says running (it is being closed): not again within 30 s, then again
-    assert not read_again([over], 1.0, rechecked, now=110.0)
-    assert read_again([over], 1.0, rechecked, now=131.0)
-    # the run aged past a step: the looks come at another pace, which only a new page run sets
-    assert read_again([{**live, "created_at": "2000-01-01 00:00:00"}], 1.0, {}, now=0.0)
+    assert not read_again([over], rechecked, now=110.0)
+    assert read_again([over], rechecked, now=131.0)
 
 
 def test_the_evaluate_page_lists_readable_runs_and_preselects_the_one_just_trained(db, write_jsonl, monkeypatch):

@@ -97,13 +97,27 @@ def idle(url: str, pid: int, names: list[str], seconds: float, pool: str) -> dic
     return out
 
 
-def during_run(url: str, db: Path, tree: Path, log: Path, calls_latency: tuple[int, int], pool: str) -> dict:
-    """The Score page open while `judgeaudit score` runs a simulated judge: the waiting lines of the
-    server and the run, the page's reruns, the run's wall time."""
+def process_of(word: str) -> int:
+    """The pid of the process whose command line holds `word`."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and word in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                return int(entry.name)
+        except OSError:
+            continue
+    raise LookupError(word)
+
+
+def during_run(url: str, db: Path, tree: Path, log: Path, latency: int, pool: str) -> dict:
+    """The Score page open while a scoring run of a simulated judge makes 60 calls (likert5 and
+    tournament in listing order on the five-format demo), launched as the page's Launch launches one (a
+    row, then a process of the tree's code) and the page run again at once (as a click reruns it):
+    the waiting lines of the server and of the run from the launch until the run's process has ended
+    (its derived results stored), the page's reruns meanwhile, the run's wall time."""
     from playwright.sync_api import sync_playwright
-    _, latency = calls_latency
-    exe = str(Path(sys.executable).with_name("judgeaudit"))
-    env = {**os.environ, "JUDGEAUDIT_DB": str(db), "PYTHONPATH": str(tree)}
+
+    from app.cli import command_line, request_for
+    from ingest import runs
     before = log.read_text().count(WAITING)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
@@ -112,24 +126,24 @@ def during_run(url: str, db: Path, tree: Path, log: Path, calls_latency: tuple[i
         t0 = time.perf_counter()
         tab.goto(f"{url}/score?pool={pool}")
         drawn(tab, t0, 600)
-        # a scoring run from the command line (as the page's Launch starts one: a process of its own);
-        # the page is reloaded once it is alive, so that it shows the run
-        run_log = log.with_name("run.log")
-        spec = f"fake:bench?latency_ms={latency}"
-        t0 = time.perf_counter()
-        run = subprocess.Popen([exe, "score", "--pool", pool, "--judge", spec, "--formats", "likert5,tournament",
-                                "--schedule", "listing", "--concurrency", "1", "--judge-name", f"bench{int(t0)}", "--json"],
-                               env=env, cwd=tree, stdout=subprocess.PIPE, stderr=open(run_log, "w"), text=True)
-        tab.wait_for_timeout(3000)
+        name = f"bench{int(t0)}"
+        request = request_for("score", pool=pool, judge_spec=f"fake:{name}?latency_ms={latency}",
+                              formats=["likert5", "tournament"], schedule="listing", concurrency=1)
+        t0, sent0 = time.perf_counter(), frames.sent
+        run_id = runs.launch(db, "score", [sys.executable, "-m", "app.cli", *command_line(request)], request=request,
+                             pool=pool, key=runs.run_key("score", pool, name), env={"PYTHONPATH": str(tree)})
         tab.reload()
-        sent0 = frames.sent
-        out, _ = run.communicate()
+        out = runs.runs_dir(db) / f"{run_id}-score"
+        pid = process_of(f"fake:{name}")             # found by its command line: no database read meanwhile
+        while runs.alive(pid, None):
+            tab.wait_for_timeout(500)
         wall = time.perf_counter() - t0
         reruns = frames.sent - sent0
         browser.close()
-    made = json.loads(out).get("made") if out.strip().startswith("{") else out[-300:]
-    return {"rc": run.returncode, "calls": made, "wall_s": wall, "server_waits": log.read_text().count(WAITING) - before,
-            "run_waits": run_log.read_text().count(WAITING), "reruns": reruns}
+    row = runs.get_run(db, run_id)
+    return {"status": row["status"], "calls": (row["progress"] or {}).get("done"), "wall_s": round(wall, 1),
+            "server_waits": log.read_text().count(WAITING) - before,
+            "run_waits": (out / "run.log").read_text().count(WAITING), "page_reruns": reruns}
 
 
 def seed_runs(db: Path, tree: Path, n: int, pool: str) -> None:
@@ -139,10 +153,10 @@ def seed_runs(db: Path, tree: Path, n: int, pool: str) -> None:
     from ingest import runs
     for k in range(n):
         request = request_for("score", pool=pool, judge_spec=f"fake:seeded{k}", formats=["likert5", "binary"])
-        run_id = runs.launch(db, "score", [sys.executable, "-m", "app.cli", *command_line(request)],
-                             request=request, pool=pool, key=runs.run_key("score", pool, f"seeded{k}"),
-                             env={"PYTHONPATH": str(tree)})
-        while runs.get_run(db, run_id)["status"] in runs.ACTIVE:
+        runs.launch(db, "score", [sys.executable, "-m", "app.cli", *command_line(request)], request=request,
+                    pool=pool, key=runs.run_key("score", pool, f"seeded{k}"), env={"PYTHONPATH": str(tree)})
+        pid = process_of(f"fake:seeded{k}")
+        while runs.alive(pid, None):          # its process ended: the run and its derived results stored
             time.sleep(1)
 
 
@@ -169,7 +183,7 @@ def main() -> None:
                     print(f"  {n:12s} {100 * cpu:5.1f}% of a core   {reruns:4.1f} reruns / 10 s")
                 print(f"  waiting lines in the server's log: {log.read_text().count(WAITING)}")
             if args.run:
-                r = during_run(url, db, args.tree.resolve(), log, (60, args.latency_ms), args.pool)
+                r = during_run(url, db, args.tree.resolve(), log, args.latency_ms, args.pool)
                 print(f"\nrun of 60 calls (simulated judge, {args.latency_ms} ms a call) with Score open: {r}")
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
