@@ -7,6 +7,7 @@ database handle (ingest/store/database.py). The derived results (stored once com
 session and command) are the subpackage `audit.derived`.
 """
 
+from ._alt_test_cells import ALT_TEST_COLUMNS, alt_test
 from ._bias import BIAS_COLUMNS, bias, bias_items, cell_rng
 from ._calibrate import calibrate, calibrate_frames, human_agreement, human_ceiling, stored_labels
 from ._cells import CELL_COLUMNS, audit_cells
@@ -41,9 +42,9 @@ from ._worth import ESTIMATE_COLUMNS
 from ._worth_cells import estimate               # each cell's inputs aggregated in DuckDB
 
 __all__ = [
-    "AGREEMENT_COLUMNS", "AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "COMPARISON_COLUMNS", "CONSISTENCY_COLUMNS",
+    "AGREEMENT_COLUMNS", "ALT_TEST_COLUMNS", "AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "COMPARISON_COLUMNS", "CONSISTENCY_COLUMNS",
     "ESTIMATE_COLUMNS", "EXPORT_COLUMNS", "JUDGES_COLUMNS", "RANK_COLUMNS", "STYLE_COLUMNS", "SUBSET_COLUMNS",
-    "annotator_agreement", "audit_cells", "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames",
+    "alt_test", "annotator_agreement", "audit_cells", "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames",
     "candidate_scores", "candidate_texts", "cell_rng", "cell_values", "checklist", "checklist_markdown",
     "compare_verdicts", "comparisons", "consistency", "curation_prompts", "draw_label_queue", "drift", "drift_items",
     "drift_sides", "effective_levels", "estimate", "eval_prompts", "export_counts", "holm", "human_agreement",
