@@ -35,40 +35,35 @@ def stratified(f_all, s_all, y, f_lab, s_lab, w, alpha: float, by: str, classica
             "stratified_effective_labels": effective_labels(n, classical_hw, est["half_width"])}
 
 
-def _cell_rows(items: pl.DataFrame, humans: pl.DataFrame, on: list[str], keys: list[str], alpha: float,
-               extra, strata: str | None = None) -> list[dict]:
-    """One estimate row per group of `keys` of the items (is_labelled, the item's `on` columns, f,
-    stratum, n), with the stratified columns when `strata` names what the strata are."""
+def _groups(items: pl.DataFrame, humans: pl.DataFrame, on: list[str], keys: list[str]):
+    """Per group of `keys` of the items (is_labelled, the item's `on` columns, f, stratum, n): (its key
+    values, {f_all, s_all: every item's prediction and stratum; y, f_lab, s_lab, w: the labelled
+    items' human value, prediction, stratum and weight})."""
     items = items.join(humans.select(*on, "y", "w"), on=on, how="left", maintain_order="left")
     if "s_idx" in items.columns:         # winrate: the humans' y is lo_idx's preference; the item's is s's
         items = items.with_columns(pl.when(pl.col("s_idx") == pl.col("lo_idx")).then(pl.col("y"))
                                    .otherwise(1.0 - pl.col("y")).alias("y"))
-    out = []
     for key, g in items.group_by(keys, maintain_order=True):
         n = g["n"].to_numpy()
         lab = g.filter(pl.col("is_labelled") & pl.col("y").is_not_null())
         m = lab["n"].to_numpy()
-        f_all, y, f_lab, w = (np.repeat(g["f"].to_numpy(), n), np.repeat(lab["y"].to_numpy(), m),
-                              np.repeat(lab["f"].to_numpy(), m), np.repeat(lab["w"].to_numpy(), m))
-        est = cell_estimate(f_all, y, f_lab, w, alpha)
-        if strata is not None:
-            c_hw = None if est["classical_value"] is None else (est["classical_hi"] - est["classical_lo"]) / 2
-            est |= stratified(f_all, np.repeat(g["stratum"].to_numpy(), n), y, f_lab,
-                              np.repeat(lab["stratum"].to_numpy(), m), w, alpha, strata, c_hw, y.size)
-        out.append({**dict(zip(keys, key)), **extra(key), **est})
-    return out
+        yield dict(zip(keys, key)), {
+            "f_all": np.repeat(g["f"].to_numpy(), n), "s_all": np.repeat(g["stratum"].to_numpy(), n),
+            "y": np.repeat(lab["y"].to_numpy(), m), "f_lab": np.repeat(lab["f"].to_numpy(), m),
+            "s_lab": np.repeat(lab["stratum"].to_numpy(), m), "w": np.repeat(lab["w"].to_numpy(), m)}
 
 
-def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None,
-                   alpha: float, strata: str | None = None) -> list[dict]:
-    """audit.estimate's rows (before its frame): the module's doc."""
+def cell_arrays(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None,
+                strata: str | None = None) -> list[tuple[dict, dict]]:
+    """[(the cell's key: judge, format, decoding, target, system (and baseline for winrate), its arrays
+    as _groups gives them)], one per cell (and system), sorted."""
     with reading(db) as read:
         pid = read.pool_id(pool)
         if target == "accept":
             humans = human_values(read.frame("human_accept_votes", pool_id=pid), ["cand_idx"])
             items = read.frame("accept_items", pool_id=pid, strata=strata)
-            return _cell_rows(items, humans, ["cand_idx"], CELL, alpha,
-                              lambda key: {"target": "accept", "system": None}, strata)
+            return [({**key, "target": "accept", "system": None}, arrays)
+                    for key, arrays in _groups(items, humans, ["cand_idx"], CELL)]
         systems = read.frame("rank_systems", pool_id=pid)["candidate_id"].to_list()
         if baseline is None:
             first = read.frame("winrate_baseline", pool_id=pid)["candidate_id"].to_list()
@@ -78,9 +73,22 @@ def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baselin
                              f"its systems: {', '.join(systems[:20])}")
         humans = human_values(read.frame("human_pair_votes", pool_id=pid), ["lo_idx", "hi_idx"])
         items = read.frame("winrate_items", pool_id=pid, baseline=baseline, strata=strata)
-    rows = _cell_rows(items, humans, ["lo_idx", "hi_idx"], [*CELL, "system"], alpha,
-                      lambda key: {"target": "winrate", "baseline": baseline}, strata)
-    rows.sort(key=lambda r: (r["judge"], r["format"], r["decoding"], r["system"]))
+    out = [({**key, "target": "winrate", "baseline": baseline}, arrays)
+           for key, arrays in _groups(items, humans, ["lo_idx", "hi_idx"], [*CELL, "system"])]
+    return sorted(out, key=lambda kv: (kv[0]["judge"], kv[0]["format"], kv[0]["decoding"], kv[0]["system"]))
+
+
+def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None,
+                   alpha: float, strata: str | None = None) -> list[dict]:
+    """audit.estimate's rows (before its frame): the module's doc."""
+    rows = []
+    for key, a in cell_arrays(db, pool, target, baseline, strata):
+        est = cell_estimate(a["f_all"], a["y"], a["f_lab"], a["w"], alpha)
+        if strata is not None:
+            c_hw = None if est["classical_value"] is None else (est["classical_hi"] - est["classical_lo"]) / 2
+            est |= stratified(a["f_all"], a["s_all"], a["y"], a["f_lab"], a["s_lab"], a["w"], alpha, strata,
+                              c_hw, a["y"].size)
+        rows.append({**key, **est})
     return rows
 
 

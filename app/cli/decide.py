@@ -1,5 +1,5 @@
-"""`judgeaudit alt-test`: may a cell's verdicts replace the annotators who labelled the pool
-(docs/command-line.md#decide-with-the-labels)."""
+"""`judgeaudit alt-test` and `plan`: may a cell's verdicts replace the annotators who labelled the
+pool, and what would more labels cost to be sure (docs/command-line.md#decide-with-the-labels)."""
 
 from __future__ import annotations
 
@@ -65,3 +65,44 @@ def alt_test_cmd(pool, judge, fmt, decoding, epsilon, alpha, kind, alignment, mi
                    f"{'PASSED' if r['passed'] else 'FAILED'}, winning rate {r['winning_rate']:.2f} of "
                    f"{r['n_annotators']} annotators, advantage probability {r['advantage_probability']:.2f}, "
                    f"{r['n_items']} items")
+
+
+PLAN_KEYS = ("judge", "format", "decoding", "target", "system", "n_labelled", "n_items", "n_frame",
+             "labels_needed", "cost_usd", "plan", "plans", "reason")
+
+
+def plan_document(frame: pl.DataFrame, pool: str, target: str, half_width: float, alpha: float,
+                  label_price: float | None) -> dict:
+    """`plan --json`: {"pool", "target", "half_width", "alpha", "human_label_usd", "cells": [{judge, format,
+    decoding, target, system, n_labelled, n_items, n_frame, labels_needed, cost_usd, plan, plans:
+    [{method, queue, half_width, labels_needed, label_cost_usd, calls_needed, call_cost_usd, cost_usd}],
+    reason}]}, the cheapest first."""
+    return {"pool": pool, "target": target, "half_width": half_width, "alpha": alpha,
+            "human_label_usd": label_price, "cells": [{k: r[k] for k in PLAN_KEYS} for r in frame.to_dicts()]}
+
+
+@click.command("plan")
+@click.option("--pool", required=True)
+@click.option("--target", type=click.Choice(["accept", "winrate"]), required=True,
+              help="accept: the share of candidates a human accepts; winrate: each system against the baseline")
+@click.option("--half-width", "half_width", type=float, required=True, help="the interval wanted: estimate ± H")
+@click.option("--baseline", default=None, help="winrate: the system the others are compared with "
+              "(default: the one in the most labelled pairs)")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="1 - the intervals' coverage")
+@db_option
+@json_option
+def plan_cmd(pool, target, half_width, baseline, alpha, db, as_json):
+    """Per cell: the human labels still needed to reach +-H with the labels alone, with PPI++ and
+    labels drawn at random, or with PPI++ and an active queue; their price and the judge calls still
+    needed, at the prices in judgeaudit.toml. The cheapest plan first."""
+    from audit import plan
+    from ingest.endpoints import label_price, prices
+    per_label = label_price(db)
+    frame = plan(current(db), pool, target, half_width, baseline=baseline, alpha=alpha, prices=prices(db),
+                 label_price=per_label)
+    if as_json:
+        emit_json(plan_document(frame, pool, target, half_width, alpha, per_label))
+        return
+    emit_table(frame.select("judge", "format", "decoding", "system", "n_labelled", "plan", "labels_needed",
+                            "cost_usd", "reason"),
+               f"labels still needed for +-{half_width} ({'no price per label in judgeaudit.toml' if per_label is None else f'{per_label} USD a label'})")
