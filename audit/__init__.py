@@ -17,6 +17,7 @@ from ._curation import baseline_values, cell_values, curation_prompts, pool_exte
 from ._drift import compare_verdicts, drift, drift_items, drift_sides
 from ._export import EXPORT_COLUMNS, export_counts, verdict_batches, verdict_rows
 from ._judges import JUDGES_COLUMNS, judges, pareto_front
+from ._intransitive import INTRANSITIVE_COLUMNS, intransitivity
 from ._jury import juries, mark_juries, with_juries
 from ._jury_size import SIZE_COLUMNS, jury_sizes
 from ._label_page import AGREEMENT_COLUMNS, annotator_agreement, label_cells, label_queues, queue_screen
@@ -45,12 +46,12 @@ from ._worth_cells import estimate               # each cell's inputs aggregated
 
 __all__ = [
     "AGREEMENT_COLUMNS", "ALT_TEST_COLUMNS", "AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "COMPARISON_COLUMNS", "CONSISTENCY_COLUMNS",
-    "ESTIMATE_COLUMNS", "EXPORT_COLUMNS", "JUDGES_COLUMNS", "PLAN_COLUMNS", "RANK_COLUMNS", "SIZE_COLUMNS", "STYLE_COLUMNS", "SUBSET_COLUMNS",
+    "ESTIMATE_COLUMNS", "EXPORT_COLUMNS", "INTRANSITIVE_COLUMNS", "JUDGES_COLUMNS", "PLAN_COLUMNS", "RANK_COLUMNS", "SIZE_COLUMNS", "STYLE_COLUMNS", "SUBSET_COLUMNS",
     "alt_test", "annotator_agreement", "audit_cells", "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames",
     "candidate_scores", "candidate_texts", "cell_rng", "cell_values", "checklist", "checklist_markdown",
     "compare_verdicts", "comparisons", "consistency", "curation_prompts", "draw_label_queue", "drift", "drift_items",
     "drift_sides", "effective_levels", "estimate", "eval_prompts", "export_counts", "holm", "human_agreement",
-    "human_ceiling", "judged", "judges", "juries", "jury_sizes", "label_cells", "label_queues", "mark_juries", "mcnemar",
+    "human_ceiling", "intransitivity", "judged", "judges", "juries", "jury_sizes", "label_cells", "label_queues", "mark_juries", "mcnemar",
     "mitigations", "pareto_front", "placeholder_texts", "plan", "pool_candidates", "pool_extent", "pool_head",
     "pool_summary", "pools", "position_selection", "probes", "queue_screen", "rank", "rank_calls", "score_values",
     "scored_cells", "stability", "stored_generations", "stored_labels", "studies", "study_generations",

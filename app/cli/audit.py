@@ -20,12 +20,23 @@ from ingest import UserError
 @json_option
 def audit_cmd(pool, seed, db, as_json):
     """Diagnostics per (judge, format): levels, ties, agreement with the reference."""
-    from audit import audit_cells
+    from audit import audit_cells, intransitivity
     frame = audit_cells(current(db), pool, seed=seed)
     if as_json:
-        emit_json({"pool": pool, "cells": frame.to_dicts()})
+        emit_json(with_intransitivity({"pool": pool, "cells": frame.to_dicts()}, intransitivity(db, pool, seed=seed)))
     else:
         emit_table(frame)
+
+
+def with_intransitivity(doc: dict, found) -> dict:
+    """`audit --json` with each tournament cell's intransitive triads (intransitive_share, _lo, _hi,
+    _triads, _cycles, _prompts, _random; audit.intransitivity), on every row of the cell."""
+    by_cell = {(r["judge"], r["format"], r["decoding"]): r for r in found.to_dicts()}
+    for cell in doc["cells"]:
+        r = by_cell.get((cell["judge"], cell["format"], cell["decoding"]))
+        if r is not None:
+            cell.update({k: v for k, v in r.items() if k.startswith("intransitive_")})
+    return doc
 
 
 @click.command("bias")

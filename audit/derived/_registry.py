@@ -15,7 +15,7 @@ from typing import Callable
 import polars as pl
 
 from .. import _bias, _cells, _consistency, _drift, _export, _judges, _pool_summary, _pools, _positions, _report
-from .. import _alt_test_cells, _jury_size, _rank_cells, _scores, _style_cells, _variance, _worth_cells
+from .. import _alt_test_cells, _intransitive, _jury_size, _rank_cells, _scores, _style_cells, _variance, _worth_cells
 
 BASES = ("verdicts", "labels", "pool")
 
@@ -141,6 +141,7 @@ RESULTS: dict[str, Result] = {
                          per_judge=True),
     "alt_test": Result("the alternative annotator test of every cell", _alt_test_cells.alt_test, basis="labels",
                        per_judge=True),
+    "intransitivity": Result("the tournament cells' intransitive triads", _intransitive.intransitivity, per_judge=True),
     "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts,
                             per_judge=True, judge_column=False, combine=summed_counts),
     "checklist": Result("the reporting checklist", checklist_frame, uses=("cells", "bias", "consistency")),
