@@ -26,7 +26,7 @@ from audit import derived
 from ingest import Database, UserError, file_stem, inside, safe_name  # noqa: F401  (file_stem: the Report page)
 from ingest.endpoints import base_models as configured_models
 from ingest.endpoints import endpoints as configured_endpoints
-from ingest.endpoints import prices
+from ingest.endpoints import label_price, prices
 from ingest.runs import run_key
 from train.derived_results import DERIVED_RESULTS
 
@@ -109,6 +109,12 @@ def checklist(pool: str) -> dict:
 def judges_board(pool: str):
     """audit.judges for the pool at the prices in the server's judgeaudit.toml (ingest.endpoints)."""
     return result("judges_board", pool, derived.price_args(prices(database())))
+
+
+def decisions(pool: str):
+    """audit.decisions for the pool (±0.05, ε 0.2) at the prices in the server's judgeaudit.toml."""
+    db = database()
+    return result("decisions", pool, derived.price_args(prices(db)), label_price(db))
 
 
 def systems(pool: str) -> list[str]:

@@ -159,6 +159,6 @@ def plan(db: str | os.PathLike | None, pool: str, target: str, half_width: float
             row |= {"labels_needed": best["labels_needed"], "cost_usd": best["cost_usd"],
                     "plan": f"{best['method']}/{best['queue']}"}
         rows.append(row)
-    rows.sort(key=lambda r: (r["cost_usd"] is None, r["cost_usd"] or 0.0,
+    rows.sort(key=lambda r: (r.get("cost_usd") is None, r.get("cost_usd") or 0.0,
                              r.get("labels_needed") is None, r.get("labels_needed") or 0))
     return pl.DataFrame([{c: r.get(c) for c in PLAN_COLUMNS} for r in rows], schema=PLAN_SCHEMA)

@@ -114,10 +114,12 @@ def variance_cmd(pool, db, as_json):
 @json_option
 def report_cmd(pool, out, seed, db, as_json):
     """Export the reporting checklist (Markdown or JSON), from the database alone."""
-    from audit import checklist, checklist_markdown
+    from audit import checklist, checklist_markdown, decisions
+    from ingest.endpoints import label_price, prices
     if out.suffix.lower() not in (".md", ".json"):
         raise UserError(f"--out {out}: use a .md or .json file name")
     doc = checklist(current(db), pool, seed=seed)
+    doc["decisions"] = decisions(db, pool, prices=prices(db), label_price=label_price(db)).to_dicts()
     text = json.dumps(jsonable(doc), indent=2, allow_nan=False) if out.suffix.lower() == ".json" \
         else checklist_markdown(doc)
     out.write_text(text, encoding="utf-8")

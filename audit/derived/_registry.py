@@ -15,7 +15,7 @@ from typing import Callable
 import polars as pl
 
 from .. import _bias, _cells, _consistency, _drift, _export, _judges, _pool_summary, _pools, _positions, _report
-from .. import _alt_test_cells, _intransitive, _jury_size, _rank_cells, _scores, _style_cells, _variance, _worth_cells
+from .. import _alt_test_cells, _decision, _intransitive, _jury_size, _rank_cells, _scores, _style_cells, _variance, _worth_cells
 
 BASES = ("verdicts", "labels", "pool")
 
@@ -81,6 +81,13 @@ def price_args(prices: dict) -> tuple:
     return tuple(sorted((k, tuple(sorted(v.items()))) for k, v in prices.items()))
 
 
+def decisions_frame(db, pool: str, prices: tuple = (), label_price: float | None = None,
+                    half_width: float = 0.05, epsilon: float = 0.2) -> pl.DataFrame:
+    """audit.decisions at the prices given as price_args and a label's price (judgeaudit.toml's)."""
+    return _decision.decisions(db, pool, half_width, epsilon, prices={k: dict(v) for k, v in prices},
+                               label_price=label_price)
+
+
 def systems_frame(db, pool: str) -> pl.DataFrame:
     """The pool's systems (its distinct candidate_ids), sorted: the baselines What labels are worth offers."""
     return _pools.pool_candidates(db, pool).select("candidate_id").unique().sort("candidate_id")
@@ -142,6 +149,9 @@ RESULTS: dict[str, Result] = {
     "alt_test": Result("the alternative annotator test of every cell", _alt_test_cells.alt_test, basis="labels",
                        per_judge=True),
     "intransitivity": Result("the tournament cells' intransitive triads", _intransitive.intransitivity, per_judge=True),
+    # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
+    "decisions": Result("the decision in words per cell (worth, alt-test, the price of +-H)", decisions_frame,
+                        basis="labels", per_judge=True),
     "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts,
                             per_judge=True, judge_column=False, combine=summed_counts),
     "checklist": Result("the reporting checklist", checklist_frame, uses=("cells", "bias", "consistency")),

@@ -5,6 +5,7 @@ import streamlit as st
 
 from app import data
 from app import tables
+from app.views.judges import decision
 from app.views.judges.board import board_table, front_chart, front_reasons, jury_size_lines
 
 pool = data.page_pool("Judges")
@@ -40,3 +41,5 @@ if juries.height:
                                       for r in juries.to_dicts()))
     for line in jury_size_lines(data.result("jury_sizes", pool)):
         st.caption("– " + line)
+
+decision.show(pool)      # per cell: worth in labels, the alternative annotator test, the price of ±0.05
