@@ -133,8 +133,9 @@ def alt_test(db: str | os.PathLike | None, pool: str, judge: str | None = None, 
         for column, wanted in (("judge", judge), ("format", format), ("decoding", decoding)):
             cells = cells if wanted is None else cells.filter(pl.col(column) == wanted)
         args = {"pool_id": pid, "judge": judge, "format": format, "decoding": decoding}
-        pair_items = read.frame("alt_test_pair_items", **args) if cells.height else None
-        accept_items = read.frame("alt_test_accept_items", **args) if cells.height else None
+        empty = pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "decoding": pl.String})
+        pair_items, accept_items = (read.frame(f"alt_test_{k}_items", **args) if cells.height and counts[k]["shared"]
+                                    else empty for k in KINDS)   # no item labelled twice: nothing to read
     rows = []
     for cell in cells.iter_rows(named=True):
         which = kind or ("pair" if cell["kind"] == "comparative" or not counts["accept"]["items"] else "accept")
