@@ -36,7 +36,7 @@ from ._worth_cells import cell_arrays
 
 PLAN_TYPE = pl.Struct({"method": pl.String, "queue": pl.String, "half_width": pl.Float64,
                        "labels_needed": pl.Int64, "label_cost_usd": pl.Float64, "calls_needed": pl.Int64,
-                       "call_cost_usd": pl.Float64, "cost_usd": pl.Float64})
+                       "call_cost_usd": pl.Float64, "cost_usd": pl.Float64, "reachable": pl.Boolean})
 PLAN_SCHEMA = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "target": pl.String,
                "system": pl.String, "n_labelled": pl.Int64, "n_items": pl.Int64, "n_frame": pl.Int64,
                "half_width": pl.Float64, "labels_needed": pl.Int64, "cost_usd": pl.Float64, "plan": pl.String,
@@ -86,7 +86,8 @@ def active_labels(n: int, random_needed: int, deff: float) -> int:
 def cell_plans(y, f_lab, f_all, w, alpha: float, target: float, n_frame: int, label_price: float | None,
                call_price: float | None) -> list[dict]:
     """The three plans of one cell (pure), cheapest first: [{method, queue, half_width (now),
-    labels_needed, label_cost_usd, calls_needed, call_cost_usd, cost_usd}]."""
+    labels_needed, label_cost_usd, calls_needed, call_cost_usd, cost_usd, reachable (whether the frame
+    holds that many items not yet labelled: n_frame − n)}]."""
     y, f_lab, f_all = (np.asarray(a, dtype=float) for a in (y, f_lab, f_all))
     n = y.size
     wts = None if w is None or np.all(np.asarray(w) == 1) else np.asarray(w, dtype=float)
@@ -106,7 +107,8 @@ def cell_plans(y, f_lab, f_all, w, alpha: float, target: float, n_frame: int, la
         call_cost = 0.0 if calls == 0 else None if call_price is None else calls * call_price
         plans.append({"method": method, "queue": queue, "half_width": hw, "labels_needed": need,
                       "label_cost_usd": label_cost, "calls_needed": calls, "call_cost_usd": call_cost,
-                      "cost_usd": None if label_cost is None or call_cost is None else label_cost + call_cost})
+                      "cost_usd": None if label_cost is None or call_cost is None else label_cost + call_cost,
+                      "reachable": need is not None and need <= max(0, n_frame - n)})
     order = {("classical", "random"): 0, ("ppi", "random"): 1, ("ppi", "active"): 2}
     return sorted(plans, key=lambda r: (r["cost_usd"] is None, r["cost_usd"] or 0.0, r["labels_needed"],
                                         r["calls_needed"], order[r["method"], r["queue"]]))
@@ -131,7 +133,7 @@ def plan(db: str | os.PathLike | None, pool: str, target: str, half_width: float
     items of the pool: its candidates, or the prompts the system shares with the baseline);
     half_width (H, as asked); labels_needed, cost_usd, plan ("method/queue"): the cheapest plan's;
     plans (each plan: method, queue, half_width now, labels_needed, label_cost_usd, calls_needed,
-    call_cost_usd, cost_usd; cheapest first); reason (why there is no plan: fewer than 2 labels)."""
+    call_cost_usd, cost_usd, reachable; cheapest first); reason (why there is no plan: fewer than 2 labels)."""
     if target not in TARGETS:
         raise AuditError(f"--target {target}: use accept or winrate")
     if not half_width > 0:

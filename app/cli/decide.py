@@ -75,7 +75,8 @@ def plan_document(frame: pl.DataFrame, pool: str, target: str, half_width: float
                   label_price: float | None) -> dict:
     """`plan --json`: {"pool", "target", "half_width", "alpha", "human_label_usd", "cells": [{judge, format,
     decoding, target, system, n_labelled, n_items, n_frame, labels_needed, cost_usd, plan, plans:
-    [{method, queue, half_width, labels_needed, label_cost_usd, calls_needed, call_cost_usd, cost_usd}],
+    [{method, queue, half_width, labels_needed, label_cost_usd, calls_needed, call_cost_usd, cost_usd,
+    reachable}],
     reason}]}, the cheapest first."""
     return {"pool": pool, "target": target, "half_width": half_width, "alpha": alpha,
             "human_label_usd": label_price, "cells": [{k: r[k] for k in PLAN_KEYS} for r in frame.to_dicts()]}

@@ -66,6 +66,11 @@ def test_plans_are_ordered_by_price():
     by = {(p["method"], p["queue"]): p for p in dear}
     assert by["ppi", "random"]["calls_needed"] == 4000 and by["ppi", "random"]["call_cost_usd"] == 4000.0
     assert by["classical", "random"]["calls_needed"] == 0
+    # a frame of 5000 with 100 labelled leaves 4900 to label: every plan here is reachable; with a
+    # frame of 150, 50 are left, fewer than any plan asks
+    assert all(p["reachable"] for p in dear)
+    small = cell_plans(y_all[lab], f_all[lab], f_all, None, 0.05, 0.04, 150, 1.0, 1.0)
+    assert not any(p["reachable"] for p in small)
     c = classical_mean(y_all[lab])["half_width"]
     assert by["classical", "random"]["labels_needed"] == math.ceil(100 * (c / 0.04) ** 2 - 100)
     assert by["classical", "random"]["cost_usd"] == by["classical", "random"]["labels_needed"] * 1.0
