@@ -6,6 +6,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from app.charts import WIDE, bin_x, count_y
 from app.cli import request_for
 from app.evaluate_form import trained_run_caption
 from ingest.runs import RunRequest
@@ -49,13 +50,13 @@ def binned_chart(bins: pl.DataFrame, title: str, cut: float | None = None, stack
     """bins: set (kept | dropped), lo, hi, n (train.curation_view.bins) -> bars of prompts per bin, the
     cut marked when given: histograms drawn from counts (flat in the pool's size)."""
     bars = alt.Chart(bins.to_pandas()).mark_bar(opacity=0.8 if stacked else 0.7).encode(
-        x=alt.X("lo:Q", title=title), x2="hi:Q", y=alt.Y("n:Q", title="prompts", stack=True if stacked else None),
+        x=bin_x("lo:Q", title), x2="hi:Q", y=count_y("n:Q", "prompts", stack=True if stacked else None),
         color=alt.Color("set:N", scale=SET_SCALE, title="set"))
     if cut is None:
-        return bars.properties(height=220)
+        return bars.properties(**WIDE, height=220)
     rule = alt.Chart(pl.DataFrame({"cut": [cut]}).to_pandas()).mark_rule(color="#d7301f", strokeWidth=2).encode(
         x="cut:Q")
-    return (bars + rule).properties(height=220)
+    return (bars + rule).properties(**WIDE, height=220)
 
 
 def loss_chart(curves: pl.DataFrame) -> alt.Chart:
