@@ -63,6 +63,12 @@ def count_y(field: str, title: str | None, **kw) -> alt.Y:
     return alt.Y(field, axis=count_axis(title), scale=alt.Scale(zero=True), **kw)
 
 
+def step_x(title: str = "optimiser step") -> alt.X:
+    """The x of a training curve: whole steps, the scale padded so that the first step's mark (an eval
+    point at step 1) is drawn whole inside the plot, not cut in half by its edge."""
+    return alt.X("step:Q", axis=count_axis(title), scale=alt.Scale(zero=False, padding=12, nice=False))
+
+
 def bin_x(lo: str, title: str | None) -> alt.X:
     """The x of a histogram drawn from counts: LO is a bin's left edge (X2 its right), marked as binned,
     so that Vega-Lite draws each bar from 0 up to its count (a ranged x alone makes a floating dash)."""
@@ -261,8 +267,10 @@ def binned_means_chart(frame: pl.DataFrame, x: str, y: str, color: str, x_title:
                                     orient="bottom", columns=2, labelLimit=0, symbolLimit=0)))
     line = base.mark_line(opacity=0.5).encode(y=alt.Y(f"{y}:Q", title=y_title))
     points = base.mark_point(filled=True).encode(
-        y=alt.Y(f"{y}:Q", title=y_title), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200]),
-                                         legend=alt.Legend(format="d", tickMinStep=1, orient="bottom")),
+        # the size legend on the right: below the plot, beside two columns of long cell names, its last
+        # entries ran past the chart's edge at 1280 px
+        y=alt.Y(f"{y}:Q", title=y_title), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200], zero=False),
+                                         legend=alt.Legend(format="d", tickMinStep=1, orient="right")),
         tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q", "lo:Q", "hi:Q", "n:Q"))
     bars = base.mark_rule().encode(y=alt.Y("lo:Q", title=y_title), y2=alt.Y2("hi:Q"))
     zero = alt.Chart(pl.DataFrame({"y": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \

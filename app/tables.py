@@ -80,6 +80,9 @@ HEADINGS = {
     "n_a": "picked by A", "n_b": "picked by B", "sample": "sample", "position": "position",
     "k": "candidates of its prompt", "model": "model", "split": "split", "cand_idx_a": "candidate A #",
     "top_tied_mean": "top tied (mean)", "tie_prob_mean": "tie probability (mean)",
+    # the Probes page's mitigations and the Evaluate page's contrasts
+    "n_paired": "calls both made", "n_blocks": "prompts (blocks)", "coef_log_len_ratio": "length coefficient (log ratio)",
+    "coef_markdown": "markdown coefficient",
 }
 HELP = {
     "prompt_id": "The prompt's id in the pool.",

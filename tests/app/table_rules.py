@@ -1,8 +1,11 @@
-"""The table rules of issue 26 item 8, read off a rendered AppTest page: every st.dataframe /
-st.table with its headers (the column_config label, else the column's name) and the text each cell
-shows (a pandas Styler's display values, else the value as the grid writes it), and every chart's
-axis and legend titles. Used by tests/app/test_tables_demo.py and, as a script, to count the
-violations over every page and demo pool (the issue's closing note):
+"""The table rules, read off a rendered AppTest page as a browser shows it: every st.dataframe /
+st.table with its headers (the column_config label, else the column's name), its columns' widths and
+the text each cell shows (a missing value: the grid's placeholder, "None" unless one is given, drawn
+over whatever a Styler says; else a pandas Styler's display value, else the value as the grid writes
+it), and every chart's axis and legend titles and legend entries. violations() counts raw headers,
+None cells, list cells, noise cells and judge names cut by their column. Used by
+tests/app/test_tables_demo.py and, as a script, to count the violations over every page and demo
+pool (the closing note's before and after; add_runs makes the database a user's walk leaves):
 
     PYTHONPATH=. .venv/bin/python -m tests.app.table_rules DB_PATH
 """
@@ -107,9 +110,11 @@ NUMBER = re.compile(r"^[−+-]?(\d[\d,]*)\.(\d+)$")
 LIST_TEXT = re.compile(r"^\[.*\]$|^\(.*,.*\)$")
 
 
-def noise(text: str) -> bool:
+def noise(text: str, zeros: int = 2) -> bool:
     """A number written with more digits than it means: e-notation (3.17e-09), more than four
-    significant digits behind a point (0.123456789, 12.3456), or a fraction of zeros (6.000000, 0.00)."""
+    significant digits behind a point (0.123456789, 12.3456), or a fraction of `zeros` zeros or more
+    (6.000000; in a table also 7.00, where the other cells read 7; an axis writes 0.00 beside 0.25, so
+    an axis's tick counts from four: 1.0000)."""
     text = text.strip().removesuffix(" ★")
     if E_NOTATION.match(text):
         return True
@@ -117,7 +122,7 @@ def noise(text: str) -> bool:
     if not m:
         return False
     whole, frac = m.group(1).replace(",", ""), m.group(2)
-    if len(frac) >= 2 and set(frac) == {"0"}:
+    if len(frac) >= zeros and set(frac) == {"0"}:
         return True
     significant = (whole + frac).lstrip("0")
     return len(significant) > 4 and len(frac) >= 3
@@ -239,6 +244,51 @@ def _heading(name: str) -> str:
     return heading(name)
 
 
+def add_runs(db: Path, pool: str = "mtbench-formats") -> None:
+    """What a user's walk adds to the demo, so that the pages that show runs are read too: two probe
+    runs of a simulated judge (the baseline and the swap strategy: the Probes page's bias chart and
+    mitigations), a finished 2-step SFT run with an eval loss at each step and a DPO run with its reward
+    margins (the loss charts; their files as a fine-tune leaves them, no model trained), and an
+    evaluation study of two conditions judged by two simulated judges (the Evaluate page)."""
+    import numpy as np
+
+    from ingest.runs import running
+    from ingest.scoring import ensure_spec_judge
+    from ingest.scoring.formats import BUILTIN
+    from ingest.scoring.judges import parse_judge
+    from ingest.store import ensure_study, insert_evaluations, insert_generations
+    from tests.conftest import cli
+    for strategy in ([], ["--strategy", "swap"]):
+        done = cli(db, "probe", "--judge", "fake:sim?slot_bias=0.5", *strategy)
+        assert done.returncode == 0, done.stderr
+    config = {"curation": {"pool": pool, "policy": "random", "rate": 0.5}, "seed": 0, "base": "local:smollm2"}
+    with running(db, "train", pool=pool, config=config, queue="train") as run:
+        (run.out_dir / "progress.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (
+            {"step": 1, "loss": 2.5}, {"step": 1, "eval_loss": 2.75}, {"step": 2, "loss": 2.0},
+            {"step": 2, "eval_loss": 2.25})))
+        (run.out_dir / "metrics.json").write_text(json.dumps(
+            {"status": "finished", "steps": 2, "max_steps": 2, "train_loss": 2.25, "eval_loss": 2.25,
+             "seconds": 3.0, "adapter": str(run.out_dir)}))
+    dpo = {**config, "method": "dpo", "curation": {**config["curation"], "policy": "judge", "judge": "smollm2-demo",
+                                                   "format": "tournament"}}
+    with running(db, "train", pool=pool, config=dpo, queue="train") as run:
+        (run.out_dir / "progress.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (
+            {"step": 1, "loss": 0.693, "rewards/margins": 0.0}, {"step": 2, "loss": 0.61, "rewards/margins": 0.21})))
+    sid = ensure_study(db, "walk", pool, {"rule": "split"})
+    conds = [("base", 0), ("smollm2-demo/likert5@0.5", 0), ("random@0.5", 0)]
+    insert_generations(db, sid, [
+        {"condition": c, "seed": s, "train_run": None, "base_model": "local:smollm2", "prompt_idx": p,
+         "answer": f"answer of {c} to {p}", "answer_len": 20 + p, "ref_idx": 4 * p + 3, "ref_len": 30,
+         "markdown": bool(p % 2), "tokens_out": 5, "truncated": False} for c, s in conds for p in range(6)])
+    rng = np.random.default_rng(0)
+    for name in ("e1", "e2"):
+        jid = ensure_spec_judge(db, parse_judge(f"fake:{name}", {"tournament": BUILTIN["tournament"]}), {})
+        insert_evaluations(db, sid, [
+            {"condition": c, "seed": s, "prompt_idx": p, "judge_id": jid, "raw_ab": "A+", "value_ab": 1.0,
+             "status_ab": "ok", "raw_ba": "B+", "value_ba": -1.0, "status_ba": "ok",
+             "outcome": float(rng.choice([0, 0.5, 1]))} for c, s in conds for p in range(6)])
+
+
 if __name__ == "__main__":      # the survey: counts over every page and demo pool, and first-visit times
     import os
     import statistics
@@ -268,6 +318,10 @@ if __name__ == "__main__":      # the survey: counts over every page and demo po
                 spent.append(time.perf_counter() - t0)
             times[(pool, page)] = statistics.median(spent)
             v = violations(at)
+            dpo = [r for r in at.radio if r.key == "train_method"] if page == "curate" else []
+            if dpo:                                # the DPO pairs and curves show on choosing DPO
+                dpo[0].set_value("dpo").run()
+                v = {k: items + violations(at)[k] for k, items in v.items()}
             for k, items in v.items():
                 totals[k] += len(items)
                 if items:

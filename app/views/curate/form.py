@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from app.charts import WIDE, bin_x, count_y
+from app.charts import WIDE, bin_x, count_y, step_x
 from app.cli import request_for
 from app.evaluate_form import trained_run_caption
 from ingest.runs import RunRequest
@@ -64,14 +64,14 @@ def loss_chart(curves: pl.DataFrame) -> alt.Chart:
     dots, eval dashed with squares; whole steps on the x axis."""
     kinds = alt.Scale(domain=["train", "eval"])
     return alt.Chart(curves.to_pandas()).mark_line(point=True).encode(
-        x=alt.X("step:Q", title="optimiser step", axis=alt.Axis(format="d", tickMinStep=1)),
-        y=alt.Y("loss:Q", scale=alt.Scale(zero=False)), color=alt.Color("run:N"),
+        x=step_x(), y=alt.Y("loss:Q", scale=alt.Scale(zero=False, padding=8)),
+        color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)),
         strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["train", "eval"], range=[[1, 0], [6, 4]]),
                                   title="loss on"),
         shape=alt.Shape("kind:N", scale=kinds.copy(), title="loss on"),
         tooltip=[alt.Tooltip("run:N"), alt.Tooltip("kind:N", title="loss on"), alt.Tooltip("step:Q", format="d"),
                  alt.Tooltip("loss:Q", format=".4f")]
-    ).properties(height=260)
+    ).properties(**WIDE, height=260)
 
 
 def finished_runs(rows: list[dict], outcomes: dict) -> pl.DataFrame:
