@@ -39,18 +39,14 @@ def cell_captions(cells: pl.DataFrame) -> pl.DataFrame:
     return cells.with_columns(pl.col("format").alias("cell"))
 
 
+# every chart drawn as SVG, whose text a reader can select and a browser test can measure (a tick label
+# cut by the chart's edge), where Streamlit would pick canvas for a chart of many points
+SVG = {"usermeta": {"embedOptions": {"renderer": "svg"}}}
 # every chart: as wide as its container, its height the plot's own (Streamlit's default autosize "fit"
-# would squeeze the plot into the height left after rotated axis captions and a legend below)
+# would squeeze the plot into the height left after rotated axis captions and a legend below); SVG
 WIDE = {"width": "container", "autosize": {"type": "fit-x", "contains": "padding"},
-        "padding": {"left": 16, "right": 12, "top": 5, "bottom": 5}}   # room for a caption measured short, a last tick
-
-
-@alt.theme.register("judgeaudit", enable=True)
-def theme() -> alt.theme.ThemeConfig:
-    """The dashboard's charts, enabled when this module is imported (every chart module imports it):
-    drawn as SVG, whose text a reader can select and a browser test can measure (a tick label cut by
-    the chart's edge), where Streamlit would pick canvas for a chart of many points."""
-    return alt.theme.ThemeConfig(usermeta={"embedOptions": {"renderer": "svg"}})
+        "padding": {"left": 16, "right": 12, "top": 5, "bottom": 5},   # room for a caption measured short, a last tick
+        **SVG}
 
 
 def count_axis(title: str | None) -> alt.Axis:

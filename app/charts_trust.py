@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from app.charts import WIDE, forest_captions, row_axis
+from app.charts import SVG, WIDE, forest_captions, row_axis
 from app.reading import merged_bins
 
 KAPPA = "Cohen's kappa"     # the kappa forest's x axis: every layer under one title (a layer without
@@ -85,7 +85,8 @@ def reliability_diagram(cells: pl.DataFrame) -> alt.Chart:
     points = alt.Chart(df).mark_point(filled=True, opacity=0.9).encode(
         x=x, y=y, color=colour, size=alt.Size("n:Q", scale=alt.Scale(zero=False, range=[30, 300]), legend=None),
         tooltip=tips)
-    return alt.layer(diagonal, lines, points).properties(width=420, height=420, autosize=alt.AutoSizeParams(type="pad"))
+    return alt.layer(diagonal, lines, points).properties(width=420, height=420, autosize=alt.AutoSizeParams(type="pad"),
+                                                         **SVG)
 
 
 def merged_series(cells: pl.DataFrame) -> pl.DataFrame:

@@ -3,7 +3,8 @@ st.table with its headers (the column_config label, else the column's name), its
 the text each cell shows (a missing value: the grid's placeholder, "None" unless one is given, drawn
 over whatever a Styler says; else a pandas Styler's display value, else the value as the grid writes
 it), and every chart's axis and legend titles and legend entries. violations() counts raw headers,
-None cells, list cells, noise cells and judge names cut by their column. Used by
+None cells, list cells, noise cells, judge names cut by their column, and charts drawn on canvas
+(whose labels a browser test cannot measure). Used by
 tests/app/test_tables_demo.py and, as a script, to count the violations over every page and demo
 pool (the closing note's before and after; add_runs makes the database a user's walk leaves):
 
@@ -233,7 +234,10 @@ def violations(at) -> dict[str, list[str]]:
             noisy += [c for c in row if noise(c)]
         cut += cut_names(t)
     raw += [f"chart: {title}" for field, title in chart_titles(at) if _raw_title(field, title)]
-    return {"raw_headers": raw, "none_cells": none, "list_cells": lists, "noise_cells": noisy, "cut_names": cut}
+    canvas = [f"chart {i}" for i, el in enumerate(at.get("vega_lite_chart"))
+              if (json.loads(el.proto.spec).get("usermeta") or {}).get("embedOptions", {}).get("renderer") != "svg"]
+    return {"raw_headers": raw, "none_cells": none, "list_cells": lists, "noise_cells": noisy, "cut_names": cut,
+            "canvas_charts": canvas}
 
 
 def _heading(name: str) -> str:

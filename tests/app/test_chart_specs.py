@@ -136,9 +136,12 @@ def test_the_reliability_diagram_draws_the_merged_bins():
 
 # -- SVG, so that a browser test can measure each label ---------------------------------------------------------
 
-def test_every_chart_is_drawn_as_svg():
+def test_charts_are_drawn_as_svg():
+    # every chart on every page: tests/app/test_tables_demo.py (canvas_charts)
     bins = pl.DataFrame({"set": ["kept"], "lo": [0.0], "hi": [0.5], "n": [1]})
-    for chart in (tf.binned_chart(bins, "v"), pool_summary.bar_chart(SUMMARY, "k", "k", "prompts")):
+    cells = pl.DataFrame({"judge": ["j"], "format": ["f"], "decoding": ["d"], "reliability": [[_bin(0.0, 3, 0.05, 0.0)]]})
+    for chart in (tf.binned_chart(bins, "v"), pool_summary.bar_chart(SUMMARY, "k", "k", "prompts"),
+                  charts_trust.reliability_diagram(cells)):
         assert chart.to_dict()["usermeta"] == {"embedOptions": {"renderer": "svg"}}
 
 

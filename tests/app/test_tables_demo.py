@@ -3,7 +3,8 @@ probes, training curves, a DPO run, an evaluation study; Curate & Train also wit
 header, chart title or legend entry is a raw column name (a snake_case identifier, a name someone
 gave a heading, "Count of Records"), no cell reads None or nan as the browser draws it (the grid's
 placeholder over a missing value), no cell is a Python list, no number carries more digits than it
-means (3.17e-09, 0.123456789, 7.00) and no judge's name is cut by its column; app.tables by hand."""
+means (3.17e-09, 0.123456789, 7.00), no judge's name is cut by its column and every chart is SVG
+(tests/browser/test_browser_charts.py measures its labels); app.tables by hand."""
 
 import math
 
@@ -16,7 +17,8 @@ from tests.app.table_rules import PAGES, _raw, add_runs, frames, violations
 from tests.conftest import REPO
 
 POOLS = ["mtbench-formats", "mtbench", "llmbar", "arena-bench", "ko-arena-hard", "probes"]
-CLEAN = {"raw_headers": [], "none_cells": [], "list_cells": [], "noise_cells": [], "cut_names": []}
+CLEAN = {"raw_headers": [], "none_cells": [], "list_cells": [], "noise_cells": [], "cut_names": [],
+         "canvas_charts": []}
 
 
 @pytest.fixture(scope="module")
