@@ -70,18 +70,18 @@ def drawn(page) -> int:
 
 
 def _drawn_all(page) -> int:
-    """Wait until the page's script has run and its charts are drawn, the same number twice 1.5 s
-    apart (a first visit computes for a while, and vega-embed draws after the run ends); that number."""
-    before = -1
-    for _ in range(60):
+    """Wait until the page's script has run and its charts are drawn: every chart element holds its
+    SVG, and the count has held for four looks 1.5 s apart (the browser lays out a first visit's
+    elements a few seconds after the run ends, later on a loaded machine); that count."""
+    seen: list[int] = []
+    for _ in range(120):
         _settled(page)
         page.wait_for_timeout(1500)
-        _settled(page)
-        now = drawn(page)
-        if now == before:
+        now, elements = drawn(page), page.get_by_test_id("stVegaLiteChart").count()
+        seen = seen + [now] if now == elements and (not seen or seen[-1] == now) else [now] if now == elements else []
+        if len(seen) == 4:
             return now
-        before = now
-    return before
+    return seen[-1] if seen else drawn(page)
 
 
 def walk(url: str, widths=WIDTHS, pool: str = POOL, pages=PAGES, counts: dict | None = None
