@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 from ingest.scoring.formats import BUILTIN, format_from_spec
-from ingest.scoring.formats._parsers import parse_labels
+from ingest.scoring.formats._parsers import parse_answer
 
 LIKERT = BUILTIN["likert5"]
 NUMERIC = BUILTIN["numeric100"]
@@ -177,8 +177,8 @@ def test_one_letter_labels_need_no_letter_or_digit_on_either_side():
     labels = {"A": 1.0, "B": -1.0}
     # B inside "AB" (an upper-case neighbour), "xB" (a lower-case one), "Bx" and "B2": no label
     for raw in ("Verdict: AB", "Verdict: xB", "Verdict: Bx", "Verdict: B2"):
-        assert parse_labels(raw, labels).status == "no_label", raw
-    assert parse_labels("Verdict: (B).", labels) == (-1.0, "B", "ok")
+        assert parse_answer(raw, labels).status == "no_label", raw
+    assert parse_answer("Verdict: (B).", labels) == (-1.0, "B", "ok")
     with warnings.catch_warnings():      # labels no other test uses, so their patterns compile here
         warnings.simplefilter("error")
-        assert parse_labels("I pick Q.", {"Q": 1.0, "R": -1.0}) == (1.0, "Q", "ok")
+        assert parse_answer("I pick Q.", {"Q": 1.0, "R": -1.0}) == (1.0, "Q", "ok")

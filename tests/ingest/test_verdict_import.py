@@ -36,7 +36,7 @@ def test_pointwise_and_comparative(db, pool, write_jsonl):
     result = import_verdicts(db, write_jsonl("v.jsonl", rows), pool)
     assert result["imported"] == 6
     assert result["status_counts"] == {"failed": 1, "no_label": 1, "ok": 4}
-    got = query_rows(db, "SELECT f.name, a_idx, b_idx, swapped, sample, label, value, status "
+    got = query_rows(db, "SELECT f.name, a_idx, b_idx, swapped, sample, answer, value, status "
                     "FROM verdicts JOIN formats f USING (format_id) ORDER BY f.name, a_idx, sample")
     assert got == [
         ("binary", 3, None, False, 0, None, None, "failed"),
@@ -146,8 +146,8 @@ MIXED = [
     {"judge": "k", "format": "binary", "prompt_id": "q2", "candidate_id": "a", "raw": None, "error": "HTTP 500",
      "tokens_in": 12, "latency_ms": 3.5},
 ]
-STORED = ("SELECT j.name, f.name, decoding, prompt_idx, a_idx, b_idx, swapped, sample, raw, label, value, status, "
-          "error, attempts, latency_ms, tokens_in, tokens_out, label_probs, expected, verdicts.endpoint "
+STORED = ("SELECT j.name, f.name, decoding, prompt_idx, a_idx, b_idx, swapped, sample, raw, answer, value, status, "
+          "error, attempts, latency_ms, tokens_in, tokens_out, answer_probs, expected, verdicts.endpoint "
           "FROM verdicts JOIN judges j USING (judge_id) JOIN formats f USING (format_id) "
           "ORDER BY j.name, f.name, prompt_idx, a_idx, b_idx, sample")
 

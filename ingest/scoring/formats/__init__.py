@@ -1,7 +1,7 @@
 """Scoring formats: the five built-ins with the paper's prompts, and user formats from TOML."""
 
 from ._format import BUILTIN, Format, format_from_row, format_from_spec, load_format_spec, stored_formats
-from ._parsers import Parsed, parse_labels, parse_range
+from ._parsers import Parsed, parse_answer, parse_range
 
 __all__ = ["BUILTIN", "Format", "Parsed", "format_from_row", "format_from_spec",
-           "load_format_spec", "parse_labels", "parse_range", "stored_formats"]
+           "load_format_spec", "parse_answer", "parse_range", "stored_formats"]

@@ -83,7 +83,7 @@ class FakeJudge:
                 chars_a, chars_b = len(hints.texts["a"] or ""), len(hints.texts["b"] or "")
                 target += self.params["length_bias"] * (chars_a - chars_b) / max(chars_a + chars_b, 1)
         target = min(max(target, lo), hi)
-        options = fmt.label_values()
+        options = fmt.answer_values()
         if fmt.range is not None:
             step = self.params["round"] if fmt.range == (0, 100) and self.params["round"] > 1 else 1
             label = str(min(max(int(round(target / step) * step), fmt.range[0]), fmt.range[1]))
@@ -101,7 +101,7 @@ class FakeJudge:
             probs = {k: w / total for k, w in weights.items() if w / total > 1e-4}
         prompt_tokens = sum(len(m["content"].split()) for m in messages)
         return JudgeReply(text=text, model=self.model, tokens_in=prompt_tokens, tokens_out=1,
-                          latency_ms=self.params["latency_ms"], label_probs=probs)
+                          latency_ms=self.params["latency_ms"], answer_probs=probs)
 
     async def aclose(self) -> None:
         return None
