@@ -332,7 +332,8 @@ def run_calibration(pool: str, threshold, target_width: float) -> int:
     cid = store.declare_calibration(database(), pool, threshold, target_width, "stored")
     cells = calibrate(pool, None, 2000, 0, threshold, target_width)
     store.finish_calibration(database(), cid, {"pool": pool, "threshold": threshold, "cells": cells.to_dicts(),
-                                               "humans": human_ceiling(pool).to_dicts()[0]})
+                                               "humans": human_ceiling(pool).to_dicts()[0],
+                                               "human_scale": result("human_scale", pool).to_dicts()})
     return cid
 
 

@@ -74,6 +74,9 @@ HEADINGS = {
     "n_a": "picked by A", "n_b": "picked by B", "sample": "sample", "position": "position",
     "k": "candidates of its prompt", "model": "model", "split": "split", "cand_idx_a": "candidate A #",
     "top_tied_mean": "top tied (mean)", "tie_prob_mean": "tie probability (mean)",
+    # the Calibration page's human scale and the Align page (docs/metrics.md#scores-on-the-human-scale)
+    "brier_raw": "Brier score of the score", "brier_mapped": "Brier score mapped", "n_flagged": "systems flagged",
+    "residual": "human − mapped", "flagged": "map does not hold", "score": "score", "n": "items",
 }
 HELP = {
     "prompt_id": "The prompt's id in the pool.",
@@ -89,6 +92,8 @@ HELP = {
     "ece": "Expected calibration error over ten equal-width bins of the judge's probability.",
     "brier": "Mean of (p − y)² over the judgements with a probability.",
     "ece_isotonic": "ECE after isotonic recalibration, cross-fitted over 5 folds of prompts.",
+    "residual": "Mean over the system's labelled items of the human value minus the cross-fitted mapped score.",
+    "flagged": "The residual's 95% interval excludes 0: the map to the human scale does not hold for this system.",
 }
 # why a column's cell is "–" (the column's tooltip says it), beyond the general reason
 MISSING = {
