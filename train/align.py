@@ -273,6 +273,7 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
                "n_train_prompts": len(train_p), "labels_used": len(minibatch) + len({id(d) for t in found["trace"] for d in t["demonstrations"]}),
                "budget": budget, "search_calls": found["calls"], "calls_made": asker.made,
                "search_agreement": found["agreement"], "optimizer": optimizer, "run_id": run.id,
+               "template": after_fmt.template,
                "trace": [{**t, "instruction": wordings[t["instruction"]]["name"],
                           "demonstrations": [_demo_record(fmt, d, "")["prompt_id"] for d in t["demonstrations"]]}
                          for t in found["trace"]]}
