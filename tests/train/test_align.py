@@ -134,3 +134,24 @@ def test_align_refuses_what_it_cannot_do(db, tmp_path):
         align(db, "al", "teach", "tournament")
     with pytest.raises(UserError, match="no such judge"):
         align(db, "al", "nobody", "binary")
+
+
+def test_align_resumes_and_prints_its_json(db, tmp_path, capsys, calls):
+    """The same command again asks nothing twice (the answers cached by the request) and prints the
+    same document; `align --json` is the contract's document and the run is recorded as kind align."""
+    from ingest.runs import list_runs
+    from tests.audit.conftest import main_json
+    planted(db, tmp_path)
+    calls.clear()
+    first = main_json(capsys, "align", "--pool", "al", "--judge", "teach", "--format", "binary", "--budget", "300",
+                      "--held-out", "0", "--demonstrations", "1", "--json", "--db", str(db))
+    made = len(calls)
+    second = main_json(capsys, "align", "--pool", "al", "--judge", "teach", "--format", "binary", "--budget", "300",
+                       "--held-out", "0", "--demonstrations", "1", "--json", "--db", str(db))
+    assert len(calls) == made and second["calls_made"] == 0 and first["calls_made"] == made
+    for key in ("before", "after", "gain", "judge", "demonstrations", "instructions"):
+        assert first[key] == second[key], key
+    assert set(first["before"]) == {"value", "lo", "hi"} and len(first["demonstrations"]) == 1
+    assert set(first["demonstrations"][0]) == {"prompt_id", "candidate_id", "label"}
+    runs = list_runs(db, kind="align")
+    assert [r["status"] for r in runs] == ["finished", "finished"] and runs[0]["config"]["command"] == "align"
