@@ -9,7 +9,7 @@ Pure: arrays, lists and a scoring callback in, numbers out.
   label); an unparsed answer agrees 0. A candidate's agreement = the mean over its items.
 - Split: the evaluation prompts are the pool's held-out prompts, then a seeded share of the other
   labelled prompts; the search sees only the rest (training prompts). The search's minibatch is a
-  seeded set of training prompts; demonstrations come from the other training prompts.
+  seeded set of training prompts (minibatch_prompts); demonstrations come from the other training prompts.
 - Search, within BUDGET calls (one call = one item scored under one candidate): each instruction
   variant without demonstrations on the minibatch (the built-in wording first); then, with the best
   wording, each single demonstration the budget allows (seeded order) on the minibatch; the K best
@@ -27,6 +27,21 @@ import numpy as np
 
 N_BOOT = 2000
 MINIBATCH_PROMPTS = 12
+MINIBATCH_ITEMS = 24
+
+
+def minibatch_prompts(order: list[int], items_of: dict[int, int], budget: int) -> set[int]:
+    """The search's minibatch: training prompts in the seeded order until it holds min(24, budget / 4)
+    items (at least one prompt), at most 12 prompts and half the training prompts."""
+    want = max(1, min(MINIBATCH_ITEMS, budget // 4))
+    cap = min(MINIBATCH_PROMPTS, max(1, len(order) // 2))
+    chosen, n = [], 0
+    for p in order[:cap]:
+        if n >= want:
+            break
+        chosen.append(p)
+        n += items_of.get(p, 0)
+    return set(chosen)
 
 
 def judge_decision(kind: str, normalised: float | None) -> float | None:

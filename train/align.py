@@ -19,6 +19,7 @@ import asyncio
 import hashlib
 import json
 import tomllib
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -28,7 +29,7 @@ import polars as pl
 import audit
 from ingest import UserError
 from ingest.runs import Cancelled, run_key, running, runs_dir
-from ingest.scoring import (ROW_SCHEMA, Caller, ScoreRequest, decoding_settings, identity_decoding)
+from ingest.scoring import ROW_SCHEMA, Caller, ScoreRequest, decoding_settings, ensure_spec_judge, identity_decoding
 from ingest.scoring.formats import BUILTIN, base_instructions, instructed, stored_formats
 from ingest.scoring.judges import CallHints, parse_judge
 from ingest.store import CellRunDescription, judge_identity, reading, writing
@@ -108,7 +109,9 @@ class _Asker:
 
     async def _make(self, template_fmt, todo: list[tuple[str, dict]]) -> list[dict]:
         caller = Caller(self.req, self.spec, {self.fmt.name: template_fmt}, self.settings)
-        judge, gate = self.spec.factory(), asyncio.Semaphore(self.concurrency)
+        if self.spec.shared:            # the in-process model: loaded once for the whole run
+            self.shared = getattr(self, "shared", None) or self.spec.factory()
+        judge, gate = self.shared if self.spec.shared else self.spec.factory(), asyncio.Semaphore(self.concurrency)
 
         async def one(cid: str, item: dict) -> dict:
             call = {"format": self.fmt.name, "prompt_idx": item["prompt_idx"], "a_idx": item["a_idx"],
@@ -131,7 +134,8 @@ class _Asker:
         try:
             return list(await asyncio.gather(*(one(cid, i) for cid, i in todo)))
         finally:
-            await judge.aclose()
+            if not self.spec.shared:        # a client per event loop (each ask runs its own)
+                await judge.aclose()
 
     def agreements(self, template_fmt, items: list[dict]) -> np.ndarray:
         """Each item's agreement with its human value under this prompt."""
@@ -189,15 +193,24 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
         pid = unit.pool_id(pool)
         formats = {**stored_formats(unit.format_rows()), **BUILTIN}
         rows = {r[1]: r for r in unit.judges().values()}
-        if judge not in rows:
-            raise UserError(f"--judge {judge}: no such judge in this database")
-        identity = unit.stored_identity(rows[judge][0])
         cands, prompts = unit.candidate_texts(pid), unit.prompt_texts(pid)
         prompt_ids = dict(zip(*unit.prompt_ids(pid).select("prompt_idx", "prompt_id").to_dict(as_series=False).values()))
         cand_ids = dict(zip(*unit.candidate_ids(pid).select("cand_idx", "candidate_id").to_dict(as_series=False).values()))
     if fmt_name not in formats:
         raise UserError(f"--format {fmt_name}: unknown format (known: {', '.join(sorted(formats))})")
     fmt = formats[fmt_name]
+    if judge not in rows and ":" in judge:      # a SPEC: the judge it names, stored under its name first
+        spec = parse_judge(judge, {fmt_name: fmt}, api_key_env=api_key_env)
+        settings = decoding_settings(ScoreRequest(pool=pool, judge="", formats=[fmt_name], decoding=decoding), spec)
+        ensure_spec_judge(db, spec, settings)
+        judge = spec.name
+        with reading(db) as unit:
+            rows = {r[1]: r for r in unit.judges().values()}
+    if judge not in rows:
+        raise UserError(f"--judge {judge}: no such judge in this database (give its name, or a SPEC such as "
+                        "local:smollm2)")
+    with reading(db) as unit:
+        identity = unit.stored_identity(rows[judge][0])
     spec = judge_spec(judge, rows[judge], identity, {fmt_name: fmt}, api_key_env)
     settings = decoding_settings(ScoreRequest(pool=pool, judge="", formats=[fmt_name], decoding=decoding), spec)
     wordings = [{"name": "built-in", "text": base_instructions(fmt)}, *variants]
@@ -212,7 +225,7 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
                         f"prompts leave {len(train)} to search on and {len(evaluate)} to evaluate on; label more "
                         "items, or change --held-out")
     order = sorted(train_p, key=lambda p: hashlib.blake2b(f"align-mini|{seed}|{prompt_ids[p]}".encode()).digest())
-    mini_p = set(order[:min(S.MINIBATCH_PROMPTS, max(1, len(order) // 2))])
+    mini_p = S.minibatch_prompts(order, Counter(i["prompt_idx"] for i in train), budget)
     minibatch = [i for i in train if i["prompt_idx"] in mini_p]
     pool_demos = sorted((i for i in train if i["prompt_idx"] not in mini_p),
                         key=lambda i: hashlib.blake2b(f"align-demo|{seed}|{i['prompt_id']}|{i['a_id']}|{i['b_id']}"
