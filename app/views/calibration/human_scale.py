@@ -40,6 +40,8 @@ def human_scale_section(pool: str) -> None:
     names = [f"{r['judge']} / {r['format']} / {r['decoding']} / {r['target']}" for r in scale.iter_rows(named=True)]
     row = scale.row(names.index(st.selectbox("Carry-over of", names)), named=True)
     st.markdown(flagged_sentence(row).capitalize() + ".")
+    few = "fewer than 5 labelled items: too few to say"
     tables.show(pl.DataFrame(row["carry_over"], schema={"system": pl.String, "n": pl.Int64, "residual": pl.Float64,
-                                                        "lo": pl.Float64, "hi": pl.Float64, "flagged": pl.Boolean}))
+                                                        "lo": pl.Float64, "hi": pl.Float64, "flagged": pl.Boolean}),
+                missing={"lo": few, "hi": few, "flagged": few})
     tables.show(pl.DataFrame({"score": row["map_score"], "p": row["map_p"]}), width="content")
