@@ -51,5 +51,5 @@ conf = cells["confusion"][pick].to_list()
 tables.show(pl.DataFrame({"humans \\ judge": ["A", "B", "tie"], "A": conf[0::3], "B": conf[1::3], "tie": conf[2::3]}),
             width="content")
 
-confidence_section(cells)
 human_scale_section(pool)
+confidence_section(cells)
