@@ -30,14 +30,15 @@ MINIBATCH_PROMPTS = 12
 MINIBATCH_ITEMS = 24
 
 
-def minibatch_prompts(order: list[int], items_of: dict[int, int], budget: int) -> set[int]:
-    """The search's minibatch: training prompts in the seeded order until it holds min(24, budget / 4)
-    items (at least one prompt), at most 12 prompts and half the training prompts."""
-    want = max(1, min(MINIBATCH_ITEMS, budget // 4))
+def minibatch_prompts(order: list[int], items_of: dict[int, int], budget: int, k: int = 1) -> set[int]:
+    """The search's minibatch: training prompts in the seeded order, each taken while the minibatch
+    stays within min(24, budget / (2k + 2)) items (the first always), at most 12 prompts and half the
+    training prompts: room for the wording, about 2k single demonstrations and the set."""
+    want = max(1, min(MINIBATCH_ITEMS, budget // (2 * k + 2)))
     cap = min(MINIBATCH_PROMPTS, max(1, len(order) // 2))
     chosen, n = [], 0
     for p in order[:cap]:
-        if n >= want:
+        if chosen and n + items_of.get(p, 0) > want:
             break
         chosen.append(p)
         n += items_of.get(p, 0)

@@ -9,8 +9,9 @@ winner is stored as a judge of its own: its identity binds the instructions and 
 verdicts on the evaluation items stand in a cell run whose template is the winner's prompt (the
 original's, where missing, beside them), so Drift and the Judges leaderboard read both.
 
-Every answer is appended to a cache file named by the request, so a run cancelled or killed and
-started again asks nothing twice and makes the same choices.
+Every answer is appended to a cache file named by the cell (pool, judge, its identity, format,
+decoding), each under its prompt's hash and call, so a run cancelled or killed and started again asks
+nothing twice and makes the same choices, and another search of the cell reuses what was asked.
 """
 
 from __future__ import annotations
@@ -225,7 +226,7 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
                         f"prompts leave {len(train)} to search on and {len(evaluate)} to evaluate on; label more "
                         "items, or change --held-out")
     order = sorted(train_p, key=lambda p: hashlib.blake2b(f"align-mini|{seed}|{prompt_ids[p]}".encode()).digest())
-    mini_p = S.minibatch_prompts(order, Counter(i["prompt_idx"] for i in train), budget)
+    mini_p = S.minibatch_prompts(order, Counter(i["prompt_idx"] for i in train), budget, demonstrations)
     minibatch = [i for i in train if i["prompt_idx"] in mini_p]
     pool_demos = sorted((i for i in train if i["prompt_idx"] not in mini_p),
                         key=lambda i: hashlib.blake2b(f"align-demo|{seed}|{i['prompt_id']}|{i['a_id']}|{i['b_id']}"
@@ -236,9 +237,8 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
     lo, hi = (min(known), max(known)) if known else (0.0, 1.0)
     refs = {k: ((v - lo) / (hi - lo) if hi > lo else 0.5) for k, v in zip(cands["cand_idx"], cands["reference"])
             if v is not None}
-    request = {"pool": pool, "judge": judge, "format": fmt_name, "decoding": decoding, "demonstrations": demonstrations,
-               "budget": budget, "held_out": held_out, "seed": seed, "instructions": variants,
-               "identity": identity}
+    # the answers depend on the judge and the prompt asked, not on the search's settings: one cache a cell
+    request = {"pool": pool, "judge": judge, "format": fmt_name, "decoding": decoding, "identity": identity}
     key = hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()[:20]
     config = {"judge": judge, "format": fmt_name, "provider": spec.provider, "model": spec.model}
     with running(db, "align", pool=pool, key=run_key("align", pool, judge), config=config) as run:

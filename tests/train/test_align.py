@@ -155,3 +155,29 @@ def test_align_resumes_and_prints_its_json(db, tmp_path, capsys, calls):
     assert set(first["demonstrations"][0]) == {"prompt_id", "candidate_id", "label"}
     runs = list_runs(db, kind="align")
     assert [r["status"] for r in runs] == ["finished", "finished"] and runs[0]["config"]["command"] == "align"
+
+
+def test_clustered_gain_by_hand():
+    """Prompts 0 0 1; before 1 0 1, after 1 1 1: before 2/3, after 1, gain 1/3. A resample of two
+    prompts is (p0, p0) with gain sums 2/4 = .5, (p0, p1) 1/3 or (p1, p1) 0, each pair of draws with
+    probability 1/4, 1/2, 1/4: the 2.5% and 97.5% points are 0 and .5."""
+    from train._align_search import clustered_gain
+    out = clustered_gain(np.array([0, 0, 1]), np.array([1, 0, 1.]), np.array([1, 1, 1.]), np.random.default_rng(0))
+    assert out["before"]["value"] == pytest.approx(2 / 3) and out["after"]["value"] == 1
+    assert out["gain"] == {"value": pytest.approx(1 / 3), "lo": 0.0, "hi": 0.5}
+
+
+def test_search_keeps_to_its_budget_and_takes_the_best_singles():
+    """A scorer whose agreement is the share of demonstrations in {3, 6}: with budget 10 calls and a
+    minibatch of 1 item, the wording (1 call), then the 8 singles 0..7 (room for one more call: the
+    set), then the set of the two best singles: {3, 6}; 10 calls in all. Had 9 been the good one, it
+    would not have been tried."""
+    from train._align_search import minibatch_prompts, search
+    good = {3, 6}
+    got = search(lambda i, demos, items: np.full(len(items), sum(d in good for d in demos) / max(len(demos), 1)),
+                 1, ["item"], list(range(12)), 2, 10)
+    assert sorted(got["demonstrations"]) == [3, 6] and got["calls"] == 10 and got["agreement"] == 1.0
+    assert [t["phase"] for t in got["trace"]] == ["instructions"] + ["demonstration"] * 8 + ["set"]
+    # the minibatch: whole prompts while within min(24, budget / (2k + 2)) items, the first always
+    assert minibatch_prompts([5, 6, 7, 8], {5: 11, 6: 11, 7: 11, 8: 11}, 100, 1) == {5, 6}
+    assert minibatch_prompts([5, 6, 7, 8], {5: 30, 6: 1}, 100, 1) == {5}
