@@ -40,7 +40,7 @@ def _expected(t, rows: pl.DataFrame, formats: dict[str, Format]) -> pl.Series:
         probs = json.loads(probs)
         unknown = [k for k in probs if k not in fmt.answer_values()]
         if unknown:
-            raise UserError(f"{t.at(int(rows['_row'][i]), 'label_probs')}: {unknown[0]!r} is not a label of "
+            raise UserError(f"{t.at(int(rows['_row'][i]), 'label_probs')}: {unknown[0]!r} is not an answer of "
                             f"format {fmt_name!r}")
         out.append(fmt.expected_value(probs) if fmt.kind == "pointwise" else None)
     return pl.Series("expected", out, pl.Float64)

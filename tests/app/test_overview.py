@@ -329,7 +329,7 @@ def test_verdict_file_decoding_and_label_probs(db, write_jsonl):
     with pytest.raises(UserError, match=r"bad.jsonl, line 1.*decoding.*greedy, sampled, constrained"):
         import_verdicts(db, bad, "p")
     bad = write_jsonl("bad2.jsonl", [rows[0], {**rows[1], "label_probs": {"7": 1.0}}])
-    with pytest.raises(UserError, match=r"line 2.*label_probs.*'7' is not a label of format 'likert5'"):
+    with pytest.raises(UserError, match=r"line 2.*label_probs.*'7' is not an answer of format 'likert5'"):
         import_verdicts(db, bad, "p")
     bad = write_jsonl("bad3.jsonl", [{**rows[1], "label_probs": json.dumps({"4": 1.5})}])
     with pytest.raises(UserError, match=r"line 1.*label_probs.*probabilities in \[0, 1\]"):

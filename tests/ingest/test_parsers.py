@@ -114,13 +114,13 @@ def test_a_label_inside_prose_counts_when_it_is_the_only_label():
     assert ab.parse("Output (b)").status == "no_label"              # in prose a one-letter label is exact
 
 
-@pytest.mark.parametrize("fmt, raw, label", [
+@pytest.mark.parametrize("fmt, raw, answer", [
     (LIKERT, "3.5", "3.5"), (LIKERT, "7", "7"), (NUMERIC, "-5", "-5"), (LIKERT, "4/5", "4"),
     (NUMERIC, "85 out of 100", "85"), (BINARY, "**accept**", "ACCEPT"), (COMPARATIVE, "b++", "B++"),
     (COMPARATIVE, "verdict: tie", "TIE"), (LIKERT, "4 or 5", None), (BINARY, "", None),
 ])
-def test_parsed_label_is_the_format_label(fmt, raw, label):
-    assert fmt.parse(raw).label == label
+def test_parsed_answer_is_the_formats_answer(fmt, raw, answer):
+    assert fmt.parse(raw).answer == answer
 
 
 def test_parse_rate_follows_the_rule(db, write_jsonl, monkeypatch, tmp_path):

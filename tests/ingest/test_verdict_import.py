@@ -177,7 +177,7 @@ def test_parquet_import_stores_what_the_jsonl_import_stores(db, pool, write_json
     (lambda r: {**r, "judge": 7}, r"v.parquet, row 1, field 'judge': must be text, not a column of type Int64"),
     (lambda r: {**r, "label_probs": 1}, r"v.parquet, row 1, field 'label_probs': must be JSON text or a struct"),
     (lambda r: {**r, "tokens_in": "many"}, r"v.parquet, row 1, field 'tokens_in': must be a number"),
-    (lambda r: {**r, "label_probs": '{"4": 1.5}'}, r"v.parquet, row 1, field 'label_probs': must map labels to "
+    (lambda r: {**r, "label_probs": '{"4": 1.5}'}, r"v.parquet, row 1, field 'label_probs': must map answers to "
                                                    r"probabilities in \[0, 1\]"),
     (lambda r: {**r, "candidate_id": "zz"}, r"v.parquet, row 1, field 'candidate_id': unknown candidate 'zz'"),
 ])

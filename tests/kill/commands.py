@@ -42,7 +42,7 @@ VERDICTS = Rows("SELECT p.name AS pool, j.name AS judge, f.name AS format, v.dec
 JUDGES = Rows("SELECT name, provider, model, endpoint, settings, identity FROM {s}.judges", ("name",))
 FORMATS = Rows("SELECT name, kind, pairing, spec_hash FROM {s}.formats", ("name",))
 LABELS = Rows("SELECT p.name AS pool, l.prompt_idx, l.a_idx, l.b_idx, l.label, l.annotator, l.source, "
-              "l.source_sha256, l.line FROM {s}.labels l LEFT JOIN {s}.pools p USING (pool_id)",
+              "l.source_sha256, l.line FROM {s}.pair_labels l LEFT JOIN {s}.pools p USING (pool_id)",
               ("pool", "prompt_idx", "a_idx", "b_idx", "annotator"))
 
 
