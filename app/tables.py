@@ -83,6 +83,9 @@ HEADINGS = {
     # the Probes page's mitigations and the Evaluate page's contrasts
     "n_paired": "calls both made", "n_blocks": "prompts (blocks)", "coef_log_len_ratio": "length coefficient (log ratio)",
     "coef_markdown": "markdown coefficient",
+    # the Calibration page's human scale and the Align page (docs/metrics.md#scores-on-the-human-scale)
+    "brier_raw": "Brier score of the score", "brier_mapped": "Brier score mapped", "n_flagged": "systems flagged",
+    "residual": "human − mapped", "flagged": "map does not hold", "score": "score", "n": "items",
 }
 HELP = {
     "prompt_id": "The prompt's id in the pool.",
@@ -98,6 +101,8 @@ HELP = {
     "ece": "Expected calibration error over ten equal-width bins of the judge's probability.",
     "brier": "Mean of (p − y)² over the judgements with a probability.",
     "ece_isotonic": "ECE after isotonic recalibration, cross-fitted over 5 folds of prompts.",
+    "residual": "Mean over the system's labelled items of the human value minus the cross-fitted mapped score.",
+    "flagged": "The residual's 95% interval excludes 0: the map to the human scale does not hold for this system.",
 }
 # why a column's cell is "–" (the column's tooltip says it), beyond the general reason
 MISSING = {

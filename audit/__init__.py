@@ -13,6 +13,7 @@ from ._cells import CELL_COLUMNS, audit_cells
 from ._comparisons import COMPARISON_COLUMNS, comparisons
 from ._consistency import CONSISTENCY_COLUMNS, consistency
 from ._curation import baseline_values, cell_values, curation_prompts, pool_extent
+from ._human_scale import calibrated_values, human_items, human_scale
 from ._drift import compare_verdicts, drift, drift_items, drift_sides
 from ._export import EXPORT_COLUMNS, export_counts, verdict_batches, verdict_rows
 from ._judges import JUDGES_COLUMNS, judges, pareto_front
@@ -43,11 +44,11 @@ from ._worth_cells import estimate               # each cell's inputs aggregated
 __all__ = [
     "AGREEMENT_COLUMNS", "AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "COMPARISON_COLUMNS", "CONSISTENCY_COLUMNS",
     "ESTIMATE_COLUMNS", "EXPORT_COLUMNS", "JUDGES_COLUMNS", "RANK_COLUMNS", "STYLE_COLUMNS", "SUBSET_COLUMNS",
-    "annotator_agreement", "audit_cells", "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames",
+    "annotator_agreement", "audit_cells", "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames", "calibrated_values",
     "candidate_scores", "candidate_texts", "cell_rng", "cell_values", "checklist", "checklist_markdown",
     "compare_verdicts", "comparisons", "consistency", "curation_prompts", "draw_label_queue", "drift", "drift_items",
     "drift_sides", "effective_levels", "estimate", "eval_prompts", "export_counts", "holm", "human_agreement",
-    "human_ceiling", "judged", "judges", "juries", "label_cells", "label_queues", "mark_juries", "mcnemar",
+    "human_ceiling", "human_items", "human_scale", "judged", "judges", "juries", "label_cells", "label_queues", "mark_juries", "mcnemar",
     "mitigations", "pareto_front", "placeholder_texts", "pool_candidates", "pool_extent", "pool_head",
     "pool_summary", "pools", "position_selection", "probes", "queue_screen", "rank", "rank_calls", "score_values",
     "scored_cells", "stability", "stored_generations", "stored_labels", "studies", "study_generations",
