@@ -16,6 +16,7 @@ import traceback
 import click
 
 from ._request import command_line, defaults, legacy_request, request_for, run_request
+from .align import align_cmd
 from .audit import audit_cmd, bias_cmd, levels_cmd, positions_cmd, report_cmd, stability_cmd, variance_cmd
 from .batch import import_batch_cmd
 from .calibration import calibrate_cmd, import_labels_cmd
@@ -59,6 +60,7 @@ cli.add_command(pairs_cmd)
 cli.add_command(derive_cmd)
 cli.add_command(alt_test_cmd)
 cli.add_command(plan_cmd)
+cli.add_command(align_cmd)
 
 
 def _fresh_line() -> None:

@@ -15,7 +15,8 @@ from typing import Callable
 import polars as pl
 
 from .. import _bias, _cells, _consistency, _drift, _export, _judges, _pool_summary, _pools, _positions, _report
-from .. import _alt_test_cells, _decision, _intransitive, _jury_size, _rank_cells, _scores, _style_cells, _variance, _worth_cells
+from .. import _alt_test_cells, _decision, _human_scale, _intransitive, _jury_size, _rank_cells, _scores, _style_cells
+from .. import _variance, _worth_cells
 
 BASES = ("verdicts", "labels", "pool")
 
@@ -152,6 +153,8 @@ RESULTS: dict[str, Result] = {
     # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
     "decisions": Result("the decision in words per cell (worth, alt-test, the price of +-H)", decisions_frame,
                         basis="labels", per_judge=True),
+    "human_scale": Result("scores on the human scale (isotonic maps, carry-over per system)",
+                          _human_scale.human_scale, basis="labels", per_judge=True),
     "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts,
                             per_judge=True, judge_column=False, combine=summed_counts),
     "checklist": Result("the reporting checklist", checklist_frame, uses=("cells", "bias", "consistency")),
