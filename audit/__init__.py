@@ -39,18 +39,19 @@ from ._subsets import SUBSET_COLUMNS, candidate_texts, subset_by_hash, subsets
 from ._variance import variance, variance_table
 from ._worth import ESTIMATE_COLUMNS
 from ._worth_cells import estimate               # each cell's inputs aggregated in DuckDB
+from ._words import MIN_N, MINUS, minus, plural, signed, too_few, too_few_note
 
 __all__ = [
-    "AGREEMENT_COLUMNS", "AuditError", "BIAS_COLUMNS", "CELL_COLUMNS", "COMPARISON_COLUMNS", "CONSISTENCY_COLUMNS",
+    "AGREEMENT_COLUMNS", "AuditError", "MIN_N", "MINUS", "BIAS_COLUMNS", "CELL_COLUMNS", "COMPARISON_COLUMNS", "CONSISTENCY_COLUMNS",
     "ESTIMATE_COLUMNS", "EXPORT_COLUMNS", "JUDGES_COLUMNS", "RANK_COLUMNS", "STYLE_COLUMNS", "SUBSET_COLUMNS",
     "annotator_agreement", "audit_cells", "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames",
     "candidate_scores", "candidate_texts", "cell_rng", "cell_values", "checklist", "checklist_markdown",
     "compare_verdicts", "comparisons", "consistency", "curation_prompts", "draw_label_queue", "drift", "drift_items",
     "drift_sides", "effective_levels", "estimate", "eval_prompts", "export_counts", "holm", "human_agreement",
     "human_ceiling", "judged", "judges", "juries", "label_cells", "label_queues", "mark_juries", "mcnemar",
-    "mitigations", "pareto_front", "placeholder_texts", "pool_candidates", "pool_extent", "pool_head",
+    "minus", "mitigations", "pareto_front", "plural", "placeholder_texts", "pool_candidates", "pool_extent", "pool_head",
     "pool_summary", "pools", "position_selection", "probes", "queue_screen", "rank", "rank_calls", "score_values",
-    "scored_cells", "stability", "stored_generations", "stored_labels", "studies", "study_generations",
-    "study_outcomes", "style_rank", "style_rank_calls", "subset_by_hash", "subsets", "tiebreak_key", "variance",
+    "scored_cells", "signed", "stability", "stored_generations", "stored_labels", "studies", "study_generations",
+    "study_outcomes", "style_rank", "style_rank_calls", "subset_by_hash", "subsets", "tiebreak_key", "too_few", "too_few_note", "variance",
     "variance_table", "verdict_batches", "verdict_rows", "with_juries",
 ]
