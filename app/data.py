@@ -306,6 +306,13 @@ def launch_probe(request, judge: str) -> int:
     return launch_run(request, pool=pool, key=run_key("score", pool, judge))
 
 
+@st.cache_resource
+def probe_set() -> dict:
+    """The built-in probe set in numbers (ingest.scoring.probes.probe_set): source, probed, mirrored."""
+    from ingest.scoring.probes import probe_set as numbers      # deferred: the scoring package, for one page
+    return numbers()
+
+
 def launch_evaluation(request, pool: str, study: str) -> int:
     """Start a `judgeaudit evaluate` request (app/evaluate_form.py) as a background run; its id."""
     return launch_run(request, pool=pool, key=run_key("evaluate", study))

@@ -26,8 +26,8 @@ def _slot_scheme(run: dict | None, b_row: dict | None) -> str:
         return "unknown"
     swaps = ""
     if b_row is not None:
-        swaps = (f"; {b_row['n_reverse_calls']} of {b_row['n_calls']} calls in the reverse order, "
-                 f"{b_row['n_pairs']} items seen in both orders")
+        swaps = (f"; {b_row['n_reverse_calls']} of {plural(b_row['n_calls'], 'call')} in the reverse order, "
+                 f"{plural(b_row['n_pairs'], 'item')} seen in both orders")
     if run["source"] == "import":
         return "imported verdicts" + swaps
     if run["source"] == "jury":
@@ -231,7 +231,7 @@ def checklist_markdown(doc: dict) -> str:
     each cell's details."""
     p = doc["pool"]
     lines = [f"# Reporting checklist: pool `{p['name']}`", "",
-             f"{p['n_prompts']} prompts, {p['n_candidates']} candidates.", ""]
+             f"{plural(p['n_prompts'], 'prompt')}, {plural(p['n_candidates'], 'candidate')}.", ""]
     if doc.get("generated_at"):
         lines += [f"Generated {doc['generated_at']} by judgeaudit {doc.get('version') or '(version unknown)'}, "
                   "from the database alone.", ""]

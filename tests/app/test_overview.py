@@ -404,3 +404,68 @@ def test_app_opens_on_the_overview_with_the_five_format_demo(tmp_path, monkeypat
                                      "WHERE pools.name = 'mtbench-formats' AND provider <> 'jury'")[0]
     card = next(m for m in at.metric if m.label == "Verdicts")
     assert card.value == f"{sample0:,}" and sample0 < rows and "counts its first sample" in card.help
+
+
+# -- a jury in the headline (app/views/overview/jury_sentence.py) -------------------------------------------------
+
+JURY = {"judge": "panel", "vote": "mean", "members": ["m1", "m2"]}
+
+
+def _jury_cells(top: dict, kind: str = "pointwise", formats=("binary", "likert5")) -> pl.DataFrame:
+    """The label cells of the jury and its two members on `formats`, each over 6 prompts with a top."""
+    return _frame([_cell(judge=j, format=f, decoding="constrained", kind=kind, aggregate="jury" if j == "panel" else
+                         "single", n_verdicts=24, n_top_prompts=6, top_tied=top[j]) for j in top for f in formats])
+
+
+def _calib(rows: list[dict]) -> pl.DataFrame:
+    return pl.DataFrame([{"judge": j, "format": "tournament", "decoding": "constrained", "n": 2 * n, "n_pairs": n,
+                          "kappa": k, "kappa_lo": lo, "kappa_hi": hi} for j, n, k, lo, hi in rows],
+                        schema={"judge": pl.String, "format": pl.String, "decoding": pl.String, "n": pl.Int64,
+                                "n_pairs": pl.Int64, "kappa": pl.Float64, "kappa_lo": pl.Float64,
+                                "kappa_hi": pl.Float64})
+
+
+def test_a_jury_with_stored_labels_is_never_said_to_have_none():
+    from app.views.overview.jury_sentence import jury_sentence
+    # 10 pair labels stored; the jury votes only on pointwise formats, so calibrate has no cell of it: its
+    # kappa is undefined, not absent. Ties: the jury 1/6, the members 2/6 and 3/6 -> it breaks m1's
+    cells = _jury_cells({"panel": 1 / 6, "m1": 2 / 6, "m2": 3 / 6})
+    got = jury_sentence(JURY, cells, _calib([("m1", 10, 0.2, 0.0, 0.4)]), n_labels=10)
+    assert "no human labels" not in got
+    assert got == ("The jury **panel** (mean of m1, m2): its kappa against the 10 human labels stored is undefined: "
+                   "kappa compares pair labels with comparative verdicts, and the jury votes only on pointwise formats "
+                   "(binary, likert5); its vote breaks ties: the top of a prompt is tied in 17% of 6 prompts, against "
+                   "33% of 6 prompts for m1.")
+    # comparative, but calibrate's cell of the jury has no kappa (one category throughout): undefined, with its n
+    tour = _jury_cells({"panel": 0.5, "m1": 0.5, "m2": 0.5}, "comparative", ("tournament",))
+    got = jury_sentence(JURY, tour, _calib([("panel", 8, None, None, None)]), n_labels=10)
+    assert got.startswith("The jury **panel** (mean of m1, m2): its kappa against the 10 human labels stored is "
+                          "undefined: on the 8 labelled pairs it judged, its verdicts or the labels fall in one "
+                          "category throughout")
+    # no label stored at all: that is said, about the pool
+    assert "the pool has no human labels" in jury_sentence(JURY, cells, None, n_labels=0)
+
+
+def test_a_jurys_kappa_carries_its_n_and_is_too_few_to_say_below_the_minimum():
+    from app.views.overview.jury_sentence import jury_sentence
+    tour = _jury_cells({"panel": 0.25, "m1": 0.5, "m2": 0.75}, "comparative", ("tournament",))
+    calib = _calib([("panel", 32, -0.12, -0.31, 0.10), ("m1", 32, 0.02, 0.0, 0.05), ("m2", 30, -0.2, -0.4, 0.0)])
+    # the jury's interval overlaps its best member m1's (0.02): "is below (intervals overlapping)", each kappa
+    # with the labelled pairs it rests on, the minus sign U+2212
+    assert jury_sentence(JURY, tour, calib, n_labels=40) == (
+        "The jury **panel** (mean of m1, m2) is below (intervals overlapping) its best member m1 against humans on "
+        "tournament: kappa −0.12 [−0.31, 0.10] on 32 labelled pairs against 0.02 [0.00, 0.05] on 32 labelled pairs; "
+        "its vote breaks ties: the top of a prompt is tied in 25% of 6 prompts, against 50% of 6 prompts for m1.")
+    few = calib.with_columns(pl.when(pl.col("judge") == "panel").then(3).otherwise(pl.col("n_pairs")).alias("n_pairs"))
+    assert jury_sentence(JURY, tour, few, n_labels=40).startswith(
+        "The jury **panel** (mean of m1, m2): too few to say how it agrees with humans on tournament (3 labelled "
+        "pairs; at least 5 needed)")
+
+
+def test_a_jury_and_its_member_with_no_tied_top_say_so_not_zero_against_zero():
+    from app.views.overview.jury_sentence import jury_sentence
+    cells = _jury_cells({"panel": 0.0, "m1": 0.0, "m2": 0.0})
+    got = jury_sentence(JURY, cells, None, n_labels=0)
+    assert "0% of prompts, against 0%" not in got and "against 0%" not in got
+    assert got.endswith("; no prompt's top is tied, neither in the jury's verdicts of 6 prompts nor in m1's of 6 "
+                        "prompts.")

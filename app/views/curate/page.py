@@ -9,6 +9,7 @@ import streamlit as st
 from app import data, url_state
 from app.cli import command_line
 from app.runs_panel import runs_panel
+from audit import plural
 from app.views.curate import form as tf
 from app.views.curate.preview import curation_preview
 from app.views.curate.pairs import preference_pairs
@@ -63,7 +64,7 @@ try:
     if go.button("Train", type="primary", icon=":material/model_training:", disabled=request is None):
         st.success(f"Started run {data.launch_run(request, pool=pool, queue='train')}: it goes on if "
                    "this page is closed; runs of the train queue take turns.")
-    if go_grid.button(f"Train the grid ({len(grid)} runs)", disabled=not grid):
+    if go_grid.button(f"Train the grid ({plural(len(grid), 'run')})", disabled=not grid):
         ids = [data.launch_run(r, pool=pool, queue="train") for r in grid]
         st.success(f"Queued runs {ids[0]}-{ids[-1]}.")
 except UserError as exc:

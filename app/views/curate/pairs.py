@@ -12,6 +12,7 @@ import polars as pl
 import streamlit as st
 
 from app import data
+from audit import plural
 from app.cli import command_line, request_for
 from app.evaluate_form import trained_run_caption
 from app.views.curate import curves
@@ -28,7 +29,7 @@ def headline(row: dict, both_orders: bool) -> str:
     what = row["format"] + (", both orders" if both_orders and row["kind"] == "comparative" else "")
     lost = [f"{row[k]} lost to {OUTCOMES[k]}" if k == "flipped" else f"{row[k]} {OUTCOMES[k]}"
             for k in ("flipped", "tied", "below_margin", "one_order_only") if row[k]]
-    return f"{what}: {row['pairs']} pairs" + ("; " + "; ".join(lost) if lost else "")
+    return f"{what}: {plural(row['pairs'], 'pair')}" + ("; " + "; ".join(lost) if lost else "")
 
 
 def losses_chart(table: pl.DataFrame) -> alt.Chart:

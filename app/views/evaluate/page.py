@@ -35,7 +35,7 @@ if not doc["contrasts"]:
     st.info("Too few conditions or outcomes for a contrast yet.")
     st.stop()
 table = pl.DataFrame(doc["contrasts"]).with_columns((pl.col("a") + " − " + pl.col("b")).alias("contrast"))
-table, too_few = flag_small(table, doc["friedman"])      # fewer than 5 held-out prompts: too few to say
+table, too_few = flag_small(table, doc["friedman"])      # fewer than audit.MIN_N held-out prompts: too few to say
 st.subheader("Contrasts (paired bootstrap, Holm within each judge)")
 if too_few:
     st.warning(too_few)

@@ -58,7 +58,7 @@ def repeats_sentence(effect: pl.DataFrame) -> str | None:
     if not kept:
         return "Too few to say whether averaging the samples breaks coin flips." + tail
     parts = [f"{name(r)} {r['top_tied']:.0%} → {r['top_tied_mean']:.0%}"
-             + (f" of {r['n_top_prompts']} prompts" if r["n_top_prompts"] is not None else "") for r in kept]
+             + (f" of {plural(r['n_top_prompts'], 'prompt')}" if r["n_top_prompts"] is not None else "") for r in kept]
     broken = sum(r["top_tied_mean"] < r["top_tied"] for r in kept)
     verdict = ("Averaging the samples breaks coin flips" if broken == len(kept) else
                "Averaging the samples breaks coin flips in some formats" if broken else

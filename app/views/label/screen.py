@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import data
+from audit import plural
 
 PAIR_KEYS = (("A is better", "A", "A"), ("B is better", "B", "B"), ("Tie", "tie", "T"))
 ACCEPT_KEYS = (("Accept", "accept", "Y"), ("Reject", "reject", "N"))
@@ -94,5 +95,5 @@ def agreement_section(pool: str) -> None:
         stat = (f"Cohen's kappa {r['kappa']:.2f}" if r["kappa"] is not None else
                 f"Krippendorff's alpha {r['alpha']:.2f}" if r["alpha"] is not None else "alpha n/a")
         col.metric(f"{r['kind']} labels: humans agree", f"{r['agreement']:.0%}", help=stat)
-        col.caption(f"{stat} over {r['n_items']} items, {r['n_annotators']} annotators: the ceiling a judge "
+        col.caption(f"{stat} over {plural(r['n_items'], 'item')}, {plural(r['n_annotators'], 'annotator')}: the ceiling a judge "
                     "can be held to")

@@ -113,7 +113,7 @@ def slot_finding(b: dict, modes: int) -> Finding | None:
     if b["q"] is not None:
         lean += f", quality signal q = {signed(b['q'])}"
     if b["consistency"] is not None:
-        lean += f"; the same preference in both orders for {pct(b['consistency'])} of {b['n_pairs']} pairs"
+        lean += f"; the same preference in both orders for {pct(b['consistency'])} of {plural(b['n_pairs'], 'pair')}"
     return Finding(_mode(b["decoding"], modes) + lean + ".", SLOT_PAGE, b["format"], b["decoding"], "slot")
 
 

@@ -157,7 +157,7 @@ def prompts_of(rows: list[dict]) -> str:
     ns = sorted({r["n_top_prompts"] for r in rows if r.get("n_top_prompts") is not None})
     if not ns:
         return ""
-    return f"{ns[0]} prompt{'' if ns[-1] == 1 else 's'}" if len(ns) == 1 else f"{ns[0]} to {ns[-1]} prompts"
+    return plural(ns[0], "prompt") if len(ns) == 1 else f"{ns[0]:,} to {ns[-1]:,} prompts"
 
 
 def set_aside(rows: list[dict], modes: int) -> tuple[list[dict], list[str]]:

@@ -10,8 +10,10 @@ from app.runs_panel import runs_panel
 from ingest import UserError
 
 st.header("Probes & mitigations")
-st.caption("The built-in probe set: 325 controlled pairs (Soumik, *Judging the Judges*, MIT) judged with the "
-           "paper's comparative format in both orders. Bias = P(prefers the treated response) − P(prefers "
+probe_set = data.probe_set()
+st.caption(f"The built-in probe set: {probe_set['probed']} controlled pairs (the {probe_set['source']} of Soumik, "
+           f"*Judging the Judges*, MIT, less the {probe_set['mirrored']} that mirror another pair's slots) judged "
+           "with the paper's comparative format in both orders. Bias = P(prefers the treated response) − P(prefers "
            "the control), 95% bootstrap interval over pairs; a judge without the bias scores 0.")
 
 names = [n for n in data.pools()["name"].to_list() if n == "probes" or n.startswith("probes-")]   # the probe set or a sample of it
@@ -45,7 +47,8 @@ with st.form("probe"):
     judge = judge_picker.judge_fields(provider, configured, fake_default="sim?slot_bias=0.5")
     strategy = st.text_input("Strategy (empty = baseline)", placeholder="swap,ensemble:3 · reason · rubric · "
                              "reference · combined · cross:SPEC;SPEC")
-    sample = st.number_input("Pairs per probe type (0 = all 325 pairs)", 0, 150, 5 if provider == "local" else 0)
+    sample = st.number_input(f"Pairs per probe type (0 = all {probe_set['probed']} pairs)", 0, 150,
+                             5 if provider == "local" else 0)
     go = st.form_submit_button("Launch")
 if go:
     form = probe_form.ProbeForm(judge, strategy, int(sample))

@@ -7,6 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import data
+from audit import plural
 from ingest import UserError
 
 VOTES = {"mean": "mean of the members' values", "median": "median of the members' values",
@@ -30,7 +31,7 @@ def jury_form(pool: str) -> None:
         if st.button("Save jury", key="jury-save", disabled=len(members) < 2):
             try:
                 out = data.save_jury(pool, name, members, vote)
-                st.success(f"Jury '{out['name']}' saved: {out['n_verdicts']} verdicts, {out['n_parsed']} parsed. "
+                st.success(f"Jury '{out['name']}' saved: {plural(out['n_verdicts'], 'verdict')}, {out['n_parsed']} parsed. "
                            "It shows as a judge on every page, and on the Judges page beside its members.")
             except UserError as exc:
                 st.error(str(exc))
