@@ -26,11 +26,17 @@ PRESET = "preset"      # Curate & Train: the training preset
 STEPS = "steps"        # Curate & Train: Max steps (0: epochs)
 ANNOTATOR = "annotator"   # Label: who is labelling
 QUEUE = "queue"        # Label: the queue being labelled
+QUEUE_KIND = "queue_kind"          # Label: a new queue's kind (pair | accept)
+QUEUE_STRATEGY = "queue_strategy"  # Label: a new queue's strategy (random | active)
+QUEUE_ITEMS = "queue_items"        # Label: a new queue's number of items
+QUEUE_CELL = "queue_cell"          # Label: the judged items a new queue draws from
 OVERVIEW_JUDGE = "overview_judge"   # Overview: the judge whose headline shows
 FORMATS_JUDGE = "formats_judge"     # Formats: the judge whose histograms show
 RANKINGS_CELL = "rankings_cell"     # Rankings: the judge / format / decoding ranked
 SAMPLES = "samples"    # Score: samples per call
 TEMPERATURE = "temperature"   # Score: the temperature sent with every call
+DRIFT_JUDGE = "drift_judge"       # Drift: the newer version
+DRIFT_AGAINST = "drift_against"   # Drift: the version it is compared with
 
 PAGE_PARAMS = {"main.py": (POOL,), "score.py": (FORMATS, DECODING, SCHEDULE, CONCURRENCY, SWAP),
                "curate.py": (POLICY, JUDGE, FORMAT, RATE, SEEDS, PRESET, STEPS)}

@@ -13,7 +13,7 @@ from ._cells import CELL_COLUMNS, audit_cells
 from ._comparisons import COMPARISON_COLUMNS, comparisons
 from ._consistency import CONSISTENCY_COLUMNS, consistency
 from ._curation import baseline_values, cell_values, curation_prompts, pool_extent
-from ._drift import compare_verdicts, drift, drift_items, drift_sides
+from ._drift import compare_verdicts, drift, drift_items, drift_pairs, drift_sides, first_pair
 from ._export import EXPORT_COLUMNS, export_counts, verdict_batches, verdict_rows
 from ._judges import JUDGES_COLUMNS, judges, pareto_front
 from ._jury import juries, mark_juries, with_juries
@@ -47,7 +47,7 @@ __all__ = [
     "annotator_agreement", "audit_cells", "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames",
     "candidate_scores", "candidate_texts", "cell_rng", "cell_values", "checklist", "checklist_markdown",
     "compare_verdicts", "comparisons", "consistency", "curation_prompts", "draw_label_queue", "drift", "drift_items",
-    "drift_sides", "effective_levels", "estimate", "eval_prompts", "export_counts", "holm", "human_agreement",
+    "drift_pairs", "drift_sides", "first_pair", "effective_levels", "estimate", "eval_prompts", "export_counts", "holm", "human_agreement",
     "human_ceiling", "judged", "judges", "juries", "label_cells", "label_queues", "mark_juries", "mcnemar",
     "minus", "mitigations", "pareto_front", "plural", "placeholder_texts", "pool_candidates", "pool_extent", "pool_head",
     "pool_summary", "pools", "position_selection", "probes", "queue_screen", "rank", "rank_calls", "score_values",

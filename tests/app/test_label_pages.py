@@ -30,7 +30,7 @@ def test_label_blind_skip_and_undo(demo_db, monkeypatch):
     at.switch_page("views/label/page.py").run()
     assert not at.exception and at.info                      # no annotator yet
     at.text_input[0].input("ann-app").run()
-    at.button(key="FormSubmitter:new_queue-Draw the queue").click().run()
+    at.button(key="draw_queue").click().run()
     assert not at.exception, [e.value for e in at.exception]
     screen = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
     assert "Response A" in screen and "Response B" in screen
@@ -49,13 +49,38 @@ def test_label_blind_skip_and_undo(demo_db, monkeypatch):
     # a second queue from one cell's judged pairs, active (uniform until 40 labels): it opens at once
     pick = next(b for b in at.selectbox if b.label == "From the judged items of")
     pick.set_value(next(o for o in pick.options if o.startswith("GPT-4 / ")))
-    at.radio[1].set_value("active")
-    at.button(key="FormSubmitter:new_queue-Draw the queue").click().run()
+    at.radio(key="queue_strategy").set_value("active")
+    at.button(key="draw_queue").click().run()
     assert not at.exception, [e.value for e in at.exception]
     queues = query_rows(demo_db, "SELECT queue_id, judge, strategy, active FROM label_queues "
                                  "WHERE annotator = 'ann-app' ORDER BY queue_id")
     assert [q[1:] for q in queues] == [(None, "random", False), ("GPT-4", "active", False)]
     assert "0 labelled, 0 skipped" in at.get("progress")[0].proto.text
+
+
+def test_a_queue_offers_only_the_cells_that_fit_its_kind(demo_db, monkeypatch):
+    # mtbench-formats' cells: pointwise binary, likert5, numeric100; comparative anchored and tournament. An
+    # accept queue asks about one response: only a pointwise cell's score predicts its label (the draw itself
+    # refuses a comparative cell), so anchored and tournament are not offered; a pair queue takes every cell
+    import polars as pl
+
+    from app.views.label.screen import NO_CELL, queue_cells
+    cells = pl.DataFrame({"judge": ["j"] * 3, "format": ["anchored", "likert5", "tournament"],
+                          "decoding": ["greedy"] * 3, "kind": ["comparative", "pointwise", "comparative"]})
+    assert list(queue_cells(cells, "accept")) == [NO_CELL, "j / likert5 / greedy"]
+    assert queue_cells(cells, "accept")["j / likert5 / greedy"] == ("j", "likert5", "greedy")
+    assert list(queue_cells(cells, "pair")) == [NO_CELL, "j / anchored / greedy", "j / likert5 / greedy",
+                                                "j / tournament / greedy"]
+    at = _app(demo_db, monkeypatch, "mtbench-formats")
+    at.switch_page("views/label/page.py").run()
+    at.text_input[0].input("ann-kinds").run()
+    offered = at.selectbox(key="queue_cell").options
+    assert any("/ tournament /" in o for o in offered) and any("/ anchored /" in o for o in offered)
+    at.radio(key="queue_kind").set_value("accept").run()
+    assert not at.exception, [e.value for e in at.exception]
+    offered = at.selectbox(key="queue_cell").options
+    assert offered[0] == NO_CELL and len(offered) > 1
+    assert not any("/ tournament /" in o or "/ anchored /" in o for o in offered), offered
 
 
 def test_the_trust_page_on_mtbench(demo_db, monkeypatch):
