@@ -11,7 +11,7 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from app import data
+from app import data, url_state
 from audit import plural
 from app.cli import command_line, request_for
 from app.evaluate_form import trained_run_caption
@@ -63,8 +63,9 @@ def preference_pairs(pool: str, judge: str | None, fmt: str | None, decoding: st
         return None
     a, b = st.columns(2)
     margin = a.number_input("Min margin", 0.0, 100.0, 0.0, step=0.25, help="comparative: the verdict margin; "
-                            "pointwise: the normalised score difference")
-    both = b.toggle("Both orders", help="comparative: only pairs judged in both orders that agree")
+                            "pointwise: the normalised score difference", key=url_state.MIN_MARGIN, bind="query-params")
+    both = b.toggle("Both orders", help="comparative: only pairs judged in both orders that agree",
+                    key=url_state.BOTH_ORDERS, bind="query-params")
     table = data.pair_table(pool, judge, margin, both, seed)
     if table.height == 0:
         st.info(f"No verdicts of {judge} in this pool to pair.")
