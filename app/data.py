@@ -320,6 +320,18 @@ def launch_evaluation(request, pool: str, study: str) -> int:
     return launch_run(request, pool=pool, key=run_key("evaluate", study))
 
 
+def launch_align(request, pool: str, judge: str) -> int:
+    """Start a `judgeaudit align` request (app/views/align/form.py) as a background run; its id.
+    UserError while an align run of the same pool and judge is alive."""
+    return launch_run(request, pool=pool, key=run_key("align", pool, judge))
+
+
+def align_result(row: dict) -> dict | None:
+    """A finished align run's document (align.json in its folder), or None."""
+    path = Path(row["out_dir"]) / "align.json" if row.get("out_dir") else None
+    return json.loads(path.read_text(encoding="utf-8")) if path and path.is_file() else None
+
+
 def cancel_run(run_id: int) -> dict:
     """Ask a run to stop; a run still alive CANCEL_GRACE_S later is killed on a later read."""
     from ingest.runs import cancel
@@ -341,7 +353,8 @@ def run_calibration(pool: str, threshold, target_width: float) -> int:
     cid = store.declare_calibration(database(), pool, threshold, target_width, "stored")
     cells = calibrate(pool, None, 2000, 0, threshold, target_width)
     store.finish_calibration(database(), cid, {"pool": pool, "threshold": threshold, "cells": cells.to_dicts(),
-                                               "humans": human_ceiling(pool).to_dicts()[0]})
+                                               "humans": human_ceiling(pool).to_dicts()[0],
+                                               "human_scale": result("human_scale", pool).to_dicts()})
     return cid
 
 

@@ -1,7 +1,7 @@
 """What the address bar keeps, so a reload, a bookmark or a shared link opens the same view: the
 sidebar's pool on every page, and every form field on the page that owns it (Score, with every judge
-kind and the jury; Curate & Train; Label, the queue drawn included; Probes; Evaluate), and the reading
-pages' choices.
+kind and the jury; Curate & Train; Label, the queue drawn included; Probes; Evaluate; Align), and the
+reading pages' choices.
 
 Streamlit binds a keyed widget to the query parameter of the same name (`bind="query-params"`): a
 choice is written to the URL when it changes, read back when a new session opens the address, and
@@ -73,6 +73,10 @@ STUDY = "study"        # Evaluate: the study read
 BOOT = "boot"          # Evaluate: its bootstrap resamples
 BOOT_SEED = "boot_seed"   # Evaluate: its bootstrap seed
 CONTRAST = "contrast"  # Evaluate: the contrast read prompt by prompt
+ALIGN_CELL = "align_cell"      # Align: the cell aligned (judge / format / decoding)
+ALIGN_K = "align_k"            # Align: demonstrations
+ALIGN_BUDGET = "align_budget"  # Align: the budget in judge calls
+ALIGN_SHARE = "align_share"    # Align: the held-out share
 # the reading pages' choices
 OVERVIEW_JUDGE = "overview_judge"   # Overview: the judge whose headline shows
 FORMATS_JUDGE = "formats_judge"     # Formats: the judge whose histograms show
@@ -100,6 +104,7 @@ PAGE_PARAMS = {
     "probes.py": (PROBE_POOL, PROBE_JUDGES, *picker_keys(PROBE).values(), PROBE_STRATEGY, PROBE_SAMPLE),
     "evaluate.py": (*picker_keys(EVAL).values(), EVAL_RUNS, EVAL_STUDY, EVAL_MAX_NEW, EVAL_BATCH, EVAL_MAX_PROMPTS,
                     STUDY, BOOT, BOOT_SEED, CONTRAST),
+    "align.py": (ALIGN_CELL, ALIGN_K, ALIGN_BUDGET, ALIGN_SHARE),
     "overview.py": (OVERVIEW_JUDGE,), "formats.py": (FORMATS_JUDGE,), "rankings.py": (RANKINGS_CELL,),
     "drift.py": (DRIFT_JUDGE, DRIFT_AGAINST),
 }

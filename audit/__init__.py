@@ -13,6 +13,7 @@ from ._cells import CELL_COLUMNS, audit_cells
 from ._comparisons import COMPARISON_COLUMNS, comparisons
 from ._consistency import CONSISTENCY_COLUMNS, consistency
 from ._curation import baseline_values, cell_values, curation_prompts, pool_extent
+from ._human_scale import calibrated_values, human_items, human_scale
 from ._drift import compare_verdicts, drift, drift_items, drift_pairs, drift_sides, first_pair
 from ._export import EXPORT_COLUMNS, export_counts, verdict_batches, verdict_rows
 from ._judges import JUDGES_COLUMNS, judges, pareto_front
@@ -44,12 +45,13 @@ from ._words import MIN_N, MINUS, minus, plural, signed, too_few, too_few_note
 __all__ = [
     "AGREEMENT_COLUMNS", "AuditError", "MIN_N", "MINUS", "BIAS_COLUMNS", "CELL_COLUMNS", "COMPARISON_COLUMNS", "CONSISTENCY_COLUMNS",
     "ESTIMATE_COLUMNS", "EXPORT_COLUMNS", "JUDGES_COLUMNS", "RANK_COLUMNS", "STYLE_COLUMNS", "SUBSET_COLUMNS",
-    "annotator_agreement", "audit_cells", "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames",
+    "annotator_agreement", "audit_cells", "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames", "calibrated_values",
     "candidate_scores", "candidate_texts", "cell_rng", "cell_values", "checklist", "checklist_markdown",
     "compare_verdicts", "comparisons", "consistency", "curation_prompts", "draw_label_queue", "drift", "drift_items",
-    "drift_pairs", "drift_sides", "first_pair", "effective_levels", "estimate", "eval_prompts", "export_counts", "holm", "human_agreement",
-    "human_ceiling", "judged", "judges", "juries", "label_cells", "label_queues", "mark_juries", "mcnemar",
-    "minus", "mitigations", "pareto_front", "plural", "placeholder_texts", "pool_candidates", "pool_extent", "pool_head",
+    "drift_pairs", "drift_sides", "effective_levels", "estimate", "eval_prompts", "export_counts", "first_pair", "holm",
+    "human_agreement", "human_ceiling", "human_items", "human_scale", "judged", "judges", "juries", "label_cells",
+    "label_queues", "mark_juries", "mcnemar", "minus", "mitigations", "pareto_front", "placeholder_texts", "plural",
+    "pool_candidates", "pool_extent", "pool_head",
     "pool_summary", "pools", "position_selection", "probes", "queue_screen", "rank", "rank_calls", "score_values",
     "scored_cells", "signed", "stability", "stored_generations", "stored_labels", "studies", "study_generations",
     "study_outcomes", "style_rank", "style_rank_calls", "subset_by_hash", "subsets", "tiebreak_key", "too_few", "too_few_note", "variance",

@@ -16,6 +16,7 @@ import traceback
 import click
 
 from ._request import command_line, defaults, legacy_request, request_for, run_request
+from .align import align_cmd
 from .audit import audit_cmd, bias_cmd, levels_cmd, positions_cmd, report_cmd, stability_cmd, variance_cmd
 from .batch import import_batch_cmd
 from .calibration import calibrate_cmd, import_labels_cmd
@@ -56,6 +57,7 @@ for _command in (import_pool_cmd, pools_cmd, import_verdicts_cmd, score_cmd,
     cli.add_command(_command)
 cli.add_command(pairs_cmd)
 cli.add_command(derive_cmd)
+cli.add_command(align_cmd)
 
 
 def _fresh_line() -> None:

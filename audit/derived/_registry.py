@@ -15,7 +15,7 @@ from typing import Callable
 import polars as pl
 
 from .. import _bias, _cells, _consistency, _drift, _export, _judges, _pool_summary, _pools, _positions, _report
-from .. import _rank_cells, _scores, _style_cells, _variance, _worth_cells
+from .. import _human_scale, _rank_cells, _scores, _style_cells, _variance, _worth_cells
 
 BASES = ("verdicts", "labels", "pool")
 
@@ -135,6 +135,8 @@ RESULTS: dict[str, Result] = {
                            combine=_judges.with_front),   # the Pareto front spans judges
     "estimate": Result("what the labels are worth (PPI++ per cell)", _worth_cells.estimate, basis="labels",
                        per_judge=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
+    "human_scale": Result("scores on the human scale (isotonic maps, carry-over per system)",
+                          _human_scale.human_scale, basis="labels", per_judge=True),
     "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts,
                             per_judge=True, judge_column=False, combine=summed_counts),
     "checklist": Result("the reporting checklist", checklist_frame, uses=("cells", "bias", "consistency")),

@@ -27,7 +27,7 @@ WITH cands AS (
     GROUP BY ALL
 ), labelled AS (
     SELECT DISTINCT least(a_idx, b_idx) AS lo_idx, greatest(a_idx, b_idx) AS hi_idx
-    FROM labels WHERE pool_id = $pool_id AND a_idx <> b_idx
+    FROM pair_labels WHERE pool_id = $pool_id AND a_idx <> b_idx
 ), items AS (
     SELECT ps.judge, ps.format, ps.decoding, sb.system, sb.prompt_idx, sb.lo_idx, sb.hi_idx, sb.s_idx,
            CASE WHEN ps.f > pb.f THEN 1.0 WHEN ps.f < pb.f THEN 0.0 ELSE 0.5 END AS f

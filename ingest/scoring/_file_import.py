@@ -111,7 +111,7 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
 
                 answers = file.answers().filter(pl.col("raw").is_not_null())
                 parsed = parse_distinct(answers, formats) if answers.height else pl.DataFrame(
-                    schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "label": pl.String,
+                    schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "answer": pl.String,
                             "status": pl.String})
                 endpoints = seen["endpoint"].drop_nulls().unique().to_list()
                 endpoints = pl.DataFrame({"endpoint": endpoints, "public": [public_endpoint(e) for e in endpoints]},

@@ -38,9 +38,9 @@ def _expected(t, rows: pl.DataFrame, formats: dict[str, Format]) -> pl.Series:
             continue
         fmt = formats[fmt_name]
         probs = json.loads(probs)
-        unknown = [k for k in probs if k not in fmt.label_values()]
+        unknown = [k for k in probs if k not in fmt.answer_values()]
         if unknown:
-            raise UserError(f"{t.at(int(rows['_row'][i]), 'label_probs')}: {unknown[0]!r} is not a label of "
+            raise UserError(f"{t.at(int(rows['_row'][i]), 'label_probs')}: {unknown[0]!r} is not an answer of "
                             f"format {fmt_name!r}")
         out.append(fmt.expected_value(probs) if fmt.kind == "pointwise" else None)
     return pl.Series("expected", out, pl.Float64)
@@ -174,7 +174,8 @@ class _Import:
         if dup:
             raise UserError(_repeated(t.at(dup[0]), t.line_of(dup[1])))
         self.hashes.append(hashes)
-        rows = rows.with_columns(_expected(t, rows, self.formats))
+        # the file's `label_probs` is the stored `answer_probs` (docs/files.md#verdict-file)
+        rows = rows.with_columns(_expected(t, rows, self.formats)).rename({"label_probs": "answer_probs"})
         rows = _lookup(rows, self.parse(rows), ["format", "raw"])
         rows = rows.with_columns(
             pl.when(pl.col("raw").is_null() & pl.col("error").is_not_null()).then(pl.lit("failed"))

@@ -55,7 +55,7 @@ def test_a_table_as_text_writes_every_column(monkeypatch):
                           "n_pairs": [1234, None], "ids": [[1, 2], None]})
     out = tables.view(frame)["data"]
     assert out.columns == frame.columns and all(d == pl.String for d in out.dtypes)
-    assert out.rows() == [("a", "0.992", "0", "1,234", "[1, 2]"), ("–", "–", "0.25", "–", "–")]
+    assert out.rows() == [("a", "0.992", "0", "1,234", "1, 2"), ("–", "–", "0.25", "–", "–")]   # a list as text
 
 
 def test_table_view_keeps_numbers_for_sorting_and_shows_their_text():

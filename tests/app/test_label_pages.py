@@ -38,13 +38,13 @@ def test_label_blind_skip_and_undo(demo_db, monkeypatch):
     at.button(key="label_A").click().run()
     at.button(key="skip").click().run()
     at.button(key="label_tie").click().run()
-    rows = query_rows(demo_db, "SELECT label FROM labels WHERE annotator = 'ann-app'")
+    rows = query_rows(demo_db, "SELECT label FROM pair_labels WHERE annotator = 'ann-app'")
     assert len(rows) == 2 and ("tie",) in rows
     states = query_rows(demo_db, "SELECT state FROM label_queue_items i JOIN label_queues q USING (queue_id) "
                                  "WHERE q.annotator = 'ann-app' ORDER BY position")
     assert [s for (s,) in states][:4] == ["labelled", "skipped", "labelled", "pending"]
     at.button(key="undo").click().run()
-    assert query_rows(demo_db, "SELECT count(*) FROM labels WHERE annotator = 'ann-app'") == [(1,)]
+    assert query_rows(demo_db, "SELECT count(*) FROM pair_labels WHERE annotator = 'ann-app'") == [(1,)]
     assert "1 labelled, 1 skipped" in at.get("progress")[0].proto.text
     # a second queue from one cell's judged pairs, active (uniform until 40 labels): it opens at once
     pick = next(b for b in at.selectbox if b.label == "From the judged items of")

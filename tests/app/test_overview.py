@@ -290,10 +290,10 @@ def test_test_call_against_the_loopback_server(db, write_jsonl):
     import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
     with OpenAIServer() as srv:
         got = check_call(db, "p", f"openai:test-judge@{srv.url}", "likert5")
-        assert (got["raw"], got["label"], got["value"], got["status"], got["error"]) == ("4", "4", 4.0, "ok", None)
+        assert (got["raw"], got["answer"], got["value"], got["status"], got["error"]) == ("4", "4", 4.0, "ok", None)
         assert "hi 0" in got["prompt"] and got["model"] == "test-judge" and got["latency_ms"] > 0
         pair = check_call(db, "p", f"openai:test-judge@{srv.url}", "tournament")
-        assert pair["label"] == "A+" and "hi 0" in pair["prompt"] and "hi 1" in pair["prompt"]
+        assert pair["answer"] == "A+" and "hi 0" in pair["prompt"] and "hi 1" in pair["prompt"]
     from tests.conftest import free_port
     down = check_call(db, "p", f"openai:test-judge@http://127.0.0.1:{free_port()}/v1", "binary", timeout=5)
     assert down["raw"] is None and down["status"] == "failed" and "transport error" in down["error"]
@@ -312,7 +312,7 @@ def test_score_page_test_connection_and_estimate(db, write_jsonl, monkeypatch):
         assert "**21 calls** (7 binary + 7 likert5 + 7 numeric100)" in at.info[0].value
         at.button(key="score-test").click().run()
         assert not at.exception
-        assert "parsed label **ACCEPT**" in at.success[0].value and at.code[0].value == "ACCEPT"
+        assert "parsed answer **ACCEPT**" in at.success[0].value and at.code[0].value == "ACCEPT"
         assert "at the test call's" in at.info[0].value
 
 
@@ -338,7 +338,7 @@ def test_verdict_file_decoding_and_label_probs(db, write_jsonl):
     with pytest.raises(UserError, match=r"bad.jsonl, line 1.*decoding.*greedy, sampled, constrained"):
         import_verdicts(db, bad, "p")
     bad = write_jsonl("bad2.jsonl", [rows[0], {**rows[1], "label_probs": {"7": 1.0}}])
-    with pytest.raises(UserError, match=r"line 2.*label_probs.*'7' is not a label of format 'likert5'"):
+    with pytest.raises(UserError, match=r"line 2.*label_probs.*'7' is not an answer of format 'likert5'"):
         import_verdicts(db, bad, "p")
     bad = write_jsonl("bad3.jsonl", [{**rows[1], "label_probs": json.dumps({"4": 1.5})}])
     with pytest.raises(UserError, match=r"line 1.*label_probs.*probabilities in \[0, 1\]"):

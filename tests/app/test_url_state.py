@@ -32,7 +32,7 @@ def test_default_pool_is_the_demo_where_it_exists_else_the_first():
 
 WIDGETS = {"selectbox", "radio", "number_input", "text_input", "multiselect", "select_slider", "toggle", "checkbox",
            "slider", "text_area", "segmented_control", "pills", "date_input", "time_input", "color_picker"}
-FORM_PAGES = ("score", "curate", "label", "probes", "evaluate")     # every field of these pages is kept
+FORM_PAGES = ("score", "curate", "label", "probes", "evaluate", "align")     # every field of these pages is kept
 
 
 def _unbound(path, text: str | None = None) -> list[str]:

@@ -167,7 +167,7 @@ def test_drift_against_compares_every_format(scored_twice):
     cells = drift(scored_twice, "s", "j-2026-12", against="j").sort("format")
     assert cells["format"].to_list() == ["binary", "likert5"] and cells["n"].to_list() == [6, 6]
     changed = dict(query_rows(scored_twice, """
-        SELECT f.name, count(*) FILTER (WHERE coalesce(o.label, o.status) <> coalesce(n.label, n.status))
+        SELECT f.name, count(*) FILTER (WHERE coalesce(o.answer, o.status) <> coalesce(n.answer, n.status))
         FROM verdicts n JOIN verdicts o USING (pool_id, format_id, decoding, prompt_idx, a_idx, sample)
         JOIN formats f USING (format_id)
         WHERE n.judge_id = (SELECT judge_id FROM judges WHERE name = 'j-2026-12')

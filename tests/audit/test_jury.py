@@ -40,7 +40,7 @@ def _likert(tmp_path: Path, db: Path) -> None:
 def _jury_rows(db: Path, name: str) -> dict:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        rows = con.execute("SELECT p.prompt_id, c.candidate_id, v.value, v.status, v.label, v.raw, v.tokens_in "
+        rows = con.execute("SELECT p.prompt_id, c.candidate_id, v.value, v.status, v.answer, v.raw, v.tokens_in "
                            "FROM verdicts v JOIN judges j USING (judge_id) "
                            "JOIN prompts p ON p.pool_id = v.pool_id AND p.prompt_idx = v.prompt_idx "
                            "JOIN candidates c ON c.pool_id = v.pool_id AND c.cand_idx = v.a_idx "
@@ -163,8 +163,8 @@ def test_every_cell_wise_command_shows_the_jury_as_a_judge(tmp_path, capsys):
 def _jury_table(db: Path) -> list[tuple]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return con.execute("SELECT f.name, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.value, v.status, v.label, "
-                           "CAST(v.label_probs AS VARCHAR) FROM verdicts v JOIN judges j USING (judge_id) "
+        return con.execute("SELECT f.name, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.value, v.status, v.answer, "
+                           "CAST(v.answer_probs AS VARCHAR) FROM verdicts v JOIN judges j USING (judge_id) "
                            "JOIN formats f USING (format_id) WHERE j.provider = 'jury' ORDER BY ALL").fetchall()
     finally:
         con.close()

@@ -351,3 +351,29 @@ def test_evaluate_keeps_every_field_of_its_form(page):
     _value(page, "spinbutton", "Max prompts (0 = all)", "10", form)
     assert _chips(page, "Training runs") == []             # emptied, and kept empty
     _shot(page, "evaluate")
+
+
+def test_align_keeps_the_cell_the_demonstrations_the_budget_and_the_share(page):
+    from playwright.sync_api import expect
+    _open(page, f"/align?pool={POOL}", "Budget (judge calls)")
+    form = page.get_by_test_id("stForm")
+    _choose(page, "Cell (judge / format / decoding)", "smollm2-demo / likert5 / greedy",
+            _q("align_cell", "smollm2-demo / likert5 / greedy"))
+    _type(page, "spinbutton", "Demonstrations", "3", "align_k=3", form)
+    _type(page, "spinbutton", "Budget (judge calls)", "300", "align_budget=300", form)
+
+    def share():
+        thumb = page.get_by_role("slider", name="Held-out share")
+        expect(thumb).to_have_count(1)
+        thumb.focus()
+        page.keyboard.press("Home")                # 0.0, then 8 steps of 0.05
+        for _ in range(8):
+            page.keyboard.press("ArrowRight")
+    _kept(page, share, "align_share=0.4")
+    _reload(page, "Budget (judge calls)")
+    form = page.get_by_test_id("stForm")
+    _value(page, "combobox", "Cell (judge / format / decoding)", "smollm2-demo / likert5 / greedy")
+    _value(page, "spinbutton", "Demonstrations", "3", form)
+    _value(page, "spinbutton", "Budget (judge calls)", "300", form)
+    expect(page.get_by_role("slider", name="Held-out share")).to_have_attribute("aria-valuetext", "0.40")
+    _shot(page, "align")

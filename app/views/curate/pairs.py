@@ -12,6 +12,7 @@ import polars as pl
 import streamlit as st
 
 from app import data, url_state
+from app.charts import WIDE, count_axis, row_axis, step_x
 from audit import plural
 from app.cli import command_line, request_for
 from app.evaluate_form import trained_run_caption
@@ -38,9 +39,11 @@ def losses_chart(table: pl.DataFrame) -> alt.Chart:
         index="cell", on=list(OUTCOMES), variable_name="outcome", value_name="n").with_columns(
         pl.col("outcome").replace(OUTCOMES))
     return alt.Chart(long.to_pandas()).mark_bar().encode(
-        y=alt.Y("cell:N", title=None), x=alt.X("n:Q", title="candidate pairs (pointwise: prompts)"),
-        color=alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOMES.values()), range=COLOURS), title=None),
-        tooltip=["cell:N", "outcome:N", "n:Q"]).properties(height=max(120, 28 * table.height))
+        y=alt.Y("cell:N", axis=row_axis(), sort=None),     # every bar named, in full
+        x=alt.X("n:Q", axis=count_axis("candidate pairs (pointwise: prompts)"), scale=alt.Scale(zero=True)),
+        color=alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOMES.values()), range=COLOURS), title=None,
+                        legend=alt.Legend(orient="bottom", columns=3, labelLimit=0)),
+        tooltip=["cell:N", "outcome:N", "n:Q"]).properties(**WIDE, height=alt.Step(28))
 
 
 def dpo_request(pool: str, judge: str, fmt: str, decoding: str | None, min_margin: float, both_orders: bool,
@@ -99,6 +102,7 @@ def dpo_curves(pool: str) -> None:
     left, right = st.columns(2)
     for col, figure in ((left, "loss"), (right, "rewards/margins")):
         col.altair_chart(alt.Chart(frame.filter(pl.col("figure") == figure).to_pandas()).mark_line(point=True).encode(
-            x=alt.X("step:Q", title="optimiser step", axis=alt.Axis(format="d", tickMinStep=1)),
-            y=alt.Y("value:Q", title=f"DPO {figure}", scale=alt.Scale(zero=False)), color="run:N",
-            tooltip=["run:N", "step:Q", alt.Tooltip("value:Q", format=".4f")]).properties(height=220), width="stretch")
+            x=step_x(), y=alt.Y("value:Q", title=f"DPO {figure}", scale=alt.Scale(zero=False, padding=8)),
+            color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)),
+            tooltip=["run:N", "step:Q", alt.Tooltip("value:Q", format=".4f")]).properties(**WIDE, height=220),
+            width="stretch")

@@ -36,7 +36,8 @@ if names:
                    "response). McNemar against the baseline judge (exact under 25 discordant calls, else "
                    "continuity-corrected), Holm-adjusted; the dashed line is the frontier.")
         st.altair_chart(probe_charts.frontier(m), width="stretch")
-        st.dataframe(**table_view(m.drop("format", "p_exact", "p_cc")), hide_index=True, width="stretch")
+        st.dataframe(**table_view(m.drop("format", "p_exact", "p_cc").rename(probe_charts.DISCORDANT)),
+                     hide_index=True, width="stretch")
 else:
     st.info("No probe run yet: launch one below (the simulated judge takes seconds).")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from app.charts import SVG
 from audit import plural, signed
 
 PART_TITLES = {"coefficient": "this judge", "human": "human labels", "excess": "judge - human"}
@@ -32,7 +33,7 @@ def coefficient_forest(cell: pl.DataFrame) -> alt.Chart:
     rules = alt.Chart(df).mark_rule(strokeWidth=2).encode(
         y=y, color=color, x=alt.X("lo:Q", title="coefficient (log-odds per sd of the feature)"), x2="hi:Q")
     points = alt.Chart(df).mark_point(filled=True, size=70).encode(y=y, color=color, x="value:Q", tooltip=tips)
-    return alt.layer(zero, rules, points).properties(height=alt.Step(24))   # a fixed height collapses the rows
+    return alt.layer(zero, rules, points).properties(height=alt.Step(24), **SVG)   # a fixed height collapses the rows
 
 
 def rank_moves(cell: pl.DataFrame) -> alt.Chart:
@@ -60,7 +61,7 @@ def rank_moves(cell: pl.DataFrame) -> alt.Chart:
     heads = alt.Chart(pl.DataFrame({"side": [0.0, 1.0], "place": [0.0, 0.0],
                                     "title": ["raw", "style-controlled"]}).to_pandas()) \
         .mark_text(fontWeight="bold").encode(x=x, y=y, text="title:N")
-    return alt.layer(lines, dots, left, right, heads).properties(height=max(160, 28 * (systems.height + 1)))
+    return alt.layer(lines, dots, left, right, heads).properties(height=max(160, 28 * (systems.height + 1)), **SVG)
 
 
 def systems_table(cell: pl.DataFrame) -> pl.DataFrame:

@@ -60,15 +60,15 @@ def test_call(pool: str, form: score_form.ScoreForm, configured: dict, judge_nam
 
 
 def show_test_call(judge_name: str | None) -> None:
-    """The last test call of this judge: its parsed label, or why it did not parse, and the raw reply."""
+    """The last test call of this judge: its parsed answer, or why it did not parse, and the raw reply."""
     tested = st.session_state.get("score_test")
     if not tested or tested.get("judge") != judge_name:
         return
     if tested.get("error"):
         st.error(f"Test call failed: {tested['error']}")
         return
-    (st.success if tested["label"] is not None else st.warning)(
-        f"{tested['format']}: parsed label **{tested['label']}**" if tested["label"] is not None
-        else f"{tested['format']}: the reply did not parse to a label ({tested['status']})")
+    (st.success if tested["answer"] is not None else st.warning)(
+        f"{tested['format']}: parsed answer **{tested['answer']}**" if tested["answer"] is not None
+        else f"{tested['format']}: the reply did not parse to one of the format's answers ({tested['status']})")
     st.caption(f"Model {tested['model']} · {tested['latency_ms']:.0f} ms. Raw reply:")
     st.code(tested["raw"] or "(empty)", language=None)

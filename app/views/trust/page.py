@@ -36,7 +36,7 @@ st.altair_chart(interval_chart(interval_rows(labelled), "θ (95% interval)" if a
                 width="stretch")
 st.caption("Each row: the interval from the human labels alone (classical, population sd) and the PPI++ interval "
            "that adds every verdict of the cell, tuned λ; items drawn by an active queue weigh 1/pi. "
-           "effective_labels = n_labelled × (classical half-width / PPI half-width)².")
+           "Worth (labels) = human labels × (classical half-width / PPI++ half-width)².")
 st.subheader("Per format: the most a cell's verdicts are worth")
 why = unvalued(labelled)     # no empty table: why no cell can be valued
 if why:
