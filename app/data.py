@@ -169,6 +169,7 @@ _READS = {
     "pools": audit.pools, "calibrate": audit.calibrate, "human_ceiling": audit.human_ceiling,
     "stored_labels": audit.stored_labels, "probes": audit.probes, "mitigations": audit.mitigations,
     "annotator_agreement": audit.annotator_agreement, "juries": audit.juries, "studies": audit.studies,
+    "drift_pairs": audit.drift_pairs,
     "study_outcomes": audit.study_outcomes, "study_generations": audit.study_generations,
     "contrasts": _contrasts, "prompt_differences": _prompt_differences, "pair_table": _pair_table,
     "verdicts_parquet": _verdicts_parquet, "verdicts_jsonl": _verdicts_jsonl,
@@ -195,6 +196,7 @@ probes = _reader("probes", "audit.probes(pool): bias per probe type.")
 mitigations = _reader("mitigations", "audit.mitigations(pool): each strategy against its baseline.")
 annotator_agreement = _reader("annotator_agreement", "audit.annotator_agreement(pool): agreement between annotators.")
 juries = _reader("juries", "audit.juries(pool): the pool's juries.")
+drift_pairs = _reader("drift_pairs", "audit.drift_pairs(pool): the judges that share calls, with how many.")
 studies = _reader("studies", "Evaluation studies: study, pool, created_at, n_conditions, n_prompts, ...")
 study_outcomes = _reader("study_outcomes", "audit.study_outcomes(study).")
 study_generations = _reader("study_generations", "audit.study_generations(study).")
@@ -310,6 +312,13 @@ def launch_probe(request, judge: str) -> int:
     from ingest.scoring.probes import pool_name
     pool = pool_name(request.get("sample"), request.get("seed", 0))
     return launch_run(request, pool=pool, key=run_key("score", pool, judge))
+
+
+@st.cache_resource
+def probe_set() -> dict:
+    """The built-in probe set in numbers (ingest.scoring.probes.probe_set): source, probed, mirrored."""
+    from ingest.scoring.probes import probe_set as numbers      # deferred: the scoring package, for one page
+    return numbers()
 
 
 def launch_evaluation(request, pool: str, study: str) -> int:

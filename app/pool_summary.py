@@ -11,6 +11,16 @@ def counts(frame: pl.DataFrame) -> list[int]:
     return frame.filter(pl.col("part") == "count").sort("x")["n"].to_list()
 
 
+def heldout_help(n_prompts: int, n_marked: int) -> str:
+    """What "marked held out" means, and what curation sets aside when the pool marks none."""
+    from train.heldout import SHARE, heldout_count     # deferred: the Pool page's help alone reads the rule
+    if n_marked:
+        return ("Candidates marked split = heldout: their prompts are never curated, and Evaluate answers them.")
+    return (f"No candidate is marked split = heldout, so Curate & Train and Evaluate set aside a seeded "
+            f"{SHARE:.0%} of the prompts instead: {heldout_count(n_prompts, SHARE):,} of {n_prompts:,}, never "
+            "curated, answered by Evaluate.")
+
+
 def bar_chart(frame: pl.DataFrame, part: str, title: str, y: str):
     """One part of summary as bars (an altair chart) as wide as its column: k as ordinal bars, a binned
     part as bars spanning their bins; every bar from 0, counts on whole-number ticks."""

@@ -19,6 +19,8 @@ import math
 import numpy as np
 import polars as pl
 
+from audit import MINUS, minus
+
 HELP = {
     "judge": "The judge's name in the store.",
     "format": "The scoring format: binary, likert5, numeric100, anchored, tournament, or one defined in TOML.",
@@ -98,13 +100,14 @@ def number_text(x) -> str:
     separators (1234 -> "1,234"); a float to three significant digits without trailing zeros
     (0.992352 -> "0.992", 0.5 -> "0.5"), as 0 below 1e-9 in size (-8e-10 -> "0"), and from 999.5 up
     rounded to a whole number with separators, never in e-notation (1234.5 -> "1,235": a count or a
-    latency reads better whole); below 1e-4 in e-notation (1.234e-05 -> "1.23e-05"). Text as is."""
+    latency reads better whole); below 1e-4 in e-notation (1.234e-05 -> "1.23e-05"). A negative number
+    with the minus sign U+2212 (-0.0278 -> "−0.0278"), as the charts and sentences write it. Text as is."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
     if isinstance(x, bool) or isinstance(x, str):
         return str(x)
     if isinstance(x, (int, np.integer)):
-        return f"{int(x):,}"
+        return minus(f"{int(x):,}")
     if isinstance(x, (float, np.floating)):
         x = float(x)
         if math.isinf(x):
@@ -113,8 +116,8 @@ def number_text(x) -> str:
             return "0"
         if abs(x) >= 999.5:
             whole = math.floor(abs(x) + 0.5)          # half away from zero, as a reader rounds
-            return f"{'-' if x < 0 else ''}{whole:,}"
-        return f"{x:.3g}"
+            return f"{MINUS if x < 0 else ''}{whole:,}"
+        return minus(f"{x:.3g}")
     return str(x)
 
 

@@ -36,9 +36,10 @@ import polars as pl
 from ._bias import cell_rng
 from ._confidence import isotonic_fit, isotonic_predict
 from ._read import reading
+from ._words import MIN_N
 
 FOLDS = 5
-MIN_ITEMS = 5           # the "too few to say" rule: fewer items leave a system's interval unsaid
+MIN_ITEMS = MIN_N       # the one "too few to say" rule: fewer items leave a system's interval unsaid
 Z = 1.959963984540054   # the normal 97.5% point
 CELL = ["judge", "format", "decoding"]
 TARGETS = ("accept", "prefer")

@@ -109,10 +109,9 @@ MOVED_SHOWN = 1000          # the Drift page lists the first calls that moved (d
 
 
 def first_two_judges(read, pool: str) -> tuple | None:
-    """The Drift page's first view: its first judge (the pool's judges sorted) against the next one;
-    None for a pool of one judge, where the page compares nothing."""
-    judges = sorted(read("cells")["judge"].unique().to_list())
-    return (judges[0], judges[1]) if len(judges) >= 2 else None
+    """The Drift page's first view: the first two judges that share calls (audit._drift.first_pair, the
+    rule the page opens on); None where no two judges share a call, where the page compares nothing."""
+    return _drift.first_pair(_drift.drift_pairs(read.db, pool))
 
 
 def first_moved(read, pool: str) -> tuple | None:

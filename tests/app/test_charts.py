@@ -24,12 +24,13 @@ from app.reading import HELP, card_count, number_text
     (None, "–"),              # missing: an en dash, never "None"
     (math.nan, "–"),
     (1234.5, "1,235"),        # from 999.5 up: whole, half away from zero, with separators (not "1.23e+03")
-    (-1234.5, "-1,235"),
+    (-1234.5, "−1,235"),      # the minus sign U+2212, as the charts and sentences write it
     (999.6, "1,000"),         # would be "1e+03" at three significant digits
     (999.4, "999"),
     (0.5, "0.5"),             # no trailing zeros
     (6.0, "6"),
-    (-0.0278, "-0.0278"),
+    (-0.0278, "−0.0278"),
+    (-3, "−3"),
     (12.345, "12.3"),
     (1.234e-5, "1.23e-05"),   # small but real: e-notation
     (1234, "1,234"),          # an integer column: every digit, with separators

@@ -55,10 +55,10 @@ def test_a_jury_defined_on_the_score_page_is_stored(mtbench_db, monkeypatch):
     at.sidebar.selectbox[0].select("mtbench").run()
     at.switch_page("views/score/page.py").run()
     assert not at.exception
-    assert "mtbench-jury" not in at.multiselect(key="jury-members").options     # a jury is not a member
-    at.multiselect(key="jury-members").set_value(["GPT-4", "PaLM2", "LLaMA2"])
-    at.text_input(key="jury-name").set_value("three")
-    at.radio(key="jury-vote").set_value("majority").run()
+    assert "mtbench-jury" not in at.multiselect(key="jury_members").options     # a jury is not a member
+    at.multiselect(key="jury_members").set_value(["GPT-4", "PaLM2", "LLaMA2"])
+    at.text_input(key="jury_name").set_value("three")
+    at.radio(key="jury_vote").set_value("majority").run()
     at.button(key="jury-save").click().run()
     assert not at.exception and at.success, [e.value for e in at.error]
     assert {"judge": "three", "vote": "majority", "members": ["GPT-4", "PaLM2", "LLaMA2"]} in \

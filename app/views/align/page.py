@@ -5,7 +5,7 @@ the chosen prompt verbatim."""
 import polars as pl
 import streamlit as st
 
-from app import data, tables
+from app import data, tables, url_state
 from app.runs_panel import runs_panel
 from app.views.align.form import align_request, cell_options, gain_sentence, judge_sentence
 from ingest import UserError
@@ -19,13 +19,18 @@ cells = cell_options(data.result("scored_cells", pool))
 if not cells:
     st.info("No scored cell in this pool: score it on the Score page first.")
     st.stop()
-with st.form("align"):
-    cell = st.selectbox("Cell (judge / format / decoding)", cells, format_func=" / ".join)
+with st.form("align"):      # each field kept in the address (app/url_state.py) as it is set
+    if st.session_state.get(url_state.ALIGN_CELL) not in (None, *cells):     # a cell of another pool
+        del st.session_state[url_state.ALIGN_CELL]
+    cell = st.selectbox("Cell (judge / format / decoding)", cells, format_func=" / ".join, key=url_state.ALIGN_CELL,
+                        bind="query-params")
     a, b, c = st.columns(3)
-    k = a.number_input("Demonstrations", 0, 8, 2)
-    budget = b.number_input("Budget (judge calls)", 10, 100_000, 200, step=50)
-    share = c.slider("Held-out share", 0.0, 0.8, 0.3, 0.05, help="Of the labelled prompts the pool does not "
-                     "already hold out: kept out of the search, and where the gain is measured.")
+    k = a.number_input("Demonstrations", 0, 8, 2, key=url_state.ALIGN_K, bind="query-params")
+    budget = b.number_input("Budget (judge calls)", 10, 100_000, 200, step=50, key=url_state.ALIGN_BUDGET,
+                            bind="query-params")
+    share = c.slider("Held-out share", 0.0, 0.8, 0.3, 0.05, key=url_state.ALIGN_SHARE, bind="query-params",
+                     help="Of the labelled prompts the pool does not already hold out: kept out of the search, "
+                          "and where the gain is measured.")
     go = st.form_submit_button("Align", type="primary")
 if go:
     try:

@@ -8,12 +8,13 @@ import polars as pl
 import streamlit as st
 
 from app import data, tables
+from audit import MIN_N
 
 READING = (
     "Each cell's scores mapped to the share of humans who agree, by isotonic regression on the human labels "
     "(fitted on 4 of 5 folds of prompts, checked on the fifth). Carry-over: per system, the mean of "
     "human − mapped over its labelled items with a 95% interval; a system is flagged where the interval "
-    "excludes 0, i.e. the map does not hold for it. Fewer than 5 items: too few to say.")
+    f"excludes 0, i.e. the map does not hold for it. Fewer than {MIN_N} items: too few to say.")
 
 
 def flagged_sentence(row: dict) -> str:
@@ -40,7 +41,7 @@ def human_scale_section(pool: str) -> None:
     names = [f"{r['judge']} / {r['format']} / {r['decoding']} / {r['target']}" for r in scale.iter_rows(named=True)]
     row = scale.row(names.index(st.selectbox("Carry-over of", names)), named=True)
     st.markdown(flagged_sentence(row).capitalize() + ".")
-    few = "fewer than 5 labelled items: too few to say"
+    few = f"fewer than {MIN_N} labelled items: too few to say"
     tables.show(pl.DataFrame(row["carry_over"], schema={"system": pl.String, "n": pl.Int64, "residual": pl.Float64,
                                                         "lo": pl.Float64, "hi": pl.Float64, "flagged": pl.Boolean}),
                 missing={"lo": few, "hi": few, "flagged": few})

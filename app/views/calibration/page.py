@@ -6,6 +6,7 @@ import streamlit as st
 
 from app import charts_trust, data
 from app import tables
+from audit import plural
 from app.views.calibration.confidence import confidence_section
 from app.views.calibration.human_scale import human_scale_section
 from app.views.calibration.labels_upload import labels_upload
@@ -39,7 +40,7 @@ a, b, c = st.columns(3)
 a.metric("labelled pairs", labels.select("prompt_idx", pl.min_horizontal("a_idx", "b_idx").alias("x"),
                                          pl.max_horizontal("a_idx", "b_idx").alias("y")).unique().height)
 b.metric("human-human kappa (ceiling)", "n/a" if humans["kappa"] is None else f"{humans['kappa']:.3f}",
-         help=f"{humans['n_pairs']} pairs with several annotators, {humans['n_comparisons']} annotator pairs")
+         help=f"{plural(humans['n_pairs'], 'pair')} with several annotators, {plural(humans['n_comparisons'], 'annotator pair')}")
 c.metric("declared threshold", "none" if declared is None else f"{declared:.2f}")
 st.altair_chart(charts_trust.kappa_forest(cells, humans, declared), width="stretch")
 st.caption("Points: kappa over A / B / tie with 95% bootstrap intervals over pairs. Green band: human-human "

@@ -11,8 +11,9 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from app import data
+from app import data, url_state
 from app.charts import WIDE, count_axis, row_axis, step_x
+from audit import plural
 from app.cli import command_line, request_for
 from app.evaluate_form import trained_run_caption
 from app.views.curate import curves
@@ -29,7 +30,7 @@ def headline(row: dict, both_orders: bool) -> str:
     what = row["format"] + (", both orders" if both_orders and row["kind"] == "comparative" else "")
     lost = [f"{row[k]} lost to {OUTCOMES[k]}" if k == "flipped" else f"{row[k]} {OUTCOMES[k]}"
             for k in ("flipped", "tied", "below_margin", "one_order_only") if row[k]]
-    return f"{what}: {row['pairs']} pairs" + ("; " + "; ".join(lost) if lost else "")
+    return f"{what}: {plural(row['pairs'], 'pair')}" + ("; " + "; ".join(lost) if lost else "")
 
 
 def losses_chart(table: pl.DataFrame) -> alt.Chart:
@@ -65,8 +66,9 @@ def preference_pairs(pool: str, judge: str | None, fmt: str | None, decoding: st
         return None
     a, b = st.columns(2)
     margin = a.number_input("Min margin", 0.0, 100.0, 0.0, step=0.25, help="comparative: the verdict margin; "
-                            "pointwise: the normalised score difference")
-    both = b.toggle("Both orders", help="comparative: only pairs judged in both orders that agree")
+                            "pointwise: the normalised score difference", key=url_state.MIN_MARGIN, bind="query-params")
+    both = b.toggle("Both orders", help="comparative: only pairs judged in both orders that agree",
+                    key=url_state.BOTH_ORDERS, bind="query-params")
     table = data.pair_table(pool, judge, margin, both, seed)
     if table.height == 0:
         st.info(f"No verdicts of {judge} in this pool to pair.")

@@ -7,6 +7,7 @@ import altair as alt
 import polars as pl
 
 from app.charts import SVG
+from audit import plural, signed
 
 PART_TITLES = {"coefficient": "this judge", "human": "human labels", "excess": "judge - human"}
 FEATURE_ORDER = ["length", "headers", "lists", "bold"]
@@ -86,7 +87,7 @@ def coefficient_table(cell: pl.DataFrame) -> pl.DataFrame:
 
 
 def _interval(row: dict | None, how: str = "") -> str:
-    return "" if not row or row.get("lo") is None else f" (95% interval {row['lo']:+.2f} to {row['hi']:+.2f}{how})"
+    return "" if not row or row.get("lo") is None else f" (95% interval {signed(row['lo'])} to {signed(row['hi'])}{how})"
 
 
 def excess_words(excess: dict) -> str:
@@ -96,8 +97,6 @@ def excess_words(excess: dict) -> str:
     how = ", paired bootstrap over prompts"
     lo, hi = excess.get("lo"), excess.get("hi")
     if lo is not None and hi is not None and lo <= 0 <= hi:
-        def signed(x):
-            return f"{x:+.2f}".replace("-", "−")
         return (f"shows **no clear difference** from the humans' ({signed(lo)} to {signed(hi)}: the 95% interval "
                 f"of the difference{how}, includes 0)")
     side = "above" if excess["value"] > 0 else "below"
@@ -126,14 +125,14 @@ def _length_sentences(cell: pl.DataFrame) -> list[str]:
                 "Score more prompts to control for style here."]
     if not judge or judge["value"] is None:
         return ["Length does not vary across this cell's comparisons: no length coefficient."]
-    out = [f"Length coefficient of this judge: **{judge['value']:+.2f}**{_interval(judge)} "
-           f"over {judge['n']} comparisons."]
+    out = [f"Length coefficient of this judge: **{signed(judge['value'])}**{_interval(judge)} "
+           f"over {plural(judge['n'], 'comparison')}."]
     if human and not human["converged"]:
-        out.append(f"The humans' {human['n']} labels on these pairs have no finite fit (a system wins or loses "
+        out.append(f"The humans' {plural(human['n'], 'label')} on these pairs have no finite fit (a system wins or loses "
                    "every time): no human comparison.")
     elif human and human["value"] is not None:
-        out.append(f"The humans' on the same pairs: **{human['value']:+.2f}**{_interval(human)} over {human['n']} "
-                   f"labels, so this judge's length coefficient {excess_words(excess)}.")
+        out.append(f"The humans' on the same pairs: **{signed(human['value'])}**{_interval(human)} over "
+                   f"{plural(human['n'], 'label')}, so this judge's length coefficient {excess_words(excess)}.")
     else:
         out.append("No human labels on these pairs: import some (Calibration page or `judgeaudit import-labels`) "
                    "to compare with the humans'.")
