@@ -6,6 +6,8 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from app.tables import heading
+
 # for each diagnostic column: is bigger better?
 BETTER = {"distinct": True, "tie_prob": False, "d1": True, "d2": True, "top_tied": False, "spearman": True,
           "tau_a": True, "tau_b": True, "somers_d": True, "top1_expected": True, "parse_rate": True}
@@ -15,6 +17,14 @@ def _tips(*fields: str) -> list[alt.Tooltip]:
     """Tooltips as channel objects: altair resolves shorthand strings against its JSON schema, which
     costs tens of milliseconds per chart."""
     return [alt.Tooltip(f) for f in fields]
+
+
+def _metrics_long(frame: pl.DataFrame, index: str | list[str], metrics: list[str]) -> pl.DataFrame:
+    """frame's metric columns stacked as (index, metric, value), each metric by its heading (tie_prob ->
+    "tie probability", d1 -> "D1 levels"): a legend entry is a word, not a column name."""
+    return frame.select(*([index] if isinstance(index, str) else index), *metrics) \
+        .unpivot(index=index, variable_name="metric") \
+        .with_columns(pl.col("metric").replace_strict({m: heading(m) for m in metrics}))
 
 
 def _modes(frame: pl.DataFrame) -> int:
@@ -29,10 +39,36 @@ def cell_captions(cells: pl.DataFrame) -> pl.DataFrame:
     return cells.with_columns(pl.col("format").alias("cell"))
 
 
+# every chart drawn as SVG, whose text a reader can select and a browser test can measure (a tick label
+# cut by the chart's edge), where Streamlit would pick canvas for a chart of many points
+SVG = {"usermeta": {"embedOptions": {"renderer": "svg"}}}
 # every chart: as wide as its container, its height the plot's own (Streamlit's default autosize "fit"
-# would squeeze the plot into the height left after rotated axis captions and a legend below)
+# would squeeze the plot into the height left after rotated axis captions and a legend below); SVG
 WIDE = {"width": "container", "autosize": {"type": "fit-x", "contains": "padding"},
-        "padding": {"left": 16, "right": 5, "top": 5, "bottom": 5}}   # left: room for a caption measured short
+        "padding": {"left": 16, "right": 12, "top": 5, "bottom": 5},   # room for a caption measured short, a last tick
+        **SVG}
+
+
+def count_axis(title: str | None) -> alt.Axis:
+    """The axis of a count: whole numbers only (no 0.5 tick, no "6.000000")."""
+    return alt.Axis(title=title, format="d", tickMinStep=1)
+
+
+def count_y(field: str, title: str | None, **kw) -> alt.Y:
+    """A count on the y axis: bars from 0, whole-number ticks."""
+    return alt.Y(field, axis=count_axis(title), scale=alt.Scale(zero=True), **kw)
+
+
+def step_x(title: str = "optimiser step") -> alt.X:
+    """The x of a training curve: whole steps, the scale padded so that the first step's mark (an eval
+    point at step 1) is drawn whole inside the plot, not cut in half by its edge."""
+    return alt.X("step:Q", axis=count_axis(title), scale=alt.Scale(zero=False, padding=12, nice=False))
+
+
+def bin_x(lo: str, title: str | None) -> alt.X:
+    """The x of a histogram drawn from counts: LO is a bin's left edge (X2 its right), marked as binned,
+    so that Vega-Lite draws each bar from 0 up to its count (a ranged x alone makes a floating dash)."""
+    return alt.X(lo, bin="binned", title=title, axis=alt.Axis(labelFlush=True, labelOverlap=True))
 
 
 def row_axis(title: str | None = None) -> alt.Axis:
@@ -66,7 +102,7 @@ def histogram_panels(values: pl.DataFrame) -> dict[str, list[alt.Chart]]:
         modes = sorted(part["decoding"].unique().to_list()) if two else [None]
         out[fmt] = [alt.Chart(part.filter(pl.col("decoding") == mode) if mode else part).mark_bar(size=6).encode(
             x=alt.X("s:Q", title="normalised score", scale=alt.Scale(domain=[0, 1])),
-            y=alt.Y("n:Q", title="candidates"),
+            y=count_y("n:Q", "candidates"),
             color=alt.Color("multiple_of_5:N", legend=legend, title="multiple of 5 (0-100 scale)",
                             scale=alt.Scale(domain=[False, True], range=["#9ecae1", "#08519c"])),
             tooltip=_tips("format:N", "s:Q", "n:Q")).properties(
@@ -89,7 +125,7 @@ def best_marks(cells: pl.DataFrame) -> dict[str, list[int]]:
 
 def tie_bars(cells: pl.DataFrame) -> alt.Chart:
     """Tie probability and top-tied share (0-1) per format (and decoding mode, when there are two)."""
-    long = cell_captions(cells).select("cell", "tie_prob", "top_tied").unpivot(index="cell", variable_name="metric")
+    long = _metrics_long(cell_captions(cells), "cell", ["tie_prob", "top_tied"])
     return alt.Chart(long.to_pandas()).mark_bar().encode(
         x=_cell_x(), xOffset=alt.XOffset("metric:N"),
         y=alt.Y("value:Q", title="share", scale=alt.Scale(domain=[0, 1])),
@@ -114,7 +150,7 @@ def level_bars(cells: pl.DataFrame) -> alt.Chart:
     y = alt.Y("value:Q", title="levels (symlog)", scale=alt.Scale(type="symlog", domain=[0, top], nice=False),
               axis=alt.Axis(values=ticks))
     x = _cell_x()
-    long = cells.select("cell", "d1", "d2", "counted").unpivot(index=["cell", "counted"], variable_name="metric")
+    long = _metrics_long(cells, ["cell", "counted"], ["d1", "d2"])
     bars = alt.Chart(long.to_pandas()).mark_bar().encode(
         x=x, xOffset=alt.XOffset("metric:N"), y=y,
         color=alt.Color("metric:N", legend=alt.Legend(orient="bottom", title=None)),
@@ -128,8 +164,7 @@ def level_bars(cells: pl.DataFrame) -> alt.Chart:
 
 
 def agreement_bars(cells: pl.DataFrame) -> alt.Chart:
-    long = cell_captions(cells).select("cell", "tau_a", "tau_b", "top1_expected", "top1_uniform") \
-        .unpivot(index="cell", variable_name="metric")
+    long = _metrics_long(cell_captions(cells), "cell", ["tau_a", "tau_b", "top1_expected", "top1_uniform"])
     return alt.Chart(long.to_pandas()).mark_bar().encode(
         x=_cell_x(), xOffset=alt.XOffset("metric:N"),
         y=alt.Y("value:Q", title="agreement"),
@@ -164,7 +199,6 @@ def share_bars(frame: pl.DataFrame) -> alt.Chart:
     shares, stacked as they are (they sum to 1, so a segment's length is the table's number; rows of
     two groups would stack onto one bar, hence one group). Metrics by their readable names
     (app.tables.heading); a metric whose shares are undefined (a constant metric) shows no bar."""
-    from app.tables import heading
     if frame.select("metric").is_duplicated().any():
         raise ValueError("share_bars: one row per metric (one decoding and score group)")
     long = frame.select("metric", *SHARE_SOURCES).unpivot(index="metric", variable_name="source") \
@@ -229,8 +263,10 @@ def binned_means_chart(frame: pl.DataFrame, x: str, y: str, color: str, x_title:
                                     orient="bottom", columns=2, labelLimit=0, symbolLimit=0)))
     line = base.mark_line(opacity=0.5).encode(y=alt.Y(f"{y}:Q", title=y_title))
     points = base.mark_point(filled=True).encode(
-        y=alt.Y(f"{y}:Q", title=y_title), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200]),
-                                         legend=alt.Legend(format="d", tickMinStep=1, orient="bottom")),
+        # the size legend on the right: below the plot, beside two columns of long cell names, its last
+        # entries ran past the chart's edge at 1280 px
+        y=alt.Y(f"{y}:Q", title=y_title), size=alt.Size("n:Q", title="items", scale=alt.Scale(range=[30, 200], zero=False),
+                                         legend=alt.Legend(format="d", tickMinStep=1, orient="right")),
         tooltip=_tips(f"{color}:N", f"{x}:Q", f"{y}:Q", "lo:Q", "hi:Q", "n:Q"))
     bars = base.mark_rule().encode(y=alt.Y("lo:Q", title=y_title), y2=alt.Y2("hi:Q"))
     zero = alt.Chart(pl.DataFrame({"y": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \

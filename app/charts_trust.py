@@ -5,8 +5,11 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from app.charts import WIDE, forest_captions, row_axis
+from app.charts import SVG, WIDE, forest_captions, row_axis
+from app.reading import merged_bins
 
+KAPPA = "Cohen's kappa"     # the kappa forest's x axis: every layer under one title (a layer without
+                            # one would add its field's name to it: "Cohen's kappa, lo, k")
 ORDER_TITLES = {"both": "both orders (every call)", "single": "single order (forward calls only)"}
 
 
@@ -39,15 +42,19 @@ def kappa_forest(cells: pl.DataFrame, ceiling: dict | None, threshold: float | N
     layers = []
     if ceiling and ceiling.get("kappa") is not None:
         band = pl.DataFrame({"lo": [ceiling["kappa_lo"]], "hi": [ceiling["kappa_hi"]], "k": [ceiling["kappa"]]}).to_pandas()
-        layers.append(alt.Chart(band).mark_rect(opacity=0.15, color="green").encode(x="lo:Q", x2="hi:Q"))
-        layers.append(alt.Chart(band).mark_rule(color="green").encode(x="k:Q", tooltip=[alt.Tooltip("k:Q", title="human kappa")]))
+        layers.append(alt.Chart(band).mark_rect(opacity=0.15, color="green").encode(x=alt.X("lo:Q", title=KAPPA),
+                                                                                    x2="hi:Q"))
+        layers.append(alt.Chart(band).mark_rule(color="green").encode(x=alt.X("k:Q", title=KAPPA),
+                                                                      tooltip=[alt.Tooltip("k:Q", title="human kappa")]))
     if threshold is not None:
         layers.append(alt.Chart(pl.DataFrame({"t": [threshold]}).to_pandas())
-                      .mark_rule(strokeDash=[6, 3], color="red").encode(x="t:Q", tooltip=[alt.Tooltip("t:Q", title="threshold")]))
+                      .mark_rule(strokeDash=[6, 3], color="red").encode(x=alt.X("t:Q", title=KAPPA),
+                                                                        tooltip=[alt.Tooltip("t:Q", title="threshold")]))
     tips = [alt.Tooltip("cell:N"), alt.Tooltip("n:Q"), alt.Tooltip("kappa:Q", format=".3f"),
             alt.Tooltip("kappa_lo:Q", format=".3f"), alt.Tooltip("kappa_hi:Q", format=".3f"), alt.Tooltip("decision:N")]
-    layers.append(alt.Chart(df).mark_rule().encode(y=y, x=alt.X("kappa_lo:Q", title="Cohen's kappa"), x2="kappa_hi:Q"))
-    layers.append(alt.Chart(df).mark_point(filled=True, size=60).encode(y=y, x="kappa:Q", tooltip=tips))
+    layers.append(alt.Chart(df).mark_rule().encode(y=y, x=alt.X("kappa_lo:Q", title=KAPPA), x2="kappa_hi:Q"))
+    layers.append(alt.Chart(df).mark_point(filled=True, size=60).encode(y=y, x=alt.X("kappa:Q", title=KAPPA),
+                                                                        tooltip=tips))
     return alt.layer(*layers).properties(**WIDE, height=max(140, 22 * len(df)))
 
 
@@ -55,11 +62,13 @@ def reliability_diagram(cells: pl.DataFrame) -> alt.Chart:
     """cells: judge, format, decoding, reliability (list of lo, hi, n, mean_p, mean_y; null where a
     cell has no probabilities) -> the reliability diagram: per cell and non-empty bin, the mean
     judge probability against the share the humans preferred, one coloured line per cell with points
-    sized by the bin's judgements, over the dashed diagonal of a calibrated judge. Cells with the
+    sized by the bin's judgements, over the dashed diagonal of a calibrated judge. Adjacent bins are
+    merged until each holds app.reading.MIN_BIN judgements (app.reading.merged_bins). Cells with the
     same bins would draw one line over another, so they are one series named "a = b" (merged_series):
     the legend lists only what shows. The plot area is a 420 px square, axes 0-1."""
-    rows = merged_series(forest_captions(cells.filter(pl.col("reliability").is_not_null())).rename({"row": "cell"})
-                         .select("cell", "reliability"))
+    named = forest_captions(cells.filter(pl.col("reliability").is_not_null())).rename({"row": "cell"})
+    rows = merged_series(named.select("cell", pl.col("reliability").map_elements(
+        lambda bins: merged_bins(bins.to_list()), return_dtype=named.schema["reliability"])))
     df = rows.explode("reliability").unnest("reliability").to_pandas()
     unit = alt.Scale(domain=[0, 1], nice=False)
     tenths = alt.Axis(values=[k / 10 for k in range(11)], format=".1f")
@@ -76,7 +85,8 @@ def reliability_diagram(cells: pl.DataFrame) -> alt.Chart:
     points = alt.Chart(df).mark_point(filled=True, opacity=0.9).encode(
         x=x, y=y, color=colour, size=alt.Size("n:Q", scale=alt.Scale(zero=False, range=[30, 300]), legend=None),
         tooltip=tips)
-    return alt.layer(diagonal, lines, points).properties(width=420, height=420, autosize=alt.AutoSizeParams(type="pad"))
+    return alt.layer(diagonal, lines, points).properties(width=420, height=420, autosize=alt.AutoSizeParams(type="pad"),
+                                                         **SVG)
 
 
 def merged_series(cells: pl.DataFrame) -> pl.DataFrame:

@@ -26,7 +26,7 @@ from audit import derived
 from ingest import Database, UserError, file_stem, inside, safe_name  # noqa: F401  (file_stem: the Report page)
 from ingest.endpoints import base_models as configured_models
 from ingest.endpoints import endpoints as configured_endpoints
-from ingest.endpoints import prices
+from ingest.endpoints import label_price, prices
 from ingest.runs import run_key
 from train.derived_results import DERIVED_RESULTS
 
@@ -111,6 +111,12 @@ def judges_board(pool: str):
     return result("judges_board", pool, derived.price_args(prices(database())))
 
 
+def decisions(pool: str):
+    """audit.decisions for the pool (±0.05, ε 0.2) at the prices in the server's judgeaudit.toml."""
+    db = database()
+    return result("decisions", pool, derived.price_args(prices(db)), label_price(db))
+
+
 def systems(pool: str) -> list[str]:
     """The pool's distinct candidate_ids, sorted (the baselines What labels are worth offers)."""
     return result("systems", pool)["candidate_id"].to_list()
@@ -169,6 +175,7 @@ _READS = {
     "pools": audit.pools, "calibrate": audit.calibrate, "human_ceiling": audit.human_ceiling,
     "stored_labels": audit.stored_labels, "probes": audit.probes, "mitigations": audit.mitigations,
     "annotator_agreement": audit.annotator_agreement, "juries": audit.juries, "studies": audit.studies,
+    "drift_pairs": audit.drift_pairs,
     "study_outcomes": audit.study_outcomes, "study_generations": audit.study_generations,
     "contrasts": _contrasts, "prompt_differences": _prompt_differences, "pair_table": _pair_table,
     "verdicts_parquet": _verdicts_parquet, "verdicts_jsonl": _verdicts_jsonl, "estimate": _estimate,
@@ -195,6 +202,7 @@ probes = _reader("probes", "audit.probes(pool): bias per probe type.")
 mitigations = _reader("mitigations", "audit.mitigations(pool): each strategy against its baseline.")
 annotator_agreement = _reader("annotator_agreement", "audit.annotator_agreement(pool): agreement between annotators.")
 juries = _reader("juries", "audit.juries(pool): the pool's juries.")
+drift_pairs = _reader("drift_pairs", "audit.drift_pairs(pool): the judges that share calls, with how many.")
 studies = _reader("studies", "Evaluation studies: study, pool, created_at, n_conditions, n_prompts, ...")
 study_outcomes = _reader("study_outcomes", "audit.study_outcomes(study).")
 study_generations = _reader("study_generations", "audit.study_generations(study).")
@@ -326,9 +334,28 @@ def launch_probe(request, judge: str) -> int:
     return launch_run(request, pool=pool, key=run_key("score", pool, judge))
 
 
+@st.cache_resource
+def probe_set() -> dict:
+    """The built-in probe set in numbers (ingest.scoring.probes.probe_set): source, probed, mirrored."""
+    from ingest.scoring.probes import probe_set as numbers      # deferred: the scoring package, for one page
+    return numbers()
+
+
 def launch_evaluation(request, pool: str, study: str) -> int:
     """Start a `judgeaudit evaluate` request (app/evaluate_form.py) as a background run; its id."""
     return launch_run(request, pool=pool, key=run_key("evaluate", study))
+
+
+def launch_align(request, pool: str, judge: str) -> int:
+    """Start a `judgeaudit align` request (app/views/align/form.py) as a background run; its id.
+    UserError while an align run of the same pool and judge is alive."""
+    return launch_run(request, pool=pool, key=run_key("align", pool, judge))
+
+
+def align_result(row: dict) -> dict | None:
+    """A finished align run's document (align.json in its folder), or None."""
+    path = Path(row["out_dir"]) / "align.json" if row.get("out_dir") else None
+    return json.loads(path.read_text(encoding="utf-8")) if path and path.is_file() else None
 
 
 def cancel_run(run_id: int) -> dict:
@@ -352,7 +379,8 @@ def run_calibration(pool: str, threshold, target_width: float) -> int:
     cid = store.declare_calibration(database(), pool, threshold, target_width, "stored")
     cells = calibrate(pool, None, 2000, 0, threshold, target_width)
     store.finish_calibration(database(), cid, {"pool": pool, "threshold": threshold, "cells": cells.to_dicts(),
-                                               "humans": human_ceiling(pool).to_dicts()[0]})
+                                               "humans": human_ceiling(pool).to_dicts()[0],
+                                               "human_scale": result("human_scale", pool).to_dicts()})
     return cid
 
 

@@ -54,7 +54,7 @@ page = st.navigation({                        # sections, always expanded: every
     "Trust": [_page("calibration", "Calibration", "fact_check"), _page("drift", "Drift", "difference"),
               _page("probes", "Probes & mitigations", "science"),
               _page("label", "Label", "edit_note"), _page("trust", "What labels are worth", "verified"),
-              _page("judges", "Judges", "groups")],
+              _page("judges", "Judges", "groups"), _page("align", "Align", "tune")],
     "Curate & train": [_page("curate", "Curate & Train", "content_cut"),
                        _page("evaluate", "Evaluate", "leaderboard")],
     "Report": [_page("report", "Report", "description")],

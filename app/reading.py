@@ -7,7 +7,9 @@
 - number_text(): how a table shows a value: "–" where it is missing, three significant digits,
   zero for floating noise below 1e-9;
 - binned_means(): y averaged within bins of x, with a normal 95% interval, for plots where a raw
-  scatter overplots (q_i against the reference gap on binary references has six distinct points).
+  scatter overplots (qᵢ against the reference gap on binary references has six distinct points);
+- merged_bins(): a reliability diagram's adjacent bins merged until each holds enough items to
+  draw (a bin of one or two judgements is a coin, and the line zigzags through it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import math
 
 import numpy as np
 import polars as pl
+
+from audit import MINUS, minus
 
 HELP = {
     "judge": "The judge's name in the store.",
@@ -59,7 +63,7 @@ HELP = {
                    "orders is consistent, a tie in one order only is not).",
     "self_tie_rate": "Share of TIE among parsed calls that compare a candidate with itself.",
     "n_self": "Self-comparison calls (the anchor against itself).",
-    "q_gap_corr": "Pearson correlation of q_i with the reference gap r_x − r_y.",
+    "q_gap_corr": "Pearson correlation of qᵢ with the reference gap r_x − r_y.",
     "first_rate": "How often the selected candidate is the first-listed one.",
     "last_rate": "How often the selected candidate is the last-listed one.",
     "uniform_rate": "The rate without position effects: mean of 1/k.",
@@ -96,13 +100,14 @@ def number_text(x) -> str:
     separators (1234 -> "1,234"); a float to three significant digits without trailing zeros
     (0.992352 -> "0.992", 0.5 -> "0.5"), as 0 below 1e-9 in size (-8e-10 -> "0"), and from 999.5 up
     rounded to a whole number with separators, never in e-notation (1234.5 -> "1,235": a count or a
-    latency reads better whole); below 1e-4 in e-notation (1.234e-05 -> "1.23e-05"). Text as is."""
+    latency reads better whole); below 1e-4 in e-notation (1.234e-05 -> "1.23e-05"). A negative number
+    with the minus sign U+2212 (-0.0278 -> "−0.0278"), as the charts and sentences write it. Text as is."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
     if isinstance(x, bool) or isinstance(x, str):
         return str(x)
     if isinstance(x, (int, np.integer)):
-        return f"{int(x):,}"
+        return minus(f"{int(x):,}")
     if isinstance(x, (float, np.floating)):
         x = float(x)
         if math.isinf(x):
@@ -111,8 +116,8 @@ def number_text(x) -> str:
             return "0"
         if abs(x) >= 999.5:
             whole = math.floor(abs(x) + 0.5)          # half away from zero, as a reader rounds
-            return f"{'-' if x < 0 else ''}{whole:,}"
-        return f"{x:.3g}"
+            return f"{MINUS if x < 0 else ''}{whole:,}"
+        return minus(f"{x:.3g}")
     return str(x)
 
 
@@ -147,3 +152,28 @@ def binned_means(frame: pl.DataFrame, x: str, y: str, group: str, n_bins: int = 
                          "hi": None if half is None else mean + half, "n": n})
     return pl.DataFrame(rows, schema={group: pl.String, x: pl.Float64, y: pl.Float64, "lo": pl.Float64,
                                       "hi": pl.Float64, "n": pl.Int64})
+
+
+MIN_BIN = 10      # a reliability diagram's point rests on at least this many judgements
+
+
+def merged_bins(bins: list[dict], min_n: int = MIN_BIN) -> list[dict]:
+    """Reliability bins (lo, hi, n, mean_p, mean_y; audit.confidence's `reliability`), adjacent ones
+    merged from the left until each holds at least min_n items; a last group short of min_n joins the
+    bin before it (all of them make one bin when they hold fewer than min_n together). A merged bin
+    spans its parts (lo of the first, hi of the last), n is their sum, mean_p and mean_y their
+    n-weighted means: the means over the merged bin's items. Sorted by lo."""
+    out, group = [], []
+    for b in sorted(bins, key=lambda b: b["lo"]):
+        group.append(b)
+        if sum(g["n"] for g in group) >= min_n:
+            out.append(group)
+            group = []
+    if group:
+        if out:
+            out[-1] = out[-1] + group
+        else:
+            out.append(group)
+    return [{"lo": g[0]["lo"], "hi": g[-1]["hi"], "n": sum(b["n"] for b in g),
+             "mean_p": sum(b["n"] * b["mean_p"] for b in g) / sum(b["n"] for b in g),
+             "mean_y": sum(b["n"] * b["mean_y"] for b in g) / sum(b["n"] for b in g)} for g in out]

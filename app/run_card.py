@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from urllib.parse import parse_qsl
 
 from app.cli import run_request
+from audit import plural
 from app.evaluate_form import train_fields
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -66,6 +67,11 @@ def run_title(row: dict) -> str:
         decoding = options.get("decoding") or config.get("decoding")
         if isinstance(decoding, str) and decoding != "greedy":
             parts.append(decoding)
+    if kind == "probe":     # what a probe run measures: the judge as it is, or under a mitigation
+        strategy = options.get("strategy") or config.get("strategy")
+        parts.append(f"strategy {strategy}" if strategy else "baseline (no mitigation strategy)")
+        if options.get("sample"):
+            parts.append(f"{plural(int(options['sample']), 'pair')} per probe type")
     if kind == "train":
         parts.append(train_subject(row))
     return " · ".join(parts)

@@ -18,6 +18,12 @@ What it does (each rule checked over every page and demo pool by tests/app/test_
   below 1e-4 in size is "< 0.0001", below 1e-9 floating noise and "0"), "–" for a missing value
   (None or NaN) with the reason in the column's tooltip (`missing=`, MISSING below, else a general
   one);
+- a missing cell reads "–" in the browser too: the grid draws its own placeholder ("None" unless
+  told) over a missing value whatever the Styler says, so `view` gives st.dataframe placeholder="–";
+- a list reads as text: "smollm2-demo, smollm2-local", never ['smollm2-demo', ...];
+- a column that names a judge (NAMES: judge, members, a forest row's caption, ...) is as wide as its
+  longest value (the grid sizes a column from its first rows only, and would cut "smollm2-demo-t0.7"
+  to "smollm2-demo-t…", the same as "smollm2-demo-t1");
 - up to app.reading.STYLED_CELLS cells the data stays numeric under a pandas Styler (a click on a
   header sorts by value); past that the table is sent as text.
 
@@ -74,6 +80,12 @@ HEADINGS = {
     "n_a": "picked by A", "n_b": "picked by B", "sample": "sample", "position": "position",
     "k": "candidates of its prompt", "model": "model", "split": "split", "cand_idx_a": "candidate A #",
     "top_tied_mean": "top tied (mean)", "tie_prob_mean": "tie probability (mean)",
+    # the Probes page's mitigations and the Evaluate page's contrasts
+    "n_paired": "calls both made", "n_blocks": "prompts (blocks)", "coef_log_len_ratio": "length coefficient (log ratio)",
+    "coef_markdown": "markdown coefficient",
+    # the Calibration page's human scale and the Align page (docs/metrics.md#scores-on-the-human-scale)
+    "brier_raw": "Brier score of the score", "brier_mapped": "Brier score mapped", "n_flagged": "systems flagged",
+    "residual": "human − mapped", "flagged": "map does not hold", "score": "score", "n": "items",
 }
 HELP = {
     "prompt_id": "The prompt's id in the pool.",
@@ -89,6 +101,8 @@ HELP = {
     "ece": "Expected calibration error over ten equal-width bins of the judge's probability.",
     "brier": "Mean of (p − y)² over the judgements with a probability.",
     "ece_isotonic": "ECE after isotonic recalibration, cross-fitted over 5 folds of prompts.",
+    "residual": "Mean over the system's labelled items of the human value minus the cross-fitted mapped score.",
+    "flagged": "The residual's 95% interval excludes 0: the map to the human scale does not hold for this system.",
 }
 # why a column's cell is "–" (the column's tooltip says it), beyond the general reason
 MISSING = {
@@ -108,6 +122,10 @@ MISSING = {
 GENERAL_MISSING = "no value here: not defined for this row (too few items, or nothing to compute it from)"
 NOISE = reading.NOISE
 SMALL = 1e-4       # below this in size a value is written "< 0.0001", never in e-notation
+PLACEHOLDER = "–"  # what the grid draws in a missing cell
+# columns that name a judge (alone, in a list, or in a caption with its format): sized to their longest value
+NAMES = ("judge", "dropped_judge", "members", "cell", "row", "run")
+CHAR_PX, PAD_PX = 8, 28     # the grid's 14 px font: under 8 px a character; both sides' padding and a sort arrow
 
 
 SUFFIXES = {"_mean": "{} (mean)", "_lo": "{} low", "_hi": "{} high", "_sd": "{} (sd)"}
@@ -146,7 +164,17 @@ def cell_text(x) -> str:
     3.17e-09 and 2.5e-05 -> "< 0.0001", -2.5e-05 -> "> −0.0001"."""
     if isinstance(x, (float, np.floating)) and not math.isnan(x) and NOISE <= abs(x) < SMALL:
         return "< 0.0001" if x > 0 else "> −0.0001"
+    if isinstance(x, (list, tuple, np.ndarray, pl.Series)):      # a list as text: "a, b" (empty: "–")
+        return ", ".join(cell_text(v) for v in x) or PLACEHOLDER
+    if isinstance(x, dict):
+        return ", ".join(f"{k}: {cell_text(v)}" for k, v in x.items()) or PLACEHOLDER
     return reading.number_text(x)
+
+
+def name_width(frame: pl.DataFrame, col: str) -> int:
+    """Pixels that show every value of a name column, and its heading, whole."""
+    longest = max([len(cell_text(v)) for v in frame[col].to_list()] + [len(heading(col))], default=0)
+    return int(CHAR_PX * longest + PAD_PX)
 
 
 def config(frame: pl.DataFrame, missing: dict[str, str] | None = None) -> dict:
@@ -158,7 +186,9 @@ def config(frame: pl.DataFrame, missing: dict[str, str] | None = None) -> dict:
         s = frame[col]
         has_gap = s.null_count() > 0 or (s.dtype in (pl.Float32, pl.Float64) and bool(s.is_nan().any()))
         reason = ((missing or {}).get(col) or MISSING.get(col) or GENERAL_MISSING) if has_gap else None
-        out[col] = st.column_config.Column(heading(col), help=help_text(col, reason), pinned=col in reading.PINNED)
+        width = name_width(frame, col) if col in NAMES else None
+        out[col] = st.column_config.Column(heading(col), help=help_text(col, reason), pinned=col in reading.PINNED,
+                                           width=width)
     return out
 
 
@@ -169,21 +199,21 @@ def _text(frame: pl.DataFrame) -> pl.DataFrame:
 
 def view(frame: pl.DataFrame, stars: dict[str, list[int]] | None = None,
          missing: dict[str, str] | None = None) -> dict:
-    """st.dataframe's `data` and `column_config` for FRAME (see the module's rules)."""
+    """st.dataframe's `data`, `column_config` and `placeholder` for FRAME (see the module's rules)."""
     cfg = config(frame, missing)
     if frame.height * max(frame.width, 1) > reading.STYLED_CELLS:
         text = _text(frame)
         for col, rows in (stars or {}).items():
             text = text.with_columns(pl.when(pl.int_range(pl.len()).is_in(rows)).then(pl.col(col) + " ★")
                                      .otherwise(pl.col(col)).alias(col))
-        return {"data": text, "column_config": cfg}
+        return {"data": text, "column_config": cfg, "placeholder": PLACEHOLDER}
     nested = [c for c in frame.columns if isinstance(frame[c].dtype, (pl.List, pl.Array, pl.Struct, pl.Object))]
     df = frame.with_columns(pl.Series(c, [cell_text(v) for v in frame[c].to_list()], dtype=pl.String)
                             for c in nested).to_pandas()
     styler = df.style.format(cell_text, na_rep="–")
     for col, rows in (stars or {}).items():
         styler = styler.format(lambda v: cell_text(v) + " ★", subset=(list(rows), [col]), na_rep="–")
-    return {"data": styler, "column_config": cfg}
+    return {"data": styler, "column_config": cfg, "placeholder": PLACEHOLDER}
 
 
 def show(frame: pl.DataFrame, stars: dict[str, list[int]] | None = None, missing: dict[str, str] | None = None,

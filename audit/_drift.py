@@ -171,6 +171,19 @@ def drift_sides(db: str | os.PathLike | None, pool: str, judge: str, against: st
             "baseline_version": {"judge": judge, "by_format": {p["format"]: p["baseline_version"] for p in pairs}}}
 
 
+def drift_pairs(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """The pairs of the pool's judges a drift can compare: judge, against (both orders), n_shared (the calls
+    both answered: format, decoding, prompt, slots, sample); juries left out. Sorted by judge, against."""
+    with reading(db) as read:
+        return read.frame("drift_pairs", pool_id=read.pool_id(pool))
+
+
+def first_pair(pairs: pl.DataFrame) -> tuple[str, str] | None:
+    """The pair a drift opens on: the first judge (by name) that shares calls with another, against the
+    first such other; None when no two judges share a call."""
+    return tuple(pairs.row(0)[:2]) if pairs.height else None
+
+
 def drift(db: str | os.PathLike | None, pool: str, judge: str, against: str | None = None,
           baseline_version: int | None = None) -> pl.DataFrame:
     """Per (format, decoding) cell: the latest version of `judge` against a stored earlier one (or

@@ -83,8 +83,9 @@ def ppi_mean(y: np.ndarray, f: np.ndarray, f_u: np.ndarray, alpha: float = 0.05,
 
 
 def effective_labels(n: int, classical_hw: float | None, ppi_hw: float | None) -> float | None:
-    """n × (classical half-width / PPI half-width)²; None when either is missing or the PPI one is 0."""
-    if not n or classical_hw is None or ppi_hw is None or ppi_hw <= 0:
+    """n × (classical half-width / PPI half-width)²; None when either is missing or 0 (a classical
+    interval of no width: the labels do not vary, so there is no width for the verdicts to narrow)."""
+    if not n or classical_hw is None or ppi_hw is None or ppi_hw <= 0 or classical_hw <= 0:
         return None
     return n * (classical_hw / ppi_hw) ** 2
 

@@ -13,6 +13,8 @@ from ._read import reading
 EXPORT_COLUMNS = ("judge", "format", "decoding", "prompt_id", "candidate_a", "candidate_b", "sample", "raw",
                   "label", "value", "status", "error", "label_probs", "tokens_in", "tokens_out", "latency_ms",
                   "endpoint")
+# `label` and `label_probs` are the parsed answer and its distribution, under a verdict file's names
+# (docs/files.md#verdict-file)
 BATCH_ROWS = 131_072
 
 

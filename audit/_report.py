@@ -12,11 +12,14 @@ from importlib import metadata
 
 import polars as pl
 
+from ._decision import decision_markdown
 from ._bias import bias
 from ._cells import audit_cells
 from ._consistency import consistency
+from ._jury import juries_of
 from ._read import reading
 from ._pools import pools
+from ._words import MIN_N, number, plural, too_few
 
 
 def _slot_scheme(run: dict | None, b_row: dict | None) -> str:
@@ -24,10 +27,12 @@ def _slot_scheme(run: dict | None, b_row: dict | None) -> str:
         return "unknown"
     swaps = ""
     if b_row is not None:
-        swaps = (f"; {b_row['n_reverse_calls']} of {b_row['n_calls']} calls in the reverse order, "
-                 f"{b_row['n_pairs']} items seen in both orders")
+        swaps = (f"; {b_row['n_reverse_calls']} of {plural(b_row['n_calls'], 'call')} in the reverse order, "
+                 f"{plural(b_row['n_pairs'], 'item')} seen in both orders")
     if run["source"] == "import":
         return "imported verdicts" + swaps
+    if run["source"] == "jury":
+        return "a jury's verdicts, its members' calls combined" + swaps
     return {"anchored": "candidate in slot A against the prompt's anchor",
             "listing": "tournament, earlier-listed candidate always Response A",
             "balanced": "tournament, each candidate in slot A as often as in B",
@@ -44,6 +49,8 @@ DECODING_RULES = {
 }
 REPEAT_KEYS = ("samples", "n_items", "flip_rate", "agreement", "alpha", "alpha_lo", "alpha_hi", "level",
                "samples_for_alpha_08")
+ALPHA_TARGET = 0.8      # the α a mean of samples is asked to reach (samples_for_alpha_08)
+MEMBERS_CALLS = "its members' calls, "     # a jury's decoding is its members'
 
 
 def decoding_rule(mode: str, temperature: float | None, samples: int) -> str | None:
@@ -141,6 +148,7 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0, cells: pl.
         runs = {(r["judge"], r["format"], r["decoding"]): r for r in read.frame("cell_runs", pool_id=pid).to_dicts()}
         judges = {r["judge"]: r for r in read.frame("report_judges", pool_id=pid).to_dicts()}
         curations = _curations(read, pool)
+        panels = {r["judge"]: r for r in juries_of(read, pid).to_dicts()}
         background = [_run_row(r) for r in read.frame("report_runs", pool=pool).to_dicts()]
         studies = [{**s, "created_at": str(s["created_at"])} for s in read.frame("studies").to_dicts()
                    if s["pool"] == pool]
@@ -164,6 +172,8 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0, cells: pl.
                  "template_sha256": hashlib.sha256(template.encode("utf-8")).hexdigest() if template else None,
                  "provider": provider, "simulated": provider == "fake",
                  "repeats": {k: again[k] for k in REPEAT_KEYS} if again and n_samples > 1 else None}
+        if cell["judge"] in panels:      # a jury: its vote and members (it has no prompt of its own)
+            entry["jury"] = {"vote": panels[cell["judge"]]["vote"], "members": list(panels[cell["judge"]]["members"])}
         if cell["kind"] == "comparative":
             b = slots.get(key)
             entry["slot"] = {"scheme": _slot_scheme(run, b), "b": b["b"] if b else None,
@@ -180,7 +190,7 @@ def checklist(db: str | os.PathLike | None, pool: str, seed: int = 0, cells: pl.
 
 
 def _num(x, digits=3) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
+    return number(x, digits)
 
 
 def _pct(x) -> str:
@@ -222,7 +232,7 @@ def checklist_markdown(doc: dict) -> str:
     each cell's details."""
     p = doc["pool"]
     lines = [f"# Reporting checklist: pool `{p['name']}`", "",
-             f"{p['n_prompts']} prompts, {p['n_candidates']} candidates.", ""]
+             f"{plural(p['n_prompts'], 'prompt')}, {plural(p['n_candidates'], 'candidate')}.", ""]
     if doc.get("generated_at"):
         lines += [f"Generated {doc['generated_at']} by judgeaudit {doc.get('version') or '(version unknown)'}, "
                   "from the database alone.", ""]
@@ -244,12 +254,18 @@ def checklist_markdown(doc: dict) -> str:
         lines += [f"## {c['judge']} × {c['format']} × {mode}{expected}", ""]
         if c["template"]:
             lines += ["1. Format, verbatim:", "", "```", c["template"].rstrip(), "```", ""]
+        elif c.get("jury"):
+            j = c["jury"]
+            lines += [f"1. Format: a jury of {', '.join(j['members'])} ({j['vote']} vote): each call's verdict "
+                      f"combines its members' verdicts on that call, so the jury has no prompt of its own; "
+                      f"each member's template is under its own cells.", ""]
         else:
             lines += ["1. Format: verdicts imported; the prompt template was not recorded.", ""]
         many = d.get("samples") or 1
         lines.append(f"   Decoding: {mode} (a simulated judge decodes nothing: it draws its answer"
                      + (f"; each call asked {many} times, the figures are sample 0's" if many > 1 else "") + ")."
-                     if c.get("simulated") else f"   Decoding: {d.get('rule') or mode}.")
+                     if c.get("simulated") else f"   Decoding: {MEMBERS_CALLS if c.get('jury') else ''}"
+                     f"{d.get('rule') or mode}.")
         settings = {k: v for k, v in d.items() if k not in ("mode", "rule", "samples")   # samples: in the rule
                     and not (c.get("simulated") and k in NOT_FOR_SIMULATED)}
         lines += [f"   Settings: `{json.dumps(settings)}`." if settings else "   Settings: not recorded.",
@@ -260,7 +276,7 @@ def checklist_markdown(doc: dict) -> str:
             lines.append(f"   Template SHA-256: `{c['template_sha256']}`.")
         lines.append("")
         lines.append(f"2. Tie probability {_num(c['tie_prob'])}, D2 = {_num(c['d2'], 2)} effective levels; "
-                     f"{c['distinct']} distinct values over {c['n_candidates']} scored candidates.")
+                     f"{plural(c['distinct'], 'distinct value')} over {plural(c['n_candidates'], 'scored candidate')}.")
         if c["slot"] is not None:
             s = c["slot"]
             lines.append(f"3. Slots: {s['scheme']}. Estimated slot bias b = {_num(s['b'])} "
@@ -271,6 +287,7 @@ def checklist_markdown(doc: dict) -> str:
         if c.get("repeats"):
             lines.append(f"5. Repeats: {_repeats_line(c['repeats'])}")
         lines.append("")
+    lines += decision_markdown(doc.get("decisions") or [])     # added by the report command and page
     return "\n".join(lines)
 
 
@@ -278,11 +295,21 @@ def _repeats_line(r: dict) -> str:
     """Flip rate and Krippendorff's alpha of a cell whose calls were asked several times."""
     if not r["n_items"]:
         return f"up to {r['samples']} samples per call, but no call has two parsed samples: no flip rate or α."
+    if too_few(r["n_items"]):
+        return (f"up to {r['samples']} samples per call; too few to say: {plural(r['n_items'], 'call')} with ≥ 2 "
+                f"parsed samples, at least {MIN_N} needed for a flip rate or α.")
     alpha = ("α not defined (a single value throughout)" if r["alpha"] is None else
              f"Krippendorff's α ({r['level']}) = {_num(r['alpha'])} (95% CI {_num(r['alpha_lo'])} to "
              f"{_num(r['alpha_hi'])})")
-    need = (f"; a mean of {r['samples_for_alpha_08']} samples would reach α 0.8" if r["samples_for_alpha_08"]
-            else "")
-    return (f"up to {r['samples']} samples per call; over {r['n_items']} calls with ≥ 2 parsed samples, the flip "
-            f"rate (calls whose samples disagree) is {_pct(r['flip_rate'])}, pairwise agreement "
-            f"{_num(r['agreement'])}, {alpha}{need}.")
+    return (f"up to {r['samples']} samples per call; over {plural(r['n_items'], 'call')} with ≥ 2 parsed samples, "
+            f"the flip rate (calls whose samples disagree) is {_pct(r['flip_rate'])}, pairwise agreement "
+            f"{_num(r['agreement'])}, {alpha}{alpha_need(r)}.")
+
+
+def alpha_need(r: dict) -> str:
+    """'; a mean of 4 samples would reach α 0.8', said only while α is below that target and a mean of
+    samples can reach it (samples_for_alpha_08 is null when α ≤ 0)."""
+    alpha, k = r.get("alpha"), r.get("samples_for_alpha_08")
+    if alpha is None or alpha >= ALPHA_TARGET or not k:
+        return ""
+    return f"; a mean of {plural(k, 'sample')} would reach α {ALPHA_TARGET:g}"

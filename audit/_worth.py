@@ -48,16 +48,23 @@ def human_values(votes: pl.DataFrame, key: list[str]) -> pl.DataFrame:
     ).drop("pi", "m", "frame")
 
 
+def share(x: float | None) -> float | None:
+    """x clipped to [0, 1], the range of a share (both targets are shares): a normal interval of a
+    share near 0 or 1 reaches past it (1.05), which no share can be."""
+    return None if x is None else min(1.0, max(0.0, float(x)))
+
+
 def cell_estimate(f_all: np.ndarray, y: np.ndarray, f_lab: np.ndarray, w: np.ndarray, alpha: float) -> dict:
     """The estimate's numbers for one cell (pure): items' predictions f_all, the labelled items' y,
-    f_lab and weights w."""
+    f_lab and weights w. Values and interval ends are clipped to [0, 1] (`share`); effective_labels
+    compares the half-widths before clipping (how much narrower the judge makes the interval)."""
     n = int(y.size)
     c = classical_mean(y, alpha, w=None if np.all(w == 1) else w)
     p = ppi_mean(y, f_lab, f_all, alpha, w=None if np.all(w == 1) else w) if n else ppi_mean([], [], [])
     return {"n_labelled": n, "n_unlabelled": int(f_all.size - n),
-            "classical_value": c["value"], "classical_lo": c["lo"], "classical_hi": c["hi"],
-            "ppi_value": p["value"], "ppi_lo": p["lo"], "ppi_hi": p["hi"], "ppi_lambda": p["lambda"],
-            "effective_labels": effective_labels(n, c["half_width"], p["half_width"])}
+            "classical_value": share(c["value"]), "classical_lo": share(c["lo"]), "classical_hi": share(c["hi"]),
+            "ppi_value": share(p["value"]), "ppi_lo": share(p["lo"]), "ppi_hi": share(p["hi"]),
+            "ppi_lambda": p["lambda"], "effective_labels": effective_labels(n, c["half_width"], p["half_width"])}
 
 
 def _rows(items: pl.DataFrame, alpha: float, extra: dict) -> list[dict]:

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from audit import plural
 from ingest import UserError
 from ingest.runs import RunRequest, get_run
 
@@ -89,7 +90,7 @@ def data_rule(config: dict) -> str:
     subset = config.get("subset") or {}
     if subset.get("method") == "dpo":
         cell = f"{subset.get('judge')} × {subset.get('format')}" if subset.get("judge") else "a pairs file"
-        n = f"{subset['pairs']} pairs" if subset.get("pairs") is not None else "pairs"
+        n = plural(subset["pairs"], "pair") if subset.get("pairs") is not None else "pairs"
         return (f"DPO on {n} of {cell}, margin ≥ {subset.get('min_margin') or 0:g}, "
                 f"{'both orders' if subset.get('both_orders') else 'any order'}")
     return f"SFT on {condition_name(config)}"

@@ -203,7 +203,8 @@ def subset_name(summary: dict) -> str:
     what = summary["policy"]
     if what == "judge":
         what = f"{summary['judge']}×{summary['format']}" + "".join(
-            f"·{v}" for v in (summary.get("decoding"), summary.get("score")) if v not in (None, "greedy", "label"))
+            f"·{v}" for v in (summary.get("decoding"), summary.get("score"), summary.get("by"))
+            if v not in (None, "greedy", "label", "score"))
     return f"{what}@{summary['rate']:g}#s{summary['seed']}"
 
 

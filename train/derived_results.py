@@ -10,7 +10,7 @@ from dataclasses import replace
 import polars as pl
 
 from audit.derived import RESULTS, Result, price_args
-from ingest.endpoints import prices
+from ingest.endpoints import label_price, prices
 from ingest.scoring import count_calls
 
 from .curation_view import curation_overlap, curation_view, first_choice
@@ -42,6 +42,8 @@ DERIVED_RESULTS: dict[str, Result] = {
     **RESULTS,
     # the leaderboard's first view at the prices the server's judgeaudit.toml sets
     "judges_board": replace(RESULTS["judges_board"], first_view=lambda read, pool: (price_args(prices(read.db)),)),
+    "decisions": replace(RESULTS["decisions"],
+                         first_view=lambda read, pool: (price_args(prices(read.db)), label_price(read.db))),
     "curation": Result("the curation preview (picks, the cut, lengths)", curation_view, judges_of=_curated_judge),
     "curation_overlap": Result("the overlap of the selected examples between formats", curation_overlap,
                                judges_of=_overlap_judge),

@@ -25,6 +25,12 @@ def _key(prompt_id: str, seed: int) -> bytes:
     return hashlib.blake2b(f"heldout|{seed}|{prompt_id}".encode(), digest_size=8).digest()
 
 
+def heldout_count(n_prompts: int, share: float = SHARE) -> int:
+    """How many prompts a pool of n_prompts that marks none sets aside: round(share x n), halves up, at
+    least one (none of an empty pool)."""
+    return min(n_prompts, max(1, math.floor(share * n_prompts + 0.5))) if n_prompts else 0
+
+
 def heldout_prompt_ids(prompts: pl.DataFrame, share: float = SHARE, seed: int = SEED) -> tuple[list[str], dict]:
     """(held-out prompt ids, the rule used). `prompts` has prompt_id and marked_heldout (bool)."""
     if not 0 < share < 1:
@@ -37,7 +43,7 @@ def heldout_prompt_ids(prompts: pl.DataFrame, share: float = SHARE, seed: int = 
     if last is not None and last[0].len() == column.len() and last[0].equals(column):
         return list(last[1]), dict(last[2])      # curation asks twice (its picks, its rule): one pass of keys
     ids = column.to_list()
-    n = min(len(ids), max(1, math.floor(share * len(ids) + 0.5))) if ids else 0
+    n = heldout_count(len(ids), share)
     prefix = f"heldout|{seed}|".encode()
     blake = hashlib.blake2b
     keys = b"".join([blake(prefix + p.encode(), digest_size=8).digest() for p in ids])   # = _key(p, seed)

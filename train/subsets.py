@@ -33,11 +33,13 @@ def pool_heldout(db: str | os.PathLike | None, pool: str, share: float | None = 
 
 def curate_pool(db: str | os.PathLike | None, pool: str, policy: str, rate: float, seed: int = 0,
                 judge: str | None = None, fmt: str | None = None, holdout_share: float | None = heldout.SHARE,
-                decoding: str | None = None, score: str = "label") -> tuple[pl.DataFrame, dict, dict]:
+                decoding: str | None = None, score: str = "label", by: str = "score") -> tuple[pl.DataFrame, dict, dict]:
     """(picks, summary, held-out rule): train.curate.curate(audit.pool_candidates(...),
     audit.candidate_scores(...), ...) and its heldout_rule, out of core: the pool is
     read as one row per prompt and (prompt_idx, cand_idx, value) of the one cell or baseline, the
-    held-out prompts dropped by a mask over prompt_idx, then the same `select`."""
+    held-out prompts dropped by a mask over prompt_idx, then the same `select`. by='calibrated': a
+    judge's scores replaced by P(a human accepts) under the cell's isotonic map on the accept labels
+    (audit.human_scale; docs/metrics.md#scores-on-the-human-scale)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
     if policy == "full":
@@ -47,6 +49,12 @@ def curate_pool(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
         if judge is None or fmt is None:
             raise ValueError("policy 'judge' needs a judge and a format")
         values, decoding = audit.cell_values(db, pool, judge, fmt, decoding, score)
+        if by == "calibrated":
+            mapped = audit.calibrated_values(audit.human_scale(db, pool), judge, fmt, decoding, values)
+            if mapped is None:
+                raise UserError(f"--by calibrated: no accept labels on candidates the cell {judge} × {fmt} "
+                                f"({decoding}) scored in pool '{pool}': import accept/reject labels first")
+            values = mapped
     else:
         values = audit.baseline_values(db, pool, policy).sort("cand_idx")
     n_cands, n_prompts = audit.pool_extent(db, pool)
@@ -69,7 +77,7 @@ def message_lines(examples: pl.DataFrame) -> list[str]:
 
 def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: float, out: str | os.PathLike,
                 seed: int = 0, judge: str | None = None, fmt: str | None = None, decoding: str | None = None,
-                score: str = "label") -> dict:
+                score: str = "label", by: str = "score") -> dict:
     """Curate, export `out` (TRL conversational prompt-completion JSONL) and store the subset.
 
     Returns the curation summary with subset_id, name, out, sha256 and n_examples.
@@ -81,7 +89,8 @@ def make_subset(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
     if not 0 < rate <= 1:
         raise UserError(f"--rate {rate}: must be in (0, 1]")
     ensure_current(db)
-    picks, summary, rule = curate_pool(db, pool, policy, rate, seed, judge, fmt, decoding=decoding, score=score)
+    picks, summary, rule = curate_pool(db, pool, policy, rate, seed, judge, fmt, decoding=decoding, score=score, by=by)
+    summary = {**summary, "by": by if policy == "judge" else None}
     if policy == "judge" and picks.height == 0 and not _cell_scored(db, pool, judge, fmt, summary["decoding"], score):
         cells = audit.scored_cells(db, pool)
         known = sorted({f"{j} × {f}" for j, f in cells.select("judge", "format").unique().iter_rows()})

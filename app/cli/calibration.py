@@ -57,16 +57,17 @@ def confusion_dict(flat: list[int]) -> dict:
 @json_option
 def calibrate_cmd(pool, labels_file, source, threshold, target_width, n_boot, seed, db, as_json):
     """Agreement with human labels per (judge, comparative format): raw, Cohen's kappa, ceiling."""
-    from audit import calibrate, human_ceiling, stored_labels
+    from audit import calibrate, human_ceiling, human_scale, stored_labels
     from ingest.store import declare_calibration, declared_threshold, finish_calibration, labels_description, labels_from_file
     db = current(db)
     if labels_file is not None:
         labels, _ = labels_from_file(db, labels_file, pool, source)
     else:
         labels = stored_labels(db, pool)
-        if labels.height == 0:
-            raise UserError(f"pool '{pool}' has no labels: pass --labels FILE, or import them with "
-                            "`judgeaudit import-labels`")
+    scale = human_scale(db, pool, seed)
+    if labels.height == 0 and scale.height == 0:
+        raise UserError(f"pool '{pool}' has no labels: pass --labels FILE, or import them with "
+                        "`judgeaudit import-labels`")
     if threshold is None:
         threshold = declared_threshold(db, pool)
     cid = declare_calibration(db, pool, threshold, target_width, labels_description(labels_file))
@@ -75,7 +76,8 @@ def calibrate_cmd(pool, labels_file, source, threshold, target_width, n_boot, se
     humans = human_ceiling(db, pool, labels=labels, n_boot=n_boot, seed=seed).to_dicts()[0]
     doc = jsonable({"pool": pool, "calibration_id": cid, "labels": "stored" if labels_file is None else str(labels_file),
                      "threshold": threshold, "target_width": target_width, "humans": humans,
-                     "cells": [cell_document(c) for c in cells.to_dicts()]})
+                     "cells": [cell_document(c) for c in cells.to_dicts()],
+                     "human_scale": [scale_document(r) for r in scale.to_dicts()]})
     finish_calibration(db, cid, doc)
     if as_json:
         emit_json(mark_juries(db, pool, doc))
@@ -84,6 +86,8 @@ def calibrate_cmd(pool, labels_file, source, threshold, target_width, n_boot, se
         click.echo(f"humans (pairs with several annotators): {humans}")
         for c in cells.to_dicts():
             click.echo(confidence_line(c))
+        for r in doc["human_scale"]:
+            click.echo(scale_line(r))
 
 
 CONFIDENCE_KEYS = ("n_prob", "probability_source", "ece", "brier", "ece_isotonic", "reliability")
@@ -109,3 +113,18 @@ def confidence_line(cell: dict) -> str:
     iso = "n/a (one prompt)" if cell["ece_isotonic"] is None else f"{cell['ece_isotonic']:.3f}"
     return (f"{name}: {cell['n_prob']} judgements with p from {cell['probability_source']}: ECE "
             f"{cell['ece']:.3f}, Brier {cell['brier']:.3f}, ECE after isotonic recalibration {iso}")
+
+
+def scale_document(row: dict) -> dict:
+    """A cell's map to the human scale as `calibrate --json` prints it under `human_scale`
+    (docs/metrics.md#scores-on-the-human-scale): the map as points {score, p}."""
+    out = {k: v for k, v in row.items() if k not in ("map_score", "map_p")}
+    return {**out, "map": [{"score": s, "p": p} for s, p in zip(row["map_score"], row["map_p"])]}
+
+
+def scale_line(row: dict) -> str:
+    """One line per cell and target: the map's n and the systems where it does not carry over."""
+    flagged = [c["system"] for c in row["carry_over"] if c["flagged"]]
+    what = "P(human accepts)" if row["target"] == "accept" else "P(human prefers)"
+    return (f"{row['judge']} / {row['format']} / {row['decoding']}: scores mapped to {what} on {row['n']} labelled "
+            f"items; carry-over " + (f"fails for {', '.join(flagged)}" if flagged else "holds for every system tested"))

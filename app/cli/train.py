@@ -20,13 +20,15 @@ from ingest import UserError
               help="the cell's decoding (default: its only one, else greedy)")
 @click.option("--score", "score_kind", type=click.Choice(["label", "expected"]), default="label", show_default=True,
               help="the parsed labels' scores or the probability-weighted (expected) ones")
+@click.option("--by", type=click.Choice(["score", "calibrated"]), default="score", show_default=True,
+              help="select by the cell's score, or by P(a human accepts) under its isotonic map on the accept labels")
 @click.option("--rate", type=float, default=None, help="share of eligible prompts to keep, in (0, 1] (full: 1)")
 @click.option("--seed", default=0, show_default=True, help="seed of the tie-breaks (the audit's top-1 key)")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="the subset as TRL conversational prompt-completion JSONL")
 @db_option
 @json_option
-def curate_cmd(pool, policy, judge, fmt, decoding, score_kind, rate, seed, out, db, as_json):
+def curate_cmd(pool, policy, judge, fmt, decoding, score_kind, by, rate, seed, out, db, as_json):
     """Select one response per prompt, keep the top share of prompts; store and export the subset."""
     from train.subsets import make_subset
     if rate is None:
@@ -34,7 +36,7 @@ def curate_cmd(pool, policy, judge, fmt, decoding, score_kind, rate, seed, out, 
             raise UserError("--rate is required (except for --policy full)")
         rate = 1.0
     result = make_subset(db, pool, policy, rate, out, seed=seed, judge=judge, fmt=fmt, decoding=decoding,
-                         score=score_kind)
+                         score=score_kind, by=by)
     if as_json:
         emit_json(result)
     else:

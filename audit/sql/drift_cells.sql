@@ -4,13 +4,13 @@
 -- pairs: the calls of one format ($format, by name; the ids of the format rows of that name lie
 -- between $lo and $hi) that a judge's ($judge_id) latest version of it (the version of its newest cell run:
 -- reported model id, template hash, decoding settings) and another judge ($against_id, every version) both
--- answered, one row each: both readings (label, or the parse status where none parsed) and normalised
+-- answered, one row each: both readings (answer, or the parse status where none parsed) and normalised
 -- scores s = (value - value_lo) / (value_hi - value_lo), the change s - s_old, and whether the reading
 -- changed. A call answered in more than one run (format rows of the same name) counts with its newest.
 -- (drift_cells.sql and drift_moved.sql read the same pairs; their WITH clauses are the same.)
 WITH answers AS (
     SELECT v.judge_id, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.sample, coalesce(v.cell_run_id, -1) AS run,
-           struct_pack(reading := coalesce(v.label, v.status),
+           struct_pack(reading := coalesce(v.answer, v.status),
                        s := (v.value - f.value_lo) / nullif(f.value_hi - f.value_lo, 0)) AS answer,
            struct_pack(m := r.judge_model, t := r.template_hash, s := CAST(r.decoding_settings AS VARCHAR)) AS version
     FROM verdict_source v

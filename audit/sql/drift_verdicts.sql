@@ -1,10 +1,10 @@
 -- One row per stored verdict of one judge ($judge_id) on the pool: the call (format, decoding,
--- prompt, candidates in slot A and B, sample), its reading (label, or the parse status when there is
+-- prompt, candidates in slot A and B, sample), its reading (answer, or the parse status when there is
 -- none; the normalised score s = (value - value_lo) / (value_hi - value_lo)), and the judge version
 -- of the cell run that made it: (reported model id, template hash, decoding settings).
 SELECT f.name AS format, v.decoding, v.prompt_idx, p.prompt_id, v.a_idx, v.b_idx,
        ca.candidate_id AS a_id, cb.candidate_id AS b_id, v.sample,
-       coalesce(v.label, v.status) AS reading, v.value,
+       coalesce(v.answer, v.status) AS reading, v.value,
        (v.value - f.value_lo) / nullif(f.value_hi - f.value_lo, 0) AS s,
        v.cell_run_id, r.judge_model, r.template_hash, CAST(r.decoding_settings AS VARCHAR) AS settings,
        r.source, r.started_at

@@ -1,11 +1,12 @@
 -- One row per stored judge call of the pool (`judgeaudit export-verdicts`,
 -- docs/files.md#export-verdicts): the candidates by their ids (candidate_b null for pointwise calls),
--- the verbatim raw output, the label the parser read (a number out of range too), the value (on the
+-- the verbatim raw output, the answer the parser read (a number out of range too), the value (on the
 -- format's own scale, for comparative formats the margin in favour of slot A; null unless parsed), the
--- status as parsed / unparsed / failed (every parse status other than 'ok' is unparsed), the label
+-- status as parsed / unparsed / failed (every parse status other than 'ok' is unparsed), the answer
 -- distribution as JSON text, and the endpoint that answered: for a call an online run stored before
 -- version 9, the judge's stored endpoint (then its only one); null for an answer a batch runner gave
--- (import-batch) or an imported verdict file left without one.
+-- (import-batch) or an imported verdict file left without one. The answer and its distribution keep a
+-- verdict file's names, `label` and `label_probs` (docs/files.md#verdict-file).
 SELECT j.name AS judge,
        f.name AS format,
        v.decoding,
@@ -14,11 +15,11 @@ SELECT j.name AS judge,
        cb.candidate_id AS candidate_b,
        v.sample,
        v.raw,
-       v.label,
+       v.answer AS label,
        CASE WHEN v.status = 'ok' THEN v.value END AS value,
        CASE v.status WHEN 'ok' THEN 'parsed' WHEN 'failed' THEN 'failed' ELSE 'unparsed' END AS status,
        v.error,
-       CAST(v.label_probs AS VARCHAR) AS label_probs,
+       CAST(v.answer_probs AS VARCHAR) AS label_probs,
        v.tokens_in,
        v.tokens_out,
        v.latency_ms,

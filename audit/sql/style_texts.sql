@@ -9,9 +9,9 @@ WITH used AS (
     SELECT v.b_idx FROM verdict_source v JOIN formats f USING (format_id)
     WHERE v.pool_id = $pool_id AND f.kind = 'comparative' AND v.value IS NOT NULL
     UNION
-    SELECT l.a_idx FROM labels l WHERE l.pool_id = $pool_id
+    SELECT l.a_idx FROM pair_labels l WHERE l.pool_id = $pool_id
     UNION
-    SELECT l.b_idx FROM labels l WHERE l.pool_id = $pool_id
+    SELECT l.b_idx FROM pair_labels l WHERE l.pool_id = $pool_id
 )
 SELECT c.cand_idx::BIGINT AS cand_idx, c.response
 FROM candidates c

@@ -3,7 +3,7 @@
 -- or, where the pool has no such label, with the most candidates; ties by name; `n` that count.
 WITH pairs AS (
     SELECT DISTINCT least(a_idx, b_idx) AS lo_idx, greatest(a_idx, b_idx) AS hi_idx
-    FROM labels WHERE pool_id = $pool_id AND a_idx <> b_idx
+    FROM pair_labels WHERE pool_id = $pool_id AND a_idx <> b_idx
 ), labelled AS (
     SELECT c.candidate_id, count(DISTINCT (p.lo_idx, p.hi_idx)) AS n
     FROM pairs p JOIN candidates c ON c.pool_id = $pool_id AND c.cand_idx IN (p.lo_idx, p.hi_idx)

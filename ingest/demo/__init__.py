@@ -26,6 +26,10 @@ DEMO_POOLS = (
 EXTRA_VERDICTS = {"mtbench-formats": (("smollm2-local", "mtbench-formats-local-verdicts.jsonl"),     # --formats-local
                                       ("smollm2-demo-t1", "mtbench-formats-sampled-verdicts.jsonl"),  # --sampled
                                       ("smollm2-demo-t0.7", "mtbench-formats-t07-verdicts.jsonl"))}   # --warm
+# what the demo knows of how those judges decoded, recorded on their cell runs as a scoring run records
+# its own (the report then states it): the sampled repeats are draws from the constrained distribution,
+# which is sampling at temperature 1; the warm run asked the server at temperature 0.7 (README.md here)
+DEMO_DECODING = {"smollm2-demo-t1": {"temperature": 1.0}, "smollm2-demo-t0.7": {"temperature": 0.7}}
 
 # human labels shipped with a demo pool (the Calibration page offers them); SEEDED_LABELS are stored
 # at seeding time, so the five-format demo opens Calibration with kappas: the MT-Bench expert votes on
@@ -77,7 +81,8 @@ def seed_demo(db: str | os.PathLike | None, pools: tuple[str, ...] | None = None
             import_verdicts(db, HERE / verdict_file, name, format_specs=format_specs())
         for judge, extra in EXTRA_VERDICTS.get(name, ()):
             if name not in present or (name, judge) in unjudged:
-                import_verdicts(db, HERE / extra, name, format_specs=format_specs())
+                import_verdicts(db, HERE / extra, name, format_specs=format_specs(),
+                                decoding_settings=DEMO_DECODING.get(judge))
         if name in SEEDED_LABELS and (name not in present or name in unlabelled):   # an interrupted seeding too
             import_labels(db, HERE / LABEL_FILES[name], name)
         if name in DEMO_JURIES and (name not in present or name in unjuried):

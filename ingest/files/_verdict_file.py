@@ -38,7 +38,7 @@ def _probs(t: Table) -> pl.Series:
             try:
                 value = json.loads(value)
             except json.JSONDecodeError:
-                raise UserError(f"{t.at(row, 'label_probs')}: not a JSON object of label -> probability") from None
+                raise UserError(f"{t.at(row, 'label_probs')}: not a JSON object of answer -> probability") from None
         if isinstance(value, dict):   # a JSONL object is read as a struct of every row's keys
             value = {k: v for k, v in value.items() if v is not None}
         if value is None or value == {}:
@@ -47,7 +47,7 @@ def _probs(t: Table) -> pl.Series:
         if not isinstance(value, dict) or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= 1
                 for v in value.values()):
-            raise UserError(f"{t.at(row, 'label_probs')}: must map labels to probabilities in [0, 1], "
+            raise UserError(f"{t.at(row, 'label_probs')}: must map answers to probabilities in [0, 1], "
                             f"not {str(value)[:80]!r}")
         out.append(json.dumps(value, sort_keys=True))
     return pl.Series("label_probs", out, pl.String)

@@ -94,9 +94,9 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
         raws = unit.attached_distinct_raws(pid)
         answers = raws.select("format", "raw").unique()
         parsed = parse_distinct(answers, formats) if answers.height else \
-            pl.DataFrame(schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "label": pl.String,
+            pl.DataFrame(schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "answer": pl.String,
                                  "status": pl.String})
-        parsed = raws.join(parsed, on=["format", "raw"]).select("judge", "format", "raw", "label", "value", "status")
+        parsed = raws.join(parsed, on=["format", "raw"]).select("judge", "format", "raw", "answer", "value", "status")
         cell_run_ids = []
         stored = {r[1]: r[0] for r in unit.judges().values()}
         for judge, name in judgings:

@@ -134,7 +134,7 @@ def export_batch(req: ScoreRequest, folder: str | Path, max_lines: int = MAX_LIN
     for call in calls:
         fmt = formats[call["format"]]
         body = request_body(spec.model, messages(fmt, call, texts), settings,
-                            list(fmt.label_values()) if constrained else None, call["sample"])
+                            list(fmt.answer_values()) if constrained else None, call["sample"])
         cid = custom_id(pool_key, spec.name, fmt.name, req.decoding, call["prompt_idx"], call["a_idx"],
                         call["b_idx"], call["sample"])
         ids.append(cid)

@@ -72,7 +72,8 @@ def _layout(path: Path) -> tuple[int, set[str]] | None:
     return meta.num_rows, names
 
 
-def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool: str, extra: dict) -> dict | None:
+def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool: str, extra: dict,
+                    decoding_settings: dict | None = None) -> dict | None:
     """import_verdicts' summary of the file imported where it lies, or None when the file is for the
     batch path (nothing written then)."""
     path = Path(path)
@@ -103,14 +104,14 @@ def import_in_place(db: str | os.PathLike | None, path: str | os.PathLike, pool:
                      for j, f in names], orient="row",
                     schema={"judge": pl.String, "format": pl.String, "judge_id": pl.Int32, "format_id": pl.Int32,
                             "held": pl.Boolean})
-                how = CellRunDescription("import", source_file=str(path))
+                how = CellRunDescription("import", source_file=str(path), decoding_settings=decoding_settings)
                 cell_run_of = {judging: unit.start_cell_run(pid, judge_ids[judging[0]], format_ids[judging[1]], how)
                                for judging in names}
                 judgings = judgings.with_columns(pl.Series("cell_run_id", [cell_run_of[j] for j in names], pl.Int32))
 
                 answers = file.answers().filter(pl.col("raw").is_not_null())
                 parsed = parse_distinct(answers, formats) if answers.height else pl.DataFrame(
-                    schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "label": pl.String,
+                    schema={"format": pl.String, "raw": pl.String, "value": pl.Float64, "answer": pl.String,
                             "status": pl.String})
                 endpoints = seen["endpoint"].drop_nulls().unique().to_list()
                 endpoints = pl.DataFrame({"endpoint": endpoints, "public": [public_endpoint(e) for e in endpoints]},

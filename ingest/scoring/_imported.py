@@ -38,9 +38,9 @@ def _expected(t, rows: pl.DataFrame, formats: dict[str, Format]) -> pl.Series:
             continue
         fmt = formats[fmt_name]
         probs = json.loads(probs)
-        unknown = [k for k in probs if k not in fmt.label_values()]
+        unknown = [k for k in probs if k not in fmt.answer_values()]
         if unknown:
-            raise UserError(f"{t.at(int(rows['_row'][i]), 'label_probs')}: {unknown[0]!r} is not a label of "
+            raise UserError(f"{t.at(int(rows['_row'][i]), 'label_probs')}: {unknown[0]!r} is not an answer of "
                             f"format {fmt_name!r}")
         out.append(fmt.expected_value(probs) if fmt.kind == "pointwise" else None)
     return pl.Series("expected", out, pl.Float64)
@@ -52,7 +52,8 @@ PARSE_CACHE = 500_000    # distinct (format, raw) answers kept parsed from one b
 
 def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool: str,
                     format_specs: list[str | os.PathLike] | str | os.PathLike | None = None,
-                    capped: bool = True, batch_rows: int | None = None, in_place: bool = True) -> dict:
+                    capped: bool = True, batch_rows: int | None = None, in_place: bool = True,
+                    decoding_settings: dict | None = None) -> dict:
     """Import verdicts made elsewhere (docs/files.md#verdict-file). The whole file lands or nothing.
     `capped`: the file within the upload limits (files.limits); the command line passes False.
 
@@ -67,18 +68,22 @@ def import_verdicts(db: str | os.PathLike | None, path: str | os.PathLike, pool:
 
     Rows whose call (judge, format, prompt, candidates, sample) is already stored are skipped, so
     importing the same file twice changes nothing.
+
+    `decoding_settings`: what each call of the file was sent, where the caller knows it (the bundled
+    demo knows its temperatures: ingest/demo); recorded on each cell run the import starts, as a
+    scoring run records its own. None: not recorded (the report says so).
     """
     if isinstance(format_specs, (str, os.PathLike)):
         format_specs = [format_specs]
     extra = {str(p): load_format_spec(p) for p in format_specs or []}
     if in_place and not capped:
-        done = import_in_place(db, path, pool, extra)
+        done = import_in_place(db, path, pool, extra, decoding_settings)
         if done is not None:
             return done
     batches = verdict_batches(path, capped, batch_rows)
     first = next(batches)                 # the file's own first problems before the database is touched
     with writing(db) as unit:
-        file_import = _Import(unit, pool, path, extra)
+        file_import = _Import(unit, pool, path, extra, decoding_settings)
         for t, rows in itertools.chain([first], batches):
             file_import.add(t, rows)
         return file_import.finish(lambda: verdict_batches(path, capped, batch_rows))
@@ -88,8 +93,8 @@ class _Import:
     """One file's import in one unit of work, batch by batch: what the batches share (the pool's ids,
     the judges, formats and cell runs met so far, the answers parsed so far) and what adds up."""
 
-    def __init__(self, unit, pool: str, path, extra: dict):
-        self.unit, self.pool, self.path = unit, pool, path
+    def __init__(self, unit, pool: str, path, extra: dict, decoding_settings: dict | None = None):
+        self.unit, self.pool, self.path, self.settings = unit, pool, path, decoding_settings
         self.pid = unit.pool_id(pool)
         self.formats = known_formats(unit, extra)
         self.prompts = unit.prompt_ids(self.pid)
@@ -169,7 +174,8 @@ class _Import:
         if dup:
             raise UserError(_repeated(t.at(dup[0]), t.line_of(dup[1])))
         self.hashes.append(hashes)
-        rows = rows.with_columns(_expected(t, rows, self.formats))
+        # the file's `label_probs` is the stored `answer_probs` (docs/files.md#verdict-file)
+        rows = rows.with_columns(_expected(t, rows, self.formats)).rename({"label_probs": "answer_probs"})
         rows = _lookup(rows, self.parse(rows), ["format", "raw"])
         rows = rows.with_columns(
             pl.when(pl.col("raw").is_null() & pl.col("error").is_not_null()).then(pl.lit("failed"))
@@ -214,7 +220,7 @@ class _Import:
         in the order of their names."""
         names = {(jid, fid): (judge, fmt) for judge, jid in self.judges.items() for fmt, fid in self.fids.items()}
         for judging in sorted((j for j in judgings if j not in self.cell_run_of), key=names.get):
-            how = CellRunDescription("import", source_file=str(self.path))
+            how = CellRunDescription("import", source_file=str(self.path), decoding_settings=self.settings)
             self.cell_run_of[judging] = self.unit.start_cell_run(self.pid, *judging, how)
         return {judging: self.cell_run_of[judging] for judging in judgings}
 

@@ -14,11 +14,14 @@ from ..store import writing
 
 ROW_SCHEMA = {"cell_run_id": pl.Int32, "pool_id": pl.Int32, "judge_id": pl.Int32, "format_id": pl.Int32,
               "prompt_idx": pl.Int32, "a_idx": pl.Int32, "b_idx": pl.Int32, "swapped": pl.Boolean,
-              "sample": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
+              "sample": pl.Int32, "raw": pl.String, "answer": pl.String, "value": pl.Float64,
               "status": pl.String, "error": pl.String, "attempts": pl.Int32, "latency_ms": pl.Float64,
-              "tokens_in": pl.Int32, "tokens_out": pl.Int32, "label_probs": pl.String,
+              "tokens_in": pl.Int32, "tokens_out": pl.Int32, "answer_probs": pl.String,
               "expected": pl.Float64, "decoding": pl.String, "endpoint": pl.String}
 DECODINGS = ("greedy", "sampled", "constrained")
+# The fields a journal left by an earlier version names otherwise: the cell run (before schema 12) and
+# the format's answer and its distribution (before schema 20).
+RENAMED = {"run_id": "cell_run_id", "label": "answer", "label_probs": "answer_probs"}
 
 
 def progress_dir(db: Path) -> Path:
@@ -55,8 +58,9 @@ def replay_journal(db: Path, pool: str, judge: str, pool_id_now: int | None = No
                 row = json.loads(line)
             except json.JSONDecodeError:
                 break  # a line cut short by the crash: that call was still in flight
-            if "run_id" in row:      # a journal left by a version before 12 named the cell run `run_id`
-                row["cell_run_id"] = row.pop("run_id")
+            for before, now in RENAMED.items():
+                if before in row:
+                    row[now] = row.pop(before)
             rows.append(row)
     stored = 0
     if rows:

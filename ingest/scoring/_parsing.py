@@ -15,7 +15,7 @@ def parse_distinct(pairs: pl.DataFrame, formats: dict[str, Format]) -> pl.DataFr
     parsed = [formats[f].parse(raw) if raw is not None else None for f, raw in pairs.iter_rows()]
     return pairs.with_columns(
         pl.Series("value", [p.value if p else None for p in parsed], pl.Float64),
-        pl.Series("label", [p.label if p else None for p in parsed], pl.String),
+        pl.Series("answer", [p.answer if p else None for p in parsed], pl.String),
         pl.Series("status", [p.status if p else "empty" for p in parsed], pl.String))
 
 

@@ -54,7 +54,7 @@ def count_calls(db, pool: str, formats: list[str], schedule: str = "listing", sw
 def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None = None,
               decoding: str = "greedy", timeout: float = 60.0) -> dict:
     """ONE call of `judge` (a SPEC) in format `fmt_name` on the pool's first candidate (and its
-    second, for a comparative format). Returns {judge, model, format, prompt, raw, label, value,
+    second, for a comparative format). Returns {judge, model, format, prompt, raw, answer, value,
     status, latency_ms, error}: `error` is set (and raw is None) when the call failed."""
     cands, (fmt,) = _pool(db, pool, [fmt_name])
     if fmt.template is None:
@@ -83,7 +83,7 @@ def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None
             await j.aclose()
 
     out = {"judge": spec.name, "model": spec.model, "format": fmt.name, "prompt": content, "raw": None,
-           "label": None, "value": None, "status": "failed", "latency_ms": None, "error": None}
+           "answer": None, "value": None, "status": "failed", "latency_ms": None, "error": None}
     started = time.perf_counter()
     try:
         reply = asyncio.run(one())
@@ -91,6 +91,6 @@ def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None
         out["error"] = redact(str(exc) or type(exc).__name__, secrets)
         return out
     parsed = fmt.parse(reply.text)
-    out.update(raw=reply.text, label=parsed.label, value=parsed.value, status=parsed.status,
+    out.update(raw=reply.text, answer=parsed.answer, value=parsed.value, status=parsed.status,
                model=reply.model or spec.model, latency_ms=round((time.perf_counter() - started) * 1000, 1))
     return out

@@ -67,25 +67,25 @@ class _Scoring(Caller):
         fmt = self.formats[call["format"]]
         row = {k: call[k] for k in ("cell_run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx",
                                     "b_idx", "swapped", "sample", "decoding")}
-        row.update(attempts=attempts, label_probs=None, expected=None, endpoint=None)
+        row.update(attempts=attempts, answer_probs=None, expected=None, endpoint=None)
         if reply is None:
-            row.update(raw=None, label=None, value=None, status="failed", error=redact(error), latency_ms=None,
+            row.update(raw=None, answer=None, value=None, status="failed", error=redact(error), latency_ms=None,
                        tokens_in=None, tokens_out=None)
             return row
         parsed = fmt.parse(reply.text)
-        probs = reply.label_probs
-        if probs is None and reply.top_logprobs and reply.tokens and parsed.label is not None:
-            first = fmt.label_probs_from_logprobs({reply.tokens[0]: 0.0})
-            if first and list(first) == [parsed.label]:  # the first token alone names the verdict
-                probs = fmt.label_probs_from_logprobs(reply.top_logprobs[0])
+        probs = reply.answer_probs
+        if probs is None and reply.top_logprobs and reply.tokens and parsed.answer is not None:
+            first = fmt.answer_probs_from_logprobs({reply.tokens[0]: 0.0})
+            if first and list(first) == [parsed.answer]:  # the first token alone names the verdict
+                probs = fmt.answer_probs_from_logprobs(reply.top_logprobs[0])
         if reply.model:
             self.judge_models.add(reply.model)
         # the server that answered, without credentials; a strategy's merged reply names none: the judge's own
         endpoint = (public_endpoint(reply.endpoint) if reply.endpoint
                     else self.spec.endpoint if self.spec.provider == "openai" else None)
-        row.update(raw=reply.text, label=parsed.label, value=parsed.value, status=parsed.status,
+        row.update(raw=reply.text, answer=parsed.answer, value=parsed.value, status=parsed.status,
                    error=None, endpoint=endpoint, latency_ms=reply.latency_ms, tokens_in=reply.tokens_in,
-                   tokens_out=reply.tokens_out, label_probs=json.dumps(probs) if probs else None,
+                   tokens_out=reply.tokens_out, answer_probs=json.dumps(probs) if probs else None,
                    expected=fmt.expected_value(probs) if fmt.kind == "pointwise" else None)
         return row
 

@@ -18,7 +18,7 @@ from .connection import attached_views, verdict_source
 
 def attach_files(con, pool: int, files: list[dict]) -> None:
     """Drop the pool's attached verdict source and make the views over `files` (path, size, mtime_ns,
-    n_rows, judge, format) on this connection (attached_raw, attached_cells (the files' judgings),
+    n_rows, judge, format) on this connection (attached_raw, attached_judgings (the files' judgings),
     verdict_source: the stored rows and these files' rows once their judgings are recorded), for the
     checks that follow in the same transaction. Nothing of the files is written until record_judging."""
     _sql.script(con, "delete_attached", pool_id=pool)
@@ -43,7 +43,7 @@ def first_problem(con, pool: int) -> tuple | None:
 
 def judgings(con, pool: int) -> list[tuple[str, str]]:
     """The (judge, format) names of the judgings the attached files hold."""
-    return _sql.rows(con, "attached_cell_names", pool_id=pool)
+    return _sql.rows(con, "attached_judging_names", pool_id=pool)
 
 
 def record_judging(con, pool: int, judge: str, fmt: str, judge_id: int, format_id: int, source_file: str,

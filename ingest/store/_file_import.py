@@ -68,7 +68,7 @@ class OpenFile:
         judge_id, format_id, held (whether the judging held verdicts: only those are looked up in `verdicts`),
         cell_run_id; `parsed` (format, raw, label, value, status), `endpoints` (endpoint, public), `anchors`
         (prompt_idx, anchor_idx from references). NotInPlace when a row is no verdict of the pool."""
-        with _registered(self._con, import_cells=judgings, import_answers=parsed, import_endpoints=endpoints,
+        with _registered(self._con, import_judgings=judgings, import_answers=parsed, import_endpoints=endpoints,
                          import_reference_anchors=anchors):
             return _sql.first(self._con, "insert_import_file")[0]
 

@@ -12,8 +12,8 @@ from ._database import reader
 from .database import Database
 
 VERDICT_COLUMNS = ("cell_run_id", "pool_id", "judge_id", "format_id", "prompt_idx", "a_idx", "b_idx",
-                   "swapped", "sample", "raw", "label", "value", "status", "error", "attempts",
-                   "latency_ms", "tokens_in", "tokens_out", "label_probs", "expected", "decoding", "endpoint")
+                   "swapped", "sample", "raw", "answer", "value", "status", "error", "attempts",
+                   "latency_ms", "tokens_in", "tokens_out", "answer_probs", "expected", "decoding", "endpoint")
 
 
 # One judge call, within a pool: the database holds at most one row per key (migration 003; kept by
@@ -24,9 +24,9 @@ CALL_KEY = ["judge_id", "format_id", "decoding", "prompt_idx", "a_idx", "b_idx",
 
 def _complete(rows: pl.DataFrame) -> pl.DataFrame:
     """Verdict rows with every column of VERDICT_COLUMNS (missing optional ones null/default)."""
-    defaults = {"b_idx": pl.Int32, "raw": pl.String, "label": pl.String, "value": pl.Float64,
+    defaults = {"b_idx": pl.Int32, "raw": pl.String, "answer": pl.String, "value": pl.Float64,
                 "error": pl.String, "latency_ms": pl.Float64, "tokens_in": pl.Int32,
-                "tokens_out": pl.Int32, "label_probs": pl.String, "expected": pl.Float64, "endpoint": pl.String}
+                "tokens_out": pl.Int32, "answer_probs": pl.String, "expected": pl.Float64, "endpoint": pl.String}
     rows = rows.with_columns([pl.lit(None, dtype).alias(c) for c, dtype in defaults.items()
                               if c not in rows.columns])
     fixed = {"swapped": pl.lit(False), "attempts": pl.lit(1, pl.Int32), "decoding": pl.lit("greedy")}
@@ -45,7 +45,7 @@ def _repeats(rows: pl.DataFrame, key: list[str]) -> int:
 def _judgings_hold_rows(con, rows: pl.DataFrame) -> bool:
     """Whether the database holds any verdict of the judgings (judge, format) of `rows`, in their pools."""
     judgings = {f"{c}s": rows[c].unique().to_list() for c in ("pool_id", "judge_id", "format_id")}
-    return _sql.rows(con, "cells_hold_verdicts", **judgings) != []
+    return _sql.rows(con, "judgings_hold_verdicts", **judgings) != []
 
 
 def stored_statuses(con, rows: pl.DataFrame) -> pl.Series:
@@ -76,7 +76,7 @@ def _query_keys(con, keys: pl.DataFrame, name: str) -> pl.DataFrame:
 
 def holds_verdicts(con, pool: int, judge: int, fmt: int) -> bool:
     """Whether the database holds any verdict of the judging (judge, format) in the pool."""
-    return _sql.rows(con, "cells_hold_verdicts", pool_ids=[pool], judge_ids=[judge], format_ids=[fmt]) != []
+    return _sql.rows(con, "judgings_hold_verdicts", pool_ids=[pool], judge_ids=[judge], format_ids=[fmt]) != []
 
 
 def insert_verdicts(con, rows: pl.DataFrame, cell_run_of: dict[tuple[int, int], int],

@@ -146,15 +146,15 @@ def _all_verdicts(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
 
 
 def attached_views(con, files: list[tuple]) -> None:
-    """The temp views over attached files on a connection (attached_rows, attached_raw, attached_cells,
-    attached_file_cells, verdict_source_all, verdict_source), from (pool_id, path, hive judge, hive format) of each file."""
+    """The temp views over attached files on a connection (attached_rows, attached_raw, attached_judgings,
+    attached_file_judgings, verdict_source_all, verdict_source), from (pool_id, path, hive judge, hive format) of each file."""
     from . import _sql
     paths = sorted({f[1] for f in files})
     union = bool(paths) and _sql.first(con, "attached_schemas", files=paths)[0] > 1
     _sql.script(con, "set_attached_files", files=paths, paths=[f[1] for f in files], pools=[f[0] for f in files],
                 judges=[f[2] for f in files], formats=[f[3] for f in files], union=union)
     _sql.script(con, "attached_raw")
-    _sql.script(con, "attached_cells")
+    _sql.script(con, "attached_judgings")
     _sql.execute(con, "verdict_source_attached")
     _sql.execute(con, "verdict_source_whole")
 

@@ -24,12 +24,13 @@ from app.reading import HELP, card_count, number_text
     (None, "–"),              # missing: an en dash, never "None"
     (math.nan, "–"),
     (1234.5, "1,235"),        # from 999.5 up: whole, half away from zero, with separators (not "1.23e+03")
-    (-1234.5, "-1,235"),
+    (-1234.5, "−1,235"),      # the minus sign U+2212, as the charts and sentences write it
     (999.6, "1,000"),         # would be "1e+03" at three significant digits
     (999.4, "999"),
     (0.5, "0.5"),             # no trailing zeros
     (6.0, "6"),
-    (-0.0278, "-0.0278"),
+    (-0.0278, "−0.0278"),
+    (-3, "−3"),
     (12.345, "12.3"),
     (1.234e-5, "1.23e-05"),   # small but real: e-notation
     (1234, "1,234"),          # an integer column: every digit, with separators
@@ -54,7 +55,7 @@ def test_a_table_as_text_writes_every_column(monkeypatch):
                           "n_pairs": [1234, None], "ids": [[1, 2], None]})
     out = tables.view(frame)["data"]
     assert out.columns == frame.columns and all(d == pl.String for d in out.dtypes)
-    assert out.rows() == [("a", "0.992", "0", "1,234", "[1, 2]"), ("–", "–", "0.25", "–", "–")]
+    assert out.rows() == [("a", "0.992", "0", "1,234", "1, 2"), ("–", "–", "0.25", "–", "–")]   # a list as text
 
 
 def test_table_view_keeps_numbers_for_sorting_and_shows_their_text():

@@ -129,3 +129,33 @@ def test_a_second_session_runs_no_curation_for_the_page(pool, monkeypatch):
     metrics2, tables2 = session()
     assert calls == computed                   # nothing curated, no cell counted: all read from the store
     assert metrics2 == metrics and len(tables2) == len(tables) and all(a.equals(b) for a, b in zip(tables, tables2))
+
+
+def test_the_held_out_share_is_shown_where_curation_sets_it_aside(pool, monkeypatch):
+    """Curation sets aside a seeded 10% of a pool's prompts when it marks none as held out (train/heldout.py):
+    the Curate page says so beside its counts, and the Pool page's count of marked candidates says what it
+    means (it read 0 while 3 of 30 prompts were held out)."""
+    from streamlit.testing.v1 import AppTest
+
+    from app.pool_summary import heldout_help
+    from app.views.curate.preview import heldout_words
+    from tests.conftest import REPO
+    from train.heldout import SHARE, heldout_count
+    # 30 prompts: round(0.1 x 30) = 3 held out; 25 prompts: 2.5 rounds half up to 3; one prompt: at least one
+    assert SHARE == 0.1 and [heldout_count(n) for n in (30, 25, 24, 1, 0)] == [3, 3, 2, 1, 0]
+    assert heldout_words(3, 0) == ("Held out for evaluation: 3 prompts, a seeded 10% of this pool's prompts, since it "
+                                   "marks none as held out (split = heldout); never curated, and the prompts the "
+                                   "Evaluate page answers.")
+    assert heldout_words(1, 4).startswith("Held out for evaluation: 1 prompt, the prompts this pool marks as held out")
+    assert heldout_help(30, 0).endswith("a seeded 10% of the prompts instead: 3 of 30, never curated, answered by "
+                                        "Evaluate.")
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(pool))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()
+    at.sidebar.selectbox[0].select("s").run()
+    at.switch_page("views/curate/page.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert heldout_words(3, 0) in [c.value for c in at.caption]
+    at.switch_page("views/pool/page.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    marked = next(m for m in at.metric if m.label == "marked held out")
+    assert marked.value == "0" and "3 of 30" in marked.help

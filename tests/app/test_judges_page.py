@@ -33,6 +33,10 @@ def test_the_judges_page_shows_the_leaderboard_with_the_demo_jury(mtbench_db, mo
     assert "mtbench-jury" in set(table["judge"]) and "why –" in table.columns
     # the demo's verdicts carry no token counts: every cell is off the chart, and the page says why
     assert any("off the chart: 10 cells" in c.value and "no token counts" in c.value for c in at.caption)
+    # the jury's effective size, per format: four judges whose errors correlate are worth about 1.4 and 1.3
+    sizes = [c.value for c in at.caption if "independent judges" in c.value]
+    assert any("llmbar-pair-metrics-reference / greedy: worth 1.4 independent judges of its 4" in c for c in sizes)
+    assert any("llmbar-pair-vanilla-norules / greedy: worth 1.3 independent judges of its 4" in c for c in sizes)
 
 
 def test_the_overview_says_whether_the_jury_beats_its_best_member(mtbench_db, monkeypatch):
@@ -51,10 +55,10 @@ def test_a_jury_defined_on_the_score_page_is_stored(mtbench_db, monkeypatch):
     at.sidebar.selectbox[0].select("mtbench").run()
     at.switch_page("views/score/page.py").run()
     assert not at.exception
-    assert "mtbench-jury" not in at.multiselect(key="jury-members").options     # a jury is not a member
-    at.multiselect(key="jury-members").set_value(["GPT-4", "PaLM2", "LLaMA2"])
-    at.text_input(key="jury-name").set_value("three")
-    at.radio(key="jury-vote").set_value("majority").run()
+    assert "mtbench-jury" not in at.multiselect(key="jury_members").options     # a jury is not a member
+    at.multiselect(key="jury_members").set_value(["GPT-4", "PaLM2", "LLaMA2"])
+    at.text_input(key="jury_name").set_value("three")
+    at.radio(key="jury_vote").set_value("majority").run()
     at.button(key="jury-save").click().run()
     assert not at.exception and at.success, [e.value for e in at.error]
     assert {"judge": "three", "vote": "majority", "members": ["GPT-4", "PaLM2", "LLaMA2"]} in \

@@ -65,17 +65,18 @@ def test_headline_with_both_decoding_modes_by_hand():
     bias_rows = _frame([_bias(n_pairs=20, b=0.2, b_lo=0.1, b_hi=0.3, q=0.05, consistency=0.45),
                         _bias(decoding="constrained", n_pairs=8, b=-0.05, b_lo=-0.2, b_hi=0.1, q=0.1, consistency=0.5)])
     got = headline(TWO_MODES, bias_rows)
-    # greedy parses 40% (likert5) and 80% (tournament), constrained 100% in both; likert5 constrained
-    # has D2 1.2 < 1.25: one label for (nearly) everyone; tournament constrained 2.5 is not
+    # greedy parses 40% (likert5) and 80% (tournament) of 100 calls each, constrained 100% in both; likert5
+    # constrained has D2 1.2 < 1.25: one label for (nearly) everyone; tournament constrained 2.5 is not
     assert got[0] == ("Constrained decoding (the judge may answer only with one of the format's labels) makes every "
                       "verdict parse, where the judge's own answer (greedy decoding, then parsed) parses in 40% to 80% "
-                      f"of calls, but **likert5** then gives (nearly) every candidate the same label: 1.2 {D2_TERM}.")
+                      f"of 100 calls each, but **likert5** then gives (nearly) every candidate the same label: 1.2 "
+                      f"{D2_TERM}.")
     # top tied: 0.63 (likert5 greedy: parses 40% < 50%, left out), 0.9, 0.25, 0.5 -> 25% to 90% of 20
     # prompts each; the most is likert5 constrained, 0.9 x 20 = 18 of 20 prompts
     assert got[1] == ("Picking the best candidate of a prompt is often a coin flip: two or more candidates share the "
                       "top score in 25% to 90% of 20 prompts with at least two scored candidates, depending on the "
                       "format and decoding; 90% for **likert5** (constrained), 18 of 20 prompts; **likert5** "
-                      "(greedy) left out: its calls parse only 40% of the time.")
+                      "(greedy) left out: its calls parse in only 40% of 100 calls.")
     # greedy: b's interval +0.1..+0.3 excludes 0 (clear); constrained: -0.2..+0.1 includes it
     assert got[2] == ("Slot bias is clear in **tournament** (greedy): the verdicts lean toward the response shown "
                       f"first (slot A) by b = +0.20 ({B_TERM}), against a quality signal q of +0.05 (the part that "
@@ -113,13 +114,19 @@ def test_headline_one_mode_and_agreement_near_zero_by_hand():
 
 def test_headline_slot_bias_cases_by_hand():
     # both intervals exclude 0, |b| > |q| in both: slot bias dominates; b +1.00 and +1.43, q +0.00 and
-    # +0.04, consistency 9% and 3%
+    # +0.04, consistency 9% and 3% of 10 pairs each (the pairs asked in both orders)
     dominant = _frame([_bias(b=1.0, b_lo=0.54, b_hi=1.37, q=0.0, consistency=0.09),
                        _bias(decoding="constrained", b=1.43, b_lo=1.25, b_hi=1.6, q=0.04, consistency=0.03)])
     assert slot_sentence(dominant) == (
         "Slot bias dominates the comparative formats: their verdicts lean toward the response shown first (slot A) "
         f"by b = +1.00 to +1.43 ({B_TERM}), against a quality signal q of +0.00 to +0.04 (the part that follows the "
-        "responses), and only 3% to 9% of pairs keep their preference when the order flips.")
+        "responses), and only 3% to 9% of 10 pairs each keep their preference when the order flips (pairs asked "
+        "in both orders).")
+    # pairs of unequal n: the lowest and the highest share, each with its n and its cell
+    uneven = dominant.with_columns(pl.Series("n_pairs", [23, 13]))
+    assert slot_sentence(uneven).endswith(
+        "only 3% of 13 pairs for **tournament** (constrained) to 9% of 23 for **tournament** (greedy) keep their "
+        "preference when the order flips (pairs asked in both orders).")
     none = _frame([_bias(b=0.1, b_lo=-0.1, b_hi=0.3, q=0.5), _bias(format="anchored", b=-0.2, b_lo=-0.5, b_hi=0.05)])
     assert slot_sentence(none) == (f"No clear slot bias in the comparative formats: the 95% interval of b ({B_TERM}) "
                                    "includes 0 in every one (b = −0.20 to +0.10).")
@@ -145,24 +152,25 @@ def test_headline_coin_flip_edges():
 
 def test_headline_small_numbers_are_too_few_to_say_and_carry_their_n():
     # issue 26 item 3: the demo's "100% for numeric100 (greedy)" came from 6 parsed candidates over 5
-    # prompts. A share over fewer than MIN_PROMPTS = 5 prompts is "too few to say"; a cell whose calls
-    # parse under MIN_PARSE = 50% decides nothing and is named with its parse rate.
-    from app.views.overview.headline import MIN_PARSE, MIN_PROMPTS
-    assert (MIN_PROMPTS, MIN_PARSE) == (5, 0.5)
+    # prompts. A share over fewer than MIN_N = 5 prompts is "too few to say" (audit's one rule); a cell whose
+    # calls parse under MIN_PARSE = 50% decides nothing and is named with its parse rate and calls.
+    from app.views.overview.headline import MIN_PARSE
+    from audit import MIN_N
+    assert (MIN_N, MIN_PARSE) == (5, 0.5)
     cells = _frame([_cell(format="numeric100", decoding="greedy", parse_rate=0.25, top_tied=1.0, n_top_prompts=5),
                     _cell(format="likert5", decoding="greedy", top_tied=0.75, n_top_prompts=4),
                     _cell(format="binary", decoding="greedy", top_tied=0.5, n_top_prompts=12)])
     # binary alone stands: 0.5 x 12 = 6 of 12 prompts
     assert coin_flip_sentence(cells) == (
         "Picking the best candidate of a prompt is often a coin flip: two or more candidates share the top score in "
-        "50% of 12 prompts with at least two scored candidates; **numeric100** left out: its calls parse only 25% "
-        "of the time; too few to say for **likert5** (4 prompts with two scored candidates; at least 5 needed).")
+        "50% of 12 prompts with at least two scored candidates; **numeric100** left out: its calls parse in only 25% "
+        "of 100 calls; too few to say for **likert5** (4 prompts with two scored candidates; at least 5 needed).")
     # nothing left to stand on: the whole claim is too few to say
     alone = cells.filter(pl.col("format") != "binary")
     assert coin_flip_sentence(alone) == (
         "Too few to say whether picking the best candidate of a prompt is a coin flip: **numeric100** left out: its "
-        "calls parse only 25% of the time; too few to say for **likert5** (4 prompts with two scored candidates; at "
-        "least 5 needed).")
+        "calls parse in only 25% of 100 calls; too few to say for **likert5** (4 prompts with two scored candidates; "
+        "at least 5 needed).")
     # five prompts is enough: 5 of 5 shared reads as a fact with its n
     five = _frame([_cell(format="likert5", decoding="greedy", top_tied=1.0, n_top_prompts=5),
                    _cell(format="binary", decoding="greedy", top_tied=0.2, n_top_prompts=10)])
@@ -190,19 +198,20 @@ def test_details_by_format_by_hand():
     assert list(got.by_format) == ["numeric100", "tournament"]
     texts = [f.text for f in got.by_format["numeric100"]]
     assert texts == [
-        "greedy → constrained decoding: parsed 25% → 100% of calls, D2 2.6 → 2.6, top shared in 100% → 83% of prompts.",
+        "greedy → constrained decoding: parsed 25% → 100% of 24 calls, D2 2.6 → 2.6, top shared in 100% → 83% of "
+        "20 prompts.",
         "*greedy*: only 25% of the 24 calls parse to a label; the rest are answers the format cannot read.",
-        "*greedy*: 3 distinct scores, 2.6 effective levels (D2) of 101; top score shared in 100% of the prompts with "
-        "≥ 2 scored candidates; τa = +0.00 (no agreement).",
-        "*greedy*: 67% of the scores are multiples of 5.",
-        "*constrained*: 5 distinct scores, 2.6 effective levels (D2) of 101; top score shared in 83% of the prompts "
-        "with ≥ 2 scored candidates; τa = +0.11.",
-        "*constrained*: 100% of the scores are multiples of 5."]
+        "*greedy*: 3 distinct scores, 2.6 effective levels (D2) of 101; top score shared in 100% of the 20 prompts "
+        "with ≥ 2 scored candidates; τa = +0.00 (no agreement).",
+        "*greedy*: 67% of the 6 scores are multiples of 5.",
+        "*constrained*: 5 distinct scores, 2.6 effective levels (D2) of 101; top score shared in 83% of the 20 "
+        "prompts with ≥ 2 scored candidates; τa = +0.11.",
+        "*constrained*: 100% of the 100 scores are multiples of 5."]
     tour = got.by_format["tournament"]
     # comparative: no "of N" levels; the slot line after the cell's; the anchored bias row has no cell here
     assert [f.text for f in tour] == [
-        "*constrained*: 6 distinct scores, 1.7 effective levels (D2); top score shared in 67% of the prompts with "
-        "≥ 2 scored candidates; τa = +0.17.",
+        "*constrained*: 6 distinct scores, 1.7 effective levels (D2); top score shared in 67% of the 20 prompts "
+        "with ≥ 2 scored candidates; τa = +0.17.",
         "*constrained*: slot bias b = +1.43 toward slot A (95% CI +1.25 to +1.60), quality signal q = +0.04; the "
         "same preference in both orders for 3% of 36 pairs."]
     assert tour[1].page == "views/slot_bias/page.py" and tour[0].page == "views/formats/page.py"
@@ -210,7 +219,7 @@ def test_details_by_format_by_hand():
                                  n_ranked_prompts=0, d2=None)]))["j"]
     assert [f.text for f in one.by_format["binary"]] == [
         "none of the 12 calls parse to a label; the rest are answers the format cannot read."]
-    assert one.headline == ["No candidate has a score yet: 0% of the calls parse to a label."]
+    assert one.headline == ["No candidate has a score yet: 0% of 12 calls parse to a label."]
 
 
 # -- reading aids -----------------------------------------------------------------------------------
@@ -279,10 +288,10 @@ def test_test_call_against_the_loopback_server(db, write_jsonl):
     import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
     with OpenAIServer() as srv:
         got = check_call(db, "p", f"openai:test-judge@{srv.url}", "likert5")
-        assert (got["raw"], got["label"], got["value"], got["status"], got["error"]) == ("4", "4", 4.0, "ok", None)
+        assert (got["raw"], got["answer"], got["value"], got["status"], got["error"]) == ("4", "4", 4.0, "ok", None)
         assert "hi 0" in got["prompt"] and got["model"] == "test-judge" and got["latency_ms"] > 0
         pair = check_call(db, "p", f"openai:test-judge@{srv.url}", "tournament")
-        assert pair["label"] == "A+" and "hi 0" in pair["prompt"] and "hi 1" in pair["prompt"]
+        assert pair["answer"] == "A+" and "hi 0" in pair["prompt"] and "hi 1" in pair["prompt"]
     from tests.conftest import free_port
     down = check_call(db, "p", f"openai:test-judge@http://127.0.0.1:{free_port()}/v1", "binary", timeout=5)
     assert down["raw"] is None and down["status"] == "failed" and "transport error" in down["error"]
@@ -301,7 +310,7 @@ def test_score_page_test_connection_and_estimate(db, write_jsonl, monkeypatch):
         assert "**21 calls** (7 binary + 7 likert5 + 7 numeric100)" in at.info[0].value
         at.button(key="score-test").click().run()
         assert not at.exception
-        assert "parsed label **ACCEPT**" in at.success[0].value and at.code[0].value == "ACCEPT"
+        assert "parsed answer **ACCEPT**" in at.success[0].value and at.code[0].value == "ACCEPT"
         assert "at the test call's" in at.info[0].value
 
 
@@ -327,7 +336,7 @@ def test_verdict_file_decoding_and_label_probs(db, write_jsonl):
     with pytest.raises(UserError, match=r"bad.jsonl, line 1.*decoding.*greedy, sampled, constrained"):
         import_verdicts(db, bad, "p")
     bad = write_jsonl("bad2.jsonl", [rows[0], {**rows[1], "label_probs": {"7": 1.0}}])
-    with pytest.raises(UserError, match=r"line 2.*label_probs.*'7' is not a label of format 'likert5'"):
+    with pytest.raises(UserError, match=r"line 2.*label_probs.*'7' is not an answer of format 'likert5'"):
         import_verdicts(db, bad, "p")
     bad = write_jsonl("bad3.jsonl", [{**rows[1], "label_probs": json.dumps({"4": 1.5})}])
     with pytest.raises(UserError, match=r"line 1.*label_probs.*probabilities in \[0, 1\]"):
@@ -369,19 +378,21 @@ def test_app_opens_on_the_overview_with_the_five_format_demo(tmp_path, monkeypat
     headline_ = [m.value for m in at.markdown][:3]
     assert headline_ == [
         "Constrained decoding (the judge may answer only with one of the format's labels) makes every verdict "
-        "parse, where the judge's own answer (greedy decoding, then parsed) parses in 4% to 81% of calls, but "
+        "parse, where the judge's own answer (greedy decoding, then parsed) parses in 4% of 24 calls for **binary** "
+        "to 81% of 42 for **anchored**, but "
         f"**binary** and **likert5** then give (nearly) every candidate the same label: 1.1 and 1.0 {D2_TERM}.",
         "Picking the best candidate of a prompt is often a coin flip: two or more candidates share the top score "
         "in 50% to 100% of 6 prompts with at least two scored candidates, depending on the format and decoding; "
         "100% for **binary** (constrained) and **likert5** (constrained), 6 of 6 prompts each; **likert5** (greedy) "
-        "and **numeric100** (greedy) left out: their calls parse only 25% to 29% of the time.",
+        "and **numeric100** (greedy) left out: their calls parse in only 25% to 29% of 24 calls each.",
         "Slot bias dominates the comparative formats: their verdicts lean toward the response shown first (slot A) "
         f"by b = +0.85 to +1.43 ({B_TERM}), against a quality signal q of −0.03 to +0.04 (the part that follows "
-        "the responses), and only 0% to 9% of pairs keep their preference when the order flips."]
+        "the responses), and only 0% of 13 pairs for **anchored** (greedy) to 9% of 23 for **tournament** (greedy) "
+        "keep their preference when the order flips (pairs asked in both orders)."]
     words = " ".join(m.value for m in at.markdown)
     # the details, grouped by format; tournament (greedy) has the best τa, +0.19, binary (constrained) -0.03
     assert "**tournament** (greedy) agrees best within prompts (τa = +0.19" in words
-    assert "greedy → constrained decoding: parsed 25% → 100% of calls" in words      # numeric100: 6 of 24
+    assert "greedy → constrained decoding: parsed 25% → 100% of 24 calls" in words      # numeric100: 6 of 24
     assert "toward slot A (95% CI" in words
     assert len(at.get("vega_lite_chart")) >= 1         # the judges x formats grid
     # the Verdicts card counts each call once (its sample 0), and says so: the demo's repeat judges
@@ -391,3 +402,68 @@ def test_app_opens_on_the_overview_with_the_five_format_demo(tmp_path, monkeypat
                                      "WHERE pools.name = 'mtbench-formats' AND provider <> 'jury'")[0]
     card = next(m for m in at.metric if m.label == "Verdicts")
     assert card.value == f"{sample0:,}" and sample0 < rows and "counts its first sample" in card.help
+
+
+# -- a jury in the headline (app/views/overview/jury_sentence.py) -------------------------------------------------
+
+JURY = {"judge": "panel", "vote": "mean", "members": ["m1", "m2"]}
+
+
+def _jury_cells(top: dict, kind: str = "pointwise", formats=("binary", "likert5")) -> pl.DataFrame:
+    """The label cells of the jury and its two members on `formats`, each over 6 prompts with a top."""
+    return _frame([_cell(judge=j, format=f, decoding="constrained", kind=kind, aggregate="jury" if j == "panel" else
+                         "single", n_verdicts=24, n_top_prompts=6, top_tied=top[j]) for j in top for f in formats])
+
+
+def _calib(rows: list[dict]) -> pl.DataFrame:
+    return pl.DataFrame([{"judge": j, "format": "tournament", "decoding": "constrained", "n": 2 * n, "n_pairs": n,
+                          "kappa": k, "kappa_lo": lo, "kappa_hi": hi} for j, n, k, lo, hi in rows],
+                        schema={"judge": pl.String, "format": pl.String, "decoding": pl.String, "n": pl.Int64,
+                                "n_pairs": pl.Int64, "kappa": pl.Float64, "kappa_lo": pl.Float64,
+                                "kappa_hi": pl.Float64})
+
+
+def test_a_jury_with_stored_labels_is_never_said_to_have_none():
+    from app.views.overview.jury_sentence import jury_sentence
+    # 10 pair labels stored; the jury votes only on pointwise formats, so calibrate has no cell of it: its
+    # kappa is undefined, not absent. Ties: the jury 1/6, the members 2/6 and 3/6 -> it breaks m1's
+    cells = _jury_cells({"panel": 1 / 6, "m1": 2 / 6, "m2": 3 / 6})
+    got = jury_sentence(JURY, cells, _calib([("m1", 10, 0.2, 0.0, 0.4)]), n_labels=10)
+    assert "no human labels" not in got
+    assert got == ("The jury **panel** (mean of m1, m2): its kappa against the 10 human labels stored is undefined: "
+                   "kappa compares pair labels with comparative verdicts, and the jury votes only on pointwise formats "
+                   "(binary, likert5); its vote breaks ties: the top of a prompt is tied in 17% of 6 prompts, against "
+                   "33% of 6 prompts for m1.")
+    # comparative, but calibrate's cell of the jury has no kappa (one category throughout): undefined, with its n
+    tour = _jury_cells({"panel": 0.5, "m1": 0.5, "m2": 0.5}, "comparative", ("tournament",))
+    got = jury_sentence(JURY, tour, _calib([("panel", 8, None, None, None)]), n_labels=10)
+    assert got.startswith("The jury **panel** (mean of m1, m2): its kappa against the 10 human labels stored is "
+                          "undefined: on the 8 labelled pairs it judged, its verdicts or the labels fall in one "
+                          "category throughout")
+    # no label stored at all: that is said, about the pool
+    assert "the pool has no human labels" in jury_sentence(JURY, cells, None, n_labels=0)
+
+
+def test_a_jurys_kappa_carries_its_n_and_is_too_few_to_say_below_the_minimum():
+    from app.views.overview.jury_sentence import jury_sentence
+    tour = _jury_cells({"panel": 0.25, "m1": 0.5, "m2": 0.75}, "comparative", ("tournament",))
+    calib = _calib([("panel", 32, -0.12, -0.31, 0.10), ("m1", 32, 0.02, 0.0, 0.05), ("m2", 30, -0.2, -0.4, 0.0)])
+    # the jury's interval overlaps its best member m1's (0.02): "is below (intervals overlapping)", each kappa
+    # with the labelled pairs it rests on, the minus sign U+2212
+    assert jury_sentence(JURY, tour, calib, n_labels=40) == (
+        "The jury **panel** (mean of m1, m2) is below (intervals overlapping) its best member m1 against humans on "
+        "tournament: kappa −0.12 [−0.31, 0.10] on 32 labelled pairs against 0.02 [0.00, 0.05] on 32 labelled pairs; "
+        "its vote breaks ties: the top of a prompt is tied in 25% of 6 prompts, against 50% of 6 prompts for m1.")
+    few = calib.with_columns(pl.when(pl.col("judge") == "panel").then(3).otherwise(pl.col("n_pairs")).alias("n_pairs"))
+    assert jury_sentence(JURY, tour, few, n_labels=40).startswith(
+        "The jury **panel** (mean of m1, m2): too few to say how it agrees with humans on tournament (3 labelled "
+        "pairs; at least 5 needed)")
+
+
+def test_a_jury_and_its_member_with_no_tied_top_say_so_not_zero_against_zero():
+    from app.views.overview.jury_sentence import jury_sentence
+    cells = _jury_cells({"panel": 0.0, "m1": 0.0, "m2": 0.0})
+    got = jury_sentence(JURY, cells, None, n_labels=0)
+    assert "0% of prompts, against 0%" not in got and "against 0%" not in got
+    assert got.endswith("; no prompt's top is tied, neither in the jury's verdicts of 6 prompts nor in m1's of 6 "
+                        "prompts.")

@@ -102,6 +102,20 @@ def test_a_training_run_before_its_first_step_says_its_phase_and_how_long_so_far
     assert phase_text({"phase": "curating"}, None, now) == "Curating the subset"
 
 
+def test_a_probe_runs_card_names_its_strategy():
+    from app.cli import request_for
+    # a mitigation strategy, written as the command writes it, and the sample per probe type
+    swap = request_for("probe", judge_spec="fake:sim?slot_bias=0.5", strategy="swap", sample=5, as_json=True)
+    assert run_title({"kind": "probe", "config": swap.to_config()}) == (
+        "probe · judge sim (simulated: slot bias 0.5) · strategy swap · 5 pairs per probe type")
+    # no strategy: the baseline judge, said so; every pair (no sample)
+    base = request_for("probe", judge_spec="fake:sim", as_json=True)
+    assert run_title({"kind": "probe", "config": base.to_config()}) == (
+        "probe · judge sim (simulated) · baseline (no mitigation strategy)")
+    one = request_for("probe", judge_spec="fake:sim", strategy="ensemble:3", sample=1, as_json=True)
+    assert run_title({"kind": "probe", "config": one.to_config()}).endswith("strategy ensemble:3 · 1 pair per probe type")
+
+
 def test_a_scoring_run_loading_its_model_says_so_with_the_time_it_took_here():
     from app.run_card import loading_text
     p = {"phase": "loading", "what": "the bundled model", "since": 1000.0, "expected_load_s": 40.0, "expected_runs": 3}

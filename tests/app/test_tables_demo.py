@@ -1,6 +1,10 @@
-"""Tables a person can read (issue 26 item 8): on every page of every demo pool, no header is a
-raw column name (a snake_case identifier, a name with spaces nobody chose, "Count of Records"), no
-cell reads None or nan, and no value is written in e-notation (3.17e-09); app.tables by hand."""
+"""Tables a person can read: on every page of every demo pool (with the runs a user's walk adds:
+probes, training curves, a DPO run, an evaluation study; Curate & Train also with DPO chosen), no
+header, chart title or legend entry is a raw column name (a snake_case identifier, a name someone
+gave a heading, "Count of Records"), no cell reads None or nan as the browser draws it (the grid's
+placeholder over a missing value), no cell is a Python list, no number carries more digits than it
+means (3.17e-09, 0.123456789, 7.00), no judge's name is cut by its column and every chart is SVG
+(tests/browser/test_browser_charts.py measures its labels); app.tables by hand."""
 
 import math
 
@@ -9,15 +13,24 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import tables
-from tests.app.table_rules import PAGES, _raw, frames, violations
+from tests.app.table_rules import PAGES, _raw, add_runs, frames, violations
 from tests.conftest import REPO
 
-POOLS = ["mtbench-formats", "mtbench", "llmbar", "arena-bench", "ko-arena-hard"]
+POOLS = ["mtbench-formats", "mtbench", "llmbar", "arena-bench", "ko-arena-hard", "probes"]
+CLEAN = {"raw_headers": [], "none_cells": [], "list_cells": [], "noise_cells": [], "cut_names": [],
+         "canvas_charts": []}
+
+
+@pytest.fixture(scope="module")
+def walked_db(demo_db):
+    """The demo with the runs a user's walk adds (tests.app.table_rules.add_runs; the probe pool too)."""
+    add_runs(demo_db)
+    return demo_db
 
 
 @pytest.mark.parametrize("pool", POOLS)
-def test_every_page_of_every_demo_pool_keeps_the_table_rules(demo_db, monkeypatch, pool):
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(demo_db))
+def test_every_page_of_every_demo_pool_keeps_the_table_rules(walked_db, monkeypatch, pool):
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(walked_db))
     at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300)
     at.query_params["pool"] = pool
     at.run()
@@ -25,8 +38,11 @@ def test_every_page_of_every_demo_pool_keeps_the_table_rules(demo_db, monkeypatc
     for page in PAGES:
         at.switch_page(f"views/{page}/page.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
-        assert violations(at) == {"raw_headers": [], "none_cells": [], "noise_cells": []}, page
+        assert violations(at) == CLEAN, page
         seen += len(frames(at))
+        if page == "curate":              # the DPO pairs and curves show on choosing DPO
+            next(r for r in at.radio if r.key == "train_method").set_value("dpo").run()
+            assert not at.exception and violations(at) == CLEAN, "curate (DPO)"
     assert seen >= 3          # the rules ran over real tables (the demo pools have several a page)
 
 
@@ -49,6 +65,7 @@ def test_headers_missing_values_and_their_reasons():
     assert not any(_raw(c, cfg[c]["label"]) for c in cfg)
     shown = tables.view(frame)["data"].to_html()
     assert "–" in shown and "None" not in shown and "nan" not in shown.lower().replace("nan-", "")
+    assert tables.view(frame)["placeholder"] == "–"        # what the browser's grid draws in a missing cell
 
 
 def test_a_large_table_goes_as_text_with_the_same_words(monkeypatch):

@@ -30,7 +30,9 @@ def test_the_loss_chart_has_whole_steps_and_a_legend_for_train_and_eval():
     curves = pl.DataFrame({"run": ["1: a"] * 3, "step": [1, 2, 2], "loss": [2.5, 2.0, 2.2],
                            "kind": ["train", "train", "eval"]})
     enc = tf.loss_chart(curves).to_dict()["encoding"]
-    assert enc["x"]["axis"] == {"format": "d", "tickMinStep": 1}
+    assert enc["x"]["axis"] == {"format": "d", "tickMinStep": 1, "title": "optimiser step"}
+    # step 1's marks drawn whole: the x scale padded past the first and last step, the y scale past the extremes
+    assert enc["x"]["scale"]["padding"] > 0 and enc["x"]["scale"]["zero"] is False and enc["y"]["scale"]["padding"] > 0
     assert enc["strokeDash"]["field"] == enc["shape"]["field"] == "kind"           # dashes and marks differ
     assert enc["strokeDash"]["scale"]["domain"] == enc["shape"]["scale"]["domain"] == ["train", "eval"]
     assert enc["strokeDash"]["title"] == enc["shape"]["title"] == "loss on"          # one legend, named

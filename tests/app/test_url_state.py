@@ -30,23 +30,46 @@ def test_default_pool_is_the_demo_where_it_exists_else_the_first():
     assert url_state.default_pool([], "mtbench-formats") is None
 
 
-def test_each_parameter_has_one_name_and_its_widget_binds_it():
+WIDGETS = {"selectbox", "radio", "number_input", "text_input", "multiselect", "select_slider", "toggle", "checkbox",
+           "slider", "text_area", "segmented_control", "pills", "date_input", "time_input", "color_picker"}
+FORM_PAGES = ("score", "curate", "label", "probes", "evaluate", "align")     # every field of these pages is kept
+
+
+def _unbound(path, text: str | None = None) -> list[str]:
+    """The input widgets of a module (its text, when given) called without a key or without
+    bind="query-params"."""
+    import ast
+    out = []
+    source = path.read_text(encoding="utf-8") if text is None else text
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in WIDGETS:
+            kw = {k.arg: k.value for k in node.keywords}
+            bind = kw.get("bind")
+            if "key" not in kw or not (isinstance(bind, ast.Constant) and bind.value == "query-params"):
+                out.append(f"{path.relative_to(REPO)}:{node.lineno} {node.func.attr}")
+    return out
+
+
+def test_each_parameter_has_one_name_and_every_form_field_binds_one():
     names = [n for params in url_state.PAGE_PARAMS.values() for n in params]
-    # pool; formats, decoding, schedule, concurrency, swap, samples, temperature; policy, judge, format, rate,
-    # seeds, preset, steps; the judge of Overview and Formats, the cell of Rankings (issue 26); annotator, queue
-    assert len(names) == len(set(names)) == 20
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+    assert {"latency", "sim_name", "provider", "base_url", "model", "queue", "queue_cell", "probe_provider",
+            "probe_sim", "eval_study", "eval_max_prompts", "hp_learning_rate", "grid_rates", "jury_vote"} <= set(names)
     main = (REPO / "app" / "main.py").read_text()
     assert "key = url_state.default_pool(names, data.DEFAULT_POOL), url_state.POOL" in main
     # the pool is written to the address on every run, the default pool too (issue 26)
     assert "st.query_params[key] = st.session_state[key]" in main
     assert url_state.opening_pool("mine", ["a", "mine"], "a") == "mine"
     assert url_state.opening_pool("gone", ["a", "mine"], "a") == "a" and url_state.opening_pool(None, ["a"], "a") == "a"
-    for page in ("score.py", "curate.py", "label.py"):       # a page with the helpers beside it: app/views/score/*.py
-        text = "\n".join(f.read_text() for f in sorted((REPO / "app" / "views" / page.removesuffix(".py")).glob("*.py")))
-        for name in url_state.PAGE_PARAMS[page]:
-            const = next(k for k, v in vars(url_state).items() if k.isupper() and v == name)
-            # the widget's key is the parameter, bound to the URL, in one call (which may span lines)
-            assert re.search(rf'key=url_state\.{const},?\s*bind="query-params"', text), (page, name)
+    # every input widget of the form pages (and their helpers beside them, and the judge picker they share)
+    # has a key and is bound to the address; the check is run on a planted fault too
+    files = [f for page in FORM_PAGES for f in sorted((REPO / "app" / "views" / page).glob("*.py"))]
+    files.append(REPO / "app" / "judge_picker.py")
+    unbound = [u for f in files for u in _unbound(f)]
+    assert not unbound, unbound
+    assert sum(len(_widget_calls(f)) for f in files) >= 50
+    planted = REPO / "app" / "views" / "score" / "judge.py"
+    assert _unbound(planted, planted.read_text().replace(', key=url_state.LATENCY, bind="query-params"', ""))
     # the reading pages' judge pickers: app/judge_picker.judge_select binds its key to the URL
     picker = (REPO / "app" / "judge_picker.py").read_text()
     assert 'key=key, bind="query-params"' in picker
@@ -56,6 +79,11 @@ def test_each_parameter_has_one_name_and_its_widget_binds_it():
             const = next(k for k, v in vars(url_state).items() if k.isupper() and v == name)
             assert re.search(rf'judge_picker\.judge_select\([^)]*url_state\.{const}\)', text), (page, name)
 
+
+def _widget_calls(path) -> list:
+    import ast
+    return [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute) and n.func.attr in WIDGETS]
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ def test_expected_scores_are_the_probability_weighted_labels(db, write_jsonl, mo
              "response": f"Answer {c} to {p}.", "reference": float((p * 7 + c) % 4)} for p in range(5) for c in range(3)]
     import_pool(db, write_jsonl("pool.jsonl", rows), "p")
     score(ScoreRequest(pool="p", judge="fake:j", formats=["likert5", "numeric100"], progress=False, db=db))
-    stored = query_rows(db, "SELECT f.name, v.a_idx, v.label_probs, v.value FROM verdicts v "
+    stored = query_rows(db, "SELECT f.name, v.a_idx, v.answer_probs, v.value FROM verdicts v "
                             "JOIN formats f USING (format_id) ORDER BY f.name, v.a_idx")
     assert len(stored) == 30
     scale = {"likert5": (1, 5), "numeric100": (0, 100)}

@@ -203,7 +203,7 @@ def test_label_import_is_whole_or_nothing_with_located_errors(db, tmp_path, writ
     out = import_labels(db, path, "tiny")
     assert out["imported"] == 2 and out["skipped"] == {"repeated label": 1} and out["n_annotators"] == 2
     assert import_labels(db, path, "tiny")["imported"] == 0           # importing again changes nothing
-    assert query_rows(db, "SELECT count(*) FROM labels") == [(2,)]
+    assert query_rows(db, "SELECT count(*) FROM pair_labels") == [(2,)]
 
 
 def test_calibrate_cli_saves_the_threshold_with_the_result(db, tmp_path, write_jsonl):
@@ -271,7 +271,7 @@ def test_llmfao_crowd_votes_and_mtbench_votes_as_they_come(db, tmp_path, write_j
     out = import_labels(db, write_jsonl("fao.jsonl", rows), "fao", source="llmfao")
     assert out["imported"] == 2 and out["n_annotators"] == 2
     assert out["skipped"] == {"not a crowd vote": 1, "prompt not in the pool": 1}
-    assert sorted(query_rows(db, "SELECT label, annotator FROM labels")) == [("B", "crowd:14"), ("tie", "crowd:58")]
+    assert sorted(query_rows(db, "SELECT label, annotator FROM pair_labels")) == [("B", "crowd:14"), ("tie", "crowd:58")]
     mt = [{"question_id": 8, "turn": 1, "model_a": "29", "model_b": "97", "winner": "model_a", "judge": "expert_1"},
           {"question_id": 8, "turn": 2, "model_a": "29", "model_b": "97", "winner": "model_b", "judge": "expert_1"},
           {"question_id": 8, "turn": 1, "model_a": "29", "model_b": "97", "winner": "which?", "judge": "expert_2"}]

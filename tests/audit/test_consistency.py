@@ -303,7 +303,7 @@ def test_repeat_effect_sets_single_beside_mean(repeated):
     row = effect.row(0, named=True)
     # from test_the_mean_of_samples_is_its_own_cell: top shared in 2/2 prompts -> 1/2; tau_a 0 -> 0.5
     assert (row["top_tied"], row["top_tied_mean"], row["tau_a"], row["tau_a_mean"]) == (1.0, 0.5, 0.0, 0.5)
-    # issue 26: two prompts are fewer than the five a share needs (app/views/overview/headline.py MIN_PROMPTS)
+    # issue 26: two prompts are fewer than the five a share needs (audit.MIN_N, the one rule)
     assert row["n_top_prompts"] == 2
     assert repeats_sentence(effect) == ("Too few to say whether averaging the samples breaks coin flips. Left out: "
                                           "likert5: too few to say (2 prompts with two scored candidates; at least "
@@ -312,9 +312,26 @@ def test_repeat_effect_sets_single_beside_mean(repeated):
     five = effect.with_columns(pl.lit(5, pl.Int64).alias("n_top_prompts"))
     assert repeats_sentence(five) == ("Averaging the samples breaks coin flips: share of prompts whose top score "
                                         "is shared, one sample → mean of the samples: likert5 100% → 50% of 5 prompts.")
-    # a cell whose calls parse under half the time decides nothing and is named with its parse rates
+    # a cell whose calls parse under half the time decides nothing and is named with its parse rates and its
+    # calls (sample 0's: 2 prompts x 2 candidates)
+    assert row["n_verdicts"] == 4
     low = five.with_columns(pl.lit(0.12).alias("parse_rate"), pl.lit(0.38).alias("parse_rate_mean"))
     assert repeats_sentence(low) == ("Too few to say whether averaging the samples breaks coin flips. Left out: "
-                                       "likert5 100% → 50%, but its calls parse only 12% to 38% of the time.")
+                                       "likert5 100% → 50%, but its calls parse only 12% to 38% of the time (4 calls).")
     single_only = audit_cells(repeated, "p").filter(pl.col("aggregate") == "single")
     assert repeat_effect(single_only).height == 0 and repeats_sentence(repeat_effect(single_only)) is None
+
+
+def test_the_formats_pages_flip_rate_over_too_few_calls_is_too_few_to_say():
+    # the demo's smollm2-demo-t0.7 × numeric100: flip rate 67% over 3 calls with two parsed samples. Under
+    # audit.MIN_N = 5 calls it is too few to say (the one rule), never "flip rate 67% of 3 calls"
+    from app.views.formats.repeats import consistency_sentence
+    row = {"judge": "j", "format": "numeric100", "decoding": "sampled", "samples": 5, "n_items": 3,
+           "flip_rate": 2 / 3, "alpha": 0.995, "alpha_lo": -0.667, "alpha_hi": 0.999}
+    few = consistency_sentence(pl.DataFrame([row]), "j")
+    assert "67%" not in few and few.endswith("**numeric100** (sampled, 5 samples): too few to say (3 calls with two "
+                                             "parsed samples; at least 5 needed).")
+    # five calls: the flip rate with its n, α with its interval (the minus sign U+2212)
+    five = consistency_sentence(pl.DataFrame([{**row, "n_items": 5, "flip_rate": 0.6}]), "j")
+    assert five.endswith("**numeric100** (sampled, 5 samples): flip rate 60% of 5 calls, α = 0.99 (95% CI −0.67 to "
+                         "1.00).")

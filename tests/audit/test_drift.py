@@ -167,7 +167,7 @@ def test_drift_against_compares_every_format(scored_twice):
     cells = drift(scored_twice, "s", "j-2026-12", against="j").sort("format")
     assert cells["format"].to_list() == ["binary", "likert5"] and cells["n"].to_list() == [6, 6]
     changed = dict(query_rows(scored_twice, """
-        SELECT f.name, count(*) FILTER (WHERE coalesce(o.label, o.status) <> coalesce(n.label, n.status))
+        SELECT f.name, count(*) FILTER (WHERE coalesce(o.answer, o.status) <> coalesce(n.answer, n.status))
         FROM verdicts n JOIN verdicts o USING (pool_id, format_id, decoding, prompt_idx, a_idx, sample)
         JOIN formats f USING (format_id)
         WHERE n.judge_id = (SELECT judge_id FROM judges WHERE name = 'j-2026-12')
@@ -241,6 +241,60 @@ def test_drift_page(two_versions, monkeypatch):
     at.selectbox[-2].select("j-v2").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(s.value.startswith("Calls that moved (4)") for s in at.subheader)
+
+
+def test_drift_opens_on_two_judges_that_share_calls_or_says_there_are_none(two_versions, write_jsonl, monkeypatch):
+    """The judges sorted are a-other, j, j-v2: a-other answered binary only, so it shares no call with j or
+    j-v2, and the page used to open on a-other against j ("share no call"). It opens on the first judge that
+    shares calls (j) against the first that shares its calls (j-v2), offers only such judges, and the stored
+    first view (`judgeaudit derive`) is that pair."""
+    from streamlit.testing.v1 import AppTest
+
+    from audit import drift_pairs, first_pair
+    from audit.derived import Reader
+    from ingest import Database
+    from ingest.scoring import import_verdicts
+    from tests.conftest import REPO
+    from train.derived_results import DERIVED_RESULTS
+    import_verdicts(two_versions, write_jsonl("other.jsonl", [
+        {"judge": "a-other", "format": "binary", "prompt_id": f"p{p}", "candidate_id": c, "raw": "ACCEPT"}
+        for p in range(4) for c in ("x", "y", "z")]), "s")
+    pairs = drift_pairs(two_versions, "s")
+    # j and j-v2 answered the same 12 likert5 and 4 tournament calls; a-other shares none
+    assert pairs.rows() == [("j", "j-v2", 16), ("j-v2", "j", 16)]
+    assert first_pair(pairs) == ("j", "j-v2")
+    first = DERIVED_RESULTS["drift"].first_view(Reader(Database(two_versions), "s", DERIVED_RESULTS,
+                                                       lambda: (lambda *a: None, lambda: None)), "s")
+    assert first == ("j", "j-v2")
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(two_versions))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300).run()
+    at.switch_page("views/drift/page.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    judge, against = at.selectbox(key="drift_judge"), at.selectbox(key="drift_against")
+    assert (judge.value, against.value) == ("j", "j-v2") and judge.options == ["j", "j-v2"]
+    assert against.options == ["j-v2"] and not at.info
+    assert any(c.value.startswith("16 calls answered by both") for c in at.caption)
+    # "calls changed" and "calls moved" are the same count here (3 likert5 and 1 tournament changed): one column
+    table = at.dataframe[0].value
+    assert "n_changed" in table.columns and "n_moved" not in table.columns
+
+
+def test_drift_says_when_no_two_judges_share_a_call(db, write_jsonl, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    from tests.conftest import REPO
+    import_pool(db, write_jsonl("pool.jsonl", [{"prompt_id": "p", "prompt": "q", "candidate_id": c, "response": c}
+                                               for c in "xy"]), "s")
+    import_verdicts(db, write_jsonl("v.jsonl", [{"judge": j, "format": f, "prompt_id": "p", "candidate_id": c,
+                                                  "raw": r} for j, f, r in (("a", "binary", "ACCEPT"),
+                                                                            ("b", "likert5", "3")) for c in "xy"]), "s")
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=300).run()
+    at.switch_page("views/drift/page.py").run()
+    assert not at.exception and "drift_judge" not in [b.key for b in at.selectbox]
+    assert at.info[0].value.startswith("No two judges of this pool answered the same call")
 
 
 @pytest.fixture

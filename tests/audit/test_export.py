@@ -60,17 +60,17 @@ def _stored(db: Path) -> list[dict]:
     formats = dict(query_rows(db, "SELECT format_id, name FROM formats"))
     prompts = dict(query_rows(db, "SELECT prompt_idx, prompt_id FROM prompts"))
     cands = dict(query_rows(db, "SELECT cand_idx, candidate_id FROM candidates"))
-    cols = ["judge_id", "format_id", "decoding", "prompt_idx", "a_idx", "b_idx", "sample", "raw", "label", "value",
-            "status", "error", "label_probs", "tokens_in", "tokens_out", "latency_ms", "endpoint"]
+    cols = ["judge_id", "format_id", "decoding", "prompt_idx", "a_idx", "b_idx", "sample", "raw", "answer", "value",
+            "status", "error", "answer_probs", "tokens_in", "tokens_out", "latency_ms", "endpoint"]
     out = []
     for r in query_rows(db, f"SELECT {', '.join(cols)} FROM verdicts"):
         v = dict(zip(cols, r))
         out.append({"judge": judges[v["judge_id"]], "format": formats[v["format_id"]], "decoding": v["decoding"],
                     "prompt_id": prompts[v["prompt_idx"]], "candidate_a": cands[v["a_idx"]],
                     "candidate_b": cands.get(v["b_idx"]), "sample": v["sample"], "raw": v["raw"],
-                    "label": v["label"], "value": v["value"] if v["status"] == "ok" else None,
+                    "label": v["answer"], "value": v["value"] if v["status"] == "ok" else None,
                     "status": {"ok": "parsed", "failed": "failed"}.get(v["status"], "unparsed"),
-                    "error": v["error"], "label_probs": json.loads(v["label_probs"]) if v["label_probs"] else None,
+                    "error": v["error"], "label_probs": json.loads(v["answer_probs"]) if v["answer_probs"] else None,
                     "tokens_in": v["tokens_in"], "tokens_out": v["tokens_out"], "latency_ms": v["latency_ms"],
                     "endpoint": v["endpoint"]})
     return out

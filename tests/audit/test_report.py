@@ -11,7 +11,7 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit import audit_cells, checklist, checklist_markdown
+from audit import audit_cells, checklist, checklist_markdown, decisions
 from ingest.runs import running
 from ingest.scoring import ScoreRequest, score
 from ingest.scoring.formats import BUILTIN
@@ -78,7 +78,9 @@ def test_the_page_download_and_the_cli_report_are_the_same_document(scored, tmp_
     subprocess.run([sys.executable, "-m", "app.cli", "report", "--pool", "p", "--out", str(out), "--db", str(scored)],
                    check=True, cwd=REPO, capture_output=True)
     cli = json.loads(out.read_text())
-    page = json.loads(json.dumps(checklist(scored, "p"), default=str))
+    # the page's document: the checklist and the decision per cell (no judgeaudit.toml: no prices)
+    page = json.loads(json.dumps(checklist(scored, "p") | {"decisions": decisions(scored, "p").to_dicts()},
+                                 default=str))
     cli.pop("generated_at"), page.pop("generated_at")          # made a moment apart
     assert cli == page
     monkeypatch.setenv("JUDGEAUDIT_DB", str(scored))
@@ -155,16 +157,94 @@ def test_a_greedy_judge_keeps_greedy_and_has_no_repeats_line(scored):
     assert "5. Repeats" not in md and "Samples: `first`" not in md
 
 
-def test_the_demos_t07_judge_reads_as_sampled_in_the_report(db):
-    # the bundled smollm2-demo-t0.7 (real samples at temperature 0.7, imported from a verdict file)
-    from ingest.demo import HERE, format_specs
-    from ingest.scoring import import_verdicts
-    import_pool(db, HERE / "mtbench-formats-pool.jsonl", "mtbench-formats")
-    import_verdicts(db, HERE / "mtbench-formats-t07-verdicts.jsonl", "mtbench-formats", format_specs=format_specs())
+def test_the_demos_t07_judge_reads_as_sampled_at_its_temperature_in_the_report(db):
+    # the bundled smollm2-demo-t0.7 (real samples at temperature 0.7, imported from a verdict file): the
+    # seeding records the temperature the demo knows (ingest/demo/README.md: `--temperature 0.7`), and the
+    # sampled repeats of smollm2-demo-t1 are draws from the constrained distribution, temperature 1
+    from ingest.demo import seed_demo
+    seed_demo(db, pools=("mtbench-formats",))
     doc = checklist(db, "mtbench-formats")
-    assert doc["cells"] and {c["decoding"]["mode"] for c in doc["cells"]} == {"sampled"}
-    for c in doc["cells"]:
-        assert "temperature not recorded (imported verdicts)" in c["decoding"]["rule"]
+    warm = [c for c in doc["cells"] if c["judge"] == "smollm2-demo-t0.7"]
+    assert warm and {c["decoding"]["mode"] for c in warm} == {"sampled"}
+    for c in warm:
+        assert c["decoding"]["temperature"] == 0.7 and "; temperature 0.7;" in c["decoding"]["rule"]
+        assert "not recorded" not in c["decoding"]["rule"]
         assert c["decoding"]["samples"] == 5 and "each call asked 5 times" in c["decoding"]["rule"]
+    drawn = [c for c in doc["cells"] if c["judge"] == "smollm2-demo-t1"]
+    assert drawn and all(c["decoding"]["temperature"] == 1.0 and "; temperature 1;" in c["decoding"]["rule"]
+                         for c in drawn)
     md = checklist_markdown(doc)
-    assert "greedy" not in md and "## smollm2-demo-t0.7 × binary × sampled" in md
+    assert "## smollm2-demo-t0.7 × binary × sampled" in md and "temperature not recorded" not in md
+
+
+def test_a_verdict_file_imported_with_its_decoding_settings_records_them(db, write_jsonl):
+    # import_verdicts(decoding_settings=...) stores what the caller knows on each cell run it starts; without
+    # them the report says the temperature was not recorded
+    from ingest.scoring import import_verdicts
+    import_pool(db, write_jsonl("p.jsonl", ROWS), "p")
+    rows = [{"judge": judge, "format": "likert5", "prompt_id": r["prompt_id"], "candidate_id": r["candidate_id"],
+             "raw": "Rating: 3", "sample": k, "decoding": "sampled"} for judge in ("warm", "unknown")
+            for r in ROWS for k in range(2)]
+    import_verdicts(db, write_jsonl("w.jsonl", [r for r in rows if r["judge"] == "warm"]), "p",
+                    decoding_settings={"temperature": 0.7})
+    import_verdicts(db, write_jsonl("u.jsonl", [r for r in rows if r["judge"] == "unknown"]), "p")
+    cells = {c["judge"]: c for c in checklist(db, "p")["cells"] if c["score"] == "label"}
+    assert cells["warm"]["decoding"]["temperature"] == 0.7 and "; temperature 0.7;" in cells["warm"]["decoding"]["rule"]
+    assert "temperature not recorded (imported verdicts)" in cells["unknown"]["decoding"]["rule"]
+
+
+REPEATS = {"samples": 5, "n_items": 24, "flip_rate": 0.125, "agreement": 0.942, "alpha": 0.679, "alpha_lo": 0.069,
+           "alpha_hi": 0.988, "level": "nominal", "samples_for_alpha_08": 2}
+
+
+def test_the_alpha_sentence_speaks_only_while_alpha_is_below_its_target():
+    from audit._report import _repeats_line
+    # α 0.679 < 0.8: Spearman-Brown, 2·0.679 / (1 + 0.679) = 0.809 >= 0.8, so a mean of 2 samples reaches it
+    assert _repeats_line(REPEATS).endswith("(95% CI 0.069 to 0.988); a mean of 2 samples would reach α 0.8.")
+    # α 0.908 is above the target already: samples_for_alpha_08 is 1 and no sentence says a mean would reach it
+    above = _repeats_line({**REPEATS, "alpha": 0.908, "alpha_lo": 0.7, "alpha_hi": 0.97, "samples_for_alpha_08": 1})
+    assert above.endswith("Krippendorff's α (nominal) = 0.908 (95% CI 0.700 to 0.970).") and "would reach" not in above
+    # α at or below 0: no mean of samples reaches 0.8 (samples_for_alpha_08 null); the minus sign is U+2212
+    below = _repeats_line({**REPEATS, "alpha": -0.108, "alpha_lo": -0.479, "alpha_hi": 0.11,
+                           "samples_for_alpha_08": None})
+    assert "α (nominal) = −0.108 (95% CI −0.479 to 0.110)." in below and "would reach" not in below
+
+
+def test_a_flip_rate_over_too_few_calls_is_too_few_to_say_in_the_report():
+    from audit import MIN_N
+    from audit._report import _repeats_line
+    assert MIN_N == 5
+    # the demo's smollm2-demo-t0.7 × numeric100: 3 calls with two parsed samples, flip rate 67%
+    few = _repeats_line({**REPEATS, "n_items": 3, "flip_rate": 2 / 3})
+    assert few == ("up to 5 samples per call; too few to say: 3 calls with ≥ 2 parsed samples, at least 5 needed for "
+                   "a flip rate or α.")
+    assert "67%" not in few
+    # five calls are enough: stated with its n
+    assert _repeats_line({**REPEATS, "n_items": 5}).startswith("up to 5 samples per call; over 5 calls with ≥ 2 parsed")
+
+
+def test_a_jury_reads_as_a_jury_in_the_report(db):
+    # the demo's smollm2-panel: the mean vote of three judges; its cells have no template of their own
+    from ingest.demo import seed_demo
+    seed_demo(db, pools=("mtbench-formats",))
+    doc = checklist(db, "mtbench-formats")
+    panel = [c for c in doc["cells"] if c["judge"] == "smollm2-panel"]
+    assert panel and all(c["jury"] == {"vote": "mean", "members": ["smollm2-demo", "smollm2-demo-t1", "smollm2-local"]}
+                         for c in panel)
+    assert all("jury" not in c for c in doc["cells"] if c["judge"] != "smollm2-panel")
+    md = checklist_markdown(doc)
+    section = md[md.index("## smollm2-panel × tournament × constrained"):]
+    assert "verdicts imported" not in section.split("## ")[1]
+    assert ("1. Format: a jury of smollm2-demo, smollm2-demo-t1, smollm2-local (mean vote): each call's verdict "
+            "combines its members' verdicts on that call, so the jury has no prompt of its own; each member's "
+            "template is under its own cells.") in section
+    assert "   Decoding: its members' calls, constrained: " in section
+    assert "3. Slots: a jury's verdicts, its members' calls combined; " in section
+
+
+def test_counts_in_the_report_name_their_noun_in_the_right_number():
+    doc = {"pool": {"name": "x", "n_prompts": 1, "n_candidates": 1},
+           "cells": [{"judge": "J", "format": "numeric100", "score": "label", "score_rule": "the rule", "template": None,
+                      "decoding": {"mode": "greedy", "rule": "R"}, "tie_prob": 1.0, "d2": 1.0, "distinct": 1,
+                      "n_candidates": 1, "parse_rate": 0.125, "slot": None}]}
+    assert "1 distinct value over 1 scored candidate." in checklist_markdown(doc)

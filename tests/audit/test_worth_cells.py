@@ -204,8 +204,10 @@ def test_accept_estimate_of_a_hand_sized_pool(db, tmp_path):
     assert (got["classical_value"], got["classical_lo"], got["classical_hi"]) == \
         pytest.approx((0.5, 0.5 - 0.25 * z, 0.5 + 0.25 * z), abs=1e-12)
     assert got["ppi_lambda"] == pytest.approx(0.28125, abs=1e-12)
+    # 0.4296875 − z·se = −0.0169 lies below 0, the least a share can be: clipped to 0
+    assert 0.4296875 - z * se < 0
     assert (got["ppi_value"], got["ppi_lo"], got["ppi_hi"]) == \
-        pytest.approx((0.4296875, 0.4296875 - z * se, 0.4296875 + z * se), abs=1e-12)
+        pytest.approx((0.4296875, 0.0, 0.4296875 + z * se), abs=1e-12)
     assert got["effective_labels"] == pytest.approx(4 * 0.0625 / 0.0519256591796875, abs=1e-12)
 
     # the same from the formulas, written out in numpy
@@ -217,4 +219,4 @@ def test_accept_estimate_of_a_hand_sized_pool(db, tmp_path):
     value = lam * fa.mean() + np.mean(y - lam * f)
     half = z * np.sqrt(np.var(lam * fa) / big_n + np.var(y - lam * f) / n)
     assert (got["ppi_lambda"], got["ppi_value"], got["ppi_lo"], got["ppi_hi"]) == \
-        pytest.approx((lam, value, value - half, value + half), abs=1e-12)
+        pytest.approx((lam, value, max(0.0, value - half), min(1.0, value + half)), abs=1e-12)

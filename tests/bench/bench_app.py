@@ -60,7 +60,7 @@ def _score(con, jid: int) -> None:
              "numeric100": "least(100, 5 * floor((r + random() * 4) * 1.5))"}
         if name in q:
             con.execute(f"INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, prompt_idx, a_idx, "
-                        f"value, label, status) SELECT $rid, 1, $jid, $fid, prompt_idx, cand_idx, v, v::VARCHAR, 'ok' "
+                        f"value, answer, status) SELECT $rid, 1, $jid, $fid, prompt_idx, cand_idx, v, v::VARCHAR, 'ok' "
                         f"FROM (SELECT prompt_idx, cand_idx, {q[name]} AS v FROM "
                         f"(SELECT prompt_idx, cand_idx, reference AS r FROM candidates))",
                         {"rid": rid, "jid": jid, "fid": fid})

@@ -159,7 +159,7 @@ def build_sql(db: Path, work: Path, args) -> None:
                     rows = VERDICT_ROWS.format(value=value, label=label)
                     params = {"k": args.k, "n": n, "jid": jid, "fid": fid, "j": j}
                     con.execute(f"INSERT INTO verdicts (run_id, pool_id, judge_id, format_id, decoding, prompt_idx, a_idx, "
-                                f"sample, raw, label, value, status) SELECT {rid}, 1, {jid}, {fid}, 'greedy', prompt, i, 0, "
+                                f"sample, raw, answer, value, status) SELECT {rid}, 1, {jid}, {fid}, 'greedy', prompt, i, 0, "
                                 f"raw, CASE WHEN bad THEN NULL ELSE raw END, value, CASE WHEN bad THEN 'no_label' ELSE 'ok' END "
                                 f"FROM ({rows})", params)
                     finish_cell_run(con, rid)

@@ -56,7 +56,7 @@ def main() -> None:
             parsed = fmt.parse(reply.text)
             parsed_gen += parsed.status == "ok"
             parsed_fast += fmt.parse(label).status == "ok"
-            agree += parsed.label == label
+            agree += parsed.answer == label
         slow.append(time.perf_counter() - t)
     slow_total = time.perf_counter() - t0
 

@@ -94,7 +94,7 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
         expect(page.get_by_text("Diagnostics across judges")).to_be_visible()
         page.screenshot(path=str(tmp_path / "formats.png"), full_page=True)
 
-        # Test connection: one real call to the loopback test server, its raw reply and parsed label
+        # Test connection: one real call to the loopback test server, its raw reply and parsed answer
         page.get_by_role("link", name="Score").click()
         page.get_by_text("Other endpoint (no API key)").click()
         page.get_by_label("Base URL").fill(srv.url)
@@ -102,7 +102,7 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
         page.get_by_label("Model", exact=True).press("Enter")
         _settled(page)                        # the rerun the Enter started: its buttons replace the old ones
         page.get_by_role("button", name="Test connection").click()
-        expect(page.get_by_text("parsed label ACCEPT")).to_be_visible()
+        expect(page.get_by_text("parsed answer ACCEPT")).to_be_visible()
         assert srv.requests >= 1
 
         page.get_by_role("link", name="Report").click()              # every page shows: no "View more"

@@ -52,7 +52,7 @@ def test_label_five_items_by_keyboard_reload_and_continue(queued):
             _settled(page)                            # a key pressed while the page still draws can be lost
             page.keyboard.press(key)
             expect(progress).to_contain_text(f"{k} labelled, 0 skipped")
-        assert query_rows(db, "SELECT count(*) FROM labels WHERE annotator = 'ann'") == [(5,)]
+        assert query_rows(db, "SELECT count(*) FROM pair_labels WHERE annotator = 'ann'") == [(5,)]
         page.reload()
         expect(progress).to_contain_text("5 labelled, 0 skipped, 3 to go")
         expect(page.get_by_role("textbox", name="Annotator")).to_have_value("ann")
@@ -65,7 +65,7 @@ def test_label_five_items_by_keyboard_reload_and_continue(queued):
         page.keyboard.press("t")
         expect(progress).to_contain_text("6 labelled, 1 skipped, 1 to go")
         browser.close()
-    labels = query_rows(db, "SELECT label FROM labels WHERE annotator = 'ann' ORDER BY imported_at")
+    labels = query_rows(db, "SELECT label FROM pair_labels WHERE annotator = 'ann' ORDER BY imported_at")
     assert len(labels) == 6 and labels[-1] == ("tie",)
     assert query_rows(db, "SELECT state FROM label_queue_items WHERE queue_id = 1 ORDER BY position") == \
         [("labelled",)] * 5 + [("skipped",), ("labelled",), ("pending",)]

@@ -64,7 +64,7 @@ def test_the_five_format_demo_opens_calibration_with_kappas_and_variance(demo_db
     # every MT-Bench vote, an annotator's identical repeat once: 1,689 rows, 1,688 distinct
     all_votes = len({(r["prompt_id"], frozenset((r["a_id"], r["b_id"])), r["annotator"])
                      for r in map(json.loads, open(HERE / "mtbench-human-labels.jsonl"))})
-    assert sorted(query_rows(demo_db, "SELECT p.name, count(*) FROM labels JOIN pools p USING (pool_id) GROUP BY 1")) \
+    assert sorted(query_rows(demo_db, "SELECT p.name, count(*) FROM pair_labels JOIN pools p USING (pool_id) GROUP BY 1")) \
         == [("mtbench", all_votes), ("mtbench-formats", 68)]   # the other demo pools keep their Import button
     monkeypatch.setenv("JUDGEAUDIT_DB", str(demo_db))
     at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180).run()

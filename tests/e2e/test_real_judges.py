@@ -91,7 +91,7 @@ def test_llama_cpp_server_constrained_by_grammar(db, write_jsonl, llama_server):
     rows = query_rows(db, "SELECT f.name, v.raw, v.status, v.decoding FROM verdicts v JOIN formats f USING (format_id)")
     for name, raw, status, decoding in rows:
         assert status == "ok" and decoding == "constrained"
-        assert raw in BUILTIN[name].label_values(), (name, raw)     # exactly a label, nothing around it
+        assert raw in BUILTIN[name].answer_values(), (name, raw)     # exactly a label, nothing around it
     cells = audit_cells(db, "p")
     assert set(zip(cells["format"], cells["decoding"], cells["parse_rate"])) >= {
         ("binary", "constrained", 1.0), ("likert5", "constrained", 1.0), ("anchored", "constrained", 1.0)}

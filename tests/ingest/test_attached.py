@@ -230,7 +230,7 @@ def test_a_query_about_one_cell_reads_only_the_files_that_can_hold_it(tmp_path):
     from ingest.store.connection import verdict_source
     with duckdb.connect(str(db), read_only=True) as con:
         verdict_source(con)
-        judge_id, format_id, judge, fmt = con.execute("SELECT judge_id, format_id, judge, format FROM attached_cells "
+        judge_id, format_id, judge, fmt = con.execute("SELECT judge_id, format_id, judge, format FROM attached_judgings "
                                                       "ORDER BY judge, format LIMIT 1").fetchone()
         query = "SELECT count(*) FROM verdict_source WHERE judge_id = $j AND format_id = $f"
         n = con.execute(query, {"j": judge_id, "f": format_id}).fetchone()[0]

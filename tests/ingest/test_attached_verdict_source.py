@@ -69,8 +69,8 @@ def test_a_score_run_after_attaching_asks_only_the_calls_the_files_lack(db, tmp_
 
 def _jury(db) -> list[tuple]:
     """The jury 'panel''s verdicts by names: (format, prompt, a, b, value, status, label, label_probs)."""
-    return query_rows(db, "SELECT f.name, p.prompt_id, ca.candidate_id, cb.candidate_id, v.value, v.status, v.label, "
-                          "v.label_probs::VARCHAR FROM verdicts v JOIN judges j USING (judge_id) "
+    return query_rows(db, "SELECT f.name, p.prompt_id, ca.candidate_id, cb.candidate_id, v.value, v.status, v.answer, "
+                          "v.answer_probs::VARCHAR FROM verdicts v JOIN judges j USING (judge_id) "
                           "JOIN formats f USING (format_id) "
                           "JOIN prompts p ON p.pool_id = v.pool_id AND p.prompt_idx = v.prompt_idx "
                           "JOIN candidates ca ON ca.pool_id = v.pool_id AND ca.cand_idx = v.a_idx "

@@ -41,7 +41,7 @@ def _lines(folder):
 
 
 def _verdicts(db):
-    return query_rows(db, "SELECT f.name, prompt_idx, a_idx, b_idx, sample, raw, label, value, status, error "
+    return query_rows(db, "SELECT f.name, prompt_idx, a_idx, b_idx, sample, raw, answer, value, status, error "
                           "FROM verdicts JOIN formats f USING (format_id) ORDER BY ALL")
 
 
@@ -280,8 +280,8 @@ def test_round_trip_through_a_batch_runner_equals_the_online_run(tmp_path, write
     assert (counts["matched"], counts["stored"], counts["failed"], counts["unknown"]) == (18, 18, 0, 0)
     assert counts["parsed"] == query_rows(online, "SELECT count(*) FROM verdicts WHERE status = 'ok'")[0][0]
     assert _verdicts(batch) == _verdicts(online)
-    assert query_rows(batch, "SELECT label_probs FROM verdicts ORDER BY ALL") == \
-        query_rows(online, "SELECT label_probs FROM verdicts ORDER BY ALL")
+    assert query_rows(batch, "SELECT answer_probs FROM verdicts ORDER BY ALL") == \
+        query_rows(online, "SELECT answer_probs FROM verdicts ORDER BY ALL")
     cells_online, cells_batch = audit_cells(online, "p"), audit_cells(batch, "p")
     assert cells_batch.equals(cells_online)
     # the same answers in OpenAI's shape, into a third database: the same verdicts again

@@ -231,14 +231,14 @@ def test_local_constrained_is_the_label_argmax(db, write_jsonl, shared_model):
     import_pool(db, write_jsonl("pool.jsonl", _pool(2, 2)), "p")
     score(ScoreRequest(pool="p", judge="local:smollm2", formats=["binary", "likert5", "numeric100", "tournament"],
                        decoding="constrained", progress=False))
-    stored = query_rows(db, "SELECT f.name, v.raw, v.label, v.label_probs, v.decoding, v.status FROM verdicts v "
+    stored = query_rows(db, "SELECT f.name, v.raw, v.answer, v.answer_probs, v.decoding, v.status FROM verdicts v "
                             "JOIN formats f USING (format_id)")
     assert len(stored) == 12 + 2
     for name, raw, label, probs, mode, status in stored:
         probs = json.loads(probs)
         assert mode == "constrained" and status == "ok"
         assert raw == label == max(probs, key=probs.get)
-        assert set(probs) <= set(BUILTIN[name].label_values())
+        assert set(probs) <= set(BUILTIN[name].answer_values())
     cells = _cells_json(db)
     assert {(c["format"], c["decoding"], c["score"]) for c in cells} >= {
         ("likert5", "constrained", "label"), ("likert5", "constrained", "expected"),

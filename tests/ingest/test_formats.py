@@ -78,29 +78,29 @@ def test_toml_spec_file_errors(tmp_path):
 
 # --- label distributions, expected values, stored formats (numbers by hand) -------------------
 
-def test_label_probs_from_logprobs_by_hand():
+def test_answer_probs_from_logprobs_by_hand():
     import math
     binary = BUILTIN["binary"]
     # " ACCEPT" is ACCEPT; "RE" is a prefix of REJECT only; "A" is a prefix of ACCEPT only; "X"
     # fits nothing and "" is dropped: mass ACCEPT = e^-1 + e^-3, REJECT = e^-2, renormalised
-    probs = binary.label_probs_from_logprobs({" ": -0.1, " ACCEPT": -1.0, "RE": -2.0, "a": -3.0, "X": -0.5})
+    probs = binary.answer_probs_from_logprobs({" ": -0.1, " ACCEPT": -1.0, "RE": -2.0, "a": -3.0, "X": -0.5})
     total = math.exp(-1) + math.exp(-3) + math.exp(-2)
     assert probs == pytest.approx({"ACCEPT": (math.exp(-1) + math.exp(-3)) / total, "REJECT": math.exp(-2) / total})
-    assert binary.label_probs_from_logprobs({"X": 0.0, "maybe": -1.0}) is None
+    assert binary.answer_probs_from_logprobs({"X": 0.0, "maybe": -1.0}) is None
     # on 0-100, "85" is the label 85 itself and "10" the label 10; "-" fits no label
     num = BUILTIN["numeric100"]
-    assert num.label_probs_from_logprobs({"85": -1.0, " 10 ": -1.0, "-": 0.0}) == {"85": 0.5, "10": 0.5}
+    assert num.answer_probs_from_logprobs({"85": -1.0, " 10 ": -1.0, "-": 0.0}) == {"85": 0.5, "10": 0.5}
     likert = BUILTIN["likert5"]
-    assert likert.label_probs_from_logprobs({"4": math.log(0.6), "5": math.log(0.2)}) == pytest.approx({"4": 0.75, "5": 0.25})
+    assert likert.answer_probs_from_logprobs({"4": math.log(0.6), "5": math.log(0.2)}) == pytest.approx({"4": 0.75, "5": 0.25})
 
 
 def test_expected_value_and_label_values_by_hand():
     likert = BUILTIN["likert5"]
-    assert likert.label_values() == {"1": 1.0, "2": 2.0, "3": 3.0, "4": 4.0, "5": 5.0}
+    assert likert.answer_values() == {"1": 1.0, "2": 2.0, "3": 3.0, "4": 4.0, "5": 5.0}
     assert likert.expected_value({"4": 0.75, "5": 0.25}) == pytest.approx(4.25)      # 3 + 1.25
     assert likert.expected_value({}) is None and likert.expected_value(None) is None
     comp = BUILTIN["anchored"]
-    assert comp.label_values() == {"A++": 2, "A+": 1, "TIE": 0, "B+": -1, "B++": -2}
+    assert comp.answer_values() == {"A++": 2, "A+": 1, "TIE": 0, "B+": -1, "B++": -2}
     assert comp.expected_value({"A+": 0.5, "B++": 0.5}) == pytest.approx(-0.5)       # (1 - 2)/2
     assert (comp.value_lo, comp.value_hi) == (-2.0, 2.0)
 

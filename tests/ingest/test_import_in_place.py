@@ -18,8 +18,8 @@ from tests.fixtures import synthetic_verdicts
 from tests.ingest.test_import_streamed import ANCHORED, _pool
 
 STORED = ("SELECT j.name, f.name, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.sample, v.swapped, v.raw, "
-          "v.label, v.value, v.status, v.error, v.attempts, v.latency_ms, v.tokens_in, v.tokens_out, "
-          "v.label_probs, v.expected, v.endpoint, r.source, r.source_file, r.status "
+          "v.answer, v.value, v.status, v.error, v.attempts, v.latency_ms, v.tokens_in, v.tokens_out, "
+          "v.answer_probs, v.expected, v.endpoint, r.source, r.source_file, r.status "
           "FROM verdicts v JOIN judges j USING (judge_id) JOIN formats f USING (format_id) "
           "JOIN cell_runs r USING (cell_run_id) ORDER BY ALL")
 RUNS = ("SELECT j.name, f.name, r.source, r.status, count(v.cell_run_id) FROM cell_runs r "

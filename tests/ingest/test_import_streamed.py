@@ -20,7 +20,7 @@ from tests.conftest import db_snapshot, query_rows
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
 STORED = ("SELECT j.name, f.name, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.sample, v.swapped, v.raw, "
-          "v.label, v.value, v.status, v.error, v.label_probs, v.expected "
+          "v.answer, v.value, v.status, v.error, v.answer_probs, v.expected "
           "FROM verdicts v JOIN judges j USING (judge_id) JOIN formats f USING (format_id) ORDER BY ALL")
 
 # p00000 has no references: its anchor is the candidate shown as B most often in the whole file.

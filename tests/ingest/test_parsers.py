@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 from ingest.scoring.formats import BUILTIN, format_from_spec
-from ingest.scoring.formats._parsers import parse_labels
+from ingest.scoring.formats._parsers import parse_answer
 
 LIKERT = BUILTIN["likert5"]
 NUMERIC = BUILTIN["numeric100"]
@@ -114,13 +114,13 @@ def test_a_label_inside_prose_counts_when_it_is_the_only_label():
     assert ab.parse("Output (b)").status == "no_label"              # in prose a one-letter label is exact
 
 
-@pytest.mark.parametrize("fmt, raw, label", [
+@pytest.mark.parametrize("fmt, raw, answer", [
     (LIKERT, "3.5", "3.5"), (LIKERT, "7", "7"), (NUMERIC, "-5", "-5"), (LIKERT, "4/5", "4"),
     (NUMERIC, "85 out of 100", "85"), (BINARY, "**accept**", "ACCEPT"), (COMPARATIVE, "b++", "B++"),
     (COMPARATIVE, "verdict: tie", "TIE"), (LIKERT, "4 or 5", None), (BINARY, "", None),
 ])
-def test_parsed_label_is_the_format_label(fmt, raw, label):
-    assert fmt.parse(raw).label == label
+def test_parsed_answer_is_the_formats_answer(fmt, raw, answer):
+    assert fmt.parse(raw).answer == answer
 
 
 def test_parse_rate_follows_the_rule(db, write_jsonl, monkeypatch, tmp_path):
@@ -177,8 +177,8 @@ def test_one_letter_labels_need_no_letter_or_digit_on_either_side():
     labels = {"A": 1.0, "B": -1.0}
     # B inside "AB" (an upper-case neighbour), "xB" (a lower-case one), "Bx" and "B2": no label
     for raw in ("Verdict: AB", "Verdict: xB", "Verdict: Bx", "Verdict: B2"):
-        assert parse_labels(raw, labels).status == "no_label", raw
-    assert parse_labels("Verdict: (B).", labels) == (-1.0, "B", "ok")
+        assert parse_answer(raw, labels).status == "no_label", raw
+    assert parse_answer("Verdict: (B).", labels) == (-1.0, "B", "ok")
     with warnings.catch_warnings():      # labels no other test uses, so their patterns compile here
         warnings.simplefilter("error")
-        assert parse_labels("I pick Q.", {"Q": 1.0, "R": -1.0}) == (1.0, "Q", "ok")
+        assert parse_answer("I pick Q.", {"Q": 1.0, "R": -1.0}) == (1.0, "Q", "ok")

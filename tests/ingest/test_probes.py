@@ -71,6 +71,22 @@ def test_probe_pool_rows():
     assert len(sample) == 2 * 15 and sample == probe_rows(sample=3, seed=7) != probe_rows(sample=3, seed=8)
 
 
+def test_the_docs_and_the_page_agree_on_the_probe_set():
+    # 375 pairs in the source file, 50 of them style_ba (style with the slots reversed: left out), so a probe
+    # run judges 325 (probe_rows above); the command's docs and the Probes page say the same figure
+    from ingest.scoring.probes import probe_set
+    numbers = probe_set()
+    assert numbers == {"source": len(PAIRS), "probed": len(probe_rows()) // 2,
+                       "mirrored": sum(p["bias_type"] == "style_ba" for p in PAIRS)} == \
+        {"source": 375, "probed": 325, "mirrored": 50}
+    from tests.conftest import REPO
+    docs = (REPO / "docs" / "command-line.md").read_text()
+    assert "Judges the built-in probe set (325 controlled pairs: the 375 of Soumik" in docs
+    assert "all 325 without --sample" in docs and "(the 375 controlled pairs" not in docs
+    page = (REPO / "app" / "views" / "probes" / "page.py").read_text()
+    assert "325" not in page and "375" not in page          # the page writes the figures of probe_set()
+
+
 def test_a_slot_biased_fake_judge(db):
     """fake: with equal references its margin is slot_bias + N(0, noise * (2 - -2) / 2), read as the
     nearest label: slot A preferred when it is > 0.5, slot B when < -0.5. slot_bias 0.5, noise 0.15:
@@ -183,6 +199,7 @@ def test_probes_page_shows_biases_and_launches_a_run(db, monkeypatch):
     at.switch_page("views/probes/page.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.header[0].value == "Probes & mitigations"
+    assert at.caption[0].value.startswith("The built-in probe set: 325 controlled pairs (the 375 of Soumik")
     assert len(at.dataframe) == 2                     # truncation accuracy; the mitigations table
     at.text_input[0].set_value("dash")
     at.text_input[1].set_value("swap")

@@ -23,7 +23,7 @@ STORE = Path(__file__).resolve().parents[2] / "ingest" / "store"
 FRAMES = {"prompts_df": "SELECT * FROM prompts", "candidates_df": "SELECT * FROM candidates",
           "verdict_rows": "SELECT * FROM verdicts", "new_rows": "SELECT * FROM verdicts",
           "call_keys": "SELECT 0::BIGINT AS _pos, * FROM verdicts", "batch_rows": "SELECT * FROM batch_calls",
-          "wanted_ids": "SELECT custom_id FROM batch_calls", "label_rows": "SELECT * FROM labels",
+          "wanted_ids": "SELECT custom_id FROM batch_calls", "label_rows": "SELECT * FROM pair_labels",
           "members_df": "SELECT * FROM subset_members", "gen_df": "SELECT * FROM generations",
           "eval_df": "SELECT * FROM evaluations"}
 FRAMES |= {"accept_label_rows": "SELECT * FROM accept_labels",
@@ -46,19 +46,19 @@ def empty(tmp_path_factory):
     path = tmp_path_factory.mktemp("attached") / "verdicts.parquet"
     pl.DataFrame(ATTACHED).write_parquet(path)
     PARAMS.update(files=[str(path)], paths=[str(path)], pools=[1], judges=[None], formats=[None], union=True)
-    for name in ("set_attached_files", "attached_raw", "attached_cells", "verdict_source_attached", "scope_judges",
+    for name in ("set_attached_files", "attached_raw", "attached_judgings", "verdict_source_attached", "scope_judges",
                  "verdict_source_whole"):
         _sql.script(con, name, **{k: PARAMS[k] for k in _sql.params_of(_sql.text(name))})
-    con.execute("CREATE TEMP TABLE parsed_raws AS SELECT judge, format, raw, label, value, status FROM attached_raw, "
-                "(SELECT 'x' AS label, 1.0 AS value, 'ok' AS status) LIMIT 0")
+    con.execute("CREATE TEMP TABLE parsed_raws AS SELECT judge, format, raw, answer, value, status FROM attached_raw, "
+                "(SELECT 'x' AS answer, 1.0 AS value, 'ok' AS status) LIMIT 0")
     con.execute("CREATE TEMP TABLE attached_files_df AS SELECT path, 0::BIGINT AS size, 0::BIGINT AS mtime_ns, "
                 "0::BIGINT AS n_rows, judge, format FROM attached_raw LIMIT 0")
     # a Parquet verdict file imported where it lies (store._file_import): the frames it registers, its views
     con.execute("CREATE TEMP TABLE import_formats AS SELECT 'likert5' AS format, 'pointwise' AS kind, "
                 "NULL::VARCHAR AS pairing LIMIT 0")
-    con.execute("CREATE TEMP TABLE import_cells AS SELECT 'j' AS judge, 'likert5' AS format, 1 AS judge_id, "
+    con.execute("CREATE TEMP TABLE import_judgings AS SELECT 'j' AS judge, 'likert5' AS format, 1 AS judge_id, "
                 "1 AS format_id, false AS held, 1 AS cell_run_id LIMIT 0")
-    con.execute("CREATE TEMP TABLE import_answers AS SELECT format, raw, label, value, status FROM verdicts, "
+    con.execute("CREATE TEMP TABLE import_answers AS SELECT format, raw, answer, value, status FROM verdicts, "
                 "(SELECT 'likert5' AS format) LIMIT 0")
     con.execute("CREATE TEMP TABLE import_endpoints AS SELECT endpoint, endpoint AS public FROM verdicts LIMIT 0")
     con.execute("CREATE TEMP TABLE import_reference_anchors AS SELECT prompt_idx, a_idx AS anchor_idx FROM verdicts "

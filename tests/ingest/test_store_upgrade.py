@@ -15,12 +15,14 @@ import pytest
 from tests.documents import differences, keeps
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-V7, V11 = DATA / "v7", DATA / "v11"
+V7, V11, V19 = DATA / "v7", DATA / "v11", DATA / "v19"
 COMMANDS = ["pools", "audit", "bias", "rank", "calibrate", "positions", "levels", "variance"]
 V11_COMMANDS = COMMANDS + ["consistency"]
 # The words issue 25 renamed in a printed document (DESIGN.md 'One word per thing'): drift's cell
 # runs were `first_run` / `last_run`, and a run is now only a background run.
 RENAMED = {"first_run": "first_cell_run", "last_run": "last_cell_run"}
+# The tables migration 020 renamed: the human labels of pairs (docs/layout.md#the-database).
+TABLES_RENAMED = {"labels": "pair_labels"}
 
 
 def _unpack(folder: Path, name: str, tmp_path: Path) -> Path:
@@ -38,6 +40,11 @@ def old_db(tmp_path) -> Path:
 @pytest.fixture
 def v11_db(tmp_path) -> Path:
     return _unpack(V11, "v11", tmp_path)
+
+
+@pytest.fixture
+def v19_db(tmp_path) -> Path:
+    return _unpack(V19, "v19", tmp_path)
 
 
 def _renamed(doc):
@@ -78,12 +85,13 @@ def test_the_old_database_migrates_and_keeps_its_rows(old_db):
     assert after["batch_exports"] == after["batch_calls"] == 0          # new in 010, empty
     new_in_14 = ("accept_labels", "label_queues", "label_queue_items", "label_orders")   # empty
     new_in_15 = ("juries", "jury_members")                                                # empty
-    new_in_16 = ("derived_results",)     # 017's derived results (issue 29), empty (016's three tables: gone in 018)
-    assert all(after[t] == 0 for t in new_in_14 + new_in_15 + new_in_16)
+    new_in_16 = ("derived_results",)     # 017's derived results, empty (016's three tables: gone in 018)
+    new_in_21 = ("judge_timings",)                                                        # empty
+    assert all(after[t] == 0 for t in new_in_14 + new_in_15 + new_in_16 + new_in_21)
     assert after["id_marks"] == before["id_marks"] + 1   # label_queues' mark
     assert {t: n for t, n in after.items() if t not in ("_migrations", "batch_exports", "batch_calls", "id_marks")
-            + new_in_14 + new_in_15 + new_in_16} == \
-        {t: n for t, n in before.items() if t not in ("_migrations", "training_runs", "id_marks")}
+            + new_in_14 + new_in_15 + new_in_16 + new_in_21} == \
+        {TABLES_RENAMED.get(t, t): n for t, n in before.items() if t not in ("_migrations", "training_runs", "id_marks")}
 
 
 def test_keeps_is_strict_on_old_keys():
@@ -150,7 +158,7 @@ def test_migration_12_renames_the_columns_and_keeps_every_row(v11_db):
     assert "cell_run_id" in _columns(v11_db, "batch_calls") and "decoding_settings" in _columns(v11_db, "batch_exports")
     assert "run_id" in _columns(v11_db, "generations") and "job_id" not in _columns(v11_db, "evaluations")
     con = duckdb.connect(str(v11_db), read_only=True)
-    after = {t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in before}
+    after = {t: con.execute(f'SELECT * FROM "{TABLES_RENAMED.get(t, t)}" ORDER BY ALL').fetchall() for t in before}
     pairings = con.execute("SELECT kind, pairing, count(*) FROM formats GROUP BY ALL ORDER BY ALL").fetchall()
     con.close()
     # migration 18's cell_runs.attached: null on every cell run that is not an attach's
@@ -221,3 +229,110 @@ def test_a_journal_left_by_version_11_is_replayed_into_the_renamed_column(v11_db
                        "f": row["format_id"], "b": row["b_idx"]}).fetchall()
     con.close()
     assert got == [(row["run_id"], row["value"])]
+    con = duckdb.connect(str(v11_db), read_only=True)      # the answer too, under its schema-20 name
+    (answer,) = con.execute("SELECT answer FROM verdicts WHERE judge_id = $j AND prompt_idx = $p AND a_idx = $a "
+                            "AND sample = $s AND format_id = $f AND b_idx IS NOT DISTINCT FROM $b",
+                            {"j": row["judge_id"], "p": row["prompt_idx"], "a": row["a_idx"], "s": row["sample"],
+                             "f": row["format_id"], "b": row["b_idx"]}).fetchone()
+    con.close()
+    assert answer == row["label"] and answer is not None
+
+
+# -- schema 19, written by the last version before migration 020 --------------------------------------
+
+V19_COMMANDS = V11_COMMANDS + ["judges"]
+
+
+def _rows(db: Path, tables) -> dict[str, list[tuple]]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in tables}
+    finally:
+        con.close()
+
+
+def _tables(db: Path) -> list[str]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return sorted(t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
+    finally:
+        con.close()
+
+
+def test_migration_20_renames_the_answer_and_the_pair_labels_and_keeps_every_row(v19_db):
+    before_tables = [t for t in _tables(v19_db) if t != "_migrations"]
+    before = _rows(v19_db, before_tables)
+    verdict_columns, label_columns = _columns(v19_db, "verdicts"), _columns(v19_db, "labels")
+    # the v19 file as written: sim 24 likert5 + 24 binary + 8 prompts x 3 pairs x 2 orders of tournament,
+    # sim-2 24 + 24, outside 24 imported, the jury 'panel' 24 likert5 + 24 binary; 8 pairs and 24 candidates
+    # labelled by two annotators each
+    assert len(before["verdicts"]) == 24 + 24 + 48 + 24 + 24 + 24 + 48
+    assert (len(before["labels"]), len(before["accept_labels"])) == (16, 48)
+
+    proc = _cli(v19_db, "pools", "--json")      # any command migrates
+    assert proc.returncode == 0, proc.stderr
+    renamed = {"label": "answer", "label_probs": "answer_probs"}
+    assert _columns(v19_db, "verdicts") == [renamed.get(c, c) for c in verdict_columns]
+    assert "labels" not in _tables(v19_db) and _columns(v19_db, "pair_labels") == label_columns
+    # every row kept, value for value, under the new names (a rename rewrites no value)
+    after = _rows(v19_db, [TABLES_RENAMED.get(t, t) for t in before_tables])
+    assert {t: after[TABLES_RENAMED.get(t, t)] for t in before_tables} == before
+    # the moved columns are not empty: every member's call answered (a jury's median between two answers has none)
+    answers = [row[verdict_columns.index("label")] for row in before["verdicts"]]
+    probs = [row[verdict_columns.index("label_probs")] for row in before["verdicts"]]
+    assert sum(a is not None for a in answers) >= 168 and sum(p is not None for p in probs) >= 168
+
+
+def test_migration_20_names_the_attached_answers_answer(v19_db):
+    # an attached judging's parses (schema 18) hold each distinct raw answer parsed: the field `label` becomes
+    # `answer`, value for value; a cell run that is no attach's keeps its null
+    con = duckdb.connect(str(v19_db))
+    con.execute("INSERT INTO cell_runs (cell_run_id, pool_id, judge_id, format_id, source, status, attached) "
+                "VALUES (999, 1, 1, 1, 'attach', 'finished', {'files': [], 'parses': ["
+                "{'raw': ' 4', 'label': '4', 'value': 4.0, 'status': 'ok'}, "
+                "{'raw': 'maybe', 'label': NULL, 'value': NULL, 'status': 'no_label'}]})")
+    n_null = con.execute("SELECT count(*) FROM cell_runs WHERE attached IS NULL").fetchone()[0]
+    con.close()
+    proc = _cli(v19_db, "pools", "--json")
+    assert proc.returncode == 0, proc.stderr
+    con = duckdb.connect(str(v19_db), read_only=True)
+    (parses,) = con.execute("SELECT attached.parses FROM cell_runs WHERE cell_run_id = 999").fetchone()
+    assert con.execute("SELECT count(*) FROM cell_runs WHERE attached IS NULL").fetchone()[0] == n_null > 0
+    con.close()
+    assert parses == [{"raw": " 4", "answer": "4", "value": 4.0, "status": "ok"},
+                      {"raw": "maybe", "answer": None, "value": None, "status": "no_label"}]
+
+
+@pytest.mark.parametrize("command", V19_COMMANDS)
+def test_every_reading_prints_what_version_19_printed(v19_db, command):
+    args = [command] if command == "pools" else [command, "--pool", "v19"]
+    proc = _cli(v19_db, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert keeps(json.loads((V19 / f"{command}.json").read_text()), json.loads(proc.stdout)) == []
+
+
+@pytest.mark.parametrize("target", ["accept", "winrate"])
+def test_the_estimates_are_version_19s(v19_db, target):
+    proc = _cli(v19_db, "estimate", "--pool", "v19", "--target", target, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert keeps(json.loads((V19 / f"estimate-{target}.json").read_text()), json.loads(proc.stdout)) == []
+
+
+def test_drift_the_report_and_the_export_are_version_19s(v19_db, tmp_path):
+    proc = _cli(v19_db, "drift", "--pool", "v19", "--judge", "sim-2", "--against", "sim", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert keeps(json.loads((V19 / "drift.json").read_text()), json.loads(proc.stdout)) == []
+    out = tmp_path / "report.json"
+    proc = _cli(v19_db, "report", "--pool", "v19", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    old, new = json.loads((V19 / "report.json").read_text()), json.loads(out.read_text())
+    assert new.pop("generated_at") > old.pop("generated_at")
+    assert keeps(old, new) == []
+    rows = tmp_path / "verdicts.jsonl"
+    proc = _cli(v19_db, "export-verdicts", "--pool", "v19", "--out", str(rows))
+    assert proc.returncode == 0, proc.stderr
+    old = [json.loads(line) for line in (V19 / "export-verdicts.jsonl").read_text().splitlines()]
+    new = [json.loads(line) for line in rows.read_text().splitlines()]
+    # the file keeps a verdict file's names for the answer (docs/files.md#verdict-file)
+    assert all("label" in r and "label_probs" in r and "answer" not in r for r in new)
+    assert differences(old, new) == []

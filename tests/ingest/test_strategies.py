@@ -112,7 +112,7 @@ def test_swap_over_a_judge_that_always_answers_a_plus_gives_ties_over_http(tmp_p
     assert out["judge"] == "m+swap" and out["made"] == 9          # 3 prompts x 3 pairs
     assert requests == 18                                         # two orders each
     from tests.conftest import query_rows
-    assert query_rows(db, "SELECT DISTINCT label FROM verdicts") == [("TIE",)]
+    assert query_rows(db, "SELECT DISTINCT answer FROM verdicts") == [("TIE",)]
 
 
 def test_cost_accounting_counts_calls_and_tokens_exactly(tmp_path, db):

@@ -36,7 +36,7 @@ def test_pointwise_and_comparative(db, pool, write_jsonl):
     result = import_verdicts(db, write_jsonl("v.jsonl", rows), pool)
     assert result["imported"] == 6
     assert result["status_counts"] == {"failed": 1, "no_label": 1, "ok": 4}
-    got = query_rows(db, "SELECT f.name, a_idx, b_idx, swapped, sample, label, value, status "
+    got = query_rows(db, "SELECT f.name, a_idx, b_idx, swapped, sample, answer, value, status "
                     "FROM verdicts JOIN formats f USING (format_id) ORDER BY f.name, a_idx, sample")
     assert got == [
         ("binary", 3, None, False, 0, None, None, "failed"),
@@ -146,8 +146,8 @@ MIXED = [
     {"judge": "k", "format": "binary", "prompt_id": "q2", "candidate_id": "a", "raw": None, "error": "HTTP 500",
      "tokens_in": 12, "latency_ms": 3.5},
 ]
-STORED = ("SELECT j.name, f.name, decoding, prompt_idx, a_idx, b_idx, swapped, sample, raw, label, value, status, "
-          "error, attempts, latency_ms, tokens_in, tokens_out, label_probs, expected, verdicts.endpoint "
+STORED = ("SELECT j.name, f.name, decoding, prompt_idx, a_idx, b_idx, swapped, sample, raw, answer, value, status, "
+          "error, attempts, latency_ms, tokens_in, tokens_out, answer_probs, expected, verdicts.endpoint "
           "FROM verdicts JOIN judges j USING (judge_id) JOIN formats f USING (format_id) "
           "ORDER BY j.name, f.name, prompt_idx, a_idx, b_idx, sample")
 
@@ -177,7 +177,7 @@ def test_parquet_import_stores_what_the_jsonl_import_stores(db, pool, write_json
     (lambda r: {**r, "judge": 7}, r"v.parquet, row 1, field 'judge': must be text, not a column of type Int64"),
     (lambda r: {**r, "label_probs": 1}, r"v.parquet, row 1, field 'label_probs': must be JSON text or a struct"),
     (lambda r: {**r, "tokens_in": "many"}, r"v.parquet, row 1, field 'tokens_in': must be a number"),
-    (lambda r: {**r, "label_probs": '{"4": 1.5}'}, r"v.parquet, row 1, field 'label_probs': must map labels to "
+    (lambda r: {**r, "label_probs": '{"4": 1.5}'}, r"v.parquet, row 1, field 'label_probs': must map answers to "
                                                    r"probabilities in \[0, 1\]"),
     (lambda r: {**r, "candidate_id": "zz"}, r"v.parquet, row 1, field 'candidate_id': unknown candidate 'zz'"),
 ])

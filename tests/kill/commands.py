@@ -36,13 +36,13 @@ CANDIDATES = Rows("SELECT p.name AS pool, c.cand_idx, c.prompt_idx, c.candidate_
                   "c.reference, c.model, c.split FROM {s}.candidates c LEFT JOIN {s}.pools p USING (pool_id)",
                   ("pool", "cand_idx"))
 VERDICTS = Rows("SELECT p.name AS pool, j.name AS judge, f.name AS format, v.decoding, v.prompt_idx, v.a_idx, "
-                "v.b_idx, v.swapped, v.sample, v.raw, v.label, v.value, v.status, v.error, v.attempts, v.tokens_in, "
-                "v.tokens_out, v.label_probs, v.expected, v.endpoint FROM {s}.verdicts v " + NAMES,
+                "v.b_idx, v.swapped, v.sample, v.raw, v.answer, v.value, v.status, v.error, v.attempts, v.tokens_in, "
+                "v.tokens_out, v.answer_probs, v.expected, v.endpoint FROM {s}.verdicts v " + NAMES,
                 ("pool", "judge", "format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"))
 JUDGES = Rows("SELECT name, provider, model, endpoint, settings, identity FROM {s}.judges", ("name",))
 FORMATS = Rows("SELECT name, kind, pairing, spec_hash FROM {s}.formats", ("name",))
 LABELS = Rows("SELECT p.name AS pool, l.prompt_idx, l.a_idx, l.b_idx, l.label, l.annotator, l.source, "
-              "l.source_sha256, l.line FROM {s}.labels l LEFT JOIN {s}.pools p USING (pool_id)",
+              "l.source_sha256, l.line FROM {s}.pair_labels l LEFT JOIN {s}.pools p USING (pool_id)",
               ("pool", "prompt_idx", "a_idx", "b_idx", "annotator"))
 
 

@@ -67,7 +67,7 @@ def test_the_page_shows_pairs_losses_and_dpo_margins(hand, monkeypatch):  # noqa
     assert not at.exception
     at.selectbox(key="format").set_value("tournament").run()
     assert not [m for m in at.markdown if "both orders:" in m.value]     # SFT: no pairs section
-    at.radio(key="train_method").set_value("dpo").run()                 # the Train button now trains DPO
+    at.radio(key="method").set_value("dpo").run()                 # the Train button now trains DPO
     at.toggle[0].set_value(True).run()
     assert not at.exception
     texts = [m.value for m in at.markdown]

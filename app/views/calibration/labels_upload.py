@@ -7,6 +7,7 @@ import polars as pl
 import streamlit as st
 
 from app import data
+from audit import plural
 from ingest import UserError
 
 
@@ -30,8 +31,9 @@ def labels_upload(pool: str, labels: pl.DataFrame) -> None:
         except UserError as exc:
             st.error(str(exc))
         else:
-            st.session_state["labels_note"] = (f"Imported {out['imported']} labels ({out['n_pairs']} pairs, "
-                                               f"{out['n_annotators']} annotators).")
+            st.session_state["labels_note"] = (f"Imported {plural(out['imported'], 'label')} ("
+                                               f"{plural(out['n_pairs'], 'pair')}, "
+                                               f"{plural(out['n_annotators'], 'annotator')}).")
             st.rerun()
     if "labels_note" in st.session_state:
         st.success(st.session_state.pop("labels_note"))

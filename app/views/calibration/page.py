@@ -6,14 +6,17 @@ import streamlit as st
 
 from app import charts_trust, data
 from app import tables
+from audit import plural
 from app.views.calibration.confidence import confidence_section
+from app.views.calibration.human_scale import human_scale_section
 from app.views.calibration.labels_upload import labels_upload
 
 pool = data.page_pool("Calibration")
 labels = data.stored_labels(pool)
 labels_upload(pool, labels)
 if labels.height == 0:
-    st.info("No human labels for this pool yet: upload a labels file above.")
+    st.info("No human labels of pairs for this pool yet: upload a labels file above.")
+    human_scale_section(pool)
     st.stop()
 
 left, mid, right = st.columns([1, 1, 1])
@@ -31,12 +34,13 @@ cells = data.calibrate(pool, None, 2000, 0, declared, width)
 humans = data.human_ceiling(pool).to_dicts()[0]
 if cells.height == 0:
     st.info("No comparative verdict on a labelled pair.")
+    human_scale_section(pool)
     st.stop()
 a, b, c = st.columns(3)
 a.metric("labelled pairs", labels.select("prompt_idx", pl.min_horizontal("a_idx", "b_idx").alias("x"),
                                          pl.max_horizontal("a_idx", "b_idx").alias("y")).unique().height)
 b.metric("human-human kappa (ceiling)", "n/a" if humans["kappa"] is None else f"{humans['kappa']:.3f}",
-         help=f"{humans['n_pairs']} pairs with several annotators, {humans['n_comparisons']} annotator pairs")
+         help=f"{plural(humans['n_pairs'], 'pair')} with several annotators, {plural(humans['n_comparisons'], 'annotator pair')}")
 c.metric("declared threshold", "none" if declared is None else f"{declared:.2f}")
 st.altair_chart(charts_trust.kappa_forest(cells, humans, declared), width="stretch")
 st.caption("Points: kappa over A / B / tie with 95% bootstrap intervals over pairs. Green band: human-human "
@@ -48,4 +52,5 @@ conf = cells["confusion"][pick].to_list()
 tables.show(pl.DataFrame({"humans \\ judge": ["A", "B", "tie"], "A": conf[0::3], "B": conf[1::3], "tie": conf[2::3]}),
             width="content")
 
+human_scale_section(pool)
 confidence_section(cells)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from app.charts import WIDE, bin_x, count_y, step_x
 from app.cli import request_for
 from app.evaluate_form import trained_run_caption
 from ingest.runs import RunRequest
@@ -49,13 +50,13 @@ def binned_chart(bins: pl.DataFrame, title: str, cut: float | None = None, stack
     """bins: set (kept | dropped), lo, hi, n (train.curation_view.bins) -> bars of prompts per bin, the
     cut marked when given: histograms drawn from counts (flat in the pool's size)."""
     bars = alt.Chart(bins.to_pandas()).mark_bar(opacity=0.8 if stacked else 0.7).encode(
-        x=alt.X("lo:Q", title=title), x2="hi:Q", y=alt.Y("n:Q", title="prompts", stack=True if stacked else None),
+        x=bin_x("lo:Q", title), x2="hi:Q", y=count_y("n:Q", "prompts", stack=True if stacked else None),
         color=alt.Color("set:N", scale=SET_SCALE, title="set"))
     if cut is None:
-        return bars.properties(height=220)
+        return bars.properties(**WIDE, height=220)
     rule = alt.Chart(pl.DataFrame({"cut": [cut]}).to_pandas()).mark_rule(color="#d7301f", strokeWidth=2).encode(
         x="cut:Q")
-    return (bars + rule).properties(height=220)
+    return (bars + rule).properties(**WIDE, height=220)
 
 
 def loss_chart(curves: pl.DataFrame) -> alt.Chart:
@@ -63,14 +64,14 @@ def loss_chart(curves: pl.DataFrame) -> alt.Chart:
     dots, eval dashed with squares; whole steps on the x axis."""
     kinds = alt.Scale(domain=["train", "eval"])
     return alt.Chart(curves.to_pandas()).mark_line(point=True).encode(
-        x=alt.X("step:Q", title="optimiser step", axis=alt.Axis(format="d", tickMinStep=1)),
-        y=alt.Y("loss:Q", scale=alt.Scale(zero=False)), color=alt.Color("run:N"),
+        x=step_x(), y=alt.Y("loss:Q", scale=alt.Scale(zero=False, padding=8)),
+        color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)),
         strokeDash=alt.StrokeDash("kind:N", scale=alt.Scale(domain=["train", "eval"], range=[[1, 0], [6, 4]]),
                                   title="loss on"),
         shape=alt.Shape("kind:N", scale=kinds.copy(), title="loss on"),
         tooltip=[alt.Tooltip("run:N"), alt.Tooltip("kind:N", title="loss on"), alt.Tooltip("step:Q", format="d"),
                  alt.Tooltip("loss:Q", format=".4f")]
-    ).properties(height=260)
+    ).properties(**WIDE, height=260)
 
 
 def finished_runs(rows: list[dict], outcomes: dict) -> pl.DataFrame:

@@ -9,6 +9,7 @@ import streamlit as st
 from app import data, url_state
 from app.cli import command_line
 from app.runs_panel import runs_panel
+from audit import plural
 from app.views.curate import form as tf
 from app.views.curate.preview import curation_preview
 from app.views.curate.pairs import preference_pairs
@@ -30,7 +31,10 @@ if st.session_state.get(url_state.FORMAT) not in fmts:   # e.g. none chosen whil
     st.session_state.pop(url_state.FORMAT, None)
 fmt = c.selectbox("Format", fmts, disabled=policy != "judge", key=url_state.FORMAT, bind="query-params")
 modes = sorted(cell.filter(pl.col("format") == fmt)["decoding"].unique().to_list()) if fmt else []
-decoding = c.selectbox("Decoding", modes, disabled=policy != "judge") if len(modes) > 1 else None
+if st.session_state.get(url_state.CURATE_DECODING) not in (None, *modes):
+    st.session_state.pop(url_state.CURATE_DECODING)
+decoding = c.selectbox("Decoding", modes, disabled=policy != "judge", key=url_state.CURATE_DECODING,
+                       bind="query-params") if len(modes) > 1 else None
 rate = d.select_slider("Rate", [0.05, 0.1, 0.25, 0.5, 0.75, 1.0], value=0.25, disabled=policy == "full",
                        key=url_state.RATE, bind="query-params")
 seeds = e.multiselect("Seeds", list(range(10)), default=[0], key=url_state.SEEDS, bind="query-params")
@@ -43,7 +47,7 @@ curation_preview(pool, cell, policy, judge, fmt, decoding, rate, seed, scores)
 
 st.subheader("Train")
 base, hp = hyper_parameters(pool)
-method = st.radio("Method", ["sft", "dpo"], horizontal=True, key="train_method", format_func={
+method = st.radio("Method", ["sft", "dpo"], horizontal=True, key=url_state.METHOD, bind="query-params", format_func={
     "sft": "SFT on the subset above", "dpo": "DPO on the judge's preference pairs"}.get)
 if method == "dpo":   # the same Train button launches it
     request = preference_pairs(pool, judge, fmt, decoding, base, seed, hp)
@@ -54,8 +58,10 @@ else:
     except UserError as exc:
         request = None
         st.error(str(exc))
-grid_fmts = st.multiselect("Grid formats", sorted(cell["format"].unique().to_list()) if judge else [])
-grid_rates = st.multiselect("Grid rates", [0.05, 0.1, 0.25, 0.5], default=[0.1, 0.25])
+grid_fmts = st.multiselect("Grid formats", sorted(cell["format"].unique().to_list()) if judge else [],
+                           key=url_state.GRID_FORMATS, bind="query-params")
+grid_rates = st.multiselect("Grid rates", [0.05, 0.1, 0.25, 0.5], default=[0.1, 0.25], key=url_state.GRID_RATES,
+                            bind="query-params")
 go, go_grid = st.columns(2)
 try:
     grid = tf.grid_requests(pool, judge, grid_fmts, decoding, grid_rates, seeds or [0], base, hp) \
@@ -63,7 +69,7 @@ try:
     if go.button("Train", type="primary", icon=":material/model_training:", disabled=request is None):
         st.success(f"Started run {data.launch_run(request, pool=pool, queue='train')}: it goes on if "
                    "this page is closed; runs of the train queue take turns.")
-    if go_grid.button(f"Train the grid ({len(grid)} runs)", disabled=not grid):
+    if go_grid.button(f"Train the grid ({plural(len(grid), 'run')})", disabled=not grid):
         ids = [data.launch_run(r, pool=pool, queue="train") for r in grid]
         st.success(f"Queued runs {ids[0]}-{ids[-1]}.")
 except UserError as exc:

@@ -11,7 +11,9 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from app import data
+from app import data, url_state
+from app.charts import WIDE, count_axis, row_axis, step_x
+from audit import plural
 from app.cli import command_line, request_for
 from app.evaluate_form import trained_run_caption
 from app.runs_panel import follow
@@ -29,7 +31,7 @@ def headline(row: dict, both_orders: bool) -> str:
     what = row["format"] + (", both orders" if both_orders and row["kind"] == "comparative" else "")
     lost = [f"{row[k]} lost to {OUTCOMES[k]}" if k == "flipped" else f"{row[k]} {OUTCOMES[k]}"
             for k in ("flipped", "tied", "below_margin", "one_order_only") if row[k]]
-    return f"{what}: {row['pairs']} pairs" + ("; " + "; ".join(lost) if lost else "")
+    return f"{what}: {plural(row['pairs'], 'pair')}" + ("; " + "; ".join(lost) if lost else "")
 
 
 def losses_chart(table: pl.DataFrame) -> alt.Chart:
@@ -38,9 +40,11 @@ def losses_chart(table: pl.DataFrame) -> alt.Chart:
         index="cell", on=list(OUTCOMES), variable_name="outcome", value_name="n").with_columns(
         pl.col("outcome").replace(OUTCOMES))
     return alt.Chart(long.to_pandas()).mark_bar().encode(
-        y=alt.Y("cell:N", title=None), x=alt.X("n:Q", title="candidate pairs (pointwise: prompts)"),
-        color=alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOMES.values()), range=COLOURS), title=None),
-        tooltip=["cell:N", "outcome:N", "n:Q"]).properties(height=max(120, 28 * table.height))
+        y=alt.Y("cell:N", axis=row_axis(), sort=None),     # every bar named, in full
+        x=alt.X("n:Q", axis=count_axis("candidate pairs (pointwise: prompts)"), scale=alt.Scale(zero=True)),
+        color=alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOMES.values()), range=COLOURS), title=None,
+                        legend=alt.Legend(orient="bottom", columns=3, labelLimit=0)),
+        tooltip=["cell:N", "outcome:N", "n:Q"]).properties(**WIDE, height=alt.Step(28))
 
 
 def dpo_request(pool: str, judge: str, fmt: str, decoding: str | None, min_margin: float, both_orders: bool,
@@ -63,8 +67,9 @@ def preference_pairs(pool: str, judge: str | None, fmt: str | None, decoding: st
         return None
     a, b = st.columns(2)
     margin = a.number_input("Min margin", 0.0, 100.0, 0.0, step=0.25, help="comparative: the verdict margin; "
-                            "pointwise: the normalised score difference")
-    both = b.toggle("Both orders", help="comparative: only pairs judged in both orders that agree")
+                            "pointwise: the normalised score difference", key=url_state.MIN_MARGIN, bind="query-params")
+    both = b.toggle("Both orders", help="comparative: only pairs judged in both orders that agree",
+                    key=url_state.BOTH_ORDERS, bind="query-params")
     table = data.pair_table(pool, judge, margin, both, seed)
     if table.height == 0:
         st.info(f"No verdicts of {judge} in this pool to pair.")
@@ -101,6 +106,7 @@ def _dpo_curves(rows: list[dict]) -> None:
     left, right = st.columns(2)
     for col, figure in ((left, "loss"), (right, "rewards/margins")):
         col.altair_chart(alt.Chart(frame.filter(pl.col("figure") == figure).to_pandas()).mark_line(point=True).encode(
-            x=alt.X("step:Q", title="optimiser step", axis=alt.Axis(format="d", tickMinStep=1)),
-            y=alt.Y("value:Q", title=f"DPO {figure}", scale=alt.Scale(zero=False)), color="run:N",
-            tooltip=["run:N", "step:Q", alt.Tooltip("value:Q", format=".4f")]).properties(height=220), width="stretch")
+            x=step_x(), y=alt.Y("value:Q", title=f"DPO {figure}", scale=alt.Scale(zero=False, padding=8)),
+            color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)),
+            tooltip=["run:N", "step:Q", alt.Tooltip("value:Q", format=".4f")]).properties(**WIDE, height=220),
+            width="stretch")

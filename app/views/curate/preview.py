@@ -8,10 +8,21 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from app import data
+from app import data, pool_summary
+from audit import plural
 from train.curation_view import OVERLAP_RATES, SEED, first_choice, split_view, view_args
+from train.heldout import SHARE
 from app.tables import view as table_view
 from app.views.curate import form as tf
+
+
+def heldout_words(n_heldout: int, n_marked: int, share: float = SHARE) -> str:
+    """Where the held-out prompts come from, said where curation sets them aside: the prompts the pool
+    marks (split = heldout), else a seeded share of its prompts (train/heldout.py)."""
+    why = ("the prompts this pool marks as held out (split = heldout)" if n_marked else
+           f"a seeded {share:.0%} of this pool's prompts, since it marks none as held out (split = heldout)")
+    return (f"Held out for evaluation: {plural(n_heldout, 'prompt')}, {why}; never curated, and the prompts "
+            "the Evaluate page answers.")
 
 
 def curation_preview(pool: str, cell: pl.DataFrame, policy: str, judge: str | None, fmt: str | None,
@@ -25,6 +36,8 @@ def curation_preview(pool: str, cell: pl.DataFrame, policy: str, judge: str | No
     m[2].metric("Tie-broken picks", f"{s['n_tie_broken'] / max(s['n_selected'], 1):.0%}",
                 help=f"{s['n_pick_tied']} within a prompt, {s['n_cut_tied']} at the cut: coin flips, not quality")
     m[3].metric("Cut", "n/a" if s["cut_value"] is None else f"{s['cut_value']:.3g}")
+    marked = pool_summary.counts(data.result("pool_summary", pool))[3]      # candidates marked held out
+    st.caption(heldout_words(s["n_heldout_prompts"], marked))
     left, right = st.columns(2)
     left.altair_chart(tf.binned_chart(values, "selecting value (score, length or reference)", s["cut_value"]),
                       width="stretch")

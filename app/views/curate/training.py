@@ -11,8 +11,15 @@ from app.placeholders import placeholder_warning
 from app.runs_panel import follow
 from app.views.curate import curves, form as tf
 
-HYPER = ["epochs", "learning_rate", "batch_size", "micro_batch_size", "lora_r", "lora_alpha", "lora_dropout",
-         "max_length"]
+HYPER = list(url_state.HYPER_NAMES)    # each kept in the address as ?hp_NAME= (app/url_state.py)
+
+
+def _preset_values() -> None:
+    """A preset just picked sets its max steps and hyper-parameters (the fields are kept in the address, so
+    their own defaults no longer follow the preset)."""
+    preset = tf.PRESETS[st.session_state[url_state.PRESET]]
+    st.session_state.update({url_state.STEPS: preset["max_steps"],
+                             **{url_state.HYPER + key: preset[key] for key in HYPER}})
 
 
 def hyper_parameters(pool: str | None = None) -> tuple[str, dict]:
@@ -22,15 +29,15 @@ def hyper_parameters(pool: str | None = None) -> tuple[str, dict]:
         placeholder_warning(pool, "train")     # stored (data.placeholders)
     bases = data.base_models()
     a, b, c = st.columns(3)
-    base = a.selectbox("Base model", list(bases))
+    base = a.selectbox("Base model", list(bases), key=url_state.BASE, bind="query-params")
     preset = tf.PRESETS[b.radio("Preset", list(tf.PRESETS), horizontal=True, help="quick: a few minutes on 2 CPU cores",
-                                key=url_state.PRESET, bind="query-params", on_change=lambda: st.session_state.update(
-                                    {url_state.STEPS: tf.PRESETS[st.session_state[url_state.PRESET]]["max_steps"]}))]
+                                key=url_state.PRESET, bind="query-params", on_change=_preset_values)]
     hp = {"max_steps": c.number_input("Max steps (0: epochs)", 0, 100_000, preset["max_steps"], key=url_state.STEPS,
                                       bind="query-params")}
     cols = st.columns(4)
     for i, key in enumerate(HYPER):
-        hp[key] = cols[i % 4].number_input(key.replace("_", " "), value=preset[key],
+        hp[key] = cols[i % 4].number_input(key.replace("_", " "), value=preset[key], key=url_state.HYPER + key,
+                                           bind="query-params",
                                            format="%g" if isinstance(preset[key], float) else "%d")
     return bases[base], hp
 

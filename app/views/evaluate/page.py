@@ -6,7 +6,7 @@ import json
 import polars as pl
 import streamlit as st
 
-from app import data, evaluate_form
+from app import data, evaluate_form, judge_picker, url_state
 from app.tables import view as table_view    # the one table helper
 from app.runs_panel import runs_panel
 from app.views.evaluate import charts as evaluate_charts
@@ -27,15 +27,15 @@ if found.height == 0:
     st.info("No evaluation study for this pool yet.")
     st.stop()
 a, b, c = st.columns(3)
-study = a.selectbox("Study", found["study"].to_list())
-boot = b.select_slider("Bootstrap resamples", [500, 2000, 10_000], 2000)
-seed = c.number_input("Bootstrap seed", 0, 10_000, 0)
+study = judge_picker.judge_select(a, "Study", found["study"].to_list(), url_state.STUDY)     # kept in the address
+boot = b.select_slider("Bootstrap resamples", [500, 2000, 10_000], 2000, key=url_state.BOOT, bind="query-params")
+seed = c.number_input("Bootstrap seed", 0, 10_000, 0, key=url_state.BOOT_SEED, bind="query-params")
 doc = data.contrasts(study, boot, int(seed))
 if not doc["contrasts"]:
     st.info("Too few conditions or outcomes for a contrast yet.")
     st.stop()
 table = pl.DataFrame(doc["contrasts"]).with_columns((pl.col("a") + " − " + pl.col("b")).alias("contrast"))
-table, too_few = flag_small(table, doc["friedman"])      # fewer than 5 held-out prompts: too few to say
+table, too_few = flag_small(table, doc["friedman"])      # fewer than audit.MIN_N held-out prompts: too few to say
 st.subheader("Contrasts (paired bootstrap, Holm within each judge)")
 if too_few:
     st.warning(too_few)
@@ -51,7 +51,8 @@ with st.expander("Friedman, length- and markdown-adjusted contrasts, minimum det
         st.caption(note)
 
 st.subheader("Prompt by prompt")
-pick = st.selectbox("Contrast", table.rows(named=True), format_func=lambda r: f"{r['judge']}: {r['contrast']}")
+pick = st.selectbox("Contrast", table.rows(named=True), format_func=lambda r: f"{r['judge']}: {r['contrast']}",
+                    key=url_state.CONTRAST, bind="query-params")
 gens = data.study_generations(study)
 best_and_worst(study, pick, gens)
 

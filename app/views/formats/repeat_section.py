@@ -29,6 +29,7 @@ def show(pool: str, judge: str, every: pl.DataFrame) -> None:
         with st.container(key="formats_consistency"):
             st.markdown(sentence)
         table = repeat_consistency(cons, judge)
-        st.dataframe(table, hide_index=True, width="stretch",
-                     column_config={c: st.column_config.Column(c, help=h) for c, h in CONSISTENCY_HELP.items()
-                                    if c in table.columns})
+        shown = table_view(table)      # "–" for a missing α, numbers as the other tables write them
+        shown["column_config"].update({c: st.column_config.Column(c, help=h) for c, h in CONSISTENCY_HELP.items()
+                                       if c in table.columns})
+        st.dataframe(**shown, hide_index=True, width="stretch")

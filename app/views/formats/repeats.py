@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import polars as pl
 
-from app.views.overview.headline import MIN_PARSE, MIN_PROMPTS, span
+from audit import MIN_N, minus, plural, too_few
+from app.views.overview.headline import MIN_PARSE, span
 
 KEYS = ["judge", "format", "decoding", "score"]
 METRICS = ("top_tied", "tie_prob", "d2", "tau_a", "top1_expected", "parse_rate")
-COUNTS = ("n_top_prompts",)
+COUNTS = ("n_top_prompts", "n_verdicts")
 
 
 def repeat_effect(cells: pl.DataFrame) -> pl.DataFrame:
     """One row per cell with repeated calls: each metric of sample 0 (`<metric>`) beside the mean
     of the samples (`<metric>_mean`), parse rates included (sample 0's calls; every sample's).
-    Columns: judge, format, decoding, score, the pairs, then n_top_prompts (sample 0's)."""
+    Columns: judge, format, decoding, score, the pairs, then n_top_prompts and n_verdicts (sample 0's)."""
     columns = KEYS + [c for m in METRICS for c in (m, f"{m}_mean")] + list(COUNTS)
     if "aggregate" not in cells.columns or cells.filter(pl.col("aggregate") == "mean").height == 0:
         return pl.DataFrame(schema={c: (pl.String if c in KEYS else pl.Int64 if c in COUNTS else pl.Float64)
@@ -33,7 +34,7 @@ def repeats_sentence(effect: pl.DataFrame) -> str | None:
     """Does repeating break the coin flips? One sentence over the label cells with repeats: the
     share of prompts whose top is shared, sample 0 against the mean of the samples, per format,
     each with the prompts it is a share of. A cell whose calls parse under MIN_PARSE (sample 0's
-    or all samples') or with fewer than MIN_PROMPTS prompts is named apart and decides nothing."""
+    or all samples') or with fewer than MIN_N prompts is named apart and decides nothing."""
     rows = [r for r in effect.filter(pl.col("score") == "label").to_dicts()
             if r["top_tied"] is not None and r["top_tied_mean"] is not None]
     if not rows:
@@ -46,17 +47,18 @@ def repeats_sentence(effect: pl.DataFrame) -> str | None:
         return [x for x in (r["parse_rate"], r["parse_rate_mean"]) if x is not None]
 
     low = [r for r in rows if parse_of(r) and min(parse_of(r)) < MIN_PARSE]
-    few = [r for r in rows if r not in low and r["n_top_prompts"] is not None and r["n_top_prompts"] < MIN_PROMPTS]
+    few = [r for r in rows if r not in low and r["n_top_prompts"] is not None and r["n_top_prompts"] < MIN_N]
     kept = [r for r in rows if r not in low and r not in few]
     aside = [f"{name(r)} {r['top_tied']:.0%} → {r['top_tied_mean']:.0%}, but its calls parse only "
-             f"{span(parse_of(r))} of the time" for r in low]
-    aside += [f"{name(r)}: too few to say ({r['n_top_prompts']} prompt{'' if r['n_top_prompts'] == 1 else 's'} "
-              f"with two scored candidates; at least {MIN_PROMPTS} needed)" for r in few]
+             f"{span(parse_of(r))} of the time"
+             + (f" ({plural(r['n_verdicts'], 'call')})" if r.get("n_verdicts") is not None else "") for r in low]
+    aside += [f"{name(r)}: too few to say ({plural(r['n_top_prompts'], 'prompt')} "
+              f"with two scored candidates; at least {MIN_N} needed)" for r in few]
     tail = (" Left out: " + "; ".join(aside) + ".") if aside else ""
     if not kept:
         return "Too few to say whether averaging the samples breaks coin flips." + tail
     parts = [f"{name(r)} {r['top_tied']:.0%} → {r['top_tied_mean']:.0%}"
-             + (f" of {r['n_top_prompts']} prompts" if r["n_top_prompts"] is not None else "") for r in kept]
+             + (f" of {plural(r['n_top_prompts'], 'prompt')}" if r["n_top_prompts"] is not None else "") for r in kept]
     broken = sum(r["top_tied_mean"] < r["top_tied"] for r in kept)
     verdict = ("Averaging the samples breaks coin flips" if broken == len(kept) else
                "Averaging the samples breaks coin flips in some formats" if broken else
@@ -95,7 +97,8 @@ def repeat_consistency(cons: pl.DataFrame, judge: str) -> pl.DataFrame:
 
 
 def consistency_sentence(cons: pl.DataFrame, judge: str) -> str | None:
-    """The flip rate and α in words, per format, each with the calls it rests on."""
+    """The flip rate and α in words, per format, each with the calls it rests on; over fewer than
+    MIN_N calls with two parsed samples, too few to say (audit.MIN_N, the one rule)."""
     rows = [r for r in cons.filter((pl.col("judge") == judge) & (pl.col("samples") > 1)).to_dicts()]
     if not rows:
         return None
@@ -105,9 +108,13 @@ def consistency_sentence(cons: pl.DataFrame, judge: str) -> str | None:
         if not r["n_items"]:
             parts.append(f"{name}: no call has two parsed samples")
             continue
+        if too_few(r["n_items"]):
+            parts.append(f"{name}: too few to say ({plural(r['n_items'], 'call')} with two parsed samples; "
+                         f"at least {MIN_N} needed)")
+            continue
         alpha = ("α undefined (one value throughout)" if r["alpha"] is None else
-                 f"α = {r['alpha']:.2f} (95% CI {r['alpha_lo']:.2f} to {r['alpha_hi']:.2f})")
-        parts.append(f"{name}: flip rate {r['flip_rate']:.0%} of {r['n_items']} calls, {alpha}")
+                 minus(f"α = {r['alpha']:.2f} (95% CI {r['alpha_lo']:.2f} to {r['alpha_hi']:.2f})"))
+        parts.append(f"{name}: flip rate {r['flip_rate']:.0%} of {plural(r['n_items'], 'call')}, {alpha}")
     return ("Asked the same call again, does the judge answer the same? Flip rate = share of calls whose "
             "samples disagree; Krippendorff's α = the samples' agreement beyond chance (1 = always the "
             "same). " + "; ".join(parts) + ".")

@@ -5,7 +5,7 @@ keeps the place. Keys: A / B / T (pairs) or Y / N (accept / reject), S skip, U u
 import streamlit as st
 
 from app import data, url_state
-from app.views.label.screen import agreement_section, item_screen, new_queue_form
+from app.views.label.screen import agreement_section, item_screen, new_queue_form, still_needed
 
 pool = data.page_pool("Label")
 left, right = st.columns([1, 2])
@@ -20,14 +20,18 @@ mine = queues.filter(queues["annotator"] == annotator)
 ids = [str(q) for q in mine["queue_id"]]
 if st.session_state.get("next_queue") in ids:           # a queue just drawn opens at once
     st.session_state[url_state.QUEUE] = st.session_state.pop("next_queue")
-first = {} if url_state.QUEUE in st.session_state else {"index": None}
 info = {str(r["queue_id"]): r for r in mine.iter_rows(named=True)}
+# no default queue (index None): a queue chosen, or just drawn, always differs from the default, so the
+# address keeps it (a value equal to its widget's default is left out of the address)
 queue = right.selectbox("Queue", ids, key=url_state.QUEUE, bind="query-params", placeholder="draw a queue below",
-                        help="Your queues by number (the address keeps it: a reload opens the same one)", **first)
+                        help="Your queues by number (the address keeps it: a reload opens the same one)", index=None)
 if queue in info:
     q = info[queue]
     right.caption(f"Queue {queue}: {q['kind']} labels, {q['strategy']}"
                   + (f", from {q['judge']} / {q['format']} / {q['decoding']}" if q["judge"] else ""))
+    needed = still_needed(data.decisions(pool), q) if q["judge"] else None
+    if needed:
+        right.caption(needed)
     item_screen(int(queue), q["kind"])
 with st.expander("Draw a new queue", expanded=not ids):
     new_id = new_queue_form(pool, annotator)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import data
+from app import data, url_state
+from audit import plural
 
 PAIR_KEYS = (("A is better", "A", "A"), ("B is better", "B", "B"), ("Tie", "tie", "T"))
 ACCEPT_KEYS = (("Accept", "accept", "Y"), ("Reject", "reject", "N"))
@@ -19,23 +20,38 @@ def stored_label(pressed: str, first_idx: int, a_idx: int) -> str:
     return pressed if first_idx == a_idx or pressed not in FLIP else FLIP[pressed]
 
 
+NO_CELL = "(none: every item alike)"
+
+
+def queue_cells(cells, kind: str) -> dict[str, tuple | None]:
+    """The cells a queue of `kind` may draw from, by their name 'judge / format / decoding' (NO_CELL first,
+    None): an accept queue asks about one response, so only a pointwise cell's score predicts its label; a
+    pair queue takes any cell (a comparative cell's preference, or a pointwise cell's two scores)."""
+    fits = cells if kind == "pair" else cells.filter(cells["kind"] == "pointwise")
+    return {NO_CELL: None, **{f"{r['judge']} / {r['format']} / {r['decoding']}": (r["judge"], r["format"], r["decoding"])
+                              for r in fits.iter_rows(named=True)}}
+
+
 def new_queue_form(pool: str, annotator: str) -> int | None:
-    """The form that draws a queue for the annotator; the new queue's id once drawn."""
+    """The fields that draw a queue for the annotator, each kept in the address (app/url_state.py); the
+    new queue's id once drawn. Not an st.form: the cells offered follow the kind as it changes."""
     cells = data.labelling("label_cells", pool)
-    with st.form("new_queue"):
-        a, b, c = st.columns(3)
-        kind = a.radio("Kind", ["pair", "accept"], horizontal=True,
-                       format_func={"pair": "pairs (A / B / tie)", "accept": "one response (accept / reject)"}.get)
-        strategy = b.radio("Strategy", ["random", "active"], horizontal=True,
-                           help="active: uniform until you have 40 labels in the cell, then more often where "
-                                "the judge has erred so far")
-        n = c.number_input("Items", 1, 500, 20)
-        names = ["(none: every item alike)"] + [f"{r['judge']} / {r['format']} / {r['decoding']}"
-                                                for r in cells.iter_rows(named=True)]
-        pick = st.selectbox("From the judged items of", names)
-        if not st.form_submit_button("Draw the queue", type="primary"):
-            return None
-    cell = None if pick == names[0] else tuple(cells.row(names.index(pick) - 1)[:3])
+    a, b, c = st.columns(3)
+    kind = a.radio("Kind", ["pair", "accept"], horizontal=True, key=url_state.QUEUE_KIND, bind="query-params",
+                   format_func={"pair": "pairs (A / B / tie)", "accept": "one response (accept / reject)"}.get)
+    strategy = b.radio("Strategy", ["random", "active"], horizontal=True, key=url_state.QUEUE_STRATEGY,
+                       bind="query-params", help="active: uniform until you have 40 labels in the cell, then more "
+                                                 "often where the judge has erred so far")
+    n = c.number_input("Items", 1, 500, 20, key=url_state.QUEUE_ITEMS, bind="query-params")
+    names = queue_cells(cells, kind)
+    if st.session_state.get(url_state.QUEUE_CELL) not in (None, *names):   # a cell of the other kind
+        del st.session_state[url_state.QUEUE_CELL]
+    pick = st.selectbox("From the judged items of", list(names), key=url_state.QUEUE_CELL, bind="query-params",
+                        help="accept queues: pointwise cells only (a comparative verdict says nothing of one "
+                             "response alone)")
+    if not st.button("Draw the queue", type="primary", key="draw_queue"):
+        return None
+    cell = names[pick]
     try:
         seed = len(data.labelling("label_queues", pool))         # each queue of the pool its own seed
         return data.create_label_queue(pool, annotator, kind, strategy, cell, int(n), seed)
@@ -94,5 +110,27 @@ def agreement_section(pool: str) -> None:
         stat = (f"Cohen's kappa {r['kappa']:.2f}" if r["kappa"] is not None else
                 f"Krippendorff's alpha {r['alpha']:.2f}" if r["alpha"] is not None else "alpha n/a")
         col.metric(f"{r['kind']} labels: humans agree", f"{r['agreement']:.0%}", help=stat)
-        col.caption(f"{stat} over {r['n_items']} items, {r['n_annotators']} annotators: the ceiling a judge "
+        col.caption(f"{stat} over {plural(r['n_items'], 'item')}, {plural(r['n_annotators'], 'annotator')}: the ceiling a judge "
                     "can be held to")
+
+
+def still_needed(decisions, queue: dict) -> str | None:
+    """The line "N more labels (≈ $X) to reach ±H" for the queue's cell (from audit.decisions, whose
+    target follows the queue's kind: accept labels, or pairs for the win rates); None for a queue drawn
+    from no cell or whose labels are not the kind the cell's plan counts."""
+    if not queue.get("judge"):
+        return None
+    target = "accept" if queue["kind"] == "accept" else "winrate"
+    rows = [r for r in decisions.to_dicts() if (r["judge"], r["format"], r["decoding"], r["target"])
+            == (queue["judge"], queue["format"], queue["decoding"], target)]
+    if not rows:
+        return None
+    r = rows[0]
+    what = "the accept rate" if target == "accept" else "every system's win rate against the baseline"
+    if r["labels_needed"] is None:
+        return f"Too few labels to say how many more would reach ±{r['half_width']:g} on {what}."
+    if r["labels_needed"] == 0:
+        return f"±{r['half_width']:g} on {what} is reached with the {r['n_labelled']} labels in."
+    cost = "" if r["cost_usd"] is None else f" (≈ ${r['cost_usd']:,.2f})"
+    return (f"{r['labels_needed']:,} more labels{cost} to reach ±{r['half_width']:g} on {what}, "
+            f"beyond the {r['n_labelled']} in (the cheapest plan)")

@@ -16,6 +16,7 @@ import polars as pl
 
 from app.views.formats.repeats import repeat_effect, repeats_sentence
 from app.views.overview.headline import agreement_sentence, headline, pct, signed
+from audit import plural
 
 FORMATS_PAGE = "views/formats/page.py"
 SLOT_PAGE = "views/slot_bias/page.py"
@@ -53,13 +54,23 @@ def _mode(decoding: str, modes: int) -> str:
     return f"*{decoding}*: " if modes > 1 else ""
 
 
+def _of(a: int | None, b: int | None, noun: str) -> str:
+    """' of 24 calls', ' of 24 → 30 calls' (each side's n), '' when neither is known."""
+    if a is None and b is None:
+        return ""
+    if a == b:
+        return f" of {plural(a, noun)}"
+    return f" of {'?' if a is None else f'{a:,}'} → {'?' if b is None else f'{b:,}'} {noun}s"
+
+
 def mode_finding(g: dict, k: dict) -> Finding:
-    """Greedy against constrained for one format."""
-    parts = [f"parsed {pct(g['parse_rate'])} → {pct(k['parse_rate'])} of calls"]
+    """Greedy against constrained for one format, each share with its n."""
+    parts = [f"parsed {pct(g['parse_rate'])} → {pct(k['parse_rate'])}{_of(g.get('n_verdicts'), k.get('n_verdicts'), 'call')}"]
     if g["d2"] is not None and k["d2"] is not None:
         parts.append(f"D2 {g['d2']:.1f} → {k['d2']:.1f}")
     if g["top_tied"] is not None and k["top_tied"] is not None:
-        parts.append(f"top shared in {pct(g['top_tied'])} → {pct(k['top_tied'])} of prompts")
+        parts.append(f"top shared in {pct(g['top_tied'])} → {pct(k['top_tied'])}"
+                     f"{_of(g.get('n_top_prompts'), k.get('n_top_prompts'), 'prompt') or ' of prompts'}")
     return Finding("greedy → constrained decoding: " + ", ".join(parts) + ".", FORMATS_PAGE, g["format"], None,
                    "modes")
 
@@ -71,21 +82,22 @@ def cell_findings(c: dict, modes: int) -> list[Finding]:
     ident = dict(format=c["format"], decoding=c["decoding"])
     if c["parse_rate"] is not None and c["parse_rate"] < 0.95:
         share = "none" if c["parse_rate"] == 0 else f"only {pct(c['parse_rate'])}"
-        out.append(Finding(f"{who}{share} of the {c['n_verdicts']} calls parse to a label; the rest are answers "
+        out.append(Finding(f"{who}{share} of the {plural(c['n_verdicts'], 'call')} parse to a label; the rest are answers "
                            "the format cannot read.", FORMATS_PAGE, topic="parse", **ident))
     parts = []
     if c["d2"] is not None:
         of = f" of {c['nominal_levels']}" if c["nominal_levels"] and c["kind"] == "pointwise" else ""
-        plural = "" if c["distinct"] == 1 else "s"
-        parts.append(f"{c['distinct']} distinct score{plural}, {c['d2']:.1f} effective levels (D2){of}")
+        parts.append(f"{plural(c['distinct'], 'distinct score')}, {c['d2']:.1f} effective levels (D2){of}")
     if c["top_tied"] is not None:
-        parts.append(f"top score shared in {pct(c['top_tied'])} of the prompts with ≥ 2 scored candidates")
+        n = c.get("n_top_prompts")
+        parts.append(f"top score shared in {pct(c['top_tied'])} of the "
+                     + (f"{plural(n, 'prompt')}" if n is not None else "prompts") + " with ≥ 2 scored candidates")
     if c["tau_a"] is not None:
         parts.append(f"τa = {signed(c['tau_a'])}" + (" (no agreement)" if c["tau_a"] <= 0 else ""))
     if parts:
         out.append(Finding(who + "; ".join(parts) + ".", FORMATS_PAGE, topic="levels", **ident))
     if c["mult5_share"] is not None and c["n_candidates"]:
-        out.append(Finding(f"{who}{pct(c['mult5_share'])} of the scores are multiples of 5.", FORMATS_PAGE,
+        out.append(Finding(f"{who}{pct(c['mult5_share'])} of the {plural(c['n_candidates'], 'score')} are multiples of 5.", FORMATS_PAGE,
                            topic="mult5", **ident))
     return out
 
@@ -101,7 +113,7 @@ def slot_finding(b: dict, modes: int) -> Finding | None:
     if b["q"] is not None:
         lean += f", quality signal q = {signed(b['q'])}"
     if b["consistency"] is not None:
-        lean += f"; the same preference in both orders for {pct(b['consistency'])} of {b['n_pairs']} pairs"
+        lean += f"; the same preference in both orders for {pct(b['consistency'])} of {plural(b['n_pairs'], 'pair')}"
     return Finding(_mode(b["decoding"], modes) + lean + ".", SLOT_PAGE, b["format"], b["decoding"], "slot")
 
 

@@ -12,21 +12,21 @@ rules (below), so tests/app/test_overview.py works them out by hand from frames 
    |b| > |q|), is clear in some, or is clear in none; or that it was not measured.
 `agreement` (which format agrees best with the reference, or that none does) leads the details.
 
-Small numbers: every share says what it is a share of ("… of 5 prompts"). A share of
-prompts over fewer than MIN_PROMPTS prompts is "too few to say", and a cell whose calls parse less
-than MIN_PARSE of the time is left out of the coin-flip claims with its parse rate named: its few
-scored candidates decide little. Five prompts is the smallest n at which one prompt moves a share
-by no more than 20 points; below it a 100% or 0% is one or two prompts' accident.
+Small numbers: every share says what it is a share of ("… of 5 prompts", "… of 72 calls"). A share
+of prompts over fewer than MIN_N prompts is "too few to say" (the one rule, audit.MIN_N:
+docs/metrics.md#too-few-to-say), and a cell whose calls parse less than MIN_PARSE of the time is
+left out of the coin-flip claims with its parse rate named: its few scored candidates decide little.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from audit import MIN_N, plural, signed
+
 COLLAPSED = 1.25    # D2 below this: (nearly) every candidate got the same score
 NEAR_ZERO = 0.10    # best τa below this: no format agrees with the reference
 MAX_NAMED = 3       # formats named in one list before "and N more"
-MIN_PROMPTS = 5     # a share of fewer prompts is "too few to say" (one prompt would move it > 20 points)
 MIN_PARSE = 0.5     # a cell parsing less often is left out of the coin-flip claims, its parse rate named
 
 D2_TERM = ("effective levels (D2: how many equally used scores would tie as often as these do; "
@@ -42,10 +42,6 @@ def pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def signed(x: float) -> str:
-    return f"{x:+.2f}".replace("-", "−")
-
-
 def one(x: float) -> str:
     return f"{x:.1f}"
 
@@ -54,6 +50,24 @@ def span(values: list[float], fmt=pct) -> str:
     """'4% to 81%', or one figure when they are all the same."""
     lo, hi = fmt(min(values)), fmt(max(values))
     return lo if lo == hi else f"{lo} to {hi}"
+
+
+def share_of(values: list[float], ns: list[int | None], noun: str, labels: list[str] | None = None) -> str:
+    """Shares with the n each is a share of: '81% of 72 calls'; '4% to 81% of 24 calls each'; where the
+    n differ, the lowest and the highest with theirs: '4% of 24 calls for **binary** to 81% of 42
+    for **anchored**' (labels: each share's cell, named beside its n); no n known: '4% to 81% of calls'."""
+    known = sorted({n for n in ns if n is not None})
+    if not known:
+        return f"{span(values)} of {noun}s"
+    if len(known) == 1:
+        return f"{span(values)} of {plural(known[0], noun)}" + (" each" if len(ns) > 1 else "")
+    order = sorted(range(len(values)), key=lambda i: (values[i], ns[i] if ns[i] is not None else -1))
+    lo, hi = order[0], order[-1]
+
+    def one_of(i: int, first: bool) -> str:
+        n = "?" if ns[i] is None else (plural(ns[i], noun) if first else f"{ns[i]:,}")
+        return f"{pct(values[i])} of {n}" + (f" for {labels[i]}" if labels else "")
+    return f"{one_of(lo, True)} to {one_of(hi, False)}"
 
 
 def names(items: list[str]) -> str:
@@ -87,14 +101,18 @@ def levels_sentence(cells: pl.DataFrame) -> str | None:
     if both:
         g = [p["greedy"]["parse_rate"] for p in both]
         k = [p["constrained"]["parse_rate"] for p in both]
+        g_n = [p["greedy"].get("n_verdicts") for p in both]
+        k_n = [p["constrained"].get("n_verdicts") for p in both]
+        named = [cell_name(p["greedy"]["format"], None, 1) for p in both]
         if min(k) == 1 and min(g) < 1:
             parse = (f"makes every verdict parse, where the judge's own answer (greedy decoding, then parsed) "
-                     f"parses in {span(g)} of calls")
+                     f"parses in {share_of(g, g_n, 'call', named)}")
         elif sum(k) != sum(g):
             parse = (f"{'raises' if sum(k) > sum(g) else 'lowers'} the share of verdicts that parse from "
-                     f"{span(g)} (greedy: the judge's own answer, then parsed) to {span(k)}")
+                     f"{share_of(g, g_n, 'call', named)} (greedy: the judge's own answer, then parsed) to "
+                     f"{share_of(k, k_n, 'call', named)}")
         else:
-            parse = f"parses as often as greedy decoding ({span(k)} of calls)"
+            parse = f"parses as often as greedy decoding ({share_of(k, k_n, 'call', named)})"
         levels = [p["constrained"] for p in both if p["constrained"]["d2"] is not None]
         if not levels:
             return f"Constrained decoding (the judge may answer only with one of the format's labels) {parse}."
@@ -108,8 +126,10 @@ def levels_sentence(cells: pl.DataFrame) -> str | None:
         return f"Constrained decoding (the judge may answer only with one of the format's labels) {parse}, {lean}."
     rows = sorted(_rows(cells, "d2"), key=lambda r: (r["d2"], r["format"]))
     if not rows:
-        parsed = [r["parse_rate"] for r in _rows(cells, "parse_rate")]
-        return f"No candidate has a score yet: {span(parsed)} of the calls parse to a label." if parsed else None
+        rows = _rows(cells, "parse_rate")
+        parsed = [r["parse_rate"] for r in rows]
+        return (f"No candidate has a score yet: {share_of(parsed, [r.get('n_verdicts') for r in rows], 'call')} "
+                "parse to a label.") if parsed else None
     modes = cells["decoding"].n_unique()
     if len(rows) == 1:
         r = rows[0]
@@ -137,25 +157,24 @@ def prompts_of(rows: list[dict]) -> str:
     ns = sorted({r["n_top_prompts"] for r in rows if r.get("n_top_prompts") is not None})
     if not ns:
         return ""
-    return f"{ns[0]} prompt{'' if ns[-1] == 1 else 's'}" if len(ns) == 1 else f"{ns[0]} to {ns[-1]} prompts"
+    return plural(ns[0], "prompt") if len(ns) == 1 else f"{ns[0]:,} to {ns[-1]:,} prompts"
 
 
 def set_aside(rows: list[dict], modes: int) -> tuple[list[dict], list[str]]:
     """The cells a coin-flip claim may rest on, and why the others are left out: calls that parse
-    under MIN_PARSE, or fewer than MIN_PROMPTS prompts with two scored candidates."""
+    under MIN_PARSE, or fewer than MIN_N prompts with two scored candidates."""
     kept, notes = [], []
     low = [r for r in rows if r.get("parse_rate") is not None and r["parse_rate"] < MIN_PARSE]
     few = [r for r in rows if r not in low and r.get("n_top_prompts") is not None
-           and r["n_top_prompts"] < MIN_PROMPTS]
+           and r["n_top_prompts"] < MIN_N]
     kept = [r for r in rows if r not in low and r not in few]
     if low:
-        notes.append(f"{grouped_names(low, modes)} left out: its calls parse only "
-                     f"{span([r['parse_rate'] for r in low])} of the time" if len(low) == 1 else
-                     f"{grouped_names(low, modes)} left out: their calls parse only "
-                     f"{span([r['parse_rate'] for r in low])} of the time")
+        named = [cell_name(r["format"], r["decoding"], modes) for r in low]
+        notes.append(f"{grouped_names(low, modes)} left out: {'its' if len(low) == 1 else 'their'} calls parse "
+                     f"in only {share_of([r['parse_rate'] for r in low], [r.get('n_verdicts') for r in low], 'call', named)}")
     if few:
         notes.append(f"too few to say for {grouped_names(few, modes)} ({prompts_of(few)} with two scored "
-                     f"candidates; at least {MIN_PROMPTS} needed)")
+                     f"candidates; at least {MIN_N} needed)")
     return kept, notes
 
 
@@ -209,8 +228,11 @@ def slot_sentence(bias: pl.DataFrame | None) -> str | None:
               "toward the response shown second (slot B)" if all(r["b"] < 0 for r in clear) else "by slot")
     against = f", against a quality signal q of {span(q, signed)} (the part that follows the responses)" if q else ""
     if len(clear) == len(rows) and all(r["q"] is None or abs(r["b"]) > abs(r["q"]) for r in rows):
-        cons = [r["consistency"] for r in rows if r["consistency"] is not None]
-        keep = f", and only {span(cons)} of pairs keep their preference when the order flips" if cons else ""
+        both = [r for r in rows if r["consistency"] is not None]
+        named = [cell_name(r["format"], r["decoding"], bias["decoding"].n_unique()) for r in both]
+        kept = share_of([r["consistency"] for r in both], [r["n_pairs"] for r in both], "pair", named)
+        keep = (f", and only {kept} keep their preference when the order flips (pairs asked in both orders)"
+                if both else "")
         return (f"Slot bias dominates the comparative formats: their verdicts lean {toward} by "
                 f"b = {span(b, signed)} ({B_TERM}){against}{keep}.")
     modes = bias["decoding"].n_unique()

@@ -40,9 +40,10 @@ if not pool:
     st.stop()
 summary = data.result("pool_summary", pool)      # counts and binned charts, stored: flat in the pool's size
 st.subheader(f"Pool `{pool}`")
-for col, caption, n in zip(st.columns(4), ("prompts", "candidates", "with a reference", "held out"),
-                         pool_summary.counts(summary)):
-    col.metric(caption, n)
+counts = pool_summary.counts(summary)
+for col, caption, n, why in zip(st.columns(4), ("prompts", "candidates", "with a reference", "marked held out"),
+                                counts, (None, None, None, pool_summary.heldout_help(counts[0], counts[3]))):
+    col.metric(caption, n, help=why)
 for col, args in zip(st.columns(3), (("k", "candidates per prompt", "prompts"),
                                      ("reference", "reference score", "candidates"),
                                      ("chars", "response length (chars)", "candidates"))):

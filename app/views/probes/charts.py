@@ -7,6 +7,10 @@ import polars as pl
 
 from app.charts import WIDE, row_axis
 
+# McNemar's discordant counts, named for what they count (b alone is the slot bias elsewhere)
+DISCORDANT = {"b": "baseline agrees, this not", "c": "this agrees, baseline not"}
+BIAS = "bias: P(treated) − P(control)"     # the bias chart's x axis, every layer under this one title
+
 
 def bias_bars(table: pl.DataFrame) -> alt.Chart:
     """One bar per (probe type, judge): P(treated) - P(control), with its 95% interval."""
@@ -14,14 +18,13 @@ def bias_bars(table: pl.DataFrame) -> alt.Chart:
     order = list(dict.fromkeys(table["type"].to_list()))
     y = alt.Y("type:N", sort=order, axis=row_axis())
     bars = alt.Chart(df).mark_bar(opacity=0.75).encode(
-        y=y, yOffset=alt.YOffset("judge:N"), x=alt.X("bias:Q", title="bias: P(treated) - P(control)",
-                                                       scale=alt.Scale(domain=[-1, 1])),
+        y=y, yOffset=alt.YOffset("judge:N"), x=alt.X("bias:Q", title=BIAS, scale=alt.Scale(domain=[-1, 1])),
         color=alt.Color("judge:N", legend=alt.Legend(orient="bottom", columns=3, labelLimit=0)),
         tooltip=[alt.Tooltip(c) for c in ("judge:N", "type:N", "n:Q", "bias:Q", "lo:Q", "hi:Q", "treated:N")])
-    rules = alt.Chart(df).mark_rule(color="black").encode(y=y, yOffset=alt.YOffset("judge:N"), x=alt.X("lo:Q"),
-                                                          x2=alt.X2("hi:Q"))
+    rules = alt.Chart(df).mark_rule(color="black").encode(y=y, yOffset=alt.YOffset("judge:N"),
+                                                          x=alt.X("lo:Q", title=BIAS), x2=alt.X2("hi:Q"))
     zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4], color="gray") \
-        .encode(x=alt.X("x:Q"))
+        .encode(x=alt.X("x:Q", title=BIAS))
     return (bars + rules + zero).properties(**WIDE, height=max(160, 22 * len(df)))
 
 

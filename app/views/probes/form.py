@@ -17,7 +17,7 @@ from ingest.scoring.judges import parse_strategy
 class ProbeForm:
     judge: JudgeChoice
     strategy: str = ""                  # empty: the baseline judge
-    sample: int = 0                     # pairs per probe type; 0: all 325 pairs
+    sample: int = 0                     # pairs per probe type; 0: all of them (ingest.scoring.probes.probe_set)
 
 
 def probe_request(form: ProbeForm, endpoints: dict[str, Endpoint]) -> tuple[RunRequest, str]:

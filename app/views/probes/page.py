@@ -3,23 +3,25 @@ strategies, and a probe run launched in the background (`judgeaudit probe`)."""
 
 import streamlit as st
 
-from app import data, judge_picker
+from app import data, judge_picker, url_state
 from app.views.probes import charts as probe_charts, form as probe_form
 from app.tables import view as table_view    # the one table helper
 from app.runs_panel import runs_panel
 from ingest import UserError
 
 st.header("Probes & mitigations")
-st.caption("The built-in probe set: 325 controlled pairs (Soumik, *Judging the Judges*, MIT) judged with the "
-           "paper's comparative format in both orders. Bias = P(prefers the treated response) − P(prefers "
+probe_set = data.probe_set()
+st.caption(f"The built-in probe set: {probe_set['probed']} controlled pairs (the {probe_set['source']} of Soumik, "
+           f"*Judging the Judges*, MIT, less the {probe_set['mirrored']} that mirror another pair's slots) judged "
+           "with the paper's comparative format in both orders. Bias = P(prefers the treated response) − P(prefers "
            "the control), 95% bootstrap interval over pairs; a judge without the bias scores 0.")
 
 names = [n for n in data.pools()["name"].to_list() if n == "probes" or n.startswith("probes-")]   # the probe set or a sample of it
 if names:
-    pool = st.selectbox("Probe pool", names)
+    pool = judge_picker.judge_select(st, "Probe pool", names, url_state.PROBE_POOL)
     table = data.probes(pool)
-    judges = st.multiselect("Judges", table["judge"].unique(maintain_order=True).to_list(),
-                            default=table["judge"].unique(maintain_order=True).to_list()[:4])
+    every = table["judge"].unique(maintain_order=True).to_list()
+    judges = st.multiselect("Judges", every, default=every[:4], key=url_state.PROBE_JUDGES, bind="query-params")
     shown = table.filter(table["judge"].is_in(judges))
     if shown.height:
         st.altair_chart(probe_charts.bias_bars(shown), width="stretch")
@@ -34,18 +36,21 @@ if names:
                    "response). McNemar against the baseline judge (exact under 25 discordant calls, else "
                    "continuity-corrected), Holm-adjusted; the dashed line is the frontier.")
         st.altair_chart(probe_charts.frontier(m), width="stretch")
-        st.dataframe(**table_view(m.drop("format", "p_exact", "p_cc")), hide_index=True, width="stretch")
+        st.dataframe(**table_view(m.drop("format", "p_exact", "p_cc").rename(probe_charts.DISCORDANT)),
+                     hide_index=True, width="stretch")
 else:
     st.info("No probe run yet: launch one below (the simulated judge takes seconds).")
 
 st.subheader("Run the probes")
 configured = judge_picker.configured_endpoints()
-provider = judge_picker.provider_radio("Judge", configured, key="probe_provider")
-with st.form("probe"):
-    judge = judge_picker.judge_fields(provider, configured, fake_default="sim?slot_bias=0.5")
+provider = judge_picker.provider_radio("Judge", configured, url_state.PROBE, on_change=lambda picked: st.session_state.update(
+    {url_state.PROBE_SAMPLE: 5 if picked == "local" else 0}))     # the bundled model is slow: 5 pairs a type
+with st.form("probe"):      # each field kept in the address (app/url_state.py) as it is typed
+    judge = judge_picker.judge_fields(provider, configured, "sim?slot_bias=0.5", url_state.PROBE)
     strategy = st.text_input("Strategy (empty = baseline)", placeholder="swap,ensemble:3 · reason · rubric · "
-                             "reference · combined · cross:SPEC;SPEC")
-    sample = st.number_input("Pairs per probe type (0 = all 325 pairs)", 0, 150, 5 if provider == "local" else 0)
+                             "reference · combined · cross:SPEC;SPEC", key=url_state.PROBE_STRATEGY, bind="query-params")
+    sample = st.number_input(f"Pairs per probe type (0 = all {probe_set['probed']} pairs)", 0, 150,
+                             5 if provider == "local" else 0, key=url_state.PROBE_SAMPLE, bind="query-params")
     go = st.form_submit_button("Launch")
 if go:
     form = probe_form.ProbeForm(judge, strategy, int(sample))

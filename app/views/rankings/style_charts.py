@@ -6,6 +6,9 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from app.charts import SVG
+from audit import plural, signed
+
 PART_TITLES = {"coefficient": "this judge", "human": "human labels", "excess": "judge - human"}
 FEATURE_ORDER = ["length", "headers", "lists", "bold"]
 
@@ -30,7 +33,7 @@ def coefficient_forest(cell: pl.DataFrame) -> alt.Chart:
     rules = alt.Chart(df).mark_rule(strokeWidth=2).encode(
         y=y, color=color, x=alt.X("lo:Q", title="coefficient (log-odds per sd of the feature)"), x2="hi:Q")
     points = alt.Chart(df).mark_point(filled=True, size=70).encode(y=y, color=color, x="value:Q", tooltip=tips)
-    return alt.layer(zero, rules, points).properties(height=alt.Step(24))   # a fixed height collapses the rows
+    return alt.layer(zero, rules, points).properties(height=alt.Step(24), **SVG)   # a fixed height collapses the rows
 
 
 def rank_moves(cell: pl.DataFrame) -> alt.Chart:
@@ -58,7 +61,7 @@ def rank_moves(cell: pl.DataFrame) -> alt.Chart:
     heads = alt.Chart(pl.DataFrame({"side": [0.0, 1.0], "place": [0.0, 0.0],
                                     "title": ["raw", "style-controlled"]}).to_pandas()) \
         .mark_text(fontWeight="bold").encode(x=x, y=y, text="title:N")
-    return alt.layer(lines, dots, left, right, heads).properties(height=max(160, 28 * (systems.height + 1)))
+    return alt.layer(lines, dots, left, right, heads).properties(height=max(160, 28 * (systems.height + 1)), **SVG)
 
 
 def systems_table(cell: pl.DataFrame) -> pl.DataFrame:
@@ -84,7 +87,7 @@ def coefficient_table(cell: pl.DataFrame) -> pl.DataFrame:
 
 
 def _interval(row: dict | None, how: str = "") -> str:
-    return "" if not row or row.get("lo") is None else f" (95% interval {row['lo']:+.2f} to {row['hi']:+.2f}{how})"
+    return "" if not row or row.get("lo") is None else f" (95% interval {signed(row['lo'])} to {signed(row['hi'])}{how})"
 
 
 def excess_words(excess: dict) -> str:
@@ -94,8 +97,6 @@ def excess_words(excess: dict) -> str:
     how = ", paired bootstrap over prompts"
     lo, hi = excess.get("lo"), excess.get("hi")
     if lo is not None and hi is not None and lo <= 0 <= hi:
-        def signed(x):
-            return f"{x:+.2f}".replace("-", "−")
         return (f"shows **no clear difference** from the humans' ({signed(lo)} to {signed(hi)}: the 95% interval "
                 f"of the difference{how}, includes 0)")
     side = "above" if excess["value"] > 0 else "below"
@@ -124,14 +125,14 @@ def _length_sentences(cell: pl.DataFrame) -> list[str]:
                 "Score more prompts to control for style here."]
     if not judge or judge["value"] is None:
         return ["Length does not vary across this cell's comparisons: no length coefficient."]
-    out = [f"Length coefficient of this judge: **{judge['value']:+.2f}**{_interval(judge)} "
-           f"over {judge['n']} comparisons."]
+    out = [f"Length coefficient of this judge: **{signed(judge['value'])}**{_interval(judge)} "
+           f"over {plural(judge['n'], 'comparison')}."]
     if human and not human["converged"]:
-        out.append(f"The humans' {human['n']} labels on these pairs have no finite fit (a system wins or loses "
+        out.append(f"The humans' {plural(human['n'], 'label')} on these pairs have no finite fit (a system wins or loses "
                    "every time): no human comparison.")
     elif human and human["value"] is not None:
-        out.append(f"The humans' on the same pairs: **{human['value']:+.2f}**{_interval(human)} over {human['n']} "
-                   f"labels, so this judge's length coefficient {excess_words(excess)}.")
+        out.append(f"The humans' on the same pairs: **{signed(human['value'])}**{_interval(human)} over "
+                   f"{plural(human['n'], 'label')}, so this judge's length coefficient {excess_words(excess)}.")
     else:
         out.append("No human labels on these pairs: import some (Calibration page or `judgeaudit import-labels`) "
                    "to compare with the humans'.")

@@ -6,6 +6,7 @@ found"). Beside them, what the export counts and why that differs from the Overv
 from __future__ import annotations
 
 import json
+import re
 
 import polars as pl
 import streamlit as st
@@ -88,10 +89,20 @@ def split_tables(markdown: str) -> list[str | pl.DataFrame]:
     return parts
 
 
+NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def as_read(part: pl.DataFrame) -> pl.DataFrame:
+    """A checklist table's cells as the dashboard's tables write numbers (app.tables.cell_text): the
+    file's fixed decimals ("1.000", "7.00") as "1" and "7", "0.1234" as "0.123"; other text as it is."""
+    return part.with_columns(pl.col(c).map_elements(lambda v: tables.cell_text(float(v)) if NUMBER.match(v) else v,
+                                                    return_dtype=pl.String) for c in part.columns)
+
+
 def checklist_view(markdown: str) -> None:
     """The checklist drawn: its text as Markdown, its tables through app.tables (they fit the page)."""
     for part in split_tables(markdown):
         if isinstance(part, str):
             st.markdown(part)
         else:
-            tables.show(part)
+            tables.show(as_read(part))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from app import data
+from app import data, url_state
+from audit import plural
 from ingest import UserError
 
 VOTES = {"mean": "mean of the members' values", "median": "median of the members' values",
@@ -22,15 +23,15 @@ def jury_form(pool: str) -> None:
         if len(judges) < 2:
             st.caption("A jury needs at least two judges run on this pool.")
             return
-        members = st.multiselect("Members", judges, key="jury-members")
+        members = st.multiselect("Members", judges, key=url_state.JURY_MEMBERS, bind="query-params")
         left, right = st.columns(2)
-        name = left.text_input("Jury name", value="jury", key="jury-name")
-        vote = right.radio("Vote", list(VOTES), horizontal=True, key="jury-vote", help="; ".join(
+        name = left.text_input("Jury name", value="jury", key=url_state.JURY_NAME, bind="query-params")
+        vote = right.radio("Vote", list(VOTES), horizontal=True, key=url_state.JURY_VOTE, bind="query-params", help="; ".join(
             f"{k}: {v}" for k, v in VOTES.items()) + ". A call is parsed when more than half the members parsed it.")
         if st.button("Save jury", key="jury-save", disabled=len(members) < 2):
             try:
                 out = data.save_jury(pool, name, members, vote)
-                st.success(f"Jury '{out['name']}' saved: {out['n_verdicts']} verdicts, {out['n_parsed']} parsed. "
+                st.success(f"Jury '{out['name']}' saved: {plural(out['n_verdicts'], 'verdict')}, {out['n_parsed']} parsed. "
                            "It shows as a judge on every page, and on the Judges page beside its members.")
             except UserError as exc:
                 st.error(str(exc))

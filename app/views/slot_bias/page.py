@@ -1,5 +1,5 @@
 """Slot bias: q and b with intervals per judge and comparative format, consistency, self-TIE,
-tournament first/last-listed selections vs 1/k, q_i against the reference gap."""
+tournament first/last-listed selections vs 1/k, qᵢ against the reference gap."""
 
 import polars as pl
 import streamlit as st
@@ -32,8 +32,8 @@ if pos.height:
 
 bins = bias_bins(data.result("bias_items", pool))
 if bins.height:
-    st.subheader("q_i against the reference gap")
-    st.caption("Each item's quality signal q_i, averaged within bins of the reference gap r_x − r_y (each "
+    st.subheader("qᵢ against the reference gap")
+    st.caption("Each item's quality signal qᵢ, averaged within bins of the reference gap r_x − r_y (each "
                "distinct gap when there are few, else sextiles), with 95% intervals (mean ± 1.96 s/√n; none "
                "for a single item); point size = items. A judge that reads quality rises from left to right.")
     names = bins["cell"].unique(maintain_order=True).to_list()
@@ -41,4 +41,4 @@ if bins.height:
                             default=names[:4], max_selections=6, key="slot_bias_cells")
     if chosen:
         st.altair_chart(charts.binned_means_chart(bins.filter(pl.col("cell").is_in(chosen)), "ref_gap", "q_i",
-                                                  "cell", "reference gap r_x − r_y", "mean q_i"), width="stretch")
+                                                  "cell", "reference gap r_x − r_y", "mean qᵢ"), width="stretch")

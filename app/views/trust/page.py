@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import data
 from app import tables
-from app.views.trust.worth import best_per_format, headline, interval_chart, interval_rows
+from app.views.trust.worth import best_per_format, headline, interval_chart, interval_rows, unvalued
 
 pool = data.page_pool("What labels are worth")
 a, b, c = st.columns([2, 2, 1])
@@ -36,8 +36,12 @@ st.altair_chart(interval_chart(interval_rows(labelled), "θ (95% interval)" if a
                 width="stretch")
 st.caption("Each row: the interval from the human labels alone (classical, population sd) and the PPI++ interval "
            "that adds every verdict of the cell, tuned λ; items drawn by an active queue weigh 1/pi. "
-           "effective_labels = n_labelled × (classical half-width / PPI half-width)².")
+           "Worth (labels) = human labels × (classical half-width / PPI++ half-width)².")
 st.subheader("Per format: the most a cell's verdicts are worth")
-st.dataframe(**tables.view(best), hide_index=True, width="stretch")
+why = unvalued(labelled)     # no empty table: why no cell can be valued
+if why:
+    st.info(why)
+else:
+    st.dataframe(**tables.view(best), hide_index=True, width="stretch")
 with st.expander("Every cell"):
     st.dataframe(**tables.view(cells.drop("target")), hide_index=True, width="stretch")

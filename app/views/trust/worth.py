@@ -7,6 +7,7 @@ import altair as alt
 import polars as pl
 
 from app.charts import WIDE, row_axis
+from audit import MIN_N, plural, too_few
 
 KINDS = {"humans alone": "classical", "humans + judge (PPI++)": "ppi"}
 
@@ -20,14 +21,42 @@ def best_per_format(cells: pl.DataFrame) -> pl.DataFrame:
 
 
 def headline(best: pl.DataFrame, pool: str) -> str | None:
-    """'likert5's verdicts are worth N labels on this pool' for the format worth the most."""
+    """'likert5's verdicts are worth N labels on this pool' for the format worth the most among the
+    cells with at least MIN_N human labels (audit.MIN_N, the one rule); a caution when every valued cell
+    rests on fewer."""
     if best.height == 0:
         return None
-    r = best.row(0, named=True)
+    enough = best.filter(pl.col("n_labelled") >= MIN_N)
+    if enough.height == 0:
+        r = best.row(0, named=True)
+        return (f"Too few to say what the verdicts are worth on {pool}: **{r['format']}**'s would be worth "
+                f"{r['effective_labels']:.0f} labels, but that rests on {plural(r['n_labelled'], 'human label')} "
+                f"(at least {MIN_N} needed); label more items on the Label page.")
+    r = enough.row(0, named=True)
     who = f" ({r['judge']}" + (f", {r['system']} against the baseline" if r["system"] else "") + ")"
     return (f"**{r['format']}**'s verdicts{who} are worth **{r['effective_labels']:.0f} labels** on {pool}: "
-            f"{r['n_labelled']} human labels with the verdicts give the interval of "
+            f"{plural(r['n_labelled'], 'human label')} with the verdicts give the interval of "
             f"{r['effective_labels']:.0f} without them.")
+
+
+def unvalued(labelled: pl.DataFrame) -> str | None:
+    """Why no cell's verdicts can be valued in labels (the table of the best per format would be
+    empty), or None when some can: the human values do not vary (no spread: the interval from the
+    labels alone has no width for the verdicts to narrow), or too few labels (audit.MIN_N)."""
+    if labelled.height == 0 or labelled.filter(pl.col("effective_labels").is_not_null()).height:
+        return None
+    n = int(labelled["n_labelled"].max())
+    flat = labelled.filter(pl.col("classical_lo") == pl.col("classical_hi"))
+    few = f"at most {plural(n, 'human label')} a cell (at least {MIN_N} needed)"
+    if flat.height:
+        values = sorted({round(v, 3) for v in flat["classical_value"].drop_nulls().to_list()})
+        theta = f" (θ = {' or '.join(f'{v:g}' for v in values)})" if values else ""
+        where = "every cell" if flat.height == labelled.height else f"{flat.height} of {labelled.height} cells"
+        return (f"No format's verdicts can be valued in labels yet. No spread: in {where} the labelled items all "
+                f"carry the same human value{theta}, so the interval from the labels alone has no width for the "
+                f"verdicts to narrow; label items where the answer differs."
+                + (f" Too few to say in any case: {few}." if too_few(n) else ""))
+    return f"No format's verdicts can be valued in labels yet: too few to say, {few}."
 
 
 def interval_rows(cells: pl.DataFrame) -> pl.DataFrame:

@@ -1,4 +1,5 @@
-"""A scoring format is data: a kind, a value domain (labels or an integer range), a template."""
+"""A scoring format is data: a kind, a value domain (its answers, or an integer range), a template. The spec's
+`labels` table lists the answers (the name format specs are written with: docs/glossary.md#how-a-judge-is-asked)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..._errors import UserError, where
-from ._parsers import Parsed, parse_labels, parse_range
+from ._parsers import Parsed, parse_answer, parse_range
 
 KINDS = ("pointwise", "comparative")
 # A comparative format's pairing: each candidate against the prompt's anchor, or pairs within a
@@ -24,7 +25,7 @@ class Format:
     name: str
     kind: str                                  # 'pointwise' | 'comparative'
     pairing: str | None                        # comparative: 'anchored' | 'tournament'; pointwise: None
-    labels: dict[str, float] | None = None     # label -> value
+    labels: dict[str, float] | None = None     # answer -> value (the spec's `labels`)
     range: tuple[int, int] | None = None       # integer scale, inclusive
     template: str | None = None                # verbatim prompt template
     scale: tuple[float, float] | None = field(default=None)  # normalisation bounds
@@ -46,7 +47,7 @@ class Format:
         try:
             if self.range is not None:
                 return parse_range(raw, *self.range)
-            return parse_labels(raw, self.labels)
+            return parse_answer(raw, self.labels)
         except Exception:  # a parser bug must not lose the verdict row
             return Parsed(None, None, "no_label")
 
@@ -54,20 +55,20 @@ class Format:
         """(value - lo) / (hi - lo): binary v, likert5 (v-1)/4, numeric100 v/100, anchored (v+2)/4."""
         return (value - self.value_lo) / (self.value_hi - self.value_lo)
 
-    def label_values(self) -> dict[str, float]:
-        """Every label with its value (a range lists its integers)."""
+    def answer_values(self) -> dict[str, float]:
+        """Every answer with its value (a range lists its integers)."""
         if self.range is not None:
             return {str(v): float(v) for v in range(self.range[0], self.range[1] + 1)}
         return dict(self.labels)
 
-    def label_probs_from_logprobs(self, top_logprobs: dict[str, float]) -> dict[str, float] | None:
-        """The distribution over labels read from the first generated token's alternatives.
+    def answer_probs_from_logprobs(self, top_logprobs: dict[str, float]) -> dict[str, float] | None:
+        """The distribution over answers read from the first generated token's alternatives.
 
-        An alternative counts for a label when, stripped and case-folded, it is the label or a
-        prefix of exactly one label ("AC" -> ACCEPT); alternatives that fit no label or several
+        An alternative counts for an answer when, stripped and case-folded, it is the answer or a
+        prefix of exactly one answer ("AC" -> ACCEPT); alternatives that fit no answer or several
         ("8" on a 0-100 scale) are dropped, and the rest renormalised. None when no mass is left.
         """
-        labels = {k.upper(): k for k in self.label_values()}
+        labels = {k.upper(): k for k in self.answer_values()}
         mass: dict[str, float] = {}
         for token, logprob in top_logprobs.items():
             t = token.strip().upper()
@@ -85,10 +86,10 @@ class Format:
         return {k: v / total for k, v in mass.items()}
 
     def expected_value(self, probs: dict[str, float] | None) -> float | None:
-        """Probability-weighted value of a label distribution (on the format's value scale)."""
+        """Probability-weighted value of an answer distribution (on the format's value scale)."""
         if not probs:
             return None
-        values = self.label_values()
+        values = self.answer_values()
         return float(sum(p * values[k] for k, p in probs.items() if k in values))
 
     def spec(self) -> dict:

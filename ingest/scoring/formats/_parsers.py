@@ -16,7 +16,7 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\d])")
 
 class Parsed(NamedTuple):
     value: float | None
-    label: str | None
+    answer: str | None  # the format's answer read (its key in `labels`)
     status: str
 
 
@@ -26,12 +26,12 @@ def _clean(raw: object) -> str:
     return _MARKUP.sub("", raw).strip()
 
 
-def parse_labels(raw: object, labels: dict[str, float]) -> Parsed:
-    """Match one of `labels` (case-insensitively) in a judge output.
+def parse_answer(raw: object, labels: dict[str, float]) -> Parsed:
+    """Match one of the answers, `labels` (case-insensitively), in a judge output.
 
-    Order: the whole stripped output; then a search for labels as tokens anywhere, longest label
-    first ("A+ (A slightly better)" is A+): exactly one distinct label found is a verdict, two
-    different ones ("ACCEPT or REJECT") are 'ambiguous'. One-letter labels are matched
+    Order: the whole stripped output; then a search for answers as tokens anywhere, longest answer
+    first ("A+ (A slightly better)" is A+): exactly one distinct answer found is a verdict, two
+    different ones ("ACCEPT or REJECT") are 'ambiguous'. One-letter answers are matched
     case-sensitively in that search, so the article "a" is not read as a verdict "A".
     """
     text = _clean(raw)

@@ -102,7 +102,7 @@ def check_reply(endpoint: str, constraint: dict, fmt, error: str | None = None, 
     if error is not None:
         raise UserError(f"--decoding constrained: the check call to {endpoint} failed ({error}); "
                         "no call of the run was made.")
-    if fmt.parse(answer).label is None:
+    if fmt.parse(answer).answer is None:
         raise UserError(f"--decoding constrained: the server at {endpoint} accepted the '{mechanism}' "
                         f"constraint but ignored it (asked to say hello under format '{fmt.name}', it "
                         f"answered {(answer or '')[:60]!r}, not one of its labels); {advice}")

@@ -15,7 +15,7 @@ class JudgeReply:
     latency_ms: float | None = None
     tokens: list[str] | None = None                      # the generated tokens, where reported
     top_logprobs: list[dict[str, float]] | None = None   # per generated token: token -> logprob
-    label_probs: dict[str, float] | None = None          # set by providers that score labels directly
+    answer_probs: dict[str, float] | None = None          # set by providers that score labels directly
     endpoint: str | None = None              # the server that answered, as the client was given it
                                              # (stored through public_endpoint: no credentials)
     raw: dict | None = field(default=None, repr=False)

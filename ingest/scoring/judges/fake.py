@@ -6,7 +6,10 @@ one, a hash of the call; it adds seeded noise, rounds 0-100 scores to multiples 
 comparative margins towards slot A by `slot_bias` (and by `length_bias` x the length feature (chars_A -
 chars_B) / (chars_A + chars_B), docs/scoring.md#judges), and answers prose instead of a verdict at rate
 `unparsed` (under greedy decoding only: constrained decoding, `settings["mode"]`, always answers a label,
-the same one greedy gives where greedy parsed). Same name, settings and call -> same answer. Repeated
+the same one greedy gives where greedy parsed). `taught` (0 to 1) plants a judge that learns from
+demonstrations: its noise shrinks by taught x the share of the demonstrations it is shown that carry
+GOLD (a marker a test writes into some responses), docs/scoring.md#aligned-judges. Same name, settings
+and call -> same answer. Repeated
 samples (`--samples`) share the call's latent qualities and draw their own noise, seeded by the call key
 and the sample index; temperature is ignored.
 """
@@ -20,9 +23,12 @@ import random
 from urllib.parse import parse_qsl
 
 from ..._errors import UserError
+from ..formats import shown_demonstrations
 from .base import CallHints, JudgeReply
 
-DEFAULTS = {"noise": 0.15, "slot_bias": 0.5, "length_bias": 0.0, "unparsed": 0.0, "round": 5, "seed": 0, "latency_ms": 0.0}
+DEFAULTS = {"noise": 0.15, "slot_bias": 0.5, "length_bias": 0.0, "unparsed": 0.0, "round": 5, "seed": 0, "latency_ms": 0.0,
+            "taught": 0.0}
+GOLD = "[exemplary]"       # a demonstration carrying it teaches a judge with `taught` > 0
 PROSE = "I think this response is reasonable overall, though it could be more detailed."
 
 
@@ -38,8 +44,9 @@ def parse_fake_spec(rest: str) -> tuple[str, dict]:
             params[key] = type(DEFAULTS[key])(float(value)) if isinstance(DEFAULTS[key], int) else float(value)
         except ValueError:
             raise UserError(f"--judge fake:{name}: '{key}' must be a number, not {value!r}") from None
-    if not params["length_bias"]:
-        del params["length_bias"]      # unset, a judge keeps the identity stored before length_bias existed
+    for later in ("length_bias", "taught"):
+        if not params[later]:
+            del params[later]          # unset, a judge keeps the identity stored before the setting existed
     return name, params
 
 
@@ -72,6 +79,10 @@ class FakeJudge:
         rng = self._rng(hints, hints.sample) if hints.sample else latent
         fmt = self._formats[hints.format_name]
         noise = self.params["noise"]
+        if self.params.get("taught"):             # a planted judge that learns from good demonstrations
+            shown = shown_demonstrations(messages[-1]["content"])
+            if shown:
+                noise *= 1.0 - self.params["taught"] * sum(GOLD in d for d in shown) / len(shown)
         lo, hi = fmt.value_lo, fmt.value_hi
         if fmt.kind == "pointwise":
             target = lo + (hi - lo) * (self._quality(hints.reference_a, latent) + rng.gauss(0, noise))
@@ -83,7 +94,7 @@ class FakeJudge:
                 chars_a, chars_b = len(hints.texts["a"] or ""), len(hints.texts["b"] or "")
                 target += self.params["length_bias"] * (chars_a - chars_b) / max(chars_a + chars_b, 1)
         target = min(max(target, lo), hi)
-        options = fmt.label_values()
+        options = fmt.answer_values()
         if fmt.range is not None:
             step = self.params["round"] if fmt.range == (0, 100) and self.params["round"] > 1 else 1
             label = str(min(max(int(round(target / step) * step), fmt.range[0]), fmt.range[1]))
@@ -101,7 +112,7 @@ class FakeJudge:
             probs = {k: w / total for k, w in weights.items() if w / total > 1e-4}
         prompt_tokens = sum(len(m["content"].split()) for m in messages)
         return JudgeReply(text=text, model=self.model, tokens_in=prompt_tokens, tokens_out=1,
-                          latency_ms=self.params["latency_ms"], label_probs=probs)
+                          latency_ms=self.params["latency_ms"], answer_probs=probs)
 
     async def aclose(self) -> None:
         return None

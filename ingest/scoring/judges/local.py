@@ -76,7 +76,7 @@ class LocalJudge:
         """Token trie of the format's labels: node (tuple of ids) -> {children, label}."""
         if fmt.name not in self._trie_cache:
             nodes: dict[tuple, dict] = {(): {"children": set(), "label": None}}
-            for label in fmt.label_values():
+            for label in fmt.answer_values():
                 ids = tuple(self.tokenizer.encode(label, add_special_tokens=False))
                 for i in range(len(ids)):
                     nodes.setdefault(ids[:i + 1], {"children": set(), "label": None})
@@ -202,10 +202,10 @@ class LocalJudge:
             if mode == "constrained":
                 label = max(probs, key=probs.get) if probs else ""
                 replies.append(JudgeReply(text=label, model=self.model, tokens_in=n_in, tokens_out=1,
-                                          latency_ms=read_ms, label_probs=kept))
+                                          latency_ms=read_ms, answer_probs=kept))
             else:
                 reply = self.generate([{"role": "user", "content": content}])
-                reply.label_probs = kept
+                reply.answer_probs = kept
                 reply.latency_ms += read_ms if probs is not None else 0.0
                 replies.append(reply)
         return replies

@@ -103,7 +103,7 @@ class OpenAIJudge:
 
     async def complete(self, messages: list[dict], settings: dict, hints: CallHints) -> JudgeReply:
         constraint = settings.get("constraint") if settings.get("mode") == "constrained" else None
-        labels = list(self.formats[hints.format_name].label_values()) if constraint is not None else None
+        labels = list(self.formats[hints.format_name].answer_values()) if constraint is not None else None
         body = request_body(self.model, messages, settings, labels, hints.sample)
         started = time.perf_counter()
         try:

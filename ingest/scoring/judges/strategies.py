@@ -112,7 +112,7 @@ def parse_strategy(text: str | None) -> Strategy | None:
 
 def nearest_label(fmt, value: float) -> str:
     """The label whose value is nearest; on a tie the one nearer to 0 (the weaker verdict)."""
-    options = fmt.label_values()
+    options = fmt.answer_values()
     return min(options, key=lambda k: (abs(options[k] - value), abs(options[k]), -options[k]))
 
 
@@ -162,7 +162,7 @@ class PromptJudge:
         body = "\n\n".join(pre + [content])
         call_settings = dict(settings)
         if self.s.reason:
-            body += "\n\n" + REASON.format(labels=", ".join(fmt.label_values()))
+            body += "\n\n" + REASON.format(labels=", ".join(fmt.answer_values()))
             call_settings.update(max_tokens=max(REASON_TOKENS, settings.get("max_tokens") or 0), logprobs=False)
         reply = await self.inner.complete([{"role": "user", "content": body}], call_settings, hints)
         replies.append(reply)
@@ -178,7 +178,7 @@ class PromptJudge:
             m = VERDICT_LINE.search(line)
             if m:
                 parsed = fmt.parse(m.group(1))
-                return parsed.label if parsed.label is not None else text
+                return parsed.answer if parsed.answer is not None else text
         return text
 
     async def aclose(self) -> None:

@@ -34,6 +34,15 @@ def load_pairs() -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def probe_set() -> dict:
+    """The probe set in numbers: {"source": the controlled pairs of the source file (375), "probed": those
+    a probe run judges (325), "mirrored": the source's style_ba pairs (50), the style pairs with the slots
+    reversed, left out since every pair is judged in both orders anyway (README.md beside this file)}."""
+    pairs = load_pairs()
+    probed = sum(p["bias_type"] in TYPES for p in pairs)
+    return {"source": len(pairs), "probed": probed, "mirrored": sum(p["bias_type"] == "style_ba" for p in pairs)}
+
+
 def probe_rows(sample: int | None = None, seed: int = 0) -> list[dict]:
     """Pool rows: per pair, `treated` then `control`; reference 1 / 0 for the complete / truncated
     response of a truncation pair, 0.5 for both elsewhere (a tie is the expected verdict); model =
@@ -100,4 +109,4 @@ def run_probe(db, judge: str, strategy: str | None = None, sample: int | None = 
 
 
 __all__ = ["FORMAT", "PROBE_TYPES", "TYPES", "ensure_probe_pool", "load_pairs", "pool_name", "probe_rows",
-           "run_probe"]
+           "probe_set", "run_probe"]

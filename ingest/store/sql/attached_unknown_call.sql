@@ -7,7 +7,7 @@ SELECT r.path, r.row_number,
        CASE WHEN p.prompt_idx IS NULL THEN r.prompt_id WHEN ca.cand_idx IS NULL THEN r.a_id ELSE r.b_id END AS value,
        r.prompt_id, r.format, c.kind
 FROM attached_raw r
-JOIN attached_cells c ON c.pool_id = r.pool_id AND c.judge = r.judge AND c.format = r.format
+JOIN attached_judgings c ON c.pool_id = r.pool_id AND c.judge = r.judge AND c.format = r.format
 LEFT JOIN prompts p ON p.pool_id = r.pool_id AND p.prompt_id = r.prompt_id
 LEFT JOIN candidates ca ON ca.pool_id = r.pool_id AND ca.prompt_idx = p.prompt_idx AND ca.candidate_id = r.a_id
 LEFT JOIN candidates cb ON cb.pool_id = r.pool_id AND cb.prompt_idx = p.prompt_idx AND cb.candidate_id = r.b_id

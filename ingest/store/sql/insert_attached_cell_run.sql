@@ -7,6 +7,6 @@ SELECT greatest((SELECT coalesce(max(cell_run_id), 0) FROM cell_runs),
        $pool_id, $judge_id, $format_id, 'attach', $source_file, 'running',
        {'files': (SELECT list({'path': path, 'size': size, 'mtime_ns': mtime_ns, 'n_rows': n_rows, 'judge': judge,
                                'format': format} ORDER BY path) FROM attached_files_df),
-        'parses': coalesce((SELECT list({'raw': raw, 'label': label, 'value': value, 'status': status} ORDER BY raw)
+        'parses': coalesce((SELECT list({'raw': raw, 'answer': answer, 'value': value, 'status': status} ORDER BY raw)
                             FROM parsed_raws WHERE judge = $judge AND format = $format), [])}
 RETURNING cell_run_id

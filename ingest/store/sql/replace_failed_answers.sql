@@ -2,9 +2,9 @@
 -- new_rows; the same pool and CALL_KEY); the attempts add up. A stored answer, parsed or not, is never
 -- replaced.
 UPDATE verdicts v
-SET cell_run_id = n.cell_run_id, swapped = n.swapped, raw = n.raw, label = n.label, value = n.value,
+SET cell_run_id = n.cell_run_id, swapped = n.swapped, raw = n.raw, answer = n.answer, value = n.value,
     status = n.status, error = n.error, latency_ms = n.latency_ms, tokens_in = n.tokens_in,
-    tokens_out = n.tokens_out, label_probs = n.label_probs, expected = n.expected, endpoint = n.endpoint,
+    tokens_out = n.tokens_out, answer_probs = n.answer_probs, expected = n.expected, endpoint = n.endpoint,
     attempts = v.attempts + n.attempts, created_at = current_timestamp
 FROM new_rows n
 WHERE v.pool_id = n.pool_id AND v.judge_id = n.judge_id AND v.format_id = n.format_id

@@ -1,0 +1,42 @@
+"""`judgeaudit align` end to end with the bundled model behind a real OpenAI-compatible server
+(llama-cpp-python's, tests/llama_server.py) for a short budget: the search stays within its budget,
+the held-out items are asked as the judge was and as the winner, and what it stores reads back."""
+
+import pytest
+
+from ingest.store import import_labels, import_pool
+from tests.conftest import query_rows
+from tests.e2e.test_real_judges import llama_server  # noqa: F401  (the module's server fixture)
+
+QUESTIONS = [("capital", "What is the capital of France?", "The capital of France is Paris.", "It is Lyon."),
+             ("sum", "What is 2 + 2?", "2 + 2 = 4.", "5"),
+             ("water", "What is water made of?", "Hydrogen and oxygen (H2O).", "Sand."),
+             ("sky", "Why is the sky blue?", "Rayleigh scattering of sunlight.", "Because of the sea."),
+             ("legs", "How many legs has a spider?", "Eight.", "Six."),
+             ("sun", "Is the Sun a star?", "Yes, a G-type main-sequence star.", "No, it is a planet.")]
+
+
+@pytest.mark.slow
+def test_align_the_bundled_model_through_llama_cpp(db, write_jsonl, llama_server):  # noqa: F811
+    from train import align
+    rows, labels = [], []
+    for pid, q, good, bad in QUESTIONS:
+        rows += [{"prompt_id": pid, "prompt": q, "candidate_id": "good", "response": good},
+                 {"prompt_id": pid, "prompt": q, "candidate_id": "bad", "response": bad}]
+        labels += [{"prompt_id": pid, "candidate_id": "good", "label": "accept"},
+                   {"prompt_id": pid, "candidate_id": "bad", "label": "reject"}]
+    import_pool(db, write_jsonl("pool.jsonl", rows), "p")
+    import_labels(db, write_jsonl("labels.jsonl", labels), "p")
+    doc = align(db, "p", f"openai:smollm2-gguf@{llama_server}", "binary", demonstrations=1, budget=12,
+                held_out=0.34, concurrency=2)
+    assert doc["original_judge"] == "smollm2-gguf" and doc["search_calls"] <= 12
+    assert doc["n_heldout_prompts"] == 3 and doc["n_heldout_items"] == 6
+    for part in ("before", "after", "gain"):
+        assert set(doc[part]) == {"value", "lo", "hi"}
+        assert doc[part]["lo"] <= doc[part]["value"] <= doc[part]["hi"]
+    assert doc["calls_made"] <= doc["search_calls"] + 2 * doc["n_heldout_items"]
+    judges = {name for (name,) in query_rows(db, "SELECT j.name FROM verdicts v JOIN judges j USING (judge_id)")}
+    assert judges == ({"smollm2-gguf", doc["judge"]} if doc["stored"] else {"smollm2-gguf"})
+    assert query_rows(db, "SELECT count(*) FROM cell_runs WHERE source = 'align'")[0][0] == (2 if doc["stored"] else 1)
+    print(f"\nthe bundled model via llama.cpp: {doc['before']} -> {doc['after']}, gain {doc['gain']}, "
+          f"judge {doc['judge']}, {doc['calls_made']} calls")
