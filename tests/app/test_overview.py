@@ -262,7 +262,11 @@ def test_call_count_is_exact(db, write_jsonl):
     # 7 candidates. binary: 7. anchored: 7 forward (2 self) + the reverse of the 2 + 3 others = 12.
     # tournament, both orders: (3 + 6 pairs) x 2 = 18.
     got = count_calls(db, "p", ["binary", "anchored", "tournament"], "both", "all")
+    chars = got.pop("chars")
     assert got == {"total": 37, "per_format": {"binary": 7, "anchored": 12, "tournament": 18}}
+    # the characters binary's calls give the judge: its template, then each candidate's prompt and response
+    from ingest.scoring.formats import BUILTIN
+    assert chars["binary"] == sum(len(BUILTIN["binary"].template) + len(r["prompt"]) + len(r["response"]) for r in POOL)
     # listing order, no swaps: 7 + 7 + 9
     assert count_calls(db, "p", ["binary", "anchored", "tournament"], "listing", 0)["total"] == 23
     with pytest.raises(UserError, match="unknown format"):
