@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -84,8 +85,11 @@ def result(name: str, pool: str, *args):
     next run, and a widget that moves is drawn anew while its copy at the old place lingers until the run
     ends; that copy, going, takes the widget's tie to the address with it (a keyed widget has one id), so
     a choice made next never reached the address."""
-    bar = _progress_bar()
-    return derived.read(database(), pool, name, *args, results=DERIVED_RESULTS, bar=lambda: bar)
+    slot, here = _progress_bar(), threading.get_ident()
+
+    def bar():      # a result the computation reads in its own thread draws its bar as before
+        return slot if threading.get_ident() == here else _progress_bar()
+    return derived.read(database(), pool, name, *args, results=DERIVED_RESULTS, bar=bar)
 
 
 def style_rank(pool: str, n_boot: int, seed: int = 0, cell: tuple[str, str, str] | None = None,
