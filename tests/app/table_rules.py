@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from app import url_state
-
 # every page of the dashboard, so that a new page is held to the rules too: the pages in the order
 # app/main.py lists them (its `_page("folder", ...)` calls)
 PAGES = re.findall(r'_page\("(\w+)"', (Path(__file__).resolve().parents[2] / "app" / "main.py").read_text())
@@ -324,7 +322,7 @@ if __name__ == "__main__":      # the survey: counts over every page and demo po
                 spent.append(time.perf_counter() - t0)
             times[(pool, page)] = statistics.median(spent)
             v = violations(at)
-            dpo = [r for r in at.radio if r.key == url_state.METHOD] if page == "curate" else []
+            dpo = [r for r in at.radio if r.key == "method"] if page == "curate" else []
             if dpo:                                # the DPO pairs and curves show on choosing DPO
                 dpo[0].set_value("dpo").run()
                 v = {k: items + violations(at)[k] for k, items in v.items()}
