@@ -44,7 +44,7 @@ def _first_view(url: str) -> tuple[list[str], float]:
         # when the script has run to its end (Streamlit's running indicator gone)
         quiet_since = time.time()
         while time.time() - quiet_since < 3 and time.time() - t0 < 300:
-            if page.query_selector("[data-testid='stStatusWidget']") or page.query_selector("[data-testid='stProgress']"):
+            if page.query_selector("[data-testid='stStatusWidget'], [data-testid='stProgress']"):
                 quiet_since = time.time()
             time.sleep(0.2)
         seen = page.evaluate(_SEEN)
