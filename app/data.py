@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -77,8 +78,18 @@ def _progress_bar():
 def result(name: str, pool: str, *args):
     """The derived result `name` of the pool (train.DERIVED_RESULTS: cells, bias, bias_items, positions,
     variance, score_values, consistency, scored_cells, rank, estimate, export_counts, pool_summary,
-    pool_head, drift, curation, curation_overlap, ...) for the page's arguments."""
-    return derived.read(database(), pool, name, *args, results=DERIVED_RESULTS, bar=_progress_bar)
+    pool_head, drift, curation, curation_overlap, ...) for the page's arguments.
+
+    The progress bar's place is drawn whether the result is computed or read: were it drawn only while
+    computing, every element after it would sit one place further down on a first visit than on the
+    next run, and a widget that moves is drawn anew while its copy at the old place lingers until the run
+    ends; that copy, going, takes the widget's tie to the address with it (a keyed widget has one id), so
+    a choice made next never reached the address."""
+    slot, here = _progress_bar(), threading.get_ident()
+
+    def bar():      # a result the computation reads in its own thread draws its bar as before
+        return slot if threading.get_ident() == here else _progress_bar()
+    return derived.read(database(), pool, name, *args, results=DERIVED_RESULTS, bar=bar)
 
 
 def style_rank(pool: str, n_boot: int, seed: int = 0, cell: tuple[str, str, str] | None = None,

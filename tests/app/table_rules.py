@@ -322,7 +322,7 @@ if __name__ == "__main__":      # the survey: counts over every page and demo po
                 spent.append(time.perf_counter() - t0)
             times[(pool, page)] = statistics.median(spent)
             v = violations(at)
-            dpo = [r for r in at.radio if r.key == "train_method"] if page == "curate" else []
+            dpo = [r for r in at.radio if r.key == "method"] if page == "curate" else []
             if dpo:                                # the DPO pairs and curves show on choosing DPO
                 dpo[0].set_value("dpo").run()
                 v = {k: items + violations(at)[k] for k, items in v.items()}

@@ -41,7 +41,7 @@ def test_every_page_of_every_demo_pool_keeps_the_table_rules(walked_db, monkeypa
         assert violations(at) == CLEAN, page
         seen += len(frames(at))
         if page == "curate":              # the DPO pairs and curves show on choosing DPO
-            next(r for r in at.radio if r.key == "train_method").set_value("dpo").run()
+            next(r for r in at.radio if r.key == "method").set_value("dpo").run()
             assert not at.exception and violations(at) == CLEAN, "curate (DPO)"
     assert seen >= 3          # the rules ran over real tables (the demo pools have several a page)
 

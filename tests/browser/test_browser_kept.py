@@ -11,11 +11,25 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_browser import ARGS, CHROMIUM, _serve_app, _settled
+from tests.browser.test_browser import ARGS, CHROMIUM, _serve_app
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install "
                                                          "chromium); .ci/run installs it where apt works")
 POOL = "mtbench-formats"
+
+
+def _settled(page) -> None:
+    """Wait until the page's script runs are over: Streamlit's 'Running...' status absent at two looks half
+    a second apart (it shows only some time into a run, so one look just after a change can miss a run
+    that goes on computing a result; a change made during that run can be lost)."""
+    from playwright.sync_api import expect
+    status = page.get_by_test_id("stStatusWidget")
+    quiet = 0
+    while quiet < 2:
+        page.wait_for_timeout(500)
+        expect(status).to_have_count(0)
+        page.wait_for_timeout(10)
+        quiet = quiet + 1 if status.count() == 0 else 0
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +75,15 @@ def _open(page, path: str, ready: str) -> None:
     _settled(page)
 
 
+def _one(locator):
+    """The locator once it holds one element: while a long run (a result computed on a first visit) draws,
+    the widget drawn by the run before can stand beside the new one for seconds, and a change made on that
+    copy is lost with it."""
+    from playwright.sync_api import expect
+    expect(locator).to_have_count(1)
+    return locator
+
+
 def _kept(page, action, fragment: str | None) -> None:
     """Do `action` (idempotent) until the address holds `fragment` ("key=value", as the address writes it):
     on a loaded machine a click that lands while the page is still drawing can be lost, so it is done
@@ -83,14 +106,14 @@ def _type(page, role: str, name: str, value: str, fragment: str | None, where=No
     """Type into a text box or number field as a user does, then leave it (Tab: a field inside a form
     keeps the value staged; Enter would submit the form)."""
     def act():
-        field = (where or page).get_by_role(role, name=name, exact=True)
+        field = _one((where or page).get_by_role(role, name=name, exact=True))
         field.fill(value)
         field.press("Tab")
     _kept(page, act, fragment)
 
 
 def _radio(page, group: str, option: str, fragment: str | None) -> None:
-    _kept(page, lambda: page.get_by_test_id("stRadio").filter(has_text=group).get_by_text(option, exact=True)
+    _kept(page, lambda: _one(page.get_by_test_id("stRadio").filter(has_text=group)).get_by_text(option, exact=True)
           .click(), fragment)
 
 
@@ -99,7 +122,7 @@ def _pick(page, name: str, option: str) -> None:
     box = page.get_by_role("combobox", name=name, exact=True)
     for attempt in range(4):
         _settled(page)
-        box.click()
+        _one(box).click()
         try:
             page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
             page.keyboard.press("Escape")

@@ -89,14 +89,15 @@ def split_tables(markdown: str) -> list[str | pl.DataFrame]:
     return parts
 
 
-NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+NUMBER = re.compile(r"^[-−]?\d+(\.\d+)?$")      # the file writes a negative number with the minus sign
 
 
 def as_read(part: pl.DataFrame) -> pl.DataFrame:
     """A checklist table's cells as the dashboard's tables write numbers (app.tables.cell_text): the
     file's fixed decimals ("1.000", "7.00") as "1" and "7", "0.1234" as "0.123"; other text as it is."""
-    return part.with_columns(pl.col(c).map_elements(lambda v: tables.cell_text(float(v)) if NUMBER.match(v) else v,
-                                                    return_dtype=pl.String) for c in part.columns)
+    def read(v: str) -> str:
+        return tables.cell_text(float(v.replace("−", "-"))) if NUMBER.match(v) else v
+    return part.with_columns(pl.col(c).map_elements(read, return_dtype=pl.String) for c in part.columns)
 
 
 def checklist_view(markdown: str) -> None:
