@@ -267,7 +267,8 @@ def run_log(row: dict, n_chars: int = 3000) -> str:
     from app.run_card import clean_log
     from ingest import redact
     from ingest.runs import log_tail
-    text = clean_log(redact(log_tail(database(), row["run_id"], 4 * n_chars, row=row)))   # the redraws shrink: read more
+    # the redraws shrink: read more
+    text = clean_log(redact(log_tail(database(), row["run_id"], 4 * n_chars, row=row)))
     return text[-n_chars:].partition("\n")[2] if len(text) > n_chars else text
 
 

@@ -94,7 +94,8 @@ def plan_chars(plan: pl.DataFrame, prompts: pl.DataFrame, responses: pl.DataFram
         return {}
     prompt_n = prompts.select("prompt_idx", pl.col("prompt").str.len_chars().alias("n_prompt")).unique("prompt_idx")
     text_n = responses.select(pl.col("cand_idx").cast(pl.Int32), pl.col("response").str.len_chars().alias("n"))
-    template_n = pl.DataFrame({"format": list(formats), "n_template": [len(f.template or "") for f in formats.values()]})
+    template_n = pl.DataFrame({"format": list(formats),
+                               "n_template": [len(f.template or "") for f in formats.values()]})
     calls = (plan.select("format", pl.col("prompt_idx").cast(pl.Int32), pl.col("a_idx").cast(pl.Int32),
                          pl.col("b_idx").cast(pl.Int32))
              .join(prompt_n.with_columns(pl.col("prompt_idx").cast(pl.Int32)), on="prompt_idx", how="left")

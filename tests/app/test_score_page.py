@@ -31,7 +31,8 @@ def test_fake_spec_and_its_estimate_by_hand():
     assert estimate_time(None, count["per_format"], "fake", "greedy", 4, 200.0).seconds == pytest.approx(1.8)
     assert estimate_time(None, count["per_format"], "fake", "greedy", 4, None).seconds == 0.0
     assert duration(0.0) == "under a second"
-    assert estimate_time(None, count["per_format"], "openai", "greedy", 4, 200.0) is None   # a server's speed is its own
+    # a server's speed is its own
+    assert estimate_time(None, count["per_format"], "openai", "greedy", 4, 200.0) is None
     assert estimate_text(count, 1.8, None, "sim", 4, sim_basis(200.0, 4)) == (
         "**36 calls** (12 binary + 12 likert5 + 12 numeric100); about 2 s (at the simulated 200 ms per call "
         "over concurrency 4). Calls already answered are not made again.")

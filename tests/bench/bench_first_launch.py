@@ -68,7 +68,8 @@ def main() -> None:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=60)
     print(f"install {install:.0f} s + dashboard serving {serving:.0f} s + Overview drawn {overview:.0f} s = "
-          f"{install + serving + overview:.0f} s ({(install + serving + overview) / 60:.1f} min) from `make app` to the "
+          f"{install + serving + overview:.0f} s ({(install + serving + overview) / 60:.1f} min) "
+          f"from `make app` to the "
           f"Overview (commit {args.commit}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})")
 
 

@@ -82,8 +82,8 @@ def test_on_the_runs_recorded_here_the_estimate_is_near_the_actual_as_far_as_the
     The machine's other work changed within the quarter of an hour: the same 60 calls took 81, 134 and
     175 s, the same 18 calls 31, 25 and 44 s. No estimate made before a run can follow that; the one
     here is within 1.5x for 4 of the 6 runs (0.68 to 1.26), 1.89x too long for the run made when the
-    machine was quietest and 1.54x too short for the one made when it was busiest. The fixed rate it replaces (1.05 calls/s constrained, no load time) said 17 s
-    and 57 s: 0.33x to 0.71x of these runs."""
+    machine was quietest and 1.54x too short for the one made when it was busiest. The fixed rate it
+    replaces (1.05 calls/s constrained, no load time) said 17 s and 57 s: 0.33x to 0.71x of these runs."""
     recorded = json.loads(RECORDED.read_text())
     runs = recorded["runs"]
     assert sorted(r["calls"] for r in runs) == [18, 18, 18, 60, 60, 60]
