@@ -16,7 +16,7 @@ from tests.browser.test_browser import ARGS, CHROMIUM, _serve_app, _settled
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install "
                                                          "chromium); .ci/run installs it where apt works")
 PAGES = {"Start": ["Overview", "Pool", "Score"], "Audit": ["Formats", "Slot bias", "Rankings", "Variance"],
-         "Trust": ["Calibration", "Drift", "Probes & mitigations", "Label", "What labels are worth", "Judges"],
+         "Trust": ["Calibration", "Drift", "Probes & mitigations", "Label", "What labels are worth", "Judges", "Align"],
          "Curate & train": ["Curate & Train", "Evaluate"],
          "Report": ["Report"]}
 
@@ -200,7 +200,7 @@ def test_every_page_shows_in_the_sidebar(demo_and_mine, browser_page, tmp_path):
         expect(nav.get_by_text(section, exact=True).first).to_be_visible()     # the section header
         for title in titles:
             expect(nav.get_by_role("link", name=title, exact=True)).to_be_visible()
-    assert nav.get_by_role("link").count() == sum(map(len, PAGES.values())) == 16
+    assert nav.get_by_role("link").count() == sum(map(len, PAGES.values())) == 17
     _shot(page, tmp_path, "sidebar")
     nav.get_by_role("link", name="Evaluate", exact=True).click()               # reachable in one click
     expect(page.get_by_role("heading", name="Evaluate")).to_be_visible()
