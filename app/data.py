@@ -27,7 +27,7 @@ from audit import derived
 from ingest import Database, UserError, file_stem, inside, safe_name  # noqa: F401  (file_stem: the Report page)
 from ingest.endpoints import base_models as configured_models
 from ingest.endpoints import endpoints as configured_endpoints
-from ingest.endpoints import prices
+from ingest.endpoints import label_price, prices
 from ingest.runs import run_key
 from train.derived_results import DERIVED_RESULTS
 
@@ -122,17 +122,24 @@ def judges_board(pool: str):
     return result("judges_board", pool, derived.price_args(prices(database())))
 
 
+def decisions(pool: str):
+    """audit.decisions for the pool (±0.05, ε 0.2) at the prices in the server's judgeaudit.toml."""
+    db = database()
+    return result("decisions", pool, derived.price_args(prices(db)), label_price(db))
+
+
 def systems(pool: str) -> list[str]:
     """The pool's distinct candidate_ids, sorted (the baselines What labels are worth offers)."""
     return result("systems", pool)["candidate_id"].to_list()
 
 
 def call_count(pool: str, formats: list[str], schedule: str, swap: str) -> dict:
-    """The calls `judgeaudit score` would plan: {"total", "per_format"} (ingest.scoring.count_calls),
-    stored per form (formats, schedule, swap as typed)."""
-    frame = result("call_count", pool, tuple(formats), schedule, str(swap))
+    """The calls `judgeaudit score` would plan: {"total", "per_format", "chars"} (ingest.scoring.count_calls:
+    chars, the characters they give the judge per format), stored per form (formats, schedule, swap as typed)."""
+    frame = result("call_plan", pool, tuple(formats), schedule, str(swap))
     per = dict(zip(frame["format"].to_list(), frame["n"].to_list()))
-    return {"total": sum(per.values()), "per_format": per}
+    return {"total": sum(per.values()), "per_format": per, "chars": dict(zip(frame["format"].to_list(),
+                                                                            frame["chars"].to_list()))}
 
 
 def drift_items(pool: str, judge: str, against: str):
@@ -157,6 +164,11 @@ def _pair_table(db, pool: str, judge: str, min_margin: float, both_orders: bool,
     return train.pair_table(db, pool, judge, min_margin, both_orders, seed)
 
 
+def _estimate(db, per_format: tuple, chars: tuple, provider: str, decoding: str, concurrency: int, latency_ms):
+    from ingest.scoring import estimate_time
+    return estimate_time(db, dict(per_format), provider, decoding, concurrency, latency_ms, dict(chars))
+
+
 def _verdicts_parquet(db, pool: str) -> bytes:
     import io
     buffer = io.BytesIO()
@@ -177,7 +189,7 @@ _READS = {
     "drift_pairs": audit.drift_pairs,
     "study_outcomes": audit.study_outcomes, "study_generations": audit.study_generations,
     "contrasts": _contrasts, "prompt_differences": _prompt_differences, "pair_table": _pair_table,
-    "verdicts_parquet": _verdicts_parquet, "verdicts_jsonl": _verdicts_jsonl,
+    "verdicts_parquet": _verdicts_parquet, "verdicts_jsonl": _verdicts_jsonl, "estimate": _estimate,
 }
 
 
@@ -226,6 +238,17 @@ def runs_of(kind: str, pool: str | None = None) -> list[dict]:
     return list_runs(database(), kind=kind, pool=pool)
 
 
+LIVE_STALE_S = 30.0     # a live file this old (its run writes it every 2 s): the page reads the database again
+
+
+def live_runs(rows: list[dict]) -> list[dict]:
+    """The runs read from the database earlier in this page run, as their live files have them now
+    (ingest.runs.live_state: status, progress, and `recheck` when the database should be read again):
+    what a page following a run reads between two runs of its script, without the database."""
+    from ingest.runs import live_state
+    return [live_state(r, LIVE_STALE_S) for r in rows]
+
+
 def active_run(key: str) -> dict | None:
     """The live run holding this key (run_key("score", POOL, JUDGE)), if any: a launch would be refused."""
     from ingest.runs import active
@@ -237,13 +260,14 @@ def score_key(pool: str, judge: str) -> str:
     return run_key("score", pool, judge)
 
 
-def run_log(run_id: int, n_chars: int = 3000) -> str:
-    """The tail of a run's log, with key-like strings redacted (a crash may print anything), as a
-    terminal would have left it (app.run_card.clean_log: no progress-bar redraws, repeats counted)."""
+def run_log(row: dict, n_chars: int = 3000) -> str:
+    """The tail of a run's log (the run's row, read already: its log file, no database), with key-like
+    strings redacted (a crash may print anything), as a terminal would have left it
+    (app.run_card.clean_log: no progress-bar redraws, repeats counted)."""
     from app.run_card import clean_log
     from ingest import redact
     from ingest.runs import log_tail
-    text = clean_log(redact(log_tail(database(), run_id, 4 * n_chars)))   # the redraws shrink: read more
+    text = clean_log(redact(log_tail(database(), row["run_id"], 4 * n_chars, row=row)))   # the redraws shrink: read more
     return text[-n_chars:].partition("\n")[2] if len(text) > n_chars else text
 
 
@@ -286,10 +310,12 @@ def builtin_formats() -> list[str]:
     return list(BUILTIN)
 
 
-def estimate_seconds(n_calls: int, provider: str, decoding: str, concurrency: int = 1,
-                     latency_ms: float | None = None) -> float | None:
-    from ingest.scoring import estimate_seconds as estimate
-    return estimate(n_calls, provider, decoding, concurrency, latency_ms)
+def estimate(count: dict, provider: str, decoding: str, concurrency: int = 1, latency_ms: float | None = None):
+    """A run's expected time for call_count's `count` (ingest.scoring.estimate_time: the bundled model's
+    from what runs measured on this machine, with how many; the simulated judge's from its latency;
+    None for an endpoint)."""
+    return _cached("estimate", *database().state(), tuple(count["per_format"].items()),
+                   tuple(count.get("chars", {}).items()), provider, decoding, int(concurrency), latency_ms)
 
 
 def check_call(pool: str, judge: dict, fmt: str, decoding: str) -> dict:

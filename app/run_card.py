@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import datetime, timezone
 from urllib.parse import parse_qsl
 
@@ -101,7 +102,7 @@ def train_outcome(metrics: dict, progress_text: str = "", row: dict | None = Non
     logged = [json.loads(line).get("loss") for line in progress_text.splitlines() if line.strip()]
     logged = [x for x in logged if x is not None]
     row = row or {}
-    start, end = _when(row.get("started_at")), _when(row.get("finished_at"))
+    start, end = stored_time(row.get("started_at")), stored_time(row.get("finished_at"))
     wall = (end - start).total_seconds() if start and end else None
     return {"status": metrics.get("status"), "steps": metrics.get("steps"), "max_steps": metrics.get("max_steps"),
             "train_loss": num(logged[-1] if logged else metrics.get("train_loss")),
@@ -110,7 +111,7 @@ def train_outcome(metrics: dict, progress_text: str = "", row: dict | None = Non
             "wall": wall is not None, "adapter": metrics.get("adapter")}
 
 
-def _when(stamp):
+def stored_time(stamp):
     """A stored time (UTC, naive; text or datetime) as a datetime, or None."""
     if stamp is None or hasattr(stamp, "year"):
         return stamp
@@ -127,11 +128,28 @@ def phase_text(progress: dict, started_at, now: datetime | None = None) -> str:
              "curating": "Curating the subset"}.get(progress.get("phase"), (progress.get("phase") or "Starting").capitalize())
     if progress.get("phase") == "loading" and progress.get("base"):
         phase += f" ({progress['base']})"
-    start = _when(started_at)
+    start = stored_time(started_at)
     now = now or datetime.now(timezone.utc).replace(tzinfo=None)
     so_far = f" · {duration_text((now - start).total_seconds())} so far" if start else ""
     tail = " · an ETA comes with the first step" if progress.get("phase") in ("loading", "preparing") else ""
     return f"{phase}{so_far}{tail}"
+
+
+def loading_text(progress: dict, now: float | None = None) -> str:
+    """A scoring run loading its judge (phase "loading", since `since`, the process's start in epoch
+    seconds), with the load time measured for that judge on this machine: "Loading the bundled model
+    · 12 s so far · about 40 s expected (measured here over 3 runs)"."""
+    now = time.time() if now is None else now
+    so_far = max(0.0, now - float(progress.get("since") or now))
+    expected, runs = progress.get("expected_load_s"), progress.get("expected_runs") or 0
+    text = f"Loading {progress.get('what') or 'the judge'} · {duration_text(so_far)} so far"
+    if expected is None:
+        return text
+    basis = f"measured here over {runs} run{'s' if runs != 1 else ''}" if runs else \
+        "a first guess: no run measured on this machine yet"
+    if so_far > expected:
+        return f"{text} · longer than the {duration_text(expected)} expected ({basis})"
+    return f"{text} · about {duration_text(expected)} expected ({basis})"
 
 
 def duration_text(seconds: float) -> str:

@@ -1,22 +1,86 @@
 """The runs panel every page that starts background work shares (Score, Train, Evaluate, Probes):
-the runs of one kind read from the database on every refresh, so a reload or a second tab shows the
-same runs; a progress bar with rate and ETA, the error and log tail of a failed run, Stop."""
+the runs of one kind read from the database once a page run, so a reload or a second tab shows the
+same runs; a progress bar with rate and ETA (or the loading phase with its expected time), the error
+and log tail of a failed run, Stop.
+
+Idle is free: a page looks again only while a run it shows is alive, and then only at the run's live
+file (ingest.runs.live_state), never the database, so the look and the run's writes never wait on
+each other. It looks every second while the run is young and backs off to every 5 s as it ages
+(`poll_every`); when a run ends (its process gone, or its file quiet) the whole page runs again,
+reading the database, so that what the run made shows without a reload.
+"""
 
 from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
 
 import streamlit as st
 
 from app import data
-from app.run_card import outcome_text, phase_text, run_title
+from app.run_card import loading_text, outcome_text, phase_text, run_title, stored_time
 
 ICONS = {"queued": ":material/schedule:", "running": ":material/progress_activity:",
          "finished": ":material/check_circle:", "failed": ":material/error:", "cancelled": ":material/cancel:"}
+LIVE = ("queued", "running")
+# how often a page looks at a live run, by the age of its youngest live run: (younger than, every) s
+BACKOFF = ((30.0, 1.0), (120.0, 2.0))
+SLOWEST_S = 5.0
+RECHECK_S = 30.0        # a run whose file asks for the database is read there again at most this often
+PACE_S = 10.0           # how often the pace of the looks is set again while a run is alive
+
+
+def poll_every(rows: list[dict], now: datetime | None = None) -> float | None:
+    """Seconds between two looks at these runs: None when none is alive (the page never reruns by
+    itself); else 1 s while the youngest live run is under 30 s old, 2 s under 2 min, then 5 s."""
+    live = [r for r in rows if r.get("status") in LIVE]
+    if not live:
+        return None
+    now = now or datetime.now(timezone.utc).replace(tzinfo=None)
+    starts = [stored_time(r.get("started_at") or r.get("created_at")) for r in live]
+    age = min(((now - s).total_seconds() for s in starts if s is not None), default=0.0)
+    return next((every for under, every in BACKOFF if age < under), SLOWEST_S)
+
+
+def read_again(shown: list[dict], rechecked: dict[int, float], now: float) -> bool:
+    """Whether the page should run again and read the database, given the runs as their live files
+    have them (`recheck` set where one ended and its process is gone, or its file went quiet): for
+    such a run not rechecked in the last RECHECK_S seconds (`rechecked`, run id -> when; updated here)."""
+    due = [r["run_id"] for r in shown if r.get("recheck") and now - rechecked.get(r["run_id"], -RECHECK_S) >= RECHECK_S]
+    for run_id in due:
+        rechecked[run_id] = now
+    return bool(due)
+
+
+def follow(rows: list[dict], draw, key: str) -> None:
+    """Draw `rows` (runs read from the database in this page run) with draw(rows), looking again at
+    their live files while one is alive, at the pace poll_every gives (read_again: the page runs again
+    when one ended). The pace is set by an outer look every PACE_S seconds, which defines the inner one
+    anew: a fragment's interval is fixed when it is defined, and running the whole page to change it
+    would read the database in the middle of the run."""
+    alive = poll_every(rows) is not None
+
+    @st.fragment(run_every=PACE_S if alive else None)
+    def paced() -> None:
+        every = poll_every(rows)
+
+        @st.fragment(run_every=every)
+        def look() -> None:
+            shown = data.live_runs(rows) if every else rows
+            if every and read_again(shown, st.session_state.setdefault(f"runs-rechecked-{key}", {}),
+                                    time.monotonic()):
+                st.rerun(scope="app")
+            draw(shown)
+        look()
+    paced()
 
 
 def _progress(row: dict) -> None:
     p = row["progress"] or {}
     total, done = p.get("total"), p.get("done")
-    if total:
+    if p.get("phase") == "loading" and row["status"] == "running":
+        st.progress(0.0, text=loading_text(p))
+    elif total:
         eta = p.get("eta_s")
         text = (f"{p['phase']} · " if p.get("phase") else "") + f"{done}/{total}" + \
             (f" · {p['rate']:.1f}/s" if p.get("rate") else "") + \
@@ -44,49 +108,27 @@ def show_run(row: dict, key_prefix: str) -> None:
             if outcome:
                 st.markdown(outcome_text(outcome))
                 st.page_link("views/evaluate/page.py", label="Evaluate this adapter", icon=":material/leaderboard:")
-        if row["status"] in ("queued", "running"):
+        if row["status"] in LIVE:
             caption = "Stop & save" if row.get("kind") == "train" else "Stop"    # a stopped training keeps its adapter
             if st.button(caption, key=f"{key_prefix}-stop-{row['run_id']}", icon=":material/stop:"):
                 data.cancel_run(row["run_id"])
                 st.toast(f"Asked run {row['run_id']} to stop")
         with st.expander("Config and log"):
             st.json(row["config"] or {}, expanded=False)
-            tail = data.run_log(row["run_id"])
-            st.code(tail or "(no output yet)", language=None)
+            st.code(data.run_log(row) or "(no output yet)", language=None)
         if row["status"] == "failed" and row["log_path"]:
             st.caption("Log tail of the failed run:")
-            st.code(data.run_log(row["run_id"], 1500) or "(empty log)", language=None)
+            st.code(data.run_log(row, 1500) or "(empty log)", language=None)
 
 
-ENDED = ("finished", "failed", "cancelled")
+def runs_panel(kind: str, pool: str | None = None, limit: int = 5) -> None:
+    """The latest runs of `kind` (for `pool`), newest first, followed while one is alive (follow);
+    when one ends the page runs again, so the parts of it that read the run's results show them."""
+    rows = data.runs_of(kind, pool)[::-1][:limit]
 
-
-def newly_ended(seen: dict[int, str] | None, rows: list[dict]) -> bool:
-    """Whether a run ended since the statuses `seen` at the last refresh (None: the first look):
-    one seen queued or running that is now over, or one not seen before that is already over."""
-    if seen is None:
-        return False
-    return any(r["status"] in ENDED and seen.get(r["run_id"]) not in ENDED for r in rows)
-
-
-def runs_panel(kind: str, pool: str | None = None, limit: int = 5, refresh_s: float = 1.0,
-               rerun_when_ended: bool = False) -> None:
-    """The latest runs of `kind` (for `pool`), newest first, refreshed every refresh_s seconds.
-    rerun_when_ended: rerun the whole page when one of them ends, so the parts of the page that
-    read its results (Evaluate's study) show them without a manual refresh."""
-    memory = f"runs-seen-{kind}-{pool}"
-
-    @st.fragment(run_every=refresh_s)
-    def panel() -> None:
-        rows = data.runs_of(kind, pool)[::-1]
-        if rerun_when_ended:
-            ended = newly_ended(st.session_state.get(memory), rows)
-            st.session_state[memory] = {r["run_id"]: r["status"] for r in rows}
-            if ended:
-                st.rerun(scope="app")
-        if not rows:
+    def draw(shown: list[dict]) -> None:
+        if not shown:
             st.caption(f"No {kind} runs yet.")
-            return
-        for row in rows[:limit]:
+        for row in shown:
             show_run(row, kind)
-    panel()
+    follow(rows, draw, f"{kind}-{pool}")

@@ -12,6 +12,7 @@ from importlib import metadata
 
 import polars as pl
 
+from ._decision import decision_markdown
 from ._bias import bias
 from ._cells import audit_cells
 from ._consistency import consistency
@@ -286,6 +287,7 @@ def checklist_markdown(doc: dict) -> str:
         if c.get("repeats"):
             lines.append(f"5. Repeats: {_repeats_line(c['repeats'])}")
         lines.append("")
+    lines += decision_markdown(doc.get("decisions") or [])     # added by the report command and page
     return "\n".join(lines)
 
 

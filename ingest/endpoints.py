@@ -19,6 +19,9 @@ The file is `judgeaudit.toml` in the folder of the database, or the path in $JUD
     input = 2.50                                  # million input tokens and per million output
     output = 10.00                                # tokens: the leaderboard's cost (`judgeaudit judges`)
 
+    [prices]
+    human_label = 0.40                            # USD per human label: what `judgeaudit plan` prices
+
 A missing file means: no endpoints, and only the bundled model. Helpers:
     load_config(db) -> ServerConfig;  endpoints(db) -> {name: Endpoint}
     base_models(db) -> {name: path}   (always holds BUNDLED, the bundled SmolLM2)
@@ -69,6 +72,7 @@ class ServerConfig:
     endpoints: dict[str, Endpoint] = field(default_factory=dict)
     models: dict[str, Path] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    label_price: float | None = None        # USD per human label ([prices] human_label)
 
 
 def config_path(db: str | os.PathLike | None = None) -> Path:
@@ -132,8 +136,14 @@ def load_config(db: str | os.PathLike | None = None) -> ServerConfig:
             raise UserError(f"{path}, field 'models.{name}': NAME = \"a model folder\"")
         p = Path(folder).expanduser()
         folders[name] = (p if p.is_absolute() else path.parent / p).resolve()
+    table = doc.get("prices", {})
+    label = table.get("human_label") if isinstance(table, dict) else None
+    if label is not None and (isinstance(label, bool) or not isinstance(label, (int, float)) or label < 0):
+        raise UserError(f"{path}, field 'prices.human_label': a number >= 0 (USD per human label)")
+    if isinstance(table, dict):
+        table = {k: v for k, v in table.items() if k != "human_label"}
     return ServerConfig(path, {n: _endpoint(path, n, s) for n, s in eps.items()}, folders,
-                        _prices(path, doc.get("prices", {})))
+                        _prices(path, table), None if label is None else float(label))
 
 
 def _prices(path: Path, table) -> dict[str, dict[str, float]]:
@@ -155,6 +165,11 @@ def _prices(path: Path, table) -> dict[str, dict[str, float]]:
 def prices(db: str | os.PathLike | None = None) -> dict[str, dict[str, float]]:
     """The judges' prices set in judgeaudit.toml ({} without): USD per million input / output tokens."""
     return load_config(db).prices
+
+
+def label_price(db: str | os.PathLike | None = None) -> float | None:
+    """The price of one human label set in judgeaudit.toml ([prices] human_label, USD), or None."""
+    return load_config(db).label_price
 
 
 def endpoints(db: str | os.PathLike | None = None) -> dict[str, Endpoint]:

@@ -10,18 +10,20 @@ from dataclasses import replace
 import polars as pl
 
 from audit.derived import RESULTS, Result, price_args
-from ingest.endpoints import prices
+from ingest.endpoints import label_price, prices
 from ingest.scoring import count_calls
 
 from .curation_view import curation_overlap, curation_view, first_choice
 
 
-def call_count_frame(db, pool: str, formats: tuple, schedule: str = "listing", swap: str = "0") -> pl.DataFrame:
-    """ingest.scoring.count_calls as a frame (format, n): the calls a score run would plan, which the
-    Score page shows as its form changes (swap: 'all' or a number, as typed)."""
+def call_plan_frame(db, pool: str, formats: tuple, schedule: str = "listing", swap: str = "0") -> pl.DataFrame:
+    """ingest.scoring.count_calls as a frame (format, n, chars): the calls a score run would plan and
+    the characters they give the judge, which the Score page shows (and estimates the time of) as its
+    form changes (swap: 'all' or a number, as typed)."""
     count = count_calls(db, pool, list(formats), schedule, swap if swap == "all" else int(swap or 0))
-    return pl.DataFrame({"format": list(count["per_format"]), "n": list(count["per_format"].values())},
-                        schema={"format": pl.String, "n": pl.Int64})
+    return pl.DataFrame({"format": list(count["per_format"]), "n": list(count["per_format"].values()),
+                         "chars": [count["chars"][f] for f in count["per_format"]]},
+                        schema={"format": pl.String, "n": pl.Int64, "chars": pl.Int64})
 
 
 def _curated_judge(read, pool: str, args: tuple) -> tuple:
@@ -40,9 +42,11 @@ DERIVED_RESULTS: dict[str, Result] = {
     **RESULTS,
     # the leaderboard's first view at the prices the server's judgeaudit.toml sets
     "judges_board": replace(RESULTS["judges_board"], first_view=lambda read, pool: (price_args(prices(read.db)),)),
+    "decisions": replace(RESULTS["decisions"],
+                         first_view=lambda read, pool: (price_args(prices(read.db)), label_price(read.db))),
     "curation": Result("the curation preview (picks, the cut, lengths)", curation_view, judges_of=_curated_judge),
     "curation_overlap": Result("the overlap of the selected examples between formats", curation_overlap,
                                judges_of=_overlap_judge),
-    "call_count": Result("the calls a score run would plan", call_count_frame, basis="pool",
+    "call_plan": Result("the calls a score run would plan, and their characters", call_plan_frame, basis="pool",
                          first_view=lambda read, pool: (("binary", "likert5", "numeric100"), "listing", "0")),
 }

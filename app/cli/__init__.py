@@ -36,6 +36,7 @@ from .labels import estimate_cmd, label_queue_cmd
 from .verdicts import attach_verdicts_cmd, detach_verdicts_cmd
 from .pairs import pairs_cmd
 from .derive import derive_cmd
+from .decide import alt_test_cmd, plan_cmd
 from ingest import UserError, settings       # audit.AuditError is a UserError: importing audit here would load scipy
 
 
@@ -57,6 +58,8 @@ for _command in (import_pool_cmd, pools_cmd, import_verdicts_cmd, score_cmd,
     cli.add_command(_command)
 cli.add_command(pairs_cmd)
 cli.add_command(derive_cmd)
+cli.add_command(alt_test_cmd)
+cli.add_command(plan_cmd)
 cli.add_command(align_cmd)
 
 

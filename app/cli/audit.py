@@ -20,12 +20,23 @@ from ingest import UserError
 @json_option
 def audit_cmd(pool, seed, db, as_json):
     """Diagnostics per (judge, format): levels, ties, agreement with the reference."""
-    from audit import audit_cells
+    from audit import audit_cells, intransitivity
     frame = audit_cells(current(db), pool, seed=seed)
     if as_json:
-        emit_json({"pool": pool, "cells": frame.to_dicts()})
+        emit_json(with_intransitivity({"pool": pool, "cells": frame.to_dicts()}, intransitivity(db, pool, seed=seed)))
     else:
         emit_table(frame)
+
+
+def with_intransitivity(doc: dict, found) -> dict:
+    """`audit --json` with each tournament cell's intransitive triads (intransitive_share, _lo, _hi,
+    _triads, _cycles, _prompts, _random; audit.intransitivity), on every row of the cell."""
+    by_cell = {(r["judge"], r["format"], r["decoding"]): r for r in found.to_dicts()}
+    for cell in doc["cells"]:
+        r = by_cell.get((cell["judge"], cell["format"], cell["decoding"]))
+        if r is not None:
+            cell.update({k: v for k, v in r.items() if k.startswith("intransitive_")})
+    return doc
 
 
 @click.command("bias")
@@ -103,10 +114,12 @@ def variance_cmd(pool, db, as_json):
 @json_option
 def report_cmd(pool, out, seed, db, as_json):
     """Export the reporting checklist (Markdown or JSON), from the database alone."""
-    from audit import checklist, checklist_markdown
+    from audit import checklist, checklist_markdown, decisions
+    from ingest.endpoints import label_price, prices
     if out.suffix.lower() not in (".md", ".json"):
         raise UserError(f"--out {out}: use a .md or .json file name")
     doc = checklist(current(db), pool, seed=seed)
+    doc["decisions"] = decisions(db, pool, prices=prices(db), label_price=label_price(db)).to_dicts()
     text = json.dumps(jsonable(doc), indent=2, allow_nan=False) if out.suffix.lower() == ".json" \
         else checklist_markdown(doc)
     out.write_text(text, encoding="utf-8")

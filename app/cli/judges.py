@@ -8,8 +8,9 @@ import polars as pl
 
 from ._common import CommaList, current, db_option, emit_json, emit_table, json_option, refresh_derived
 
-VOTE_HELP = ("mean or median of the members' parsed values, or majority (the value more than half the "
-             "members gave, else unparsed); a key needs more than half the members parsed")
+VOTE_HELP = ("mean or median of the members' parsed values, or majority (the value more than half of the members "
+             "that parsed gave; an even split of a comparative key between A and B a tie; else unparsed); a key "
+             "needs more than half the members parsed")
 
 
 def mark_juries(db, pool: str, doc: dict) -> dict:
@@ -63,6 +64,20 @@ def judges_document(frame: pl.DataFrame, pool: str) -> dict:
     return {"pool": pool, "cells": cells}
 
 
+def with_sizes(doc: dict, sizes: pl.DataFrame) -> dict:
+    """The leaderboard's jury cells with their effective size: effective_members, and its
+    effective_members_m (members with verdicts in the cell), effective_members_n (the fewest items a
+    correlation rests on), member_correlation (ρ̄) and member_correlation_basis (errors | scores)."""
+    found = {(r["judge"], r["format"], r["decoding"]): r for r in sizes.to_dicts()}
+    for cell in doc["cells"]:
+        r = found.get((cell["judge"], cell["format"], cell["decoding"]))
+        if r is not None:
+            cell.update(effective_members=r["effective_members"], effective_members_m=r["m"],
+                        effective_members_n=r["n"], member_correlation=r["mean_correlation"],
+                        member_correlation_basis=r["basis"])
+    return doc
+
+
 @click.command("judges")
 @click.option("--pool", required=True)
 @click.option("--seed", default=0, show_default=True, help="the seed every source command uses")
@@ -70,11 +85,11 @@ def judges_document(frame: pl.DataFrame, pool: str) -> dict:
 @json_option
 def judges_cmd(pool, seed, db, as_json):
     """The judges' leaderboard: one row per judge × format × decoding, juries included."""
-    from audit import judges
+    from audit import judges, jury_sizes
     from ingest.endpoints import prices
     frame = judges(current(db), pool, prices=prices(db), seed=seed)
     if as_json:
-        emit_json(judges_document(frame, pool))
+        emit_json(with_sizes(judges_document(frame, pool), jury_sizes(db, pool)))
     else:
         emit_table(frame.select("judge", "format", "decoding", "aggregate", "parse_rate", "agreement", "kappa",
                                 "ece", "b", "flip_rate", "cost_per_1000", "latency_ms_p50", "on_front"))

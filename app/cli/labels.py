@@ -44,7 +44,8 @@ def label_queue_cmd(pool, n, kind, strategy, judge, fmt, decoding, annotator, se
 
 def estimate_document(frame) -> dict:
     """`estimate --json`: {"cells": [{judge, format, decoding, target, system, n_labelled, n_unlabelled,
-    classical: {value, lo, hi}, ppi: {value, lo, hi, lambda}, effective_labels}]}."""
+    classical: {value, lo, hi}, ppi: {value, lo, hi, lambda}, effective_labels}]}, with `--strata` also
+    stratified: {strata, n_strata, value, lo, hi, effective_labels}."""
     cells = []
     for r in frame.to_dicts():
         cell = {k: r[k] for k in ("judge", "format", "decoding", "target", "system", "n_labelled", "n_unlabelled")}
@@ -53,6 +54,9 @@ def estimate_document(frame) -> dict:
         cell["effective_labels"] = r["effective_labels"]
         if "baseline" in r:
             cell["baseline"] = r["baseline"]
+        if "strata" in r:
+            cell["stratified"] = {"strata": r["strata"], "n_strata": r["n_strata"],
+                                  **{k: r[f"stratified_{k}"] for k in ("value", "lo", "hi", "effective_labels")}}
         cells.append(cell)
     return {"cells": cells}
 
@@ -64,13 +68,15 @@ def estimate_document(frame) -> dict:
 @click.option("--baseline", default=None, help="winrate: the system the others are compared with "
               "(default: the one in the most labelled pairs)")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="1 - the intervals' coverage")
+@click.option("--strata", default=None, help="also a stratified PPI++ estimate, the items split by score-bin "
+              "(five bins of the cell's score) or a candidate field: model, split, candidate_id")
 @db_option
 @json_option
-def estimate_cmd(pool, target, baseline, alpha, db, as_json):
+def estimate_cmd(pool, target, baseline, alpha, strata, db, as_json):
     """Per cell: the interval from human labels alone, the prediction-powered (PPI++) one, and what
     the cell's verdicts are worth in human labels."""
     from audit import estimate
-    frame = estimate(current(db), pool, target, baseline=baseline, alpha=alpha)
+    frame = estimate(current(db), pool, target, baseline=baseline, alpha=alpha, strata=strata)
     if as_json:
         emit_json(estimate_document(frame))
     else:

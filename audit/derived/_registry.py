@@ -15,7 +15,8 @@ from typing import Callable
 import polars as pl
 
 from .. import _bias, _cells, _consistency, _drift, _export, _judges, _pool_summary, _pools, _positions, _report
-from .. import _human_scale, _rank_cells, _scores, _style_cells, _variance, _worth_cells
+from .. import _alt_test_cells, _decision, _human_scale, _intransitive, _jury_size, _rank_cells, _scores, _style_cells
+from .. import _variance, _worth_cells
 
 BASES = ("verdicts", "labels", "pool")
 
@@ -81,6 +82,13 @@ def price_args(prices: dict) -> tuple:
     return tuple(sorted((k, tuple(sorted(v.items()))) for k, v in prices.items()))
 
 
+def decisions_frame(db, pool: str, prices: tuple = (), label_price: float | None = None,
+                    half_width: float = 0.05, epsilon: float = 0.2) -> pl.DataFrame:
+    """audit.decisions at the prices given as price_args and a label's price (judgeaudit.toml's)."""
+    return _decision.decisions(db, pool, half_width, epsilon, prices={k: dict(v) for k, v in prices},
+                               label_price=label_price)
+
+
 def systems_frame(db, pool: str) -> pl.DataFrame:
     """The pool's systems (its distinct candidate_ids), sorted: the baselines What labels are worth offers."""
     return _pools.pool_candidates(db, pool).select("candidate_id").unique().sort("candidate_id")
@@ -135,6 +143,15 @@ RESULTS: dict[str, Result] = {
                            combine=_judges.with_front),   # the Pareto front spans judges
     "estimate": Result("what the labels are worth (PPI++ per cell)", _worth_cells.estimate, basis="labels",
                        per_judge=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
+    # a jury's part: its members' verdicts are read whatever the scope (audit/_jury_size.py)
+    "jury_sizes": Result("how many independent judges each jury is worth", _jury_size.jury_sizes, basis="labels",
+                         per_judge=True),
+    "alt_test": Result("the alternative annotator test of every cell", _alt_test_cells.alt_test, basis="labels",
+                       per_judge=True),
+    "intransitivity": Result("the tournament cells' intransitive triads", _intransitive.intransitivity, per_judge=True),
+    # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
+    "decisions": Result("the decision in words per cell (worth, alt-test, the price of +-H)", decisions_frame,
+                        basis="labels", per_judge=True),
     "human_scale": Result("scores on the human scale (isotonic maps, carry-over per system)",
                           _human_scale.human_scale, basis="labels", per_judge=True),
     "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts,

@@ -5,6 +5,8 @@
 -- judged; f = the cell's preference for s: pointwise 1 / 0.5 / 0 as s's mean normalised score,
 -- rounded to 12 decimals, is above / equal to / below the baseline's; comparative the mean over the
 -- pair's parsed calls in either order of 1 / 0.5 / 0 for a margin favouring s / tying / the baseline.
+-- stratum: the item's stratum by $strata (null: none; 'score-bin': min(floor(5 f), 4); 'model', 'split',
+-- 'candidate_id': s's candidate's field on the prompt, '(none)' where it has no model).
 WITH cands AS (
     SELECT cand_idx, prompt_idx, candidate_id FROM candidates WHERE pool_id = $pool_id
 ), sb AS (
@@ -39,15 +41,19 @@ WITH cands AS (
            CASE WHEN sb.s_idx = pr.lo_idx THEN pr.f ELSE 1.0 - pr.f END AS f
     FROM sb JOIN pairs pr ON pr.lo_idx = sb.lo_idx AND pr.hi_idx = sb.hi_idx
 ), marked AS (
-    SELECT i.*, l.lo_idx IS NOT NULL AS is_labelled
+    SELECT i.*, l.lo_idx IS NOT NULL AS is_labelled,
+           CASE $strata WHEN 'score-bin' THEN least(floor(round(i.f, 12) * 5), 4)::BIGINT::VARCHAR
+                        WHEN 'model' THEN coalesce(c.model, '(none)') WHEN 'split' THEN c.split
+                        WHEN 'candidate_id' THEN c.candidate_id END AS stratum
     FROM items i LEFT JOIN labelled l ON l.lo_idx = i.lo_idx AND l.hi_idx = i.hi_idx
+    LEFT JOIN candidates c ON $strata IS NOT NULL AND c.pool_id = $pool_id AND c.cand_idx = i.s_idx
 )
 SELECT judge, format, decoding, system, is_labelled,
        (CASE WHEN is_labelled THEN prompt_idx END)::BIGINT AS prompt_idx,
        (CASE WHEN is_labelled THEN lo_idx END)::BIGINT AS lo_idx,
        (CASE WHEN is_labelled THEN hi_idx END)::BIGINT AS hi_idx,
        (CASE WHEN is_labelled THEN s_idx END)::BIGINT AS s_idx,
-       f::DOUBLE AS f, count(*)::BIGINT AS n
+       f::DOUBLE AS f, stratum, count(*)::BIGINT AS n
 FROM marked
-GROUP BY judge, format, decoding, system, is_labelled, 6, 7, 8, 9, f
-ORDER BY judge, format, decoding, system, is_labelled, prompt_idx, lo_idx, hi_idx, s_idx, f
+GROUP BY judge, format, decoding, system, is_labelled, 6, 7, 8, 9, f, stratum
+ORDER BY judge, format, decoding, system, is_labelled, prompt_idx, lo_idx, hi_idx, s_idx, f, stratum

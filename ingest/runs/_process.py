@@ -20,6 +20,16 @@ def proc_start(pid: int) -> int | None:
     return int(fields[19])
 
 
+def seconds_since_start(pid: int | None = None) -> float | None:
+    """How long ago the process (default: this one) started, from /proc (Linux); None elsewhere."""
+    ticks = proc_start(pid or os.getpid())
+    try:
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError):
+        return None
+    return None if ticks is None else max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+
+
 def alive(pid: int | None, pid_start: int | None) -> bool:
     if not pid:
         return False

@@ -129,8 +129,9 @@ def active(db: str | os.PathLike | None, key: str) -> dict | None:
     return next((r for r in list_runs(db) if r["run_key"] == key and r["status"] in ACTIVE), None)
 
 
-def log_tail(db: str | os.PathLike | None, run_id: int, n_chars: int = 4000) -> str:
-    row = get_run(db, run_id)
+def log_tail(db: str | os.PathLike | None, run_id: int, n_chars: int = 4000, row: dict | None = None) -> str:
+    """The last n_chars of the run's log; given the run's row (read already), no database is read."""
+    row = row if row is not None else get_run(db, run_id)
     if not row or not row["log_path"] or not Path(row["log_path"]).exists():
         return ""
     with open(row["log_path"], "rb") as fh:

@@ -18,11 +18,15 @@ from .. import store
 from .._errors import UserError
 from .._redact import redact
 from ..store import Database
+from ._live import write_live
 from ._process import proc_start
 from ._registry import (CANCEL_FILE, HEARTBEAT_S, RUN_ENV, _frozen, _refusal, _verdict_of, queue_slots,
                         runs_dir)
 from ._request import REQUEST_KEYS, RunRequest, current_request
 from .. import settings
+
+
+LIVE_EVERY_S = 0.5        # the live file is rewritten at most this often by progress()
 
 
 class Cancelled(UserError):
@@ -38,6 +42,7 @@ class Run:
     log_path: Path | None
     _progress: dict | None = None
     _cancel_seen: bool = False
+    _live_at: float = 0.0
     _stop: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -49,9 +54,15 @@ class Run:
         return self._cancel_seen
 
     def progress(self, record: dict) -> None:
-        """The latest progress, written with the next heartbeat (every HEARTBEAT_S)."""
+        """The latest progress: in the run's live file at once (at most twice a second; a page
+        following the run reads it there), in the database with the next heartbeat (every
+        HEARTBEAT_S)."""
         with self._lock:
             self._progress = dict(record)
+            now = time.monotonic()
+            if now - self._live_at >= LIVE_EVERY_S:
+                self._live_at = now
+                write_live(self.out_dir, "running", self._progress)
 
     def _beat(self) -> bool:
         """One heartbeat; it changes nothing once the run is closed (a beat that waited for the
@@ -62,6 +73,8 @@ class Run:
 
     def _heartbeat_loop(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):
+            with self._lock:
+                write_live(self.out_dir, "running", self._progress)    # the file says the run is alive
             with contextlib.suppress(Exception):   # a busy database delays a beat, never the work
                 self._beat()
 
@@ -124,6 +137,7 @@ def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
             status = store.claim_run(db, run_id, queue, _verdict_of, _may_start)
         if status != "running":
             raise UserError(f"run {run_id} was closed ({status}) while it waited in the {queue} queue")
+        write_live(out_dir, "running", None)
         beat = threading.Thread(target=run._heartbeat_loop, name=f"run-{run_id}-heartbeat", daemon=True)
         beat.start()
         try:
@@ -133,13 +147,14 @@ def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
             beat.join(timeout=5)
     except BaseException as exc:
         reason = "cancelled" if isinstance(exc, (KeyboardInterrupt, Cancelled)) else None
-        _close(db, run_id, "cancelled" if reason else "failed",
-               None if reason else f"{type(exc).__name__}: {exc}" if not isinstance(exc, UserError) else str(exc),
-               run._progress)
+        _close(db, run, "cancelled" if reason else "failed",
+               None if reason else f"{type(exc).__name__}: {exc}" if not isinstance(exc, UserError) else str(exc))
         raise
-    _close(db, run_id, "cancelled" if run.cancelled() else "finished", None, run._progress)
+    _close(db, run, "cancelled" if run.cancelled() else "finished", None)
 
 
-def _close(db: Path, run_id: int, status: str, error: str | None, progress: dict | None = None) -> None:
-    """Close the run, finally: a run already closed (found dead by a read) stays as it was."""
-    store.close_run(db, run_id, status, redact(error), progress)   # an exception's text may quote a server's reply
+def _close(db: Path, run: Run, status: str, error: str | None) -> None:
+    """Close the run, finally: a run already closed (found dead by a read) stays as it was. The live
+    file says it ended once the database does, so that a page reading it then finds the end there."""
+    store.close_run(db, run.id, status, redact(error), run._progress)   # an exception's text may quote a server's reply
+    write_live(run.out_dir, status, run._progress)

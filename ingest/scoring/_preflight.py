@@ -1,5 +1,5 @@
 """Before a scoring run: one real call to check a judge (the Score page's Test connection), and the
-number of calls a run will make with its estimated time.
+number of calls a run will make (its time: `_estimate.py`).
 
 check_call() renders one of the pool's own candidates in a format, makes ONE call through the same
 provider code a run uses (parse_judge), and parses the answer with the format's parser. Nothing is
@@ -15,15 +15,11 @@ import time
 from .._errors import UserError
 from .._redact import redact
 from ..store import Database, reading
+from ._estimate import plan_chars
 from ._schedule import plan_calls
 from .formats import BUILTIN, stored_formats
 from .judges import CallHints, JudgeError, parse_judge
 from .. import settings
-
-# the bundled model's measured rates, verdicts per second on 2 CPU cores (README.md, the Score page):
-# greedy: 16 generated tokens per verdict (tests/bench/bench_local_judge.py); constrained: the
-# label-trie reading, measured 3.49x faster
-LOCAL_RATE = {"greedy": 0.3, "constrained": 0.3 * 3.49}
 
 
 def _pool(db, pool: str, names: list[str]):
@@ -43,25 +39,16 @@ def _pool(db, pool: str, names: list[str]):
 
 def count_calls(db, pool: str, formats: list[str], schedule: str = "listing", swap_sample: int | str = 0,
                 seed: int = 0) -> dict:
-    """How many calls `judgeaudit score` would plan for the pool (the plan of a scoring run):
-    {"total": N, "per_format": {format: n}}. Already-answered calls are not subtracted."""
+    """How many calls `judgeaudit score` would plan for the pool (the plan of a scoring run), and the
+    characters they give the judge (ingest.scoring._estimate.plan_chars): {"total": N, "per_format":
+    {format: n}, "chars": {format: characters}}. Already-answered calls are not subtracted."""
     cands, fmts = _pool(db, pool, formats)
     plan, _ = plan_calls(cands.select("cand_idx", "prompt_idx", "position", "reference"), fmts, schedule,
                          swap_sample, seed)
     per = {f.name: plan.filter(plan["format"] == f.name).height for f in fmts}
-    return {"total": plan.height, "per_format": per}
-
-
-def estimate_seconds(n_calls: int, provider: str, decoding: str = "greedy", concurrency: int = 1,
-                     latency_ms: float | None = None) -> float | None:
-    """Estimated wall time of n calls: for the bundled model from its measured rate (one model, so
-    concurrency does not help); for the simulated judge (provider `fake`) its own latency, calls x
-    latency / concurrency; None for other providers (their speed is the server's)."""
-    if provider == "fake":
-        return n_calls * (latency_ms or 0.0) / 1000 / max(1, int(concurrency))
-    if provider != "local":
-        return None
-    return n_calls / LOCAL_RATE[decoding]
+    chars = plan_chars(plan, cands.select("prompt_idx", "prompt"), cands.select("cand_idx", "response"),
+                       {f.name: f for f in fmts})
+    return {"total": plan.height, "per_format": per, "chars": {f.name: chars.get(f.name, 0) for f in fmts}}
 
 
 def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None = None,

@@ -20,6 +20,18 @@ class Progress:
         self.show_bar = show_bar
         self._tty = sys.stderr.isatty()
         self._last_line = 0.0
+        self._expected_per_call: float | None = None
+
+    def loading(self, what: str, since: float, expected_s: float | None, runs: int) -> None:
+        """The judge is loading (phase "loading", since the process started at epoch `since`), expected
+        to take expected_s seconds as measured here over `runs` runs (0: a first guess)."""
+        self.record.update(phase="loading", what=what, since=since, expected_load_s=expected_s, expected_runs=runs)
+
+    def calls_begin(self, expected_per_call_s: float | None = None) -> None:
+        """The judge is ready: the rate and the ETA count from now (loading is not a slow call); until
+        the first call ends, the ETA is the expected seconds per call x the calls left."""
+        self.record.update(phase=None, started_at=time.time())
+        self._expected_per_call = expected_per_call_s
 
     def count(self, status: str, error: str | None, tokens_in: int | None, tokens_out: int | None) -> None:
         r = self.record
@@ -39,7 +51,8 @@ class Progress:
         elapsed = max(now - r["started_at"], 1e-9)
         r.update(status=status, updated_at=now, rate=r["done"] / elapsed)
         left = r["total"] - r["done"]
-        r["eta_s"] = left / r["rate"] if r["rate"] > 0 else None
+        r["eta_s"] = left / r["rate"] if r["rate"] > 0 else (
+            left * self._expected_per_call if self._expected_per_call else None)
         if self.show_bar:
             self._bar(final=status != "running")
 

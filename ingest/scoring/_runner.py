@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import socket
+import time
 from pathlib import Path
 
 import polars as pl
@@ -23,6 +25,7 @@ from .._redact import redact
 from ..store import CellRunDescription, Database, writing
 from ._calls import Caller
 from ._endpoints import EndpointsDown
+from ._estimate import Estimate, from_timings, plan_chars
 from ._journal import journal_path, replay_journal, write_rows
 from ._progress import Progress
 from ._request import (DECODINGS, ScoreRequest, check_samples, decoding_mode, decoding_settings, ensure_spec_judge,
@@ -46,6 +49,19 @@ class _Scoring(Caller):
         self.write_error: str | None = None     # set when the writer failed: the workers stop
         self.down_error: str | None = None      # set when every endpoint is down: the workers stop
         self.answered_by: dict[str, int] = {}   # endpoint -> calls it answered in this run
+        self.expected: Estimate | None = None   # the in-process judge's expected load and calls (measured here)
+        self.load_s: float | None = None        # seconds from the process start to the in-process judge ready
+        self.timing: dict[str, list] = {}       # format -> [calls, characters, seconds] of the in-process judge
+
+    def timed(self, calls: list[dict], texts: dict, seconds: float) -> None:
+        """`seconds` spent by the in-process judge on these calls (shared equally), with the characters
+        each gave it (its format's template, the prompt, the response(s): plan_chars' count)."""
+        for call in calls:
+            spent = self.timing.setdefault(call["format"], [0, 0, 0.0])
+            spent[0] += 1
+            spent[1] += (len(self.formats[call["format"]].template or "") + len(texts["prompt"][call["prompt_idx"]])
+                         + len(texts["response"][call["a_idx"]]) + len(texts["response"].get(call["b_idx"]) or ""))
+            spent[2] += seconds / len(calls)
 
     def record(self, call: dict, reply: JudgeReply | None, error: str | None, attempts: int) -> dict:
         fmt = self.formats[call["format"]]
@@ -128,7 +144,9 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
                 return
             fmts = [run.formats[c["format"]] for c in group]
             try:
+                started = time.perf_counter()
                 replies = await asyncio.to_thread(judge.score_pointwise, texts["prompt"][p], texts["response"][a], fmts)
+                run.timed(group, texts, time.perf_counter() - started)
                 for call, reply in zip(group, replies):
                     run.keep(run.record(call, reply, None, 1), progress)
             except Exception as exc:
@@ -137,7 +155,9 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
         for call in comparative:
             if stop.is_set():
                 return
+            started = time.perf_counter()
             reply, error, attempts = await run.call(judge, call, texts, hints_for(call))
+            run.timed([call], texts, time.perf_counter() - started)
             run.keep(run.record(call, reply, error, attempts), progress)
 
     async def writer() -> None:
@@ -162,7 +182,11 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
             await asyncio.sleep(req.flush_interval_s)
 
     if spec.shared:
+        since = _load(run, progress)
         judge = await asyncio.to_thread(spec.factory)
+        run.load_s = time.time() - since
+        expected = run.expected
+        progress.calls_begin(expected.calls_s / len(calls) if expected and calls else None)
         judges = [judge]
         workers = [asyncio.create_task(local_worker(judge))]
     else:
@@ -180,6 +204,32 @@ async def _execute(run: _Scoring, calls: list[dict], texts: dict, refs: dict, pr
     if run.write_error or run.down_error:
         return "failed"
     return "cancelled" if stop.is_set() else "finished"
+
+
+_LOADED_IN_THIS_PROCESS = []    # the in-process judges loaded so far by this process (one for a run's own)
+
+
+def _load(run: _Scoring, progress: Progress) -> float:
+    """Say that the in-process judge is loading, and how long that took on this machine (run.expected);
+    when it began (epoch seconds): the process's start for the first judge a process loads (what a
+    launched run waits for: Python, its imports, torch and the model), else now."""
+    age = runs.seconds_since_start() if not _LOADED_IN_THIS_PROCESS else None
+    _LOADED_IN_THIS_PROCESS.append(run.spec.name)
+    since = time.time() - (age or 0.0)
+    expected = run.expected
+    what = "the bundled model" if run.spec.provider == "local" else f"judge {run.spec.name}"
+    progress.loading(what, since, expected.load_s if expected else None, expected.runs if expected else 0)
+    if run.background is not None:
+        run.background.progress(progress.record)
+    return since
+
+
+def _timings(run: _Scoring) -> list[dict]:
+    """What the run measured of its in-process judge, one row per format (store: record_timings)."""
+    if run.load_s is None or run.req.strategy:     # a strategy's calls are several of the judge's
+        return []
+    return [{"format": name, "decoding": run.req.decoding, "calls": calls, "chars": chars, "call_s": seconds,
+             "load_s": run.load_s} for name, (calls, chars, seconds) in run.timing.items() if calls]
 
 
 def score(req: ScoreRequest) -> dict:
@@ -227,6 +277,7 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
         unit.close_orphan_cell_runs(pid, jid, "its process ended without closing it")
         cands = unit.candidate_texts(pid)
         prompts = unit.prompt_texts(pid)
+        timings = unit.judge_timings(spec.provider, socket.gethostname()) if spec.shared else []
     recovered = replay_journal(db, req.pool, spec.name, pid)
     plan, notes = plan_calls(cands, list(formats.values()), req.schedule, req.swap_sample, req.seed, req.samples)
     with writing(db) as unit:
@@ -259,6 +310,9 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
              "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
     run = _Scoring(req, spec, formats, db, settings)
     run.background = background
+    if spec.shared:
+        run.expected = from_timings(timings, dict(todo.group_by("format").len().iter_rows()), req.decoding,
+                                    plan_chars(todo, prompts, cands, formats))
     progress = Progress(req.pool, spec.name, todo.height, list(cell_runs.values()), show_bar=req.progress)
     journal = journal_path(db, req.pool, spec.name)
     with open(journal, "a", encoding="utf-8") as fh:
@@ -275,6 +329,8 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
     with writing(db) as unit:
         for cell_run_id in cell_runs.values():
             unit.finish_cell_run(cell_run_id, status, judge_model=", ".join(sorted(run.judge_models)) or None)
+        if _timings(run):     # what the in-process judge took here: the next estimates rest on it
+            unit.record_timings(background.id, socket.gethostname(), spec.provider, spec.model, _timings(run))
         unit.refresh_juries_of(list(cell_runs.values()))    # the juries with this judge as a member see its verdicts
     progress.update(status)
     background.progress(progress.record)

@@ -35,6 +35,7 @@ _EXPORTS = {
     "_juries": ["VOTES", "jury_names", "refresh_juries", "save_jury"],
     "_attached": ["detach_verdicts"],
     "_file_import": ["NotInPlace"],
+    "_timings": ["judge_timings"],
 }
 _EXPORTS["_derived"] = ["derived_judge_marks", "derived_mark", "derived_parts", "derived_result", "params_json",
                          "save_derived"]

@@ -15,7 +15,7 @@ from typing import Iterator
 
 import polars as pl
 
-from . import _attached, _batches, _cell_runs, _file_import, _judges, _juries, _sql, _verdicts
+from . import _attached, _batches, _cell_runs, _file_import, _judges, _juries, _sql, _timings, _verdicts
 from ._database import reader, transaction, writer
 from .connection import find_pool, pool_id
 
@@ -88,6 +88,10 @@ class Reading:
         """(judge_id, format_id, judge, format) of each judging the pool's attached files hold."""
         return _attached.attached_judging_ids(self._con, pool)
 
+    def judge_timings(self, provider: str, host: str) -> list[dict]:
+        """What the runs of `provider` on `host` measured, the latest first (ingest.store._timings)."""
+        return _timings.timings_on(self._con, provider, host)
+
     def exported_calls(self, custom_ids: list[str]) -> pl.DataFrame:
         """The stored calls among `custom_ids`, with their export's and judge's identities."""
         return _batches.exported_calls(self._con, custom_ids)
@@ -114,6 +118,10 @@ class Writing(Reading):
     def finish_cell_run(self, cell_run_id: int, status: str = "finished", judge_model: str | None = None) -> None:
         """Close a cell run; `judge_model` (the model id the judge reported) replaces the recorded one."""
         _cell_runs.finish_cell_run(self._con, cell_run_id, status, judge_model)
+
+    def record_timings(self, run_id: int, host: str, provider: str, model: str | None, rows: list[dict]) -> None:
+        """What the run measured of its judge's speed: one row per format and decoding (schema/021)."""
+        _timings.record_timings(self._con, run_id, host, provider, model, rows)
 
     def refresh_juries_of(self, cell_run_ids: list[int]) -> None:
         """Refresh the juries that have these cell runs' judges among their members, where their

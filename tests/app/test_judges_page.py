@@ -33,6 +33,10 @@ def test_the_judges_page_shows_the_leaderboard_with_the_demo_jury(mtbench_db, mo
     assert "mtbench-jury" in set(table["judge"]) and "why –" in table.columns
     # the demo's verdicts carry no token counts: every cell is off the chart, and the page says why
     assert any("off the chart: 10 cells" in c.value and "no token counts" in c.value for c in at.caption)
+    # the jury's effective size, per format: four judges whose errors correlate are worth about 1.4 and 1.3
+    sizes = [c.value for c in at.caption if "independent judges" in c.value]
+    assert any("llmbar-pair-metrics-reference / greedy: worth 1.4 independent judges of its 4" in c for c in sizes)
+    assert any("llmbar-pair-vanilla-norules / greedy: worth 1.3 independent judges of its 4" in c for c in sizes)
 
 
 def test_the_overview_says_whether_the_jury_beats_its_best_member(mtbench_db, monkeypatch):

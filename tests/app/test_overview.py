@@ -18,7 +18,7 @@ from app.views.score.help import duration, estimate_text
 from audit import BIAS_COLUMNS, CELL_COLUMNS, audit_cells, bias
 from ingest import UserError
 from ingest.store import import_pool
-from ingest.scoring import check_call, count_calls, estimate_seconds
+from ingest.scoring import check_call, count_calls
 from ingest.scoring import import_verdicts
 from tests.conftest import REPO, query_rows
 from tests.openai_server import OpenAIServer
@@ -262,7 +262,11 @@ def test_call_count_is_exact(db, write_jsonl):
     # 7 candidates. binary: 7. anchored: 7 forward (2 self) + the reverse of the 2 + 3 others = 12.
     # tournament, both orders: (3 + 6 pairs) x 2 = 18.
     got = count_calls(db, "p", ["binary", "anchored", "tournament"], "both", "all")
+    chars = got.pop("chars")
     assert got == {"total": 37, "per_format": {"binary": 7, "anchored": 12, "tournament": 18}}
+    # the characters binary's calls give the judge: its template, then each candidate's prompt and response
+    from ingest.scoring.formats import BUILTIN
+    assert chars["binary"] == sum(len(BUILTIN["binary"].template) + len(r["prompt"]) + len(r["response"]) for r in POOL)
     # listing order, no swaps: 7 + 7 + 9
     assert count_calls(db, "p", ["binary", "anchored", "tournament"], "listing", 0)["total"] == 23
     with pytest.raises(UserError, match="unknown format"):
@@ -273,10 +277,8 @@ def test_call_count_is_exact(db, write_jsonl):
 
 def test_estimate_text():
     count = {"total": 120, "per_format": {"binary": 40, "tournament": 80}}
-    assert estimate_seconds(120, "local", "greedy") == pytest.approx(400.0)      # 0.3 verdicts/s
-    assert estimate_seconds(120, "openai") is None
-    assert estimate_text(count, 400.0, None, "smollm2", 8) == (
-        "**120 calls** (40 binary + 80 tournament); about 7 min (at the bundled model's measured rate). "
+    assert estimate_text(count, 400.0, None, "smollm2", 8, "at a pace") == (
+        "**120 calls** (40 binary + 80 tournament); about 7 min (at a pace). "
         "Calls already answered are not made again.")
     tested = {"judge": "m", "latency_ms": 500.0}
     assert "about 15 s (at the test call's 0.5 s per call and concurrency 4)" in estimate_text(count, None, tested, "m", 4)

@@ -1,13 +1,13 @@
 """The Evaluate page's run picker reads like a sentence (app/evaluate_form.py): the run, the
 condition name its outcomes will carry, seed, length, base model and status, never a cut-off dict;
 the run just trained on the page's pool is pre-selected. And the runs panel's rule for rerunning
-a page when one of its runs ends (app/runs_panel.newly_ended)."""
+a page when one of its runs ends and how often it looks (app/runs_panel.py)."""
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.evaluate_form import trained_run_caption, training_choices
-from app.runs_panel import newly_ended
+from app.runs_panel import poll_every, read_again
 from tests.conftest import REPO
 
 JUDGE_CELL = {"pool": "mine", "policy": "judge", "judge": "sim", "format": "tournament", "decoding": None,
@@ -59,14 +59,30 @@ def test_training_choices_newest_first_and_the_pools_newest_preselected():
     assert training_choices([], "mine") == ([], [])
 
 
-def test_newly_ended():
-    live = [{"run_id": 1, "status": "running"}]
-    assert not newly_ended(None, [{"run_id": 1, "status": "finished"}])          # the first look
-    assert not newly_ended({1: "queued"}, live)
-    assert newly_ended({1: "running"}, [{"run_id": 1, "status": "finished"}])
-    assert newly_ended({1: "running"}, [{"run_id": 1, "status": "failed"}])
-    assert not newly_ended({1: "finished"}, [{"run_id": 1, "status": "finished"}])   # already shown
-    assert newly_ended({}, [{"run_id": 2, "status": "cancelled"}])        # began and ended between two looks
+def test_a_page_looks_again_only_while_a_run_it_shows_is_alive_and_less_often_as_it_ages():
+    from datetime import datetime
+    now = datetime(2026, 1, 1, 12, 10, 0)
+    ended = [{"run_id": 1, "status": "finished", "started_at": "2026-01-01 12:09:59"}]
+    assert poll_every([], now) is None and poll_every(ended, now) is None       # idle: no look at all
+    # the youngest live run sets the pace: 10 s old -> every 1 s; 1 min -> 2 s; 5 min -> 5 s
+    young = {"run_id": 2, "status": "running", "started_at": "2026-01-01 12:09:50"}
+    assert poll_every(ended + [young], now) == 1.0
+    assert poll_every([{**young, "started_at": "2026-01-01 12:09:00"}], now) == 2.0
+    assert poll_every([{**young, "started_at": "2026-01-01 12:05:00"}], now) == 5.0
+    # a queued run has not started: its age is counted from its launch
+    assert poll_every([{"run_id": 3, "status": "queued", "started_at": None, "created_at": "2026-01-01 12:09:40"}],
+                      now) == 1.0
+
+
+def test_the_page_reads_the_database_again_when_a_run_ends_once_not_at_every_look():
+    rechecked = {}
+    live = {"run_id": 1, "status": "running", "recheck": False}
+    assert not read_again([live], rechecked, now=100.0)
+    over = {**live, "status": "finished", "recheck": True}     # its live file says it ended, its process is gone
+    assert read_again([over], rechecked, now=100.0) and rechecked == {1: 100.0}
+    # the database still says running (it is being closed): not again within 30 s, then again
+    assert not read_again([over], rechecked, now=110.0)
+    assert read_again([over], rechecked, now=131.0)
 
 
 def test_the_evaluate_page_lists_readable_runs_and_preselects_the_one_just_trained(db, write_jsonl, monkeypatch):

@@ -114,3 +114,30 @@ def test_a_probe_runs_card_names_its_strategy():
         "probe · judge sim (simulated) · baseline (no mitigation strategy)")
     one = request_for("probe", judge_spec="fake:sim", strategy="ensemble:3", sample=1, as_json=True)
     assert run_title({"kind": "probe", "config": one.to_config()}).endswith("strategy ensemble:3 · 1 pair per probe type")
+
+
+def test_a_scoring_run_loading_its_model_says_so_with_the_time_it_took_here():
+    from app.run_card import loading_text
+    p = {"phase": "loading", "what": "the bundled model", "since": 1000.0, "expected_load_s": 40.0, "expected_runs": 3}
+    # 12 s after its process started, against the median of 3 runs measured here
+    assert loading_text(p, now=1012.0) == ("Loading the bundled model · 12 s so far · about 40 s expected "
+                                           "(measured here over 3 runs)")
+    assert loading_text(p, now=1062.0) == ("Loading the bundled model · 62 s so far · longer than the 40 s "
+                                           "expected (measured here over 3 runs)")
+    first = {**p, "expected_load_s": 60.0, "expected_runs": 0}
+    assert loading_text(first, now=1001.0).endswith("about 60 s expected (a first guess: no run measured on this "
+                                                    "machine yet)")
+    assert loading_text({"phase": "loading"}, now=5.0) == "Loading the judge · 0 s so far"
+
+
+def test_the_bundled_models_estimate_says_what_it_rests_on():
+    from app.views.score.help import local_basis
+    from ingest.scoring import Estimate
+    # 60 calls in 40 s of calls: 1.50 calls/s, after 30 s of loading
+    assert local_basis(Estimate(70.0, 30.0, 40.0, 3), 60) == (
+        "the bundled model as 3 runs measured it here: 30 s to load, then 1.50 calls/s")
+    assert local_basis(Estimate(70.0, 30.0, 40.0, 1, ("tournament",)), 60) == (
+        "the bundled model as 1 run measured it here: 30 s to load, then 1.50 calls/s; tournament not measured "
+        "here yet")
+    assert local_basis(Estimate(117.0, 60.0, 57.0, 0, ("likert5",)), 60) == (
+        "a first guess for the bundled model: 1 min to load, then 1.05 calls/s; no run measured on this machine yet")

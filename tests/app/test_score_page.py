@@ -11,7 +11,7 @@ from app.score_form import fake_spec
 from app.views.score.help import duration, estimate_text, sim_basis
 from ingest import UserError
 from ingest.runs import list_runs
-from ingest.scoring import estimate_seconds
+from ingest.scoring import estimate_time
 from ingest.store import import_pool
 from tests.conftest import REPO
 
@@ -27,10 +27,11 @@ def test_fake_spec_and_its_estimate_by_hand():
         with pytest.raises(UserError, match=message):
             fake_spec("sim", *bad)
     # 36 calls x 200 ms / concurrency 4 = 1.8 s; with no latency the judge answers at once
-    assert estimate_seconds(36, "fake", "greedy", 4, 200.0) == pytest.approx(1.8)
-    assert estimate_seconds(36, "fake", "greedy", 4, None) == 0.0 and duration(0.0) == "under a second"
-    assert estimate_seconds(36, "openai", "greedy", 4, 200.0) is None        # a server's speed is its own
     count = {"total": 36, "per_format": {"binary": 12, "likert5": 12, "numeric100": 12}}
+    assert estimate_time(None, count["per_format"], "fake", "greedy", 4, 200.0).seconds == pytest.approx(1.8)
+    assert estimate_time(None, count["per_format"], "fake", "greedy", 4, None).seconds == 0.0
+    assert duration(0.0) == "under a second"
+    assert estimate_time(None, count["per_format"], "openai", "greedy", 4, 200.0) is None   # a server's speed is its own
     assert estimate_text(count, 1.8, None, "sim", 4, sim_basis(200.0, 4)) == (
         "**36 calls** (12 binary + 12 likert5 + 12 numeric100); about 2 s (at the simulated 200 ms per call "
         "over concurrency 4). Calls already answered are not made again.")

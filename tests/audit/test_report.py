@@ -11,7 +11,7 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit import audit_cells, checklist, checklist_markdown
+from audit import audit_cells, checklist, checklist_markdown, decisions
 from ingest.runs import running
 from ingest.scoring import ScoreRequest, score
 from ingest.scoring.formats import BUILTIN
@@ -78,7 +78,9 @@ def test_the_page_download_and_the_cli_report_are_the_same_document(scored, tmp_
     subprocess.run([sys.executable, "-m", "app.cli", "report", "--pool", "p", "--out", str(out), "--db", str(scored)],
                    check=True, cwd=REPO, capture_output=True)
     cli = json.loads(out.read_text())
-    page = json.loads(json.dumps(checklist(scored, "p"), default=str))
+    # the page's document: the checklist and the decision per cell (no judgeaudit.toml: no prices)
+    page = json.loads(json.dumps(checklist(scored, "p") | {"decisions": decisions(scored, "p").to_dicts()},
+                                 default=str))
     cli.pop("generated_at"), page.pop("generated_at")          # made a moment apart
     assert cli == page
     monkeypatch.setenv("JUDGEAUDIT_DB", str(scored))

@@ -40,6 +40,13 @@ def _first_view(url: str) -> tuple[list[str], float]:
             time.sleep(0.1)
         took = time.time() - t0
         assert page.query_selector("[data-testid='stDataFrame']"), "the Formats page drew no table"
+        # the page's later sections (below the first table) read results of their own: the view ends
+        # when the script has run to its end (Streamlit's running indicator gone)
+        quiet_since = time.time()
+        while time.time() - quiet_since < 3 and time.time() - t0 < 300:
+            if page.query_selector("[data-testid='stStatusWidget']") or page.query_selector("[data-testid='stProgress']"):
+                quiet_since = time.time()
+            time.sleep(0.2)
         seen = page.evaluate(_SEEN)
         browser.close()
     return seen, took

@@ -292,3 +292,26 @@ def test_a_beat_that_waited_for_the_database_while_the_run_closed_changes_nothin
     assert not late.is_alive()
     assert closed["status"] == "finished" and closed["progress"] == {"phase": "done", "done": 2, "total": 2}
     assert runs.get_run(db, run.id) == closed
+
+
+def test_a_live_run_keeps_its_state_in_its_folder_for_the_pages_that_follow_it(db, tmp_path):
+    with runs.running(db, "probe", config={"what": "a test"}) as run:
+        row = runs.get_run(db, run.id)        # what a page read from the database when it ran
+        run.progress({"done": 3, "total": 10})
+        live = runs.live_state(row, stale_s=30)
+        assert (live["status"], live["progress"], live["recheck"]) == ("running", {"done": 3, "total": 10}, False)
+        assert json.loads((Path(row["out_dir"]) / runs.LIVE_FILE).read_text())["pid"] == os.getpid()
+        # a file older than stale_s (its run writes it every HEARTBEAT_S): read the database again
+        assert runs.live_state(row, stale_s=30, now=time.time() + 31)["recheck"]
+    # the run closed: its file says so (after the database does); the page reads the database again once
+    # the process is gone too (a command stores its derived results after its run), or 10 s later
+    ended = runs.live_state(row, stale_s=30)
+    assert (ended["status"], ended["recheck"]) == ("finished", False)
+    assert runs.live_state(row, stale_s=30, now=time.time() + 11)["recheck"]
+    # no file (a launched process not started yet): the row as read; recheck once its process is gone
+    quiet = {**row, "out_dir": str(tmp_path / "nothing-here")}
+    assert runs.live_state(quiet, stale_s=30) == {**quiet, "recheck": False}
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    assert runs.live_state({**quiet, "pid": int(done.stdout), "pid_start": None}, stale_s=30)["recheck"]
+    # a run that is over is never looked at again
+    assert runs.live_state({**row, "status": "failed"}, stale_s=30) == {**row, "status": "failed", "recheck": False}

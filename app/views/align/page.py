@@ -38,7 +38,7 @@ if go:
         st.success(f"Started align run {run_id}.")
     except UserError as exc:
         st.error(str(exc))
-runs_panel("align", pool, rerun_when_ended=True)
+runs_panel("align", pool)
 
 done = [r for r in data.runs_of("align", pool) if r["status"] == "finished"]
 doc = data.align_result(done[-1]) if done else None

@@ -16,6 +16,7 @@ from app.charts import WIDE, count_axis, row_axis, step_x
 from audit import plural
 from app.cli import command_line, request_for
 from app.evaluate_form import trained_run_caption
+from app.runs_panel import follow
 from app.views.curate import curves
 from ingest import UserError
 from ingest.runs import RunRequest
@@ -92,10 +93,13 @@ def preference_pairs(pool: str, judge: str | None, fmt: str | None, decoding: st
     return request
 
 
-@st.fragment(run_every=2.0)
 def dpo_curves(pool: str) -> None:
-    """The DPO runs' loss, and their reward margins (chosen minus rejected) beside it."""
-    rows = data.runs_of("train", pool)[::-1][:12]
+    """The DPO runs' loss, and their reward margins (chosen minus rejected) beside it; followed while
+    a run is alive (app.runs_panel.follow)."""
+    follow(data.runs_of("train", pool)[::-1][:12], _dpo_curves, f"dpo-{pool}")
+
+
+def _dpo_curves(rows: list[dict]) -> None:
     frame = curves.dpo_curves(rows, lambda row: trained_run_caption(row, short=True))
     if not frame.height:
         return

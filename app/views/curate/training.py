@@ -8,6 +8,7 @@ import streamlit as st
 from app import data, tables, url_state
 from app.evaluate_form import trained_run_caption
 from app.placeholders import placeholder_warning
+from app.runs_panel import follow
 from app.views.curate import curves, form as tf
 
 HYPER = list(url_state.HYPER_NAMES)    # each kept in the address as ?hp_NAME= (app/url_state.py)
@@ -41,10 +42,13 @@ def hyper_parameters(pool: str | None = None) -> tuple[str, dict]:
     return bases[base], hp
 
 
-@st.fragment(run_every=2.0)
 def training_curves(pool: str) -> None:
-    """The loss curves of the pool's latest training runs, and the finished ones' final losses and adapters."""
-    rows = data.runs_of("train", pool)[::-1][:12]
+    """The loss curves of the pool's latest training runs, and the finished ones' final losses and
+    adapters; followed while a run is alive (app.runs_panel.follow: its curve grows, the page quiet otherwise)."""
+    follow(data.runs_of("train", pool)[::-1][:12], _curves, f"curves-{pool}")
+
+
+def _curves(rows: list[dict]) -> None:
     frame = curves.train_curves(rows, lambda row: trained_run_caption(row, short=True))
     if frame.height:
         st.altair_chart(tf.loss_chart(frame), width="stretch")

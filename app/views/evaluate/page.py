@@ -21,7 +21,7 @@ found = data.studies().filter(pl.col("pool") == pool)
 with st.expander("Launch an evaluation", expanded=found.height == 0):
     launch_form(pool, trained, offered, just_trained)
 st.subheader("Evaluation runs")
-runs_panel("evaluate", pool, limit=3, rerun_when_ended=True)    # live; the study below shows when one ends
+runs_panel("evaluate", pool, limit=3)    # live; the study below shows when one ends
 
 if found.height == 0:
     st.info("No evaluation study for this pool yet.")

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app import charts, data, judge_picker, url_state
 from app.tables import view as table_view    # the one table helper
-from app.views.formats import repeat_section
+from app.views.formats import intransitive, repeat_section
 
 pool = data.page_pool("Formats")
 every = data.result("cells", pool)   # aggregate single and, for repeated calls, mean (compared below)
@@ -51,6 +51,7 @@ table = cells.filter(pl.col("score") == score)
 st.dataframe(**table_view(table, charts.best_marks(table)), hide_index=True, width="stretch")
 
 repeat_section.show(pool, judge, every)   # sample 0 against the mean; flip rate and Krippendorff's α
+intransitive.show(pool)                   # tournament cells: decisive triads that form a cycle
 
 left, right = st.columns(2)
 with left:

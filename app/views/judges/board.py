@@ -60,3 +60,17 @@ def front_chart(board: pl.DataFrame) -> alt.Chart | None:
                                                                                      color="#d62728").encode(
         x=x, y=y, order="cost_per_1000:Q")
     return alt.layer(line, points, data=df.to_pandas()).properties(**WIDE, height=360)
+
+
+def jury_size_lines(sizes: pl.DataFrame) -> list[str]:
+    """One line per jury cell: how many independent judges it is worth, with what that rests on."""
+    out = []
+    for r in sizes.to_dicts():
+        cell = f"**{r['judge']}** / {r['format']} / {r['decoding']}"
+        what = ("their errors against human labels" if r["basis"] == "errors" else "their scores (too few labels)")
+        if r["effective_members"] is None:
+            out.append(f"{cell}: its {r['m']} members' correlation is undefined on {r['n']} items: no effective size")
+            continue
+        out.append(f"{cell}: worth {r['effective_members']:.1f} independent judges of its {r['m']} "
+                   f"(mean correlation of {what} {r['mean_correlation']:.2f}, n = {r['n']} items)")
+    return out

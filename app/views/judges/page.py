@@ -5,7 +5,8 @@ import streamlit as st
 
 from app import data
 from app import tables
-from app.views.judges.board import board_table, front_chart, front_reasons
+from app.views.judges import decision
+from app.views.judges.board import board_table, front_chart, front_reasons, jury_size_lines
 
 pool = data.page_pool("Judges")
 board = data.judges_board(pool)
@@ -38,3 +39,7 @@ st.caption("agreement, kappa (95% bootstrap interval over pairs) and ECE as on t
 if juries.height:
     st.caption("Juries: " + "; ".join(f"**{r['judge']}** = {r['vote']} of {', '.join(r['members'])}"
                                       for r in juries.to_dicts()))
+    for line in jury_size_lines(data.result("jury_sizes", pool)):
+        st.caption("– " + line)
+
+decision.show(pool)      # per cell: worth in labels, the alternative annotator test, the price of ±0.05

@@ -5,7 +5,7 @@ keeps the place. Keys: A / B / T (pairs) or Y / N (accept / reject), S skip, U u
 import streamlit as st
 
 from app import data, url_state
-from app.views.label.screen import agreement_section, item_screen, new_queue_form
+from app.views.label.screen import agreement_section, item_screen, new_queue_form, still_needed
 
 pool = data.page_pool("Label")
 left, right = st.columns([1, 2])
@@ -29,6 +29,9 @@ if queue in info:
     q = info[queue]
     right.caption(f"Queue {queue}: {q['kind']} labels, {q['strategy']}"
                   + (f", from {q['judge']} / {q['format']} / {q['decoding']}" if q["judge"] else ""))
+    needed = still_needed(data.decisions(pool), q) if q["judge"] else None
+    if needed:
+        right.caption(needed)
     item_screen(int(queue), q["kind"])
 with st.expander("Draw a new queue", expanded=not ids):
     new_id = new_queue_form(pool, annotator)

@@ -112,3 +112,25 @@ def agreement_section(pool: str) -> None:
         col.metric(f"{r['kind']} labels: humans agree", f"{r['agreement']:.0%}", help=stat)
         col.caption(f"{stat} over {plural(r['n_items'], 'item')}, {plural(r['n_annotators'], 'annotator')}: the ceiling a judge "
                     "can be held to")
+
+
+def still_needed(decisions, queue: dict) -> str | None:
+    """The line "N more labels (≈ $X) to reach ±H" for the queue's cell (from audit.decisions, whose
+    target follows the queue's kind: accept labels, or pairs for the win rates); None for a queue drawn
+    from no cell or whose labels are not the kind the cell's plan counts."""
+    if not queue.get("judge"):
+        return None
+    target = "accept" if queue["kind"] == "accept" else "winrate"
+    rows = [r for r in decisions.to_dicts() if (r["judge"], r["format"], r["decoding"], r["target"])
+            == (queue["judge"], queue["format"], queue["decoding"], target)]
+    if not rows:
+        return None
+    r = rows[0]
+    what = "the accept rate" if target == "accept" else "every system's win rate against the baseline"
+    if r["labels_needed"] is None:
+        return f"Too few labels to say how many more would reach ±{r['half_width']:g} on {what}."
+    if r["labels_needed"] == 0:
+        return f"±{r['half_width']:g} on {what} is reached with the {r['n_labelled']} labels in."
+    cost = "" if r["cost_usd"] is None else f" (≈ ${r['cost_usd']:,.2f})"
+    return (f"{r['labels_needed']:,} more labels{cost} to reach ±{r['half_width']:g} on {what}, "
+            f"beyond the {r['n_labelled']} in (the cheapest plan)")

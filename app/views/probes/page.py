@@ -60,4 +60,4 @@ if go:
         st.success(f"Started probe run {run_id}: it goes on if this page is closed.")
     except UserError as exc:
         st.error(str(exc))
-runs_panel("probe", rerun_when_ended=True)   # its results show above when a run ends, without a reload
+runs_panel("probe")   # its results show above when a run ends, without a reload

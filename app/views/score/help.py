@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-LOCAL_BASIS = "at the bundled model's measured rate"
-
 
 def duration(seconds: float | None) -> str:
     if seconds is None:
@@ -16,10 +14,10 @@ def duration(seconds: float | None) -> str:
 
 
 def estimate_text(count: dict, local_eta: float | None, tested: dict | None, judge: str, concurrency: int,
-                  basis: str = LOCAL_BASIS) -> str:
+                  basis: str = "") -> str:
     """One line: the number of calls (per format) and the estimated time: the given estimate (the
-    bundled model's measured rate, or the simulated judge's latency: `basis` says which), else the
-    latency of this judge's last test call over the concurrency."""
+    bundled model's, as measured on this machine, or the simulated judge's latency: `basis` says
+    which), else the latency of this judge's last test call over the concurrency."""
     per = " + ".join(f"{n:,} {f}" for f, n in count["per_format"].items())
     eta, how = local_eta, basis
     if eta is None:
@@ -29,6 +27,17 @@ def estimate_text(count: dict, local_eta: float | None, tested: dict | None, jud
         else:
             how = "Test connection to estimate it"
     return f"**{count['total']:,} calls** ({per}); {duration(eta)} ({how}). Calls already answered are not made again."
+
+
+def local_basis(est, n_calls: int) -> str:
+    """How the bundled model's time is estimated (ingest.scoring.Estimate): its load time and pace as
+    runs measured them on this machine, and how many runs; or a first guess before any."""
+    rate = f"{n_calls / est.calls_s:.2f} calls/s" if est.calls_s else "no calls"
+    what = f"{duration(est.load_s).removeprefix('about ')} to load, then {rate}"
+    if not est.runs:
+        return f"a first guess for the bundled model: {what}; no run measured on this machine yet"
+    left = f"; {', '.join(est.guessed)} not measured here yet" if est.guessed else ""
+    return f"the bundled model as {est.runs} run{'s' if est.runs != 1 else ''} measured it here: {what}{left}"
 
 
 def sim_basis(latency_ms: float, concurrency: int) -> str:
@@ -45,5 +54,6 @@ TEMPERATURE_HELP = ("Sent with every call and part of the judge's identity (anot
 
 
 def times_samples(count: dict, samples: int) -> dict:
-    """The call count of a plan whose every call is asked `samples` times."""
-    return {"total": count["total"] * samples, "per_format": {f: n * samples for f, n in count["per_format"].items()}}
+    """The call count (and characters) of a plan whose every call is asked `samples` times."""
+    return {"total": count["total"] * samples, "per_format": {f: n * samples for f, n in count["per_format"].items()},
+            "chars": {f: n * samples for f, n in count.get("chars", {}).items()}}

@@ -34,10 +34,11 @@ request, judge_name = None, None
 try:
     request, judge_name = score_form.score_request(form, configured)
     count = score_help.times_samples(data.call_count(pool, formats, schedule, swap.strip() or "0"), int(samples))
-    eta = data.estimate_seconds(count["total"], choice.provider, decoding, int(concurrency), latency)
-    basis = score_help.LOCAL_BASIS if latency is None else score_help.sim_basis(latency, int(concurrency))
-    st.info(score_help.estimate_text(count, eta, st.session_state.get("score_test"), judge_name, int(concurrency),
-                                     basis))
+    est = data.estimate(count, choice.provider, decoding, int(concurrency), latency)
+    basis = score_help.sim_basis(latency, int(concurrency)) if latency is not None else \
+        score_help.local_basis(est, count["total"]) if est else ""
+    st.info(score_help.estimate_text(count, est and est.seconds, st.session_state.get("score_test"), judge_name,
+                                     int(concurrency), basis))
 except UserError as exc:
     request = None
     st.warning(str(exc))

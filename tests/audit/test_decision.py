@@ -1,0 +1,88 @@
+"""The decision in words (docs/metrics.md#the-decision-in-words): the sentence from its numbers, each
+with its n, "too few labels to say" where that is the truth; on a database, the numbers are those of
+`alt-test`, `estimate` and `plan` for the cell; the report carries the section."""
+
+import json
+
+import pytest
+
+from audit import alt_test, decisions, estimate, plan
+from audit._decision import TOO_FEW, decision_sentence
+from ingest.store import import_labels
+from tests.audit.test_alt_test import _write_cells, _write_labels, _write_pool
+from tests.conftest import cli
+
+ROW = {"target": "accept", "n_labelled": 40, "n_systems": 1, "effective_labels": 61.2, "epsilon": 0.2,
+       "alt_passed": True, "winning_rate": 2 / 3, "advantage_probability": 0.8125, "alt_annotators": 3,
+       "alt_items": 40, "alt_missing": None, "half_width": 0.05, "labels_needed": 123, "cost_usd": 61.5}
+
+
+def test_a_sentence_with_every_number_and_its_n():
+    assert decision_sentence(ROW) == (
+        "its verdicts are worth 61.2 human labels, against the 40 accept labels of its items; "
+        "alternative annotator test at ε = 0.2: passes, winning rate 0.67 of 3 annotators, advantage "
+        "probability 0.81 (n = 40 items labelled twice or more); ±0.05 on the accept rate: 123 more labels "
+        "(≈ $61.50) beyond the 40 labelled.")
+
+
+def test_too_few_labels_to_say():
+    few = ROW | {"n_labelled": 1, "effective_labels": None, "alt_passed": None, "winning_rate": None,
+                 "alt_missing": "the pool holds no accept labels (accept / reject)", "labels_needed": None,
+                 "cost_usd": None}
+    text = decision_sentence(few)
+    assert text.count(TOO_FEW) == 3
+    assert "(n = 1 labelled items)" in text and "the pool holds no accept labels" in text
+    none = few | {"target": None, "n_labelled": 0}
+    assert decision_sentence(none).startswith(f"what its verdicts are worth: {TOO_FEW} (no human label")
+    # win rates: per system, against the labels per system; no price: said so
+    wins = ROW | {"target": "winrate", "n_systems": 4, "n_labelled": 50, "effective_labels": 20.0, "cost_usd": None,
+                  "alt_passed": False, "winning_rate": 0.0}
+    text = decision_sentence(wins)
+    assert "worth 20.0 human labels per system, against 12.5 labelled pairs per system (4 systems' win rates, " \
+           "n = 50 labelled pairs)" in text
+    assert "fails, winning rate 0.00 of 3 annotators" in text and "no price per label in judgeaudit.toml" in text
+
+
+def test_on_a_database_the_numbers_are_the_commands(db, tmp_path, write_jsonl):
+    _write_pool(tmp_path, db)
+    _write_cells(tmp_path, db)
+    _write_labels(write_jsonl, db)
+    rows = {r["format"]: r for r in decisions(db, "alt", prices={}, label_price=0.25).to_dicts()}
+    t = rows["tournament"]
+    a = alt_test(db, "alt", "j", "tournament").row(0, named=True)
+    assert (t["alt_passed"], t["winning_rate"], t["alt_annotators"], t["alt_items"]) == \
+        (a["passed"], a["winning_rate"], a["n_annotators"], a["n_items"])
+    # the pool holds pair labels only: both cells on the win rate of s1 against s0 (the one system)
+    est = estimate(db, "alt", "winrate")
+    est = est.filter(est["format"] == "tournament").row(0, named=True)
+    assert (t["target"], t["n_systems"], t["n_labelled"]) == ("winrate", 1, est["n_labelled"])
+    assert t["effective_labels"] == pytest.approx(est["effective_labels"])
+    p = plan(db, "alt", "winrate", 0.05, label_price=0.25)
+    p = p.filter(p["format"] == "tournament").row(0, named=True)
+    assert (t["labels_needed"], t["cost_usd"]) == (p["labels_needed"], pytest.approx(p["cost_usd"]))
+    assert t["decision"] == decision_sentence(t)
+    assert f"{t['labels_needed']:,} more labels (≈ ${t['cost_usd']:,.2f})" in t["decision"]
+
+
+def test_without_labels_every_cell_is_too_few_to_say(db, tmp_path):
+    _write_pool(tmp_path, db)
+    _write_cells(tmp_path, db)
+    found = decisions(db, "alt")
+    assert found.height == 2 and all(d.count(TOO_FEW) == 3 for d in found["decision"])
+
+
+def test_the_report_carries_the_decision(db, tmp_path, write_jsonl):
+    _write_pool(tmp_path, db)
+    _write_cells(tmp_path, db)
+    _write_labels(write_jsonl, db)
+    import_labels(db, write_jsonl("one.jsonl", [{"prompt_id": "p0", "candidate_id": "s0", "label": "accept"}]), "alt")
+    md, js = tmp_path / "r.md", tmp_path / "r.json"
+    assert cli(db, "report", "--pool", "alt", "--out", str(md)).returncode == 0
+    assert cli(db, "report", "--pool", "alt", "--out", str(js)).returncode == 0
+    text = md.read_text()
+    assert "## The decision, per cell" in text and "- **j × tournament × greedy**: its verdicts are worth" in text
+    doc = json.loads(js.read_text())
+    by = {d["format"]: d for d in doc["decisions"]}
+    # the likert cell is pointwise and the pool now holds an accept label: it is decided on accept labels
+    assert by["likert5"]["target"] == "accept" and TOO_FEW in by["likert5"]["decision"]
+    assert by["tournament"]["target"] == "winrate"

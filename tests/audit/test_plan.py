@@ -1,0 +1,227 @@
+"""The price of being sure (docs/metrics.md#the-price-of-being-sure-plan): the labels still needed by
+hand (n·(hw / H)² − n, rounded up; the active queue's k), the design effect, the order of the plans by
+price; on a database, each plan's labels from the half-widths `estimate` prints for the same cell, the
+calls still needed and the prices of judgeaudit.toml; by simulation, following the plan reaches ±H.
+
+`python -m tests.audit.test_plan` prints the simulation's figures with more draws."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from audit import estimate, plan
+from audit._estimate import classical_mean, hansen_hurwitz, ppi_mean
+from audit._label_queue import inclusion, systematic_draw
+from audit._plan import active_effect, active_labels, cell_plans, labels_to_reach
+from ingest.store import import_labels, import_pool
+from tests.conftest import cli
+
+
+def test_labels_to_reach_by_hand():
+    # 100 labels at +-0.08, wanted +-0.04: 100 x (0.08 / 0.04)^2 - 100 = 300
+    assert labels_to_reach(100, 0.08, 0.04) == 300
+    # 10 at 0.05 for 0.04: 10 x 1.5625 - 10 = 5.625 -> 6 (rounded up)
+    assert labels_to_reach(10, 0.05, 0.04) == 6
+    assert labels_to_reach(50, 0.03, 0.04) == 0 and labels_to_reach(0, 0.1, 0.04) is None
+
+
+def test_active_labels_by_hand():
+    # deff 1: the random plan's own labels
+    assert active_labels(100, 300, 1.0) == 300
+    # n = 100, T = 400, deff 1/2: T (n + k/2) = (n + k)^2 -> k^2 + (2n - T/2) k + n^2 - T n = 0
+    #   -> k^2 + 0 k - 30000 = 0, k = sqrt(30000) = 173.2 -> 174
+    assert active_labels(100, 300, 0.5) == 174
+    assert 400 * (100 + 173.2051 * 0.5) == pytest.approx((100 + 173.2051) ** 2, rel=1e-5)
+
+
+def test_the_design_effect():
+    rng = np.random.default_rng(0)
+    f_all = rng.choice([0, 0.25, 0.5, 0.75, 1.0], 2000)
+    # residuals alike in every bin (y unrelated to f, the same rate everywhere): deff close to 1
+    lab = rng.choice(2000, 300, replace=False)
+    y = (rng.random(300) < 0.5).astype(float)
+    assert active_effect(y, f_all[lab], f_all, 0.0) == pytest.approx(1.0, abs=0.05)
+    # the judge is right at the ends and a coin flip in the middle: the queue's rate follows the
+    # errors, so a label drawn by it is worth more (deff < 1)
+    p = np.select([f_all <= 0.25, f_all >= 0.75], [0.02, 0.98], 0.5)
+    y = (rng.random(2000) < p).astype(float)
+    lam = ppi_mean(y[lab], f_all[lab], f_all)["lambda"]
+    assert active_effect(y[lab], f_all[lab], f_all, lam) < 0.8
+    # before the queue's 40 labels of warm-up it draws uniformly
+    assert active_effect(y[lab[:39]], f_all[lab[:39]], f_all, lam) == 1.0
+
+
+def test_plans_are_ordered_by_price():
+    rng = np.random.default_rng(1)
+    f_all = rng.choice([0, 0.25, 0.5, 0.75, 1.0], 1000)
+    y_all = (rng.random(1000) < np.select([f_all <= 0.25, f_all >= 0.75], [0.05, 0.95], 0.5)).astype(float)
+    lab = rng.choice(1000, 100, replace=False)
+    # the cell scored all 1000 of a frame of 5000: a PPI plan needs 4000 more calls
+    free = cell_plans(y_all[lab], f_all[lab], f_all, None, 0.05, 0.04, 5000, 1.0, 0.0)
+    dear = cell_plans(y_all[lab], f_all[lab], f_all, None, 0.05, 0.04, 5000, 1.0, 1.0)
+    assert [(p["method"], p["queue"]) for p in free][0] == ("ppi", "active")       # fewest labels, calls free
+    assert [(p["method"], p["queue"]) for p in dear][0] == ("classical", "random")  # 4000 calls at $1 each
+    by = {(p["method"], p["queue"]): p for p in dear}
+    assert by["ppi", "random"]["calls_needed"] == 4000 and by["ppi", "random"]["call_cost_usd"] == 4000.0
+    assert by["classical", "random"]["calls_needed"] == 0
+    # a frame of 5000 with 100 labelled leaves 4900 to label: every plan here is reachable; with a
+    # frame of 150, 50 are left, fewer than any plan asks
+    assert all(p["reachable"] for p in dear)
+    small = cell_plans(y_all[lab], f_all[lab], f_all, None, 0.05, 0.04, 150, 1.0, 1.0)
+    assert not any(p["reachable"] for p in small)
+    c = classical_mean(y_all[lab])["half_width"]
+    assert by["classical", "random"]["labels_needed"] == math.ceil(100 * (c / 0.04) ** 2 - 100)
+    assert by["classical", "random"]["cost_usd"] == by["classical", "random"]["labels_needed"] * 1.0
+    nothing = cell_plans(y_all[lab], f_all[lab], f_all, None, 0.05, 0.04, 5000, None, None)
+    assert all(p["cost_usd"] is None for p in nothing)
+    assert [p["labels_needed"] for p in nothing] == sorted(p["labels_needed"] for p in nothing)
+
+
+# -- on a database -------------------------------------------------------------------------------------
+
+SYSTEMS = ("base", "s1", "s2")
+
+
+def _likert(p, s):
+    return 1 + (3 * p + 7 * SYSTEMS.index(s)) % 5
+
+
+def test_plan_on_a_database_follows_the_estimates_half_widths(db, tmp_path, write_jsonl):
+    rows = [{"prompt_id": f"p{p}", "prompt": f"question {p}", "candidate_id": s, "response": f"{s} on {p}"}
+            for p in range(40) for s in SYSTEMS]
+    (tmp_path / "pool.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_pool(db, tmp_path / "pool.jsonl", "tiny")
+    # the judge scored the first 30 prompts only (90 of 120 candidates), 100 input and 2 output tokens a call
+    verdicts = [{"judge": "j", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": s, "raw": str(_likert(p, s)),
+                 "tokens_in": 100, "tokens_out": 2} for p in range(30) for s in SYSTEMS]
+    (tmp_path / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in verdicts))
+    assert cli(db, "import-verdicts", str(tmp_path / "verdicts.jsonl"), "--pool", "tiny").returncode == 0
+    labels = [{"prompt_id": f"p{p}", "candidate_id": s, "label": "accept" if (_likert(p, s) >= 3) != (p % 7 == 0)
+               else "reject"} for p in range(20) for s in ("s1", "s2")]
+    import_labels(db, write_jsonl("labels.jsonl", labels), "tiny")
+    # $0.50 a label; $10 / $20 per million tokens: a call costs (100 x 10 + 2 x 20) / 1e6 = $0.00104
+    (tmp_path / "judgeaudit.toml").write_text('[prices]\nhuman_label = 0.5\n\n[prices.j]\ninput = 10\noutput = 20\n')
+    doc = json.loads(cli(db, "plan", "--pool", "tiny", "--target", "accept", "--half-width", "0.05", "--json").stdout)
+    assert (doc["target"], doc["half_width"], doc["human_label_usd"]) == ("accept", 0.05, 0.5)
+    (cell,) = doc["cells"]
+    est = estimate(db, "tiny", "accept").row(0, named=True)
+    by = {(p["method"], p["queue"]): p for p in cell["plans"]}
+    for method in ("classical", "ppi"):
+        hw = (est[f"{method}_hi"] - est[f"{method}_lo"]) / 2
+        assert by[method, "random"]["half_width"] == pytest.approx(hw)
+        assert by[method, "random"]["labels_needed"] == math.ceil(40 * (hw / 0.05) ** 2 - 40)
+        assert by[method, "random"]["label_cost_usd"] == pytest.approx(by[method, "random"]["labels_needed"] * 0.5)
+    # 30 of the 120 candidates unscored: a PPI plan asks 30 calls at $0.00104
+    assert (cell["n_labelled"], cell["n_items"], cell["n_frame"]) == (40, 90, 120)
+    assert by["ppi", "random"]["calls_needed"] == 30 and by["ppi", "active"]["calls_needed"] == 30
+    assert by["ppi", "random"]["call_cost_usd"] == pytest.approx(30 * 0.00104)
+    assert by["classical", "random"]["call_cost_usd"] == 0.0
+    costs = [p["cost_usd"] for p in cell["plans"]]
+    assert costs == sorted(costs) and cell["cost_usd"] == costs[0]
+    assert cell["labels_needed"] == cell["plans"][0]["labels_needed"]
+    assert cell["plan"] == f"{cell['plans'][0]['method']}/{cell['plans'][0]['queue']}"
+    # the same from the audit, without prices: no cost, plans by their labels
+    frame = plan(db, "tiny", "accept", 0.05)
+    assert frame["cost_usd"].to_list() == [None] and frame["labels_needed"][0] == min(by[k]["labels_needed"] for k in by)
+    bad = cli(db, "plan", "--pool", "tiny", "--target", "accept", "--half-width", "0")
+    assert bad.returncode == 1 and "--half-width 0.0: must be above 0" in bad.stderr
+
+
+def test_the_price_of_a_label_is_read_from_judgeaudit_toml_and_checked(tmp_path, monkeypatch):
+    from ingest import UserError
+    from ingest.endpoints import label_price, prices
+    monkeypatch.delenv("JUDGEAUDIT_CONFIG", raising=False)
+    db = tmp_path / "x.duckdb"
+    assert label_price(db) is None
+    (tmp_path / "judgeaudit.toml").write_text('[prices]\nhuman_label = 0.4\n\n[prices.j]\ninput = 1\noutput = 2\n')
+    assert label_price(db) == 0.4 and prices(db) == {"j": {"input": 1.0, "output": 2.0}}
+    (tmp_path / "judgeaudit.toml").write_text('[prices]\nhuman_label = "cheap"\n')
+    with pytest.raises(UserError, match="prices.human_label': a number >= 0"):
+        label_price(db)
+
+
+# -- by simulation -------------------------------------------------------------------------------------
+
+LEVELS = np.array([0, 0.25, 0.5, 0.75, 1.0])
+SHARE = [0.15, 0.2, 0.3, 0.2, 0.15]
+
+
+def sim_pool(kind: str, rng: np.random.Generator, size: int = 20000):
+    """(f, y): a likert judge's scores and the humans' accept on `size` candidates. concentrated: the
+    judge right at the ends, a coin flip in the middle; noisy: P(accept) = 0.1 + 0.6 f; biased:
+    P(accept) = 0.6 f (the judge's mean 0.5 above θ 0.3)."""
+    f = rng.choice(LEVELS, size, p=SHARE)
+    p = {"concentrated": np.select([f <= 0.25, f >= 0.75], [0.02, 0.98], 0.5),
+         "noisy": 0.1 + 0.6 * f, "biased": 0.6 * f}[kind]
+    return f, (rng.random(size) < p).astype(float)
+
+
+def follow(f, y, lab, w, plan_row, rng):
+    """Label what the plan asks (uniformly, or by one active queue weighted m / (M pi)): (labels, weights)."""
+    k = plan_row["labels_needed"]
+    rest = np.setdiff1d(np.arange(f.size), lab)
+    if k == 0:
+        return lab, w
+    if plan_row["queue"] == "random":
+        return np.concatenate([lab, rng.choice(rest, k, replace=False)]), np.concatenate([w, np.ones(k)])
+    pi, _ = inclusion(f[rest], k, f[lab], y[lab], "active")
+    take = systematic_draw(pi, rng)
+    return np.concatenate([lab, rest[take]]), np.concatenate([w, hansen_hurwitz(pi[take], k, rest.size)])
+
+
+def half_width(f, y, lab, w, method):
+    if method == "classical":
+        return classical_mean(y[lab])["half_width"]
+    return ppi_mean(y[lab], f[lab], f, 0.05, w=None if np.all(w == 1) else w)["half_width"]
+
+
+def simulate(kind: str, sims: int = 200, n0: int = 200, target: float = 0.04) -> dict:
+    """Per plan ("method/queue"): over `sims` seeded pools with n0 labels drawn at random, the share of
+    draws whose half-width is <= H (and <= 1.1 H) after labelling what the plan asks at once
+    (`once`), and after reading the plan again once those labels are in and labelling what it then
+    asks (`reread`, as the Label page shows it while labels come in); the mean labels asked first."""
+    out: dict = {}
+    for s in range(sims):
+        rng = np.random.default_rng(s)
+        f, y = sim_pool(kind, rng)
+        lab0 = rng.choice(f.size, n0, replace=False)
+        for row in cell_plans(y[lab0], f[lab0], f, None, 0.05, target, f.size, None, None):
+            name = f"{row['method']}/{row['queue']}"
+            lab, w = follow(f, y, lab0, np.ones(n0), row, rng)
+            once = half_width(f, y, lab, w, row["method"])
+            again = next(p for p in cell_plans(y[lab], f[lab], f, w, 0.05, target, f.size, None, None)
+                         if (p["method"], p["queue"]) == (row["method"], row["queue"]))
+            lab, w = follow(f, y, lab, w, again, rng)
+            reread = half_width(f, y, lab, w, row["method"])
+            out.setdefault(name, []).append((row["labels_needed"], once, reread))
+    return {name: {"labels": float(np.mean([v[0] for v in rows])),
+                   "once_reach": float(np.mean([v[1] <= target for v in rows])),
+                   "once_within": float(np.mean([v[1] <= 1.1 * target for v in rows])),
+                   "reach": float(np.mean([v[2] <= target for v in rows])),
+                   "within": float(np.mean([v[2] <= 1.1 * target for v in rows]))} for name, rows in out.items()}
+
+
+@pytest.fixture(scope="module")
+def sims():
+    return {kind: simulate(kind) for kind in ("concentrated", "noisy", "biased")}
+
+
+@pytest.mark.parametrize("kind", ["concentrated", "noisy", "biased"])
+def test_following_the_plan_reaches_plus_minus_h(sims, kind):
+    for name, got in sims[kind].items():
+        assert got["reach"] >= 0.5, (kind, name, got)
+        assert got["within"] >= 0.9, (kind, name, got)
+        assert got["once_within"] >= 0.9, (kind, name, got)
+
+
+def test_an_active_plan_asks_fewer_labels_where_the_errors_concentrate(sims):
+    got = sims["concentrated"]
+    assert got["ppi/active"]["labels"] < 0.9 * got["ppi/random"]["labels"] < got["classical/random"]["labels"]
+
+
+if __name__ == "__main__":
+    for kind in ("concentrated", "noisy", "biased"):
+        for name, got in simulate(kind, sims=500).items():
+            print(kind, name, {k: round(v, 3) for k, v in got.items()})
