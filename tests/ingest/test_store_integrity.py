@@ -264,7 +264,7 @@ def test_replacing_a_pool_leaves_nothing_of_the_old_one(db, write_jsonl):
                                             "WHERE column_name = 'pool_id' AND table_name <> 'pools'").fetchall()]
     finally:
         con.close()
-    assert {"verdicts", "cell_runs", "labels", "calibrations", "subsets", "studies"} <= set(tables)
+    assert {"verdicts", "cell_runs", "pair_labels", "calibrations", "subsets", "studies"} <= set(tables)
     import_pool(db, write_jsonl("p2.jsonl", _rows(["other"] * 6)), "p", replace=True)
     for table in tables:
         assert query_rows(db, f'SELECT count(*) FROM "{table}" WHERE pool_id = 1') == [(0,)], table
