@@ -26,8 +26,9 @@ import os
 
 import numpy as np
 import polars as pl
+from scipy.stats import t as student_t
 
-from ._estimate import classical_mean, ppi_mean
+from ._estimate import classical_mean, ppi_mean, z_value
 from ._judges import cell_cost
 from ._label_queue import BINS, MIN_PER_BIN, WARM_UP, bins, residual_rates
 from ._read import AuditError, reading
@@ -44,12 +45,27 @@ PLAN_SCHEMA = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "
 PLAN_COLUMNS = list(PLAN_SCHEMA)
 
 
-def labels_to_reach(n: int, now: float | None, target: float) -> int | None:
+def small_sample(n: int, alpha: float = 0.05) -> float:
+    """(t_{n−1} / z)·√(n / (n − 1)): the factor that takes a half-width of the normal quantile and the
+    population variance (ppi-python's, which `estimate` prints) to the Student-t one of the unbiased
+    variance, the half-width the plan starts from."""
+    if n < 2:
+        return 1.0
+    return float(student_t.ppf(1 - alpha / 2, n - 1) / z_value(alpha) * math.sqrt(n / (n - 1)))
+
+
+def labels_to_reach(n: int, now: float | None, target: float, fixed: float = 0.0) -> int | None:
     """⌈n·(now / target)² − n⌉, at least 0: the labels to add so that a half-width falling as 1/√n
-    goes from `now` to `target`."""
+    goes from `now` to `target`. `fixed` (a squared half-width) is the part that labels do not
+    narrow (PPI's λ²·var(f_u)/N): then now² = fixed + v/n and the labels are n·(now² − fixed) /
+    (target² − fixed) − n, None where target² ≤ fixed (no number of labels reaches it)."""
     if now is None or not n:
         return None
-    return max(0, math.ceil(n * (now / target) ** 2 - n - 1e-9))
+    if fixed <= 0:
+        return max(0, math.ceil(n * (now / target) ** 2 - n - 1e-9))
+    if target ** 2 <= fixed:
+        return None
+    return max(0, math.ceil(n * (now ** 2 - fixed) / (target ** 2 - fixed) - n - 1e-9))
 
 
 def active_effect(y: np.ndarray, f_lab: np.ndarray, f_all: np.ndarray, lam: float) -> float:
@@ -94,13 +110,21 @@ def cell_plans(y, f_lab, f_all, w, alpha: float, target: float, n_frame: int, la
     c = classical_mean(y, alpha, w=wts)
     p = ppi_mean(y, f_lab, f_all, alpha, w=wts)
     lam = p["lambda"]
-    deff = active_effect(y, f_lab, f_all, lam)
+    deff = max(active_effect(y, f_lab, f_all, lam), active_effect(y, f_lab, f_all, 1.0))
+    # once the queue's weights are in, the estimate re-tunes λ with them and ppi-python's tuning then
+    # drifts towards 1: the active plan starts from the wider of the half-widths at λ̂ and at λ = 1
+    p_one = ppi_mean(y, f_lab, f_all, alpha, w=wts, lam=1.0)
     unscored = max(0, n_frame - f_all.size)
+    # the half-widths the plan starts from: Student-t with the unbiased variance (small_sample); PPI's
+    # part that labels do not narrow, z²·λ²·var(f_u)/N, at the size the frame will have once scored
+    grow = small_sample(n, alpha)
+    fixed = (z_value(alpha) * lam) ** 2 * float(np.var(f_all)) / max(f_all.size, n_frame) if lam else 0.0
     plans = []
     for method, queue, hw, calls in (("classical", "random", c["half_width"], 0),
                                      ("ppi", "random", p["half_width"], unscored),
-                                     ("ppi", "active", p["half_width"], unscored)):
-        need = labels_to_reach(n, hw, target)
+                                     ("ppi", "active", max(p["half_width"], p_one["half_width"]), unscored)):
+        part = fixed if method == "ppi" else 0.0
+        need = None if hw is None else labels_to_reach(n, math.sqrt(part + (hw ** 2 - part) * grow ** 2), target, part)
         if queue == "active" and need:
             need = active_labels(n, need, deff)
         label_cost = None if label_price is None or need is None else need * label_price
