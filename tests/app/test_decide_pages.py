@@ -3,9 +3,10 @@ cell (too few labels to say on the MT-Bench votes), the Formats page's intransit
 the Label page's line of labels still needed (pure, from audit.decisions' rows)."""
 
 import polars as pl
+from streamlit.testing.v1 import AppTest
 
 from app.views.label.screen import still_needed
-from tests.app.conftest import run_app
+from tests.app.conftest import REPO, run_app
 
 DEMO_POOLS_SEEDED = ("mtbench-formats", "mtbench")
 
@@ -24,6 +25,35 @@ def test_the_judges_page_says_the_decision_per_cell(demo_db, monkeypatch):
     assert "too few labels to say: no annotator has 30 items" in gpt4 and "author_4 needs 19 more" in gpt4
     assert "human labels per system" in gpt4 and "n = 50 labelled pairs" in gpt4
     assert "no price per label in judgeaudit.toml" in gpt4
+
+
+def test_the_judges_page_takes_h_and_epsilon_from_its_fields_and_keeps_them_in_the_address(demo_db, monkeypatch):
+    from audit import decisions
+    monkeypatch.delenv("JUDGEAUDIT_CONFIG", raising=False)
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(demo_db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180)
+    at.query_params.update({"pool": "mtbench"})
+    at.run()
+    at.switch_page("views/judges/page.py")
+    at.query_params.update({"pool": "mtbench", "decision_h": "0.1", "decision_epsilon": "0.15"})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the address's values open the fields and reach the sentences
+    assert (at.number_input(key="decision_h").value, at.number_input(key="decision_epsilon").value) == (0.1, 0.15)
+    said = [m.value for m in at.markdown if "alternative annotator test" in m.value]
+    assert len(said) == 10 and all("at ε = 0.15" in m and "±0.1 on" in m for m in said)
+    # the same sentences as audit.decisions at ±0.1 and ε 0.15 (the cheapest plan's labels at ±0.1: the
+    # plan's own arithmetic, tested in tests/audit/test_plan.py)
+    want = {f"- **{r['judge']} / {r['format']} / {r['decoding']}**: {r['decision']}"
+            for r in decisions(demo_db, "mtbench", 0.1, 0.15).to_dicts()}
+    assert set(said) == want
+    # a field changed by hand goes to the address; at the default it is left out of it
+    at.number_input(key="decision_h").set_value(0.02).run()
+    assert at.query_params["decision_h"] in (["0.02"], "0.02")
+    assert all("±0.02 on" in m.value for m in at.markdown if "alternative annotator test" in m.value)
+    at.number_input(key="decision_epsilon").set_value(0.2).run()
+    assert "decision_epsilon" not in at.query_params
+    assert all("at ε = 0.2:" in m.value for m in at.markdown if "alternative annotator test" in m.value)
 
 
 def test_the_formats_page_shows_intransitive_tournaments(demo_db, monkeypatch):
