@@ -2,8 +2,9 @@
 still needed for an interval of ±H, by three plans, from the variances estimated so far:
 
 - `classical` (the labels alone, drawn at random): n·(hw_c / H)² − n, hw_c the classical half-width
-  now; it needs no judge call;
-- `ppi` `random` (PPI++ with labels drawn at random): n·(hw_p / H)² − n, hw_p the PPI++ half-width now;
+  now (corrected below); it needs no judge call;
+- `ppi` `random` (PPI++ with labels drawn at random): n·(hw_p / H)² − n, hw_p the PPI++ half-width now
+  (corrected below);
 - `ppi` `active` (PPI++ with an active queue, audit/_label_queue.py): the k labels after which the n
   labels so far and k drawn by the queue give the variance that T = n·(hw_p / H)² random labels give,
   each queued label's rectifier variance being the random one's times the queue's design effect,
@@ -12,7 +13,12 @@ still needed for an interval of ±H, by three plans, from the variances estimate
   and μ the mean residual (a draw with probability ∝ q weighted by 1/q: Hansen–Hurwitz). Below the
   queue's 40 labels of warm-up it draws uniformly (deff = 1), so the plan is `random`'s.
 
-Each number of labels is rounded up (0 once the interval is narrow enough). A PPI plan also needs the
+Each starts from the Student-t half-width of the unbiased variance, hw·(t_{n−1}/z)·√(n/(n−1)), not the
+estimate's normal one of the population variance, which a plan lands on only about half the time; a
+PPI plan keeps apart the part z²·λ²·var(f_u)/N that labels do not narrow: n·(hw² − F)/(H² − F) − n.
+Past the queue's warm-up the active plan starts from the wider PPI half-width at the tuned λ and at
+λ = 1 (the weighted estimate re-tunes λ, and it drifts towards 1). Each number of labels is rounded up
+(0 once the interval is narrow enough). A PPI plan also needs the
 judge's verdicts on the items it has not scored yet (`calls_needed`, one call each). Prices: a label's
 from judgeaudit.toml's `[prices] human_label`, a call's the cell's cost so far per call (its tokens at
 the judge's prices, as the leaderboard counts them). The cheapest plan comes first (by its cost, then
@@ -110,21 +116,27 @@ def cell_plans(y, f_lab, f_all, w, alpha: float, target: float, n_frame: int, la
     c = classical_mean(y, alpha, w=wts)
     p = ppi_mean(y, f_lab, f_all, alpha, w=wts)
     lam = p["lambda"]
-    deff = max(active_effect(y, f_lab, f_all, lam), active_effect(y, f_lab, f_all, 1.0))
-    # once the queue's weights are in, the estimate re-tunes λ with them and ppi-python's tuning then
-    # drifts towards 1: the active plan starts from the wider of the half-widths at λ̂ and at λ = 1
-    p_one = ppi_mean(y, f_lab, f_all, alpha, w=wts, lam=1.0)
+    deff = active_effect(y, f_lab, f_all, lam)
     unscored = max(0, n_frame - f_all.size)
     # the half-widths the plan starts from: Student-t with the unbiased variance (small_sample); PPI's
     # part that labels do not narrow, z²·λ²·var(f_u)/N, at the size the frame will have once scored
     grow = small_sample(n, alpha)
-    fixed = (z_value(alpha) * lam) ** 2 * float(np.var(f_all)) / max(f_all.size, n_frame) if lam else 0.0
+    spread = z_value(alpha) ** 2 * float(np.var(f_all)) / max(f_all.size, n_frame, 1) if f_all.size else 0.0
+    # once the queue's unequal weights are in, the estimate re-tunes λ with them and ppi-python's tuning
+    # then drifts towards 1: past the warm-up (where the queue follows the residuals) the active plan
+    # starts from the wider of the half-widths at λ̂ and at λ = 1
+    start_active = (p["half_width"], lam)
+    if y.size >= WARM_UP and p["half_width"] is not None:
+        one = ppi_mean(y, f_lab, f_all, alpha, w=wts, lam=1.0)["half_width"]
+        start_active = max(start_active, (one, 1.0))
     plans = []
-    for method, queue, hw, calls in (("classical", "random", c["half_width"], 0),
-                                     ("ppi", "random", p["half_width"], unscored),
-                                     ("ppi", "active", max(p["half_width"], p_one["half_width"]), unscored)):
-        part = fixed if method == "ppi" else 0.0
-        need = None if hw is None else labels_to_reach(n, math.sqrt(part + (hw ** 2 - part) * grow ** 2), target, part)
+    for method, queue, hw, (start, at) in (("classical", "random", c["half_width"], (c["half_width"], 0.0)),
+                                           ("ppi", "random", p["half_width"], (p["half_width"], lam)),
+                                           ("ppi", "active", p["half_width"], start_active)):
+        calls = 0 if method == "classical" else unscored
+        part = spread * (at or 0.0) ** 2
+        need = None if start is None else labels_to_reach(n, math.sqrt(part + (start ** 2 - part) * grow ** 2),
+                                                          target, part)
         if queue == "active" and need:
             need = active_labels(n, need, deff)
         label_cost = None if label_price is None or need is None else need * label_price
@@ -134,8 +146,8 @@ def cell_plans(y, f_lab, f_all, w, alpha: float, target: float, n_frame: int, la
                       "cost_usd": None if label_cost is None or call_cost is None else label_cost + call_cost,
                       "reachable": need is not None and need <= max(0, n_frame - n)})
     order = {("classical", "random"): 0, ("ppi", "random"): 1, ("ppi", "active"): 2}
-    return sorted(plans, key=lambda r: (r["cost_usd"] is None, r["cost_usd"] or 0.0, r["labels_needed"],
-                                        r["calls_needed"], order[r["method"], r["queue"]]))
+    return sorted(plans, key=lambda r: (r["cost_usd"] is None, r["cost_usd"] or 0.0, r["labels_needed"] is None,
+                                        r["labels_needed"] or 0, r["calls_needed"], order[r["method"], r["queue"]]))
 
 
 def call_prices(db, pool: str, prices: dict) -> dict:
