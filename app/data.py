@@ -126,13 +126,9 @@ HALF_WIDTH, EPSILON = 0.05, 0.2      # the decision's ±H and ε until the page'
 
 
 def decisions(pool: str, half_width: float = HALF_WIDTH, epsilon: float = EPSILON):
-    """audit.decisions for the pool (±H, ε; by default ±0.05, ε 0.2, the derived layer's first view) at
-    the prices in the server's judgeaudit.toml."""
-    db = database()
-    args = (derived.price_args(prices(db)), label_price(db))
-    if (half_width, epsilon) != (HALF_WIDTH, EPSILON):
-        args += (float(half_width), float(epsilon))
-    return result("decisions", pool, *args)
+    """audit.decisions for the pool at ±H, ε and the prices in the server's judgeaudit.toml."""
+    more = () if (half_width, epsilon) == (HALF_WIDTH, EPSILON) else (float(half_width), float(epsilon))
+    return result("decisions", pool, derived.price_args(prices(database())), label_price(database()), *more)
 
 
 def systems(pool: str) -> list[str]:
