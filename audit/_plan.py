@@ -15,7 +15,8 @@ still needed for an interval of ±H, by three plans, from the variances estimate
 
 Each starts from the Student-t half-width of the unbiased variance, hw·(t_{n−1}/z)·√(n/(n−1)), not the
 estimate's normal one of the population variance, which a plan lands on only about half the time; a
-PPI plan keeps apart the part z²·λ²·var(f_u)/N that labels do not narrow: n·(hw² − F)/(H² − F) − n.
+PPI plan keeps apart the part z²·λ²·var(f_u)/N that labels do not narrow (F now, at the N items scored;
+F' once the frame is scored): n·(hw² − F)/(H² − F') − n.
 Past the queue's warm-up the active plan starts from the wider PPI half-width at the tuned λ and at
 λ = 1 (the weighted estimate re-tunes λ, and it drifts towards 1). Each number of labels is rounded up
 (0 once the interval is narrow enough). A PPI plan also needs the
@@ -119,9 +120,10 @@ def cell_plans(y, f_lab, f_all, w, alpha: float, target: float, n_frame: int, la
     deff = active_effect(y, f_lab, f_all, lam)
     unscored = max(0, n_frame - f_all.size)
     # the half-widths the plan starts from: Student-t with the unbiased variance (small_sample); PPI's
-    # part that labels do not narrow, z²·λ²·var(f_u)/N, at the size the frame will have once scored
+    # part that labels do not narrow, z²·λ²·var(f_u)/N: now at the N scored, after at the frame's N
     grow = small_sample(n, alpha)
-    spread = z_value(alpha) ** 2 * float(np.var(f_all)) / max(f_all.size, n_frame, 1) if f_all.size else 0.0
+    spread = z_value(alpha) ** 2 * float(np.var(f_all)) if f_all.size else 0.0
+    now_n, after_n = max(f_all.size, 1), max(f_all.size, n_frame, 1)
     # once the queue's unequal weights are in, the estimate re-tunes λ with them and ppi-python's tuning
     # then drifts towards 1: past the warm-up (where the queue follows the residuals) the active plan
     # starts from the wider of the half-widths at λ̂ and at λ = 1
@@ -134,9 +136,9 @@ def cell_plans(y, f_lab, f_all, w, alpha: float, target: float, n_frame: int, la
                                            ("ppi", "random", p["half_width"], (p["half_width"], lam)),
                                            ("ppi", "active", p["half_width"], start_active)):
         calls = 0 if method == "classical" else unscored
-        part = spread * (at or 0.0) ** 2
-        need = None if start is None else labels_to_reach(n, math.sqrt(part + (start ** 2 - part) * grow ** 2),
-                                                          target, part)
+        part, after = spread * (at or 0.0) ** 2 / now_n, spread * (at or 0.0) ** 2 / after_n
+        need = None if start is None else labels_to_reach(
+            n, math.sqrt(after + max(start ** 2 - part, 0.0) * grow ** 2), target, after)
         if queue == "active" and need:
             need = active_labels(n, need, deff)
         label_cost = None if label_price is None or need is None else need * label_price

@@ -125,16 +125,16 @@ def test_plan_on_a_database_follows_the_estimates_half_widths(db, tmp_path, writ
     est = estimate(db, "tiny", "accept").row(0, named=True)
     by = {(p["method"], p["queue"]): p for p in cell["plans"]}
     # the plan starts from the estimate's half-widths taken to Student-t with the unbiased variance:
-    # x t_39 / z x sqrt(40 / 39); PPI's part z^2 lambda^2 var(f_u) / N (f_u: the 90 scored, N: the
-    # 120 of the frame) is not narrowed by labels
+    # x t_39 / z x sqrt(40 / 39); PPI's part z^2 lambda^2 var(f_u) / N is not narrowed by labels: now
+    # over the N = 90 scored, once the PPI plan's calls are made over the frame's 120
     grow = student_t.ppf(0.975, 39) / norm.ppf(0.975) * math.sqrt(40 / 39)
     f_u = np.array([(_likert(p, s) - 1) / 4 for p in range(30) for s in SYSTEMS])
-    fixed = {"classical": 0.0, "ppi": (norm.ppf(0.975) * est["ppi_lambda"]) ** 2 * f_u.var() / 120}
+    spread = {"classical": 0.0, "ppi": (norm.ppf(0.975) * est["ppi_lambda"]) ** 2 * f_u.var()}
     for method in ("classical", "ppi"):
         hw = (est[f"{method}_hi"] - est[f"{method}_lo"]) / 2
         assert by[method, "random"]["half_width"] == pytest.approx(hw)
-        v = 40 * (hw ** 2 - fixed[method]) * grow ** 2
-        assert by[method, "random"]["labels_needed"] == math.ceil(v / (0.05 ** 2 - fixed[method]) - 40)
+        v = 40 * (hw ** 2 - spread[method] / 90) * grow ** 2
+        assert by[method, "random"]["labels_needed"] == math.ceil(v / (0.05 ** 2 - spread[method] / 120) - 40)
         assert by[method, "random"]["label_cost_usd"] == pytest.approx(by[method, "random"]["labels_needed"] * 0.5)
     # 30 of the 120 candidates unscored: a PPI plan asks 30 calls at $0.00104
     assert (cell["n_labelled"], cell["n_items"], cell["n_frame"]) == (40, 90, 120)
