@@ -32,7 +32,7 @@ from ingest import UserError
 from ingest.runs import Cancelled, run_key, running, runs_dir
 from ingest.scoring import ROW_SCHEMA, Caller, ScoreRequest, decoding_settings, ensure_spec_judge, identity_decoding
 from ingest.scoring.formats import BUILTIN, base_instructions, instructed, stored_formats
-from ingest.scoring.judges import CallHints, parse_judge
+from ingest.scoring.judges import CallHints, check_server, parse_judge
 from ingest.store import CellRunDescription, judge_identity, reading, writing
 
 from . import _align_search as S
@@ -175,9 +175,24 @@ def _demo_record(fmt, item: dict, answer: str) -> dict:
     return {"prompt_id": item["prompt_id"], "a_id": item["a_id"], "b_id": item["b_id"], "label": answer}
 
 
+def _reference(fmt, items: list[dict], before: list[dict], after: list[dict], cands: pl.DataFrame) -> dict | None:
+    """The format's own tau_a and top1 against the references on the evaluation items, before and
+    after (audit.reference_agreement); None when the pool holds no reference or the format is anchored."""
+    refs = {k: v for k, v in zip(cands["cand_idx"].to_list(), cands["reference"].to_list()) if v is not None}
+    if not refs or fmt.pairing == "anchored":
+        return None
+    prompt_of = dict(zip(cands["cand_idx"].to_list(), cands["prompt_idx"].to_list()))
+    out = {}
+    for side, answers in (("before", before), ("after", after)):
+        calls = [{"a_idx": i["a_idx"], "b_idx": i["b_idx"], "value": a["value"]} for i, a in zip(items, answers)]
+        out[side] = audit.reference_agreement(fmt.pairing, fmt.value_lo, fmt.value_hi, calls, prompt_of, refs)
+    return {m: {"before": out["before"][m], "after": out["after"][m]} for m in ("tau_a", "top1")} | \
+        {"n_prompts": {"before": out["before"]["n_prompts"], "after": out["after"]["n_prompts"]}}
+
+
 def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", demonstrations: int = 2,
           budget: int = 200, held_out: float = 0.3, instructions_file=None, optimizer: str = "search", seed: int = 0,
-          api_key_env: str | None = None, concurrency: int = 4) -> dict:
+          api_key_env: str | None = None, concurrency: int = 4, constraint: str | None = None) -> dict:
     """Align the judge (the module's doc) as a background run keyed by pool and judge; the document
     `align --json` prints."""
     if optimizer == "gepa":
@@ -189,6 +204,8 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
         raise UserError(f"--held-out {held_out}: a share in [0, 1)")
     if demonstrations < 0 or budget < 1:
         raise UserError("--demonstrations must be 0 or more and --budget at least 1")
+    if constraint is not None and decoding != "constrained":
+        raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge")
     variants = instruction_variants(instructions_file)
     with reading(db) as unit:
         pid = unit.pool_id(pool)
@@ -202,7 +219,8 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
     fmt = formats[fmt_name]
     if judge not in rows and ":" in judge:      # a SPEC: the judge it names, stored under its name first
         spec = parse_judge(judge, {fmt_name: fmt}, api_key_env=api_key_env)
-        settings = decoding_settings(ScoreRequest(pool=pool, judge="", formats=[fmt_name], decoding=decoding), spec)
+        settings = decoding_settings(ScoreRequest(pool=pool, judge="", formats=[fmt_name], decoding=decoding,
+                                                  constraint=constraint), spec)
         ensure_spec_judge(db, spec, settings)
         judge = spec.name
         with reading(db) as unit:
@@ -213,7 +231,13 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
     with reading(db) as unit:
         identity = unit.stored_identity(rows[judge][0])
     spec = judge_spec(judge, rows[judge], identity, {fmt_name: fmt}, api_key_env)
-    settings = decoding_settings(ScoreRequest(pool=pool, judge="", formats=[fmt_name], decoding=decoding), spec)
+    if constraint is not None and spec.provider != "openai":
+        raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge "
+                        "(local: and fake: judges constrain by themselves)")
+    settings = decoding_settings(ScoreRequest(pool=pool, judge="", formats=[fmt_name], decoding=decoding,
+                                              constraint=constraint), spec)
+    if "constraint" in settings:    # one check call: a server that refuses or ignores it is told before the run
+        check_server(spec, fmt, settings)
     wordings = [{"name": "built-in", "text": base_instructions(fmt)}, *variants]
     items = _items(db, pool, fmt.kind, cands, prompt_ids, cand_ids)
     held = set(pool_heldout(db, pool)[0].to_list())
@@ -239,6 +263,8 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
             if v is not None}
     # the answers depend on the judge and the prompt asked, not on the search's settings: one cache a cell
     request = {"pool": pool, "judge": judge, "format": fmt_name, "decoding": decoding, "identity": identity}
+    if "constraint" in settings:
+        request["constraint"] = settings["constraint"]["mechanism"]
     key = hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()[:20]
     config = {"judge": judge, "format": fmt_name, "provider": spec.provider, "model": spec.model}
     with running(db, "align", pool=pool, key=run_key("align", pool, judge), config=config) as run:
@@ -265,6 +291,7 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
         after = asker.agreements(after_fmt, evaluate)
         gain = S.clustered_gain(np.array([i["prompt_idx"] for i in evaluate]), before, after,
                                 np.random.default_rng([seed, 38]))
+        reference = _reference(fmt, evaluate, asker.ask(before_fmt, evaluate), asker.ask(after_fmt, evaluate), cands)
         demos = [_demo_record(fmt, d, _demo(fmt, d, texts)["answer"]) for d in found["demonstrations"]]
         wording = wordings[found["instruction"]]
         changed = after_fmt.template != before_fmt.template
@@ -280,7 +307,7 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
                asker.ask(before_fmt, evaluate), seed, original=rows[judge][0])
         doc = {"pool": pool, "format": fmt_name, "decoding": decoding, "original_judge": judge,
                "judge": new_name or judge, "stored": changed, "before": gain["before"], "after": gain["after"],
-               "gain": gain["gain"], "measure": "agreement", "instructions": wording["text"],
+               "gain": gain["gain"], "measure": "agreement", "reference": reference, "instructions": wording["text"],
                "instructions_name": wording["name"], "demonstrations": demos,
                "n_heldout_items": len(evaluate), "n_heldout_prompts": len(eval_p), "n_train_items": len(train),
                "n_train_prompts": len(train_p), "labels_used": len(minibatch) + len({id(d) for t in found["trace"] for d in t["demonstrations"]}),

@@ -15,6 +15,9 @@ from ._common import db_option, emit_json, json_option, run_command
 @click.option("--judge", required=True, help="the judge's name in the database (a judge that was scored)")
 @click.option("--format", "fmt", required=True, help="the format whose instructions and demonstrations are searched")
 @click.option("--decoding", type=click.Choice(["greedy", "constrained"]), default="greedy", show_default=True)
+@click.option("--constraint", default=None,
+              help="with --decoding constrained and an openai: judge, the server's mechanism (grammar for llama.cpp, "
+                   "structured_outputs for vLLM, response_format by default)")
 @click.option("--demonstrations", default=2, show_default=True, help="K demonstrations from human-labelled items")
 @click.option("--budget", default=200, show_default=True, help="judge calls the search may make")
 @click.option("--held-out", default=0.3, show_default=True,
@@ -29,13 +32,13 @@ from ._common import db_option, emit_json, json_option, run_command
 @db_option
 @json_option
 @run_command
-def align_cmd(pool, judge, fmt, decoding, demonstrations, budget, held_out, instructions_file, optimizer, seed,
+def align_cmd(pool, judge, fmt, decoding, constraint, demonstrations, budget, held_out, instructions_file, optimizer, seed,
               api_key_env, concurrency, db, as_json):
     """Choose a judge's instructions and demonstrations on the human labels; store the winner as a judge."""
     from train import align
     doc = align(db, pool, judge, fmt, decoding=decoding, demonstrations=demonstrations, budget=budget,
                 held_out=held_out, instructions_file=instructions_file, optimizer=optimizer, seed=seed,
-                api_key_env=api_key_env, concurrency=concurrency)
+                api_key_env=api_key_env, concurrency=concurrency, constraint=constraint)
     if as_json:
         emit_json(doc)
         return

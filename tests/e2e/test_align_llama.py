@@ -2,8 +2,6 @@
 (llama-cpp-python's, tests/llama_server.py) for a short budget: the search stays within its budget,
 the held-out items are asked as the judge was and as the winner, and what it stores reads back."""
 
-import pytest
-
 from ingest.store import import_labels, import_pool
 from tests.conftest import query_rows
 from tests.e2e.test_real_judges import llama_server  # noqa: F401  (the module's server fixture)
@@ -16,27 +14,36 @@ QUESTIONS = [("capital", "What is the capital of France?", "The capital of Franc
              ("sun", "Is the Sun a star?", "Yes, a G-type main-sequence star.", "No, it is a planet.")]
 
 
-@pytest.mark.slow
 def test_align_the_bundled_model_through_llama_cpp(db, write_jsonl, llama_server):  # noqa: F811
+    """Constrained by llama.cpp's GBNF grammar, every answer is one of the format's labels (greedy, the
+    135M model answers prose that does not parse). Budget 6: the minibatch is one prompt (2 items,
+    min(24, 6 // 4) = 1 item, the first prompt always whole), the wording takes 2 calls, then
+    (6 - 2) // 2 - 1 = 1 single demonstration 2 more: 4 search calls; the 2 held-out prompts'
+    4 items are asked before and after: at most 8 more, plus the constraint's check call."""
     from train import align
     rows, labels = [], []
     for pid, q, good, bad in QUESTIONS:
-        rows += [{"prompt_id": pid, "prompt": q, "candidate_id": "good", "response": good},
-                 {"prompt_id": pid, "prompt": q, "candidate_id": "bad", "response": bad}]
+        rows += [{"prompt_id": pid, "prompt": q, "candidate_id": "good", "response": good, "reference": 1},
+                 {"prompt_id": pid, "prompt": q, "candidate_id": "bad", "response": bad, "reference": 0}]
         labels += [{"prompt_id": pid, "candidate_id": "good", "label": "accept"},
                    {"prompt_id": pid, "candidate_id": "bad", "label": "reject"}]
     import_pool(db, write_jsonl("pool.jsonl", rows), "p")
     import_labels(db, write_jsonl("labels.jsonl", labels), "p")
-    doc = align(db, "p", f"openai:smollm2-gguf@{llama_server}", "binary", demonstrations=1, budget=12,
-                held_out=0.34, concurrency=2)
-    assert doc["original_judge"] == "smollm2-gguf" and doc["search_calls"] <= 12
-    assert doc["n_heldout_prompts"] == 3 and doc["n_heldout_items"] == 6
+    doc = align(db, "p", f"openai:smollm2-gguf@{llama_server}", "binary", decoding="constrained",
+                constraint="grammar", demonstrations=1, budget=6, held_out=0.34, concurrency=2)
+    assert doc["original_judge"] == "smollm2-gguf" and doc["search_calls"] == 4
+    assert doc["n_heldout_prompts"] == 2 and doc["n_heldout_items"] == 4 and doc["n_train_prompts"] == 4
     for part in ("before", "after", "gain"):
         assert set(doc[part]) == {"value", "lo", "hi"}
         assert doc[part]["lo"] <= doc[part]["value"] <= doc[part]["hi"]
-    assert doc["calls_made"] <= doc["search_calls"] + 2 * doc["n_heldout_items"]
+    assert doc["calls_made"] == doc["search_calls"] + (8 if doc["stored"] else 4)
+    # every stored answer parsed: a label of the format
+    statuses = query_rows(db, "SELECT DISTINCT status, answer IN ('ACCEPT', 'REJECT') FROM verdicts")
+    assert statuses == [("parsed", True)], statuses
     judges = {name for (name,) in query_rows(db, "SELECT j.name FROM verdicts v JOIN judges j USING (judge_id)")}
     assert judges == ({"smollm2-gguf", doc["judge"]} if doc["stored"] else {"smollm2-gguf"})
     assert query_rows(db, "SELECT count(*) FROM cell_runs WHERE source = 'align'")[0][0] == (2 if doc["stored"] else 1)
+    # both held-out prompts hold two parsed candidates with references: the format's tau_a and top-1 are read
+    assert doc["reference"]["n_prompts"] == {"before": 2, "after": 2}
     print(f"\nthe bundled model via llama.cpp: {doc['before']} -> {doc['after']}, gain {doc['gain']}, "
-          f"judge {doc['judge']}, {doc['calls_made']} calls")
+          f"tau_a {doc['reference']['tau_a']}, judge {doc['judge']}, {doc['calls_made']} calls")

@@ -90,6 +90,19 @@ def test_align_finds_the_planted_demonstrations_and_gains_on_held_out_prompts(db
               for r in map(json.loads, (tmp_path / "labels.jsonl").read_text().splitlines())}
     hits = [(r["label"] == "ACCEPT") == (labels[(r["prompt_id"], r["candidate_a"])] == "accept") for r in v.to_dicts()]
     assert len(hits) == 2 * N_HELD and doc["before"]["value"] == pytest.approx(np.mean(hits), abs=1e-12)
+    # the format's own tau_a, before and after, by hand: each held-out prompt has two candidates, so
+    # its tau_a is sign(s0 - s1) x sign(r0 - r1) (0 when the judge ties them); the mean over the 20
+    refs = {(r["prompt_id"], r["candidate_id"]): r["reference"]
+            for r in map(json.loads, (tmp_path / "pool.jsonl").read_text().splitlines())}
+    for side, name in (("before", "teach"), ("after", doc["judge"])):
+        s = {(r["prompt_id"], r["candidate_a"]): float(r["label"] == "ACCEPT")
+             for r in verdict_rows(db, "al").filter(pl.col("judge") == name).to_dicts()
+             if r["prompt_id"] in {f"p{p:02d}" for p in heldout}}
+        taus = [np.sign(s[(f"p{p:02d}", "c0")] - s[(f"p{p:02d}", "c1")])
+                * np.sign(refs[(f"p{p:02d}", "c0")] - refs[(f"p{p:02d}", "c1")]) for p in heldout]
+        assert doc["reference"]["tau_a"][side] == pytest.approx(np.mean(taus), abs=1e-12), side
+        assert doc["reference"]["n_prompts"][side] == N_HELD and 0 <= doc["reference"]["top1"][side] <= 1
+    assert doc["reference"]["tau_a"]["after"] > doc["reference"]["tau_a"]["before"]
     # the winner is a judge: its identity binds the demonstrations, the leaderboard and Drift read it
     from audit import drift, judges
     board = judges(db, "al")
