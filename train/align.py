@@ -35,6 +35,7 @@ from ingest.scoring.formats import BUILTIN, base_instructions, instructed, store
 from ingest.scoring.judges import CallHints, check_server, parse_judge
 from ingest.store import CellRunDescription, judge_identity, reading, writing
 
+from . import _align_gepa as G
 from . import _align_search as S
 from .subsets import pool_heldout
 
@@ -190,14 +191,38 @@ def _reference(fmt, items: list[dict], before: list[dict], after: list[dict], ca
         {"n_prompts": {"before": out["before"]["n_prompts"], "after": out["after"]["n_prompts"]}}
 
 
+def _evolve(run, fmt, asker, texts: dict, seed_wording: str, minibatch: list[dict], reflector, calls: int,
+            seed: int) -> dict:
+    """GEPA's best wording on the minibatch (train/_align_gepa.py), the judge asked through `asker`."""
+    def prompt(wording):
+        return instructed(fmt, wording if wording and wording != seed_wording else None)
+
+    def ask(wording, items):
+        if run.cancelled():
+            raise Cancelled(f"run {run.id} was cancelled")
+        out = asker.ask(prompt(wording), items)
+        run.progress({"phase": "gepa", "calls": asker.made})
+        return out
+
+    def show(item: dict) -> str:
+        head = f"Prompt: {texts['prompt'][item['prompt_idx']]}\n"
+        if fmt.kind == "pointwise":
+            return head + f"Response: {texts['response'][item['a_idx']]}"
+        return head + f"Response A: {texts['response'][item['a_idx']]}\nResponse B: {texts['response'][item['b_idx']]}"
+
+    adapter = G.JudgeAdapter(ask=ask, agree=lambda wording, items: asker.agreements(prompt(wording), items), show=show,
+                             verdict=lambda y: S.demonstration_answer(fmt.answer_values(), fmt.value_lo, fmt.value_hi, y))
+    return G.evolve(seed_wording, minibatch, adapter, reflector, calls, seed,
+                    run.out_dir / "gepa.log")
+
+
 def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", demonstrations: int = 2,
           budget: int = 200, held_out: float = 0.3, instructions_file=None, optimizer: str = "search", seed: int = 0,
-          api_key_env: str | None = None, concurrency: int = 4, constraint: str | None = None) -> dict:
+          api_key_env: str | None = None, concurrency: int = 4, constraint: str | None = None,
+          reflection: str | None = None, reflection_api_key_env: str | None = None) -> dict:
     """Align the judge (the module's doc) as a background run keyed by pool and judge; the document
-    `align --json` prints."""
-    if optimizer == "gepa":
-        raise UserError("--optimizer gepa: not available in this installation (the gepa package is not "
-                        "installed and this version has no GEPA optimiser); use --optimizer search")
+    `align --json` prints. optimizer 'gepa': GEPA evolves the wording first (train/_align_gepa.py),
+    with `reflection` (openai:MODEL@BASE_URL) as its reflection model."""
     if optimizer not in OPTIMIZERS:
         raise UserError(f"--optimizer: one of {', '.join(OPTIMIZERS)}, not {optimizer!r}")
     if not 0 <= held_out < 1:
@@ -207,6 +232,12 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
     if constraint is not None and decoding != "constrained":
         raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge")
     variants = instruction_variants(instructions_file)
+    reflector = None
+    if optimizer == "gepa":
+        G._gepa()
+        reflector = G.reflection_model(reflection, reflection_api_key_env)
+    elif reflection is not None:
+        raise UserError("--reflection: the reflection model of --optimizer gepa")
     with reading(db) as unit:
         pid = unit.pool_id(pool)
         formats = {**stored_formats(unit.format_rows()), **BUILTIN}
@@ -255,6 +286,8 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
     pool_demos = sorted((i for i in train if i["prompt_idx"] not in mini_p),
                         key=lambda i: hashlib.blake2b(f"align-demo|{seed}|{i['prompt_id']}|{i['a_id']}|{i['b_id']}"
                                                       .encode()).digest())
+    if reflector is not None:
+        G.check_room(len(minibatch), budget // 2)
     texts = {"prompt": dict(zip(prompts["prompt_idx"].to_list(), prompts["prompt"].to_list())),
              "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
     known = [v for v in cands["reference"].to_list() if v is not None]
@@ -271,6 +304,12 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
         cache = runs_dir(db) / "align-cache"
         cache.mkdir(parents=True, exist_ok=True)
         asker = _Asker(spec, fmt, settings, texts, refs, cache / f"{key}.jsonl", concurrency)
+        evolved = None
+        if reflector is not None:
+            evolved = _evolve(run, fmt, asker, texts, wordings[0]["text"], minibatch, reflector, budget // 2, seed)
+            if evolved["wording"] not in [w["text"] for w in wordings]:
+                wordings.append({"name": "gepa", "text": evolved["wording"]})
+        gepa_calls = evolved["metric_calls"] if evolved else 0
         prompt_of = {k: instructed(fmt, w["text"] if k else None) for k, w in enumerate(wordings)}
 
         def prompt(i: int, demos: list) -> object:
@@ -284,7 +323,8 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
             run.progress({"phase": "search", "calls": asker.made, "budget": budget})
             return out
 
-        found = S.search(score, len(wordings), minibatch, pool_demos, demonstrations, budget)
+        found = S.search(score, len(wordings), minibatch, pool_demos, demonstrations, max(budget - gepa_calls, 1))
+        found["calls"] += gepa_calls
         run.progress({"phase": "evaluating", "calls": asker.made, "budget": budget})
         before_fmt, after_fmt = prompt_of[0], prompt(found["instruction"], found["demonstrations"])
         before = asker.agreements(before_fmt, evaluate)
@@ -313,6 +353,7 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
                "n_train_prompts": len(train_p), "labels_used": len(minibatch) + len({id(d) for t in found["trace"] for d in t["demonstrations"]}),
                "budget": budget, "search_calls": found["calls"], "calls_made": asker.made,
                "search_agreement": found["agreement"], "optimizer": optimizer, "run_id": run.id,
+               "gepa": evolved,
                "template": after_fmt.template,
                "trace": [{**t, "instruction": wordings[t["instruction"]]["name"],
                           "demonstrations": [_demo_record(fmt, d, "")["prompt_id"] for d in t["demonstrations"]]}

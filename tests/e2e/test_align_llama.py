@@ -1,10 +1,14 @@
 """`judgeaudit align` end to end with the bundled model behind a real OpenAI-compatible server
 (llama-cpp-python's, tests/llama_server.py) for a short budget: the search stays within its budget,
-the held-out items are asked as the judge was and as the winner, and what it stores reads back."""
+the held-out items are asked as the judge was and as the winner, and what it stores reads back; and
+`--optimizer gepa` with the same server as GEPA's reflection model."""
+
+import pytest
 
 from ingest.store import import_labels, import_pool
 from tests.conftest import query_rows
 from tests.e2e.test_real_judges import llama_server  # noqa: F401  (the module's server fixture)
+from tests.train.test_align import N_HELD, calls, planted  # noqa: F401  (calls: a fixture)
 
 QUESTIONS = [("capital", "What is the capital of France?", "The capital of France is Paris.", "It is Lyon."),
              ("sum", "What is 2 + 2?", "2 + 2 = 4.", "5"),
@@ -39,7 +43,7 @@ def test_align_the_bundled_model_through_llama_cpp(db, write_jsonl, llama_server
     assert doc["calls_made"] == doc["search_calls"] + (8 if doc["stored"] else 4)
     # every stored answer parsed: a label of the format
     statuses = query_rows(db, "SELECT DISTINCT status, answer IN ('ACCEPT', 'REJECT') FROM verdicts")
-    assert statuses == [("parsed", True)], statuses
+    assert statuses == [("ok", True)], statuses
     judges = {name for (name,) in query_rows(db, "SELECT j.name FROM verdicts v JOIN judges j USING (judge_id)")}
     assert judges == ({"smollm2-gguf", doc["judge"]} if doc["stored"] else {"smollm2-gguf"})
     assert query_rows(db, "SELECT count(*) FROM cell_runs WHERE source = 'align'")[0][0] == (2 if doc["stored"] else 1)
@@ -47,3 +51,32 @@ def test_align_the_bundled_model_through_llama_cpp(db, write_jsonl, llama_server
     assert doc["reference"]["n_prompts"] == {"before": 2, "after": 2}
     print(f"\nthe bundled model via llama.cpp: {doc['before']} -> {doc['after']}, gain {doc['gain']}, "
           f"tau_a {doc['reference']['tau_a']}, judge {doc['judge']}, {doc['calls_made']} calls")
+
+
+def test_align_with_gepa_and_the_bundled_model_as_reflection_model(db, tmp_path, llama_server, calls):  # noqa: F811
+    """--optimizer gepa on the planted pool of tests/train/test_align.py (the fake judge answers at once),
+    with the bundled model behind llama.cpp's server as GEPA's reflection model. Budget 40: the minibatch
+    is the first 5 training prompts (min(24, 40 // 4) = 10 items); GEPA takes at most 40 // 2 = 20 of
+    the calls (train/_align_gepa.py's limits), the built-in search the rest; GEPA's wording is proposed by the reflection model (any
+    text: the 135M model's), asked only on the minibatch; the held-out prompts stay out of both."""
+    pytest.importorskip("gepa", reason="the optional extra: pip install 'judgeaudit[gepa]'")
+    from train import align
+    heldout = planted(db, tmp_path)
+    calls.clear()
+    doc = align(db, "al", "teach", "binary", demonstrations=1, budget=40, held_out=0.0, optimizer="gepa",
+                reflection=f"openai:smollm2-gguf@{llama_server}")
+    g = doc["gepa"]
+    assert doc["optimizer"] == "gepa" and g["reflection_calls"] >= 1 and len(g["candidates"]) >= 1
+    assert doc["trace"][0]["instruction"] == "built-in"
+    # GEPA's limits: r = 3 reflected items, v = min(10, (20 - 7) // 2) = 6 validation items, stop at 20 - 12 = 8:
+    # the seed on the 6, then one iteration of at most 3 + 3 + 6 calls
+    assert 6 < g["metric_calls"] <= 18 and doc["search_calls"] <= 40
+    search = calls[:len(calls) - 2 * doc["n_heldout_items"]] if doc["stored"] else \
+        calls[:len(calls) - doc["n_heldout_items"]]
+    assert not {c["prompt"] for c in search} & set(heldout.values())
+    assert not any(t in d for c in calls for d in c["shown"] for t in heldout.values())
+    if len(g["candidates"]) > 1:                    # a wording GEPA proposed was tried by the search too
+        assert "gepa" in {t["instruction"] for t in doc["trace"]} or g["wording"] == g["candidates"][0]
+    assert doc["n_heldout_prompts"] == N_HELD and doc["gain"]["lo"] <= doc["gain"]["value"] <= doc["gain"]["hi"]
+    print(f"\ngepa with the bundled model reflecting: {g['reflection_calls']} reflection calls, "
+          f"{g['metric_calls']} judge calls, scores {g['scores']}, gain {doc['gain']}")

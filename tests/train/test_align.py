@@ -141,8 +141,19 @@ def test_the_share_split_leaves_its_prompts_out_of_the_search(db, tmp_path, call
 def test_align_refuses_what_it_cannot_do(db, tmp_path):
     from train import align
     planted(db, tmp_path)
-    with pytest.raises(UserError, match="gepa"):
+    with pytest.raises(UserError, match="--reflection openai:MODEL@BASE_URL"):
         align(db, "al", "teach", "binary", optimizer="gepa")
+    with pytest.raises(UserError, match="expected openai:MODEL@BASE_URL"):
+        align(db, "al", "teach", "binary", optimizer="gepa", reflection="gpt-4o")
+    with pytest.raises(UserError, match="REFLECT_KEY is not set"):
+        align(db, "al", "teach", "binary", optimizer="gepa", reflection="openai:m@http://127.0.0.1:9/v1",
+              reflection_api_key_env="REFLECT_KEY")
+    with pytest.raises(UserError, match=r"no room for one iteration on 2 items; give a larger --budget \(at least 14\)"):
+        align(db, "al", "teach", "binary", optimizer="gepa", reflection="openai:m@http://127.0.0.1:9/v1", budget=6)
+    with pytest.raises(UserError, match="the reflection model of --optimizer gepa"):
+        align(db, "al", "teach", "binary", reflection="openai:m@http://127.0.0.1:9/v1")
+    with pytest.raises(UserError, match="--constraint: the server's mechanism"):
+        align(db, "al", "teach", "binary", constraint="grammar")
     with pytest.raises(UserError, match="no human labels of pairs"):
         align(db, "al", "teach", "tournament")
     with pytest.raises(UserError, match="no such judge"):
@@ -194,3 +205,22 @@ def test_search_keeps_to_its_budget_and_takes_the_best_singles():
     # the minibatch: whole prompts while within min(24, budget / (2k + 2)) items, the first always
     assert minibatch_prompts([5, 6, 7, 8], {5: 11, 6: 11, 7: 11, 8: 11}, 100, 1) == {5, 6}
     assert minibatch_prompts([5, 6, 7, 8], {5: 30, 6: 1}, 100, 1) == {5}
+
+
+def test_gepa_is_refused_by_name_when_the_extra_is_not_installed(db, tmp_path, monkeypatch):
+    import sys
+    from train import align
+    planted(db, tmp_path)
+    monkeypatch.setitem(sys.modules, "gepa", None)          # `import gepa` then raises ImportError
+    with pytest.raises(UserError, match=r"gepa package is not installed.*judgeaudit\[gepa\]"):
+        align(db, "al", "teach", "binary", optimizer="gepa", reflection="openai:m@http://127.0.0.1:9/v1")
+
+
+def test_gepa_limits_keep_its_calls_within_its_share():
+    """n = 10 items, 20 calls: r = 3, v = min(10, (20 - 6 - 1) // 2) = 6, stop at 20 - 6 - 6 = 8: the
+    seed costs 6 (< 8: one iteration), the iteration at most 3 + 3 + 6 = 12: 18 <= 20. Too few calls: v < 1."""
+    from train._align_gepa import limits
+    assert limits(10, 20) == (3, 6, 8)
+    r, v, most = limits(24, 100)
+    assert (r, v, most) == (3, 24, 70) and most - 1 + 2 * r + v <= 100
+    assert limits(2, 6)[1] < 1 and limits(1, 5) == (1, 1, 2)
