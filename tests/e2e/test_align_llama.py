@@ -20,10 +20,11 @@ QUESTIONS = [("capital", "What is the capital of France?", "The capital of Franc
 
 def test_align_the_bundled_model_through_llama_cpp(db, write_jsonl, llama_server):  # noqa: F811
     """Constrained by llama.cpp's GBNF grammar, every answer is one of the format's labels (greedy, the
-    135M model answers prose that does not parse). Budget 6: the minibatch is one prompt (2 items,
-    min(24, 6 // 4) = 1 item, the first prompt always whole), the wording takes 2 calls, then
-    (6 - 2) // 2 - 1 = 1 single demonstration 2 more: 4 search calls; the 2 held-out prompts'
-    4 items are asked before and after: at most 8 more, plus the constraint's check call."""
+    135M model answers prose that does not parse). --held-out 0: the evaluation prompt is the one the
+    pool's own rule sets aside (round(0.1 x 6) = 1 prompt, 2 items); 5 training prompts. Budget 6: the
+    minibatch is one prompt (min(24, 6 // 4) = 1 item, the first prompt always whole: 2 items), the
+    wording takes 2 calls, then (6 - 2) // 2 - 1 = 1 single demonstration 2 more: 4 search calls; the
+    2 held-out items are asked before and after: at most 4 more, plus the constraint's check call."""
     from train import align
     rows, labels = [], []
     for pid, q, good, bad in QUESTIONS:
@@ -34,21 +35,21 @@ def test_align_the_bundled_model_through_llama_cpp(db, write_jsonl, llama_server
     import_pool(db, write_jsonl("pool.jsonl", rows), "p")
     import_labels(db, write_jsonl("labels.jsonl", labels), "p")
     doc = align(db, "p", f"openai:smollm2-gguf@{llama_server}", "binary", decoding="constrained",
-                constraint="grammar", demonstrations=1, budget=6, held_out=0.34, concurrency=2)
+                constraint="grammar", demonstrations=1, budget=6, held_out=0.0, concurrency=2)
     assert doc["original_judge"] == "smollm2-gguf" and doc["search_calls"] == 4
-    assert doc["n_heldout_prompts"] == 2 and doc["n_heldout_items"] == 4 and doc["n_train_prompts"] == 4
+    assert doc["n_heldout_prompts"] == 1 and doc["n_heldout_items"] == 2 and doc["n_train_prompts"] == 5
     for part in ("before", "after", "gain"):
         assert set(doc[part]) == {"value", "lo", "hi"}
         assert doc[part]["lo"] <= doc[part]["value"] <= doc[part]["hi"]
-    assert doc["calls_made"] == doc["search_calls"] + (8 if doc["stored"] else 4)
+    assert doc["calls_made"] == doc["search_calls"] + (4 if doc["stored"] else 2)
     # every stored answer parsed: a label of the format
     statuses = query_rows(db, "SELECT DISTINCT status, answer IN ('ACCEPT', 'REJECT') FROM verdicts")
     assert statuses == [("ok", True)], statuses
     judges = {name for (name,) in query_rows(db, "SELECT j.name FROM verdicts v JOIN judges j USING (judge_id)")}
     assert judges == ({"smollm2-gguf", doc["judge"]} if doc["stored"] else {"smollm2-gguf"})
     assert query_rows(db, "SELECT count(*) FROM cell_runs WHERE source = 'align'")[0][0] == (2 if doc["stored"] else 1)
-    # both held-out prompts hold two parsed candidates with references: the format's tau_a and top-1 are read
-    assert doc["reference"]["n_prompts"] == {"before": 2, "after": 2}
+    # the held-out prompt holds two parsed candidates with references: the format's tau_a and top-1 are read
+    assert doc["reference"]["n_prompts"] == {"before": 1, "after": 1}
     print(f"\nthe bundled model via llama.cpp: {doc['before']} -> {doc['after']}, gain {doc['gain']}, "
           f"tau_a {doc['reference']['tau_a']}, judge {doc['judge']}, {doc['calls_made']} calls")
 
