@@ -261,6 +261,8 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
                         "local:smollm2)")
     with reading(db) as unit:
         identity = unit.stored_identity(rows[judge][0])
+        if constraint is None and decoding == "constrained" and rows[judge][2] == "openai":
+            constraint = unit.cell_constraint(pid, rows[judge][0], fmt_name)    # as the cell was scored
     spec = judge_spec(judge, rows[judge], identity, {fmt_name: fmt}, api_key_env)
     if constraint is not None and spec.provider != "openai":
         raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge "

@@ -224,3 +224,30 @@ def test_gepa_limits_keep_its_calls_within_its_share():
     r, v, most = limits(24, 100)
     assert (r, v, most) == (3, 24, 70) and most - 1 + 2 * r + v <= 100
     assert limits(2, 6)[1] < 1 and limits(1, 5) == (1, 1, 2)
+
+
+def test_a_constrained_openai_cell_is_aligned_with_the_mechanism_it_was_scored_with(db, tmp_path):
+    """A cell scored under `--constraint grammar` on a server that honours only grammar (and refuses any
+    other constraint field with HTTP 400): align, not told the mechanism, asks it by grammar too, so
+    every call is constrained and the run ends; told another mechanism, the check call is refused by name."""
+    from ingest.scoring import ScoreRequest, score
+    from ingest.store import import_labels, import_pool
+    from tests.openai_server import OpenAIServer
+    from train import align
+    rows, labels = [], []
+    for p in range(10):
+        for c, ok in (("c0", True), ("c1", False)):
+            rows.append({"prompt_id": f"p{p}", "prompt": f"Question {p}?", "candidate_id": c,
+                         "response": f"answer {c}", "reference": float(ok)})
+            labels.append({"prompt_id": f"p{p}", "candidate_id": c, "label": "accept" if ok else "reject"})
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "g")
+    import_labels(db, write_jsonl(tmp_path / "labels.jsonl", labels), "g")
+    with OpenAIServer(constraints=("grammar",)) as server:
+        score(ScoreRequest(pool="g", judge=f"openai:test-judge@{server.url}", judge_name="served", formats=["binary"],
+                           decoding="constrained", constraint="grammar", db=db, progress=False))
+        scored = server.constrained_requests
+        doc = align(db, "g", "served", "binary", decoding="constrained", demonstrations=1, budget=20, held_out=0.3)
+        # every call of the search and the evaluation (and the check call) went out under the grammar
+        assert server.constrained_requests - scored == doc["calls_made"] + 1
+        with pytest.raises(UserError, match="refused the 'guided_choice' constraint"):
+            align(db, "g", "served", "binary", decoding="constrained", constraint="guided_choice", budget=20)
