@@ -11,7 +11,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.views.align.form import align_request, gain_sentence, reference_sentence
+from app.views.align.form import align_request, gain_sentence, gepa_sentence, reference_sentence
 from tests.conftest import REPO
 from tests.train.test_align import planted
 
@@ -38,6 +38,10 @@ def test_the_form_is_the_commands_request_and_the_sentences_say_the_interval():
     doc["reference"] = {"tau_a": {"before": 0.1, "after": 0.25}, "top1": {"before": 0.5, "after": None},
                         "n_prompts": {"before": 20, "after": 19}}
     assert reference_sentence(doc).endswith("20 → 19): τa 0.100 → 0.250, top-1 0.500 → –.")
+    assert gepa_sentence(doc) is None
+    doc.update(instructions_name="gepa", gepa={"candidates": ["a", "b"], "metric_calls": 18, "reflection_calls": 1})
+    assert gepa_sentence(doc) == ("GEPA: 2 wording(s) kept of its proposals, 18 judge calls and 1 reflection call(s) "
+                                  "on the training minibatch; its own wording won the search.")
 
 
 def _wait(db, n: int, timeout_s: float = 240) -> list[dict]:

@@ -65,3 +65,14 @@ def reference_sentence(doc: dict) -> str | None:
     return (f"Against the references (the format's own measures, on the held-out prompts with two or more "
             f"ranked candidates: {n['before']} → {n['after']}): τa {num(ref['tau_a']['before'])} → "
             f"{num(ref['tau_a']['after'])}, top-1 {num(ref['top1']['before'])} → {num(ref['top1']['after'])}.")
+
+
+def gepa_sentence(doc: dict) -> str | None:
+    """What GEPA did in a `--optimizer gepa` run; None for the built-in search."""
+    g = doc.get("gepa")
+    if not g:
+        return None
+    kept = "its own wording won the search" if doc["instructions_name"] == "gepa" else \
+        "the search kept another wording"
+    return (f"GEPA: {len(g['candidates'])} wording(s) kept of its proposals, {g['metric_calls']} judge calls and "
+            f"{g['reflection_calls']} reflection call(s) on the training minibatch; {kept}.")
