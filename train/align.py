@@ -210,8 +210,11 @@ def _evolve(run, fmt, asker, texts: dict, seed_wording: str, minibatch: list[dic
             return head + f"Response: {texts['response'][item['a_idx']]}"
         return head + f"Response A: {texts['response'][item['a_idx']]}\nResponse B: {texts['response'][item['b_idx']]}"
 
-    adapter = G.JudgeAdapter(ask=ask, agree=lambda wording, items: asker.agreements(prompt(wording), items), show=show,
-                             verdict=lambda y: S.demonstration_answer(fmt.answer_values(), fmt.value_lo, fmt.value_hi, y))
+    def verdict(y: float) -> str:
+        return S.demonstration_answer(fmt.answer_values(), fmt.value_lo, fmt.value_hi, y)
+
+    adapter = G.JudgeAdapter(ask=ask, agree=lambda wording, items: asker.agreements(prompt(wording), items),
+                             show=show, verdict=verdict)
     return G.evolve(seed_wording, minibatch, adapter, reflector, calls, seed,
                     run.out_dir / "gepa.log")
 

@@ -58,8 +58,9 @@ def test_align_with_gepa_and_the_bundled_model_as_reflection_model(db, tmp_path,
     """--optimizer gepa on the planted pool of tests/train/test_align.py (the fake judge answers at once),
     with the bundled model behind llama.cpp's server as GEPA's reflection model. Budget 40: the minibatch
     is the first 5 training prompts (min(24, 40 // 4) = 10 items); GEPA takes at most 40 // 2 = 20 of
-    the calls (train/_align_gepa.py's limits), the built-in search the rest; GEPA's wording is proposed by the reflection model (any
-    text: the 135M model's), asked only on the minibatch; the held-out prompts stay out of both."""
+    the calls (train/_align_gepa.py's limits), the built-in search the rest; GEPA's wording is proposed
+    by the reflection model (any text: the 135M model's), asked only on the minibatch; the held-out
+    prompts stay out of both."""
     pytest.importorskip("gepa", reason="the optional extra: pip install 'judgeaudit[gepa]'")
     from train import align
     heldout = planted(db, tmp_path)
