@@ -21,9 +21,9 @@ from ingest import UserError
 COMPONENT = "instructions"
 
 
-def reflection_model(spec: str | None, api_key_env: str | None):
+def reflection_model(spec: str | None, api_key_env: str | None, max_tokens: int = 1000):
     """The reflection model of `--reflection openai:MODEL@BASE_URL` (its key, if any, from the
-    environment variable `api_key_env` names)."""
+    environment variable `api_key_env` names), answering at most `max_tokens` tokens a call."""
     if not spec:
         raise UserError("--optimizer gepa: give the reflection model as --reflection openai:MODEL@BASE_URL "
                         "(an OpenAI-compatible endpoint; its API key, if any, by --reflection-api-key-env)")
@@ -33,7 +33,9 @@ def reflection_model(spec: str | None, api_key_env: str | None):
         raise UserError(f"--reflection {spec}: expected openai:MODEL@BASE_URL, e.g. "
                         "openai:gpt-4o-mini@https://api.openai.com/v1")
     from ingest.scoring.judges.openai_compat import ChatModel
-    return ChatModel(model, url, api_key_env=api_key_env)
+    if max_tokens < 1:
+        raise UserError(f"--reflection-max-tokens {max_tokens}: at least 1")
+    return ChatModel(model, url, api_key_env=api_key_env, max_tokens=max_tokens)
 
 
 def _gepa():

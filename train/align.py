@@ -222,7 +222,8 @@ def _evolve(run, fmt, asker, texts: dict, seed_wording: str, minibatch: list[dic
 def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", demonstrations: int = 2,
           budget: int = 200, held_out: float = 0.3, instructions_file=None, optimizer: str = "search", seed: int = 0,
           api_key_env: str | None = None, concurrency: int = 4, constraint: str | None = None,
-          reflection: str | None = None, reflection_api_key_env: str | None = None) -> dict:
+          reflection: str | None = None, reflection_api_key_env: str | None = None,
+          reflection_max_tokens: int = 1000) -> dict:
     """Align the judge (the module's doc) as a background run keyed by pool and judge; the document
     `align --json` prints. optimizer 'gepa': GEPA evolves the wording first (train/_align_gepa.py),
     with `reflection` (openai:MODEL@BASE_URL) as its reflection model."""
@@ -238,7 +239,7 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
     reflector = None
     if optimizer == "gepa":
         G._gepa()
-        reflector = G.reflection_model(reflection, reflection_api_key_env)
+        reflector = G.reflection_model(reflection, reflection_api_key_env, reflection_max_tokens)
     elif reflection is not None:
         raise UserError("--reflection: the reflection model of --optimizer gepa")
     with reading(db) as unit:

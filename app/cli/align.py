@@ -28,6 +28,8 @@ from ._common import db_option, emit_json, json_option, run_command
               help="search: the built-in search; gepa: GEPA evolves the wording first, with --reflection as its "
                    "reflection model (the optional extra: pip install 'judgeaudit[gepa]')")
 @click.option("--reflection", default=None, help="with --optimizer gepa: the reflection model, openai:MODEL@BASE_URL")
+@click.option("--reflection-max-tokens", default=1000, show_default=True,
+              help="the most tokens the reflection model may answer a call")
 @click.option("--reflection-api-key-env", default=None,
               help="the environment variable holding the reflection model's API key (the key is never stored)")
 @click.option("--seed", default=0, show_default=True)
@@ -37,13 +39,13 @@ from ._common import db_option, emit_json, json_option, run_command
 @json_option
 @run_command
 def align_cmd(pool, judge, fmt, decoding, constraint, demonstrations, budget, held_out, instructions_file, optimizer,
-              reflection, reflection_api_key_env, seed, api_key_env, concurrency, db, as_json):
+              reflection, reflection_max_tokens, reflection_api_key_env, seed, api_key_env, concurrency, db, as_json):
     """Choose a judge's instructions and demonstrations on the human labels; store the winner as a judge."""
     from train import align
     doc = align(db, pool, judge, fmt, decoding=decoding, demonstrations=demonstrations, budget=budget,
                 held_out=held_out, instructions_file=instructions_file, optimizer=optimizer, seed=seed,
                 api_key_env=api_key_env, concurrency=concurrency, constraint=constraint, reflection=reflection,
-                reflection_api_key_env=reflection_api_key_env)
+                reflection_api_key_env=reflection_api_key_env, reflection_max_tokens=reflection_max_tokens)
     if as_json:
         emit_json(doc)
         return

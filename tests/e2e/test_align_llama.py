@@ -59,14 +59,14 @@ def test_align_with_gepa_and_the_bundled_model_as_reflection_model(db, tmp_path,
     with the bundled model behind llama.cpp's server as GEPA's reflection model. Budget 40: the minibatch
     is the first 5 training prompts (min(24, 40 // 4) = 10 items); GEPA takes at most 40 // 2 = 20 of
     the calls (train/_align_gepa.py's limits), the built-in search the rest; GEPA's wording is proposed
-    by the reflection model (any text: the 135M model's), asked only on the minibatch; the held-out
-    prompts stay out of both."""
+    by the reflection model (any text: the 135M model's, 48 tokens at most to keep the test short),
+    asked only on the minibatch; the held-out prompts stay out of both."""
     pytest.importorskip("gepa", reason="the optional extra: pip install 'judgeaudit[gepa]'")
     from train import align
     heldout = planted(db, tmp_path)
     calls.clear()
     doc = align(db, "al", "teach", "binary", demonstrations=1, budget=40, held_out=0.0, optimizer="gepa",
-                reflection=f"openai:smollm2-gguf@{llama_server}")
+                reflection=f"openai:smollm2-gguf@{llama_server}", reflection_max_tokens=48)
     g = doc["gepa"]
     assert doc["optimizer"] == "gepa" and g["reflection_calls"] >= 1 and len(g["candidates"]) >= 1
     assert doc["trace"][0]["instruction"] == "built-in"
