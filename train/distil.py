@@ -27,6 +27,7 @@ from ingest.scoring.judges.distilled import (MODEL_FILE, WEIGHTS_FILE, Student, 
 
 from .curate import pick_cell
 
+ALPHAS = (0.1, 1.0, 10.0, 100.0)     # the ridge penalty, chosen by leave-one-out on the training prompts
 FEATURES = {"hashing": {"n_features": 2 ** 18, "ngram_range": [1, 2]}}
 
 
@@ -95,8 +96,8 @@ def distil(db, pool: str, judge: str, fmt_name: str, out: str | Path, features: 
             "answers": answers, "teacher": {"pool": pool, "judge": judge, "format": fmt_name, "decoding": decoding}}
     progress(f"fitting a {'ridge regression' if kind == 'regression' else 'logistic regression'}")
     if kind == "regression":
-        from sklearn.linear_model import Ridge
-        model = Ridge(alpha=1.0).fit(X[~is_test], data["s"].to_numpy()[~is_test])
+        from sklearn.linear_model import RidgeCV
+        model = RidgeCV(alphas=ALPHAS).fit(X[~is_test], data["s"].to_numpy()[~is_test])
         coef, intercept = model.coef_.astype(np.float64), np.atleast_1d(model.intercept_).astype(np.float64)
     else:
         from sklearn.linear_model import LogisticRegression
@@ -119,7 +120,7 @@ def distil(db, pool: str, judge: str, fmt_name: str, out: str | Path, features: 
     predicted = np.array(answers_from_outputs(spec, student.outputs(data["prompt"].to_list(),
                                                                     data["response"].to_list())))
     card = {"teacher": spec["teacher"], "sha256": model_sha256(out), "features": spec["features"],
-            "model": "ridge" if kind == "regression" else "logistic", "kind": kind,
+            "model": f"ridge (alpha {model.alpha_})" if kind == "regression" else "logistic", "kind": kind,
             "data": {"candidates": data.height, "prompts": len(set(data["prompt_id"].to_list())),
                      "train_candidates": int((~is_test).sum()), "held_out_candidates": int(is_test.sum()),
                      "held_out_prompts": len(test), "held_out_share": held_out, "seed": seed},

@@ -146,3 +146,22 @@ def test_apply_streams_resumes_and_writes_verdict_shards(db, tmp_path, taught):
     assert n == [(1,)]
     with pytest.raises(UserError, match="no Parquet file"):
         apply(out, f"{tmp_path}/none/*.parquet", tmp_path / "v2")
+
+
+def test_a_format_of_imported_verdicts_alone_is_asked_of_the_student(db, tmp_path):
+    rows, quality = rows_of(30, seed=1)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "p")
+    spec = tmp_path / "rating10.toml"
+    spec.write_text('name = "rating10"\nkind = "pointwise"\nrange = [1, 10]\n')     # no template
+    verdicts = [{"judge": "t", "format": "rating10", "prompt_id": r["prompt_id"], "candidate_id": r["candidate_id"],
+                 "raw": str(2 * quality[(r["prompt_id"], r["candidate_id"])] + 1)} for r in rows]
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", verdicts), "p", format_specs=[spec])
+    out = tmp_path / "s"
+    distil(db, "p", "t", "rating10", out)
+    with pytest.raises(UserError, match="no prompt template"):     # another judge still needs one
+        score(ScoreRequest(pool="p", judge="fake:x", formats=["rating10"], db=db, progress=False))
+    score(ScoreRequest(pool="p", judge=f"distilled:{out}", formats=["rating10"], db=db, progress=False))
+    student = Student.load(out)
+    raws = query_rows(db, "SELECT v.raw FROM verdicts v JOIN judges j USING (judge_id) WHERE j.name = ? "
+                          "ORDER BY v.a_idx", [f"distilled-{student.sha256[:12]}"])
+    assert [r[0] for r in raws] == student.answers([r["prompt"] for r in rows], [r["response"] for r in rows])
