@@ -165,3 +165,21 @@ def test_a_format_of_imported_verdicts_alone_is_asked_of_the_student(db, tmp_pat
     raws = query_rows(db, "SELECT v.raw FROM verdicts v JOIN judges j USING (judge_id) WHERE j.name = ? "
                           "ORDER BY v.a_idx", [f"distilled-{student.sha256[:12]}"])
     assert [r[0] for r in raws] == student.answers([r["prompt"] for r in rows], [r["response"] for r in rows])
+
+
+def test_the_ray_engine_writes_what_the_in_process_engine_writes(db, tmp_path, taught):
+    pytest.importorskip("ray")
+    rows, _ = taught
+    out = tmp_path / "student"
+    distil(db, "p", "teacher", "likert5", out, held_out=0.25, seed=3)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for i in range(2):
+        pq.write_table(pa.Table.from_pylist(rows[i * 120:(i + 1) * 120]), shards / f"part-{i}.parquet")
+    local = apply(out, f"{shards}/*.parquet", tmp_path / "local", batch_rows=50)
+    on_ray = apply(out, f"{shards}/*.parquet", tmp_path / "ray", engine="ray", batch_rows=50)
+    assert local["rows"] == on_ray["rows"] == 240
+    for i in range(2):
+        a = pq.read_table(tmp_path / "local" / f"part-{i}.parquet")
+        b = pq.read_table(tmp_path / "ray" / f"part-{i}.parquet")
+        assert a.equals(b)
