@@ -12,12 +12,12 @@ from pathlib import Path
 from ingest import UserError
 from ingest.scoring.judges.distilled import Student
 
-from .apply import COLUMNS, OUT_COLUMNS, out_schema, score_batch, write_whole
+from ._shards import COLUMNS, OUT_COLUMNS, out_schema, score_batch, write_whole
 
 
 def score_on_ray(student: Student, judge: str, todo: list[tuple[Path, Path]], batch_rows: int, progress) -> int:
     try:
-        import ray
+        import ray   # deferred: the optional extra, needed by --engine ray alone
     except ImportError:
         raise UserError("--engine ray needs the optional extra: pip install 'judgeaudit[ray]'") from None
     import pyarrow as pa

@@ -18,13 +18,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
 from ingest import UserError
 from ingest.scoring.judges.distilled import Student
 
-COLUMNS = ("prompt_id", "prompt", "candidate_id", "response")
-OUT_COLUMNS = ("judge", "format", "prompt_id", "candidate_id", "raw")
+from ._apply_ray import score_on_ray
+from ._shards import COLUMNS, OUT_COLUMNS, out_schema, score_batch, write_whole
 
 
 def _shards(pattern: str) -> tuple[list[Path], Path]:
@@ -33,15 +31,6 @@ def _shards(pattern: str) -> tuple[list[Path], Path]:
         raise UserError(f"apply: no Parquet file matches {pattern!r}")
     root = Path(os.path.commonpath([str(p.parent.resolve()) for p in paths]))
     return paths, root
-
-
-def score_batch(student: Student, judge: str, batch: dict) -> dict:
-    """One batch of pool rows (columns prompt_id, prompt, candidate_id, response) -> verdict rows."""
-    raw = student.answers([str(p) for p in batch["prompt"]], [str(r) for r in batch["response"]])
-    n = len(raw)
-    return {"judge": np.array([judge] * n, dtype=object), "format": np.array([student.format_name] * n, dtype=object),
-            "prompt_id": np.asarray(batch["prompt_id"], dtype=object),
-            "candidate_id": np.asarray(batch["candidate_id"], dtype=object), "raw": np.array(raw, dtype=object)}
 
 
 def apply(model_dir: str | Path, pattern: str, out: str | Path, engine: str = "local", judge: str | None = None,
@@ -61,7 +50,6 @@ def apply(model_dir: str | Path, pattern: str, out: str | Path, engine: str = "l
     if engine == "local":
         rows = sum(_score_shard(student, judge, p, t, batch_rows, progress) for p, t in todo)
     elif engine == "ray":
-        from ._apply_ray import score_on_ray
         rows = score_on_ray(student, judge, todo, batch_rows, progress)
     else:
         raise UserError(f"--engine {engine!r}: local or ray")
@@ -69,23 +57,6 @@ def apply(model_dir: str | Path, pattern: str, out: str | Path, engine: str = "l
     return {"judge": judge, "format": student.format_name, "sha256": student.sha256, "shards": len(paths),
             "scored": len(todo), "skipped": len(paths) - len(todo), "rows": rows, "seconds": round(seconds, 3),
             "rows_per_s": round(rows / seconds, 1) if seconds > 0 and rows else None, "engine": engine}
-
-
-def out_schema():
-    import pyarrow as pa
-    return pa.schema([(c, pa.string()) for c in OUT_COLUMNS])
-
-
-def write_whole(target: Path, write: Callable) -> None:
-    """Run write(tmp_path), then rename the temporary file to `target`: a reader never sees half a shard."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _score_shard(student: Student, judge: str, path: Path, target: Path, batch_rows: int, progress) -> int:

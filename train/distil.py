@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-import polars as pl
+from scipy.stats import spearmanr
+
+import audit
 
 from ingest import UserError
 from ingest.scoring.formats import BUILTIN, stored_formats
@@ -42,7 +44,6 @@ def held_out_prompts(prompt_ids: list[str], share: float, seed: int) -> set[str]
 def _agreement(teacher: np.ndarray, student: np.ndarray, labels: dict[str, float]) -> dict:
     """Exact agreement of the two answers, the mean absolute difference of their normalised values,
     and Spearman's rho of the values (None when either is constant)."""
-    from scipy.stats import spearmanr
     lo, hi = min(labels.values()), max(labels.values())
     tv = np.array([labels[a] for a in teacher], dtype=float)
     sv = np.array([labels[a] for a in student], dtype=float)
@@ -58,7 +59,6 @@ def distil(db, pool: str, judge: str, fmt_name: str, out: str | Path, features: 
            held_out: float = 0.2, seed: int = 0, decoding: str | None = None,
            progress: Callable[[str], None] = lambda line: None) -> dict:
     """Train the student; write model.json, weights.npz, card.json, card.md to `out`. Returns the card."""
-    import audit
     if features not in FEATURES:
         raise UserError(f"--features {features!r}: known: {', '.join(FEATURES)}")
     if not 0 < held_out < 1:
@@ -96,11 +96,11 @@ def distil(db, pool: str, judge: str, fmt_name: str, out: str | Path, features: 
             "answers": answers, "teacher": {"pool": pool, "judge": judge, "format": fmt_name, "decoding": decoding}}
     progress(f"fitting a {'ridge regression' if kind == 'regression' else 'logistic regression'}")
     if kind == "regression":
-        from sklearn.linear_model import RidgeCV
+        from sklearn.linear_model import RidgeCV   # deferred: scikit-learn loads only when a student is trained
         model = RidgeCV(alphas=ALPHAS).fit(X[~is_test], data["s"].to_numpy()[~is_test])
         coef, intercept = model.coef_.astype(np.float64), np.atleast_1d(model.intercept_).astype(np.float64)
     else:
-        from sklearn.linear_model import LogisticRegression
+        from sklearn.linear_model import LogisticRegression   # deferred: as RidgeCV above
         if len(set(teacher[~is_test].tolist())) < 2:
             raise UserError(f"the cell {judge} × {fmt_name} gives one answer alone on the training prompts: "
                             "nothing to learn")

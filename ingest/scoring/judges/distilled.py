@@ -39,6 +39,7 @@ def model_sha256(folder: str | Path) -> str:
 
 def vectorizer(settings: dict):
     """The HashingVectorizer the settings describe (the same on training and on scoring)."""
+    # deferred: scikit-learn loads only when a student hashes texts (importing a judge stays light)
     from sklearn.feature_extraction.text import HashingVectorizer
     return HashingVectorizer(n_features=int(settings["n_features"]), ngram_range=tuple(settings["ngram_range"]),
                              alternate_sign=False, norm="l2", lowercase=True, dtype=np.float32)
