@@ -24,13 +24,13 @@ import audit
 from ingest import UserError
 from ingest.scoring.formats import BUILTIN, stored_formats
 from ingest.store import reading
-from ingest.scoring.judges.distilled import (MODEL_FILE, WEIGHTS_FILE, Student, answers_from_outputs, model_sha256,
-                                             student_text, vectorizer)
+from ingest.scoring.judges.distilled import (MODEL_FILE, WEIGHTS_FILE, Student, answers_from_outputs, features_of,
+                                             model_sha256, student_text)
 
 from .curate import pick_cell
 
 ALPHAS = (0.1, 1.0, 10.0, 100.0)     # the ridge penalty, chosen by leave-one-out on the training prompts
-FEATURES = {"hashing": {"n_features": 2 ** 18, "ngram_range": [1, 2]}}
+FEATURES = {"hashing": {"n_features": 2 ** 18, "ngram_range": [1, 2]}, "model": {"max_tokens": 256}}
 
 
 def held_out_prompts(prompt_ids: list[str], share: float, seed: int) -> set[str]:
@@ -88,9 +88,9 @@ def distil(db, pool: str, judge: str, fmt_name: str, out: str | Path, features: 
         raise UserError(f"pool {pool}: a student needs candidates of at least 2 prompts (one is held out)")
     is_test = data["prompt_id"].is_in(sorted(test)).to_numpy()
     settings = dict(FEATURES[features])
-    vec = vectorizer(settings)
-    progress(f"hashing {data.height} candidates ({int((~is_test).sum())} to train, {int(is_test.sum())} held out)")
-    X = vec.transform([student_text(p, r) for p, r in zip(data["prompt"].to_list(), data["response"].to_list())])
+    progress(f"{'hashing' if features == 'hashing' else 'embedding'} {data.height} candidates ({int((~is_test).sum())} to train, {int(is_test.sum())} held out)")
+    X = features_of({"name": features, **settings},
+                    [student_text(p, r) for p, r in zip(data["prompt"].to_list(), data["response"].to_list())])
     kind = "regression" if fmt.range is not None else "classes"
     spec = {"format": fmt_name, "kind": kind, "features": {"name": features, **settings}, "scale": [lo, hi],
             "answers": answers, "teacher": {"pool": pool, "judge": judge, "format": fmt_name, "decoding": decoding}}
@@ -141,6 +141,12 @@ def _rule_text(spec: dict) -> str:
     return "the class with the highest score (" + ", ".join(spec["classes"]) + ")"
 
 
+def _features_text(f: dict) -> str:
+    if f["name"] == "hashing":
+        return f"hashing ({f['n_features']} hashed word {f['ngram_range']}-grams)"
+    return f"model (the bundled model's mean-pooled last hidden states, first {f['max_tokens']} tokens)"
+
+
 def _card_markdown(card: dict) -> str:
     t, d, a = card["teacher"], card["data"], card["agreement_held_out"]
 
@@ -151,8 +157,7 @@ def _card_markdown(card: dict) -> str:
         f"- teacher: judge {t['judge']}, format {t['format']}, decoding {t['decoding']}, pool {t['pool']}",
         f"- data: {d['candidates']} candidates of {d['prompts']} prompts; {d['held_out_prompts']} prompts "
         f"({d['held_out_candidates']} candidates) held out, seed {d['seed']}",
-        f"- features: {card['features']['name']} ({card['features']['n_features']} hashed word "
-        f"{card['features']['ngram_range']}-grams); model: {card['model']}",
+        f"- features: {_features_text(card['features'])}; model: {card['model']}",
         f"- threshold rule: {card['threshold_rule']}",
         f"- held-out agreement with the teacher (n = {a['n']}): exact {num(a['exact'])}, mean absolute "
         f"difference {num(a['mean_abs_diff'])} of the scale, Spearman {num(a['spearman'])}",

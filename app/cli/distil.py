@@ -19,8 +19,9 @@ def _say(line: str) -> None:
 @click.option("--pool", required=True)
 @click.option("--judge", required=True, help="the teacher: a judge's name in the database")
 @click.option("--format", "fmt", required=True, help="the teacher's pointwise format")
-@click.option("--features", type=click.Choice(["hashing"]), default="hashing", show_default=True,
-              help="hashing: a hashed bag of word 1- and 2-grams of prompt and response")
+@click.option("--features", type=click.Choice(["hashing", "model"]), default="hashing", show_default=True,
+              help="hashing: a hashed bag of word 1- and 2-grams of prompt and response; model: the bundled "
+                   "model's mean-pooled hidden states (slow: a forward pass a candidate)")
 @click.option("--held-out", default=0.2, show_default=True, help="share of the prompts held out to measure agreement")
 @click.option("--decoding", default=None, help="the teacher cell's decoding (its only one, or greedy)")
 @click.option("--seed", default=0, show_default=True)

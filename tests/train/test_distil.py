@@ -15,7 +15,7 @@ from ingest.store import import_pool
 from tests.conftest import query_rows
 from tests.fixtures import write_jsonl
 from train.apply import apply
-from train.distil import distil
+from train.distil import distil, held_out_prompts
 
 WORDS = ["dreadful wrong", "weak vague", "plain adequate", "solid helpful", "excellent thorough"]
 
@@ -65,7 +65,6 @@ def test_distil_learns_the_teacher_and_reports_its_agreement(db, tmp_path, taugh
     student = Student.load(out)
     assert student.sha256 == card["sha256"]
     # the held-out agreement recomputed here from the known answers (q + 1)
-    from train.distil import held_out_prompts
     test = held_out_prompts([r["prompt_id"] for r in rows], 0.25, 3)
     held = [r for r in rows if r["prompt_id"] in test]
     predicted = student.answers([r["prompt"] for r in held], [r["response"] for r in held])
@@ -183,3 +182,22 @@ def test_the_ray_engine_writes_what_the_in_process_engine_writes(db, tmp_path, t
         a = pq.read_table(tmp_path / "local" / f"part-{i}.parquet")
         b = pq.read_table(tmp_path / "ray" / f"part-{i}.parquet")
         assert a.equals(b)
+
+
+@pytest.mark.slow          # loads the bundled model and runs it on 48 candidates (~100 s on a shared 2-core machine)
+def test_model_features_train_a_student_on_the_bundled_models_hidden_states(db, tmp_path):
+    rows, quality = rows_of(12, seed=2)
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "p")
+    verdicts = [{"judge": "t", "format": "likert5", "prompt_id": r["prompt_id"], "candidate_id": r["candidate_id"],
+                 "raw": str(quality[(r["prompt_id"], r["candidate_id"])] + 1)} for r in rows]
+    import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", verdicts), "p")
+    card = distil(db, "p", "t", "likert5", tmp_path / "m", features="model", held_out=0.25)
+    student = Student.load(tmp_path / "m")
+    with np.load(tmp_path / "m" / "weights.npz", allow_pickle=False) as w:
+        assert w["coef"].shape == (576,)          # SmolLM2-135M's hidden size
+    test = held_out_prompts([r["prompt_id"] for r in rows], 0.25, 0)
+    held = [r for r in rows if r["prompt_id"] in test]
+    got = student.answers([r["prompt"] for r in held], [r["response"] for r in held])
+    want = [str(quality[(r["prompt_id"], r["candidate_id"])] + 1) for r in held]
+    assert card["agreement_held_out"]["n"] == len(held) == 12      # 12 prompts x 0.25 = 3 prompts, 4 candidates each
+    assert card["agreement_held_out"]["exact"] == pytest.approx(float(np.mean(np.array(got) == np.array(want))))

@@ -3,7 +3,8 @@
 DIR holds `model.json` (the format, the features' settings, the kind of model and the threshold
 rule) and `weights.npz` (numpy arrays only, read with allow_pickle=False: loading a model runs no
 code). The features are a hashed bag of word n-grams of "prompt \\n response" (scikit-learn's
-HashingVectorizer, stateless: rebuilt from its settings). The model is linear: a regression on the
+HashingVectorizer, stateless: rebuilt from its settings), or the bundled model's mean-pooled last
+hidden states (`model`). The model is linear: a regression on the
 normalised score (a format with an integer range), or one score per class (a format with labels).
 
 The threshold rule turns the model's output into one of the format's answers:
@@ -45,6 +46,21 @@ def vectorizer(settings: dict):
                              alternate_sign=False, norm="l2", lowercase=True, dtype=np.float32)
 
 
+_EMBEDDER: list = []      # the bundled model, loaded once a process for the `model` features
+
+
+def features_of(settings: dict, texts: list[str]):
+    """The feature matrix of texts: hashed n-grams (sparse) or the bundled model's mean-pooled hidden
+    states (dense, L2-normalised)."""
+    if settings["name"] == "model":
+        if not _EMBEDDER:
+            from .local import LocalJudge      # deferred: torch and transformers, for these features alone
+            _EMBEDDER.append(LocalJudge())
+        X = _EMBEDDER[0].embed(texts, max_tokens=int(settings["max_tokens"])).astype(np.float64)
+        return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
+    return vectorizer(settings).transform(texts)
+
+
 def student_text(prompt: str, response: str) -> str:
     return f"{prompt}\n{response}"
 
@@ -80,7 +96,7 @@ class Student:
 
     def outputs(self, prompts: list[str], responses: list[str]) -> np.ndarray:
         """The linear model's raw output: (n,) for regression, (n, n_classes) for classes."""
-        X = vectorizer(self.spec["features"]).transform([student_text(p, r) for p, r in zip(prompts, responses)])
+        X = features_of(self.spec["features"], [student_text(p, r) for p, r in zip(prompts, responses)])
         if self.spec["kind"] == "regression":
             return np.asarray(X @ self.coef).ravel() + float(self.intercept.ravel()[0])
         return np.asarray(X @ self.coef.T) + self.intercept.ravel()[None, :]
