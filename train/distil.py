@@ -22,6 +22,7 @@ from scipy.stats import spearmanr
 import audit
 
 from ingest import UserError
+from ingest.runs import run_key, running
 from ingest.scoring.formats import BUILTIN, stored_formats
 from ingest.store import reading
 from ingest.scoring.judges.distilled import (MODEL_FILE, WEIGHTS_FILE, Student, answers_from_outputs, features_of,
@@ -58,7 +59,9 @@ def _agreement(teacher: np.ndarray, student: np.ndarray, labels: dict[str, float
 def distil(db, pool: str, judge: str, fmt_name: str, out: str | Path, features: str = "hashing",
            held_out: float = 0.2, seed: int = 0, decoding: str | None = None,
            progress: Callable[[str], None] = lambda line: None) -> dict:
-    """Train the student; write model.json, weights.npz, card.json, card.md to `out`. Returns the card."""
+    """Train the student as a background run (kind `distil`, keyed by pool, judge and format; its
+    progress lines also go to `progress`); write model.json, weights.npz, card.json, card.md to
+    `out`. Returns the card."""
     if features not in FEATURES:
         raise UserError(f"--features {features!r}: known: {', '.join(FEATURES)}")
     if not 0 < held_out < 1:
@@ -69,6 +72,19 @@ def distil(db, pool: str, judge: str, fmt_name: str, out: str | Path, features: 
         raise UserError(f"--format {fmt_name!r}: no such format in the database")
     if fmt.kind != "pointwise":
         raise UserError(f"--format {fmt_name}: a student is trained on a pointwise format, not a {fmt.kind} one")
+    config = {"judge": judge, "format": fmt_name, "features": features, "out": str(out)}
+    with running(db, "distil", pool=pool, key=run_key("distil", pool, judge, fmt_name), config=config) as run:
+        def say(line: str) -> None:
+            progress(line)
+            run.progress({"phase": line})
+        card = _train(db, pool, judge, fmt, out, features, held_out, seed, decoding, say)
+        run.progress({"phase": "finished", "result": str(Path(out) / "card.json")})
+        return card
+
+
+def _train(db, pool: str, judge: str, fmt, out, features: str, held_out: float, seed: int, decoding: str | None,
+           progress: Callable[[str], None]) -> dict:
+    fmt_name = fmt.name
     progress(f"reading the cell {judge} × {fmt_name}")
     scores, decoding = pick_cell(audit.candidate_scores(db, pool, judge, fmt_name), judge, fmt_name, decoding)
     if scores.height < 4:

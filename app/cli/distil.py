@@ -1,6 +1,6 @@
 """`judgeaudit distil` and `judgeaudit apply`: a student classifier trained on a judge's verdicts, and
-applied to Parquet shards (docs/command-line.md#judgeaudit-distil). Both run in the foreground, with
-progress lines on stderr."""
+applied to Parquet shards (docs/command-line.md#judgeaudit-distil). `distil` is a background run
+(`judgeaudit runs` lists it); both print progress lines on stderr."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ._common import db_option, emit_json, json_option
+from ._common import db_option, emit_json, json_option, run_command
 
 
 def _say(line: str) -> None:
@@ -28,6 +28,7 @@ def _say(line: str) -> None:
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
 @db_option
 @json_option
+@run_command
 def distil_cmd(pool, judge, fmt, features, held_out, decoding, seed, out, db, as_json):
     """Train a student on a cell's verdicts; write its model, model card and threshold rule to --out."""
     from train.distil import distil

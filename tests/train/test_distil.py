@@ -74,6 +74,8 @@ def test_distil_learns_the_teacher_and_reports_its_agreement(db, tmp_path, taugh
     assert card["agreement_held_out"]["exact"] == pytest.approx(exact)
     assert exact >= 0.9           # the quality is in the words: a linear student finds it
     assert json.loads((out / "card.json").read_text())["teacher"]["judge"] == "teacher"
+    # a background run of its own, closed finished, with the card as its last progress
+    assert query_rows(db, "SELECT kind, status, run_key FROM runs") == [("distil", "finished", "distil:p:teacher:likert5")]
     assert "held-out agreement" in (out / "card.md").read_text()
     with np.load(out / "weights.npz", allow_pickle=False) as w:      # numpy arrays only: no code on load
         assert w["coef"].shape == (2 ** 18,)
