@@ -49,6 +49,10 @@ MIN_MARGIN = "min_margin"      # Curate & Train: the preference pairs' minimum m
 BOTH_ORDERS = "both_orders"    # Curate & Train: pairs judged in both orders only
 GRID_FORMATS = "grid_formats"  # Curate & Train: the grid's formats
 GRID_RATES = "grid_rates"      # Curate & Train: the grid's rates
+DISTIL_CELL = "distil_cell"            # Curate & Train: the teacher cell a student is distilled from
+DISTIL_FEATURES = "distil_features"    # Curate & Train: the student's features (hashing | model)
+DISTIL_SHARE = "distil_share"          # Curate & Train: the share of prompts held out
+DISTIL_RUN = "distil_run"              # Curate & Train: the finished distil run whose student shows
 # Label: who labels, the queue, and a new queue's fields
 ANNOTATOR = "annotator"   # Label: who is labelling
 QUEUE = "queue"        # Label: the queue being labelled
@@ -102,7 +106,8 @@ PAGE_PARAMS = {
     "score.py": (PROVIDER, ENDPOINT, BASE_URL, MODEL, NOISE, SLOT_BIAS, LATENCY, SIM_NAME, FORMATS, DECODING, SCHEDULE,
                  CONCURRENCY, SWAP, SAMPLES, TEMPERATURE, JURY_MEMBERS, JURY_NAME, JURY_VOTE),
     "curate.py": (POLICY, JUDGE, FORMAT, CURATE_DECODING, RATE, SEEDS, BASE, PRESET, STEPS,
-                  *(HYPER + h for h in HYPER_NAMES), METHOD, MIN_MARGIN, BOTH_ORDERS, GRID_FORMATS, GRID_RATES),
+                  *(HYPER + h for h in HYPER_NAMES), METHOD, MIN_MARGIN, BOTH_ORDERS, GRID_FORMATS, GRID_RATES,
+                  DISTIL_CELL, DISTIL_FEATURES, DISTIL_SHARE, DISTIL_RUN),
     "label.py": (ANNOTATOR, QUEUE, QUEUE_KIND, QUEUE_STRATEGY, QUEUE_ITEMS, QUEUE_CELL, LABEL_H),
     "probes.py": (PROBE_POOL, PROBE_JUDGES, *picker_keys(PROBE).values(), PROBE_STRATEGY, PROBE_SAMPLE),
     "evaluate.py": (*picker_keys(EVAL).values(), EVAL_RUNS, EVAL_STUDY, EVAL_MAX_NEW, EVAL_BATCH, EVAL_MAX_PROMPTS,

@@ -123,3 +123,35 @@ def curation_overlap(db: str | os.PathLike | None, pool: str, judge: str | None 
                 rows.append({"rate": float(rate), "format_a": a, "format_b": b, "n_a": len(sets[a]),
                              "n_b": len(sets[b]), "jaccard": len(sets[a] & sets[b]) / len(union) if union else None})
     return pl.DataFrame(rows, schema=OVERLAP_SCHEMA)
+
+
+def jaccard(a: set, b: set) -> float | None:
+    """|a ∩ b| / |a ∪ b|; None when both are empty."""
+    union = a | b
+    return len(a & b) / len(union) if union else None
+
+
+def top_share(picks: pl.DataFrame, rate: float) -> set:
+    """The cand_idx a curation keeps at `rate`: the first keep_count(rate, eligible) by rank (a pick's
+    rank does not depend on the rate)."""
+    return set(picks.filter(pl.col("rank") < keep_count(rate, picks.height))["cand_idx"].to_list()) \
+        if picks.height else set()
+
+
+STUDENT_OVERLAP_SCHEMA = {"rate": pl.Float64, "n_teacher": pl.Int64, "n_student": pl.Int64, "n_both": pl.Int64,
+                          "jaccard": pl.Float64}
+
+
+def student_overlap(db: str | os.PathLike | None, pool: str, teacher: str, student: str, fmt: str,
+                    teacher_decoding: str | None = None, rates=OVERLAP_RATES, seed: int = SEED) -> pl.DataFrame:
+    """The teacher's and a student's curations of the pool in one format compared at each rate: the
+    examples each keeps, both keep, and the Jaccard overlap of the two selections (the judge policy,
+    held-out prompts left out, the same seed)."""
+    t = curate_pool(db, pool, "judge", 1.0, seed, teacher, fmt, decoding=teacher_decoding)[0]
+    s = curate_pool(db, pool, "judge", 1.0, seed, student, fmt)[0]
+    rows = []
+    for rate in rates:
+        a, b = top_share(t, rate), top_share(s, rate)
+        rows.append({"rate": float(rate), "n_teacher": len(a), "n_student": len(b), "n_both": len(a & b),
+                     "jaccard": jaccard(a, b)})
+    return pl.DataFrame(rows, schema=STUDENT_OVERLAP_SCHEMA)

@@ -13,7 +13,7 @@ from audit.derived import RESULTS, Result, price_args
 from ingest.endpoints import label_price, prices
 from ingest.scoring import count_calls
 
-from .curation_view import curation_overlap, curation_view, first_choice
+from .curation_view import curation_overlap, curation_view, first_choice, student_overlap
 
 
 def call_plan_frame(db, pool: str, formats: tuple, schedule: str = "listing", swap: str = "0") -> pl.DataFrame:
@@ -47,6 +47,8 @@ DERIVED_RESULTS: dict[str, Result] = {
     "curation": Result("the curation preview (picks, the cut, lengths)", curation_view, judges_of=_curated_judge),
     "curation_overlap": Result("the overlap of the selected examples between formats", curation_overlap,
                                judges_of=_overlap_judge),
+    "student_overlap": Result("a student's curation against its teacher's", student_overlap,
+                              judges_of=lambda read, pool, args: tuple(args[:2])),
     "call_plan": Result("the calls a score run would plan, and their characters", call_plan_frame, basis="pool",
                          first_view=lambda read, pool: (("binary", "likert5", "numeric100"), "listing", "0")),
 }

@@ -56,12 +56,13 @@ def _agreement(teacher: np.ndarray, student: np.ndarray, labels: dict[str, float
             "spearman": rho}
 
 
-def distil(db, pool: str, judge: str, fmt_name: str, out: str | Path, features: str = "hashing",
+def distil(db, pool: str, judge: str, fmt_name: str, out: str | Path | None = None, features: str = "hashing",
            held_out: float = 0.2, seed: int = 0, decoding: str | None = None,
            progress: Callable[[str], None] = lambda line: None) -> dict:
     """Train the student as a background run (kind `distil`, keyed by pool, judge and format; its
     progress lines also go to `progress`); write model.json, weights.npz, card.json, card.md to
-    `out`. Returns the card."""
+    `out` (None: the run's own folder beside the database, as a training run's). Returns the card and
+    the folder (`folder`)."""
     if features not in FEATURES:
         raise UserError(f"--features {features!r}: known: {', '.join(FEATURES)}")
     if not 0 < held_out < 1:
@@ -72,14 +73,15 @@ def distil(db, pool: str, judge: str, fmt_name: str, out: str | Path, features: 
         raise UserError(f"--format {fmt_name!r}: no such format in the database")
     if fmt.kind != "pointwise":
         raise UserError(f"--format {fmt_name}: a student is trained on a pointwise format, not a {fmt.kind} one")
-    config = {"judge": judge, "format": fmt_name, "features": features, "out": str(out)}
+    config = {"judge": judge, "format": fmt_name, "features": features, "out": str(out) if out is not None else None}
     with running(db, "distil", pool=pool, key=run_key("distil", pool, judge, fmt_name), config=config) as run:
         def say(line: str) -> None:
             progress(line)
             run.progress({"phase": line})
+        out = Path(out) if out is not None else run.out_dir
         card = _train(db, pool, judge, fmt, out, features, held_out, seed, decoding, say)
-        run.progress({"phase": "finished", "result": str(Path(out) / "card.json")})
-        return card
+        run.progress({"phase": "finished", "result": str(out / "card.json")})
+        return {**card, "folder": str(out)}
 
 
 def _train(db, pool: str, judge: str, fmt, out, features: str, held_out: float, seed: int, decoding: str | None,

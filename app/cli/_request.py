@@ -20,12 +20,13 @@ from ingest.runs import RunRequest
 
 from ._common import REQUEST_LEAVES_OUT, CommaList, request_of
 from .align import align_cmd
+from .distil import distil_cmd
 from .evaluate import evaluate_cmd
 from .probes import probe_cmd
 from .scoring import score_cmd
 from .train import train_cmd
 
-COMMANDS = {c.name: c for c in (score_cmd, probe_cmd, train_cmd, evaluate_cmd, align_cmd)}   # what the dashboard launches
+COMMANDS = {c.name: c for c in (score_cmd, probe_cmd, train_cmd, evaluate_cmd, align_cmd, distil_cmd)}   # what the dashboard launches
 
 
 def _command(name: str) -> click.Command:

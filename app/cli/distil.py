@@ -25,7 +25,8 @@ def _say(line: str) -> None:
 @click.option("--held-out", default=0.2, show_default=True, help="share of the prompts held out to measure agreement")
 @click.option("--decoding", default=None, help="the teacher cell's decoding (its only one, or greedy)")
 @click.option("--seed", default=0, show_default=True)
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", "out", default=None, type=click.Path(file_okay=False, path_type=Path),
+              help="the student's folder (default: the run's own folder beside the database)")
 @db_option
 @json_option
 @run_command
@@ -34,6 +35,7 @@ def distil_cmd(pool, judge, fmt, features, held_out, decoding, seed, out, db, as
     from train.distil import distil
     card = distil(db, pool, judge, fmt, out, features=features, held_out=held_out, seed=seed, decoding=decoding,
                   progress=_say)
+    out = Path(card["folder"])
     if as_json:
         emit_json(card)
         return

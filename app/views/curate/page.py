@@ -11,6 +11,7 @@ from app.cli import command_line
 from app.runs_panel import runs_panel
 from audit import plural
 from app.views.curate import form as tf
+from app.views.curate.distil import distil_section
 from app.views.curate.preview import curation_preview
 from app.views.curate.pairs import preference_pairs
 from app.views.curate.training import hyper_parameters, training_curves
@@ -78,3 +79,5 @@ except UserError as exc:
 st.subheader("Runs")
 training_curves(pool)
 runs_panel("train", pool)
+
+distil_section(pool, scores)

@@ -1,0 +1,120 @@
+"""The Curate & Train page's Distil section (app/views/curate/distil.py) through Streamlit AppTest, on the
+synthetic pool of tests/train/test_distil.py (quality written in the responses' words; the teacher
+answers it): the section renders; Launch records a `distil` run with the form's fields, its folder the
+run's own; a student trained with train/distil.py shows its card's held-out agreement, recomputed here
+from the known answers; the score button records a `score` run of `distilled:DIR`; once scored, the
+two curations are compared. The Jaccard of two selections by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from streamlit.testing.v1 import AppTest
+
+from ingest.runs import cancel, list_runs
+from ingest.scoring import ScoreRequest, score
+from ingest.scoring.judges.distilled import Student
+from tests.conftest import REPO
+from tests.train.test_distil import taught  # noqa: F401 (the fixture)
+from train.curation_view import jaccard, top_share
+from train.distil import distil, held_out_prompts
+
+
+DEMO_POOLS_SEEDED = ("mtbench-formats",)
+
+
+def _page(db, monkeypatch) -> AppTest:
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=120).run()
+    at.sidebar.selectbox[0].select("p").run()
+    at.switch_page("views/curate/page.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _teacher_box(at):
+    return next(s for s in at.selectbox if s.label.startswith("Teacher"))
+
+
+def test_jaccard_and_top_share_by_hand():
+    # {1,2,3} and {2,3,4}: both keep 2 and 3, together 1..4: 2 / 4
+    assert jaccard({1, 2, 3}, {2, 3, 4}) == 0.5
+    assert jaccard({1}, {1}) == 1.0 and jaccard({1}, {2}) == 0.0 and jaccard(set(), set()) is None
+    # 8 eligible prompts ranked 0..7; at rate 0.25 the first round(0.25 x 8) = 2 ranks are kept: ranks 0 and 1
+    picks = pl.DataFrame({"cand_idx": [40, 41, 42, 43, 44, 45, 46, 47], "rank": [3, 0, 7, 1, 2, 6, 4, 5]})
+    assert top_share(picks, 0.25) == {41, 43}
+    assert top_share(picks, 0.5) == {41, 43, 44, 40}
+    assert top_share(picks.head(0), 0.5) == set()
+
+
+def test_the_section_renders_on_the_demo_pool(demo_db, monkeypatch):
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(demo_db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=120)
+    at.query_params.update({"pool": "mtbench-formats"})
+    at.run()
+    at.switch_page("views/curate/page.py").run()
+    assert not at.exception, at.exception
+    assert any(h.value == "Distil" for h in at.subheader)
+    options = _teacher_box(at).options
+    assert options and not any("tournament" in o or "anchored" in o for o in options)   # pointwise cells only
+
+
+def test_launch_records_a_distil_run_with_the_fields_from_the_address(db, monkeypatch, taught):  # noqa: F811
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=120)
+    at.query_params.update({"pool": "p"})
+    at.run()
+    at.switch_page("views/curate/page.py")
+    at.query_params.update({"pool": "p", "distil_cell": "teacher / likert5 / greedy", "distil_share": "0.3"})
+    at.run()
+    assert not at.exception, at.exception
+    box = _teacher_box(at)
+    assert box.options == ["teacher / binary / greedy", "teacher / likert5 / greedy"]   # pointwise cells only
+    assert box.value == "teacher / likert5 / greedy"
+    next(b for b in at.button if b.label == "Launch distil").click().run()
+    assert not at.exception, at.exception
+    assert any("Started distil run" in s.value for s in at.success), [e.value for e in at.error]
+    rows = list_runs(db, kind="distil", pool="p")
+    assert len(rows) == 1
+    options = rows[0]["config"]["options"]
+    assert (options["judge"], options["fmt"], options["features"], options["held_out"]) == \
+        ("teacher", "likert5", "hashing", 0.3)
+    assert options["out"] is None and rows[0]["run_key"] == "distil:p:teacher:likert5"
+    cancel(db, rows[0]["run_id"], wait_s=30)      # the run itself is tests/train/test_distil.py's
+
+
+def test_a_trained_student_shows_its_card_then_its_curation(db, tmp_path, monkeypatch, taught):  # noqa: F811
+    rows, quality = taught
+    card = distil(db, "p", "teacher", "likert5", None, held_out=0.25, seed=0)
+    folder = card["folder"]
+    student = Student.load(folder)
+    # the held-out agreement recomputed from the known answers (q + 1) on the held-out prompts
+    test = held_out_prompts([r["prompt_id"] for r in rows], 0.25, 0)
+    held = [r for r in rows if r["prompt_id"] in test]
+    predicted = np.array(student.answers([r["prompt"] for r in held], [r["response"] for r in held]))
+    truth = np.array([str(quality[(r["prompt_id"], r["candidate_id"])] + 1) for r in held])
+    exact = float(np.mean(predicted == truth))
+    # mean |difference| of the values on the 1..5 scale, as a share of its width 4
+    mad = float(np.mean(np.abs(predicted.astype(float) - truth.astype(float)))) / 4
+    at = _page(db, monkeypatch)
+    text = " ".join(m.value for m in at.markdown)
+    assert f"on {len(held)} candidates of 15 held-out prompts" in text      # 60 prompts x 0.25 = 15
+    assert f"exact {exact:.3f}" in text and f"mean absolute difference {mad:.3f}" in text
+    name = f"distilled-{student.sha256[:12]}"
+    assert name in text
+    # score with the student: a background score run of distilled:FOLDER
+    next(b for b in at.button if b.label.startswith("Score the pool with the student")).click().run()
+    assert not at.exception, at.exception
+    runs = list_runs(db, kind="score", pool="p")
+    assert runs and runs[-1]["config"]["options"]["judge_spec"] == f"distilled:{folder}"
+    assert runs[-1]["config"]["options"]["formats"] == ["likert5"]
+    cancel(db, runs[-1]["run_id"], wait_s=30)
+    # scored here in process, then the page compares the two curations
+    score(ScoreRequest(pool="p", judge=f"distilled:{folder}", formats=["likert5"], db=db, progress=False))
+    at = _page(db, monkeypatch)
+    tables = [t.value for t in at.dataframe]
+    overlap = next(t for t in tables if "jaccard" in t.columns or "Jaccard overlap" in t.columns)
+    assert overlap.shape[0] == 3     # rates 0.1, 0.25, 0.5
+    judges = next(t for t in tables if "top_tied" in t.columns or any("top" in str(c).lower() for c in t.columns)
+                  and "judge" in t.columns)
+    assert set(judges["judge"]) == {"teacher", name}
