@@ -446,21 +446,3 @@ def import_labels_upload(pool: str, file_name: str, content: bytes, source: str 
     with _uploaded(file_name, content, "judgeaudit-labels-") as path:
         return import_labels(path, pool, source, replace)
 
-
-
-def launch_distil(request, pool: str) -> int:
-    """Start a `judgeaudit distil` request (app/views/curate/distil.py) as a background run; its id.
-    UserError while a distil run of the same pool, judge and format is alive."""
-    return launch_run(request, pool=pool, key=run_key("distil", pool, request.options["judge"], request.options["fmt"]))
-
-
-def distil_card(row: dict) -> dict | None:
-    """A finished distil run's model card (card.json in the student's folder: the one the run reported,
-    else the one its request named, else the run's own folder) with `folder` added; None without one."""
-    result = (row.get("progress") or {}).get("result")
-    asked = (row.get("config") or {}).get("options", {}).get("out") if isinstance(row.get("config"), dict) else None
-    for path in (Path(result) if result else None, Path(asked) / "card.json" if asked else None,
-                 Path(row["out_dir"]) / "card.json" if row.get("out_dir") else None):
-        if path is not None and path.is_file():
-            return {**json.loads(path.read_text(encoding="utf-8")), "folder": str(path.parent)}
-    return None

@@ -19,6 +19,7 @@ import json
 import re
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 from urllib.parse import parse_qsl
 
 from app.cli import run_request
@@ -197,3 +198,15 @@ def clean_log(text: str) -> str:
         out.append(line)
         counts.append(1)
     return "\n".join(line + (f"  [×{n}]" if n > 1 else "") for line, n in zip(out, counts)).strip("\n")
+
+
+def distil_card(row: dict) -> dict | None:
+    """A finished distil run's model card (card.json in the student's folder: the one the run reported,
+    else the one its request named, else the run's own folder) with `folder` added; None without one."""
+    result = (row.get("progress") or {}).get("result")
+    asked = ((row.get("config") or {}).get("options") or {}).get("out")
+    for path in (Path(result) if result else None, Path(asked) / "card.json" if asked else None,
+                 Path(row["out_dir"]) / "card.json" if row.get("out_dir") else None):
+        if path is not None and path.is_file():
+            return {**json.loads(path.read_text(encoding="utf-8")), "folder": str(path.parent)}
+    return None

@@ -11,8 +11,10 @@ import streamlit as st
 
 from app import data, tables, url_state
 from app.cli import request_for
+from app.run_card import distil_card
 from app.runs_panel import runs_panel
 from ingest import UserError
+from ingest.runs import run_key
 
 COMPARATIVE = ("anchored", "tournament")    # the built-in formats a student cannot be trained on
 FEATURES = {"hashing": "hashed word n-grams (fast, no model)", "model": "the bundled model's hidden states (slow)"}
@@ -85,7 +87,9 @@ def distil_section(pool: str, scores: pl.DataFrame) -> None:
         go = st.form_submit_button("Launch distil", type="primary", icon=":material/school:")
     if go:
         try:
-            st.success(f"Started distil run {data.launch_distil(distil_request(pool, cell, features, share), pool)}.")
+            request = distil_request(pool, cell, features, share)
+            key = run_key("distil", pool, request.options["judge"], request.options["fmt"])   # the run's own key
+            st.success(f"Started distil run {data.launch_run(request, pool=pool, key=key)}.")
         except UserError as exc:
             st.error(str(exc))
     runs_panel("distil", pool)
@@ -96,7 +100,7 @@ def distil_section(pool: str, scores: pl.DataFrame) -> None:
         del st.session_state[url_state.DISTIL_RUN]
     run_id = st.selectbox("Student of", list(done), format_func=lambda i: _run_label(done[i]),
                           key=url_state.DISTIL_RUN, bind="query-params")
-    card = data.distil_card(done[run_id])
+    card = distil_card(done[run_id])
     if card is None:
         st.warning(f"Run {run_id} left no model card.")
         return

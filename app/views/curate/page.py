@@ -10,8 +10,7 @@ from app import data, url_state
 from app.cli import command_line
 from app.runs_panel import runs_panel
 from audit import plural
-from app.views.curate import form as tf
-from app.views.curate.distil import distil_section
+from app.views.curate import distil, form as tf
 from app.views.curate.preview import curation_preview
 from app.views.curate.pairs import preference_pairs
 from app.views.curate.training import hyper_parameters, training_curves
@@ -76,8 +75,6 @@ try:
 except UserError as exc:
     st.error(str(exc))
 
-st.subheader("Runs")
-training_curves(pool)
+training_curves(pool)     # under its subheader, Runs
 runs_panel("train", pool)
-
-distil_section(pool, scores)
+distil.distil_section(pool, scores)      # a section of its own: train a student from a cell, audit it

@@ -44,7 +44,9 @@ def hyper_parameters(pool: str | None = None) -> tuple[str, dict]:
 
 def training_curves(pool: str) -> None:
     """The loss curves of the pool's latest training runs, and the finished ones' final losses and
-    adapters; followed while a run is alive (app.runs_panel.follow: its curve grows, the page quiet otherwise)."""
+    adapters, under the subheader Runs; followed while a run is alive (app.runs_panel.follow: its curve grows,
+    the page quiet otherwise)."""
+    st.subheader("Runs")
     follow(data.runs_of("train", pool)[::-1][:12], _curves, f"curves-{pool}")
 
 
