@@ -111,10 +111,18 @@ def test_a_trained_student_shows_its_card_then_its_curation(db, tmp_path, monkey
     cancel(db, runs[-1]["run_id"], wait_s=30)
     # scored here in process, then the page compares the two curations
     score(ScoreRequest(pool="p", judge=f"distilled:{folder}", formats=["likert5"], db=db, progress=False))
+    # the student gives the teacher's answer on every candidate (the quality is in the words): the two
+    # curations are then one and the same (the same values, the same seeded tie-breaks), Jaccard 1 at each rate
+    everyone = student.answers([r["prompt"] for r in rows], [r["response"] for r in rows])
+    assert everyone == [str(quality[(r["prompt_id"], r["candidate_id"])] + 1) for r in rows]
     at = _page(db, monkeypatch)
     tables = [t.value for t in at.dataframe]
-    overlap = next(t for t in tables if "jaccard" in t.columns or "Jaccard overlap" in t.columns)
-    assert overlap.shape[0] == 3     # rates 0.1, 0.25, 0.5
-    judges = next(t for t in tables if "top_tied" in t.columns or any("top" in str(c).lower() for c in t.columns)
-                  and "judge" in t.columns)
-    assert set(judges["judge"]) == {"teacher", name}
+    overlap = next(t for t in tables if "jaccard" in t.columns)
+    assert list(overlap["rate"]) == [0.1, 0.25, 0.5]
+    assert list(overlap["jaccard"]) == [1.0, 1.0, 1.0]
+    assert list(overlap["teacher keeps"]) == list(overlap["student keeps"]) == list(overlap["both keep"])
+    cells = next(t for t in tables if "top_tied" in t.columns)
+    assert sorted(cells["judge"]) == sorted(["teacher", name])
+    # the same verdicts: the same levels, D2 and top-tied share
+    for col in ("distinct", "d2", "top_tied"):
+        assert cells[col].iloc[0] == cells[col].iloc[1], col
