@@ -19,6 +19,22 @@ def db(tmp_path, monkeypatch) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def bundled_llama_server():
+    """llama.cpp's OpenAI-compatible server on the bundled model (tests/llama_server.py), started once a
+    session for every module that asks (checked with one real completion before any test uses it); its
+    base URL."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python[server] is installed by `make test`")
+    from tests.llama_server import LlamaServer
+    server = LlamaServer()
+    try:
+        url = server.__enter__()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    yield url
+    server.stop()
+
+
 @pytest.fixture
 def database_named_by_argument(monkeypatch, tmp_path):
     """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails.

@@ -226,7 +226,6 @@ def test_local_greedy_is_generate_token_for_token(db, write_jsonl, shared_model)
                           "WHERE f.kind = 'pointwise'") == [(8,)]
 
 
-@pytest.mark.slow
 def test_local_constrained_is_the_label_argmax(db, write_jsonl, shared_model):
     import_pool(db, write_jsonl("pool.jsonl", _pool(2, 2)), "p")
     score(ScoreRequest(pool="p", judge="local:smollm2", formats=["binary", "likert5", "numeric100", "tournament"],
