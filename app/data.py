@@ -122,10 +122,13 @@ def judges_board(pool: str):
     return result("judges_board", pool, derived.price_args(prices(database())))
 
 
-def decisions(pool: str):
-    """audit.decisions for the pool (±0.05, ε 0.2) at the prices in the server's judgeaudit.toml."""
-    db = database()
-    return result("decisions", pool, derived.price_args(prices(db)), label_price(db))
+HALF_WIDTH, EPSILON = 0.05, 0.2      # the decision's ±H and ε until the page's fields change them
+
+
+def decisions(pool: str, half_width: float = HALF_WIDTH, epsilon: float = EPSILON):
+    """audit.decisions for the pool at ±H, ε and the prices in the server's judgeaudit.toml."""
+    more = () if (half_width, epsilon) == (HALF_WIDTH, EPSILON) else (float(half_width), float(epsilon))
+    return result("decisions", pool, derived.price_args(prices(database())), label_price(database()), *more)
 
 
 def systems(pool: str) -> list[str]:

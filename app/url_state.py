@@ -1,7 +1,7 @@
 """What the address bar keeps, so a reload, a bookmark or a shared link opens the same view: the
 sidebar's pool on every page, and every form field on the page that owns it (Score, with every judge
 kind and the jury; Curate & Train; Label, the queue drawn included; Probes; Evaluate; Align), and the
-reading pages' choices.
+reading pages' choices (the Judges page's ±H and ε among them).
 
 Streamlit binds a keyed widget to the query parameter of the same name (`bind="query-params"`): a
 choice is written to the URL when it changes, read back when a new session opens the address, and
@@ -56,6 +56,7 @@ QUEUE_KIND = "queue_kind"          # Label: a new queue's kind (pair | accept)
 QUEUE_STRATEGY = "queue_strategy"  # Label: a new queue's strategy (random | active)
 QUEUE_ITEMS = "queue_items"        # Label: a new queue's number of items
 QUEUE_CELL = "queue_cell"          # Label: the judged items a new queue draws from
+LABEL_H = "label_h"    # Label: the ±H the "more labels to reach ±H" line plans for
 # Probes & mitigations, and Evaluate: the judge picker binds PREFIX_provider, PREFIX_endpoint,
 # PREFIX_base_url, PREFIX_model and PREFIX_sim (app/judge_picker.py)
 PROBE = "probe"        # Probes: the judge picker's prefix
@@ -83,6 +84,8 @@ FORMATS_JUDGE = "formats_judge"     # Formats: the judge whose histograms show
 RANKINGS_CELL = "rankings_cell"     # Rankings: the judge / format / decoding ranked
 DRIFT_JUDGE = "drift_judge"       # Drift: the newer version
 DRIFT_AGAINST = "drift_against"   # Drift: the version it is compared with
+DECISION_H = "decision_h"         # Judges: the ±H the decision prices
+DECISION_EPSILON = "decision_epsilon"   # Judges: the alternative annotator test's ε
 
 PICKED = ("provider", "endpoint", "base_url", "model", "sim")   # the judge picker's fields, after its prefix
 
@@ -100,13 +103,13 @@ PAGE_PARAMS = {
                  CONCURRENCY, SWAP, SAMPLES, TEMPERATURE, JURY_MEMBERS, JURY_NAME, JURY_VOTE),
     "curate.py": (POLICY, JUDGE, FORMAT, CURATE_DECODING, RATE, SEEDS, BASE, PRESET, STEPS,
                   *(HYPER + h for h in HYPER_NAMES), METHOD, MIN_MARGIN, BOTH_ORDERS, GRID_FORMATS, GRID_RATES),
-    "label.py": (ANNOTATOR, QUEUE, QUEUE_KIND, QUEUE_STRATEGY, QUEUE_ITEMS, QUEUE_CELL),
+    "label.py": (ANNOTATOR, QUEUE, QUEUE_KIND, QUEUE_STRATEGY, QUEUE_ITEMS, QUEUE_CELL, LABEL_H),
     "probes.py": (PROBE_POOL, PROBE_JUDGES, *picker_keys(PROBE).values(), PROBE_STRATEGY, PROBE_SAMPLE),
     "evaluate.py": (*picker_keys(EVAL).values(), EVAL_RUNS, EVAL_STUDY, EVAL_MAX_NEW, EVAL_BATCH, EVAL_MAX_PROMPTS,
                     STUDY, BOOT, BOOT_SEED, CONTRAST),
     "align.py": (ALIGN_CELL, ALIGN_K, ALIGN_BUDGET, ALIGN_SHARE),
     "overview.py": (OVERVIEW_JUDGE,), "formats.py": (FORMATS_JUDGE,), "rankings.py": (RANKINGS_CELL,),
-    "drift.py": (DRIFT_JUDGE, DRIFT_AGAINST),
+    "drift.py": (DRIFT_JUDGE, DRIFT_AGAINST), "judges.py": (DECISION_H, DECISION_EPSILON),
 }
 
 

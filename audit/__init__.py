@@ -35,7 +35,7 @@ from ._rank import RANK_COLUMNS, rank_calls
 from ._rank_cells import rank                    # by system aggregated in DuckDB; by prompt from every call
 from ._read import AuditError
 from ._report import checklist, checklist_markdown
-from ._scores import candidate_scores, score_values, scored_cells
+from ._scores import candidate_scores, reference_agreement, score_values, scored_cells
 from ._stability import stability
 from ._stats import holm, mcnemar
 from ._studies import eval_prompts, judged, stored_generations, studies, study_generations, study_outcomes
@@ -60,7 +60,8 @@ __all__ = [
     "intransitivity", "judged", "judges", "juries", "jury_sizes", "label_cells", "label_queues",
     "mark_juries", "mcnemar", "minus", "mitigations", "pareto_front", "placeholder_texts", "plan", "plural",
     "pool_candidates", "pool_extent", "pool_head",
-    "pool_summary", "pools", "position_selection", "probes", "queue_screen", "rank", "rank_calls", "score_values",
+    "pool_summary", "pools", "position_selection", "probes", "queue_screen", "rank", "rank_calls",
+    "reference_agreement", "score_values",
     "scored_cells", "signed", "stability", "stored_generations", "stored_labels", "studies", "study_generations",
     "study_outcomes", "style_rank", "style_rank_calls", "subset_by_hash", "subsets", "tiebreak_key", "too_few", "too_few_note", "variance",
     "variance_table", "verdict_batches", "verdict_rows", "with_juries",

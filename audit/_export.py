@@ -53,3 +53,9 @@ def export_counts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     rows are never read out). Columns: sample, status, n."""
     with reading(db) as read:
         return read.frame("export_counts", pool_id=read.pool_id(pool))
+
+
+def export_counts_by_judging(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """export_counts per judging: judge, format, sample, status, n (the derived result's parts)."""
+    with reading(db) as read:
+        return read.frame("export_counts_by_judging", pool_id=read.pool_id(pool))

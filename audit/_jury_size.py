@@ -11,7 +11,7 @@ their predictions f themselves (jury_member_pairs.sql says what an item and f ar
 items any pair's correlation rests on. A pair whose correlation is undefined (a member constant on
 those items) is left out of ρ̄; ρ̄ ≤ −1/(m − 1) gives no size.
 
-The members' verdicts are read whatever judges the reading is scoped to (jury_member_pairs.sql), so a
+The members' verdicts are read whatever judgings the reading is scoped to (jury_member_pairs.sql), so a
 jury's part of the derived result, computed for the jury alone, has them.
 """
 

@@ -2,8 +2,9 @@
 still needed for an interval of ±H, by three plans, from the variances estimated so far:
 
 - `classical` (the labels alone, drawn at random): n·(hw_c / H)² − n, hw_c the classical half-width
-  now; it needs no judge call;
-- `ppi` `random` (PPI++ with labels drawn at random): n·(hw_p / H)² − n, hw_p the PPI++ half-width now;
+  now (corrected below); it needs no judge call;
+- `ppi` `random` (PPI++ with labels drawn at random): n·(hw_p / H)² − n, hw_p the PPI++ half-width now
+  (corrected below);
 - `ppi` `active` (PPI++ with an active queue, audit/_label_queue.py): the k labels after which the n
   labels so far and k drawn by the queue give the variance that T = n·(hw_p / H)² random labels give,
   each queued label's rectifier variance being the random one's times the queue's design effect,
@@ -12,7 +13,13 @@ still needed for an interval of ±H, by three plans, from the variances estimate
   and μ the mean residual (a draw with probability ∝ q weighted by 1/q: Hansen–Hurwitz). Below the
   queue's 40 labels of warm-up it draws uniformly (deff = 1), so the plan is `random`'s.
 
-Each number of labels is rounded up (0 once the interval is narrow enough). A PPI plan also needs the
+Each starts from the Student-t half-width of the unbiased variance, hw·(t_{n−1}/z)·√(n/(n−1)), not the
+estimate's normal one of the population variance, which a plan lands on only about half the time; a
+PPI plan keeps apart the part z²·λ²·var(f_u)/N that labels do not narrow (F now, at the N items scored;
+F' once the frame is scored): n·(hw² − F)/(H² − F') − n.
+Past the queue's warm-up the active plan starts from the wider PPI half-width at the tuned λ and at
+λ = 1 (the weighted estimate re-tunes λ, and it drifts towards 1). Each number of labels is rounded up
+(0 once the interval is narrow enough). A PPI plan also needs the
 judge's verdicts on the items it has not scored yet (`calls_needed`, one call each). Prices: a label's
 from judgeaudit.toml's `[prices] human_label`, a call's the cell's cost so far per call (its tokens at
 the judge's prices, as the leaderboard counts them). The cheapest plan comes first (by its cost, then
@@ -26,8 +33,9 @@ import os
 
 import numpy as np
 import polars as pl
+from scipy.stats import t as student_t
 
-from ._estimate import classical_mean, ppi_mean
+from ._estimate import classical_mean, ppi_mean, z_value
 from ._judges import cell_cost
 from ._label_queue import BINS, MIN_PER_BIN, WARM_UP, bins, residual_rates
 from ._read import AuditError, reading
@@ -44,12 +52,27 @@ PLAN_SCHEMA = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "
 PLAN_COLUMNS = list(PLAN_SCHEMA)
 
 
-def labels_to_reach(n: int, now: float | None, target: float) -> int | None:
+def small_sample(n: int, alpha: float = 0.05) -> float:
+    """(t_{n−1} / z)·√(n / (n − 1)): the factor that takes a half-width of the normal quantile and the
+    population variance (ppi-python's, which `estimate` prints) to the Student-t one of the unbiased
+    variance, the half-width the plan starts from."""
+    if n < 2:
+        return 1.0
+    return float(student_t.ppf(1 - alpha / 2, n - 1) / z_value(alpha) * math.sqrt(n / (n - 1)))
+
+
+def labels_to_reach(n: int, now: float | None, target: float, fixed: float = 0.0) -> int | None:
     """⌈n·(now / target)² − n⌉, at least 0: the labels to add so that a half-width falling as 1/√n
-    goes from `now` to `target`."""
+    goes from `now` to `target`. `fixed` (a squared half-width) is the part that labels do not
+    narrow (PPI's λ²·var(f_u)/N): then now² = fixed + v/n and the labels are n·(now² − fixed) /
+    (target² − fixed) − n, None where target² ≤ fixed (no number of labels reaches it)."""
     if now is None or not n:
         return None
-    return max(0, math.ceil(n * (now / target) ** 2 - n - 1e-9))
+    if fixed <= 0:
+        return max(0, math.ceil(n * (now / target) ** 2 - n - 1e-9))
+    if target ** 2 <= fixed:
+        return None
+    return max(0, math.ceil(n * (now ** 2 - fixed) / (target ** 2 - fixed) - n - 1e-9))
 
 
 def active_effect(y: np.ndarray, f_lab: np.ndarray, f_all: np.ndarray, lam: float) -> float:
@@ -96,11 +119,26 @@ def cell_plans(y, f_lab, f_all, w, alpha: float, target: float, n_frame: int, la
     lam = p["lambda"]
     deff = active_effect(y, f_lab, f_all, lam)
     unscored = max(0, n_frame - f_all.size)
+    # the half-widths the plan starts from: Student-t with the unbiased variance (small_sample); PPI's
+    # part that labels do not narrow, z²·λ²·var(f_u)/N: now at the N scored, after at the frame's N
+    grow = small_sample(n, alpha)
+    spread = z_value(alpha) ** 2 * float(np.var(f_all)) if f_all.size else 0.0
+    now_n, after_n = max(f_all.size, 1), max(f_all.size, n_frame, 1)
+    # once the queue's unequal weights are in, the estimate re-tunes λ with them and ppi-python's tuning
+    # then drifts towards 1: past the warm-up (where the queue follows the residuals) the active plan
+    # starts from the wider of the half-widths at λ̂ and at λ = 1
+    start_active = (p["half_width"], lam)
+    if y.size >= WARM_UP and p["half_width"] is not None:
+        one = ppi_mean(y, f_lab, f_all, alpha, w=wts, lam=1.0)["half_width"]
+        start_active = max(start_active, (one, 1.0))
     plans = []
-    for method, queue, hw, calls in (("classical", "random", c["half_width"], 0),
-                                     ("ppi", "random", p["half_width"], unscored),
-                                     ("ppi", "active", p["half_width"], unscored)):
-        need = labels_to_reach(n, hw, target)
+    for method, queue, hw, (start, at) in (("classical", "random", c["half_width"], (c["half_width"], 0.0)),
+                                           ("ppi", "random", p["half_width"], (p["half_width"], lam)),
+                                           ("ppi", "active", p["half_width"], start_active)):
+        calls = 0 if method == "classical" else unscored
+        part, after = spread * (at or 0.0) ** 2 / now_n, spread * (at or 0.0) ** 2 / after_n
+        need = None if start is None else labels_to_reach(
+            n, math.sqrt(after + max(start ** 2 - part, 0.0) * grow ** 2), target, after)
         if queue == "active" and need:
             need = active_labels(n, need, deff)
         label_cost = None if label_price is None or need is None else need * label_price
@@ -110,8 +148,8 @@ def cell_plans(y, f_lab, f_all, w, alpha: float, target: float, n_frame: int, la
                       "cost_usd": None if label_cost is None or call_cost is None else label_cost + call_cost,
                       "reachable": need is not None and need <= max(0, n_frame - n)})
     order = {("classical", "random"): 0, ("ppi", "random"): 1, ("ppi", "active"): 2}
-    return sorted(plans, key=lambda r: (r["cost_usd"] is None, r["cost_usd"] or 0.0, r["labels_needed"],
-                                        r["calls_needed"], order[r["method"], r["queue"]]))
+    return sorted(plans, key=lambda r: (r["cost_usd"] is None, r["cost_usd"] or 0.0, r["labels_needed"] is None,
+                                        r["labels_needed"] or 0, r["calls_needed"], order[r["method"], r["queue"]]))
 
 
 def call_prices(db, pool: str, prices: dict) -> dict:

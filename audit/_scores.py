@@ -383,3 +383,39 @@ def candidate_scores(db: str | os.PathLike | None, pool: str, judge: str | None 
         cell = pl.concat(parts)
         out.append(cell if cell["cand_idx"].is_sorted() else cell.sort("cand_idx"))
     return pl.concat(out, rechunk=False)
+
+
+def reference_agreement(pairing: str | None, lo: float, hi: float, calls: list[dict], prompt_of: dict[int, int],
+                        reference: dict[int, float], seed: int = 0) -> dict:
+    """The format's own agreement with the references (docs/metrics.md#the-audit-audit) on a set of
+    calls, as the audit computes it for a cell: each candidate's normalised score from the calls
+    (`normalised_scores`: pointwise, or tournament's σ(v) as A, 1 − σ(v) as B), then per prompt
+    with at least two candidates holding a score and a reference, tau_a and top1 (the audit's
+    seeded tie-break key), averaged over those prompts.
+
+    calls: {a_idx, b_idx, value} (value None when unparsed; b_idx None for pointwise). Returns
+    {tau_a, top1, n_prompts}; tau_a and top1 are None where no prompt qualifies, and for an
+    anchored format (its calls here are not against the anchor)."""
+    empty = {"tau_a": None, "top1": None, "n_prompts": 0}
+    if pairing == "anchored":
+        return empty
+    parsed = [c for c in calls if c["value"] is not None]
+    if not parsed:
+        return empty
+    a = np.array([c["a_idx"] for c in parsed], dtype=np.int64)
+    b = np.array([c["a_idx"] if c["b_idx"] is None else c["b_idx"] for c in parsed], dtype=np.int64)
+    n = int(max(a.max(), b.max())) + 1
+    s = normalised_scores(pairing or "pointwise", lo, hi, a, b, np.zeros(a.size, dtype=bool),
+                          np.array([float(c["value"]) for c in parsed]), n)
+    cands = sorted({k for k in np.concatenate([a, b]).tolist() if not np.isnan(s[k]) and reference.get(k) is not None},
+                   key=lambda k: (prompt_of[k], k))
+    prompts = [prompt_of[k] for k in cands]
+    kept = [k for k, p in zip(cands, prompts) if prompts.count(p) >= 2]
+    if not kept:
+        return empty
+    idx = np.array(kept, dtype=np.int64)
+    _, group = np.unique([prompt_of[k] for k in kept], return_inverse=True)
+    stats = m.PromptStats(group.astype(np.int64), np.round(np.array([float(reference[k]) for k in kept]), m.ROUND),
+                          tiebreak_keys(idx, seed)).compute(s[idx])
+    tau_a, _, _ = m.kendall_variants(stats["n0"], stats["cd"], stats["n1"], stats["n2"])
+    return {"tau_a": float(np.nanmean(tau_a)), "top1": float(np.mean(stats["top1"])), "n_prompts": int(tau_a.size)}

@@ -92,11 +92,15 @@ def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baselin
     return rows
 
 
-def check_strata(strata: str | None) -> None:
-    """Refuse strata the pool cannot be split by, saying which it can."""
+def check_strata(strata: str | None, pool: str | None = None) -> None:
+    """Refuse strata the pool cannot be split by, saying which it can. A pool file's rows carry no
+    category (docs/files.md: prompt_id, prompt, candidate_id, response, reference, model, split), so
+    no pool has categories to split by."""
     if strata == "category":
-        raise AuditError(f"--strata category: pools store no category of their prompts; split by one of: "
-                         f"{', '.join(STRATA)}")
+        which = f"pool '{pool}' has" if pool else "pools have"
+        raise AuditError(f"--strata category: {which} no category of its prompts (a pool file's rows carry "
+                         f"prompt_id, prompt, candidate_id, response, reference, model and split, none a "
+                         f"category); split by one of: {', '.join(STRATA)}")
     if strata is not None and strata not in STRATA:
         raise AuditError(f"--strata {strata}: use one of {', '.join(STRATA)}")
 
@@ -112,7 +116,7 @@ def estimate(db: str | os.PathLike | None, pool: str, target: str, baseline: str
         raise AuditError(f"--target {target}: use accept or winrate")
     if not 0 < alpha < 1:
         raise AuditError(f"--alpha {alpha}: must be between 0 and 1")
-    check_strata(strata)
+    check_strata(strata, pool)
     rows = estimate_cells(db, pool, target, baseline, alpha, strata)
     cols = ESTIMATE_COLUMNS + (["baseline"] if target == "winrate" else []) \
         + (STRATIFIED_COLUMNS if strata is not None else [])

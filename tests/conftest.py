@@ -81,12 +81,12 @@ def db_snapshot(path: Path) -> dict:
         con.close()
 
 
-def query_rows(db: Path, sql: str) -> list[tuple]:
-    """Run one query on a database file, read-only, and close it again."""
+def query_rows(db: Path, sql: str, params: list | None = None) -> list[tuple]:
+    """Run one query (its ? parameters bound to `params`) on a database file, read-only, and close it again."""
     import duckdb
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return con.execute(sql).fetchall()
+        return con.execute(sql, params).fetchall()
     finally:
         con.close()
 

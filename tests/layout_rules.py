@@ -354,7 +354,7 @@ def sql_built_from_text(root: Path) -> list[str]:
     return bad
 
 
-DERIVED_VERBS = {"derived_mark", "derived_judge_marks", "derived_parts", "derived_result", "save_derived",
+DERIVED_VERBS = {"derived_mark", "derived_judging_marks", "derived_parts", "derived_result", "save_derived",
                  "params_json"}
 
 

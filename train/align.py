@@ -32,9 +32,10 @@ from ingest import UserError
 from ingest.runs import Cancelled, run_key, running, runs_dir
 from ingest.scoring import ROW_SCHEMA, Caller, ScoreRequest, decoding_settings, ensure_spec_judge, identity_decoding
 from ingest.scoring.formats import BUILTIN, base_instructions, instructed, stored_formats
-from ingest.scoring.judges import CallHints, parse_judge
+from ingest.scoring.judges import CallHints, check_server, parse_judge
 from ingest.store import CellRunDescription, judge_identity, reading, writing
 
+from . import _align_gepa as G
 from . import _align_search as S
 from .subsets import pool_heldout
 
@@ -175,21 +176,72 @@ def _demo_record(fmt, item: dict, answer: str) -> dict:
     return {"prompt_id": item["prompt_id"], "a_id": item["a_id"], "b_id": item["b_id"], "label": answer}
 
 
+def _reference(fmt, items: list[dict], before: list[dict], after: list[dict], cands: pl.DataFrame) -> dict | None:
+    """The format's own tau_a and top1 against the references on the evaluation items, before and
+    after (audit.reference_agreement); None when the pool holds no reference or the format is anchored."""
+    refs = {k: v for k, v in zip(cands["cand_idx"].to_list(), cands["reference"].to_list()) if v is not None}
+    if not refs or fmt.pairing == "anchored":
+        return None
+    prompt_of = dict(zip(cands["cand_idx"].to_list(), cands["prompt_idx"].to_list()))
+    out = {}
+    for side, answers in (("before", before), ("after", after)):
+        calls = [{"a_idx": i["a_idx"], "b_idx": i["b_idx"], "value": a["value"]} for i, a in zip(items, answers)]
+        out[side] = audit.reference_agreement(fmt.pairing, fmt.value_lo, fmt.value_hi, calls, prompt_of, refs)
+    return {m: {"before": out["before"][m], "after": out["after"][m]} for m in ("tau_a", "top1")} | \
+        {"n_prompts": {"before": out["before"]["n_prompts"], "after": out["after"]["n_prompts"]}}
+
+
+def _evolve(run, fmt, asker, texts: dict, seed_wording: str, minibatch: list[dict], reflector, calls: int,
+            seed: int) -> dict:
+    """GEPA's best wording on the minibatch (train/_align_gepa.py), the judge asked through `asker`."""
+    def prompt(wording):
+        return instructed(fmt, wording if wording and wording != seed_wording else None)
+
+    def ask(wording, items):
+        if run.cancelled():
+            raise Cancelled(f"run {run.id} was cancelled")
+        out = asker.ask(prompt(wording), items)
+        run.progress({"phase": "gepa", "calls": asker.made})
+        return out
+
+    def show(item: dict) -> str:
+        head = f"Prompt: {texts['prompt'][item['prompt_idx']]}\n"
+        if fmt.kind == "pointwise":
+            return head + f"Response: {texts['response'][item['a_idx']]}"
+        return head + f"Response A: {texts['response'][item['a_idx']]}\nResponse B: {texts['response'][item['b_idx']]}"
+
+    def verdict(y: float) -> str:
+        return S.demonstration_answer(fmt.answer_values(), fmt.value_lo, fmt.value_hi, y)
+
+    adapter = G.JudgeAdapter(ask=ask, agree=lambda wording, items: asker.agreements(prompt(wording), items),
+                             show=show, verdict=verdict)
+    return G.evolve(seed_wording, minibatch, adapter, reflector, calls, seed,
+                    run.out_dir / "gepa.log")
+
+
 def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", demonstrations: int = 2,
           budget: int = 200, held_out: float = 0.3, instructions_file=None, optimizer: str = "search", seed: int = 0,
-          api_key_env: str | None = None, concurrency: int = 4) -> dict:
+          api_key_env: str | None = None, concurrency: int = 4, constraint: str | None = None,
+          reflection: str | None = None, reflection_api_key_env: str | None = None,
+          reflection_max_tokens: int = 1000) -> dict:
     """Align the judge (the module's doc) as a background run keyed by pool and judge; the document
-    `align --json` prints."""
-    if optimizer == "gepa":
-        raise UserError("--optimizer gepa: not available in this installation (the gepa package is not "
-                        "installed and this version has no GEPA optimiser); use --optimizer search")
+    `align --json` prints. optimizer 'gepa': GEPA evolves the wording first (train/_align_gepa.py),
+    with `reflection` (openai:MODEL@BASE_URL) as its reflection model."""
     if optimizer not in OPTIMIZERS:
         raise UserError(f"--optimizer: one of {', '.join(OPTIMIZERS)}, not {optimizer!r}")
     if not 0 <= held_out < 1:
         raise UserError(f"--held-out {held_out}: a share in [0, 1)")
     if demonstrations < 0 or budget < 1:
         raise UserError("--demonstrations must be 0 or more and --budget at least 1")
+    if constraint is not None and decoding != "constrained":
+        raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge")
     variants = instruction_variants(instructions_file)
+    reflector = None
+    if optimizer == "gepa":
+        G._gepa()
+        reflector = G.reflection_model(reflection, reflection_api_key_env, reflection_max_tokens)
+    elif reflection is not None:
+        raise UserError("--reflection: the reflection model of --optimizer gepa")
     with reading(db) as unit:
         pid = unit.pool_id(pool)
         formats = {**stored_formats(unit.format_rows()), **BUILTIN}
@@ -202,7 +254,8 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
     fmt = formats[fmt_name]
     if judge not in rows and ":" in judge:      # a SPEC: the judge it names, stored under its name first
         spec = parse_judge(judge, {fmt_name: fmt}, api_key_env=api_key_env)
-        settings = decoding_settings(ScoreRequest(pool=pool, judge="", formats=[fmt_name], decoding=decoding), spec)
+        settings = decoding_settings(ScoreRequest(pool=pool, judge="", formats=[fmt_name], decoding=decoding,
+                                                  constraint=constraint), spec)
         ensure_spec_judge(db, spec, settings)
         judge = spec.name
         with reading(db) as unit:
@@ -212,8 +265,16 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
                         "local:smollm2)")
     with reading(db) as unit:
         identity = unit.stored_identity(rows[judge][0])
+        if constraint is None and decoding == "constrained" and rows[judge][2] == "openai":
+            constraint = unit.cell_constraint(pid, rows[judge][0], fmt_name)    # as the cell was scored
     spec = judge_spec(judge, rows[judge], identity, {fmt_name: fmt}, api_key_env)
-    settings = decoding_settings(ScoreRequest(pool=pool, judge="", formats=[fmt_name], decoding=decoding), spec)
+    if constraint is not None and spec.provider != "openai":
+        raise UserError("--constraint: the server's mechanism, for --decoding constrained with an openai: judge "
+                        "(local: and fake: judges constrain by themselves)")
+    settings = decoding_settings(ScoreRequest(pool=pool, judge="", formats=[fmt_name], decoding=decoding,
+                                              constraint=constraint), spec)
+    if "constraint" in settings:    # one check call: a server that refuses or ignores it is told before the run
+        check_server(spec, fmt, settings)
     wordings = [{"name": "built-in", "text": base_instructions(fmt)}, *variants]
     items = _items(db, pool, fmt.kind, cands, prompt_ids, cand_ids)
     held = set(pool_heldout(db, pool)[0].to_list())
@@ -231,6 +292,8 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
     pool_demos = sorted((i for i in train if i["prompt_idx"] not in mini_p),
                         key=lambda i: hashlib.blake2b(f"align-demo|{seed}|{i['prompt_id']}|{i['a_id']}|{i['b_id']}"
                                                       .encode()).digest())
+    if reflector is not None:
+        G.check_room(len(minibatch), budget // 2)
     texts = {"prompt": dict(zip(prompts["prompt_idx"].to_list(), prompts["prompt"].to_list())),
              "response": dict(zip(cands["cand_idx"].to_list(), cands["response"].to_list()))}
     known = [v for v in cands["reference"].to_list() if v is not None]
@@ -239,12 +302,20 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
             if v is not None}
     # the answers depend on the judge and the prompt asked, not on the search's settings: one cache a cell
     request = {"pool": pool, "judge": judge, "format": fmt_name, "decoding": decoding, "identity": identity}
+    if "constraint" in settings:
+        request["constraint"] = settings["constraint"]["mechanism"]
     key = hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()[:20]
     config = {"judge": judge, "format": fmt_name, "provider": spec.provider, "model": spec.model}
     with running(db, "align", pool=pool, key=run_key("align", pool, judge), config=config) as run:
         cache = runs_dir(db) / "align-cache"
         cache.mkdir(parents=True, exist_ok=True)
         asker = _Asker(spec, fmt, settings, texts, refs, cache / f"{key}.jsonl", concurrency)
+        evolved = None
+        if reflector is not None:
+            evolved = _evolve(run, fmt, asker, texts, wordings[0]["text"], minibatch, reflector, budget // 2, seed)
+            if evolved["wording"] not in [w["text"] for w in wordings]:
+                wordings.append({"name": "gepa", "text": evolved["wording"]})
+        gepa_calls = evolved["metric_calls"] if evolved else 0
         prompt_of = {k: instructed(fmt, w["text"] if k else None) for k, w in enumerate(wordings)}
 
         def prompt(i: int, demos: list) -> object:
@@ -258,13 +329,15 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
             run.progress({"phase": "search", "calls": asker.made, "budget": budget})
             return out
 
-        found = S.search(score, len(wordings), minibatch, pool_demos, demonstrations, budget)
+        found = S.search(score, len(wordings), minibatch, pool_demos, demonstrations, max(budget - gepa_calls, 1))
+        found["calls"] += gepa_calls
         run.progress({"phase": "evaluating", "calls": asker.made, "budget": budget})
         before_fmt, after_fmt = prompt_of[0], prompt(found["instruction"], found["demonstrations"])
         before = asker.agreements(before_fmt, evaluate)
         after = asker.agreements(after_fmt, evaluate)
         gain = S.clustered_gain(np.array([i["prompt_idx"] for i in evaluate]), before, after,
                                 np.random.default_rng([seed, 38]))
+        reference = _reference(fmt, evaluate, asker.ask(before_fmt, evaluate), asker.ask(after_fmt, evaluate), cands)
         demos = [_demo_record(fmt, d, _demo(fmt, d, texts)["answer"]) for d in found["demonstrations"]]
         wording = wordings[found["instruction"]]
         changed = after_fmt.template != before_fmt.template
@@ -280,12 +353,13 @@ def align(db, pool: str, judge: str, fmt_name: str, decoding: str = "greedy", de
                asker.ask(before_fmt, evaluate), seed, original=rows[judge][0])
         doc = {"pool": pool, "format": fmt_name, "decoding": decoding, "original_judge": judge,
                "judge": new_name or judge, "stored": changed, "before": gain["before"], "after": gain["after"],
-               "gain": gain["gain"], "measure": "agreement", "instructions": wording["text"],
+               "gain": gain["gain"], "measure": "agreement", "reference": reference, "instructions": wording["text"],
                "instructions_name": wording["name"], "demonstrations": demos,
                "n_heldout_items": len(evaluate), "n_heldout_prompts": len(eval_p), "n_train_items": len(train),
                "n_train_prompts": len(train_p), "labels_used": len(minibatch) + len({id(d) for t in found["trace"] for d in t["demonstrations"]}),
                "budget": budget, "search_calls": found["calls"], "calls_made": asker.made,
                "search_agreement": found["agreement"], "optimizer": optimizer, "run_id": run.id,
+               "gepa": evolved,
                "template": after_fmt.template,
                "trace": [{**t, "instruction": wordings[t["instruction"]]["name"],
                           "demonstrations": [_demo_record(fmt, d, "")["prompt_id"] for d in t["demonstrations"]]}

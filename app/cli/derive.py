@@ -15,7 +15,7 @@ from ._common import current, db_option, emit_json, json_option
 def derive_cmd(pool, db, as_json):
     """Compute and store the pool's derived results that are stale or missing (the pages' audit cells,
     slot bias, positions, score levels, ...), e.g. after a score run, an import or an attach. A result
-    stored in parts (one per judge) computes only the parts of the judges whose verdicts moved."""
+    stored in parts (one per judging: a judge with a format) computes only the parts whose verdicts moved."""
     from audit.derived import refresh              # loaded only by this command (a fast start)
     from train.derived_results import DERIVED_RESULTS
     result = refresh(current(db), pool, DERIVED_RESULTS)

@@ -1,11 +1,12 @@
 """Reading and refreshing derived results: this process's copy while what a result is computed from
 is unchanged, else the stored frame when its fingerprint is current, else computed once and stored.
 
-A result stored in parts (one per judge) is read part by part: only the parts whose judge's verdicts
-moved are computed, in one computation scoped to those judges (ingest.store.Database.scoped), split
-by judge and stored; the parts are then put together in judge order. Sessions of one process that ask
-for the same result at once wait on one computation, which runs in a thread of its own so that it
-finishes (and is stored) even when the session that started it goes away.
+A result stored in parts (one per judging: a judge with a format, the cells of its verdicts) is read
+part by part: only the parts whose judging's verdicts moved are computed, in one computation scoped to
+those judgings (ingest.store.Database.scoped), split by judge and format and stored; the parts are then
+put together in judge, then format order. A judge's new format computes that judging's part alone.
+Sessions of one process that ask for the same result at once wait on one computation, which runs in a
+thread of its own so that it finishes (and is stored) even when the session that started it goes away.
 """
 
 from __future__ import annotations
@@ -123,19 +124,19 @@ class Reader:
 
 
 def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader) -> list | None:
-    """The marks the result is stored under now: one per judge of the pool for a result in parts
-    (in name order), else one; None when there is no such pool or the database predates the derived
-    results. Kept in this process while the database file and the attached files are unchanged."""
+    """The marks the result is stored under now: one per judging of the pool for a result in parts
+    (in judge, then format order), else one; None when there is no such pool or the database predates
+    the derived results. Kept in this process while the database file and the attached files are unchanged."""
     judges = None
-    if not result.per_judge and result.judges_of is not None and result.basis != "pool":
+    if not result.in_parts and result.judges_of is not None and result.basis != "pool":
         judges = tuple(result.judges_of(reader, pool, args))
-    key = ("marks", *db.state(), pool, result.basis, result.per_judge, judges)
+    key = ("marks", *db.state(), pool, result.basis, result.in_parts, judges)
     marks = _recall(key)
     if marks is None or not all(m.files_unchanged() for m in marks):
-        if result.per_judge and result.basis != "pool":
-            found = db.derived_judge_marks(pool, result.basis)
+        if result.in_parts and result.basis != "pool":
+            found = db.derived_judging_marks(pool, result.basis)
             marks = None if found is None else list(found.values())
-            if marks == []:                # no judge yet: the (empty) result is stored whole
+            if marks == []:                # no judging yet: the (empty) result is stored whole
                 marks = [db.derived_mark(pool, result.basis)]
         else:
             found = db.derived_mark(pool, result.basis, judges)
@@ -146,8 +147,9 @@ def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader)
     return marks
 
 
-def _parts(frame: pl.DataFrame, judges: list[str]) -> dict[str, pl.DataFrame]:
-    return {j: frame.filter(pl.col("judge") == j) for j in judges}
+def _parts(frame: pl.DataFrame, marks: list) -> dict:
+    """{mark: the frame's rows of its judging}."""
+    return {m: frame.filter((pl.col("judge") == m.judging[0]) & (pl.col("format") == m.judging[1])) for m in marks}
 
 
 def _compute_missing(db: Database, pool: str, name: str, result: Result, args: tuple,
@@ -155,29 +157,28 @@ def _compute_missing(db: Database, pool: str, name: str, result: Result, args: t
     """Compute the parts (or the whole) under the `missing` marks and store each; [(mark, frame,
     seconds, stored)]. The results it `uses` are read through the layer first (their time not counted)."""
     out = []
-    if not result.per_judge or not missing[0].part:
+    if not result.in_parts or not missing[0].part:
         (mark,) = missing
         used = {u: reader(u) for u in result.uses}
         t0 = time.monotonic()
         frame = result.compute(db, pool, *args, **used)
         seconds = time.monotonic() - t0
         return [(mark, frame, seconds, db.save_derived(mark, name, args, frame, seconds))]
-    groups = [missing] if result.judge_column else [[m] for m in missing]
-    for group in groups:
-        t0 = time.monotonic()
-        frame = result.compute(db.scoped([m.part for m in group]), pool, *args)
-        seconds = time.monotonic() - t0
-        total = sum(m.n_verdicts for m in group) or 1
-        parts = _parts(frame, [m.part for m in group]) if result.judge_column else {group[0].part: frame}
-        for m in group:
-            share = seconds * (m.n_verdicts or 1) / total if len(group) > 1 else seconds
-            out.append((m, parts[m.part], seconds, db.save_derived(m, name, args, parts[m.part], share)))
+    t0 = time.monotonic()
+    frame = result.compute(db.scoped([m.judging for m in missing]), pool, *args)
+    seconds = time.monotonic() - t0
+    total = sum(m.n_verdicts for m in missing) or 1
+    for m, part in _parts(frame, missing).items():
+        share = seconds * (m.n_verdicts or 1) / total if len(missing) > 1 else seconds
+        out.append((m, part, seconds, db.save_derived(m, name, args, part, share)))
     return out
 
 
 def _whole(result: Result, frames: list[pl.DataFrame]) -> pl.DataFrame:
-    """The parts put together (in the marks' order, judge by judge) and combined."""
-    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical_relaxed")
+    """The parts put together (in the marks' order, judging by judging) and combined. An empty part adds
+    no row, so it is left out (its column types, from an audit function's empty frame, may be wider)."""
+    rows = [f for f in frames if f.height] or frames[:1]
+    frame = rows[0] if len(rows) == 1 else pl.concat(rows, how="vertical_relaxed")
     return result.combine(frame) if result.combine else frame
 
 
@@ -265,7 +266,7 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS) -> dict:
         if marks is None:                  # no such pool (the caller migrated the database first)
             known = ", ".join(pools(db)["name"]) or "none"
             raise AuditError(f"no pool named '{pool}' (known: {known})")
-        if result.basis != "pool" and (result.per_judge or result.judges_of is None):
+        if result.basis != "pool" and (result.in_parts or result.judges_of is None):
             n_verdicts = sum(m.n_verdicts for m in marks)
         stored, _ = _stored_parts(db, name, args, marks)
         missing = [m for m in marks if stored[m.part] is None]
@@ -273,8 +274,7 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS) -> dict:
             out.append({"name": name, "status": "current", "seconds": 0.0, "parts": len(marks), "computed": 0})
             continue
         done = _compute_missing(db, pool, name, result, args, missing, reader)
-        # a result computed judge by judge took the sum of its computations; else one computation's time
-        seconds = sum(s for _, _, s, _ in done) if not result.judge_column else max(s for _, _, s, _ in done)
+        seconds = max(s for _, _, s, _ in done)      # one computation, of the whole or of the missing parts
         out.append({"name": name, "status": "computed" if all(ok for *_, ok in done) else "not stored",
                     "seconds": round(seconds, 3), "parts": len(marks), "computed": len(done)})
     return {"pool": pool, "n_verdicts": n_verdicts, "results": out}

@@ -1,5 +1,5 @@
 """The derived results: each names what it is computed from, so the layer knows when a stored copy is
-current, and how it is stored (whole, or in parts, one per judge).
+current, and how it is stored (whole, or in parts, one per judging: a judge with a format).
 
 A result is an audit function's frame for a pool with the arguments a page asks for. `RESULTS` holds
 the audit's; a package above the audit adds its own (train.DERIVED_RESULTS: the curation preview and
@@ -32,9 +32,9 @@ class Result:
     - `compute(db, pool, *args)`: the frame (db: the handle, scoped to some judges for a part);
     - `basis`: what it is computed from: 'verdicts' (cell runs, verdicts, attached files), 'labels'
       (those and the pool's human labels) or 'pool' (the pool's candidates alone);
-    - `per_judge`: computed cell by cell, so stored as one part per judge, each current while that
-      judge's verdicts are, and put together (in judge order) when read; `judge_column`: whether its
-      frame names the judge of each row (else each judge's part is computed on its own);
+    - `in_parts`: computed cell by cell, so stored as one part per judging (the cells of one judge
+      and format), each current while that judging's verdicts are, and put together (in judge, then
+      format order) when read (its frame names each row's judge and format);
     - `combine(frame)`: what makes the parts put together the whole, where a statistic spans judges
       (a sum of counts, the Pareto front);
     - `judges_of(read, pool, args)`: for a result stored whole that reads only some judges (a drift
@@ -54,8 +54,7 @@ class Result:
     what: str
     compute: Callable[..., pl.DataFrame] | None = None
     basis: str = "verdicts"
-    per_judge: bool = False
-    judge_column: bool = True
+    in_parts: bool = False
     combine: Callable[[pl.DataFrame], pl.DataFrame] | None = None
     judges_of: Callable | None = None
     built_from: str | None = None
@@ -95,9 +94,9 @@ def systems_frame(db, pool: str) -> pl.DataFrame:
 
 
 def summed_counts(counts: pl.DataFrame) -> pl.DataFrame:
-    """export_counts' (sample, status, n) summed over the judges' parts."""
+    """export_counts' (sample, status, n) from the judgings' parts (judge, format, sample, status, n), summed."""
     return counts.group_by("sample", "status").agg(pl.col("n").sum()).sort("sample", "status") \
-        .select(counts.columns).cast(dict(counts.schema))
+        .cast({"sample": counts.schema["sample"], "status": pl.String, "n": counts.schema["n"]})
 
 
 def single_variance(cells: pl.DataFrame) -> pl.DataFrame:
@@ -126,36 +125,36 @@ def _two_judges(read, pool: str, args: tuple) -> tuple:
 
 RESULTS: dict[str, Result] = {
     "cells": Result("the audit's cells (tie probability, D2, levels per judge and format)", _cells.audit_cells,
-                    per_judge=True),
-    "bias": Result("slot bias per comparative cell", _bias.bias, per_judge=True),
-    "bias_items": Result("slot bias per item", _bias.bias_items, per_judge=True),
-    "positions": Result("the selected candidates' positions", _positions.position_selection, per_judge=True),
+                    in_parts=True),
+    "bias": Result("slot bias per comparative cell", _bias.bias, in_parts=True),
+    "bias_items": Result("slot bias per item", _bias.bias_items, in_parts=True),
+    "positions": Result("the selected candidates' positions", _positions.position_selection, in_parts=True),
     "variance": Result("the variance decomposition of the audit's cells", built_from="cells", build=single_variance),
-    "score_values": Result("the score levels per cell", _scores.score_values, per_judge=True),
-    "consistency": Result("repeat consistency per cell", _consistency.consistency, per_judge=True),
-    "scored_cells": Result("the scored cells (judge, format, decoding, score)", _scores.scored_cells, per_judge=True),
-    "rank": Result("the Bradley-Terry rankings", _rank_cells.rank, per_judge=True,
+    "score_values": Result("the score levels per cell", _scores.score_values, in_parts=True),
+    "consistency": Result("repeat consistency per cell", _consistency.consistency, in_parts=True),
+    "scored_cells": Result("the scored cells (judge, format, decoding, score)", _scores.scored_cells, in_parts=True),
+    "rank": Result("the Bradley-Terry rankings", _rank_cells.rank, in_parts=True,
                    first_view=lambda read, pool: ("candidate_id", 100)),      # the Rankings page's defaults
-    "style_rank": Result("the style-controlled rankings", _style_cells.style_rank, basis="labels", per_judge=True,
+    "style_rank": Result("the style-controlled rankings", _style_cells.style_rank, basis="labels", in_parts=True,
                          first_view=lambda read, pool: (0, 0)),   # every cell, no bootstrap: the page filters one
     # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
-    "judges_board": Result("the judges' leaderboard", judges_frame, basis="labels", per_judge=True,
+    "judges_board": Result("the judges' leaderboard", judges_frame, basis="labels", in_parts=True,
                            combine=_judges.with_front),   # the Pareto front spans judges
     "estimate": Result("what the labels are worth (PPI++ per cell)", _worth_cells.estimate, basis="labels",
-                       per_judge=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
+                       in_parts=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
     # a jury's part: its members' verdicts are read whatever the scope (audit/_jury_size.py)
     "jury_sizes": Result("how many independent judges each jury is worth", _jury_size.jury_sizes, basis="labels",
-                         per_judge=True),
+                         in_parts=True),
     "alt_test": Result("the alternative annotator test of every cell", _alt_test_cells.alt_test, basis="labels",
-                       per_judge=True),
-    "intransitivity": Result("the tournament cells' intransitive triads", _intransitive.intransitivity, per_judge=True),
+                       in_parts=True),
+    "intransitivity": Result("the tournament cells' intransitive triads", _intransitive.intransitivity, in_parts=True),
     # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
     "decisions": Result("the decision in words per cell (worth, alt-test, the price of +-H)", decisions_frame,
-                        basis="labels", per_judge=True),
+                        basis="labels", in_parts=True),
     "human_scale": Result("scores on the human scale (isotonic maps, carry-over per system)",
-                          _human_scale.human_scale, basis="labels", per_judge=True),
-    "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts,
-                            per_judge=True, judge_column=False, combine=summed_counts),
+                          _human_scale.human_scale, basis="labels", in_parts=True),
+    "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts_by_judging,
+                            in_parts=True, combine=summed_counts),
     "checklist": Result("the reporting checklist", checklist_frame, uses=("cells", "bias", "consistency")),
     "drift": Result("the drift between two judges per cell", _drift.drift, judges_of=_two_judges,
                     first_view=first_two_judges),

@@ -37,7 +37,7 @@ _EXPORTS = {
     "_file_import": ["NotInPlace"],
     "_timings": ["judge_timings"],
 }
-_EXPORTS["_derived"] = ["derived_judge_marks", "derived_mark", "derived_parts", "derived_result", "params_json",
+_EXPORTS["_derived"] = ["derived_judging_marks", "derived_mark", "derived_parts", "derived_result", "params_json",
                          "save_derived"]
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)

@@ -6,9 +6,11 @@ A fingerprint (a `Mark`) covers one of three things:
 
 - the whole pool (`sql/derived_mark.sql`): a cell run started, finished or failed, a verdict written
   or parsed, an attached file attached, detached or changed on disk, a migration;
-- some judges of the pool (`sql/derived_judge_marks.sql`): the same, of those judges alone, so a
-  result stored in parts (one per judge) or one that reads only some judges (a drift) stays current
-  while another judge's verdicts come;
+- one judging of the pool (`sql/derived_judging_marks.sql`: a judge with a format): the same, of that
+  judging alone, so a result stored in parts (one per judging, the cells of one judge and format)
+  stays current while another judge's verdicts come, or the same judge's in another format;
+- some judges of the pool (their judgings' marks put together): a result that reads only some judges
+  (a drift) stays current while another judge's verdicts come;
 - the pool's candidates alone (`sql/derived_pool_mark.sql`): a pool is replaced only whole.
 
 A result computed from human labels too adds the labels' mark (`sql/derived_labels_mark.sql`). The
@@ -39,8 +41,9 @@ BASES = ("verdicts", "labels", "pool")
 class Mark:
     """A fingerprint now: the pool's id, the fingerprint, how many verdicts it covers (candidates, for
     basis 'pool'), its attached files with their size and modification time on disk when it was
-    taken, what it covers (`judges`: None for the whole pool) and where a result under it is stored
-    (`part`: a judge's name for that judge's part of a result, '' for a whole result)."""
+    taken, what it covers (`judges`: None for the whole pool; `judging`: the (judge, format) of a part)
+    and where a result under it is stored (`part`: part_name(judge, format) for that judging's part
+    of a result, '' for a whole result)."""
     pool_id: int
     fingerprint: str
     n_verdicts: int
@@ -49,6 +52,7 @@ class Mark:
     basis: str = "verdicts"
     judges: tuple[str, ...] | None = None
     part: str = ""
+    judging: tuple[str, str] | None = None
 
     def files_unchanged(self) -> bool:
         """Whether the attached files are on disk as when the mark was taken (no database read: a
@@ -94,12 +98,32 @@ def _pool_mark(con, pool: int, basis: str) -> Mark:
     return Mark(pool, f"{mark}|{disk}", int(n), paths, disk, basis)
 
 
-def _judge_marks(con, pool: int, basis: str) -> dict[str, Mark]:
+def part_name(judge: str, fmt: str) -> str:
+    """The name a judging's part of a result is stored under: its judge and format as a JSON list (no
+    separator a name could hold)."""
+    return json.dumps([judge, fmt], ensure_ascii=False)
+
+
+def _judging_marks(con, pool: int, basis: str) -> dict[str, Mark]:
     labels = _labels(con, pool) if basis == "labels" else ""
     out = {}
-    for judge, mark, n, paths in _sql.rows(con, "derived_judge_marks", pool_id=pool):
+    for judge, fmt, mark, n, paths in _sql.rows(con, "derived_judging_marks", pool_id=pool):
         disk = _disk(paths)
-        out[judge] = Mark(pool, f"{mark}{labels}|{disk}", int(n), tuple(paths), disk, basis, (judge,), judge)
+        part = part_name(judge, fmt)
+        out[part] = Mark(pool, f"{mark}{labels}|{disk}", int(n), tuple(paths), disk, basis, (judge,), part, (judge, fmt))
+    return out
+
+
+def _judge_marks(con, pool: int, basis: str) -> dict[str, Mark]:
+    """{judge: one mark over its judgings' marks} (a result that reads some judges whole)."""
+    by_judge: dict[str, list[Mark]] = {}
+    for mark in _judging_marks(con, pool, basis).values():
+        by_judge.setdefault(mark.judging[0], []).append(mark)
+    out = {}
+    for judge, marks in by_judge.items():
+        paths = tuple(p for m in marks for p in m.attached)
+        out[judge] = Mark(pool, ";".join(f"{m.judging[1]}={m.fingerprint}" for m in marks),
+                          sum(m.n_verdicts for m in marks), paths, _disk(paths), basis, (judge,))
     return out
 
 
@@ -134,21 +158,22 @@ def derived_mark(db, pool: str, basis: str = "verdicts", judges: tuple[str, ...]
     return _within(db, pool, lambda con, pid: _of_judges(_judge_marks(con, pid, basis), pid, basis, tuple(judges)))
 
 
-def derived_judge_marks(db, pool: str, basis: str = "verdicts") -> dict[str, Mark] | None:
-    """{judge: the fingerprint now of that judge's part} for every judge of the pool, in name order;
-    None as derived_mark."""
+def derived_judging_marks(db, pool: str, basis: str = "verdicts") -> dict[str, Mark] | None:
+    """{part name: the fingerprint now of that judging's part} for every judging of the pool, in judge
+    then format order; None as derived_mark."""
     _check_basis(basis)
-    return _within(db, pool, lambda con, pid: _judge_marks(con, pid, basis))
+    return _within(db, pool, lambda con, pid: _judging_marks(con, pid, basis))
 
 
 def _now(con, state: Mark) -> str | None:
     """The fingerprint now of what `state` covers, on the writer's connection."""
     if state.judges is None or state.basis == "pool":
         return _pool_mark(con, state.pool_id, state.basis).fingerprint
-    marks = _judge_marks(con, state.pool_id, state.basis)
     if state.part:
+        marks = _judging_marks(con, state.pool_id, state.basis)
         return marks[state.part].fingerprint if state.part in marks else None
-    return _of_judges(marks, state.pool_id, state.basis, state.judges).fingerprint
+    return _of_judges(_judge_marks(con, state.pool_id, state.basis), state.pool_id, state.basis,
+                      state.judges).fingerprint
 
 
 def derived_parts(db, marks: list[Mark], name: str, params=()

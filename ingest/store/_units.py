@@ -70,6 +70,11 @@ class Reading:
         """The identity stored with a judge (what store.judge_identity built when it was first used)."""
         return json.loads(_sql.first(self._con, "stored_identity", judge_id=judge)[0])
 
+    def cell_constraint(self, pool: int, judge: int, fmt: str) -> str | None:
+        """The constraint mechanism of the judge's latest constrained cell run of format `fmt`, or None."""
+        row = _sql.first(self._con, "cell_constraint", pool_id=pool, judge_id=judge, format=fmt)
+        return row[0] if row else None
+
     def cell_run_recipe(self, cell_run_id: int) -> tuple:
         """(template, decoding settings JSON, schedule, seed) of a cell run."""
         return _sql.first(self._con, "cell_run_recipe", cell_run_id=cell_run_id)

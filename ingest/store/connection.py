@@ -98,16 +98,18 @@ def pool_id(con: duckdb.DuckDBPyConnection, name: str, error: type[UserError] = 
     return pid
 
 
-def verdict_source(con: duckdb.DuckDBPyConnection, judges: tuple[str, ...] | None = None) -> dict[int, str]:
+def verdict_source(con: duckdb.DuckDBPyConnection,
+                   judgings: tuple[tuple[str, str], ...] | None = None) -> dict[int, str]:
     """Make the temp view `verdict_source` on a read-only connection: one row per judge call, the
     stored verdicts and the rows of every pool's attached Parquet files (attach-verdicts), read
-    where they lie; with `judges`, only those judges' calls. A file removed or changed since it was
-    attached (size, modification time or row count) is left out, and its pool named in the returned
-    {pool_id: message}: the audit refuses that pool until the files are attached again or detached."""
+    where they lie; with `judgings` ((judge, format) pairs), only those judgings' calls. A file
+    removed or changed since it was attached (size, modification time or row count) is left out,
+    and its pool named in the returned {pool_id: message}: the audit refuses that pool until the files are attached again or detached."""
     from . import _sql   # on first use: `import audit` loads this module alone of the store
     broken = _all_verdicts(con)
-    _sql.execute(con, "scope_judges", judges=list(judges or []))
-    _sql.execute(con, "verdict_source_scoped" if judges is not None else "verdict_source_whole")
+    scope = list(judgings or [])
+    _sql.execute(con, "scope_judgings", judges=[j for j, _ in scope], formats=[f for _, f in scope])
+    _sql.execute(con, "verdict_source_scoped" if judgings is not None else "verdict_source_whole")
     return broken
 
 

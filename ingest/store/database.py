@@ -10,9 +10,9 @@ connection, runs SQL text or registers a frame.
         pid = read.pool_id("mine")
         cells = read.frame("cells", pool_id=pid)       # audit/sql/cells.sql, $pool_id bound
 
-A handle may be scoped to some judges (`db.scoped(["j1"])`): its readings' `verdict_source` then holds
-only their calls, so any audit function given it computes only their cells (the derived results'
-per-judge parts).
+A handle may be scoped to some judgings (`db.scoped([("j1", "likert5")])`, a judge with a format): its
+readings' `verdict_source` then holds only their calls, so any audit function given it computes only
+their cells (the derived results' parts, one per judging).
 """
 
 from __future__ import annotations
@@ -36,16 +36,17 @@ class Database:
     """A database file: `path` is absolute, resolved once from the path given (else $JUDGEAUDIT_DB,
     else ./judgeaudit.duckdb). A `Database` is path-like, so it goes wherever a path went."""
 
-    def __init__(self, path: str | os.PathLike | None = None, judges: tuple[str, ...] | None = None):
+    def __init__(self, path: str | os.PathLike | None = None,
+                 judgings: tuple[tuple[str, str], ...] | None = None):
         if isinstance(path, Database):
             path = path.path
         self.path = settings.database_path(path).resolve()
-        self.judges = None if judges is None else tuple(sorted(judges))
+        self.judgings = None if judgings is None else tuple(sorted((str(j), str(f)) for j, f in judgings))
 
-    def scoped(self, judges) -> "Database":
-        """The same database with every reading scoped to these judges' calls: what an audit function
-        reads through it computes those judges' cells alone."""
-        return Database(self.path, tuple(judges))
+    def scoped(self, judgings) -> "Database":
+        """The same database with every reading scoped to these judgings' calls ((judge, format)
+        pairs): what an audit function reads through it computes those judgings' cells alone."""
+        return Database(self.path, tuple(judgings))
 
     @classmethod
     def of(cls, db: "Database | str | os.PathLike | None") -> "Database":
@@ -59,14 +60,14 @@ class Database:
         return str(self.path)
 
     def __repr__(self) -> str:
-        scope = "" if self.judges is None else f", judges={self.judges!r}"
+        scope = "" if self.judgings is None else f", judgings={self.judgings!r}"
         return f"Database({str(self.path)!r}{scope})"
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Database) and (other.path, other.judges) == (self.path, self.judges)
+        return isinstance(other, Database) and (other.path, other.judgings) == (self.path, self.judgings)
 
     def __hash__(self) -> int:
-        return hash((self.path, self.judges))
+        return hash((self.path, self.judgings))
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -83,11 +84,11 @@ class Database:
                 timeout_s: float | None = None) -> Iterator["Reading"]:
         """A read-only session (one short-lived connection, waiting while a writer holds the file up
         to the lock timeout) whose reads run the package `queries`' sql/NAME.sql files; a missing
-        file is `error`. A scoped handle's `verdict_source` holds only its judges' calls."""
+        file is `error`. A scoped handle's `verdict_source` holds only its judgings' calls."""
         if not self.exists():
             raise error(connection.missing_database(self.path))
         with connection.read_only(self.path, timeout_s) as con:
-            changed = connection.verdict_source(con, self.judges)
+            changed = connection.verdict_source(con, self.judgings)
             yield Reading(con, queries, error, changed)
 
     def __getattr__(self, name: str):

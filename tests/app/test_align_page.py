@@ -10,7 +10,7 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
-from app.views.align.form import align_request, gain_sentence
+from app.views.align.form import align_request, gain_sentence, gepa_sentence, reference_sentence
 from tests.conftest import REPO
 from tests.train.test_align import planted
 
@@ -33,6 +33,14 @@ def test_the_form_is_the_commands_request_and_the_sentences_say_the_interval():
     assert "excludes 0" in gain_sentence(doc) and "0.500 [0.400, 0.600] → 0.700" in gain_sentence(doc)
     doc["gain"] = {"value": 0.0, "lo": -0.05, "hi": 0.05}
     assert "runs through 0: no gain is shown" in gain_sentence(doc)
+    assert reference_sentence(doc) is None
+    doc["reference"] = {"tau_a": {"before": 0.1, "after": 0.25}, "top1": {"before": 0.5, "after": None},
+                        "n_prompts": {"before": 20, "after": 19}}
+    assert reference_sentence(doc).endswith("20 → 19): τa 0.100 → 0.250, top-1 0.500 → –.")
+    assert gepa_sentence(doc) is None
+    doc.update(instructions_name="gepa", gepa={"candidates": ["a", "b"], "metric_calls": 18, "reflection_calls": 1})
+    assert gepa_sentence(doc) == ("GEPA: 2 wording(s) kept of its proposals, 18 judge calls and 1 reflection call(s) "
+                                  "on the training minibatch; its own wording won the search.")
 
 
 def _wait(db, n: int, timeout_s: float = 240) -> list[dict]:
@@ -58,7 +66,7 @@ def test_align_page_launches_a_run_and_reads_its_result(db, tmp_path, monkeypatc
     assert rows[-1]["status"] == "finished", rows[-1]
     at = _app(db, monkeypatch, "align")
     text = " ".join(m.value for m in at.markdown)
-    assert "The interval excludes 0" in text and "teach-aligned-" in text
+    assert "The interval excludes 0" in text and "teach-aligned-" in text and "τa" in text
     codes = [c.value for c in at.code]
     assert any("You are evaluating the quality of a response" in c for c in codes)
     assert any("Examples a person judged" in c and "[exemplary]" in c for c in codes)   # verbatim prompt

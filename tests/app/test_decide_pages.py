@@ -3,9 +3,10 @@ cell (too few labels to say on the MT-Bench votes), the Formats page's intransit
 the Label page's line of labels still needed (pure, from audit.decisions' rows)."""
 
 import polars as pl
+from streamlit.testing.v1 import AppTest
 
 from app.views.label.screen import still_needed
-from tests.app.conftest import run_app
+from tests.app.conftest import REPO, run_app
 
 DEMO_POOLS_SEEDED = ("mtbench-formats", "mtbench")
 
@@ -24,6 +25,58 @@ def test_the_judges_page_says_the_decision_per_cell(demo_db, monkeypatch):
     assert "too few labels to say: no annotator has 30 items" in gpt4 and "author_4 needs 19 more" in gpt4
     assert "human labels per system" in gpt4 and "n = 50 labelled pairs" in gpt4
     assert "no price per label in judgeaudit.toml" in gpt4
+
+
+def test_the_judges_page_takes_h_and_epsilon_from_its_fields_and_keeps_them_in_the_address(demo_db, monkeypatch):
+    from audit import decisions
+    monkeypatch.delenv("JUDGEAUDIT_CONFIG", raising=False)
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(demo_db))
+    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180)
+    at.query_params.update({"pool": "mtbench"})
+    at.run()
+    at.switch_page("views/judges/page.py")
+    at.query_params.update({"pool": "mtbench", "decision_h": "0.1", "decision_epsilon": "0.15"})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the address's values open the fields and reach the sentences
+    assert (at.number_input(key="decision_h").value, at.number_input(key="decision_epsilon").value) == (0.1, 0.15)
+    said = [m.value for m in at.markdown if "alternative annotator test" in m.value]
+    assert len(said) == 10 and all("at ε = 0.15" in m and "±0.1 on" in m for m in said)
+    # the same sentences as audit.decisions at ±0.1 and ε 0.15 (the cheapest plan's labels at ±0.1: the
+    # plan's own arithmetic, tested in tests/audit/test_plan.py)
+    want = {f"- **{r['judge']} / {r['format']} / {r['decoding']}**: {r['decision']}"
+            for r in decisions(demo_db, "mtbench", 0.1, 0.15).to_dicts()}
+    assert set(said) == want
+    # a field changed by hand reaches the sentences (the address's writing is Streamlit's binding, which
+    # tests/app/test_url_state.py checks every bound field uses)
+    at.number_input(key="decision_h").set_value(0.02).run()
+    at.number_input(key="decision_epsilon").set_value(0.2).run()
+    said = [m.value for m in at.markdown if "alternative annotator test" in m.value]
+    assert len(said) == 10 and all("±0.02 on" in m and "at ε = 0.2:" in m for m in said)
+
+
+def test_the_label_page_plans_for_the_h_of_its_field(demo_db, monkeypatch):
+    from audit import decisions
+    from app.views.label.screen import still_needed
+    monkeypatch.delenv("JUDGEAUDIT_CONFIG", raising=False)
+    at = run_app(demo_db, monkeypatch)
+    at.sidebar.selectbox[0].select("mtbench").run()
+    at.switch_page("views/label/page.py").run()
+    at.text_input[0].input("ann-h").run()
+    pick = next(b for b in at.selectbox if b.label == "From the judged items of")
+    pick.set_value(next(o for o in pick.options if o.startswith("GPT-4 / llmbar-pair-vanilla-norules")))
+    at.button(key="draw_queue").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    queue = {"judge": "GPT-4", "format": "llmbar-pair-vanilla-norules", "decoding": "greedy", "kind": "pair"}
+    for h in (0.05, 0.2):
+        if h != 0.05:
+            at.number_input(key="label_h").set_value(h).run()
+        assert at.number_input(key="label_h").value == h
+        # the line the page shows is the one audit.decisions' row at this H gives (still_needed's words
+        # are tested by hand in test_the_label_page_line)
+        want = still_needed(decisions(demo_db, "mtbench", h), queue)
+        assert f"±{h:g} on every system's win rate" in want
+        assert any(c.value == want for c in at.caption), [c.value for c in at.caption]
 
 
 def test_the_formats_page_shows_intransitive_tournaments(demo_db, monkeypatch):

@@ -1,5 +1,5 @@
 """Derived results (audit.derived): the audit's results stored in the database under a fingerprint of
-what they come from, whole or in parts (one per judge). After every kind of change (a score run, an
+what they come from, whole or in parts (one per judging: a judge with a format). After every kind of change (a score run, an
 import, an attach, a detach, a jury, a changed attached file, a deleted pool) the stored result equals a
 fresh computation, made once; a judge's verdicts that come compute that judge's parts alone; a second
 session, or a restarted server, runs no audit function for them."""
@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+import audit
 from audit import AuditError, derived
 from audit.derived import Reader, estimate_s, progress_text, with_progress
 from ingest import Database
@@ -26,7 +27,7 @@ from train.derived_results import DERIVED_RESULTS
 
 ORIGINAL = dict(DERIVED_RESULTS)                                 # the results, uncounted
 NAMES = tuple(n for n, r in ORIGINAL.items() if not r.built_from)   # those computed (variance is built from cells)
-PER_JUDGE = frozenset(n for n in NAMES if ORIGINAL[n].per_judge)
+PER_JUDGE = frozenset(n for n in NAMES if ORIGINAL[n].in_parts)
 LABELLED = frozenset(n for n in NAMES if ORIGINAL[n].basis == "labels")
 POOL_ONLY = frozenset(n for n in NAMES if ORIGINAL[n].basis == "pool")
 
@@ -34,7 +35,7 @@ POOL_ONLY = frozenset(n for n in NAMES if ORIGINAL[n].basis == "pool")
 @pytest.fixture
 def counted(monkeypatch):
     """The computations behind the registry, each counting its calls: {name: n}; `counted.scopes[name]`
-    lists the judges each call was scoped to (None: every judge)."""
+    lists the judgings each call was scoped to (None: every judging)."""
     calls = _Counts(dict.fromkeys(NAMES, 0))
     scopes = calls.scopes = {n: [] for n in NAMES}
     for name in NAMES:
@@ -42,7 +43,7 @@ def counted(monkeypatch):
 
         def counting(db, *args, _name=name, _fn=result.compute, **used):
             calls[_name] += 1
-            scopes[_name].append(getattr(db, "judges", None))
+            scopes[_name].append(getattr(db, "judgings", None))
             return _fn(db, *args, **used)
         monkeypatch.setitem(DERIVED_RESULTS, name, replace(result, compute=counting))
     derived.forget()
@@ -52,6 +53,14 @@ def counted(monkeypatch):
 
 class _Counts(dict):
     scopes: dict
+
+
+def _judgings(db, *judges: str) -> tuple[tuple[str, str], ...]:
+    """The judgings (judge, format) of these judges with a cell run in pool 's', sorted: what a part is
+    computed for (read from the cell runs, not from the layer)."""
+    return tuple(query_rows(db, "SELECT DISTINCT j.name, f.name FROM cell_runs c JOIN judges j USING (judge_id) "
+                                "JOIN formats f USING (format_id) JOIN pools p USING (pool_id) WHERE p.name = 's' "
+                                "AND list_contains(?, j.name) ORDER BY 1, 2", [list(judges)]))
 
 
 def _no_bar():
@@ -65,6 +74,8 @@ def _args(db, name, pool="s") -> tuple:
 
 def _fresh(db, name, pool="s", *args):
     result = ORIGINAL[name]
+    if name == "export_counts":            # stored per judging, summed when read: the audit's own counts
+        return audit.export_counts(Database(db), pool)
     if result.built_from:
         return result.build(ORIGINAL[result.built_from].compute(Database(db), pool))
     return result.compute(Database(db), pool, *args)
@@ -100,18 +111,16 @@ def _same_as_fresh(db, calls, pool="s", pool_too: bool = False, current=(), scop
     """Two sessions after a change: the first computes each result once, but those of the pool's
     candidates alone (POOL_ONLY, computed only when `pool_too`: a new or replaced pool) and those
     `current` (a result that reads only judges the change left alone); the second computes none; both
-    equal a fresh computation (taken with the original functions, not counted). `scope`: the judges
-    the results in parts were computed for (None: every judge)."""
+    equal a fresh computation (taken with the original functions, not counted). `scope`: the judgings
+    the results in parts were computed for (None: every judging)."""
     start = dict(calls)
     shown = _shown(db, pool)
-    # a result whose frame does not name the judge (export_counts) computes each judge's part on its own
-    each = {n: len(scope) if scope and not ORIGINAL[n].judge_column else 1 for n in NAMES}
-    expected = {n: start[n] + each[n] * int(n in shown and n not in current and (pool_too or n not in POOL_ONLY))
+    expected = {n: start[n] + int(n in shown and n not in current and (pool_too or n not in POOL_ONLY))
                 for n in NAMES}
     first = _session(db, pool)
     assert dict(calls) == expected, (dict(calls), start)
     for n in PER_JUDGE & set(shown):
-        if calls[n] > start[n] and ORIGINAL[n].judge_column:
+        if calls[n] > start[n]:
             assert calls.scopes[n][-1] == scope, (n, calls.scopes[n])
     second = _session(db, pool)
     assert dict(calls) == expected                                # the second session: no audit call
@@ -132,18 +141,25 @@ def test_derived_results_follow_every_change(db, tmp_path, counted):
     verdicts = pl.DataFrame(synthetic_verdicts(rows, judges=("alpha", "beta", "gamma"), seed=5))
     import_verdicts(db, write_jsonl(tmp_path / "alpha.jsonl", verdicts.filter(pl.col("judge") == "alpha")
                                     .to_dicts()), "s")
-    first = _same_as_fresh(db, counted, pool_too=True, scope=("alpha",))
+    first = _same_as_fresh(db, counted, pool_too=True, scope=_judgings(db, "alpha"))
     assert first["cells"]["judge"].unique().to_list() == ["alpha"] and first["bias"].height == 1
     curations = ("curation", "curation_overlap")        # they curate by the first judge, alpha throughout
 
     # a score run (the fake judge, pointwise and comparative): its parts alone are computed
     score(ScoreRequest(pool="s", judge="fake:sim?noise=0.1&slot_bias=1", formats=["likert5", "tournament"],
                        swap_sample="all", progress=False, flush_interval_s=0.05))
-    first = _same_as_fresh(db, counted, current=curations, scope=("sim",))
+    assert _judgings(db, "sim") == (("sim", "likert5"), ("sim", "tournament"))
+    first = _same_as_fresh(db, counted, current=curations, scope=_judgings(db, "sim"))
     assert sorted(first["cells"]["judge"].unique()) == ["alpha", "sim"]
     assert first["rank"].height > 0 and first["style_rank"].height > 0
-    parts = query_rows(db, "SELECT part FROM derived_results WHERE name = 'cells' ORDER BY part")
-    assert parts == [("alpha",), ("sim",)]
+    parts = [json.loads(p) for (p,) in query_rows(db, "SELECT part FROM derived_results WHERE name = 'cells'")]
+    assert sorted(map(tuple, parts)) == sorted(_judgings(db, "alpha", "sim"))
+
+    # the same judge in a new format: that judging's part alone; its other formats' parts stay as stored
+    score(ScoreRequest(pool="s", judge="fake:sim?noise=0.1&slot_bias=1", formats=["binary"],
+                       progress=False, flush_interval_s=0.05))
+    first = _same_as_fresh(db, counted, current=curations, scope=(("sim", "binary"),))
+    assert "binary" in first["cells"].filter(pl.col("judge") == "sim")["format"].to_list()
 
     # human labels imported: only the results computed from labels too are computed again, every judge's
     from ingest.store import import_labels
@@ -155,7 +171,7 @@ def test_derived_results_follow_every_change(db, tmp_path, counted):
     start = dict(counted)
     first, second = _session(db), _session(db)
     assert {n: counted[n] - start[n] for n in NAMES} == {n: int(n in LABELLED) for n in NAMES}
-    assert {counted.scopes[n][-1] for n in LABELLED} == {("alpha", "sim")}
+    assert {counted.scopes[n][-1] for n in LABELLED} == {_judgings(db, "alpha", "sim")}
     for n in first:
         fresh = _comparable(n, _fresh(db, n, "s", *_args(db, n)))
         assert_frame_equal(_comparable(n, first[n]), fresh, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
@@ -166,7 +182,7 @@ def test_derived_results_follow_every_change(db, tmp_path, counted):
     # with beta, computed anew
     beta = [{k: v for k, v in r.items() if v is not None} for r in verdicts.filter(pl.col("judge") == "beta").to_dicts()]
     import_verdicts(db, write_jsonl(tmp_path / "beta.jsonl", beta), "s")
-    first = _same_as_fresh(db, counted, current=curations, scope=("beta",))
+    first = _same_as_fresh(db, counted, current=curations, scope=_judgings(db, "beta"))
     assert "beta" in first["bias"]["judge"].to_list()
     assert _args(db, "drift") == ("alpha", "beta")
 
@@ -175,7 +191,7 @@ def test_derived_results_follow_every_change(db, tmp_path, counted):
     verdicts.filter(pl.col("judge") == "gamma").write_parquet(shard)
     attach_verdicts(db, [str(shard)], "s")
     untouched = (*curations, "drift", "drift_items")
-    first = _same_as_fresh(db, counted, current=untouched, scope=("gamma",))
+    first = _same_as_fresh(db, counted, current=untouched, scope=_judgings(db, "gamma"))
     assert "gamma" in first["cells"]["judge"].to_list()
 
     # the attached file changed on disk (the database did not): refused by name, never served from the
@@ -195,7 +211,7 @@ def test_derived_results_follow_every_change(db, tmp_path, counted):
     # a jury of two judges (its verdicts are rows of the store, the members' votes): every judge's parts,
     # since a result marks the jury's rows among all of them
     save_jury(db, "s", "panel", ["alpha", "beta"], "mean")
-    first = _same_as_fresh(db, counted, scope=("alpha", "beta", "panel", "sim"))
+    first = _same_as_fresh(db, counted, scope=_judgings(db, "alpha", "beta", "panel", "sim"))
     assert "panel" in first["cells"]["judge"].to_list()
 
     # the pool deleted (import-pool --replace): its derived rows go with it
@@ -243,11 +259,12 @@ def test_one_computation_for_sessions_that_ask_at_once(db, tmp_path, monkeypatch
         raise Stopped(sentence)
     with pytest.raises(Stopped, match=r"Computing the audit's cells .* for pool 's' .* s left"):
         derived.read(Database(db), "s", "cells", results=DERIVED_RESULTS, bar=lambda: (stop, lambda: None))
-    assert len(calls) == 2 and calls[-1][0].judges == ("gamma",)        # gamma's part alone
+    assert len(calls) == 2 and calls[-1][0].judgings == _judgings(db, "gamma")     # gamma's parts alone
     again = _read(db, "cells")
     assert len(calls) == 2 and "gamma" in again["judge"].to_list()
     assert_frame_equal(again, fn(Database(db), "s"))
-    assert query_rows(db, "SELECT count(*) FROM derived_results WHERE name = 'cells'") == [(3,)]   # alpha, beta, gamma
+    # alpha, beta and gamma, each in binary, likert5, numeric100 and tournament
+    assert query_rows(db, "SELECT count(*) FROM derived_results WHERE name = 'cells'") == [(12,)]
     derived.forget()
 
 
@@ -278,7 +295,8 @@ def test_a_result_is_stored_only_under_the_fingerprint_it_was_computed_from(db, 
     rows = synthetic_pool(6, seed=1)
     import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "s")
     verdicts = synthetic_verdicts(rows, seed=1)
-    import_verdicts(db, write_jsonl(tmp_path / "a.jsonl", [v for v in verdicts if v["judge"] == "alpha"]), "s")
+    import_verdicts(db, write_jsonl(tmp_path / "a.jsonl", [v for v in verdicts if v["judge"] == "alpha"
+                                                           and v["format"] != "numeric100"]), "s")
     mark = derived_mark(db, "s")
     frame = _fresh(db, "cells")
     # a write lands while it is computed: the result is not stored under the old fingerprint
@@ -304,18 +322,29 @@ def test_a_result_is_stored_only_under_the_fingerprint_it_was_computed_from(db, 
         holder.wait()
     assert query_rows(db, "SELECT name FROM derived_results") == [("cells",)]
 
-    # a judge's part: stored under that judge's fingerprint, which another judge's verdicts leave alone
-    from ingest.store import derived_judge_marks
-    marks = derived_judge_marks(db, "s")
-    assert list(marks) == ["alpha", "beta"] and marks["alpha"].part == "alpha"
-    alpha = frame.filter(pl.col("judge") == "alpha")
-    assert save_derived(db, marks["alpha"], "cells", (), alpha, 1.0) is True
+    # a judging's part (a judge in one format): stored under its fingerprint, which another judge's
+    # verdicts, or the same judge's in another format, leave alone
+    from ingest.store import derived_judging_marks
+    marks = derived_judging_marks(db, "s")
+    formats = ["binary", "likert5", "numeric100", "tournament"]
+    assert list(marks) == [json.dumps([j, f]) for j in ("alpha", "beta") for f in formats
+                           if (j, f) != ("alpha", "numeric100")]
+    likert = marks[json.dumps(["alpha", "likert5"])]
+    assert (likert.part, likert.judging) == ('["alpha", "likert5"]', ("alpha", "likert5"))
+    alpha = frame.filter((pl.col("judge") == "alpha") & (pl.col("format") == "likert5"))
+    assert save_derived(db, likert, "cells", (), alpha, 1.0) is True
     import_verdicts(db, write_jsonl(tmp_path / "c.jsonl", [dict(v, judge="gamma") for v in verdicts
                                                            if v["judge"] == "alpha"]), "s")
-    after = derived_judge_marks(db, "s")
-    assert after["alpha"] == marks["alpha"] and after["beta"] == marks["beta"] and "gamma" in after
-    assert_frame_equal(derived_result(db, after["alpha"], "cells", ())[0], alpha)
-    assert derived_result(db, after["beta"], "cells", ())[0] is None            # never stored
+    after = derived_judging_marks(db, "s")
+    assert all(after[p] == m for p, m in marks.items()) and json.dumps(["gamma", "binary"]) in after
+    assert_frame_equal(derived_result(db, after[likert.part], "cells", ())[0], alpha)
+    assert derived_result(db, after[json.dumps(["beta", "likert5"])], "cells", ())[0] is None   # never stored
+    # alpha in a format new to it: a mark of its own; none of the others moves
+    import_verdicts(db, write_jsonl(tmp_path / "d.jsonl", [v for v in verdicts if v["judge"] == "alpha"
+                                                           and v["format"] == "numeric100"]), "s")
+    now = derived_judging_marks(db, "s")
+    assert set(now) - set(after) == {json.dumps(["alpha", "numeric100"])}
+    assert all(now[p] == m for p, m in after.items())
     # two judges' fingerprint (a drift's): moves when either judge's verdicts do
     pair = derived_mark(db, "s", judges=("alpha", "gamma"))
     assert derived_mark(db, "s", judges=("alpha", "gamma")) == pair
@@ -333,10 +362,10 @@ def test_derive_stores_what_the_pages_read_and_only_what_is_stale(db, tmp_path, 
     doc = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in doc["results"]] == list(NAMES)
     assert {r["status"] for r in doc["results"]} == {"computed"}
-    assert {r["name"]: (r["parts"], r["computed"]) for r in doc["results"]}["cells"] == (2, 2)     # alpha, beta
+    # alpha and beta, each in binary, likert5, numeric100 and tournament
+    assert {r["name"]: (r["parts"], r["computed"]) for r in doc["results"]}["cells"] == (8, 8)
     assert doc["n_verdicts"] == query_rows(db, "SELECT count(*) FROM verdicts")[0][0]
-    once = {n: 1 if ORIGINAL[n].judge_column else 2 for n in NAMES}    # export_counts: a call per judge
-    assert dict(counted) == once
+    assert dict(counted) == dict.fromkeys(NAMES, 1)
     assert main(["derive", "--pool", "s", "--json", "--db", str(db)]) == 0
     assert {r["status"] for r in json.loads(capsys.readouterr().out)["results"]} == {"current"}
     computed = dict(counted)                                      # nothing computed the second time
@@ -366,5 +395,6 @@ def test_the_checklist_is_made_from_the_stored_parts(db, tmp_path, monkeypatch):
         monkeypatch.setattr(report, name, whole_pool)
     derived.forget()
     done = {r["name"]: r for r in derived.refresh(Database(db), "s", DERIVED_RESULTS)["results"]}
-    assert done["checklist"]["status"] == "computed" and done["cells"]["computed"] == 1
+    # gamma's four judgings (binary, likert5, numeric100, tournament) of 12
+    assert done["checklist"]["status"] == "computed" and (done["cells"]["computed"], done["cells"]["parts"]) == (4, 12)
     assert_frame_equal(_comparable("checklist", _read(db, "checklist")), fresh)

@@ -10,11 +10,13 @@ import math
 
 import numpy as np
 import pytest
+from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from audit import estimate, plan
 from audit._estimate import classical_mean, hansen_hurwitz, ppi_mean
 from audit._label_queue import inclusion, systematic_draw
-from audit._plan import active_effect, active_labels, cell_plans, labels_to_reach
+from audit._plan import active_effect, active_labels, cell_plans, labels_to_reach, small_sample
 from ingest.store import import_labels, import_pool
 from tests.conftest import cli
 
@@ -25,6 +27,19 @@ def test_labels_to_reach_by_hand():
     # 10 at 0.05 for 0.04: 10 x 1.5625 - 10 = 5.625 -> 6 (rounded up)
     assert labels_to_reach(10, 0.05, 0.04) == 6
     assert labels_to_reach(50, 0.03, 0.04) == 0 and labels_to_reach(0, 0.1, 0.04) is None
+    # a part labels do not narrow: now^2 = 0.0064 = 0.0004 + v/100 -> v = 0.6; 0.04^2 = 0.0016 =
+    # 0.0004 + 0.6/T -> T = 500: 400 more (300 without the fixed part)
+    assert labels_to_reach(100, 0.08, 0.04, fixed=0.0004) == 400
+    # the fixed part alone is wider than the target: no number of labels reaches it
+    assert labels_to_reach(100, 0.08, 0.04, fixed=0.0016) is None
+
+
+def test_the_plan_starts_from_the_small_sample_half_width():
+    # (t_{n-1} / z) * sqrt(n / (n - 1)); at n = 40: t_39 = 2.022691, z = 1.959964 -> 1.032004 * 1.012739
+    assert small_sample(40) == pytest.approx(2.022691 / 1.959964 * math.sqrt(40 / 39), rel=1e-6)
+    assert small_sample(40) == pytest.approx(student_t.ppf(0.975, 39) / norm.ppf(0.975) * math.sqrt(40 / 39))
+    # it tends to 1 as the labels grow; one label has no variance to correct
+    assert 1 < small_sample(10_000) < 1.001 and small_sample(1) == 1.0
 
 
 def test_active_labels_by_hand():
@@ -71,7 +86,8 @@ def test_plans_are_ordered_by_price():
     assert all(p["reachable"] for p in dear)
     small = cell_plans(y_all[lab], f_all[lab], f_all, None, 0.05, 0.04, 150, 1.0, 1.0)
     assert not any(p["reachable"] for p in small)
-    c = classical_mean(y_all[lab])["half_width"]
+    # classical: 100 x (hw_t / 0.04)^2 - 100, hw_t the Student-t half-width of the unbiased variance
+    c = student_t.ppf(0.975, 99) * y_all[lab].std(ddof=1) / 10
     assert by["classical", "random"]["labels_needed"] == math.ceil(100 * (c / 0.04) ** 2 - 100)
     assert by["classical", "random"]["cost_usd"] == by["classical", "random"]["labels_needed"] * 1.0
     nothing = cell_plans(y_all[lab], f_all[lab], f_all, None, 0.05, 0.04, 5000, None, None)
@@ -108,23 +124,36 @@ def test_plan_on_a_database_follows_the_estimates_half_widths(db, tmp_path, writ
     (cell,) = doc["cells"]
     est = estimate(db, "tiny", "accept").row(0, named=True)
     by = {(p["method"], p["queue"]): p for p in cell["plans"]}
+    # the plan starts from the estimate's half-widths taken to Student-t with the unbiased variance:
+    # x t_39 / z x sqrt(40 / 39); PPI's part z^2 lambda^2 var(f_u) / N is not narrowed by labels: now
+    # over the N = 90 scored, once the PPI plan's calls are made over the frame's 120
+    grow = student_t.ppf(0.975, 39) / norm.ppf(0.975) * math.sqrt(40 / 39)
+    f_u = np.array([(_likert(p, s) - 1) / 4 for p in range(30) for s in SYSTEMS])
+    spread = {"classical": 0.0, "ppi": (norm.ppf(0.975) * est["ppi_lambda"]) ** 2 * f_u.var()}
     for method in ("classical", "ppi"):
         hw = (est[f"{method}_hi"] - est[f"{method}_lo"]) / 2
         assert by[method, "random"]["half_width"] == pytest.approx(hw)
-        assert by[method, "random"]["labels_needed"] == math.ceil(40 * (hw / 0.05) ** 2 - 40)
+        v = 40 * (hw ** 2 - spread[method] / 90) * grow ** 2
+        assert by[method, "random"]["labels_needed"] == math.ceil(v / (0.05 ** 2 - spread[method] / 120) - 40)
         assert by[method, "random"]["label_cost_usd"] == pytest.approx(by[method, "random"]["labels_needed"] * 0.5)
     # 30 of the 120 candidates unscored: a PPI plan asks 30 calls at $0.00104
     assert (cell["n_labelled"], cell["n_items"], cell["n_frame"]) == (40, 90, 120)
     assert by["ppi", "random"]["calls_needed"] == 30 and by["ppi", "active"]["calls_needed"] == 30
     assert by["ppi", "random"]["call_cost_usd"] == pytest.approx(30 * 0.00104)
     assert by["classical", "random"]["call_cost_usd"] == 0.0
+    # past the queue's warm-up (40 labels) the active plan starts at lambda = 1, whose part that labels
+    # do not narrow, z^2 var(f_u) / 120, is wider than 0.05^2 here: no number of labels reaches +-0.05
+    assert (norm.ppf(0.975) ** 2 * f_u.var() / 120 > 0.05 ** 2) == (by["ppi", "active"]["labels_needed"] is None)
     costs = [p["cost_usd"] for p in cell["plans"]]
-    assert costs == sorted(costs) and cell["cost_usd"] == costs[0]
+    priced = [c for c in costs if c is not None]
+    assert costs == priced + [None] * (len(costs) - len(priced)) and priced == sorted(priced)
+    assert cell["cost_usd"] == costs[0]
     assert cell["labels_needed"] == cell["plans"][0]["labels_needed"]
     assert cell["plan"] == f"{cell['plans'][0]['method']}/{cell['plans'][0]['queue']}"
     # the same from the audit, without prices: no cost, plans by their labels
     frame = plan(db, "tiny", "accept", 0.05)
-    assert frame["cost_usd"].to_list() == [None] and frame["labels_needed"][0] == min(by[k]["labels_needed"] for k in by)
+    assert frame["cost_usd"].to_list() == [None]
+    assert frame["labels_needed"][0] == min(by[k]["labels_needed"] for k in by if by[k]["labels_needed"] is not None)
     bad = cli(db, "plan", "--pool", "tiny", "--target", "accept", "--half-width", "0")
     assert bad.returncode == 1 and "--half-width 0.0: must be above 0" in bad.stderr
 
@@ -179,28 +208,20 @@ def half_width(f, y, lab, w, method):
 
 def simulate(kind: str, sims: int = 200, n0: int = 200, target: float = 0.04) -> dict:
     """Per plan ("method/queue"): over `sims` seeded pools with n0 labels drawn at random, the share of
-    draws whose half-width is <= H (and <= 1.1 H) after labelling what the plan asks at once
-    (`once`), and after reading the plan again once those labels are in and labelling what it then
-    asks (`reread`, as the Label page shows it while labels come in); the mean labels asked first."""
+    draws whose half-width is <= H (`reach`) and <= 1.1 H (`within`) after labelling what the plan
+    asks, once; the mean labels asked."""
     out: dict = {}
     for s in range(sims):
         rng = np.random.default_rng(s)
         f, y = sim_pool(kind, rng)
         lab0 = rng.choice(f.size, n0, replace=False)
         for row in cell_plans(y[lab0], f[lab0], f, None, 0.05, target, f.size, None, None):
-            name = f"{row['method']}/{row['queue']}"
             lab, w = follow(f, y, lab0, np.ones(n0), row, rng)
-            once = half_width(f, y, lab, w, row["method"])
-            again = next(p for p in cell_plans(y[lab], f[lab], f, w, 0.05, target, f.size, None, None)
-                         if (p["method"], p["queue"]) == (row["method"], row["queue"]))
-            lab, w = follow(f, y, lab, w, again, rng)
-            reread = half_width(f, y, lab, w, row["method"])
-            out.setdefault(name, []).append((row["labels_needed"], once, reread))
+            out.setdefault(f"{row['method']}/{row['queue']}", []).append(
+                (row["labels_needed"], half_width(f, y, lab, w, row["method"])))
     return {name: {"labels": float(np.mean([v[0] for v in rows])),
-                   "once_reach": float(np.mean([v[1] <= target for v in rows])),
-                   "once_within": float(np.mean([v[1] <= 1.1 * target for v in rows])),
-                   "reach": float(np.mean([v[2] <= target for v in rows])),
-                   "within": float(np.mean([v[2] <= 1.1 * target for v in rows]))} for name, rows in out.items()}
+                   "reach": float(np.mean([v[1] <= target for v in rows])),
+                   "within": float(np.mean([v[1] <= 1.1 * target for v in rows]))} for name, rows in out.items()}
 
 
 @pytest.fixture(scope="module")
@@ -209,11 +230,11 @@ def sims():
 
 
 @pytest.mark.parametrize("kind", ["concentrated", "noisy", "biased"])
-def test_following_the_plan_reaches_plus_minus_h(sims, kind):
+def test_following_the_plan_once_reaches_plus_minus_h(sims, kind):
+    # DESIGN asks at least half within +-H and 90% within 1.1 H; 0.55 leaves a margin over 200 draws
     for name, got in sims[kind].items():
-        assert got["reach"] >= 0.5, (kind, name, got)
+        assert got["reach"] >= 0.55, (kind, name, got)
         assert got["within"] >= 0.9, (kind, name, got)
-        assert got["once_within"] >= 0.9, (kind, name, got)
 
 
 def test_an_active_plan_asks_fewer_labels_where_the_errors_concentrate(sims):

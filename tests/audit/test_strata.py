@@ -205,7 +205,8 @@ def test_estimate_by_score_bin_and_by_model_equals_the_arrays(db, tmp_path, writ
         row["stratified_value"]), "lo": pytest.approx(row["stratified_lo"]), "hi": pytest.approx(row["stratified_hi"]),
         "effective_labels": pytest.approx(row["stratified_effective_labels"])}
     bad = cli(db, "estimate", "--pool", "tiny", "--target", "accept", "--strata", "category")
-    assert bad.returncode == 1 and "pools store no category of their prompts" in bad.stderr
+    assert bad.returncode == 1 and "pool 'tiny' has no category of its prompts" in bad.stderr
+    assert "split by one of: score-bin, model, split, candidate_id" in bad.stderr
     bad = cli(db, "estimate", "--pool", "tiny", "--target", "accept", "--strata", "colour")
     assert bad.returncode == 1 and "use one of score-bin, model, split, candidate_id" in bad.stderr
 

@@ -46,7 +46,7 @@ def empty(tmp_path_factory):
     path = tmp_path_factory.mktemp("attached") / "verdicts.parquet"
     pl.DataFrame(ATTACHED).write_parquet(path)
     PARAMS.update(files=[str(path)], paths=[str(path)], pools=[1], judges=[None], formats=[None], union=True)
-    for name in ("set_attached_files", "attached_raw", "attached_judgings", "verdict_source_attached", "scope_judges",
+    for name in ("set_attached_files", "attached_raw", "attached_judgings", "verdict_source_attached", "scope_judgings",
                  "verdict_source_whole"):
         _sql.script(con, name, **{k: PARAMS[k] for k in _sql.params_of(_sql.text(name))})
     con.execute("CREATE TEMP TABLE parsed_raws AS SELECT judge, format, raw, answer, value, status FROM attached_raw, "

@@ -90,6 +90,19 @@ def test_align_finds_the_planted_demonstrations_and_gains_on_held_out_prompts(db
               for r in map(json.loads, (tmp_path / "labels.jsonl").read_text().splitlines())}
     hits = [(r["label"] == "ACCEPT") == (labels[(r["prompt_id"], r["candidate_a"])] == "accept") for r in v.to_dicts()]
     assert len(hits) == 2 * N_HELD and doc["before"]["value"] == pytest.approx(np.mean(hits), abs=1e-12)
+    # the format's own tau_a, before and after, by hand: each held-out prompt has two candidates, so
+    # its tau_a is sign(s0 - s1) x sign(r0 - r1) (0 when the judge ties them); the mean over the 20
+    refs = {(r["prompt_id"], r["candidate_id"]): r["reference"]
+            for r in map(json.loads, (tmp_path / "pool.jsonl").read_text().splitlines())}
+    for side, name in (("before", "teach"), ("after", doc["judge"])):
+        s = {(r["prompt_id"], r["candidate_a"]): float(r["label"] == "ACCEPT")
+             for r in verdict_rows(db, "al").filter(pl.col("judge") == name).to_dicts()
+             if r["prompt_id"] in {f"p{p:02d}" for p in heldout}}
+        taus = [np.sign(s[(f"p{p:02d}", "c0")] - s[(f"p{p:02d}", "c1")])
+                * np.sign(refs[(f"p{p:02d}", "c0")] - refs[(f"p{p:02d}", "c1")]) for p in heldout]
+        assert doc["reference"]["tau_a"][side] == pytest.approx(np.mean(taus), abs=1e-12), side
+        assert doc["reference"]["n_prompts"][side] == N_HELD and 0 <= doc["reference"]["top1"][side] <= 1
+    assert doc["reference"]["tau_a"]["after"] > doc["reference"]["tau_a"]["before"]
     # the winner is a judge: its identity binds the demonstrations, the leaderboard and Drift read it
     from audit import drift, judges
     board = judges(db, "al")
@@ -128,8 +141,19 @@ def test_the_share_split_leaves_its_prompts_out_of_the_search(db, tmp_path, call
 def test_align_refuses_what_it_cannot_do(db, tmp_path):
     from train import align
     planted(db, tmp_path)
-    with pytest.raises(UserError, match="gepa"):
+    with pytest.raises(UserError, match="--reflection openai:MODEL@BASE_URL"):
         align(db, "al", "teach", "binary", optimizer="gepa")
+    with pytest.raises(UserError, match="expected openai:MODEL@BASE_URL"):
+        align(db, "al", "teach", "binary", optimizer="gepa", reflection="gpt-4o")
+    with pytest.raises(UserError, match="REFLECT_KEY is not set"):
+        align(db, "al", "teach", "binary", optimizer="gepa", reflection="openai:m@http://127.0.0.1:9/v1",
+              reflection_api_key_env="REFLECT_KEY")
+    with pytest.raises(UserError, match=r"no room for one iteration on 2 items; give a larger --budget \(at least 14"):
+        align(db, "al", "teach", "binary", optimizer="gepa", reflection="openai:m@http://127.0.0.1:9/v1", budget=6)
+    with pytest.raises(UserError, match="the reflection model of --optimizer gepa"):
+        align(db, "al", "teach", "binary", reflection="openai:m@http://127.0.0.1:9/v1")
+    with pytest.raises(UserError, match="--constraint: the server's mechanism"):
+        align(db, "al", "teach", "binary", constraint="grammar")
     with pytest.raises(UserError, match="no human labels of pairs"):
         align(db, "al", "teach", "tournament")
     with pytest.raises(UserError, match="no such judge"):
@@ -181,3 +205,49 @@ def test_search_keeps_to_its_budget_and_takes_the_best_singles():
     # the minibatch: whole prompts while within min(24, budget / (2k + 2)) items, the first always
     assert minibatch_prompts([5, 6, 7, 8], {5: 11, 6: 11, 7: 11, 8: 11}, 100, 1) == {5, 6}
     assert minibatch_prompts([5, 6, 7, 8], {5: 30, 6: 1}, 100, 1) == {5}
+
+
+def test_gepa_is_refused_by_name_when_the_extra_is_not_installed(db, tmp_path, monkeypatch):
+    import sys
+    from train import align
+    planted(db, tmp_path)
+    monkeypatch.setitem(sys.modules, "gepa", None)          # `import gepa` then raises ImportError
+    with pytest.raises(UserError, match=r"gepa package is not installed.*judgeaudit\[gepa\]"):
+        align(db, "al", "teach", "binary", optimizer="gepa", reflection="openai:m@http://127.0.0.1:9/v1")
+
+
+def test_gepa_limits_keep_its_calls_within_its_share():
+    """n = 10 items, 20 calls: r = 3, v = min(10, (20 - 6 - 1) // 2) = 6, stop at 20 - 6 - 6 = 8: the
+    seed costs 6 (< 8: one iteration), the iteration at most 3 + 3 + 6 = 12: 18 <= 20. Too few calls: v < 1."""
+    from train._align_gepa import limits
+    assert limits(10, 20) == (3, 6, 8)
+    r, v, most = limits(24, 100)
+    assert (r, v, most) == (3, 24, 70) and most - 1 + 2 * r + v <= 100
+    assert limits(2, 6)[1] < 1 and limits(1, 5) == (1, 1, 2)
+
+
+def test_a_constrained_openai_cell_is_aligned_with_the_mechanism_it_was_scored_with(db, tmp_path):
+    """A cell scored under `--constraint grammar` on a server that honours only grammar (and refuses any
+    other constraint field with HTTP 400): align, not told the mechanism, asks it by grammar too, so
+    every call is constrained and the run ends; told another mechanism, the check call is refused by name."""
+    from ingest.scoring import ScoreRequest, score
+    from ingest.store import import_labels, import_pool
+    from tests.openai_server import OpenAIServer
+    from train import align
+    rows, labels = [], []
+    for p in range(10):
+        for c, ok in (("c0", True), ("c1", False)):
+            rows.append({"prompt_id": f"p{p}", "prompt": f"Question {p}?", "candidate_id": c,
+                         "response": f"answer {c}", "reference": float(ok)})
+            labels.append({"prompt_id": f"p{p}", "candidate_id": c, "label": "accept" if ok else "reject"})
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "g")
+    import_labels(db, write_jsonl(tmp_path / "labels.jsonl", labels), "g")
+    with OpenAIServer(constraints=("grammar",)) as server:
+        score(ScoreRequest(pool="g", judge=f"openai:test-judge@{server.url}", judge_name="served", formats=["binary"],
+                           decoding="constrained", constraint="grammar", db=db, progress=False))
+        scored = server.constrained_requests
+        doc = align(db, "g", "served", "binary", decoding="constrained", demonstrations=1, budget=20, held_out=0.3)
+        # every call of the search and the evaluation (and the check call) went out under the grammar
+        assert server.constrained_requests - scored == doc["calls_made"] + 1
+        with pytest.raises(UserError, match="refused the 'guided_choice' constraint"):
+            align(db, "g", "served", "binary", decoding="constrained", constraint="guided_choice", budget=20)

@@ -50,3 +50,29 @@ def judge_sentence(doc: dict) -> str:
     return (f"Stored as the judge **{doc['judge']}** (its identity binds the instructions and demonstrations "
             f"below); Drift and Judges compare it with {doc['original_judge']}. The search used "
             f"{doc['search_calls']} of {doc['budget']} calls and {doc['labels_used']} training labels.")
+
+
+def reference_sentence(doc: dict) -> str | None:
+    """The format's own tau_a and top-1 against the references, before → after on the held-out items;
+    None when the run reports none (no reference in the pool, an anchored format, an older run)."""
+    ref = doc.get("reference")
+    if not ref:
+        return None
+
+    def num(v) -> str:
+        return "–" if v is None else f"{v:.3f}"
+    n = ref["n_prompts"]
+    return (f"Against the references (the format's own measures, on the held-out prompts with two or more "
+            f"ranked candidates: {n['before']} → {n['after']}): τa {num(ref['tau_a']['before'])} → "
+            f"{num(ref['tau_a']['after'])}, top-1 {num(ref['top1']['before'])} → {num(ref['top1']['after'])}.")
+
+
+def gepa_sentence(doc: dict) -> str | None:
+    """What GEPA did in a `--optimizer gepa` run; None for the built-in search."""
+    g = doc.get("gepa")
+    if not g:
+        return None
+    kept = "its own wording won the search" if doc["instructions_name"] == "gepa" else \
+        "the search kept another wording"
+    return (f"GEPA: {len(g['candidates'])} wording(s) kept of its proposals, {g['metric_calls']} judge calls and "
+            f"{g['reflection_calls']} reflection call(s) on the training minibatch; {kept}.")

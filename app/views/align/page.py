@@ -7,7 +7,8 @@ import streamlit as st
 
 from app import data, tables, url_state
 from app.runs_panel import runs_panel
-from app.views.align.form import align_request, cell_options, gain_sentence, judge_sentence
+from app.views.align.form import (align_request, cell_options, gain_sentence, gepa_sentence, judge_sentence,
+                                  reference_sentence)
 from ingest import UserError
 
 pool = data.page_pool("Align")
@@ -46,6 +47,9 @@ if doc is None:
     st.stop()
 st.subheader(f"Run {doc['run_id']}: {doc['original_judge']} / {doc['format']} / {doc['decoding']}")
 st.markdown(gain_sentence(doc))
+for line in (reference_sentence(doc), gepa_sentence(doc)):
+    if line is not None:
+        st.markdown(line)
 st.markdown(judge_sentence(doc))
 st.markdown(f"**Instructions** ({doc['instructions_name']}):")
 st.code(doc["instructions"], language=None, wrap_lines=True)

@@ -42,4 +42,4 @@ if juries.height:
     for line in jury_size_lines(data.result("jury_sizes", pool)):
         st.caption("– " + line)
 
-decision.show(pool)      # per cell: worth in labels, the alternative annotator test, the price of ±0.05
+decision.show(pool)      # per cell: worth in labels, the alternative annotator test at ε, the price of ±H

@@ -29,9 +29,13 @@ if queue in info:
     q = info[queue]
     right.caption(f"Queue {queue}: {q['kind']} labels, {q['strategy']}"
                   + (f", from {q['judge']} / {q['format']} / {q['decoding']}" if q["judge"] else ""))
-    needed = still_needed(data.decisions(pool), q) if q["judge"] else None
-    if needed:
-        right.caption(needed)
+    if q["judge"]:
+        h = right.number_input("±H to plan for", 0.005, 0.5, data.HALF_WIDTH, 0.005, format="%.3f",
+                               key=url_state.LABEL_H, bind="query-params",
+                               help="The half-width the line below counts the labels for (`judgeaudit plan`)")
+        needed = still_needed(data.decisions(pool, round(h, 4)), q)
+        if needed:
+            right.caption(needed)
     item_screen(int(queue), q["kind"])
 with st.expander("Draw a new queue", expanded=not ids):
     new_id = new_queue_form(pool, annotator)

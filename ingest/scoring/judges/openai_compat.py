@@ -203,3 +203,37 @@ class MultiEndpointJudge:
     async def aclose(self) -> None:
         for client in self._clients.values():
             await client.aclose()
+
+
+class ChatModel:
+    """A chat model behind an OpenAI-compatible endpoint, asked one prompt at a time for free text
+    (align's reflection model under --optimizer gepa): `model(prompt) -> str`. Its API key comes from
+    the environment variable whose name is given, and is kept nowhere else."""
+
+    def __init__(self, model: str, base_url: str, api_key_env: str | None = None, max_tokens: int = 400,
+                 temperature: float = 0.7, timeout: float = 120.0):
+        key = settings.api_key(api_key_env)
+        if api_key_env and not key:
+            raise UserError(f"--reflection-api-key-env: the environment variable {api_key_env} is not set")
+        self.model, self.endpoint = model, base_url.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._secrets = (key,) if key else ()
+        self._body = {"max_tokens": max_tokens, "temperature": temperature}
+        self._timeout = timeout
+        self.calls = 0
+
+    def __call__(self, prompt: str | list[dict]) -> str:
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        self.calls += 1
+        try:
+            response = httpx.post(self.endpoint + "/chat/completions", headers=self._headers, timeout=self._timeout,
+                                  verify=_ssl_context(), json={"model": self.model, "messages": messages, **self._body})
+        except httpx.HTTPError as exc:
+            raise JudgeError(redact(f"reflection model: {type(exc).__name__}: {exc}", self._secrets)) from None
+        if response.status_code != 200:
+            snippet = redact(response.text[:2000].replace("\n", " "), self._secrets)[:200]
+            raise JudgeError(f"reflection model: HTTP {response.status_code}: {snippet}")
+        try:
+            return response.json()["choices"][0]["message"].get("content") or ""
+        except (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+            raise JudgeError("reflection model: malformed response") from None
