@@ -43,9 +43,9 @@ $(STAMP): pyproject.toml $(APP_STAMP) $(LLAMA_STAMP)
 app: $(APP_STAMP)
 	$(VENV)/bin/judgeaudit app
 
-# `make test`: every test not marked slow (what CI runs; about 25 min on 2 cores); `make test-slow`: the
-# rest (the kill points past the first per command, the bundled model's runs, the browser's long walks,
-# the 10M-row import: README)
+# `make test`: every test not marked slow (what CI runs; meant to stay within 25 min on 2 cores);
+# `make test-slow`: the rest (the kill points past the first per command, the bundled model's runs, the
+# browser's long walks, the 10M-row import: README)
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
 

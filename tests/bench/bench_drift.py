@@ -115,7 +115,8 @@ def main() -> None:
         new, old = (json.loads((work / f"{k}.json").read_text()) for k in ("new", "old"))
         faults = same(new, old)
         moved = sum(len(c["moved"]) for c in old["cells"])
-        print(f"documents: {'the same' if not faults else faults[:5]} ({len(old['cells'])} cells, {moved:,} moved calls)")
+        print(f"documents: {'the same' if not faults else faults[:5]} ({len(old['cells'])} cells, "
+              f"{moved:,} moved calls)")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ def test_llama_cpp_server_all_five_formats(db, write_jsonl, llama_server):
     assert models and models[0][0]            # the model id the server reported is recorded
 
 
-def test_local_judge_in_process(db, write_jsonl):
+def test_local_judge_in_process(db, write_jsonl, shared_bundled_judge):   # the session's model, loaded once
     import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
     result = score(ScoreRequest(pool="p", judge="local:smollm2", formats=["binary", "likert5", "numeric100",
                                                                          "tournament"], decoding="constrained",
