@@ -189,7 +189,6 @@ _READS = {
     "pools": audit.pools, "calibrate": audit.calibrate, "human_ceiling": audit.human_ceiling,
     "stored_labels": audit.stored_labels, "probes": audit.probes, "mitigations": audit.mitigations,
     "annotator_agreement": audit.annotator_agreement, "juries": audit.juries, "studies": audit.studies,
-    "drift_pairs": audit.drift_pairs,
     "study_outcomes": audit.study_outcomes, "study_generations": audit.study_generations,
     "contrasts": _contrasts, "prompt_differences": _prompt_differences, "pair_table": _pair_table,
     "verdicts_parquet": _verdicts_parquet, "verdicts_jsonl": _verdicts_jsonl, "estimate": _estimate,
@@ -216,7 +215,6 @@ probes = _reader("probes", "audit.probes(pool): bias per probe type.")
 mitigations = _reader("mitigations", "audit.mitigations(pool): each strategy against its baseline.")
 annotator_agreement = _reader("annotator_agreement", "audit.annotator_agreement(pool): agreement between annotators.")
 juries = _reader("juries", "audit.juries(pool): the pool's juries.")
-drift_pairs = _reader("drift_pairs", "audit.drift_pairs(pool): the judges that share calls, with how many.")
 studies = _reader("studies", "Evaluation studies: study, pool, created_at, n_conditions, n_prompts, ...")
 study_outcomes = _reader("study_outcomes", "audit.study_outcomes(study).")
 study_generations = _reader("study_generations", "audit.study_generations(study).")

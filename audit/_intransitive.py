@@ -5,7 +5,9 @@ A pair's verdict is decisive when its sample-0 parsed calls, in one order or bot
 candidate (tournament_triads.sql); a triad of a prompt's candidates counts when its three pairs all
 are. `intransitive_share` = the triads whose verdicts form a cycle (x over y, y over z, z over x) /
 the triads that count, pooled over the prompts; its 95% interval is a percentile bootstrap over
-prompts (seeded by the cell, as slot bias's). A judge that decides each pair by a coin flip makes a
+prompts (seeded by the cell, as slot bias's), drawn as multinomial counts of the prompts' kinds (a
+prompt is its cycles and triads, so resampling n prompts is drawing how many of each kind: the same
+distribution in memory of the kinds, not of the prompts times the draws). A judge that decides each pair by a coin flip makes a
 cycle of 2 of the 8 orientations of a triad: `intransitive_random` = ¼. A transitive judge (one that
 ranks the candidates) makes none.
 """
@@ -32,12 +34,13 @@ INTRANSITIVE_COLUMNS = list(INTRANSITIVE_SCHEMA)
 
 def pooled_share(cycles: np.ndarray, triads: np.ndarray, n_boot: int, rng: np.random.Generator) -> dict:
     """Σ cycles / Σ triads over prompts, with the 2.5 and 97.5 percentiles of the same ratio over
-    prompts resampled with replacement."""
+    prompts resampled with replacement (as multinomial counts of the distinct (cycles, triads) kinds)."""
     cycles, triads = np.asarray(cycles, dtype=float), np.asarray(triads, dtype=float)
     if triads.sum() == 0:
         return {"share": None, "lo": None, "hi": None}
-    idx = rng.integers(0, triads.size, size=(n_boot, triads.size))
-    boot = cycles[idx].sum(axis=1) / triads[idx].sum(axis=1)
+    kinds, counts = np.unique(np.column_stack([cycles, triads]), axis=0, return_counts=True)
+    drawn = rng.multinomial(triads.size, counts / triads.size, size=n_boot)       # n_boot x kinds
+    boot = (drawn @ kinds[:, 0]) / (drawn @ kinds[:, 1])     # every prompt listed has a triad: no 0 / 0
     return {"share": float(cycles.sum() / triads.sum()), "lo": float(np.percentile(boot, 2.5)),
             "hi": float(np.percentile(boot, 97.5))}
 

@@ -355,7 +355,7 @@ def sql_built_from_text(root: Path) -> list[str]:
 
 
 DERIVED_VERBS = {"derived_mark", "derived_judging_marks", "derived_parts", "derived_result", "save_derived",
-                 "params_json"}
+                 "save_derived_parts", "params_json"}
 
 
 def derived_machinery_in_app(root: Path) -> list[str]:

@@ -17,6 +17,7 @@ import click
 
 from ._request import command_line, defaults, legacy_request, request_for, run_request
 from .align import align_cmd
+from .distil import apply_cmd, distil_cmd
 from .audit import audit_cmd, bias_cmd, levels_cmd, positions_cmd, report_cmd, stability_cmd, variance_cmd
 from .batch import import_batch_cmd
 from .calibration import calibrate_cmd, import_labels_cmd
@@ -61,6 +62,8 @@ cli.add_command(derive_cmd)
 cli.add_command(alt_test_cmd)
 cli.add_command(plan_cmd)
 cli.add_command(align_cmd)
+cli.add_command(distil_cmd)
+cli.add_command(apply_cmd)
 
 
 def _fresh_line() -> None:

@@ -168,10 +168,10 @@ def _compute_missing(db: Database, pool: str, name: str, result: Result, args: t
     frame = result.compute(db.scoped([m.judging for m in missing]), pool, *args)
     seconds = time.monotonic() - t0
     total = sum(m.n_verdicts for m in missing) or 1
-    for m, part in _parts(frame, missing).items():
-        share = seconds * (m.n_verdicts or 1) / total if len(missing) > 1 else seconds
-        out.append((m, part, seconds, db.save_derived(m, name, args, part, share)))
-    return out
+    parts = _parts(frame, missing)
+    shares = [seconds * (m.n_verdicts or 1) / total if len(missing) > 1 else seconds for m in parts]
+    stored = db.save_derived_parts(name, args, [(m, part, share) for (m, part), share in zip(parts.items(), shares)])
+    return [(m, part, seconds, ok) for (m, part), ok in zip(parts.items(), stored)]
 
 
 def _whole(result: Result, frames: list[pl.DataFrame]) -> pl.DataFrame:

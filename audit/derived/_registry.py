@@ -109,8 +109,9 @@ MOVED_SHOWN = 1000          # the Drift page lists the first calls that moved (d
 
 def first_two_judges(read, pool: str) -> tuple | None:
     """The Drift page's first view: the first two judges that share calls (audit._drift.first_pair, the
-    rule the page opens on); None where no two judges share a call, where the page compares nothing."""
-    return _drift.first_pair(_drift.drift_pairs(read.db, pool))
+    rule the page opens on, over the stored drift_pairs); None where no two judges share a call, where
+    the page compares nothing."""
+    return _drift.first_pair(read("drift_pairs"))
 
 
 def first_moved(read, pool: str) -> tuple | None:
@@ -156,6 +157,8 @@ RESULTS: dict[str, Result] = {
     "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts_by_judging,
                             in_parts=True, combine=summed_counts),
     "checklist": Result("the reporting checklist", checklist_frame, uses=("cells", "bias", "consistency")),
+    # the pairs of judges that share calls: what the Drift page offers and opens on (read once, not per view)
+    "drift_pairs": Result("the pairs of judges that share calls", _drift.drift_pairs),
     "drift": Result("the drift between two judges per cell", _drift.drift, judges_of=_two_judges,
                     first_view=first_two_judges),
     "drift_items": Result("the calls that moved between two judges", _drift.drift_items, judges_of=_two_judges,

@@ -15,6 +15,8 @@ from .judges import CallHints, JudgeError, JudgeSpec
 
 def messages(fmt: Format, call: dict, texts: dict) -> list[dict]:
     prompt = texts["prompt"][call["prompt_idx"]]
+    if fmt.template is None:      # a format of imported verdicts, asked of a distilled student alone
+        return [{"role": "user", "content": f"{prompt}\n\n{texts['response'][call['a_idx']]}"}]
     if fmt.kind == "pointwise":
         content = fmt.render(prompt, response=texts["response"][call["a_idx"]])
     else:

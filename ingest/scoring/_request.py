@@ -114,6 +114,10 @@ def resolve_formats(req: ScoreRequest, unit) -> dict[str, Format]:
     if unknown:
         raise UserError(f"--formats: unknown format(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
     missing_template = [f for f in req.formats if known[f].template is None]
+    if missing_template and req.judge.startswith("distilled:"):
+        # a distilled student reads the prompt and response, not a prompt: a format of imported
+        # verdicts is asked of it as it is (_calls.messages gives it the two texts)
+        return {f: known[f] for f in req.formats}
     if missing_template:
         raise UserError(f"--formats: {', '.join(missing_template)} has no prompt template (imported "
                         "verdicts only); give one in a --format-spec")

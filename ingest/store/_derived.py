@@ -206,17 +206,48 @@ def save_derived(db, state: Mark, name: str, params, frame: pl.DataFrame, second
     not when the fingerprint moved meanwhile (a write landed while it was computed: the next reader
     computes it anew), the pool was deleted, or the database cannot be written (the result is shown
     all the same)."""
-    buf = io.BytesIO()
-    frame.write_parquet(buf, compression="zstd")
+    return save_derived_parts(db, name, params, [(state, frame, seconds)])[0]
+
+
+def save_derived_parts(db, name: str, params, parts: list[tuple[Mark, pl.DataFrame, float]]) -> list[bool]:
+    """save_derived for the parts of one computation, [(mark, frame, seconds)] of one pool, on one
+    writer's connection in one transaction (the fingerprints now read once): whether each was stored."""
+    if not parts:
+        return []
+    payloads = []
+    for _, frame, _ in parts:
+        buf = io.BytesIO()
+        frame.write_parquet(buf, compression="zstd")
+        payloads.append(buf.getvalue())
     try:
         with writer(db) as con, transaction(con):
-            if _sql.first(con, "pool_instance", pool_id=state.pool_id) is None:
-                return False
-            if _now(con, state) != state.fingerprint:
-                return False
-            _sql.script(con, "save_derived", pool_id=state.pool_id, name=name, params_json=params_json(params),
-                        part=state.part, fingerprint=state.fingerprint, seconds=float(seconds),
-                        n_verdicts=state.n_verdicts, payload=buf.getvalue())
+            if _sql.first(con, "pool_instance", pool_id=parts[0][0].pool_id) is None:
+                return [False] * len(parts)
+            now = _Now(con)
+            stored = []
+            for (state, _, seconds), payload in zip(parts, payloads):
+                ok = now(state) == state.fingerprint
+                if ok:
+                    _sql.script(con, "save_derived", pool_id=state.pool_id, name=name, params_json=params_json(params),
+                                part=state.part, fingerprint=state.fingerprint, seconds=float(seconds),
+                                n_verdicts=state.n_verdicts, payload=payload)
+                stored.append(ok)
+            return stored
     except (duckdb.IOException, duckdb.ConnectionException, OSError):
-        return False        # a database the server may read but not write (or held past the lock timeout)
-    return True
+        return [False] * len(parts)   # a database the server may read but not write (or held past the lock timeout)
+
+
+class _Now:
+    """_now on one connection, each judging's marks read once (the parts of one computation share them)."""
+
+    def __init__(self, con):
+        self._con, self._judgings = con, {}
+
+    def __call__(self, state: Mark) -> str | None:
+        if not state.part:
+            return _now(self._con, state)
+        key = (state.pool_id, state.basis)
+        if key not in self._judgings:
+            self._judgings[key] = _judging_marks(self._con, state.pool_id, state.basis)
+        marks = self._judgings[key]
+        return marks[state.part].fingerprint if state.part in marks else None

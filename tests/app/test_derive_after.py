@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -60,15 +61,17 @@ def test_import_verdicts_stores_the_derived_results_a_page_then_reads(db, tmp_pa
     out = _judgeaudit("import-verdicts", str(tmp_path / "v.jsonl"), "--pool", "s", "--db", str(db))
     assert out.returncode == 0 and "all current, none computed" in out.stderr, out.stderr
 
-    # another judge's verdicts: its parts alone are computed (of 3), and what reads only other judges (the
-    # drift of alpha and beta, the curation by alpha) stays as stored
+    # another judge's verdicts: its parts alone are computed (its 4 judgings of 12), and what reads only
+    # other judges (the drift of alpha and beta, the curation by alpha) stays as stored
     gamma = synthetic_verdicts(rows, judges=("gamma",), seed=12)
     out = _judgeaudit("import-verdicts", str(write_jsonl(tmp_path / "g.jsonl", gamma)), "--pool", "s", "--db", str(db))
     assert out.returncode == 0, out.stderr
     line = [x for x in out.stderr.splitlines() if x.startswith("derived results of pool 's'")][0]
-    assert "cells (1 of 3 parts)" in line and "rank (1 of 3 parts)" in line and "checklist" in line, line
-    assert "drift" not in line and "curation" not in line and "pool_summary" not in line, line
-    assert query_rows(db, "SELECT count(*) FROM derived_results WHERE name = 'cells'") == [(3,)]
+    stored = re.search(r"stored \d+ \((.*)\) in ", line).group(1).split(", ")   # "cells (4 of 12 parts)", "checklist", ...
+    assert "cells (4 of 12 parts)" in stored and "rank (4 of 12 parts)" in stored, line
+    assert {"checklist", "drift_pairs"} <= set(stored), line      # of the whole pool
+    assert not {"drift", "drift_items", "curation", "pool_summary"} & {s.split(" (")[0] for s in stored}, line
+    assert query_rows(db, "SELECT count(*) FROM derived_results WHERE name = 'cells'") == [(12,)]
     derived.forget()
     for name in ORIGINAL:
         assert_frame_equal(_comparable(name, _read(db, name, "s", *_args(db, name))),

@@ -205,7 +205,8 @@ def test_derived_results_follow_every_change(db, tmp_path, counted):
     start = dict(counted)
     first = _session(db)
     assert "gamma" not in first["cells"]["judge"].to_list()
-    assert {n for n in NAMES if counted[n] > start[n]} == {"checklist"}      # read from the whole pool's verdicts
+    # those read from the whole pool's verdicts: the checklist, and which judges share calls
+    assert {n for n in NAMES if counted[n] > start[n]} == {"checklist", "drift_pairs"}
     assert_frame_equal(first["cells"], _fresh(db, "cells"), check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
 
     # a jury of two judges (its verdicts are rows of the store, the members' votes): every judge's parts,

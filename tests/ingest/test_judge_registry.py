@@ -12,17 +12,17 @@ from ingest.scoring.judges import PROVIDERS, parse_judge
 
 
 def test_one_factory_per_prefix():
-    assert sorted(PROVIDERS) == ["fake", "local", "openai"]
+    assert sorted(PROVIDERS) == ["distilled", "fake", "local", "openai"]
 
 
 def test_an_unknown_prefix_names_the_known_ones():
     with pytest.raises(UserError) as err:
         parse_judge("anthropic:claude", {})
-    assert str(err.value) == "--judge 'anthropic:claude': unknown provider 'anthropic' (known: fake, local, openai)"
+    assert str(err.value) == "--judge 'anthropic:claude': unknown provider 'anthropic' (known: distilled, fake, local, openai)"
 
 
 def test_a_spec_without_a_prefix_says_what_one_looks_like():
-    with pytest.raises(UserError, match=r"expected PROVIDER:\.\.\., one of openai:MODEL@BASE_URL, local:smollm2, fake:NAME"):
+    with pytest.raises(UserError, match=r"expected PROVIDER:\.\.\., one of openai:MODEL@BASE_URL, local:smollm2, fake:NAME, distilled:DIR"):
         parse_judge("smollm2", {})
 
 

@@ -9,7 +9,7 @@ from app import data, judge_picker, tables, url_state
 from audit import plural
 
 pool = data.page_pool("Drift")
-pairs = data.drift_pairs(pool)       # judge, against, n_shared: the judges that answered the same calls
+pairs = data.result("drift_pairs", pool)   # judge, against, n_shared: the judges that answered the same calls
 if pairs.height == 0:
     st.info("No two judges of this pool answered the same call (the same format, decoding, prompt, "
             "candidates and sample), so there is nothing to compare. Drift compares two versions of a judge on "

@@ -3,6 +3,7 @@
     openai:MODEL@BASE_URL   any OpenAI-compatible chat-completions server
     local:smollm2           the bundled SmolLM2-135M-Instruct GGUF, in-process (transformers)
     fake:NAME[?k=v&...]     a deterministic simulated judge
+    distilled:DIR           a student classifier `judgeaudit distil` wrote (numpy and scikit-learn)
 """
 
 from ._constraint import MECHANISMS, check_server, settings_for as constraint_settings

@@ -102,12 +102,26 @@ def _fake(rest: str, opts: JudgeOptions) -> JudgeSpec:
     return JudgeSpec(name, "fake", f"fake-{fake_name}", None, params, lambda: FakeJudge(name, params, opts.formats))
 
 
+def _distilled(rest: str, opts: JudgeOptions) -> JudgeSpec:
+    """distilled:DIR: a classifier `judgeaudit distil` wrote; its identity binds the model files' hash."""
+    from .distilled import DistilledJudge, Student
+    student = Student.load(rest)
+    if set(opts.formats) != {student.format_name}:
+        raise UserError(f"--judge distilled:{rest}: the student answers the format {student.format_name!r} alone; "
+                        f"score it with --formats {student.format_name}")
+    name = opts.name or f"distilled-{student.sha256[:12]}"
+    return JudgeSpec(name, "distilled", f"distilled-{student.sha256[:16]}", None,
+                     {"sha256": student.sha256, "teacher": student.spec.get("teacher")},
+                     lambda: DistilledJudge(name, student), shared=True)
+
+
 # The providers by SPEC prefix: one small factory each, whose client module is imported only when a
 # client is made (inspect_ai's model/_providers/providers.py). A new provider is one entry here.
 PROVIDERS: dict[str, Callable[[str, JudgeOptions], JudgeSpec]] = {
     "openai": _openai,
     "local": _local,
     "fake": _fake,
+    "distilled": _distilled,
 }
 
 
@@ -125,7 +139,7 @@ def parse_judge(spec: str, formats: dict, name: str | None = None, api_key_env: 
     return factory(rest, JudgeOptions(formats, name, api_key_env, timeout, concurrency, drain_after, cooldown_s))
 
 
-_EXAMPLES = ("openai:MODEL@BASE_URL", "local:smollm2", "fake:NAME")
+_EXAMPLES = ("openai:MODEL@BASE_URL", "local:smollm2", "fake:NAME", "distilled:DIR")
 
 
 def _several_endpoints(model: str, urls: list[str], opts: JudgeOptions) -> JudgeSpec:

@@ -45,7 +45,7 @@ class CallHints:
 
 class Judge(Protocol):
     name: str            # the judge's name in the store
-    provider: str        # 'openai' | 'local' | 'fake'
+    provider: str        # 'openai' | 'local' | 'fake' | 'distilled'
     model: str | None
     endpoint: str | None
 

@@ -66,6 +66,22 @@ class LocalJudge:
                                                        dtype=torch.float32)
         self.lm.eval()
 
+    def embed(self, texts: list[str], max_tokens: int = 256, batch: int = 16) -> "np.ndarray":
+        """Mean-pooled last hidden states of each text (its first max_tokens tokens): the `model`
+        features of a distilled student (docs/scoring.md#distilled-judges). (n, hidden) float32."""
+        import numpy as np
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        out = []
+        with self._lock, self.torch.no_grad():
+            for i in range(0, len(texts), batch):
+                enc = self.tokenizer(texts[i:i + batch], return_tensors="pt", padding=True, truncation=True,
+                                     max_length=max_tokens)
+                hidden = self.lm(**enc, output_hidden_states=True).hidden_states[-1]
+                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                out.append(((hidden * mask).sum(1) / mask.sum(1).clamp(min=1)).float().numpy())
+        return np.vstack(out) if out else np.zeros((0, self.lm.config.hidden_size), dtype=np.float32)
+
     # -- helpers --------------------------------------------------------------------------------
     def chat_ids(self, content: str) -> list[int]:
         return self.tokenizer.apply_chat_template([{"role": "user", "content": content}],
