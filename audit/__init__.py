@@ -16,7 +16,7 @@ from ._consistency import CONSISTENCY_COLUMNS, consistency
 from ._curation import baseline_values, cell_values, curation_prompts, pool_extent
 from ._decision import DECISION_COLUMNS, decisions
 from ._human_scale import calibrated_values, human_items, human_scale
-from ._drift import compare_verdicts, drift, drift_items, drift_pairs, drift_sides, first_pair
+from ._drift import compare_verdicts, drift, drift_items, drift_pairs, drift_report, drift_sides, first_pair
 from ._export import EXPORT_COLUMNS, export_counts, verdict_batches, verdict_rows
 from ._judges import JUDGES_COLUMNS, judges, pareto_front
 from ._intransitive import INTRANSITIVE_COLUMNS, intransitivity
@@ -55,7 +55,7 @@ __all__ = [
     "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames", "calibrated_values",
     "candidate_scores", "candidate_texts", "cell_rng", "cell_values", "checklist", "checklist_markdown",
     "compare_verdicts", "comparisons", "consistency", "curation_prompts", "decisions", "draw_label_queue",
-    "drift", "drift_items", "drift_pairs", "drift_sides", "effective_levels", "estimate", "eval_prompts",
+    "drift", "drift_items", "drift_pairs", "drift_report", "drift_sides", "effective_levels", "estimate", "eval_prompts",
     "export_counts", "first_pair", "holm", "human_agreement", "human_ceiling", "human_items", "human_scale",
     "intransitivity", "judged", "judges", "juries", "jury_sizes", "label_cells", "label_queues",
     "mark_juries", "mcnemar", "minus", "mitigations", "pareto_front", "placeholder_texts", "plan", "plural",

@@ -17,7 +17,9 @@ comparison either way.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from typing import Iterator
 
 import polars as pl
 
@@ -135,6 +137,19 @@ def version_pairs(verdicts: pl.DataFrame, baseline_version: int | None = None) -
     return out
 
 
+def _latest_versions(vers: pl.DataFrame) -> pl.DataFrame:
+    """The latest version of each format (by its last cell run), formats in the order of those runs."""
+    return vers.sort("last_cell_run").group_by("format", maintain_order=True).last()
+
+
+def _current_info(vers: pl.DataFrame, judge: str) -> dict:
+    """The current side's description from a judge's versions per format (_tag_versions' first frame,
+    or sql/drift_versions.sql): the newest version, and the latest of each format under by_format."""
+    by_format = {r["format"]: {k: v for k, v in r.items() if k != "format"} for r in _latest_versions(vers).to_dicts()}
+    newest = vers.sort("last_cell_run").row(-1, named=True)
+    return {"judge": judge, **{k: v for k, v in newest.items() if k != "format"}, "by_format": by_format}
+
+
 def drift_sides(db: str | os.PathLike | None, pool: str, judge: str, against: str | None = None,
                 baseline_version: int | None = None) -> dict:
     """The two sides of a drift comparison: {"versions", "current", "baseline", "current_version",
@@ -151,10 +166,8 @@ def drift_sides(db: str | os.PathLike | None, pool: str, judge: str, against: st
     if mine.height == 0:
         raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
     vers, tagged = _tag_versions(mine)
-    latest_per_format = vers.sort("last_cell_run").group_by("format", maintain_order=True).last()
-    by_format = {r["format"]: {k: v for k, v in r.items() if k != "format"} for r in latest_per_format.to_dicts()}
-    newest = vers.sort("last_cell_run").row(-1, named=True)
-    current_info = {"judge": judge, **{k: v for k, v in newest.items() if k != "format"}, "by_format": by_format}
+    latest_per_format = _latest_versions(vers)
+    current_info = _current_info(vers, judge)
     if other is not None:
         current = tagged.join(latest_per_format.select("format", "version"), on=["format", "version"], how="semi")
         other_versions = _tag_versions(other)[0]
@@ -234,3 +247,63 @@ def _against(db, pool: str, judge: str, against: str, limit: int | None,
         return None, moved
     return pl.concat(per_cell).with_columns((pl.col("n_changed") / pl.col("n")).alias("share_changed")) \
         .select(CELL_COLUMNS), moved
+
+
+MOVED_BATCH = 200_000        # moved calls read at a time by drift_report
+
+
+@contextlib.contextmanager
+def drift_report(db: str | os.PathLike | None, pool: str, judge: str, against: str,
+                 batch_rows: int = MOVED_BATCH) -> Iterator[tuple[dict, Iterator[tuple[dict, Iterator[pl.DataFrame]]]]]:
+    """`judgeaudit drift --against`'s whole document, out of core: (head, cells) while the reading is open.
+
+    head: {"current_version", "baseline_version", "versions"} as drift_sides describes the two sides
+    (`versions` a frame; the versions read per format in DuckDB, sql/drift_versions.sql, not from the
+    verdicts). cells: per (format, decoding) cell in drift's order, (the cell as drift's row, its moved
+    calls as frames of drift_items' columns without format and decoding, in call order), computed a
+    format at a time as `drift` and `drift_items` do, the moved calls read `batch_rows` at a time. Each
+    cell's frames are read before the next cell is drawn."""
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        ids = [_judge_id(read, name) for name in (judge, against)]
+        vers = read.frame("drift_versions", pool_id=pid, judge_id=ids[0])
+        if vers.height == 0:
+            raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
+        others = read.frame("drift_versions", pool_id=pid, judge_id=ids[1])
+        formats = read.frame("drift_formats", pool_id=pid, judge_id=ids[0], against_id=ids[1])
+        head = {"current_version": _current_info(vers, judge),
+                "baseline_version": {"judge": against, "versions": others.to_dicts()}, "versions": vers}
+
+        def cells():
+            for name, lo, hi in formats.iter_rows():
+                keys = {"pool_id": pid, "judge_id": ids[0], "against_id": ids[1], "format": name, "lo": lo, "hi": hi}
+                per_cell = read.frame("drift_cells", **keys).with_columns(
+                    pl.lit(name).alias("format"), (pl.col("n_changed") / pl.col("n")).alias("share_changed"))
+                moved = _Runs(pl.from_arrow(batch) for batch in read.batches("drift_moved", batch_rows, **keys,
+                                                                            limit=None))
+                for cell in per_cell.select(CELL_COLUMNS).to_dicts():
+                    yield cell, moved.of(cell["decoding"])
+
+        yield head, cells()
+
+
+class _Runs:
+    """Frames sorted by decoding, taken a decoding at a time: the rows of one decoding (without the
+    column), then the rest kept for the next."""
+
+    def __init__(self, frames: Iterator[pl.DataFrame]):
+        self._frames, self._left = frames, None
+
+    def of(self, decoding: str) -> Iterator[pl.DataFrame]:
+        while True:
+            frame = self._left if self._left is not None else next(self._frames, None)
+            self._left = None
+            if frame is None:
+                return
+            other = (frame["decoding"] != decoding).arg_true()
+            n = other[0] if other.len() else frame.height
+            if n:
+                yield frame.head(n).drop("decoding")
+            if n < frame.height:
+                self._left = frame.slice(n)
+                return

@@ -19,6 +19,42 @@ def db(tmp_path, monkeypatch) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def bundled_llama_server():
+    """llama.cpp's OpenAI-compatible server on the bundled model (tests/llama_server.py), started once a
+    session for every module that asks (checked with one real completion before any test uses it); its
+    base URL."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python[server] is installed by `make test`")
+    from tests.llama_server import LlamaServer
+    server = LlamaServer()
+    try:
+        url = server.__enter__()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    yield url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def bundled_judge():
+    """The bundled model as the in-process judge (ingest.scoring.judges.local.LocalJudge), loaded once a
+    session."""
+    pytest.importorskip("torch")
+    from ingest.scoring.judges.local import LocalJudge
+    return LocalJudge()
+
+
+@pytest.fixture
+def shared_bundled_judge(bundled_judge, monkeypatch):
+    """Every LocalJudge a run makes reuses the session's loaded model (the weights are only read)."""
+    from ingest.scoring.judges.local import LocalJudge
+
+    def load(self):
+        self.torch, self.tokenizer, self.lm = bundled_judge.torch, bundled_judge.tokenizer, bundled_judge.lm
+    monkeypatch.setattr(LocalJudge, "load", load)
+    return bundled_judge
+
+
 @pytest.fixture
 def database_named_by_argument(monkeypatch, tmp_path):
     """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails.

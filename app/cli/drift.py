@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 import polars as pl
 
-from ._common import current, db_option, emit_json, emit_table, json_option
+from ._common import current, db_option, emit_json, emit_table, json_option, jsonable
 
 
 @click.command("drift")
@@ -21,6 +23,8 @@ from ._common import current, db_option, emit_json, emit_table, json_option
 @json_option
 def drift_cmd(pool, judge, against, baseline_version, db, as_json):
     """Verdicts changed between two versions of a judge on the same calls, and by how much."""
+    if against is not None:
+        return _against(current(db), pool, judge, against, as_json)
     from audit import compare_verdicts, drift_sides
     sides = drift_sides(current(db), pool, judge, against=against, baseline_version=baseline_version)
     cells, moved = compare_verdicts(sides["baseline"], sides["current"])
@@ -35,3 +39,36 @@ def drift_cmd(pool, judge, against, baseline_version, db, as_json):
     else:
         emit_table(cells, title=f"{judge} (latest version) against {against or 'its earlier version'}")
         emit_table(moved.head(50), title=f"moved calls ({moved.height}; first 50)")
+
+
+def _against(db, pool: str, judge: str, against: str, as_json: bool) -> None:
+    """Against another judge: out of core, as the Drift page reads it (DuckDB a format at a time), the
+    JSON document written as it is read, the moved calls a batch at a time (the document emit_json
+    wrote, the moved calls written by polars)."""
+    from audit import drift, drift_items, drift_report
+    if not as_json:
+        cells = drift(db, pool, judge, against=against)
+        moved = drift_items(db, pool, judge, against=against, limit=50)
+        emit_table(cells, title=f"{judge} (latest version) against {against}")
+        emit_table(moved, title=f"moved calls ({int(cells['n_moved'].sum())}; first 50)")
+        return
+    with drift_report(db, pool, judge, against) as (head, cells):
+        doc = {"pool": pool, "judge": judge, "against": against, "current_version": head["current_version"],
+               "baseline_version": head["baseline_version"], "versions": head["versions"].to_dicts(), "cells": []}
+        out = click.get_text_stream("stdout")
+        out.write(_dumps(doc)[:-2])                       # up to "cells": [
+        for i, (cell, moved) in enumerate(cells):
+            out.write((", " if i else "") + _dumps({**cell, "moved": []})[:-2])     # up to "moved": [
+            first = True
+            for frame in moved:               # polars' lines: JSON objects, without json.dumps' spaces
+                lines = frame.write_ndjson().rstrip("\n")
+                if lines:
+                    out.write(("" if first else ", ") + lines.replace("\n", ", "))
+                    first = False
+            out.write("]}")
+        out.write("]}\n")
+        out.flush()
+
+
+def _dumps(value) -> str:
+    return json.dumps(jsonable(value), allow_nan=False, ensure_ascii=False)

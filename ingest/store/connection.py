@@ -55,7 +55,10 @@ def open_with_retry(path: Path, read_only: bool, timeout_s: float | None = None,
     delay, told = 0.05, False
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            con = duckdb.connect(str(path), read_only=read_only)
+            # DuckDB's own progress bar draws on stdout past 2 s, inside a command's --json output
+            con.execute("SET enable_progress_bar = false")
+            return con
         except (duckdb.IOException, duckdb.ConnectionException) as exc:
             if not _is_lock_error(exc) or time.monotonic() > deadline:
                 raise

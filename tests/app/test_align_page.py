@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.views.align.form import align_request, gain_sentence, gepa_sentence, reference_sentence
@@ -55,7 +54,6 @@ def _wait(db, n: int, timeout_s: float = 240) -> list[dict]:
     raise AssertionError(f"the align run did not end in {timeout_s} s: {list_runs(db, kind='align')}")
 
 
-@pytest.mark.slow
 def test_align_page_launches_a_run_and_reads_its_result(db, tmp_path, monkeypatch):
     planted(db, tmp_path)
     at = _app(db, monkeypatch, "align")
@@ -75,7 +73,6 @@ def test_align_page_launches_a_run_and_reads_its_result(db, tmp_path, monkeypatc
     assert at.dataframe and at.dataframe[-1].value.shape[0] == 2
 
 
-@pytest.mark.slow
 def test_a_judge_that_cannot_improve_is_said_so(db, tmp_path, monkeypatch):
     from train import align
     planted(db, tmp_path, taught=0.0)

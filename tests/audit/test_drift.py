@@ -571,3 +571,97 @@ def test_drift_against_another_judge_read_in_duckdb_equals_the_comparison_in_mem
     for limit in (0, 1, moved.height - 1):
         assert_frame_equal(drift_items(db, "s", judge, against=against, limit=limit), moved.head(limit),
                            check_dtypes=False)
+
+
+def _in_memory_document(db, pool, judge, against):
+    """What `judgeaudit drift --against --json` printed when it compared in memory (drift_sides and
+    compare_verdicts, the cells' moved calls filtered from one frame): the reference of the document
+    that is now read out of core."""
+    sides = drift_sides(db, pool, judge, against=against)
+    cells, moved = compare_verdicts(sides["baseline"], sides["current"])
+    doc = {"pool": pool, "judge": judge, "against": against, "current_version": sides["current_version"],
+           "baseline_version": sides["baseline_version"], "versions": sides["versions"].to_dicts(), "cells": []}
+    for cell in cells.to_dicts():
+        items = moved.filter((pl.col("format") == cell["format"]) & (pl.col("decoding") == cell["decoding"]))
+        doc["cells"].append({**cell, "moved": items.drop("format", "decoding").to_dicts()})
+    return json.loads(json.dumps(doc))
+
+
+def _same_document(got, want, where="$"):
+    """got == want, floats to 1e-12 (DuckDB's sums and polars' may differ in the last bits), key order too."""
+    if isinstance(want, float) and isinstance(got, (int, float)):
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-15), where
+    elif isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want), f"{where}: keys {list(got)} != {list(want)}"
+        for k in want:
+            _same_document(got[k], want[k], f"{where}.{k}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{where}: {len(got)} items != {len(want)}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            _same_document(g, w, f"{where}[{i}]")
+    else:
+        assert got == want and type(got) is type(want), f"{where}: {got!r} != {want!r}"
+
+
+@pytest.mark.parametrize("fixture,judge,against", [
+    ("two_versions", "j-v2", "j"), ("scored_twice", "j-2026-12", "j"), ("two_formats_two_versions", "j", "k"),
+    ("fewer_calls_later", "j", "k"), ("fewer_calls_later", "k", "j"), ("two_decodings", "j-v2", "j")])
+def test_drift_cli_against_another_judge_prints_the_document_it_printed_in_memory(request, fixture, judge, against):
+    """`judgeaudit drift --against --json` reads out of core (drift_report: the versions, cells and moved calls in
+    DuckDB, streamed); on small pools (ties among the tournament readings of fewer_calls_later, two versions of
+    a format, formats of different sizes) it prints the document the in-memory comparison printed."""
+    db = request.getfixturevalue(fixture)
+    want = _in_memory_document(db, "s", judge, against)
+    assert sum(len(c["moved"]) for c in want["cells"]) > 0
+    proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", judge, "--against", against, "--db", str(db),
+                           "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    _same_document(json.loads(proc.stdout), want)
+
+
+@pytest.fixture
+def two_decodings(two_versions):
+    """two_versions with every verdict stored again under the constrained decoding, j-v2's (p0, x) likert5
+    there 3 -> 4: four cells (two formats x two decodings), each with calls that moved."""
+    import duckdb
+    con = duckdb.connect(str(two_versions))
+    try:
+        con.execute("INSERT INTO verdicts SELECT * REPLACE ('constrained' AS decoding) FROM verdicts")
+        con.execute("UPDATE verdicts SET value = 4, answer = '4' WHERE decoding = 'constrained' AND prompt_idx = 0 "
+                    "AND a_idx = 0 AND b_idx IS NULL AND judge_id = (SELECT judge_id FROM judges WHERE name = 'j-v2')")
+    finally:
+        con.close()
+    return two_versions
+
+
+@pytest.mark.parametrize("fixture,judge,against,n_cells", [("fewer_calls_later", "k", "j", 2),
+                                                            ("two_decodings", "j-v2", "j", 4)])
+def test_drift_report_splits_streamed_batches_into_their_cells(request, fixture, judge, against, n_cells):
+    """The moved calls arrive in batches of any size and each lands in its own cell: batches of 1 and 2
+    rows, across the boundaries of decodings and formats, give the in-memory cells' lists."""
+    from audit import drift_report
+    db = request.getfixturevalue(fixture)
+    want = _in_memory_document(db, "s", judge, against)
+    # the moved calls of every cell, as the in-memory comparison lists them
+    want_cells = [(c["format"], c["decoding"], c["moved"]) for c in want["cells"]]
+    assert len(want_cells) == n_cells and all(moved for *_, moved in want_cells)
+    for rows in (1, 2, 1000):
+        with drift_report(db, "s", judge, against, batch_rows=rows) as (head, cells):
+            got = [(c["format"], c["decoding"], json.loads(json.dumps([r for f in moved for r in f.to_dicts()])))
+                   for c, moved in cells]
+            versions = head["versions"].to_dicts()
+        assert got == want_cells
+        assert versions == want["versions"]
+
+
+def test_drift_report_names_a_judge_without_verdicts_on_the_pool(two_versions, write_jsonl):
+    from audit import drift_report
+    from ingest.store import import_pool
+    from ingest.scoring import import_verdicts
+    import_pool(two_versions, write_jsonl("other.jsonl", [{"prompt_id": "q", "prompt": "q", "candidate_id": "x",
+                                                            "response": "x"}]), "t")
+    import_verdicts(two_versions, write_jsonl("w.jsonl", [{"judge": "elsewhere", "format": "likert5",
+                                                           "prompt_id": "q", "candidate_id": "x", "raw": "3"}]), "t")
+    with pytest.raises(AuditError, match="judge 'elsewhere' has no verdicts on pool 's'"):
+        with drift_report(two_versions, "s", "elsewhere", "j"):
+            pass

@@ -9,7 +9,6 @@ from ingest.store import import_pool
 from ingest.scoring.formats import BUILTIN
 from ingest.scoring import score, ScoreRequest
 from tests.conftest import query_rows
-from tests.llama_server import LlamaServer
 
 FIVE = ["binary", "likert5", "numeric100", "anchored", "tournament"]
 POOL = [
@@ -27,16 +26,10 @@ def _statuses(db):
                           "JOIN formats f USING (format_id) GROUP BY f.name ORDER BY f.name")
 
 
-@pytest.fixture(scope="module")
-def llama_server():
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python[server] is installed by `make test`")
-    server = LlamaServer()
-    try:
-        url = server.__enter__()       # checked with one real completion before any test uses it
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-    yield url
-    server.stop()
+@pytest.fixture
+def llama_server(bundled_llama_server):
+    """The session's llama.cpp server on the bundled model (tests/conftest.py): loaded once for every module."""
+    return bundled_llama_server
 
 
 def test_llama_cpp_server_all_five_formats(db, write_jsonl, llama_server):
@@ -58,7 +51,7 @@ def test_llama_cpp_server_all_five_formats(db, write_jsonl, llama_server):
     assert models and models[0][0]            # the model id the server reported is recorded
 
 
-def test_local_judge_in_process(db, write_jsonl):
+def test_local_judge_in_process(db, write_jsonl, shared_bundled_judge):   # the session's model, loaded once
     import_pool(db, write_jsonl("pool.jsonl", POOL), "p")
     result = score(ScoreRequest(pool="p", judge="local:smollm2", formats=["binary", "likert5", "numeric100",
                                                                          "tournament"], decoding="constrained",

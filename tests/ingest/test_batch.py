@@ -250,17 +250,10 @@ def _write(path, lines):
     return path
 
 
-@pytest.fixture(scope="module")
-def llama_server():
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python[server] is installed by `make test`")
-    from tests.llama_server import LlamaServer
-    server = LlamaServer()
-    try:
-        url = server.__enter__()
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-    yield url
-    server.stop()
+@pytest.fixture
+def llama_server(bundled_llama_server):
+    """The session's llama.cpp server on the bundled model (tests/conftest.py): loaded once for every module."""
+    return bundled_llama_server
 
 
 def test_round_trip_through_a_batch_runner_equals_the_online_run(tmp_path, write_jsonl, llama_server):

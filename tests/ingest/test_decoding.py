@@ -178,22 +178,16 @@ def test_constraint_only_with_constrained_decoding(db, write_jsonl):
 
 # -- the bundled model: greedy is transformers' generate, constrained the label argmax ---------------
 
-@pytest.fixture(scope="module")
-def smollm():
-    pytest.importorskip("torch")
-    from ingest.scoring.judges.local import LocalJudge
-    return LocalJudge()
+@pytest.fixture
+def smollm(bundled_judge):
+    """The session's bundled judge, loaded once (tests/conftest.py)."""
+    return bundled_judge
 
 
 @pytest.fixture
-def shared_model(smollm, monkeypatch):
-    """Every LocalJudge the runner makes reuses the module's loaded model (loaded once)."""
-    from ingest.scoring.judges.local import LocalJudge
-
-    def load(self):
-        self.torch, self.tokenizer, self.lm = smollm.torch, smollm.tokenizer, smollm.lm
-    monkeypatch.setattr(LocalJudge, "load", load)
-    return smollm
+def shared_model(shared_bundled_judge):
+    """Every LocalJudge the runner makes reuses the session's loaded model."""
+    return shared_bundled_judge
 
 
 @pytest.mark.slow
@@ -226,7 +220,6 @@ def test_local_greedy_is_generate_token_for_token(db, write_jsonl, shared_model)
                           "WHERE f.kind = 'pointwise'") == [(8,)]
 
 
-@pytest.mark.slow
 def test_local_constrained_is_the_label_argmax(db, write_jsonl, shared_model):
     import_pool(db, write_jsonl("pool.jsonl", _pool(2, 2)), "p")
     score(ScoreRequest(pool="p", judge="local:smollm2", formats=["binary", "likert5", "numeric100", "tournament"],

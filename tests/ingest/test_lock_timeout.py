@@ -61,3 +61,25 @@ def test_audit_refuses_a_missing_database(tmp_path):
     from audit import AuditError
     with pytest.raises(AuditError, match=r"missing.duckdb: no such database \(run `judgeaudit demo` for the bundled demo, import a pool first, or pass --db\)"):
         reading(tmp_path / "missing.duckdb").__enter__()
+
+
+SETTING = """
+import sys, duckdb
+from ingest.store.connection import open_with_retry
+read_only = sys.argv[2] == "ro"
+for con in (duckdb.connect(sys.argv[1], read_only=read_only), open_with_retry(sys.argv[1], read_only=read_only)):
+    print(con.execute("SELECT current_setting('enable_progress_bar')").fetchall()[0][0])
+    con.close()
+"""
+
+
+@pytest.mark.parametrize("mode", ["ro", "rw"])
+def test_a_store_connection_draws_no_progress_bar_of_duckdb(tmp_path, mode):
+    """DuckDB draws its progress bar on stdout for a query past 2 s in a command's process (on 1M candidates,
+    `judgeaudit drift --json` printed bars before its document); every connection the store opens turns it
+    off. In a process of its own, as a command's: a plain connection there has it on (so the check can fail)."""
+    path = tmp_path / "quiet.duckdb"
+    duckdb.connect(str(path)).close()
+    proc = subprocess.run([sys.executable, "-c", SETTING, str(path), mode], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "False"]

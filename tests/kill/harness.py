@@ -38,8 +38,9 @@ DEAD = ("failed", "cancelled")
 
 
 def kill_points() -> int:
-    """Kill points per command: 2 in CI, more with JUDGEAUDIT_KILL_POINTS=N (the slow tier: 10)."""
-    return max(1, int(os.environ.get("JUDGEAUDIT_KILL_POINTS", "2")))
+    """Kill points per command, in all: 10 (`make test` runs the first of them, `make test-slow` the
+    rest: tests/kill/test_kill.py), or JUDGEAUDIT_KILL_POINTS=N."""
+    return max(1, int(os.environ.get("JUDGEAUDIT_KILL_POINTS", "10")))
 
 
 @dataclasses.dataclass

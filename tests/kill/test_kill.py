@@ -2,8 +2,10 @@
 leaves a database that opens, shows its killed run as dead, and re-runs to the rows of a run never
 killed, none twice (tests/kill/harness.py says how each is checked).
 
-Two points per command by default (CI); JUDGEAUDIT_KILL_POINTS=10 runs the slow tier (the first
-two points are the same in both). JUDGEAUDIT_KILL_LOG=FILE appends what each point found.
+Ten points per command (JUDGEAUDIT_KILL_POINTS=N for another number): `make test` runs the first two
+of each command (the first one of train and evaluate, which load the bundled model), `make test-slow`
+the rest (marked slow); a point's delay is the same in both. JUDGEAUDIT_KILL_LOG=FILE appends what
+each point found.
 """
 
 import shutil
@@ -16,6 +18,13 @@ from .harness import kill_point, kill_points, log, reference
 NAMES = ("import-pool", "import-verdicts", "score", "score --batch-out", "import-batch", "demo", "curate",
          "train", "evaluate")
 MODEL = {"train", "evaluate"}       # load the bundled 135M model: tens of seconds a run
+FAST = 2                            # points per command in `make test` (1 for MODEL); the rest are slow
+
+
+def points() -> list:
+    """(name, point) for every command and point, those past a command's fast ones marked slow."""
+    return [pytest.param(name, point, marks=pytest.mark.slow) if point >= (1 if name in MODEL else FAST)
+            else (name, point) for name in NAMES for point in range(kill_points())]
 
 
 @pytest.fixture(scope="session")
@@ -39,8 +48,7 @@ def bench(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("point", range(kill_points()))
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in MODEL else n for n in NAMES])
+@pytest.mark.parametrize("name,point", points())
 def test_a_command_killed_anywhere_opens_shows_dead_and_reruns_to_the_same_rows(bench, name, point):
     cmd, base, ref = bench(name)
     folder = base.parent / f"point-{point}"

@@ -258,7 +258,6 @@ def test_curate_command_stores_and_exports(db, write_jsonl, tmp_path):
     assert proc.returncode == 1 and "no scores for that cell" in proc.stderr and "j × likert5" in proc.stderr
 
 
-@pytest.mark.slow
 def test_curate_and_train_page(tmp_path, monkeypatch, write_jsonl):
     """The page on a user's pool: the preview's counts, the exact train command, and Train
     launching a background run of the tiny model configured on the server, which finishes."""

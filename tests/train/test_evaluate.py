@@ -132,7 +132,6 @@ def tiny(tmp_path_factory):
     return {"base": base, "runs": runs, "tokenizer": tok}
 
 
-@pytest.mark.slow
 def test_batched_left_padded_generation_equals_one_at_a_time(tiny):
     from train._model import load_base
     model, tok = load_base(str(tiny["base"]), device="cpu")
@@ -153,7 +152,6 @@ def pool_rows(n_prompts=8, heldout=(0, 1, 2)):
     return rows
 
 
-@pytest.mark.slow
 def test_evaluate_end_to_end(tiny, db, write_jsonl, tmp_path):
     import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
     req = EvalRequest(runs=[str(r) for r in tiny["runs"]], pool="demo", judges=["fake:e1", "fake:e2?noise=0.4"],
@@ -291,7 +289,6 @@ def test_condition_names_of_every_kind_of_record():
     assert condition_name({}) == "adapter" and condition_name({"subset": None, "condition": ""}) == "adapter"
 
 
-@pytest.mark.slow
 def test_evaluate_page_launches_a_background_run(tiny, db, write_jsonl, monkeypatch):
     """Press Evaluate on the page: a background run answers, judges and stores the outcomes."""
     import time
@@ -324,7 +321,6 @@ def test_evaluate_page_launches_a_background_run(tiny, db, write_jsonl, monkeypa
     assert not at.exception and at.dataframe[0].value.shape[0] == 1     # sim/likert5@0.5 - base
 
 
-@pytest.mark.slow
 def test_failed_judge_calls_are_rows_and_are_asked_again(tiny, db, write_jsonl):
     from tests.conftest import free_port
     import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
@@ -429,7 +425,6 @@ def _outcomes(db, judge):
                           f"USING (study_id, condition, seed, prompt_idx) WHERE j.name = '{judge}' ORDER BY e.condition, e.prompt_idx")
 
 
-@pytest.mark.slow
 def test_the_students_answer_is_response_a_then_response_b(tiny, db, write_jsonl):
     import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
     # "A+" always: the student wins the order where it is Response A and loses the other -> 0.5.
@@ -452,7 +447,6 @@ def test_the_students_answer_is_response_a_then_response_b(tiny, db, write_jsonl
     assert sum(b in answers and a in refs for a, b in longer.asked) == 6
 
 
-@pytest.mark.slow
 def test_a_rerun_asks_only_the_order_that_failed(tiny, db, write_jsonl):
     import_pool(db, write_jsonl("pool.jsonl", pool_rows()), "demo")
     refs = {r["response"] for r in pool_rows()}
