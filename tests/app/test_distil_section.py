@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from ingest.runs import cancel, list_runs
 from ingest.scoring import ScoreRequest, score
 from ingest.scoring.judges.distilled import Student
+from tests.app.table_rules import violations
 from tests.conftest import REPO
 from tests.train.test_distil import taught  # noqa: F401 (the fixture)
 from train.curation_view import jaccard, top_share
@@ -126,3 +127,5 @@ def test_a_trained_student_shows_its_card_then_its_curation(db, tmp_path, monkey
     # the same verdicts: the same levels, D2 and top-tied share
     for col in ("distinct", "d2", "top_tied"):
         assert cells[col].iloc[0] == cells[col].iloc[1], col
+    # the two tables keep the dashboard's table rules (headings, no None or noise cells)
+    assert not any(violations(at).values()), violations(at)
