@@ -120,6 +120,23 @@ def walked_demo(tmp_path_factory):
     yield from _serve_app({"JUDGEAUDIT_DB": str(db)})
 
 
+# the pages whose charts a new user found broken (the Pool and Curate histograms, the Pool reference
+# chart, the DPO pairs, the loss curves, the reliability diagram) and the Overview's grid: what `make
+# test` walks at both widths; `make test-slow` walks every page
+CHART_PAGES = ("overview", "pool", "formats", "calibration", "curate")
+
+
+def test_the_chart_pages_draw_every_label_whole_at_1280_and_1400_px(walked_demo):
+    counts = {}
+    found = walk(walked_demo, pages=CHART_PAGES, counts=counts)
+    assert len(found) == len(WIDTHS) * len(CHART_PAGES)
+    for width in WIDTHS:
+        assert counts[(width, "overview")] >= 6 and counts[(width, "pool")] == 3 and counts[(width, "formats")] >= 8
+        assert counts[(width, "calibration")] >= 2 and counts[(width, "curate")] >= 3
+        assert counts[(width, "curate+")] >= counts[(width, "curate")] + 3
+    assert {key: v for key, v in found.items() if v} == {}
+
+
 @pytest.mark.slow
 def test_no_chart_label_is_cut_at_1280_or_1400_px(walked_demo):
     counts = {}
