@@ -167,9 +167,10 @@ def _pair_table(db, pool: str, judge: str, min_margin: float, both_orders: bool,
     return train.pair_table(db, pool, judge, min_margin, both_orders, seed)
 
 
-def _estimate(db, per_format: tuple, chars: tuple, provider: str, decoding: str, concurrency: int, latency_ms):
+def _estimate(db, per_format: tuple, chars: tuple, provider: str, decoding: str, concurrency: int, latency_ms,
+              load_per_core: float | None):
     from ingest.scoring import estimate_time
-    return estimate_time(db, dict(per_format), provider, decoding, concurrency, latency_ms, dict(chars))
+    return estimate_time(db, dict(per_format), provider, decoding, concurrency, latency_ms, dict(chars), load_per_core)
 
 
 def _verdicts_parquet(db, pool: str) -> bytes:
@@ -314,10 +315,12 @@ def builtin_formats() -> list[str]:
 
 def estimate(count: dict, provider: str, decoding: str, concurrency: int = 1, latency_ms: float | None = None):
     """A run's expected time for call_count's `count` (ingest.scoring.estimate_time: the bundled model's
-    from what runs measured on this machine, with how many; the simulated judge's from its latency;
-    None for an endpoint)."""
-    return _cached("estimate", *database().state(), tuple(count["per_format"].items()),
-                   tuple(count.get("chars", {}).items()), provider, decoding, int(concurrency), latency_ms)
+    from what runs measured on this machine, with how many, at its load now, to a tenth a core; the
+    simulated judge's from its latency; None for an endpoint)."""
+    from ingest.scoring import machine_load
+    load = machine_load() if provider == "local" else None
+    return _cached("estimate", *database().state(), tuple(count["per_format"].items()), tuple(count.get("chars", {})
+                   .items()), provider, decoding, int(concurrency), latency_ms, load and round(load, 1))
 
 
 def check_call(pool: str, judge: dict, fmt: str, decoding: str) -> dict:

@@ -3,11 +3,15 @@ the runs of one kind read from the database once a page run, so a reload or a se
 same runs; a progress bar with rate and ETA (or the loading phase with its expected time), the error
 and log tail of a failed run, Stop.
 
-Idle is free: a page looks again only while a run it shows is alive, and then only at the run's live
-file (ingest.runs.live_state), never the database, so the look and the run's writes never wait on
-each other. It looks every second while the run is young and backs off to every 5 s as it ages
-(`poll_every`); when a run ends (its process gone, or its file quiet) the whole page runs again,
-reading the database, so that what the run made shows without a reload.
+Idle is nearly free: a page looks at its runs only while a run it shows is alive, and then only at
+the run's live file (ingest.runs.live_state), never the database, so the look and the run's writes
+never wait on each other. It looks every second while the run is young and backs off to every 5 s
+as it ages (`poll_every`); when a run ends (its process gone, or its file quiet) the whole page runs
+again, reading the database, so that what the run made shows without a reload. While none is alive,
+a runs panel looks every WATCH_S seconds at the folder that holds the runs' folders (one listing,
+no database: ingest.runs.started_since): a run of its kind started since, from a terminal or
+another tab, is drawn from the row its folder keeps and followed as above, without a database read
+while it writes there.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from datetime import datetime, timezone
 import streamlit as st
 
 from app import data
+from ingest.runs import newest_run_id, runs_dir, started_since
 from app.run_card import loading_text, outcome_text, phase_text, run_title, stored_time
 
 ICONS = {"queued": ":material/schedule:", "running": ":material/progress_activity:",
@@ -28,6 +33,7 @@ BACKOFF = ((30.0, 1.0), (120.0, 2.0))
 SLOWEST_S = 5.0
 RECHECK_S = 30.0        # a run whose file asks for the database is read there again at most this often
 PACE_S = 10.0           # how often the pace of the looks is set again while a run is alive
+WATCH_S = 15.0          # while none is alive, how often a runs panel looks for a run started elsewhere
 
 
 def poll_every(rows: list[dict], now: datetime | None = None) -> float | None:
@@ -52,13 +58,26 @@ def read_again(shown: list[dict], rechecked: dict[int, float], now: float) -> bo
     return bool(due)
 
 
-def follow(rows: list[dict], draw, key: str) -> None:
+def follow(rows: list[dict], draw, key: str, watch: tuple[str, str | None, int] | None = None) -> None:
     """Draw `rows` (runs read from the database in this page run) with draw(rows), looking again at
     their live files while one is alive, at the pace poll_every gives (read_again: the page runs again
     when one ended). The pace is set by an outer look every PACE_S seconds, which defines the inner one
     anew: a fragment's interval is fixed when it is defined, and running the whole page to change it
-    would read the database in the middle of the run."""
+    would read the database in the middle of the run. `watch` (kind, pool, the newest run id of that
+    kind before the rows were read): while none is alive, a look every WATCH_S seconds draws and follows,
+    above the rows, the runs of that kind and pool started since, as their folders keep them."""
     alive = poll_every(rows) is not None
+    if watch and not alive:
+        kind, pool, newest = watch
+
+        shown = {r["run_id"] for r in rows}      # one recorded as the rows were read is among them already
+
+        @st.fragment(run_every=WATCH_S)
+        def started_elsewhere() -> None:
+            new = [r for r in started_since(runs_dir(data.database()), kind, newest, pool) if r["run_id"] not in shown]
+            if new:
+                follow(new, draw, f"{key}-since")
+        started_elsewhere()
 
     @st.fragment(run_every=PACE_S if alive else None)
     def paced() -> None:
@@ -123,7 +142,9 @@ def show_run(row: dict, key_prefix: str) -> None:
 
 def runs_panel(kind: str, pool: str | None = None, limit: int = 5) -> None:
     """The latest runs of `kind` (for `pool`), newest first, followed while one is alive (follow);
-    when one ends the page runs again, so the parts of it that read the run's results show them."""
+    when one ends the page runs again, so the parts of it that read the run's results show them; while
+    none is alive, a run of `kind` started elsewhere shows and is followed without a reload (follow's watch)."""
+    newest = newest_run_id(runs_dir(data.database()), kind)     # before the rows are read: none is missed
     rows = data.runs_of(kind, pool)[::-1][:limit]
 
     def draw(shown: list[dict]) -> None:
@@ -131,4 +152,4 @@ def runs_panel(kind: str, pool: str | None = None, limit: int = 5) -> None:
             st.caption(f"No {kind} runs yet.")
         for row in shown:
             show_run(row, kind)
-    follow(rows, draw, f"{kind}-{pool}")
+    follow(rows, draw, f"{kind}-{pool}", watch=(kind, pool, newest))

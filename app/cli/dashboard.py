@@ -33,9 +33,14 @@ def app_cmd(port, address, db):
         click.echo(f"seeded {path} with the bundled demo: {', '.join(seeded)}", err=True)
     env = settings.child_environment(**{settings.DB: str(path)})
     main = Path(__file__).parents[1] / "main.py"    # app/main.py
+    # a served dashboard, not an editor's preview: no watching of its source files, and no full garbage
+    # collection after every run of a page or fragment (Streamlit's default, measured at 0.1 to 0.25 s of a
+    # core a run with the Align or Curate page open: an idle page's look for new runs every 15 s cost 1 to 2%
+    # of a core that way, 0.1% without); Python's own collector still runs as objects pile up
     raise SystemExit(subprocess.call(
         [sys.executable, "-m", "streamlit", "run", str(main), "--server.port", str(port),
-         "--server.address", address, "--browser.gatherUsageStats", "false"], env=env))
+         "--server.address", address, "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+         "--runner.postScriptGC", "false"], env=env))
 
 
 @click.command("demo")

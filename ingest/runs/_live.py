@@ -7,6 +7,11 @@ The database stays the record: the file only says what changed since the page la
 table. A run whose process is gone (an ended run's too: its command may store more after the run,
 its derived results), or whose file went stale, is read again from the database by its page (which
 reconciles a dead run there).
+
+A run started elsewhere (a terminal, another tab) shows as a new folder beside the database
+(`newest_run_id`: one listing, no database), holding its row as recorded (`row.json`, written as
+the run is launched and again as its process adopts it: `started_since`), so that an idle page can
+show and follow it without reading the runs table while the run writes there.
 """
 
 from __future__ import annotations
@@ -20,19 +25,30 @@ from pathlib import Path
 from ._process import alive
 
 LIVE_FILE = "live.json"
+ROW_FILE = "row.json"
 ENDED = ("finished", "failed", "cancelled")
 
 
-def write_live(out_dir: Path, status: str, progress: dict | None) -> None:
-    """Replace the run's live file at once (a reader sees the old state or the new, never half)."""
+def _replace(out_dir: Path, name: str, content: dict) -> None:
+    """Replace a file of the run's folder at once (a reader sees the old content or the new, never half)."""
     out_dir = Path(out_dir)
-    state = {"status": status, "progress": progress, "written_at": time.time(), "pid": os.getpid()}
-    tmp = out_dir / f".{LIVE_FILE}.{os.getpid()}"
+    tmp = out_dir / f".{name}.{os.getpid()}"
     try:
-        tmp.write_text(json.dumps(state, default=str), encoding="utf-8")
-        os.replace(tmp, out_dir / LIVE_FILE)
+        tmp.write_text(json.dumps(content, default=str), encoding="utf-8")
+        os.replace(tmp, out_dir / name)
     except OSError:          # a folder removed under a run: the database still has the state
         tmp.unlink(missing_ok=True)
+
+
+def write_live(out_dir: Path, status: str, progress: dict | None) -> None:
+    """Replace the run's live file: its status and latest progress, now, and its process."""
+    _replace(out_dir, LIVE_FILE, {"status": status, "progress": progress, "written_at": time.time(),
+                                  "pid": os.getpid()})
+
+
+def write_row(out_dir: Path, row: dict) -> None:
+    """Keep the run's row as the database has it (as launched, as its process adopted it) in its folder."""
+    _replace(out_dir, ROW_FILE, row)
 
 
 def live_state(row: dict, stale_s: float, now: float | None = None, settle_s: float = 10.0) -> dict:
@@ -60,3 +76,41 @@ def live_state(row: dict, stale_s: float, now: float | None = None, settle_s: fl
     return {**row, "status": state.get("status") or row["status"],
             "progress": state.get("progress") if state.get("progress") is not None else row.get("progress"),
             "recheck": gone or age > stale_s or (ended and (not here or age > settle_s))}
+
+
+def _run_folders(runs_folder: Path, kind: str) -> dict[int, str]:
+    """The folders of runs of `kind` in `runs_folder` (`<run id>-<kind>`, each made as its run is
+    recorded): {run id: name}; none where there is no such folder yet."""
+    found = {}
+    try:
+        with os.scandir(runs_folder) as entries:
+            for entry in entries:
+                head, sep, tail = entry.name.partition("-")
+                if sep and tail == kind and head.isdigit():
+                    found[int(head)] = entry.name
+    except OSError:         # no folder yet: no run was ever recorded beside this database
+        return {}
+    return found
+
+
+def newest_run_id(runs_folder: Path, kind: str) -> int:
+    """The highest run id among the folders of runs of `kind` in `runs_folder`; 0 when there is
+    none. One directory listing: what an idle page notes to notice a run started after it."""
+    return max(_run_folders(runs_folder, kind), default=0)
+
+
+def started_since(runs_folder: Path, kind: str, after: int, pool: str | None = None) -> list[dict]:
+    """The rows of the runs of `kind` (of `pool`, when given) recorded after run `after`, newest first,
+    as their folders keep them (ROW_FILE), without the database: a folder whose row is not written yet
+    is left for the next look."""
+    rows = []
+    for run_id, name in sorted(_run_folders(runs_folder, kind).items(), reverse=True):
+        if run_id <= after:
+            break
+        try:
+            row = json.loads((Path(runs_folder) / name / ROW_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if pool is None or row.get("pool") == pool:
+            rows.append(row)
+    return rows

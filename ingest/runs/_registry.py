@@ -29,6 +29,7 @@ from .. import store
 from .._errors import UserError
 from .._redact import redact
 from ..store import Database
+from ._live import write_row
 from ._process import alive, kill_group, proc_start, spawn
 from ._request import RunRequest
 from .. import settings
@@ -160,7 +161,9 @@ def launch(db: str | os.PathLike | None, kind: str, command: list[str], *, reque
     child_env = settings.child_environment(**(env or {}), **{RUN_ENV: str(made["run_id"]), settings.DB: str(db),
                                                               "PYTHONUNBUFFERED": "1"})
     pid = spawn(command, out / "run.log", child_env)
-    store.record_process(db, made["run_id"], pid, proc_start(pid))
+    started = proc_start(pid)
+    store.record_process(db, made["run_id"], pid, started)
+    write_row(out, {**made, "pid": pid, "pid_start": started})     # a page reads it there, not in the database
     return made["run_id"]
 
 

@@ -18,7 +18,7 @@ from .. import store
 from .._errors import UserError
 from .._redact import redact
 from ..store import Database
-from ._live import write_live
+from ._live import write_live, write_row
 from ._process import proc_start
 from ._registry import (CANCEL_FILE, HEARTBEAT_S, RUN_ENV, _frozen, _refusal, _verdict_of, queue_slots,
                         runs_dir)
@@ -124,6 +124,7 @@ def running(db: str | os.PathLike | None, kind: str, *, pool: str | None = None,
     run_id = row["run_id"]
     out_dir = Path(row["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
+    write_row(out_dir, row)          # for the pages: the run as recorded or adopted, without the database
     run = Run(run_id, db, out_dir, Path(row["log_path"]) if row["log_path"] else None)
     try:
         told = False

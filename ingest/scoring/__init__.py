@@ -11,7 +11,7 @@ from ._calls import Caller, messages
 from ._imported import import_verdicts
 from ._journal import ROW_SCHEMA, replay_journal
 from ._progress import end_open_line
-from ._estimate import Estimate, estimate_time, from_timings, plan_chars
+from ._estimate import Estimate, estimate_time, from_timings, machine_load, plan_chars
 from ._preflight import check_call, count_calls
 from ._request import DECODINGS, ScoreRequest, check_samples, decoding_settings, ensure_spec_judge, identity_decoding
 from ._runner import score
@@ -20,5 +20,5 @@ from ._schedule import SCHEDULES, plan_calls
 __all__ = ["Caller", "DECODINGS", "Estimate", "ROW_SCHEMA", "SCHEDULES", "ScoreRequest", "attach_verdicts",
            "check_call", "check_samples", "count_calls", "custom_id", "decoding_settings", "end_open_line",
            "ensure_spec_judge", "estimate_time", "export_batch", "from_timings", "identity_decoding", "import_batch",
-           "import_verdicts", "messages", "plan_calls", "plan_chars", "reference_anchors", "replay_journal", "score",
-           "seeded_anchors"]
+           "import_verdicts", "machine_load", "messages", "plan_calls", "plan_chars", "reference_anchors",
+           "replay_journal", "score", "seeded_anchors"]

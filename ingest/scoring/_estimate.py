@@ -4,10 +4,18 @@ The bundled model's time is what runs measured on this machine (the store's `jud
 load time (from the run's process start to the model ready: Python, torch, the model) and, per format
 and decoding, its pace: seconds per character of the calls' texts (template, prompt, response or
 responses: the model reads every token, so a pool of long answers takes longer a call), and calls per
-second beside it. The latest LATEST_RUNS runs count: the load time is their median, a format's pace
-their seconds over their characters. Where nothing was measured here yet, a first guess stands in
-(FIRST_GUESS) and the estimate says so. A simulated judge's time is its own latency; an endpoint's is
-unknown until a Test connection.
+second beside it. The latest LATEST_RUNS runs count, each run one vote: the load time is the median of
+their load times, a format's pace the median of their paces, so that one run made while the machine
+was busy (or idle) moves the estimate little. Where nothing was measured here yet, a first guess
+stands in (FIRST_GUESS) and the estimate says so. A simulated judge's time is its own latency; an
+endpoint's is unknown until a Test connection.
+
+The machine is often shared, and its other work sets the pace: each run recorded the 1-minute load
+average per core at its start (`load_per_core`, L), and its times are scaled from the load it met to
+the load now by (1 + L_now) / (1 + L_then) before the medians are taken: the judge's threads (one per
+core) share the cores with L other runnable processes a core, so a call takes about 1 + L times as long
+as on an idle machine (`at_load`). Without a load for every run an estimate rests on, or for now, the
+times stand as measured.
 
     est = estimate_time(db, {"likert5": 18}, "local", "constrained", chars={"likert5": 12691})
     est.seconds, est.load_s, est.runs      # 61.0, 40.0, 3
@@ -15,6 +23,7 @@ unknown until a Test connection.
 
 from __future__ import annotations
 
+import os
 import socket
 import statistics
 from dataclasses import dataclass, field
@@ -35,46 +44,86 @@ class Estimate:
     """A run's expected time: `seconds` in all, `load_s` of it loading the judge (None: nothing to
     load), `calls_s` making the calls; `runs`: how many runs measured here the numbers rest on (0:
     first guesses only); `guessed`: the formats whose pace is not their own (another format's, or a
-    first guess)."""
+    first guess); `paces`: per format, its calls/s in this run and the runs that pace is the median of
+    (0: a first guess); `load_now`, `load_then`: the machine's load per core now and the median of the
+    runs' loads, where their times were scaled from one to the other (None: not scaled)."""
     seconds: float
     load_s: float | None = None
     calls_s: float = 0.0
     runs: int = 0
     guessed: tuple[str, ...] = field(default_factory=tuple)
+    paces: tuple[tuple[str, float, int], ...] = field(default_factory=tuple)
+    load_now: float | None = None
+    load_then: float | None = None
+
+
+def machine_load() -> float | None:
+    """The machine's 1-minute load average per core (None where the system does not say)."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except (AttributeError, OSError):
+        return None
+
+
+def at_load(load_now: float | None, load_then: float | None) -> float:
+    """How much longer (or shorter) a time measured at load_then takes at load_now (loads per core):
+    (1 + now) / (1 + then); 1 where either is unknown."""
+    if load_now is None or load_then is None:
+        return 1.0
+    return (1.0 + load_now) / (1.0 + load_then)
 
 
 def from_timings(rows: list[dict], per_format: dict[str, int], decoding: str, chars: dict[str, int] | None = None,
-                 latest: int = LATEST_RUNS) -> Estimate:
+                 latest: int = LATEST_RUNS, load_per_core: float | None = None) -> Estimate:
     """The bundled model's estimate for `per_format` calls (of `chars` characters per format, when
     known) under `decoding`, from what runs measured (rows of the store's judge_timings: run_id,
-    format, decoding, calls, chars, call_s, load_s)."""
+    format, decoding, calls, chars, call_s, load_s, load_per_core), their times scaled to the machine's
+    load now (`load_per_core`) where every run they rest on recorded its own."""
     decoding = SAME_PACE.get(decoding, decoding)
     rows = [{**r, "decoding": SAME_PACE.get(r["decoding"], r["decoding"])} for r in rows]
     loads = _latest(rows, latest)
-    load_s = statistics.median(r["load_s"] for r in loads.values()) if loads else FIRST_GUESS["load_s"]
-    used, calls_s, guessed = set(loads), 0.0, []
-    for fmt, n in per_format.items():
+    used = dict(loads)
+    picks, guessed = {}, []
+    for fmt in per_format:
         cell = [r for r in rows if r["format"] == fmt and r["decoding"] == decoding and r["call_s"] > 0]
         same = cell or [r for r in rows if r["decoding"] == decoding and r["call_s"] > 0]  # another format's pace
         keep = _latest(same, latest)
-        picked = [r for r in same if r["run_id"] in keep]
-        if picked and cell:
-            used |= set(keep)
+        picks[fmt] = [r for r in same if r["run_id"] in keep]
+        if picks[fmt] and cell:
+            used.update(keep)
         else:
             guessed.append(fmt)
-        calls_s += _seconds(picked, n, (chars or {}).get(fmt), decoding)
-    return Estimate(load_s + calls_s, load_s, calls_s, len(used), tuple(guessed))
+    rested_on = list(loads.values()) + [r for picked in picks.values() for r in picked]
+    scaled = load_per_core is not None and bool(rested_on) and all(r.get("load_per_core") is not None
+                                                                  for r in rested_on)
+    now = load_per_core if scaled else None
+
+    def scale(r: dict) -> float:
+        return at_load(now, r.get("load_per_core"))
+    load_s = statistics.median(r["load_s"] * scale(r) for r in loads.values()) if loads else FIRST_GUESS["load_s"]
+    calls_s, paces = 0.0, []
+    for fmt, n in per_format.items():
+        seconds = _seconds(picks[fmt], n, (chars or {}).get(fmt), decoding, scale)
+        calls_s += seconds
+        paces.append((fmt, n / seconds if seconds else 0.0, len({r["run_id"] for r in picks[fmt]})))
+    then = statistics.median(r["load_per_core"] for r in used.values()) if scaled else None
+    return Estimate(load_s + calls_s, load_s, calls_s, len(set(used)), tuple(guessed), tuple(paces), now, then)
 
 
-def _seconds(picked: list[dict], n: int, n_chars: int | None, decoding: str) -> float:
-    """Seconds for n calls of n_chars characters at the pace of the measured rows `picked`: by
-    characters where both sides know them, else by calls; the first guess without any row."""
+def _seconds(picked: list[dict], n: int, n_chars: int | None, decoding: str, scale=lambda r: 1.0) -> float:
+    """Seconds for n calls of n_chars characters at the median pace of the runs whose rows are
+    `picked` (a run's rows summed: one pace a run, times scale(its row)): seconds per character where
+    both sides know the characters, else per call; the first guess without any row."""
     if not picked:
         return n / FIRST_GUESS.get(decoding, FIRST_GUESS["greedy"])
-    read = sum(r.get("chars") or 0 for r in picked)
-    if n_chars and read:
-        return n_chars * sum(r["call_s"] for r in picked) / read
-    return n * sum(r["call_s"] for r in picked) / sum(r["calls"] for r in picked)
+    runs: dict[int, list] = {}
+    for r in picked:
+        calls, chars, seconds, _ = runs.get(r["run_id"], (0, 0, 0.0, r))
+        runs[r["run_id"]] = [calls + r["calls"], chars + (r.get("chars") or 0), seconds + r["call_s"], r]
+    by_chars = [seconds * scale(r) / chars for _, chars, seconds, r in runs.values() if chars]
+    if n_chars and by_chars:
+        return n_chars * statistics.median(by_chars)
+    return n * statistics.median(seconds * scale(r) / calls for calls, _, seconds, r in runs.values())
 
 
 def _latest(rows: list[dict], latest: int) -> dict[int, dict]:
@@ -109,15 +158,17 @@ def plan_chars(plan: pl.DataFrame, prompts: pl.DataFrame, responses: pl.DataFram
 
 
 def estimate_time(db, per_format: dict[str, int], provider: str, decoding: str = "greedy", concurrency: int = 1,
-                  latency_ms: float | None = None, chars: dict[str, int] | None = None) -> Estimate | None:
+                  latency_ms: float | None = None, chars: dict[str, int] | None = None,
+                  load_per_core: float | None = None) -> Estimate | None:
     """The expected wall time of a run making `per_format` calls (of `chars` characters per format):
-    for the bundled model (provider `local`) from what runs measured on this machine (from_timings;
-    one model, so concurrency does not help); for the simulated judge (`fake`) calls x latency /
-    concurrency; None for an endpoint (its speed is the server's)."""
+    for the bundled model (provider `local`) from what runs measured on this machine, scaled to its
+    load per core now (`load_per_core`, None: as measured; from_timings; one model, so concurrency
+    does not help); for the simulated judge (`fake`) calls x latency / concurrency; None for an
+    endpoint (its speed is the server's)."""
     n = sum(per_format.values())
     if provider == "fake":
         return Estimate(n * (latency_ms or 0.0) / 1000 / max(1, int(concurrency)))
     if provider != "local":
         return None
     rows = store.judge_timings(db, "local", socket.gethostname()) if store.Database.of(db).exists() else []
-    return from_timings(rows, per_format, decoding, chars)
+    return from_timings(rows, per_format, decoding, chars, load_per_core=load_per_core)

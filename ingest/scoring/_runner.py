@@ -25,7 +25,7 @@ from .._redact import redact
 from ..store import CellRunDescription, Database, writing
 from ._calls import Caller
 from ._endpoints import EndpointsDown
-from ._estimate import Estimate, from_timings, plan_chars
+from ._estimate import Estimate, from_timings, machine_load, plan_chars
 from ._journal import journal_path, replay_journal, write_rows
 from ._progress import Progress
 from ._request import (DECODINGS, ScoreRequest, check_samples, decoding_mode, decoding_settings, ensure_spec_judge,
@@ -51,6 +51,7 @@ class _Scoring(Caller):
         self.answered_by: dict[str, int] = {}   # endpoint -> calls it answered in this run
         self.expected: Estimate | None = None   # the in-process judge's expected load and calls (measured here)
         self.load_s: float | None = None        # seconds from the process start to the in-process judge ready
+        self.load_per_core: float | None = None     # the machine's load per core as it began loading it
         self.timing: dict[str, list] = {}       # format -> [calls, characters, seconds] of the in-process judge
 
     def timed(self, calls: list[dict], texts: dict, seconds: float) -> None:
@@ -214,6 +215,7 @@ def _load(run: _Scoring, progress: Progress) -> float:
     when it began (epoch seconds): the process's start for the first judge a process loads (what a
     launched run waits for: Python, its imports, torch and the model), else now."""
     age = runs.seconds_since_start() if not _LOADED_IN_THIS_PROCESS else None
+    run.load_per_core = machine_load()      # its own work has barely begun: the load it meets
     _LOADED_IN_THIS_PROCESS.append(run.spec.name)
     since = time.time() - (age or 0.0)
     expected = run.expected
@@ -229,7 +231,8 @@ def _timings(run: _Scoring) -> list[dict]:
     if run.load_s is None or run.req.strategy:     # a strategy's calls are several of the judge's
         return []
     return [{"format": name, "decoding": run.req.decoding, "calls": calls, "chars": chars, "call_s": seconds,
-             "load_s": run.load_s} for name, (calls, chars, seconds) in run.timing.items() if calls]
+             "load_s": run.load_s, "load_per_core": run.load_per_core}
+            for name, (calls, chars, seconds) in run.timing.items() if calls]
 
 
 def score(req: ScoreRequest) -> dict:
@@ -312,7 +315,7 @@ def _score(req: ScoreRequest, db: Path, pid: int, jid: int, spec: JudgeSpec, for
     run.background = background
     if spec.shared:
         run.expected = from_timings(timings, dict(todo.group_by("format").len().iter_rows()), req.decoding,
-                                    plan_chars(todo, prompts, cands, formats))
+                                    plan_chars(todo, prompts, cands, formats), load_per_core=machine_load())
     progress = Progress(req.pool, spec.name, todo.height, list(cell_runs.values()), show_bar=req.progress)
     journal = journal_path(db, req.pool, spec.name)
     with open(journal, "a", encoding="utf-8") as fh:

@@ -1,10 +1,11 @@
 """The bundled model's time estimate against the actual, on this machine: scoring runs of 18 and of 60
-label-constrained calls, alternating, each launched as the Score page launches one (a background
-process; its wall time from the launch to the run's close). Before each launch the estimate the page
-would show (ingest.scoring.estimate_time, from the runs measured here so far) is noted; after it, what
-the run stored (judge_timings). Prints each run's estimate, actual and their ratio, and the ratio of
-each run's estimate from the other runs alone; --out writes everything as JSON (tests/data/
-local_timings.json, read by tests/ingest/test_estimate.py).
+label-constrained likert5 calls, alternating, each launched as the Score page launches one (a
+background process; its wall time from the launch to the run's close). Before each launch the estimate
+the page would show (ingest.scoring.estimate_time, from the runs measured here so far) is noted, with
+the machine's load average (the machine is shared: its other work sets the pace); after it, what the
+run stored (judge_timings) and the mean 1-minute load average while it ran. Prints each run's
+estimate, actual and their ratio, and the ratio of each run's estimate from the other runs alone;
+--out writes everything as JSON (tests/data/local_timings.json, read by tests/ingest/test_estimate.py).
 
     .venv/bin/python tests/bench/bench_estimate.py [--rounds 3] [--out tests/data/local_timings.json]
 """
@@ -26,21 +27,39 @@ sys.path.insert(0, str(ROOT))
 
 from app.cli import command_line, request_for  # noqa: E402
 from ingest import runs, store  # noqa: E402
-from ingest.scoring import count_calls, estimate_time, from_timings  # noqa: E402
+from ingest.scoring import count_calls, estimate_time, from_timings, machine_load  # noqa: E402
 
 DEMO = ROOT / "ingest" / "demo"
-# 18 calls: likert5 on 3 MT-Bench questions x 6 answers; 60: likert5 (24) and tournament in listing order
-# (6 pairs x 6 prompts) on the five-format demo's 6 questions x 4 answers
-SIZES = {18: ("p18", ["likert5"]), 60: ("mtbench-formats", ["likert5", "tournament"])}
+# likert5 on the first 3 (18 calls) and the first 10 (60 calls) MT-Bench questions of the demo, 6 answers each
+SIZES = {18: ("p18", ["likert5"]), 60: ("p60", ["likert5"])}
 
 
 def build(db: Path) -> None:
     rows = [json.loads(line) for line in (DEMO / "mtbench-pool.jsonl").open()]
-    prompts = sorted({r["prompt_id"] for r in rows})[:3]
-    p18 = Path(db).with_suffix(".p18.jsonl")
-    p18.write_text("".join(json.dumps(r) + "\n" for r in rows if r["prompt_id"] in prompts))
-    store.import_pool(db, p18, "p18")
-    store.import_pool(db, DEMO / "mtbench-formats-pool.jsonl", "mtbench-formats")
+    for n, (pool, _) in SIZES.items():
+        prompts = sorted({r["prompt_id"] for r in rows})[:n // 6]
+        path = Path(db).with_suffix(f".{pool}.jsonl")
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["prompt_id"] in prompts))
+        store.import_pool(db, path, pool)
+
+
+class LoadWatch:
+    """The machine's 1-minute load average, sampled every 2 s in a thread while a run goes on."""
+
+    def __init__(self):
+        import threading
+        self.samples, self._stop = [], threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(2.0):
+            self.samples.append(os.getloadavg()[0])
+
+    def mean(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return sum(self.samples) / max(1, len(self.samples))
 
 
 def one_run(db: Path, n: int, k: int) -> dict:
@@ -48,19 +67,31 @@ def one_run(db: Path, n: int, k: int) -> dict:
     count = count_calls(db, pool, formats, "listing")
     per_format, chars = count["per_format"], count["chars"]
     assert count["total"] == n, count
-    shown = estimate_time(db, per_format, "local", "constrained", chars=chars)       # what the page shows
+    before = os.getloadavg()
+    shown = estimate_time(db, per_format, "local", "constrained", chars=chars,       # what the page shows
+                          load_per_core=machine_load())
     request = request_for("score", pool=pool, judge_spec="local:smollm2", formats=formats, schedule="listing",
                           decoding="constrained", judge_name=f"smollm2-bench{k}", concurrency=1, as_json=True)
     run_id = runs.launch(db, "score", [sys.executable, "-m", "app.cli", *command_line(request)], request=request,
                          pool=pool, key=runs.run_key("score", pool, f"smollm2-bench{k}"))
-    while (row := runs.get_run(db, run_id))["status"] in runs.ACTIVE:
+    watch = LoadWatch()
+    live = runs.runs_dir(db) / f"{run_id}-score" / runs.LIVE_FILE     # followed as a page follows it: its
+    state, deadline = {}, time.monotonic() + 1800                       # live file, never the database
+    ended = ("finished", "failed", "cancelled")
+    while time.monotonic() < deadline and (not state.get("pid") or state.get("status") not in ended
+                                           or runs.alive(state["pid"], None)):  # and what it stores after
         time.sleep(2)
+        state = json.loads(live.read_text()) if live.exists() else {}
+    during = watch.mean()
+    row = runs.get_run(db, run_id)
     actual = (datetime.fromisoformat(row["finished_at"]) - datetime.fromisoformat(row["created_at"])).total_seconds()
     assert row["status"] == "finished" and row["progress"]["done"] == n, (row, runs.log_tail(db, run_id))
     print(f"run {run_id}: {n} calls, estimate {shown.seconds:.0f} s (load {shown.load_s:.0f} s, from {shown.runs} "
-          f"runs), actual {actual:.0f} s: ratio {shown.seconds / actual:.2f}", flush=True)
+          f"runs), actual {actual:.0f} s: ratio {shown.seconds / actual:.2f}; load average {before[0]:.1f} before, "
+          f"{during:.1f} during", flush=True)
     return {"run_id": run_id, "calls": n, "per_format": per_format, "chars": chars, "actual_s": actual,
-            "estimate_s": shown.seconds, "estimate_runs": shown.runs}
+            "estimate_s": shown.seconds, "estimate_runs": shown.runs, "load_before": list(before),
+            "load_during": during}
 
 
 def main() -> None:
@@ -76,10 +107,11 @@ def main() -> None:
         build(db)
     made = [one_run(db, n, k) for k in range(args.rounds) for n in (18, 60)]
     timings = store.judge_timings(db, "local", socket.gethostname())
-    print("\nleave one out (each run's estimate from the other runs' measurements):")
+    print("\nleave one out (each run's estimate from the other runs' measurements, at the load it recorded):")
     for r in made:
         others = [t for t in timings if t["run_id"] != r["run_id"]]
-        est = from_timings(others, r["per_format"], "constrained", r["chars"])
+        own = next(t["load_per_core"] for t in timings if t["run_id"] == r["run_id"])
+        est = from_timings(others, r["per_format"], "constrained", r["chars"], load_per_core=own)
         r["leave_one_out_s"] = est.seconds
         print(f"  run {r['run_id']} ({r['calls']} calls): {est.seconds:.0f} s against {r['actual_s']:.0f} s, "
               f"ratio {est.seconds / r['actual_s']:.2f}")

@@ -1,8 +1,9 @@
-"""Idle is free, and a page following a run meets no lock (docs/command-line.md#background-runs), in
-a real browser (Debian's chromium through Playwright) against `judgeaudit app`: an idle page asks the
-server for no rerun, and while a scoring run of 60 calls goes on with the Score page following it,
-neither the server nor the run waits for the database's lock ("... is in use by another process;
-waiting for it" is never said)."""
+"""Idle is nearly free, and a page following a run meets no lock (docs/command-line.md#background-runs),
+in a real browser (Debian's chromium through Playwright) against `judgeaudit app`: an idle page asks
+the server for at most one look in 10 s (its runs panel's look for a run started elsewhere, every
+WATCH_S), an idle Score page shows a run started from the command line without a reload, and while
+that scoring run of 60 calls goes on with the page following it, neither the server nor the run
+waits for the database's lock ("... is in use by another process; waiting for it" is never said)."""
 
 import json
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import command_line, request_for
+from app.runs_panel import WATCH_S
 from ingest import runs
 from tests.browser.test_browser import ARGS, CHROMIUM
 from tests.conftest import free_port, wait_http
@@ -73,19 +75,19 @@ def test_an_idle_page_reruns_never_and_a_followed_run_waits_for_no_lock(served):
         page.set_default_timeout(120_000)
         sent = []
         page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(time.monotonic())))
-        for name in ("score", "curate", "probes", "evaluate"):      # the pages with a runs panel
+        for name in ("curate", "probes", "evaluate", "align", "score"):      # the pages with a runs panel
             page.goto(f"{url}/{name}?pool=mine")
             _drawn(page)
             assert _reruns_in(page, sent, 10) <= 1, name       # was 10 (Score) to 15 (Curate) in 10 s
 
-        # a scoring run launched as the Score page launches one: its own process, a row, a log
-        request = request_for("score", pool="mine", judge_spec="fake:quiet?latency_ms=250", formats=["likert5"],
+        # a scoring run started elsewhere (its own process, a row, a log), the Score page left open: it
+        # shows there without a reload, within a look for runs started elsewhere (WATCH_S)
+        request = request_for("score", pool="mine", judge_spec="fake:quiet?latency_ms=500", formats=["likert5"],
                               concurrency=1)
         run_id = runs.launch(db, "score", [sys.executable, "-m", "app.cli", *command_line(request)], request=request,
                              pool="mine", key=runs.run_key("score", "mine", "quiet"))
-        page.goto(f"{url}/score?pool=mine")
         out = runs.runs_dir(db) / f"{run_id}-score"         # its folder (read here without the database)
-        expect(page.get_by_text(f"Run {run_id} · running")).to_be_visible()
+        expect(page.get_by_text(f"Run {run_id} · running")).to_be_visible(timeout=(WATCH_S + 10) * 1000)
         during = len(sent)
         deadline = time.monotonic() + 300
         state = {}

@@ -315,3 +315,35 @@ def test_a_live_run_keeps_its_state_in_its_folder_for_the_pages_that_follow_it(d
     assert runs.live_state({**quiet, "pid": int(done.stdout), "pid_start": None}, stale_s=30)["recheck"]
     # a run that is over is never looked at again
     assert runs.live_state({**row, "status": "failed"}, stale_s=30) == {**row, "status": "failed", "recheck": False}
+
+
+def test_a_run_started_elsewhere_shows_as_its_folder_without_the_database(db, tmp_path):
+    """What an idle runs panel looks at (app/runs_panel.py, WATCH_S): the newest run id of a kind among
+    the folders beside the database, made as each run is recorded, whether launched or typed, and the
+    rows of the runs started since, as their folders keep them (filtered by pool)."""
+    folder = runs.runs_dir(db)
+    assert runs.newest_run_id(folder, "score") == 0 and runs.started_since(folder, "score", 0) == []
+    with runs.running(db, "score", pool="a", config={"what": "typed in a terminal"}) as first:
+        pass
+    with runs.running(db, "probe", config={"what": "another kind"}) as other:
+        pass
+    assert runs.newest_run_id(folder, "score") == first.id
+    assert runs.newest_run_id(folder, "probe") == other.id > first.id
+    (folder / "notes-score").mkdir()            # not a run's folder: never read as one
+    (folder / "12x-score").mkdir()
+    with runs.running(db, "score", pool="b", config={"what": "a later one"}) as later:
+        assert runs.newest_run_id(folder, "score") == later.id > other.id      # seen while it runs
+        since = runs.started_since(folder, "score", first.id)
+        # its row as the database has it (read here to compare: the page reads only the file)
+        assert since == [runs.get_run(db, later.id)] and since[0]["status"] == "running"
+        assert runs.started_since(folder, "score", first.id, pool="a") == []
+        assert [r["run_id"] for r in runs.started_since(folder, "score", 0)] == [later.id, first.id]
+    # a launched run's row is there as soon as it is launched, with its process
+    request = runs.RunRequest("score", {"pool": "b"})
+    launched = runs.launch(db, "score", [sys.executable, "-c", "import time; time.sleep(5)"], request=request,
+                           pool="b")
+    (row,) = [r for r in runs.started_since(folder, "score", later.id, pool="b")]
+    assert (row["run_id"], row["status"], row["pid"] > 0) == (launched, "queued", True)
+    assert {k: v for k, v in row.items() if k not in ("pid", "pid_start")} == \
+        {k: v for k, v in runs.get_run(db, launched).items() if k not in ("pid", "pid_start")}
+    runs.cancel(db, launched, wait_s=5)

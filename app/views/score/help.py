@@ -31,13 +31,21 @@ def estimate_text(count: dict, local_eta: float | None, tested: dict | None, jud
 
 def local_basis(est, n_calls: int) -> str:
     """How the bundled model's time is estimated (ingest.scoring.Estimate): its load time and pace as
-    runs measured them on this machine, and how many runs; or a first guess before any."""
+    runs measured them on this machine (medians of the latest runs), and how many runs; with several
+    formats, each format's pace and the runs behind it; the machine's load now and then, where their
+    times were scaled to it; or a first guess before any."""
     rate = f"{n_calls / est.calls_s:.2f} calls/s" if est.calls_s else "no calls"
     what = f"{duration(est.load_s).removeprefix('about ')} to load, then {rate}"
     if not est.runs:
         return f"a first guess for the bundled model: {what}; no run measured on this machine yet"
+    if len(est.paces) > 1:
+        what += " (" + ", ".join(f"{fmt} {pace:.2f}/s" + (f" over {runs} run{'s' if runs != 1 else ''}" if runs else "")
+                                 for fmt, pace, runs in est.paces) + ")"
     left = f"; {', '.join(est.guessed)} not measured here yet" if est.guessed else ""
-    return f"the bundled model as {est.runs} run{'s' if est.runs != 1 else ''} measured it here: {what}{left}"
+    if est.load_now is not None:
+        left += (f"; at the machine's load now, {est.load_now:.1f} a core (theirs: {est.load_then:.1f}; "
+                 "a busier machine takes longer)")
+    return f"the bundled model as {est.runs} run{'s' if est.runs != 1 else ''} measured it here (medians): {what}{left}"
 
 
 def sim_basis(latency_ms: float, concurrency: int) -> str:

@@ -1,4 +1,4 @@
--- Version 26: derived results in parts, one per judging. A result computed cell by cell is stored as
+-- Version 23: derived results in parts, one per judging. A result computed cell by cell is stored as
 -- one part per judging (a judge with a format: the cells of its verdicts), each under the fingerprint
 -- of that judging's cell runs, verdicts and attached files alone: a judge scored in a new format
 -- computes that judging's part, not the judge's other formats'. `part` is now the judging as a JSON
