@@ -10,12 +10,12 @@ was busy (or idle) moves the estimate little. Where nothing was measured here ye
 stands in (FIRST_GUESS) and the estimate says so. A simulated judge's time is its own latency; an
 endpoint's is unknown until a Test connection.
 
-The machine is often shared, and its other work sets the pace: each run recorded the 1-minute load
-average per core at its start (`load_per_core`, L), and its times are scaled from the load it met to
-the load now by (1 + L_now) / (1 + L_then) before the medians are taken: the judge's threads (one per
-core) share the cores with L other runnable processes a core, so a call takes about 1 + L times as long
-as on an idle machine (`at_load`). Without a load for every run an estimate rests on, or for now, the
-times stand as measured.
+The machine is often shared, and its other work sets the pace: each run also recorded the 1-minute
+load average per core at its start (`load_per_core`), and an estimate says the median load its runs
+met beside the load now, so that a reader knows what it was measured under. The times are not scaled
+by it: scaling each run's times by (1 + load now) / (1 + its load) brought runs estimated from others
+of the same quarter hour nearer their actual, but runs estimated from another quarter hour's further
+(docs/scoring.md#time-estimates).
 
     est = estimate_time(db, {"likert5": 18}, "local", "constrained", chars={"likert5": 12691})
     est.seconds, est.load_s, est.runs      # 61.0, 40.0, 3
@@ -46,7 +46,7 @@ class Estimate:
     first guesses only); `guessed`: the formats whose pace is not their own (another format's, or a
     first guess); `paces`: per format, its calls/s in this run and the runs that pace is the median of
     (0: a first guess); `load_now`, `load_then`: the machine's load per core now and the median of the
-    runs' loads, where their times were scaled from one to the other (None: not scaled)."""
+    loads the runs met (None: not known; said beside the estimate, not applied to it)."""
     seconds: float
     load_s: float | None = None
     calls_s: float = 0.0
@@ -65,65 +65,49 @@ def machine_load() -> float | None:
         return None
 
 
-def at_load(load_now: float | None, load_then: float | None) -> float:
-    """How much longer (or shorter) a time measured at load_then takes at load_now (loads per core):
-    (1 + now) / (1 + then); 1 where either is unknown."""
-    if load_now is None or load_then is None:
-        return 1.0
-    return (1.0 + load_now) / (1.0 + load_then)
-
-
 def from_timings(rows: list[dict], per_format: dict[str, int], decoding: str, chars: dict[str, int] | None = None,
                  latest: int = LATEST_RUNS, load_per_core: float | None = None) -> Estimate:
     """The bundled model's estimate for `per_format` calls (of `chars` characters per format, when
     known) under `decoding`, from what runs measured (rows of the store's judge_timings: run_id,
-    format, decoding, calls, chars, call_s, load_s, load_per_core), their times scaled to the machine's
-    load now (`load_per_core`) where every run they rest on recorded its own."""
+    format, decoding, calls, chars, call_s, load_s, load_per_core); `load_per_core`, the machine's
+    load now, is said beside it."""
     decoding = SAME_PACE.get(decoding, decoding)
     rows = [{**r, "decoding": SAME_PACE.get(r["decoding"], r["decoding"])} for r in rows]
     loads = _latest(rows, latest)
-    used = dict(loads)
-    picks, guessed = {}, []
-    for fmt in per_format:
+    load_s = statistics.median(r["load_s"] for r in loads.values()) if loads else FIRST_GUESS["load_s"]
+    used, calls_s, guessed, paces = dict(loads), 0.0, [], []
+    for fmt, n in per_format.items():
         cell = [r for r in rows if r["format"] == fmt and r["decoding"] == decoding and r["call_s"] > 0]
         same = cell or [r for r in rows if r["decoding"] == decoding and r["call_s"] > 0]  # another format's pace
         keep = _latest(same, latest)
-        picks[fmt] = [r for r in same if r["run_id"] in keep]
-        if picks[fmt] and cell:
+        picked = [r for r in same if r["run_id"] in keep]
+        if picked and cell:
             used.update(keep)
         else:
             guessed.append(fmt)
-    rested_on = list(loads.values()) + [r for picked in picks.values() for r in picked]
-    scaled = load_per_core is not None and bool(rested_on) and all(r.get("load_per_core") is not None
-                                                                  for r in rested_on)
-    now = load_per_core if scaled else None
-
-    def scale(r: dict) -> float:
-        return at_load(now, r.get("load_per_core"))
-    load_s = statistics.median(r["load_s"] * scale(r) for r in loads.values()) if loads else FIRST_GUESS["load_s"]
-    calls_s, paces = 0.0, []
-    for fmt, n in per_format.items():
-        seconds = _seconds(picks[fmt], n, (chars or {}).get(fmt), decoding, scale)
+        seconds = _seconds(picked, n, (chars or {}).get(fmt), decoding)
         calls_s += seconds
-        paces.append((fmt, n / seconds if seconds else 0.0, len({r["run_id"] for r in picks[fmt]})))
-    then = statistics.median(r["load_per_core"] for r in used.values()) if scaled else None
-    return Estimate(load_s + calls_s, load_s, calls_s, len(set(used)), tuple(guessed), tuple(paces), now, then)
+        paces.append((fmt, n / seconds if seconds else 0.0, len(keep)))
+    met = [r.get("load_per_core") for r in used.values()]
+    then = statistics.median(met) if met and None not in met else None
+    return Estimate(load_s + calls_s, load_s, calls_s, len(used), tuple(guessed), tuple(paces),
+                    load_per_core if then is not None else None, then)
 
 
-def _seconds(picked: list[dict], n: int, n_chars: int | None, decoding: str, scale=lambda r: 1.0) -> float:
+def _seconds(picked: list[dict], n: int, n_chars: int | None, decoding: str) -> float:
     """Seconds for n calls of n_chars characters at the median pace of the runs whose rows are
-    `picked` (a run's rows summed: one pace a run, times scale(its row)): seconds per character where
-    both sides know the characters, else per call; the first guess without any row."""
+    `picked` (a run's rows summed: one pace a run): seconds per character where both sides know the
+    characters, else per call; the first guess without any row."""
     if not picked:
         return n / FIRST_GUESS.get(decoding, FIRST_GUESS["greedy"])
-    runs: dict[int, list] = {}
+    runs: dict[int, list[float]] = {}
     for r in picked:
-        calls, chars, seconds, _ = runs.get(r["run_id"], (0, 0, 0.0, r))
-        runs[r["run_id"]] = [calls + r["calls"], chars + (r.get("chars") or 0), seconds + r["call_s"], r]
-    by_chars = [seconds * scale(r) / chars for _, chars, seconds, r in runs.values() if chars]
+        calls, chars, seconds = runs.get(r["run_id"], (0, 0, 0.0))
+        runs[r["run_id"]] = [calls + r["calls"], chars + (r.get("chars") or 0), seconds + r["call_s"]]
+    by_chars = [seconds / chars for _, chars, seconds in runs.values() if chars]
     if n_chars and by_chars:
         return n_chars * statistics.median(by_chars)
-    return n * statistics.median(seconds * scale(r) / calls for calls, _, seconds, r in runs.values())
+    return n * statistics.median(seconds / calls for calls, _, seconds in runs.values())
 
 
 def _latest(rows: list[dict], latest: int) -> dict[int, dict]:
@@ -161,10 +145,10 @@ def estimate_time(db, per_format: dict[str, int], provider: str, decoding: str =
                   latency_ms: float | None = None, chars: dict[str, int] | None = None,
                   load_per_core: float | None = None) -> Estimate | None:
     """The expected wall time of a run making `per_format` calls (of `chars` characters per format):
-    for the bundled model (provider `local`) from what runs measured on this machine, scaled to its
-    load per core now (`load_per_core`, None: as measured; from_timings; one model, so concurrency
-    does not help); for the simulated judge (`fake`) calls x latency / concurrency; None for an
-    endpoint (its speed is the server's)."""
+    for the bundled model (provider `local`) from what runs measured on this machine, with the load
+    they met and the load per core now (`load_per_core`) beside it (from_timings; one model, so
+    concurrency does not help); for the simulated judge (`fake`) calls x latency / concurrency; None
+    for an endpoint (its speed is the server's)."""
     n = sum(per_format.values())
     if provider == "fake":
         return Estimate(n * (latency_ms or 0.0) / 1000 / max(1, int(concurrency)))

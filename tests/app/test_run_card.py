@@ -141,10 +141,10 @@ def test_the_bundled_models_estimate_says_what_it_rests_on():
     assert local_basis(two, 60) == (
         "the bundled model as 1 run measured it here (medians): 30 s to load, then 1.50 calls/s (likert5 2.00/s "
         "over 1 run, tournament 1.25/s over 1 run); tournament not measured here yet")
-    # times scaled from the load the runs met to the machine's load now
+    # the load the runs met, and the load now
     busy = Estimate(70.0, 30.0, 40.0, 3, (), (("likert5", 1.5, 3),), load_now=4.04, load_then=2.5)
     assert local_basis(busy, 60) == (
-        "the bundled model as 3 runs measured it here (medians): 30 s to load, then 1.50 calls/s; at the machine's "
-        "load now, 4.0 a core (theirs: 2.5; a busier machine takes longer)")
+        "the bundled model as 3 runs measured it here (medians): 30 s to load, then 1.50 calls/s; measured at a "
+        "load of 2.5 a core, 4.0 now (a busier machine takes longer)")
     assert local_basis(Estimate(117.0, 60.0, 57.0, 0, ("likert5",)), 60) == (
         "a first guess for the bundled model: 1 min to load, then 1.05 calls/s; no run measured on this machine yet")

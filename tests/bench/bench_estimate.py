@@ -107,11 +107,10 @@ def main() -> None:
         build(db)
     made = [one_run(db, n, k) for k in range(args.rounds) for n in (18, 60)]
     timings = store.judge_timings(db, "local", socket.gethostname())
-    print("\nleave one out (each run's estimate from the other runs' measurements, at the load it recorded):")
+    print("\nleave one out (each run's estimate from the other runs' measurements):")
     for r in made:
         others = [t for t in timings if t["run_id"] != r["run_id"]]
-        own = next(t["load_per_core"] for t in timings if t["run_id"] == r["run_id"])
-        est = from_timings(others, r["per_format"], "constrained", r["chars"], load_per_core=own)
+        est = from_timings(others, r["per_format"], "constrained", r["chars"])
         r["leave_one_out_s"] = est.seconds
         print(f"  run {r['run_id']} ({r['calls']} calls): {est.seconds:.0f} s against {r['actual_s']:.0f} s, "
               f"ratio {est.seconds / r['actual_s']:.2f}")

@@ -1,7 +1,7 @@
 """The bundled model's time estimate (ingest.scoring.from_timings, docs/scoring.md#time-estimates):
-by hand on made-up measurements (medians of the runs, their times scaled to the machine's load now),
-on what real runs recorded on a shared 2-core machine (each within 1.5x of the actual), and end to
-end: a run of the local judge records its timings, its load and its card's loading phase."""
+by hand on made-up measurements (medians of the runs, the load they met said beside them), on what
+real runs recorded on a shared 2-core machine (each within 1.5x of the actual), and end to end: a run
+of the local judge records its timings, its load and its card's loading phase."""
 
 import json
 import socket
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ingest.scoring import estimate_time, from_timings
-from ingest.scoring._estimate import FIRST_GUESS, at_load
+from ingest.scoring._estimate import FIRST_GUESS
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "local_timings.json"
 
@@ -56,26 +56,20 @@ def test_one_run_on_a_busy_machine_moves_the_estimate_little():
     assert pooled / est.calls_s == pytest.approx(3.25)
 
 
-def test_times_are_scaled_from_the_load_each_run_met_to_the_load_now():
-    """Three runs of the same calls at loads of 1, 3 and 5 a core, each taking (1 + load) times what an
-    idle machine would (load 10 s, calls 9 s per 2): scaled to a load of 1 now they agree on 20 s and
-    9 s; to 3 now, on 40 s and 18 s. Unscaled they would say 40 s and 18 s whatever the load now."""
+def test_the_load_the_runs_met_is_said_beside_the_estimate_not_applied_to_it():
+    """Three runs at loads of 1, 3 and 5 a core: the estimate is their medians whatever the load now,
+    and says the median load they met (3) beside the load now; without a load for every run it rests
+    on (one recorded before schema/022) it says none."""
     rows = [{**_row(k, "likert5", 18, 9_000, 4.5 * (1 + load), 10.0 * (1 + load)), "load_per_core": load}
             for k, load in ((1, 1.0), (2, 3.0), (3, 5.0))]
-    calm = from_timings(rows, {"likert5": 18}, "constrained", chars={"likert5": 9_000}, load_per_core=1.0)
-    assert (calm.load_s, calm.calls_s) == (pytest.approx(20.0), pytest.approx(9.0))
-    assert (calm.load_now, calm.load_then) == (1.0, 3.0)     # the median of the runs' loads
-    busy = from_timings(rows, {"likert5": 18}, "constrained", chars={"likert5": 9_000}, load_per_core=3.0)
-    assert (busy.load_s, busy.calls_s) == (pytest.approx(40.0), pytest.approx(18.0))
-    # by hand, one run alone: measured at 5 a core (60 s, 27 s), now at 2: x (1 + 2) / (1 + 5) = 1/2
-    one = from_timings(rows[2:], {"likert5": 18}, "constrained", chars={"likert5": 9_000}, load_per_core=2.0)
-    assert (one.load_s, one.calls_s) == (pytest.approx(30.0), pytest.approx(13.5))
-    # no load now, or a run without one (recorded before schema/022): the times as measured, medians
-    for unscaled in (from_timings(rows, {"likert5": 18}, "constrained", chars={"likert5": 9_000}),
-                     from_timings(rows[:2] + [{**rows[2], "load_per_core": None}], {"likert5": 18}, "constrained",
-                                  chars={"likert5": 9_000}, load_per_core=1.0)):
-        assert (unscaled.load_s, unscaled.calls_s, unscaled.load_now) == (40.0, pytest.approx(18.0), None)
-    assert at_load(None, 2.0) == at_load(2.0, None) == 1.0 and at_load(0.0, 1.0) == 0.5
+    for now in (None, 1.0, 3.0):
+        est = from_timings(rows, {"likert5": 18}, "constrained", chars={"likert5": 9_000}, load_per_core=now)
+        # load median(20, 40, 60) = 40 s; pace median(9, 18, 27 s / 9,000 characters) x 9,000 = 18 s
+        assert (est.load_s, est.calls_s) == (40.0, pytest.approx(18.0))
+        assert (est.load_now, est.load_then) == (now, 3.0)
+    older = from_timings(rows[:2] + [{**rows[2], "load_per_core": None}], {"likert5": 18}, "constrained",
+                         chars={"likert5": 9_000}, load_per_core=1.0)
+    assert (older.load_now, older.load_then) == (None, None)
 
 
 def test_a_format_not_measured_here_takes_the_pace_of_the_others_and_says_so():
@@ -118,27 +112,22 @@ def test_before_any_run_here_the_estimate_is_a_first_guess():
 def test_on_the_runs_recorded_here_each_estimate_is_within_1_5x_of_the_actual(name):
     """Two sets of 3 runs of 18 and 3 of 60 label-constrained likert5 calls of the bundled model on the
     demo's MT-Bench pool, launched as the Score page launches them, alternating, on a 2-core machine
-    shared with other work (its load average 7 to 15: tests/bench/bench_estimate.py). Each run's
-    estimate from the other five runs' measurements, at the load the run recorded at its start (what
-    the page shows once runs like it were measured here), against its wall time from launch to close.
-    local_timings.json was recorded by runs that stored their own load; local_timings_first.json, the
-    set the load scaling was chosen on, before they did: there each run's load is the bench's reading
-    just before its launch.
-
-    The estimate by hand beside it: the medians of the other runs' load times and seconds per
-    character, each scaled by (1 + the load now) / (1 + its run's load)."""
+    shared with other work (its load average 7 to 15: tests/bench/bench_estimate.py), a quarter of an
+    hour apart. Each run's estimate from the other five runs' measurements (what the page shows once
+    runs like it were measured here) against its wall time from launch to close, and the estimate by
+    hand beside it: the median of the other runs' load times, plus the run's characters at the median
+    of their seconds per character. local_timings.json's runs recorded their own load; in
+    local_timings_first.json, made before they did, it is the bench's reading just before each launch."""
     recorded = json.loads((RECORDED.parent / name).read_text())
     runs, timings = recorded["runs"], recorded["timings"]
     assert sorted(r["calls"] for r in runs) == [18, 18, 18, 60, 60, 60] and recorded["cores"] == 2
     ratios = []
     for run in runs:
-        others = [t for t in timings if t["run_id"] != run["run_id"]]
-        now = next(t["load_per_core"] for t in timings if t["run_id"] == run["run_id"])
-        est = from_timings(others, run["per_format"], "constrained", run["chars"], load_per_core=now)
-        assert est.runs == 5 and not est.guessed and est.load_now == now
-        scale = [(1 + now) / (1 + t["load_per_core"]) for t in others]      # one row a run: likert5 alone
-        load = statistics.median(t["load_s"] * k for t, k in zip(others, scale))
-        pace = statistics.median(t["call_s"] / t["chars"] * k for t, k in zip(others, scale))
+        others = [t for t in timings if t["run_id"] != run["run_id"]]      # one row a run: likert5 alone
+        est = from_timings(others, run["per_format"], "constrained", run["chars"])
+        assert est.runs == 5 and not est.guessed
+        load = statistics.median(t["load_s"] for t in others)
+        pace = statistics.median(t["call_s"] / t["chars"] for t in others)
         assert est.seconds == pytest.approx(load + pace * run["chars"]["likert5"])
         ratios.append(est.seconds / run["actual_s"])
     assert all(1 / 1.5 <= r <= 1.5 for r in ratios), [round(r, 2) for r in ratios]

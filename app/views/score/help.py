@@ -32,8 +32,8 @@ def estimate_text(count: dict, local_eta: float | None, tested: dict | None, jud
 def local_basis(est, n_calls: int) -> str:
     """How the bundled model's time is estimated (ingest.scoring.Estimate): its load time and pace as
     runs measured them on this machine (medians of the latest runs), and how many runs; with several
-    formats, each format's pace and the runs behind it; the machine's load now and then, where their
-    times were scaled to it; or a first guess before any."""
+    formats, each format's pace and the runs behind it; the machine's load they met and its load now;
+    or a first guess before any."""
     rate = f"{n_calls / est.calls_s:.2f} calls/s" if est.calls_s else "no calls"
     what = f"{duration(est.load_s).removeprefix('about ')} to load, then {rate}"
     if not est.runs:
@@ -43,8 +43,8 @@ def local_basis(est, n_calls: int) -> str:
                                  for fmt, pace, runs in est.paces) + ")"
     left = f"; {', '.join(est.guessed)} not measured here yet" if est.guessed else ""
     if est.load_now is not None:
-        left += (f"; at the machine's load now, {est.load_now:.1f} a core (theirs: {est.load_then:.1f}; "
-                 "a busier machine takes longer)")
+        left += (f"; measured at a load of {est.load_then:.1f} a core, {est.load_now:.1f} now (a busier machine "
+                 "takes longer)")
     return f"the bundled model as {est.runs} run{'s' if est.runs != 1 else ''} measured it here (medians): {what}{left}"
 
 
