@@ -25,9 +25,7 @@ import audit
 import ingest.store as store
 from audit import derived
 from ingest import Database, UserError, file_stem, inside, safe_name  # noqa: F401  (file_stem: the Report page)
-from ingest.endpoints import base_models as configured_models
-from ingest.endpoints import endpoints as configured_endpoints
-from ingest.endpoints import label_price, prices
+from ingest.endpoints import base_models as configured_models, endpoints as configured_endpoints, label_price, prices
 from ingest.runs import run_key
 from train.derived_results import DERIVED_RESULTS
 
