@@ -48,7 +48,8 @@ DERIVED_RESULTS: dict[str, Result] = {
     "curation_overlap": Result("the overlap of the selected examples between formats", curation_overlap,
                                judges_of=_overlap_judge),
     "student_overlap": Result("a student's curation against its teacher's", student_overlap,
-                              judges_of=lambda read, pool, args: tuple(args[:2])),
+                              judges_of=lambda read, pool, args: tuple(args[:2]),
+                              first_view=lambda read, pool: None),   # shown only once a student is chosen
     "call_plan": Result("the calls a score run would plan, and their characters", call_plan_frame, basis="pool",
                          first_view=lambda read, pool: (("binary", "likert5", "numeric100"), "listing", "0")),
 }

@@ -361,12 +361,13 @@ def test_derive_stores_what_the_pages_read_and_only_what_is_stale(db, tmp_path, 
     import_verdicts(db, write_jsonl(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=7)), "s")
     assert main(["derive", "--pool", "s", "--json", "--db", str(db)]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert [r["name"] for r in doc["results"]] == list(NAMES)
+    shown = [n for n in NAMES if _args(db, n) is not None]     # all but a student's overlap, shown on a choice
+    assert [r["name"] for r in doc["results"]] == shown and "student_overlap" not in shown
     assert {r["status"] for r in doc["results"]} == {"computed"}
     # alpha and beta, each in binary, likert5, numeric100 and tournament
     assert {r["name"]: (r["parts"], r["computed"]) for r in doc["results"]}["cells"] == (8, 8)
     assert doc["n_verdicts"] == query_rows(db, "SELECT count(*) FROM verdicts")[0][0]
-    assert dict(counted) == dict.fromkeys(NAMES, 1)
+    assert dict(counted) == {n: int(n in shown) for n in NAMES}
     assert main(["derive", "--pool", "s", "--json", "--db", str(db)]) == 0
     assert {r["status"] for r in json.loads(capsys.readouterr().out)["results"]} == {"current"}
     computed = dict(counted)                                      # nothing computed the second time

@@ -80,7 +80,7 @@ def test_a_reading_runs_a_named_query_with_its_parameters_bound(db, write_jsonl)
             read.frame("no_such_query")
 
 
-def test_a_handle_scoped_to_one_judge_reads_that_judges_rows_only(db, write_jsonl):
+def test_a_handle_scoped_to_some_judgings_reads_their_rows_only(db, write_jsonl):
     import audit
     from ingest.store import Database
     rows = synthetic_pool(12, seed=3)
@@ -88,8 +88,9 @@ def test_a_handle_scoped_to_one_judge_reads_that_judges_rows_only(db, write_json
     import_verdicts(db, write_jsonl("v.jsonl", synthetic_verdicts(rows, ("alpha", "beta"), seed=3)), "p")
     full = audit.audit_cells(db, "p")
     assert set(full["judge"]) == {"alpha", "beta"}
-    scoped = audit.audit_cells(Database(db).scoped(["alpha"]), "p")
-    assert set(scoped["judge"]) == {"alpha"} and scoped.height > 0
-    want = full.filter(pl.col("judge") == "alpha")
+    # alpha in two of its formats (a judging: a judge with a format): those cells alone
+    scoped = audit.audit_cells(Database(db).scoped([("alpha", "likert5"), ("alpha", "tournament")]), "p")
+    assert set(scoped["judge"]) == {"alpha"} and set(scoped["format"]) == {"likert5", "tournament"}
+    want = full.filter((pl.col("judge") == "alpha") & pl.col("format").is_in(["likert5", "tournament"]))
     from polars.testing import assert_frame_equal
     assert_frame_equal(scoped, want)
