@@ -3,10 +3,9 @@ cell (too few labels to say on the MT-Bench votes), the Formats page's intransit
 the Label page's line of labels still needed (pure, from audit.decisions' rows)."""
 
 import polars as pl
-from streamlit.testing.v1 import AppTest
 
 from app.views.label.screen import still_needed
-from tests.app.conftest import REPO, run_app
+from tests.app.conftest import open_page, run_app
 
 DEMO_POOLS_SEEDED = ("mtbench-formats", "mtbench")
 
@@ -30,13 +29,7 @@ def test_the_judges_page_says_the_decision_per_cell(demo_db, monkeypatch):
 def test_the_judges_page_takes_h_and_epsilon_from_its_fields_and_keeps_them_in_the_address(demo_db, monkeypatch):
     from audit import decisions
     monkeypatch.delenv("JUDGEAUDIT_CONFIG", raising=False)
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(demo_db))
-    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=180)
-    at.query_params.update({"pool": "mtbench"})
-    at.run()
-    at.switch_page("views/judges/page.py")
-    at.query_params.update({"pool": "mtbench", "decision_h": "0.1", "decision_epsilon": "0.15"})
-    at.run()
+    at = open_page(demo_db, monkeypatch, "judges", {"pool": "mtbench", "decision_h": "0.1", "decision_epsilon": "0.15"})
     assert not at.exception, [e.value for e in at.exception]
     # the address's values open the fields and reach the sentences
     assert (at.number_input(key="decision_h").value, at.number_input(key="decision_epsilon").value) == (0.1, 0.15)

@@ -15,7 +15,7 @@ from ingest.runs import cancel, list_runs
 from ingest.scoring import ScoreRequest, score
 from ingest.scoring.judges.distilled import Student
 from tests.app.table_rules import violations
-from tests.conftest import REPO
+from tests.app.conftest import open_page
 from tests.train.test_distil import taught  # noqa: F401 (the fixture)
 from train.curation_view import jaccard, top_share
 from train.distil import distil, held_out_prompts
@@ -25,10 +25,7 @@ DEMO_POOLS_SEEDED = ("mtbench-formats",)
 
 
 def _page(db, monkeypatch) -> AppTest:
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
-    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=120).run()
-    at.sidebar.selectbox[0].select("p").run()
-    at.switch_page("views/curate/page.py").run()
+    at = open_page(db, monkeypatch, "curate", {"pool": "p"})
     assert not at.exception, at.exception
     return at
 
@@ -49,11 +46,7 @@ def test_jaccard_and_top_share_by_hand():
 
 
 def test_the_section_renders_on_the_demo_pool(demo_db, monkeypatch):
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(demo_db))
-    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=120)
-    at.query_params.update({"pool": "mtbench-formats"})
-    at.run()
-    at.switch_page("views/curate/page.py").run()
+    at = open_page(demo_db, monkeypatch, "curate", {"pool": "mtbench-formats"})
     assert not at.exception, at.exception
     assert any(h.value == "Distil" for h in at.subheader)
     options = _teacher_box(at).options
@@ -61,13 +54,8 @@ def test_the_section_renders_on_the_demo_pool(demo_db, monkeypatch):
 
 
 def test_launch_records_a_distil_run_with_the_fields_from_the_address(db, monkeypatch, taught):  # noqa: F811
-    monkeypatch.setenv("JUDGEAUDIT_DB", str(db))
-    at = AppTest.from_file(str(REPO / "app" / "main.py"), default_timeout=120)
-    at.query_params.update({"pool": "p"})
-    at.run()
-    at.switch_page("views/curate/page.py")
-    at.query_params.update({"pool": "p", "distil_cell": "teacher / likert5 / greedy", "distil_share": "0.3"})
-    at.run()
+    at = open_page(db, monkeypatch, "curate", {"pool": "p", "distil_cell": "teacher / likert5 / greedy",
+                                               "distil_share": "0.3"})
     assert not at.exception, at.exception
     box = _teacher_box(at)
     assert box.options == ["teacher / binary / greedy", "teacher / likert5 / greedy"]   # pointwise cells only
