@@ -4,7 +4,7 @@ read by every session and command (docs/scale.md#derived-results-computed-once-r
 - `RESULTS`: the registry (each `Result` says what it is computed from and how it is stored);
 - `read(db, pool, name, *args)`: a result, from this process's copy, the stored frame or computed once;
 - `refresh(db, pool)`: every result with a page's first-view arguments brought up to date, computing
-  only what moved (one judge's parts when one judge's verdicts came); `refresh_after` is what a
+  only what moved (a judging's parts when its verdicts came); `refresh_after` is what a
   command that brings verdicts ends with.
 
 The layer stores through the store's verbs (ingest.store.save_derived, derived_result, ...); the
