@@ -208,6 +208,12 @@ def subset_name(summary: dict) -> str:
     return f"{what}@{summary['rate']:g}#s{summary['seed']}"
 
 
+def jaccard(a: set, b: set) -> float | None:
+    """|a ∩ b| / |a ∪ b|; None when both are empty."""
+    union = a | b
+    return len(a & b) / len(union) if union else None
+
+
 def overlap(pool_cands: pl.DataFrame, scores: pl.DataFrame, judge: str, formats: list[str],
             rates: list[float], seed: int = 0, holdout_share: float | None = heldout.SHARE,
             decoding: str | None = None, score: str = "label") -> pl.DataFrame:
@@ -220,9 +226,8 @@ def overlap(pool_cands: pl.DataFrame, scores: pl.DataFrame, judge: str, formats:
                        .filter("kept")["cand_idx"].to_list()) for f in formats}
         for i, a in enumerate(formats):
             for b in formats[i + 1:]:
-                union = sets[a] | sets[b]
                 rows.append({"rate": float(rate), "format_a": a, "format_b": b, "n_a": len(sets[a]),
-                             "n_b": len(sets[b]), "jaccard": len(sets[a] & sets[b]) / len(union) if union else None})
+                             "n_b": len(sets[b]), "jaccard": jaccard(sets[a], sets[b])})
     return pl.DataFrame(rows, schema={"rate": pl.Float64, "format_a": pl.String, "format_b": pl.String,
                                       "n_a": pl.Int64, "n_b": pl.Int64, "jaccard": pl.Float64})
 

@@ -21,7 +21,7 @@ import polars as pl
 
 import audit
 
-from .curate import keep_count
+from .curate import jaccard, keep_count
 from .subsets import curate_pool
 
 RATE, SEED, OVERLAP_RATES = 0.25, 0, (0.1, 0.25, 0.5)
@@ -123,12 +123,6 @@ def curation_overlap(db: str | os.PathLike | None, pool: str, judge: str | None 
                 rows.append({"rate": float(rate), "format_a": a, "format_b": b, "n_a": len(sets[a]),
                              "n_b": len(sets[b]), "jaccard": len(sets[a] & sets[b]) / len(union) if union else None})
     return pl.DataFrame(rows, schema=OVERLAP_SCHEMA)
-
-
-def jaccard(a: set, b: set) -> float | None:
-    """|a ∩ b| / |a ∪ b|; None when both are empty."""
-    union = a | b
-    return len(a & b) / len(union) if union else None
 
 
 def top_share(picks: pl.DataFrame, rate: float) -> set:

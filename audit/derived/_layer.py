@@ -167,9 +167,9 @@ def _compute_missing(db: Database, pool: str, name: str, result: Result, args: t
     t0 = time.monotonic()
     frame = result.compute(db.scoped([m.judging for m in missing]), pool, *args)
     seconds = time.monotonic() - t0
-    total = sum(m.n_verdicts for m in missing) or 1
+    total = sum(m.n_verdicts or 1 for m in missing)       # each part's share of the time, by its verdicts
     parts = _parts(frame, missing)
-    shares = [seconds * (m.n_verdicts or 1) / total if len(missing) > 1 else seconds for m in parts]
+    shares = [seconds * (m.n_verdicts or 1) / total for m in parts]
     stored = db.save_derived_parts(name, args, [(m, part, share) for (m, part), share in zip(parts.items(), shares)])
     return [(m, part, seconds, ok) for (m, part), ok in zip(parts.items(), stored)]
 

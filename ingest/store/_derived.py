@@ -165,17 +165,6 @@ def derived_judging_marks(db, pool: str, basis: str = "verdicts") -> dict[str, M
     return _within(db, pool, lambda con, pid: _judging_marks(con, pid, basis))
 
 
-def _now(con, state: Mark) -> str | None:
-    """The fingerprint now of what `state` covers, on the writer's connection."""
-    if state.judges is None or state.basis == "pool":
-        return _pool_mark(con, state.pool_id, state.basis).fingerprint
-    if state.part:
-        marks = _judging_marks(con, state.pool_id, state.basis)
-        return marks[state.part].fingerprint if state.part in marks else None
-    return _of_judges(_judge_marks(con, state.pool_id, state.basis), state.pool_id, state.basis,
-                      state.judges).fingerprint
-
-
 def derived_parts(db, marks: list[Mark], name: str, params=()
                   ) -> tuple[dict[str, pl.DataFrame | None], tuple[float, int] | None]:
     """({part: frame}, timing) on one connection: for each mark (of one pool), the stored result `name`
@@ -238,14 +227,18 @@ def save_derived_parts(db, name: str, params, parts: list[tuple[Mark, pl.DataFra
 
 
 class _Now:
-    """_now on one connection, each judging's marks read once (the parts of one computation share them)."""
+    """The fingerprint now of what a mark covers, on the writer's connection; the judgings' marks read
+    once (the parts of one computation share them)."""
 
     def __init__(self, con):
         self._con, self._judgings = con, {}
 
     def __call__(self, state: Mark) -> str | None:
+        if state.judges is None or state.basis == "pool":
+            return _pool_mark(self._con, state.pool_id, state.basis).fingerprint
         if not state.part:
-            return _now(self._con, state)
+            return _of_judges(_judge_marks(self._con, state.pool_id, state.basis), state.pool_id, state.basis,
+                              state.judges).fingerprint
         key = (state.pool_id, state.basis)
         if key not in self._judgings:
             self._judgings[key] = _judging_marks(self._con, state.pool_id, state.basis)

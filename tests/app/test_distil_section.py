@@ -17,7 +17,8 @@ from ingest.scoring.judges.distilled import Student
 from tests.app.table_rules import violations
 from tests.app.conftest import open_page
 from tests.train.test_distil import taught  # noqa: F401 (the fixture)
-from train.curation_view import jaccard, top_share
+from train.curate import jaccard
+from train.curation_view import top_share
 from train.distil import distil, held_out_prompts
 
 
