@@ -21,6 +21,16 @@ for A, B, tie; one row per annotator), with the features on the judge cell's sca
 sds), so that judge - human (`excess`) compares like with like; the same prompt resamples serve
 both fits, which makes the excess's bootstrap a paired one.
 
+Where the cell's comparisons cannot tell a parameter apart from the others (`held_out`: an anchor
+always in slot B makes the slot effect and the anchor's strength one parameter; a feature that is a
+combination of the slot and the systems' columns), it is held at 0 and reported null, the rest fitted
+without it, and the slot row's `why` says so (audit._style_why.why_held): the systems' columns are
+kept first (those of one connected group are always told apart), then the slot, then the features in
+FEATURES order, each only where it is not a combination of those kept before it. So an anchored
+cell is fitted without the slot effect, which the anchor's strength then includes. The same
+parameters are held in every bootstrap resample (a resample's comparisons are a subset of the
+cell's, so they cannot tell more apart).
+
 Without a penalty the maximum-likelihood fit is finite only when no system or feature separates the
 outcomes (a system that never lost, a length difference that always wins: small cells). Newton's
 method then never settles; such a fit is reported as `converged` = false with null numbers, not as
@@ -47,7 +57,7 @@ from scipy.special import expit
 from ._bias import cell_rng
 from ._read import reading
 from ._rank import _ranks       # 1 = strongest, equal strengths by id: as rank orders them
-from ._style_why import why_no_fit
+from ._style_why import why_held, why_no_fit
 
 FEATURES = ("length", "headers", "lists", "bold")
 COUNTS = ("chars", "headers", "lists", "bold")
@@ -121,9 +131,57 @@ def penalty_matrix(n: int, q: int, penalty: float) -> np.ndarray:
     return penalty * lam
 
 
+def gram(a: np.ndarray, b: np.ndarray, z: np.ndarray, n: int, w: np.ndarray | None) -> np.ndarray:
+    """X^T diag(w) X of the design X = [1, e_A - e_B (reference coding), z] of the rows, each counted w
+    times (None: once), without forming X."""
+    w = np.ones(np.size(a)) if w is None else np.asarray(w, float)
+    S, P = _pair_operators(np.asarray(a), np.asarray(b), n)
+    m, q = n - 1, z.shape[1]
+    g = np.empty((1 + m + q, 1 + m + q))
+    g[0, 0] = w.sum()
+    g[0, 1:1 + m] = g[1:1 + m, 0] = S @ w
+    g[0, 1 + m:] = g[1 + m:, 0] = w @ z
+    g[1:1 + m, 1:1 + m] = (P @ w).reshape(m, m)
+    for c in range(q):
+        g[1:1 + m, 1 + m + c] = g[1 + m + c, 1:1 + m] = S @ (w * z[:, c])
+    g[1 + m:, 1 + m:] = (z * w[:, None]).T @ z
+    return g
+
+
+ALIASED = 1e-9      # a column whose share not explained by the columns kept before it (1 - R^2) is below it: held
+
+
+def held_out(a: np.ndarray, b: np.ndarray, z: np.ndarray, n: int, w: np.ndarray | None) -> np.ndarray:
+    """(k,) bool over theta = (slot, beta_1..beta_{n-1}, gamma): the parameters the rows (each counted w
+    times) cannot tell apart from those kept before them, in the order system columns, slot, features.
+    A column is kept where 1 - R^2 of its regression on the kept columns (in the weighted Gram matrix
+    scaled to unit diagonal) exceeds ALIASED; a column of zeros is held. Weights scale the Gram matrix
+    but not which columns are combinations of others: the calls one by one and grouped rows standing
+    for them hold the same parameters."""
+    g = gram(a, b, z, n, w)
+    k = g.shape[0]
+    d = np.sqrt(np.diag(g))
+    held = d <= 0
+    scaled = g / np.outer(np.where(held, 1.0, d), np.where(held, 1.0, d))
+    kept: list[int] = []
+    chol = np.zeros((0, 0))                                 # Cholesky factor of scaled[kept][:, kept]
+    for j in [*range(1, n), 0, *range(n, k)]:
+        if held[j]:
+            continue
+        v = np.linalg.solve(chol, scaled[kept, j]) if kept else np.zeros(0)     # triangular: L v = G[K, j]
+        rest = scaled[j, j] - v @ v
+        if rest <= ALIASED:
+            held[j] = True
+            continue
+        chol = np.block([[chol, np.zeros((len(kept), 1))], [v[None, :], np.array([[np.sqrt(rest)]])]])
+        kept.append(j)
+    return held
+
+
 def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndarray,
                  w: np.ndarray | None = None, start: np.ndarray | None = None, tol: float = TOL,
-                 max_iter: int = MAX_ITER, penalty: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 max_iter: int = MAX_ITER, penalty: float = 0.0,
+                 held: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Maximum-likelihood theta = (slot, beta_1..beta_{n-1}, gamma) of logit P(y) = slot +
     beta[a] - beta[b] + z gamma (beta_0 = 0) with soft labels y in [0, 1] and row weights w ((B, N):
     one fit per member; None: one fit, weight 1): Newton's method with step halving, each member
@@ -134,7 +192,9 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
     Also returns, per member and parameter, whether it was still moving
     (last step > DIVERGING) when the member stopped unconverged: the parameters a separation
     drives to infinity, while the others have settled. penalty > 0 maximises the likelihood minus
-    theta' Lambda theta / 2 (penalty_matrix): a ridge fit, finite under separation too."""
+    theta' Lambda theta / 2 (penalty_matrix): a ridge fit, finite under separation too. `held` ((k,)
+    bool, held_out): parameters kept at their start (0 without one): their gradient and Hessian rows
+    are zeroed (the Hessian's diagonal 1), so the step moves the others alone."""
     single = w is None or np.ndim(w) == 1                 # (N,): one fit of rows that stand for w rows each
     w = np.ones((1, y.size)) if w is None else np.atleast_2d(np.asarray(w, float))
     q, m = z.shape[1], n - 1
@@ -158,6 +218,7 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
     done = np.zeros(n_fit, bool)
     last = np.zeros((n_fit, k))
     ridge = RIDGE * np.eye(k)
+    held = np.zeros(k, bool) if held is None else np.asarray(held, bool)
     for _ in range(max_iter):
         ww, et = w[todo], eta[todo]
         p = expit(et)
@@ -172,7 +233,13 @@ def newton_pairs(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray, y: np.ndar
             block = (S @ (s * z[:, c]).T).T
             hess[:, 1:1 + m, 1 + m + c] = hess[:, 1 + m + c, 1:1 + m] = block
         hess[:, 1 + m:, 1 + m:] = np.matmul(z.T[None] * s[:, None, :], z)
-        step = _newton_step(hess + ridge + lam, grad)
+        hess = hess + ridge + lam
+        if held.any():
+            grad[:, held] = 0.0
+            hess[:, held, :] = 0.0
+            hess[:, :, held] = 0.0
+            hess[:, held, held] = 1.0
+        step = _newton_step(hess, grad)
         move = eta_of(step)                                  # x step
         scale = np.ones(todo.size)
         old = ll[todo]
@@ -214,13 +281,13 @@ def _split(theta: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 def fit_style(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int,
               w: np.ndarray | None = None, start: np.ndarray | None = None,
-              max_iter: int = MAX_ITER, penalty: float = 0.0) -> dict:
+              max_iter: int = MAX_ITER, penalty: float = 0.0, held: np.ndarray | None = None) -> dict:
     """The style-controlled Bradley-Terry fit of n systems (codes a, b) on features z (N, q):
     {"slot", "beta" (centred), "gamma", "theta", "converged"}, each with a leading member axis
-    when w is (B, N)."""
+    when w is (B, N); `held` (held_out) parameters stay at 0 (their numbers are not the calls')."""
     theta, ok, moving = newton_pairs(np.asarray(a), np.asarray(b), n, np.asarray(z, float).reshape(len(a), -1),
                                      np.asarray(y, float), w, start, tol=BOOT_TOL if np.ndim(w) == 2 else TOL,
-                                     max_iter=max_iter, penalty=penalty)
+                                     max_iter=max_iter, penalty=penalty, held=held)
     slot, beta, gamma = _split(np.atleast_2d(theta), n)
     moving = np.atleast_2d(moving)
     # +-inf where a separation drives a parameter to infinity (its sign: the way it was moving);
@@ -237,10 +304,11 @@ def fit_style(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int
     return {"slot": slot, "beta": beta, "gamma": gamma, "theta": theta, "converged": ok}
 
 
-def _boot_fit(a, b, y, z, n, weights: np.ndarray, start: np.ndarray, penalty: float = 0.0) -> dict:
+def _boot_fit(a, b, y, z, n, weights: np.ndarray, start: np.ndarray, penalty: float = 0.0,
+              held: np.ndarray | None = None) -> dict:
     """fit_style over the rows of `weights` (B, N), in chunks that keep (chunk, k, N) small."""
     chunk = max(1, 4_000_000 // max(1, a.size))          # members a pass: (chunk, N) arrays stay small
-    parts = [fit_style(a, b, y, z, n, weights[i:i + chunk], start, BOOT_MAX_ITER, penalty)
+    parts = [fit_style(a, b, y, z, n, weights[i:i + chunk], start, BOOT_MAX_ITER, penalty, held)
              for i in range(0, weights.shape[0], chunk)]
     return {key: np.concatenate([p[key] for p in parts]) for key in ("slot", "beta", "gamma", "converged")}
 
@@ -282,15 +350,15 @@ def _interval(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _coefficient_rows(part: str, kept: np.ndarray, gamma: np.ndarray | None, draws: np.ndarray | None,
-                      ok: np.ndarray | None, rows_n: int, converged: bool) -> list[dict]:
-    """One row per feature: gamma (null where the feature was dropped or the fit has no finite
-    maximum) with its interval."""
+                      ok: np.ndarray | None, rows_n: int, converged: bool, held: np.ndarray | None = None) -> list[dict]:
+    """One row per feature: gamma (null where the feature was dropped, held (held_out, per column of
+    gamma) or the fit has no finite maximum) with its interval."""
     out, col = [], 0
     failed = int((~ok).sum()) if ok is not None else 0
     for f, keep in zip(FEATURES, kept):
         value = lo = hi = None
         if keep:
-            if converged:
+            if converged and not (held is not None and held[col]):
                 value = float(gamma[col])
                 if draws is not None:
                     lo, hi = (float(v) for v in _interval(draws[:, col]))
@@ -298,6 +366,27 @@ def _coefficient_rows(part: str, kept: np.ndarray, gamma: np.ndarray | None, dra
         out.append({"part": part, "name": f, "value": value, "lo": lo, "hi": hi, "n": rows_n,
                     "converged": converged, "boot_unconverged": failed})
     return out
+
+
+def held_parameters(a: np.ndarray, b: np.ndarray, z: np.ndarray, n: int, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """held_out of the fit with the style features and of the one without (its slot alone)."""
+    return held_out(a, b, z, n, w), held_out(a, b, z[:, :0], n, w)
+
+
+def slot_why(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, w: np.ndarray | None, kept: np.ndarray,
+             ok_fit: bool, held: np.ndarray) -> str | None:
+    """The slot row's `why`: why the fit has no finite maximum (why_no_fit, over the rows each counted
+    w times) and what was held (why_held); None when neither."""
+    n = len(ids)
+    names = [f for f, k in zip(FEATURES, kept) if k]
+    words = []
+    if not ok_fit:
+        rep = np.ones(a.size, np.int64) if w is None else np.asarray(w).astype(np.int64)
+        words.append(why_no_fit(ids, np.repeat(a, rep), np.repeat(b, rep), np.repeat(y, rep),
+                                [f for f, k in zip(FEATURES, kept) if not k]))
+    if held.any():
+        words.append(why_held(ids, a, b, bool(held[0]), [f for f, h in zip(names, held[n:]) if h]))
+    return " ".join(words) or None
 
 
 def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
@@ -310,30 +399,42 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
     raw = style_features(_counts(cell, "a"), _counts(cell, "b"))
     mean, sd, kept = standardise(raw)
     z = ((raw - mean) / sd)[:, kept]
-    fit = fit_style(a, b, y, z, n, penalty=penalty)
-    plain = fit_style(a, b, y, np.zeros((big_n, 0)), n, penalty=penalty)
+    held, held_plain = held_parameters(a, b, z, n, None)
+    fit = fit_style(a, b, y, z, n, penalty=penalty, held=held)
+    plain = fit_style(a, b, y, np.zeros((big_n, 0)), n, penalty=penalty, held=held_plain)
     ok_fit = bool(fit["converged"])
     prompts, unit = np.unique(cell["prompt_id"].to_numpy().astype(str), return_inverse=True)
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
-    boot = _boot_fit(a, b, y, z, n, counts[:, unit], fit["theta"], penalty) if n_boot > 0 and ok_fit else None
-    ok = boot["converged"] if boot else None
-
-    slot_lo, slot_hi = _interval(boot["slot"]) if boot else (np.nan, np.nan)
-    failed = int((~ok).sum()) if boot else 0
-    rows = [{"part": "coefficient", "name": "slot", "value": float(fit["slot"]) if ok_fit else None,
-             "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed,
-             "why": None if ok_fit else why_no_fit(ids, a, b, y, [f for f, k in zip(FEATURES, kept) if not k])}]
-    rows += _coefficient_rows("coefficient", kept, fit["gamma"], boot["gamma"] if boot else None, ok, big_n, ok_fit)
+    boot = _boot_fit(a, b, y, z, n, counts[:, unit], fit["theta"], penalty, held) if n_boot > 0 and ok_fit else None
     human = _human_rows(cell, labels, prompts, mean, sd, kept)
+    return _cell_rows(ids, a, b, y, None, kept, fit, plain, boot, held, big_n, human, mean, sd, counts, n_boot,
+                      penalty)
+
+
+def _cell_rows(ids: list[str], a, b, y, w, kept, fit: dict, plain: dict, boot: dict | None, held: np.ndarray,
+               big_n: int, human, mean, sd, counts: np.ndarray, n_boot: int, penalty: float) -> list[dict]:
+    """A cell's rows from its fits, per call (_style_cell, w None) or grouped (_style_cells.style_fit,
+    each row standing for w calls): the slot, the coefficients, the systems and the human parts."""
+    n, ok_fit = len(ids), bool(fit["converged"])
+    ok = boot["converged"] if boot else None
+    slot_lo, slot_hi = _interval(boot["slot"]) if boot and not held[0] else (np.nan, np.nan)
+    failed = int((~ok).sum()) if boot else 0
+    rows = [{"part": "coefficient", "name": "slot", "value": float(fit["slot"]) if ok_fit and not held[0] else None,
+             "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed,
+             "why": slot_why(ids, a, b, y, w, kept, ok_fit, held)}]
+    rows += _coefficient_rows("coefficient", kept, fit["gamma"], boot["gamma"] if boot else None, ok, big_n, ok_fit,
+                              held[n:])
     return rows + _system_and_human_rows(ids, fit, plain, boot, ok, failed, big_n, human, mean, sd, kept, counts,
-                                         n_boot, penalty)
+                                         n_boot, penalty, held[n:])
 
 
 def _system_and_human_rows(ids: list[str], fit: dict, plain: dict, boot: dict | None, ok, failed: int, big_n: int,
-                           human, mean, sd, kept, counts: np.ndarray, n_boot: int, penalty: float) -> list[dict]:
-    """The end of a cell's rows, per call (_style_cell) or grouped (_style_cells.style_fit): the systems, and
-    the coefficients fitted to the humans and the judge's excess where `human` (_human_rows') is not None."""
+                           human, mean, sd, kept, counts: np.ndarray, n_boot: int, penalty: float,
+                           held_f: np.ndarray) -> list[dict]:
+    """The end of a cell's rows (_cell_rows): the systems, and the coefficients fitted to the humans and the
+    judge's excess where `human` (_human_rows') is not None; held_f: the judge fit's features held (their
+    excess is null too)."""
     n, ok_fit, ok_plain = len(ids), bool(fit["converged"]), bool(plain["converged"])
     lo, hi = _interval(boot["beta"]) if boot else (np.full(n, np.nan), np.full(n, np.nan))
     rank, rank_raw = _ranks(fit["beta"], ids), _ranks(plain["beta"], ids)
@@ -347,18 +448,20 @@ def _system_and_human_rows(ids: list[str], fit: dict, plain: dict, boot: dict | 
         h_cell, h_unit = h_cell.filter(pl.Series(h_in)), h_unit[h_in]
         hz = ((style_features(_counts(h_cell, "a"), _counts(h_cell, "b")) - mean) / sd)[:, kept]
         hy = h_cell["y"].to_numpy()
-        h_fit = fit_style(ha, hb, hy, hz, len(h_ids), penalty=penalty)
+        h_held = held_out(ha, hb, hz, len(h_ids), None)
+        h_fit = fit_style(ha, hb, hy, hz, len(h_ids), penalty=penalty, held=h_held)
         ok_h = bool(h_fit["converged"])
-        h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"], penalty) \
+        h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"], penalty, h_held) \
             if n_boot > 0 and ok_h else None
         h_ok = h_boot["converged"] if h_boot else None
+        h_held_f = h_held[len(h_ids):]
         rows += _coefficient_rows("human", kept, h_fit["gamma"], h_boot["gamma"] if h_boot else None, h_ok,
-                                  h_cell.height, ok_h)
+                                  h_cell.height, ok_h, h_held_f)
         both = boot is not None and h_boot is not None
         with np.errstate(invalid="ignore"):                # inf - inf: NaN, left out of the interval
             excess = boot["gamma"] - h_boot["gamma"] if both else None
         rows += _coefficient_rows("excess", kept, fit["gamma"] - h_fit["gamma"], excess,
-                                  ok & h_ok if both else None, h_cell.height, ok_fit and ok_h)
+                                  ok & h_ok if both else None, h_cell.height, ok_fit and ok_h, held_f | h_held_f)
     return rows
 
 

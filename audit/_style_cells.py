@@ -31,11 +31,8 @@ from scipy.sparse.csgraph import connected_components
 
 from ._bias import cell_rng
 from ._read import reading
-from ._style import (_SCHEMA, FEATURES, STYLE_COLUMNS, _boot_fit, _coefficient_rows, _human_rows, _interval,
-                     _pair_operators, _style_cell, _system_and_human_rows, _with_counts, fit_style, standardise,
-                     style_features)
-from ._style import style_rank as style_rank_by_call
-from ._style_why import why_no_fit
+from ._style import (_SCHEMA, STYLE_COLUMNS, _boot_fit, _cell_rows, _human_rows, _style_cell, _with_counts, fit_style,
+                     held_out, held_parameters, standardise, style_features)
 
 # Python's `\s` within a line (str.isspace(), less the line break) and `\d` (str.isdecimal()), as
 # explicit classes: the regex engines of polars and Python disagree on a few characters of each
@@ -85,24 +82,10 @@ def _standardise(raw: np.ndarray, mult: np.ndarray | None):
 
 
 def identified(a: np.ndarray, b: np.ndarray, z: np.ndarray, n: int, mult: np.ndarray | None) -> bool:
-    """Whether the design [1, e_A - e_B (reference coding), z] of the rows has full column rank, so the
-    parameters are told apart at all (an anchor always in slot B is not: the slot and its strength
-    are one parameter): the smallest eigenvalue of its Gram matrix scaled to unit diagonal > 1e-9."""
-    w = np.ones(a.size) if mult is None else np.asarray(mult, float)
-    S, P = _pair_operators(np.asarray(a), np.asarray(b), n)
-    m, q = n - 1, z.shape[1]
-    g = np.empty((1 + m + q, 1 + m + q))
-    g[0, 0] = w.sum()
-    g[0, 1:1 + m] = g[1:1 + m, 0] = S @ w
-    g[0, 1 + m:] = g[1 + m:, 0] = w @ z
-    g[1:1 + m, 1:1 + m] = (P @ w).reshape(m, m)
-    for c in range(q):
-        g[1:1 + m, 1 + m + c] = g[1 + m + c, 1:1 + m] = S @ (w * z[:, c])
-    g[1 + m:, 1 + m:] = (z * w[:, None]).T @ z
-    d = np.sqrt(np.diag(g))
-    if (d == 0).any():
-        return False
-    return bool(np.linalg.eigvalsh(g / np.outer(d, d))[0] > 1e-9)
+    """Whether the design [1, e_A - e_B (reference coding), z] of the rows tells every parameter apart
+    (audit._style.held_out holds none; an anchor always in slot B does not: the slot and its strength
+    are one parameter)."""
+    return not held_out(np.asarray(a), np.asarray(b), z, n, mult).any()
 
 
 def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: np.ndarray,
@@ -115,29 +98,16 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
     n, big_n = len(ids), int(a.size if mult is None else mult.sum())
     mean, sd, kept = _standardise(raw, mult)
     z = ((raw - mean) / sd)[:, kept]
-    fit = fit_style(a, b, y, z, n, w=mult, penalty=penalty)
-    plain = fit_style(a, b, y, np.zeros((a.size, 0)), n, w=mult, penalty=penalty)
-    ok_fit = bool(fit["converged"])
+    held, held_plain = held_parameters(a, b, z, n, mult)
+    fit = fit_style(a, b, y, z, n, w=mult, penalty=penalty, held=held)
+    plain = fit_style(a, b, y, np.zeros((a.size, 0)), n, w=mult, penalty=penalty, held=held_plain)
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
     weights = counts[:, unit] if mult is None else counts[:, unit] * mult
-    boot = _boot_fit(a, b, y, z, n, weights, fit["theta"], penalty) if n_boot > 0 and ok_fit else None
-    ok = boot["converged"] if boot else None
-
-    slot_lo, slot_hi = _interval(boot["slot"]) if boot else (np.nan, np.nan)
-    failed = int((~ok).sum()) if boot else 0
-    why = None
-    if not ok_fit:
-        rep = np.ones(a.size, np.int64) if mult is None else mult.astype(np.int64)
-        why = why_no_fit(ids, np.repeat(a, rep), np.repeat(b, rep), np.repeat(y, rep),
-                         [f for f, k in zip(FEATURES, kept) if not k])
-    rows = [{"part": "coefficient", "name": "slot", "value": float(fit["slot"]) if ok_fit else None,
-             "lo": float(slot_lo), "hi": float(slot_hi), "n": big_n, "converged": ok_fit, "boot_unconverged": failed,
-             "why": why}]
-    rows += _coefficient_rows("coefficient", kept, fit["gamma"], boot["gamma"] if boot else None, ok, big_n, ok_fit)
+    boot = _boot_fit(a, b, y, z, n, weights, fit["theta"], penalty, held) if n_boot > 0 and fit["converged"] else None
     human = _human_rows(judged, labels, prompts, mean, sd, kept) if judged is not None else None
-    return rows + _system_and_human_rows(ids, fit, plain, boot, ok, failed, big_n, human, mean, sd, kept, counts,
-                                         n_boot, penalty)
+    return _cell_rows(ids, a, b, y, mult, kept, fit, plain, boot, held, big_n, human, mean, sd, counts, n_boot,
+                      penalty)
 
 
 def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
@@ -169,8 +139,6 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
                cell: tuple[str, str, str] | None = None, penalty: float = 0.0) -> pl.DataFrame:
     """audit.style_rank (its columns: audit._style.style_rank, which reads every call), each cell read
     grouped from DuckDB (the module's doc)."""
-    if n_boot > 0:       # a resample that separates stops where the rounding lets it: the per-call fits, as before
-        return style_rank_by_call(db, pool, n_boot=n_boot, seed=seed, cell=cell, penalty=penalty)
     frames = []
     with reading(db) as read:
         pid = read.pool_id(pool)
@@ -205,16 +173,12 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
                 raw = style_features(rows.select([f"a_{c}" for c in ("chars", "headers", "lists", "bold")]).to_numpy(),
                                      rows.select([f"b_{c}" for c in ("chars", "headers", "lists", "bold")]).to_numpy())
                 mult = rows["n"].to_numpy().astype(float)
-                mean, sd, kept = _standardise(raw, mult)
-                z = ((raw - mean) / sd)[:, kept]
-                out = None
-                if identified(a, b, z, len(ids), mult) and identified(a, b, z[:, :0], len(ids), mult):
-                    out = style_fit(ids, a, b, rows["y"].to_numpy(), raw, mult, unit, prompts, judged, labels,
-                                    n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
-                if out is None or not _settled(out):
-                    # no unique fit (not identified), or one that did not settle where a fit of finite
-                    # numbers does (a separation): where Newton stops is then the rounding's, so the cell
-                    # is fitted from its calls one by one, as before, for the same numbers
+                out = style_fit(ids, a, b, rows["y"].to_numpy(), raw, mult, unit, prompts, judged, labels,
+                                n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
+                if not _settled(out):
+                    # a fit that did not settle where a fit of finite numbers does (a separation): where
+                    # Newton stops is then the rounding's, so the cell is fitted from its calls one by one,
+                    # as before, for the same numbers
                     calls = _with_counts(read.frame("style_cell_calls", pool_id=pid, judge_id=judge_id,
                                                format_id=format_id, decoding=decoding), counts)
                     out = _style_cell(calls, labels, n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)

@@ -10,6 +10,10 @@ outcomes. The reasons, checked in this order and all that apply given:
 - too few comparisons: fewer than MIN_ROWS_PER_PARAMETER a parameter (1 slot + systems − 1 +
   features kept) make a separation likely;
 - no variation in a feature: the features dropped (sd 0 over the cell's rows).
+
+And, fitted or not, what the cell's comparisons cannot tell apart (`why_held`: the parameters
+audit._style.held_out holds at 0): the slot effect where a system is always in one slot (an anchor
+always in slot B), a feature that is a combination of the slot and the systems' columns.
 """
 
 from __future__ import annotations
@@ -47,4 +51,32 @@ def why_no_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, drop
                    "parameter).")
     if dropped:
         out.append(f"No variation in {', '.join(dropped)}: left out.")
+    return " ".join(out)
+
+
+def why_held(ids: list[str], a: np.ndarray, b: np.ndarray, slot: bool, features: list[str]) -> str:
+    """The parameters held out, in words. ids: the systems (codes a, b index them, one per row, any
+    weights aside); slot: the slot effect is held; features: the features held."""
+    n = len(ids)
+    in_a, in_b = np.bincount(a, minlength=n) > 0, np.bincount(b, minlength=n) > 0
+    only_b = [ids[i] for i in range(n) if in_b[i] and not in_a[i]]
+    only_a = [ids[i] for i in range(n) if in_a[i] and not in_b[i]]
+    out = []
+    if slot:
+        one_side = [(s, "B") for s in only_b] if len(only_b) <= len(only_a) or not only_a else [(s, "A") for s in only_a]
+        if one_side and len(one_side) < n:
+            names = _names([s for s, _ in one_side])
+            side = one_side[0][1]
+            verb = "is" if len(one_side) == 1 else "are"
+            out.append(f"Slot effect not told apart: {names} {verb} always in slot {side}, so the slot effect and "
+                       f"{'its' if len(one_side) == 1 else 'their'} strength are one parameter. Fitted without a "
+                       f"slot effect (held at 0): the strength of {names} includes the judge's preference for "
+                       f"slot {side}.")
+        else:
+            out.append("Slot effect not told apart: in this cell's comparisons it is a combination of the "
+                       "systems' strengths. Fitted without a slot effect (held at 0): the strengths include it.")
+    if features:
+        verb = "is" if len(features) == 1 else "are"
+        out.append(f"{', '.join(features).capitalize()} {verb} not told apart from the systems' strengths and the "
+                   "slot in this cell's comparisons: left out (held at 0).")
     return " ".join(out)
