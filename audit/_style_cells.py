@@ -1,22 +1,28 @@
 """The style-controlled fit read out of core (the derived results at 10M candidates).
 
-`style_rank(db, pool, ...)` (audit.style_rank) without a bootstrap (what the refresh stores for the
+`style_rank(db, pool, ...)` (audit.style_rank; without a bootstrap: what the refresh stores for the
 Rankings page) no longer reads, as audit._style.style_rank does, every comparative call with its
 strings and counts each response's style in a Python loop. The style counts of the used responses are
 computed in polars (`style_count_frame`: the regular expressions of audit._style.style_counts with
 Python's `\\s` and `\\d` spelled out as the characters Python matches, so the counts are the same), and
 each cell is read from DuckDB grouped (style_cell_rows.sql): one row per (prompt, when the human
-labels need it) x system in slot A x system in slot B x outcome x both responses' style counts, with
+labels or a bootstrap need it) x system in slot A x system in slot B x outcome x both responses' style counts, with
 the number of calls it stands for. The fit weights each row by that number (`newton_pairs`'
 one-dimensional `w`): the same likelihood, gradient and Hessian as the calls one by one, summed in
 another order, so the numbers agree to rounding (1e-9 in tests/audit/test_style_cells.py, against the
 per-call fit). Where responses repeat their style the rows are far fewer than the
 calls; the Python loop and the strings per call are gone either way.
 
+A design that does not tell its parameters apart (an anchor always in slot B: the slot effect and
+the anchor's strength are one parameter) holds the same parameters at 0 in both (audit._style.held_out,
+from the rows' Gram matrix, which the weights scale but do not change the rank of), so it is grouped
+too. A bootstrap reweights the grouped rows, read per prompt: each resample's multinomial counts over
+the cell's sorted prompts (the same draws as the calls') times the calls each row stands for.
+
 Where the answer depends on the rounding, the cell is fitted from its calls one by one, as before, so
-its numbers are the old ones: a design that does not tell its parameters apart (`identified`: an
-anchor always in slot B), a fit that did not converge or has a number beyond SETTLED (a separation,
-where Newton stops when the rounding lets it), and every bootstrap (a resample may separate).
+its numbers are the old ones: a fit that did not converge or has a number beyond SETTLED (a
+separation, where Newton stops when the rounding lets it: a separating row's chance rounds to 1 and
+its terms to 0).
 """
 
 from __future__ import annotations

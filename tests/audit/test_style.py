@@ -375,3 +375,23 @@ def test_an_anchor_always_in_slot_b_with_millions_of_calls_still_fits(weight):
     beta = np.concatenate([[0.0], theta[1:4]])
     eta = theta[0] + beta[[0, 1, 2]] - beta[3]
     np.testing.assert_allclose(eta, [math.log(2), math.log(1 / 2), 0.0], atol=1e-6)
+
+
+@pytest.mark.parametrize("weight", [1.0, 1e7])
+def test_an_anchor_always_in_slot_b_holds_the_slot_at_zero(weight):
+    """held_out holds the slot where an anchor is always in slot B; the fit then has one maximum, the
+    same whatever the weights: slot 0 and beta_s - beta_anchor = logit(share of s's calls won), ties half
+    (worked below), and the strengths without style the same (no feature here)."""
+    from audit._style import held_out
+    a = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2])          # systems 0-2 against the anchor, system 3
+    b = np.full(9, 3)
+    y = np.array([1, 1, 0.5, 0, 1, 0, 0, 1, 0.5])      # won 2.5/4, 1/3 and 1.5/2
+    z = np.zeros((9, 0))
+    held = held_out(a, b, z, 4, np.full(9, weight))
+    assert held.tolist() == [True, False, False, False]
+    fit = fit_style(a, b, y, z, 4, w=np.full(9, weight), held=held)
+    assert fit["converged"] and fit["slot"] == 0.0
+    beta = fit["beta"]
+    np.testing.assert_allclose(beta[:3] - beta[3], [math.log(2.5 / 1.5), math.log(1 / 2), math.log(1.5 / 0.5)],
+                               atol=1e-9)
+    assert beta.sum() == pytest.approx(0, abs=1e-12)

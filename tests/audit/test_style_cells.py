@@ -1,16 +1,19 @@
 """audit.style_rank read grouped per cell in DuckDB with the style counted in polars
-(audit/_style_cells.py, issue 29) against two references that share none of its reading:
+(audit/_style_cells.py) against two references that share none of its reading:
 
 - the per-call path the product keeps beside it, audit.style_rank_calls (every call a row, each
   response's style counted in Python by audit._style.style_counts, Newton on the calls one by one),
   fed with the calls read back through the export (audit.verdict_rows), the responses through
   audit.candidate_texts and the human labels through audit.stored_labels: the same frame to 1e-9
-  (the same likelihood summed in another order; with a bootstrap style_rank fits call by call), on a
-  tie-heavy pool with varied markdown, human labels and two judges, and on the benchmark's pool whose
-  anchored cells cannot tell the slot from the anchor;
-- the definition (docs/metrics.md 'Style control'): on a small pool whose responses are built from
+  (the same likelihood summed in another order; a bootstrap reweights the grouped rows per prompt
+  with the same multinomial draws as the calls), on a tie-heavy pool with varied markdown, human
+  labels and two judges, on the benchmark's pool whose anchored cells cannot tell the slot from the
+  anchor, and on an anchored pool with style (the slot held at 0 in both);
+- the definition (docs/metrics.md 'Style control'): on small pools whose responses are built from
   known numbers of headers, list items and bold spans, the logistic Bradley-Terry with style features
-  refitted here by scipy.optimize.minimize on its log-likelihood: the coefficients and strengths to 1e-5."""
+  refitted here by scipy.optimize.minimize on its log-likelihood: the coefficients and strengths to
+  1e-5, and, where an anchor is always in slot B, what the calls tell apart (each system against the
+  anchor, the coefficients) to 1e-6."""
 
 from __future__ import annotations
 
@@ -117,8 +120,8 @@ def test_style_rank_equals_the_per_call_path_on_a_tied_pool(db, tmp_path, n_boot
 
 def test_style_rank_equals_the_per_call_path_on_the_benchmark_pool(db):
     """bench_app's pool: one response text (every feature dropped), an anchored format whose anchor
-    is always in slot B (not identified: where Newton stops is the rounding's, so that cell is fitted
-    from its calls one by one, as before) and a tournament (grouped)."""
+    is always in slot B (not identified: the slot held at 0, grouped and per call alike) and a
+    tournament."""
     from tests.bench.bench_app import build
     build(db, 60, n_judges=2)
     calls, _ = per_call_inputs(db, "big")
@@ -129,7 +132,8 @@ def test_style_rank_equals_the_per_call_path_on_the_benchmark_pool(db):
         assert identified(a, b, np.zeros((a.size, 0)), len(ids), None) is expected
     for n_boot, seed in ((0, 0), (20, 1)):
         new = style_rank(db, "big", n_boot=n_boot, seed=seed)
-        assert new.filter(pl.col("format") == "tournament")["converged"].all()
+        assert new["converged"].all()
+        assert new.filter((pl.col("format") == "anchored") & (pl.col("name") == "slot"))["value"].null_count() == 2
         assert_frame_equal(new, per_call_style_rank(db, "big", n_boot, seed), check_exact=False,
                            rel_tol=1e-9, abs_tol=1e-9)
 
@@ -261,7 +265,7 @@ def test_style_counts_in_polars_equal_pythons():
 def test_style_fit_on_grouped_rows_equals_the_rows_one_by_one():
     """style_fit on rows standing for several calls against the calls one by one, bootstrap included
     (a well-posed cell, no resample near a separation: the bootstrap refits stop at BOOT_TOL, so the
-    intervals agree to 1e-6; style_rank itself bootstraps call by call, as before)."""
+    intervals agree to 1e-6)."""
     from audit._style_cells import style_fit
     rng = np.random.default_rng(5)
     n_rows, n = 3000, 4
@@ -287,3 +291,111 @@ def test_style_fit_on_grouped_rows_equals_the_rows_one_by_one():
         for k, tol in (("value", 1e-9), ("value_raw", 1e-9), ("lo", 1e-6), ("hi", 1e-6)):
             if r1.get(k) is not None and np.isfinite(r1[k]):
                 assert r2[k] == pytest.approx(r1[k], abs=tol), (r1["name"], k)
+
+
+# -- an anchor always in slot B: the slot effect held at 0, grouped and per call alike ----------------
+
+ANCHOR = "s1"            # not the reference system (s0): the aliased direction is slot + beta_s1
+
+
+def anchored_style_pool(db, folder, n_prompts: int = 120, seed: int = 23) -> tuple[list, dict]:
+    """Systems s0, s2, s3 each compared with the anchor s1, always in slot B, on every prompt, a third of
+    the calls asked twice (rows that stand for several calls); responses built from known counts, a
+    third of the outcomes ties. Returns the calls as (prompt_id, slot A, slot B, y) and each
+    (prompt_id, system)'s counts by construction."""
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    rng = np.random.default_rng(seed)
+    strength = {"s0": 0.5, "s1": 0.0, "s2": -0.3, "s3": 0.2}
+    rows, counts = [], {}
+    for p in range(n_prompts):
+        for s in strength:
+            text, c = built_response(rng)
+            rows.append({"prompt_id": f"q{p}", "prompt": f"prompt {p}", "candidate_id": s, "response": text,
+                         "reference": None})
+            counts[(f"q{p}", s)] = c
+    verdicts, calls = [], []
+    for p in range(n_prompts):
+        for a in ("s0", "s2", "s3"):
+            ca, cb = counts[(f"q{p}", a)], counts[(f"q{p}", ANCHOR)]
+            eta = 0.4 + strength[a] - strength[ANCHOR] + 1.2 * (ca[0] - cb[0]) / max(1, ca[0] + cb[0])
+            for sample in range(2 if rng.random() < 1 / 3 else 1):
+                u = rng.random()
+                label = "TIE" if u < 0.33 else "A+" if u < 0.33 + 0.67 / (1 + np.exp(-eta)) else "B+"
+                verdicts.append({"judge": "j", "format": "tournament", "prompt_id": f"q{p}", "a_id": a,
+                                 "b_id": ANCHOR, "raw": label, "sample": sample})
+                calls.append((f"q{p}", a, ANCHOR, {"A+": 1.0, "TIE": 0.5, "B+": 0.0}[label]))
+    import_pool(db, write_jsonl(folder / "pool.jsonl", rows), "anch")
+    import_verdicts(db, write_jsonl(folder / "verdicts.jsonl", verdicts), "anch")
+    return calls, counts
+
+
+def scipy_free_fit(a: np.ndarray, b: np.ndarray, y: np.ndarray, x: np.ndarray, n: int) -> np.ndarray:
+    """(slot, beta_0..beta_{n-1}, gamma) at a maximum of the log-likelihood, every parameter free (the
+    slot and the anchor's strength move together along a ridge of maxima: BFGS stops somewhere on it,
+    so only what the calls tell apart is compared), by BFGS on -log L and its gradient."""
+    q = x.shape[1]
+
+    def minus_loglik(theta):
+        eta = theta[0] + theta[1 + a] - theta[1 + b] + x @ theta[1 + n:]
+        r = y - 1.0 / (1.0 + np.exp(-eta))
+        g_beta = np.bincount(a, r, n) - np.bincount(b, r, n)
+        return -np.sum(y * eta - np.logaddexp(0.0, eta)), -np.concatenate([[r.sum()], g_beta, x.T @ r])
+
+    fit = minimize(minus_loglik, np.zeros(1 + n + q), jac=True, method="BFGS", options={"gtol": 1e-11, "maxiter": 10_000})
+    assert np.abs(minus_loglik(fit.x)[1]).max() < 1e-8
+    return fit.x
+
+
+@pytest.mark.parametrize("n_boot", [0, 30])
+def test_an_anchor_always_in_slot_b_grouped_equals_per_call_and_scipy(db, tmp_path, n_boot):
+    calls, counts = anchored_style_pool(db, tmp_path)
+    got = style_rank(db, "anch", n_boot=n_boot, seed=4)
+    per_call, _ = per_call_inputs(db, "anch")
+    assert (per_call["value"] == 0).mean() > 0.25 and per_call.height == len(calls) > 120 * 3   # ties; repeats
+    # the grouped rows and the calls one by one: the same frame (the same resamples too)
+    assert_frame_equal(got, style_rank_calls(per_call, None, n_boot=n_boot, seed=4), check_exact=False,
+                       rel_tol=1e-9, abs_tol=1e-9)
+    rows = {(r["part"], r["name"]): r for r in got.iter_rows(named=True)}
+    slot = rows[("coefficient", "slot")]
+    assert slot["converged"] and slot["value"] is None and slot["lo"] is None
+    assert slot["why"].startswith("Slot effect not told apart: s1 is always in slot B")
+    # scipy on the definition, every parameter free: what the calls tell apart must agree
+    ids = ["s0", "s1", "s2", "s3"]
+    a = np.array([ids.index(c[1]) for c in calls])
+    b = np.array([ids.index(c[2]) for c in calls])
+    y = np.array([c[3] for c in calls])
+    x = features_by_definition(np.array([counts[(c[0], c[1])] for c in calls], float),
+                               np.array([counts[(c[0], c[2])] for c in calls], float))
+    assert x.std(axis=0).min() > 0.99                                        # every feature varies
+    for z, key in ((x, "value"), (x[:, :0], "value_raw")):
+        theta = scipy_free_fit(a, b, y, z, 4)
+        # with the slot held at 0, beta_s - beta_s1 is the free fit's slot + beta_s - beta_s1
+        beta = np.array([rows[("system", s)][key] for s in ids])
+        for s in ("s0", "s2", "s3"):
+            i = ids.index(s)
+            assert beta[i] - beta[1] == pytest.approx(theta[0] + theta[1 + i] - theta[2], abs=1e-6), (key, s)
+        assert beta.mean() == pytest.approx(0, abs=1e-12)
+        if key == "value":
+            for f, g in zip(("length", "headers", "lists", "bold"), theta[5:]):
+                assert rows[("coefficient", f)]["value"] == pytest.approx(g, abs=1e-6), f
+    if n_boot:
+        assert all(rows[("system", s)]["lo"] < rows[("system", s)]["value"] < rows[("system", s)]["hi"] for s in ids)
+        assert rows[("coefficient", "length")]["lo"] < rows[("coefficient", "length")]["hi"]
+
+
+def test_held_out_by_hand():
+    from audit._style import held_out
+    # theta = (slot, beta_1, beta_2) of systems 0, 1, 2 (system 0 the reference); system 2 always in slot B:
+    # the rows' columns are (1, 0, -1) and (1, 1, -1), so the slot's column (1, 1, 1, 1) is minus beta_2's
+    # (-1, -1, -1, -1): the slot, kept after the systems, is held
+    a, b = np.array([0, 1, 0, 1]), np.array([2, 2, 2, 2])
+    assert held_out(a, b, np.zeros((4, 0)), 3, None).tolist() == [True, False, False]
+    # both orders: nothing held; a feature of +1 when system 0 is in slot A and -1 when in slot B is minus
+    # beta_1's column (+1 when system 1 is in slot A): held, whatever the weights
+    a2, b2 = np.array([0, 1, 0, 1]), np.array([1, 0, 1, 0])
+    x = np.array([[1.0], [-1.0], [1.0], [-1.0]])
+    assert held_out(a2, b2, np.zeros((4, 0)), 2, None).tolist() == [False, False]
+    assert held_out(a2, b2, x, 2, np.array([5.0, 1.0, 2.0, 7.0])).tolist() == [False, False, True]
+    # a feature independent of both (it varies within an order) is kept
+    assert held_out(a2, b2, np.array([[1.0], [0.0], [-1.0], [2.0]]), 2, None).tolist() == [False, False, False]

@@ -44,3 +44,19 @@ def test_too_few_comparisons_is_five_rows_a_parameter():
     assert "z" not in got.split("Too few")[0] and got.endswith("Too few comparisons: 34 for 7 parameters (fewer "
                                                                  "than 5 a parameter).")
     assert "Too few" not in why_no_fit(ids, *rows(35), [])
+
+
+def test_what_is_held_in_words():
+    from audit._style_why import why_held
+    ids = ["a", "anchor", "c"]
+    a, b = np.array([0, 2, 0]), np.array([1, 1, 1])      # the anchor always in slot B
+    assert why_held(ids, a, b, True, []) == (
+        "Slot effect not told apart: anchor is always in slot B, so the slot effect and its strength are one "
+        "parameter. Fitted without a slot effect (held at 0): the strength of anchor includes the judge's "
+        "preference for slot B.")
+    # every system in both slots, the slot still a combination of the strengths; a feature held
+    a2, b2 = np.array([0, 1, 2, 1]), np.array([1, 2, 0, 0])
+    assert why_held(ids, a2, b2, True, ["lists"]) == (
+        "Slot effect not told apart: in this cell's comparisons it is a combination of the systems' strengths. "
+        "Fitted without a slot effect (held at 0): the strengths include it. Lists is not told apart from the "
+        "systems' strengths and the slot in this cell's comparisons: left out (held at 0).")
