@@ -14,7 +14,7 @@ per-call fit). Where responses repeat their style the rows are far fewer than th
 calls; the Python loop and the strings per call are gone either way.
 
 A design that does not tell its parameters apart (an anchor always in slot B: the slot effect and
-the anchor's strength are one parameter) holds the same parameters at 0 in both (audit._style.held_out,
+the anchor's strength are one parameter) holds the same parameters at 0 in both (audit._style_fit.held_out,
 from the rows' Gram matrix, which the weights scale but do not change the rank of), so it is grouped
 too. A bootstrap reweights the grouped rows, read per prompt: each resample's multinomial counts over
 the cell's sorted prompts (the same draws as the calls') times the calls each row stands for.
@@ -37,8 +37,9 @@ from scipy.sparse.csgraph import connected_components
 
 from ._bias import cell_rng
 from ._read import reading
-from ._style import (_SCHEMA, STYLE_COLUMNS, _boot_fit, _cell_rows, _human_rows, _style_cell, _with_counts, fit_style,
-                     held_out, held_parameters, standardise, style_features)
+from ._style import (_SCHEMA, STYLE_COLUMNS, _cell_rows, _human_rows, _style_cell, _with_counts, held_parameters,
+                     standardise, style_features)
+from ._style_fit import _boot_fit, fit_style, held_out
 
 # Python's `\s` within a line (str.isspace(), less the line break) and `\d` (str.isdecimal()), as
 # explicit classes: the regex engines of polars and Python disagree on a few characters of each
@@ -89,7 +90,7 @@ def _standardise(raw: np.ndarray, mult: np.ndarray | None):
 
 def identified(a: np.ndarray, b: np.ndarray, z: np.ndarray, n: int, mult: np.ndarray | None) -> bool:
     """Whether the design [1, e_A - e_B (reference coding), z] of the rows tells every parameter apart
-    (audit._style.held_out holds none; an anchor always in slot B does not: the slot and its strength
+    (audit._style_fit.held_out holds none; an anchor always in slot B does not: the slot and its strength
     are one parameter)."""
     return not held_out(np.asarray(a), np.asarray(b), z, n, mult).any()
 

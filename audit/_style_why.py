@@ -12,7 +12,7 @@ outcomes. The reasons, checked in this order and all that apply given:
 - no variation in a feature: the features dropped (sd 0 over the cell's rows).
 
 And, fitted or not, what the cell's comparisons cannot tell apart (`why_held`: the parameters
-audit._style.held_out holds at 0): the slot effect where a system is always in one slot (an anchor
+audit._style_fit.held_out holds at 0): the slot effect where a system is always in one slot (an anchor
 always in slot B), a feature that is a combination of the slot and the systems' columns.
 """
 

@@ -19,15 +19,15 @@ from app.cli import cli
 from audit import style_rank, style_rank_calls
 from scipy.special import expit
 
-from audit._style import (COUNTS, FEATURES, MAX_ITER, RIDGE, TOL, fit_style, newton_pairs, standardise,
-                          style_counts, style_features)
+from audit._style import COUNTS, FEATURES, standardise, style_counts, style_features
+from audit._style_fit import MAX_ITER, RIDGE, TOL, fit_style, newton_pairs
 from ingest.scoring import ScoreRequest, score
 from ingest.store import import_labels, import_pool
 from tests.fixtures import write_jsonl
 from tests.conftest import EXE
 
 
-# The slow, obvious reference of audit._style.newton_pairs: a dense Newton on the design matrix.
+# The slow, obvious reference of audit._style_fit.newton_pairs: a dense Newton on the design matrix.
 
 def design(a: np.ndarray, b: np.ndarray, n: int, z: np.ndarray) -> np.ndarray:
     """(N, 1 + (n - 1) + q): the slot column of ones, system A minus system B in reference coding
@@ -382,7 +382,7 @@ def test_an_anchor_always_in_slot_b_holds_the_slot_at_zero(weight):
     """held_out holds the slot where an anchor is always in slot B; the fit then has one maximum, the
     same whatever the weights: slot 0 and beta_s - beta_anchor = logit(share of s's calls won), ties half
     (worked below), and the strengths without style the same (no feature here)."""
-    from audit._style import held_out
+    from audit._style_fit import held_out
     a = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2])          # systems 0-2 against the anchor, system 3
     b = np.full(9, 3)
     y = np.array([1, 1, 0.5, 0, 1, 0, 0, 1, 0.5])      # won 2.5/4, 1/3 and 1.5/2

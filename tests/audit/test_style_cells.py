@@ -385,7 +385,7 @@ def test_an_anchor_always_in_slot_b_grouped_equals_per_call_and_scipy(db, tmp_pa
 
 
 def test_held_out_by_hand():
-    from audit._style import held_out
+    from audit._style_fit import held_out
     # theta = (slot, beta_1, beta_2) of systems 0, 1, 2 (system 0 the reference); system 2 always in slot B:
     # the rows' columns are (1, 0, -1) and (1, 1, -1), so the slot's column (1, 1, 1, 1) is minus beta_2's
     # (-1, -1, -1, -1): the slot, kept after the systems, is held

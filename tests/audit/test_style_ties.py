@@ -9,7 +9,8 @@ import pytest
 from scipy.optimize import minimize
 
 from audit import style_rank_calls
-from audit._style import COUNTS, FEATURES, fit_style, standardise, style_features
+from audit._style import COUNTS, FEATURES, standardise, style_features
+from audit._style_fit import fit_style
 
 
 def _tied_calls(seed, n_sys=4, rows=600, tie_share=0.3):
