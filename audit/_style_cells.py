@@ -19,10 +19,9 @@ from the rows' Gram matrix, which the weights scale but do not change the rank o
 too. A bootstrap reweights the grouped rows, read per prompt: each resample's multinomial counts over
 the cell's sorted prompts (the same draws as the calls') times the calls each row stands for.
 
-Where the answer depends on the rounding, the cell is fitted from its calls one by one, as before, so
-its numbers are the old ones: a fit that did not converge or has a number beyond SETTLED (a
-separation, where Newton stops when the rounding lets it: a separating row's chance rounds to 1 and
-its terms to 0).
+A fit with a separation (no finite maximum) is reported as none (null numbers, `converged` false) by
+both, whether Newton kept moving or stopped where the rounding let it (audit._style_fit.finite_fit: a
+number beyond 15), so it is grouped too: no cell is read call by call any more.
 """
 
 from __future__ import annotations
@@ -37,9 +36,9 @@ from scipy.sparse.csgraph import connected_components
 
 from ._bias import cell_rng
 from ._read import reading
-from ._style import (_SCHEMA, STYLE_COLUMNS, _cell_rows, _human_rows, _style_cell, _with_counts, held_parameters,
+from ._style import (_SCHEMA, STYLE_COLUMNS, _cell_rows, _human_rows, _with_counts, held_parameters,
                      standardise, style_features)
-from ._style_fit import _boot_fit, fit_style, held_out
+from ._style_fit import _boot_fit, finite_fit, fit_style, held_out
 
 # Python's `\s` within a line (str.isspace(), less the line break) and `\d` (str.isdecimal()), as
 # explicit classes: the regex engines of polars and Python disagree on a few characters of each
@@ -111,7 +110,7 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
     weights = counts[:, unit] if mult is None else counts[:, unit] * mult
-    boot = _boot_fit(a, b, y, z, n, weights, fit["theta"], penalty, held) if n_boot > 0 and fit["converged"] else None
+    boot = _boot_fit(a, b, y, z, n, weights, fit["theta"], penalty, held) if n_boot > 0 and finite_fit(fit) else None
     human = _human_rows(judged, labels, prompts, mean, sd, kept) if judged is not None else None
     return _cell_rows(ids, a, b, y, mult, kept, fit, plain, boot, held, big_n, human, mean, sd, counts, n_boot,
                       penalty)
@@ -130,16 +129,6 @@ def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
     remap = np.cumsum(keep_sys) - 1
     inside = keep_sys[a] & keep_sys[b]
     return systems[present[keep_sys]].tolist(), inside, remap[a[inside]], remap[b[inside]]
-
-
-SETTLED = 15.0       # |a coefficient or strength| beyond it: a fit near a separation (e^15 odds), fitted call by call
-
-
-def _settled(rows: list[dict]) -> bool:
-    """Whether style_fit's rows are a converged fit with and without style, every number within SETTLED."""
-    return all(r["converged"] and all(r.get(k) is None or abs(r[k]) <= SETTLED for k in ("value", "value_raw"))
-               for r in rows if r["part"] in ("coefficient", "system")) \
-        and all(r["value_raw"] is not None for r in rows if r["part"] == "system")
 
 
 def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
@@ -182,13 +171,6 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
                 mult = rows["n"].to_numpy().astype(float)
                 out = style_fit(ids, a, b, rows["y"].to_numpy(), raw, mult, unit, prompts, judged, labels,
                                 n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
-                if not _settled(out):
-                    # a fit that did not settle where a fit of finite numbers does (a separation): where
-                    # Newton stops is then the rounding's, so the cell is fitted from its calls one by one,
-                    # as before, for the same numbers
-                    calls = _with_counts(read.frame("style_cell_calls", pool_id=pid, judge_id=judge_id,
-                                               format_id=format_id, decoding=decoding), counts)
-                    out = _style_cell(calls, labels, n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
                 frames.append(pl.DataFrame(out, schema={c: t for c, t in _SCHEMA.items()
                                                         if c not in ("judge", "format", "decoding")})
                               .with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),

@@ -13,6 +13,7 @@ BOOT_TOL = 1e-8         # bootstrap refits start from the full fit and feed perc
 MAX_ITER = 200
 BOOT_MAX_ITER = 25
 DIVERGING = 1e-4         # a parameter whose last step is larger, in a fit that did not converge, is unbounded
+SETTLED = 15.0           # |the slot, a strength or a coefficient| beyond it (e^15 odds): a separation (finite_fit)
 RIDGE = 1e-10            # numerical only: keeps a column without information (a system absent
                          # from a resample) from making the Newton system singular
 
@@ -224,3 +225,13 @@ def _boot_fit(a, b, y, z, n, weights: np.ndarray, start: np.ndarray, penalty: fl
     parts = [fit_style(a, b, y, z, n, weights[i:i + chunk], start, BOOT_MAX_ITER, penalty, held)
              for i in range(0, weights.shape[0], chunk)]
     return {key: np.concatenate([p[key] for p in parts]) for key in ("slot", "beta", "gamma", "converged")}
+
+
+def finite_fit(fit: dict) -> bool:
+    """Whether a single fit_style fit has a finite maximum: it converged with every number (the slot, the
+    centred strengths, the coefficients) within SETTLED. Under a separation Newton either keeps moving
+    until MAX_ITER or, where the rows stand for many calls, stops once a separating row's chance rounds
+    to 1 (its terms to 0), some 37 log-odds out: where exactly is the rounding's, so either way the fit
+    is reported as having none, by the calls one by one and by grouped rows alike."""
+    numbers = np.concatenate([np.atleast_1d(fit["slot"]), fit["beta"], fit["gamma"]])
+    return bool(fit["converged"]) and bool(np.all(np.abs(numbers) <= SETTLED))

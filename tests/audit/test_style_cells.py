@@ -399,3 +399,31 @@ def test_held_out_by_hand():
     assert held_out(a2, b2, x, 2, np.array([5.0, 1.0, 2.0, 7.0])).tolist() == [False, False, True]
     # a feature independent of both (it varies within an order) is kept
     assert held_out(a2, b2, np.array([[1.0], [0.0], [-1.0], [2.0]]), 2, None).tolist() == [False, False, False]
+
+
+def test_a_separation_over_many_calls_is_no_fit_grouped_and_per_call():
+    """s0 never loses (to s1, in both slots, and to s2); s1 and s2 split theirs. With each row standing
+    for 30,000 calls Newton stops once s0's chance rounds to 1 (its rows' terms to 0): it 'converges' some
+    25 log-odds out, at a point the rounding picks (the calls one by one stop elsewhere). finite_fit
+    calls both what they are, no finite fit: null numbers and the reason, the same grouped and per call."""
+    from audit._style_cells import style_fit
+    from audit._style_fit import fit_style
+    a = np.array([0, 1, 2, 1, 2, 0, 2, 1])
+    b = np.array([1, 0, 1, 2, 0, 2, 1, 2])
+    y = np.array([1.0, 0.0, 1.0, 0.5, 0.0, 1.0, 0.0, 1.0])
+    mult = np.full(a.size, 30_000.0)
+    rep = np.repeat(np.arange(a.size), 30_000)
+    grouped_raw = fit_style(a, b, y, np.zeros((a.size, 0)), 3, w=mult)
+    per_call_raw = fit_style(a[rep], b[rep], y[rep], np.zeros((rep.size, 0)), 3)
+    assert grouped_raw["converged"] and per_call_raw["converged"] and grouped_raw["beta"][0] > 15
+    assert abs(grouped_raw["beta"][0] - per_call_raw["beta"][0]) > 1e-6          # the rounding's
+    ids = ["s0", "s1", "s2"]
+    raw = np.zeros((a.size, 4))                                                   # no style varies
+    grouped = style_fit(ids, a, b, y, raw, mult, np.zeros(a.size, np.int64), np.arange(1), None, None, 0,
+                        np.random.default_rng(0))
+    per_call = style_fit(ids, a[rep], b[rep], y[rep], raw[rep], None, np.zeros(rep.size, np.int64), np.arange(1),
+                         None, None, 0, np.random.default_rng(0))
+    assert_frame_equal(pl.DataFrame(grouped), pl.DataFrame(per_call))              # NaN = NaN: no interval
+    assert not any(r["converged"] for r in grouped)
+    assert all(r.get(k) is None for r in grouped for k in ("value", "value_raw", "rank", "rank_raw"))
+    assert grouped[0]["why"].startswith("Separation: s0 never lost a comparison")
