@@ -34,7 +34,7 @@ cell's, so they cannot tell more apart).
 Without a penalty the maximum-likelihood fit is finite only when no system or feature separates the
 outcomes (a system that never lost, a length difference that always wins: small cells). Newton's
 method then never settles, or settles only where the rounding lets it (_style_fit.finite_fit: a
-number beyond SETTLED, 15); such a fit is reported as `converged` = false with null numbers, not as
+number beyond SETTLED, 15, and the outcomes separated, _style_fit.separated); such a fit is reported as `converged` = false with null numbers, not as
 the huge values it wandered to. In a resample without a finite fit (`boot_unconverged` counts them) the
 parameters a separation drives away (still moving when Newton stops) count as +-infinity, the
 settled ones as they are; an interval end that such draws reach is infinite.
@@ -57,7 +57,7 @@ from scipy.sparse.csgraph import connected_components
 from ._bias import cell_rng
 from ._read import reading
 from ._rank import _ranks       # 1 = strongest, equal strengths by id: as rank orders them
-from ._style_fit import _boot_fit, finite_fit, fit_style, held_out
+from ._style_fit import _boot_fit, fit_style, held_out
 from ._style_why import why_held, why_no_fit
 
 FEATURES = ("length", "headers", "lists", "bold")
@@ -191,7 +191,7 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
     boot = _boot_fit(a, b, y, z, n, counts[:, unit], fit["theta"], penalty, held) \
-        if n_boot > 0 and finite_fit(fit) else None
+        if n_boot > 0 and fit["finite"] else None
     human = _human_rows(cell, labels, prompts, mean, sd, kept)
     return _cell_rows(ids, a, b, y, None, kept, fit, plain, boot, held, big_n, human, mean, sd, counts, n_boot,
                       penalty)
@@ -201,7 +201,7 @@ def _cell_rows(ids: list[str], a, b, y, w, kept, fit: dict, plain: dict, boot: d
                big_n: int, human, mean, sd, counts: np.ndarray, n_boot: int, penalty: float) -> list[dict]:
     """A cell's rows from its fits, per call (_style_cell, w None) or grouped (_style_cells.style_fit,
     each row standing for w calls): the slot, the coefficients, the systems and the human parts."""
-    n, ok_fit = len(ids), finite_fit(fit)
+    n, ok_fit = len(ids), fit["finite"]
     ok = boot["converged"] if boot else None
     slot_lo, slot_hi = _interval(boot["slot"]) if boot and not held[0] else (np.nan, np.nan)
     failed = int((~ok).sum()) if boot else 0
@@ -220,7 +220,7 @@ def _system_and_human_rows(ids: list[str], fit: dict, plain: dict, boot: dict | 
     """The end of a cell's rows (_cell_rows): the systems, and the coefficients fitted to the humans and the
     judge's excess where `human` (_human_rows') is not None; held_f: the judge fit's features held (their
     excess is null too)."""
-    n, ok_fit, ok_plain = len(ids), finite_fit(fit), finite_fit(plain)
+    n, ok_fit, ok_plain = len(ids), fit["finite"], plain["finite"]
     lo, hi = _interval(boot["beta"]) if boot else (np.full(n, np.nan), np.full(n, np.nan))
     rank, rank_raw = _ranks(fit["beta"], ids), _ranks(plain["beta"], ids)
     rows = [{"part": "system", "name": s, "value": float(fit["beta"][i]) if ok_fit else None,
@@ -235,7 +235,7 @@ def _system_and_human_rows(ids: list[str], fit: dict, plain: dict, boot: dict | 
         hy = h_cell["y"].to_numpy()
         h_held = held_out(ha, hb, hz, len(h_ids), None)
         h_fit = fit_style(ha, hb, hy, hz, len(h_ids), penalty=penalty, held=h_held)
-        ok_h = finite_fit(h_fit)
+        ok_h = h_fit["finite"]
         h_boot = _boot_fit(ha, hb, hy, hz, len(h_ids), counts[:, h_unit], h_fit["theta"], penalty, h_held) \
             if n_boot > 0 and ok_h else None
         h_ok = h_boot["converged"] if h_boot else None

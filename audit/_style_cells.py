@@ -21,7 +21,8 @@ the cell's sorted prompts (the same draws as the calls') times the calls each ro
 
 A fit with a separation (no finite maximum) is reported as none (null numbers, `converged` false) by
 both, whether Newton kept moving or stopped where the rounding let it (audit._style_fit.finite_fit: a
-number beyond 15), so it is grouped too: no cell is read call by call any more.
+number beyond 15 and the outcomes separated, by a linear programme on the distinct rows, which the
+weights do not change), so it is grouped too: no cell is read call by call any more.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ._bias import cell_rng
 from ._read import reading
 from ._style import (_SCHEMA, STYLE_COLUMNS, _cell_rows, _human_rows, _with_counts, held_parameters,
                      standardise, style_features)
-from ._style_fit import _boot_fit, finite_fit, fit_style, held_out
+from ._style_fit import _boot_fit, fit_style, held_out
 
 # Python's `\s` within a line (str.isspace(), less the line break) and `\d` (str.isdecimal()), as
 # explicit classes: the regex engines of polars and Python disagree on a few characters of each
@@ -110,7 +111,7 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
     weights = counts[:, unit] if mult is None else counts[:, unit] * mult
-    boot = _boot_fit(a, b, y, z, n, weights, fit["theta"], penalty, held) if n_boot > 0 and finite_fit(fit) else None
+    boot = _boot_fit(a, b, y, z, n, weights, fit["theta"], penalty, held) if n_boot > 0 and fit["finite"] else None
     human = _human_rows(judged, labels, prompts, mean, sd, kept) if judged is not None else None
     return _cell_rows(ids, a, b, y, mult, kept, fit, plain, boot, held, big_n, human, mean, sd, counts, n_boot,
                       penalty)

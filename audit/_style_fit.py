@@ -4,6 +4,8 @@ cannot tell apart held at 0 (held_out)."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.special import expit
@@ -198,7 +200,9 @@ def fit_style(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int
               max_iter: int = MAX_ITER, penalty: float = 0.0, held: np.ndarray | None = None) -> dict:
     """The style-controlled Bradley-Terry fit of n systems (codes a, b) on features z (N, q):
     {"slot", "beta" (centred), "gamma", "theta", "converged"}, each with a leading member axis
-    when w is (B, N); `held` (held_out) parameters stay at 0 (their numbers are not the calls')."""
+    when w is (B, N); `held` (held_out) parameters stay at 0 (their numbers are not the calls'). A
+    single fit (w None or (N,)) adds "finite": whether it has a finite maximum (finite_fit; a ridge
+    fit that converged always has)."""
     theta, ok, moving = newton_pairs(np.asarray(a), np.asarray(b), n, np.asarray(z, float).reshape(len(a), -1),
                                      np.asarray(y, float), w, start, tol=BOOT_TOL if np.ndim(w) == 2 else TOL,
                                      max_iter=max_iter, penalty=penalty, held=held)
@@ -213,9 +217,15 @@ def fit_style(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int
     beta = np.where(moving[:, 1:n].any(axis=1, keepdims=True),
                     np.where(beta >= 0, np.inf, -np.inf), beta)
     gamma = np.where(moving[:, n:], inf[:, n:], gamma)
+    out = {"slot": slot, "beta": beta, "gamma": gamma, "theta": theta, "converged": ok}
     if np.ndim(w) < 2:
-        slot, beta, gamma = slot[0], beta[0], gamma[0]
-    return {"slot": slot, "beta": beta, "gamma": gamma, "theta": theta, "converged": ok}
+        out.update(slot=slot[0], beta=beta[0], gamma=gamma[0])
+        used = np.ones(np.size(a), bool) if w is None else np.asarray(w) > 0
+        z2 = np.asarray(z, float).reshape(len(a), -1)
+        out["finite"] = penalty > 0 and bool(ok) or finite_fit(out, lambda: separated(
+            np.asarray(a)[used], np.asarray(b)[used], np.asarray(y, float)[used], z2[used], n,
+            np.zeros(np.size(theta), bool) if held is None else np.asarray(held, bool)))
+    return out
 
 
 def _boot_fit(a, b, y, z, n, weights: np.ndarray, start: np.ndarray, penalty: float = 0.0,
@@ -227,11 +237,40 @@ def _boot_fit(a, b, y, z, n, weights: np.ndarray, start: np.ndarray, penalty: fl
     return {key: np.concatenate([p[key] for p in parts]) for key in ("slot", "beta", "gamma", "converged")}
 
 
-def finite_fit(fit: dict) -> bool:
-    """Whether a single fit_style fit has a finite maximum: it converged with every number (the slot, the
-    centred strengths, the coefficients) within SETTLED. Under a separation Newton either keeps moving
-    until MAX_ITER or, where the rows stand for many calls, stops once a separating row's chance rounds
-    to 1 (its terms to 0), some 37 log-odds out: where exactly is the rounding's, so either way the fit
-    is reported as having none, by the calls one by one and by grouped rows alike."""
+def separated(a: np.ndarray, b: np.ndarray, y: np.ndarray, z: np.ndarray, n: int, held: np.ndarray) -> bool:
+    """Whether the rows' outcomes are separated: some direction d of the parameters not held (held_out)
+    with x d >= 0 on every row won by slot A (y = 1), <= 0 on every row won by slot B (y = 0), = 0 on
+    every tie (worth half a win each way) and not 0 on all of them, so the likelihood grows without bound
+    along d and has no finite maximum (Albert and Anderson's condition). A linear programme on the
+    distinct rows (weights do not matter): maximise sum_i s_i x_i d (s = +1 where y = 1, -1 where y = 0)
+    within the box |d| <= 1; separated when the maximum exceeds 1e-6."""
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix as sparse, hstack
+    rows = np.unique(np.column_stack([a, b, y, z]), axis=0)
+    a_, b_, y_, z_ = rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64), rows[:, 2], rows[:, 3:]
+    idx = np.arange(a_.size)
+    systems = sparse((np.concatenate([np.ones(a_.size), -np.ones(a_.size)]),
+                      (np.concatenate([idx, idx]), np.concatenate([a_, b_]))), shape=(a_.size, n))[:, 1:]
+    x = hstack([sparse(np.ones((a_.size, 1))), systems, sparse(z_)]).tocsr()[:, np.flatnonzero(~held)]
+    sign = np.where(y_ == 1.0, 1.0, np.where(y_ == 0.0, -1.0, 0.0))
+    won, tie = sign != 0, sign == 0
+    c = -(x[won].T @ sign[won])
+    out = linprog(c, A_ub=-(x[won].multiply(sign[won][:, None])).tocsr() if won.any() else None,
+                  b_ub=np.zeros(int(won.sum())) if won.any() else None,
+                  A_eq=x[tie] if tie.any() else None, b_eq=np.zeros(int(tie.sum())) if tie.any() else None,
+                  bounds=(-1.0, 1.0), method="highs")
+    return bool(out.status == 0 and -out.fun > 1e-6)
+
+
+def finite_fit(fit: dict, separation: Callable[[], bool]) -> bool:
+    """Whether a single fit_style fit has a finite maximum: it converged, and where a number (the slot, a
+    centred strength, a coefficient) lies beyond SETTLED, `separation()` (separated, on the fit's rows)
+    says the outcomes are not separated. Under a separation Newton either keeps moving until MAX_ITER or,
+    where the rows stand for many calls, stops once a separating row's chance rounds to 1 (its terms to
+    0), some 25-40 log-odds out: where exactly is the rounding's, so such a fit is reported as having
+    none, by the calls one by one and by grouped rows alike; a finite maximum beyond 15 (a strong length
+    preference on few prompts) keeps its numbers."""
+    if not fit["converged"]:
+        return False
     numbers = np.concatenate([np.atleast_1d(fit["slot"]), fit["beta"], fit["gamma"]])
-    return bool(fit["converged"]) and bool(np.all(np.abs(numbers) <= SETTLED))
+    return bool(np.all(np.abs(numbers) <= SETTLED)) or not separation()

@@ -427,3 +427,46 @@ def test_a_separation_over_many_calls_is_no_fit_grouped_and_per_call():
     assert not any(r["converged"] for r in grouped)
     assert all(r.get(k) is None for r in grouped for k in ("value", "value_raw", "rank", "rank_raw"))
     assert grouped[0]["why"].startswith("Separation: s0 never lost a comparison")
+
+
+def test_separated_by_hand():
+    from audit._style_fit import separated
+    free = np.zeros(2, bool)                 # theta = (slot, beta_y); x (0) is the reference
+    # x (0) and y (1) each win once and lose once in slot A: eta = slot - beta_y on x's rows, slot + beta_y on
+    # y's, and each sign meets a row against it: no direction
+    a, b, y = np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0]), np.array([1.0, 0.0, 1.0, 0.0])
+    assert not separated(a, b, y, np.zeros((4, 0)), 2, free)
+    # y's win in slot A turned into a loss: y never won, slot + beta_y -> -inf separates
+    assert separated(a, b, np.array([1.0, 0.0, 0.0, 0.0]), np.zeros((4, 0)), 2, free)
+    # ties are half a win each way: x's win and y's loss turned into ties leave eta = 0 on every row
+    assert not separated(a, b, np.array([0.5, 0.0, 1.0, 0.5]), np.zeros((4, 0)), 2, free)
+    # the longer response always wins, the systems split: separated by the feature
+    z = np.array([[1.0], [-1.0], [0.5], [-0.5]])
+    a4, b4, y4 = np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0]), np.array([1.0, 0.0, 1.0, 0.0])
+    assert separated(a4, b4, y4, z, 2, np.zeros(3, bool))
+    # held parameters are not directions: the slot held, an anchor design whose outcomes only the slot splits
+    assert not separated(np.array([0, 0]), np.array([1, 1]), np.array([1.0, 0.0]), np.zeros((2, 0)), 2,
+                         np.array([True, False]))
+
+
+def test_a_finite_fit_beyond_15_keeps_its_numbers():
+    """Slot A wins 5,000,000 calls to 1 each way round (x and y alike): a finite maximum at slot =
+    log(5e6) = 15.42 (the systems equal), beyond 15 but not separated: its numbers stay, grouped in one
+    row per outcome or split in two half rows alike. Without the losses slot A always wins: separated,
+    no finite fit (null numbers)."""
+    from audit._style_cells import style_fit
+    a, b = np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0])
+    y, mult = np.array([1.0, 0.0, 1.0, 0.0]), np.array([5e6, 1.0, 5e6, 1.0])
+    raw, unit, prompts = np.zeros((4, 4)), np.zeros(4, np.int64), np.arange(1)
+    rows = style_fit(["x", "y"], a, b, y, raw, mult, unit, prompts, None, None, 0, np.random.default_rng(0))
+    split = np.array([0, 0, 1, 2, 2, 3])
+    halves = style_fit(["x", "y"], a[split], b[split], y[split], raw[split], np.array([2.5e6, 2.5e6, 1, 2.5e6, 2.5e6, 1]),
+                       unit[split], prompts, None, None, 0, np.random.default_rng(0))
+    assert_frame_equal(pl.DataFrame(rows), pl.DataFrame(halves), check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+    slot = rows[0]
+    assert slot["converged"] and slot["value"] == pytest.approx(np.log(5e6), abs=1e-6) and slot["value"] > 15
+    assert [r["value"] for r in rows if r["part"] == "system"] == pytest.approx([0.0, 0.0], abs=1e-6)
+    won = np.array([0, 2])
+    gone = style_fit(["x", "y"], a[won], b[won], y[won], raw[won], mult[won], unit[won], prompts, None, None, 0,
+                     np.random.default_rng(0))
+    assert not gone[0]["converged"] and gone[0]["value"] is None
