@@ -34,8 +34,8 @@ cell's, so they cannot tell more apart).
 Without a penalty the maximum-likelihood fit is finite only when no system or feature separates the
 outcomes (a system that never lost, a length difference that always wins: small cells). Newton's
 method then never settles, or settles only where the rounding lets it (_style_fit.finite_fit: a
-number beyond SETTLED, 15, and the outcomes separated, _style_fit.separated); such a fit is reported as `converged` = false with null numbers, not as
-the huge values it wandered to. In a resample without a finite fit (`boot_unconverged` counts them) the
+number beyond SETTLED, 15, and the outcomes separated, _style_fit.separated); such a fit is
+reported as `converged` = false with null numbers, not as the huge values it wandered to. In a resample without a finite fit (`boot_unconverged` counts them) the
 parameters a separation drives away (still moving when Newton stops) count as +-infinity, the
 settled ones as they are; an interval end that such draws reach is infinite.
 
