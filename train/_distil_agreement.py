@@ -75,3 +75,28 @@ def human_agreement(values: dict[str, dict[int, float]], accept: pl.DataFrame, p
         np.sign(np.array([values[s][lo_idx[i]] - values[s][hi_idx[i]] for i in seen], dtype=float)).astype(int)
         == human) for s in scorers}}
     return out
+
+
+def interval_text(share, lo, hi) -> str:
+    """'0.812 (95% CI 0.700–0.890)', or the share alone where there is no interval."""
+    if share is None:
+        return "–"
+    return f"{share:.3f}" + (f" (95% CI {lo:.3f}–{hi:.3f})" if lo is not None else "")
+
+
+def humans_text(humans: dict | None) -> list[str]:
+    """One line per kind of human label: the student's and the teacher's agreement, with intervals and
+    n; 'too few labels' with n where there are fewer than audit.MIN_N items."""
+    if not humans:
+        return ["human labels: none read when the student was trained"]
+    lines = []
+    for kind, what in (("accept", "accept labels"), ("pair", "pair labels")):
+        h = humans[kind]
+        if audit.too_few(h["n_items"]):
+            lines.append(f"held-out agreement with the human {what}: too few labels (n = {h['n_items']}, "
+                         f"at least {audit.MIN_N} needed)")
+            continue
+        s, t = h["student"], h["teacher"]
+        lines.append(f"held-out agreement with the human {what} (n = {h['n_items']}): student "
+                     f"{interval_text(s['share'], s['lo'], s['hi'])}, teacher {interval_text(t['share'], t['lo'], t['hi'])}")
+    return lines

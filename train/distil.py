@@ -28,7 +28,7 @@ from ingest.store import reading
 from ingest.scoring.judges.distilled import (MODEL_FILE, WEIGHTS_FILE, Student, answers_from_outputs, features_of,
                                              model_sha256, student_text)
 
-from ._distil_agreement import human_agreement, proportion
+from ._distil_agreement import human_agreement, humans_text, interval_text, proportion
 from .curate import pick_cell
 
 ALPHAS = (0.1, 1.0, 10.0, 100.0)     # the ridge penalty, chosen by leave-one-out on the training prompts
@@ -178,31 +178,6 @@ def _features_text(f: dict) -> str:
     if f["name"] == "hashing":
         return f"hashing ({f['n_features']} hashed word {f['ngram_range']}-grams)"
     return f"model (the bundled model's mean-pooled last hidden states, first {f['max_tokens']} tokens)"
-
-
-def interval_text(share, lo, hi) -> str:
-    """'0.812 (95% CI 0.700–0.890)', or the share alone where there is no interval."""
-    if share is None:
-        return "–"
-    return f"{share:.3f}" + (f" (95% CI {lo:.3f}–{hi:.3f})" if lo is not None else "")
-
-
-def humans_text(humans: dict | None) -> list[str]:
-    """One line per kind of human label: the student's and the teacher's agreement, with intervals and
-    n; 'too few labels' with n where there are fewer than audit.MIN_N items."""
-    if not humans:
-        return ["human labels: none read when the student was trained"]
-    lines = []
-    for kind, what in (("accept", "accept labels"), ("pair", "pair labels")):
-        h = humans[kind]
-        if audit.too_few(h["n_items"]):
-            lines.append(f"held-out agreement with the human {what}: too few labels (n = {h['n_items']}, "
-                         f"at least {audit.MIN_N} needed)")
-            continue
-        s, t = h["student"], h["teacher"]
-        lines.append(f"held-out agreement with the human {what} (n = {h['n_items']}): student "
-                     f"{interval_text(s['share'], s['lo'], s['hi'])}, teacher {interval_text(t['share'], t['lo'], t['hi'])}")
-    return lines
 
 
 def _card_markdown(card: dict) -> str:
