@@ -13,6 +13,7 @@ from app import data, tables, url_state
 from app.cli import request_for
 from app.run_card import distil_card
 from app.runs_panel import runs_panel
+from app.views.curate.distil_apply import apply_section
 from ingest import UserError
 from ingest.runs import run_key
 from train.distil import humans_text, interval_text
@@ -134,6 +135,7 @@ def student(pool: str, card: dict, scores: pl.DataFrame) -> None:
                        f"the judge {name}.")
         except UserError as exc:
             st.error(str(exc))
+    apply_section(pool, card, name)
     if not scored:
         return
     compare_curations(pool, card, name)
