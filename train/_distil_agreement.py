@@ -36,7 +36,8 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     centre = p + z * z / (2 * n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     den = 1 + z * z / n
-    return max(0.0, (centre - half) / den), min(1.0, (centre + half) / den)
+    # at k = 0 (k = n) the bound is 0 (1) exactly; the arithmetic leaves a rounding error of 1e-17
+    return (0.0 if k == 0 else (centre - half) / den), (1.0 if k == n else (centre + half) / den)
 
 
 def proportion(hits: np.ndarray) -> dict:
