@@ -27,7 +27,7 @@ from ingest import UserError
 from ingest.scoring.judges.distilled import Student
 
 from ._apply_ray import score_on_ray
-from ._shards import COLUMNS, OUT_COLUMNS, out_schema, score_batch, write_whole
+from ._shards import COLUMNS, OUT_COLUMNS, drop_leftovers, out_schema, score_batch, write_whole
 
 
 def _shards(pattern: str) -> tuple[list[Path], Path]:
@@ -80,7 +80,9 @@ def apply(model_dir: str | Path, pattern: str, out: str | Path, engine: str = "l
         target = out / p.resolve().relative_to(root)
         if not target.exists():
             todo.append((p, target))
-    progress(f"{len(paths)} shards, {len(paths) - len(todo)} already scored")
+    left = sum(drop_leftovers(t) for _, t in todo)
+    progress(f"{len(paths)} shards, {len(paths) - len(todo)} already scored"
+             + (f"; {left} half-written shards of a killed run removed" if left else ""))
     meter = Meter(sum(pq.ParquetFile(p).metadata.num_rows for p, _ in todo), report, stop)
     start = time.perf_counter()
     done: list[int] = []

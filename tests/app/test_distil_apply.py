@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from app.cli import cli, command_line, request_for
 from app.cli._request import COMMANDS
-from ingest.runs import cancel, get_run, launch, list_runs
+from ingest.runs import cancel, get_run, kill_group, launch, list_runs
 from ingest.scoring.judges.distilled import Student
 from tests.app.conftest import open_page
 from tests.conftest import query_rows
@@ -136,3 +136,30 @@ def test_a_cancelled_apply_keeps_whole_shards_and_the_next_run_scores_the_rest(d
     again = apply_run(db, tmp_path / "s", f"{tmp_path}/shards/*.parquet", out, batch_rows=500)
     assert (again["scored"], again["skipped"], again["rows"]) == (60 - len(kept), len(kept), 100 * (60 - len(kept)))
     assert len(list(out.glob("*.parquet"))) == 60
+
+
+def test_a_killed_apply_run_is_failed_and_the_next_scores_each_shard_once(db, tmp_path, taught):  # noqa: F811
+    rows, _ = taught
+    distil(db, "p", "teacher", "likert5", tmp_path / "s", held_out=0.25, seed=3)
+    many = [{**r, "candidate_id": f"{r['candidate_id']}-{k}"} for k in range(25) for r in rows]    # 6,000 rows
+    _shards(tmp_path / "shards", many, 60)
+    out = tmp_path / "v"
+    request = request_for("apply", model_dir=str(tmp_path / "s"), shards=f"{tmp_path}/shards/*.parquet",
+                          out=str(out), batch_rows=5)
+    run_id = launch(db, "apply", [sys.executable, "-m", "app.cli", *command_line(request)], request=request,
+                    key=apply_key(out))
+    deadline = time.monotonic() + 180
+    while not list(out.glob("*.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    kill_group(get_run(db, run_id)["pid"])      # SIGKILL: no clean-up, the shard being written half there
+    time.sleep(1)
+    row = get_run(db, run_id)
+    assert row["status"] == "failed" and "gone" in row["error"]
+    kept = {p.name: p.stat().st_mtime_ns for p in out.glob("*.parquet")}
+    assert 1 <= len(kept) < 60
+    again = apply_run(db, tmp_path / "s", f"{tmp_path}/shards/*.parquet", out, batch_rows=500)
+    assert (again["scored"], again["skipped"]) == (60 - len(kept), len(kept))
+    # the shards of the killed run were not written again; none is left half-written
+    assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.parquet") if p.name in kept} == kept
+    assert len(list(out.glob("*.parquet"))) == 60 and not list(out.glob(".*.tmp"))
+    assert sum(pq.read_table(p).num_rows for p in out.glob("*.parquet")) == 6000
