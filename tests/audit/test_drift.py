@@ -573,11 +573,34 @@ def test_drift_against_another_judge_read_in_duckdb_equals_the_comparison_in_mem
                            check_dtypes=False)
 
 
-def _in_memory_document(db, pool, judge, against):
-    """What `judgeaudit drift --against --json` printed when it compared in memory (drift_sides and
-    compare_verdicts, the cells' moved calls filtered from one frame): the reference of the document
-    that is now read out of core."""
-    sides = drift_sides(db, pool, judge, against=against)
+@pytest.mark.parametrize("fixture,baseline_version", [
+    ("three_versions", None), ("three_versions", 1), ("three_versions", 2), ("two_formats_two_versions", None),
+    ("two_formats_two_versions", 1), ("fewer_calls_later", None)])
+def test_drift_of_a_judges_own_versions_read_in_duckdb_equals_the_comparison_in_memory(request, fixture,
+                                                                                       baseline_version):
+    """Without --against, drift and drift_items read two versions of one judge in DuckDB too (the versions
+    from drift_versions.sql, each candidate baseline tried there), never the judge's verdicts in memory:
+    compare_verdicts on drift_sides' frames is the reference. fewer_calls_later: only likert5 has a second
+    version (on 4 of its 6 calls), so tournament is left out."""
+    from polars.testing import assert_frame_equal
+    db = request.getfixturevalue(fixture)
+    sides = drift_sides(db, "s", "j", baseline_version=baseline_version)
+    cells, moved = compare_verdicts(sides["baseline"], sides["current"])
+    assert moved.height > 0
+    got = drift(db, "s", "j", baseline_version=baseline_version)
+    assert_frame_equal(got, cells, check_exact=False, rel_tol=1e-12)
+    assert_frame_equal(drift_items(db, "s", "j", baseline_version=baseline_version), moved, check_dtypes=False)
+    assert_frame_equal(drift_items(db, "s", "j", baseline_version=baseline_version, limit=1), moved.head(1),
+                       check_dtypes=False)
+    if fixture == "fewer_calls_later":
+        assert got["format"].to_list() == ["likert5"] and got["n"].to_list() == [4]
+
+
+def _in_memory_document(db, pool, judge, against, baseline_version=None):
+    """What `judgeaudit drift --json` printed when it compared in memory (drift_sides and compare_verdicts,
+    the cells' moved calls filtered from one frame): the reference of the document that is now read out
+    of core."""
+    sides = drift_sides(db, pool, judge, against=against, baseline_version=baseline_version)
     cells, moved = compare_verdicts(sides["baseline"], sides["current"])
     doc = {"pool": pool, "judge": judge, "against": against, "current_version": sides["current_version"],
            "baseline_version": sides["baseline_version"], "versions": sides["versions"].to_dicts(), "cells": []}
@@ -615,6 +638,22 @@ def test_drift_cli_against_another_judge_prints_the_document_it_printed_in_memor
     assert sum(len(c["moved"]) for c in want["cells"]) > 0
     proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", judge, "--against", against, "--db", str(db),
                            "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    _same_document(json.loads(proc.stdout), want)
+
+
+@pytest.mark.parametrize("fixture,baseline_version", [("three_versions", None), ("three_versions", 1),
+                                                      ("two_formats_two_versions", None)])
+def test_drift_cli_of_a_judges_own_versions_prints_the_document_it_printed_in_memory(request, fixture,
+                                                                                     baseline_version):
+    """`judgeaudit drift --json` without --against reads out of core as well and prints what the in-memory
+    comparison printed (three_versions' default baseline is version 2, m-2; version 1 when asked)."""
+    db = request.getfixturevalue(fixture)
+    want = _in_memory_document(db, "s", "j", None, baseline_version)
+    assert want["against"] is None and sum(len(c["moved"]) for c in want["cells"]) > 0
+    extra = [] if baseline_version is None else ["--baseline-version", str(baseline_version)]
+    proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", "j", "--db", str(db), "--json", *extra],
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     _same_document(json.loads(proc.stdout), want)
 
