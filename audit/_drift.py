@@ -29,6 +29,7 @@ from ._read import AuditError, reading
 KEY = ["format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
 VERSION = ["judge_model", "template_hash", "settings"]
 CELL_COLUMNS = ["format", "decoding", "n", "n_changed", "share_changed", "n_scored", "mean_abs_change", "n_moved"]
+MASK_JUDGES = 64         # drift_pairs.sql's bits; drift_pairs_joined.sql past them
 MOVED_COLUMNS = ["format", "decoding", "prompt_id", "a_id", "b_id", "sample", "reading_old", "reading",
                  "s_old", "s", "change"]
 
@@ -189,7 +190,9 @@ def drift_pairs(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """The pairs of the pool's judges a drift can compare: judge, against (both orders), n_shared (the calls
     both answered: format, decoding, prompt, slots, sample); juries left out. Sorted by judge, against."""
     with reading(db) as read:
-        return read.frame("drift_pairs", pool_id=read.pool_id(pool))
+        pid = read.pool_id(pool)
+        many = read.frame("drift_pair_judges", pool_id=pid)["n"][0] > MASK_JUDGES
+        return read.frame("drift_pairs_joined" if many else "drift_pairs", pool_id=pid)
 
 
 def first_pair(pairs: pl.DataFrame) -> tuple[str, str] | None:

@@ -704,3 +704,37 @@ def test_drift_report_names_a_judge_without_verdicts_on_the_pool(two_versions, w
     with pytest.raises(AuditError, match="judge 'elsewhere' has no verdicts on pool 's'"):
         with drift_report(two_versions, "s", "elsewhere", "j"):
             pass
+
+
+@pytest.mark.parametrize("n_judges,mask_judges", [(64, 64), (64, 10), (65, 64)])
+def test_drift_pairs_count_the_shared_calls_of_every_pair(tmp_path, write_jsonl, monkeypatch, n_judges, mask_judges):
+    """drift_pairs counts each call once per mask of the judges that answered it (bits 0 to 63), or joins the
+    calls past 64 judges (or past a lowered limit): both equal a count of the calls each two judges share,
+    made here from the rows written. Judge k answers the likert5 call of candidate c of prompt p when
+    (k + p + c) % 3 != 0, and binary calls only for k < 3: overlaps of every size, and pairs that share
+    only likert5 calls."""
+    import itertools
+
+    import audit._drift as drift_module
+    from audit import drift_pairs
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    path = tmp_path / "many.duckdb"
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": "q", "candidate_id": f"c{c}",
+                                                  "response": "r"} for p in range(2) for c in range(3)]), "s")
+    rows = [{"judge": f"j{k:02d}", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": f"c{c}", "raw": "3"}
+            for k in range(n_judges) for p in range(2) for c in range(3) if (k + p + c) % 3]
+    rows += [{"judge": f"j{k:02d}", "format": "binary", "prompt_id": "p0", "candidate_id": "c0", "raw": "yes"}
+             for k in range(3)]
+    import_verdicts(path, write_jsonl("v.jsonl", rows), "s")
+    calls = {}
+    for r in rows:
+        calls.setdefault(r["judge"], set()).add((r["format"], r["prompt_id"], r["candidate_id"]))
+    want = sorted((a, b, len(calls[a] & calls[b])) for a, b in itertools.permutations(sorted(calls), 2)
+                  if calls[a] & calls[b])
+    monkeypatch.setattr(drift_module, "MASK_JUDGES", mask_judges)
+    got = drift_pairs(path, "s")
+    assert got.rows() == want
+    # by hand: j00's likert5 calls are p0c1, p0c2, p1c0, p1c1 ((p + c) % 3 != 0), j01's p0c0, p0c1, p1c0, p1c2
+    # ((1 + p + c) % 3 != 0): p0c1 and p1c0 shared, plus the binary call of p0c0 both answered: 3
+    assert dict(((a, b), n) for a, b, n in got.rows())[("j00", "j01")] == 3
