@@ -110,6 +110,9 @@ def test_the_apply_form_starts_a_run_that_scores_the_shards_and_attaches_them(db
     assert f"Apply run {run['run_id']}: 4 of 4 shards scored (240 candidates" in text
     assert "attached to pool p: 4 files, 240 verdicts" in text
     assert "part-003.parquet" in " ".join(c.value for c in at.code)
+    # the runs panel draws the run: what it does, and its progress bar at 240/240
+    assert any(f"apply · shards {tmp_path}/shards/*.parquet → {tmp_path / 'applied'}" in c.value for c in at.caption)
+    assert any("240/240" in (p.proto.text or "") for p in at.get("progress"))
 
 
 def test_a_cancelled_apply_keeps_whole_shards_and_the_next_run_scores_the_rest(db, tmp_path, taught):  # noqa: F811
