@@ -101,8 +101,18 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
     """The rows of STYLE_COLUMNS (without the cell's identity) for one cell's rows inside its largest
     connected group: systems `ids` (codes a, b), outcomes y, raw features (style_features), each row
     standing for `mult` calls (None: one), its prompt as `unit` (an index into `prompts`, the cell's
-    sorted prompt_ids); `judged` (prompt_id, a_id, b_id of the rows; needed only with labels)."""
-    n, big_n = len(ids), int(a.size if mult is None else mult.sum())
+    sorted prompt_ids); `judged` (prompt_id, a_id, b_id of the rows; needed only with labels).
+
+    The rows are first summed over prompts (`_over_prompts`): a row's likelihood does not depend on its
+    prompt, so the fit is that of the distinct (a, b, y, style) rows weighted by their calls; a bootstrap
+    resample's weights are its multinomial counts over the prompts times the prompts' calls in each
+    distinct row (counts @ M, M the prompts x distinct rows table of calls), the same likelihood as the
+    calls reweighted prompt by prompt."""
+    mult = np.ones(a.size) if mult is None else np.asarray(mult, float)
+    big_n = int(mult.sum())
+    a, b, y, raw, calls = _over_prompts(a, b, y, raw, mult, unit, prompts.size)
+    mult = np.asarray(calls.sum(axis=0)).ravel()
+    n = len(ids)
     mean, sd, kept = _standardise(raw, mult)
     z = ((raw - mean) / sd)[:, kept]
     held, held_plain = held_parameters(a, b, z, n, mult)
@@ -110,11 +120,21 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
     plain = fit_style(a, b, y, np.zeros((a.size, 0)), n, w=mult, penalty=penalty, held=held_plain)
     counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
         .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
-    weights = counts[:, unit] if mult is None else counts[:, unit] * mult
-    boot = _boot_fit(a, b, y, z, n, weights, fit["theta"], penalty, held) if n_boot > 0 and fit["finite"] else None
+    boot = None
+    if n_boot > 0 and fit["finite"]:
+        boot = _boot_fit(a, b, y, z, n, np.asarray((calls.T @ counts.T).T), fit["theta"], penalty, held)
     human = _human_rows(judged, labels, prompts, mean, sd, kept) if judged is not None else None
     return _cell_rows(ids, a, b, y, mult, kept, fit, plain, boot, held, big_n, human, mean, sd, counts, n_boot,
                       penalty)
+
+
+def _over_prompts(a, b, y, raw, mult, unit, n_prompts: int):
+    """The distinct (a, b, y, raw) rows and M (n_prompts x distinct rows, sparse): the calls of each
+    prompt in each distinct row."""
+    keys = np.column_stack([a, b, y, raw])
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    calls = csr_matrix((mult, (np.asarray(unit), inverse.ravel())), shape=(n_prompts, first.size))
+    return a[first], b[first], y[first], raw[first], calls
 
 
 def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
