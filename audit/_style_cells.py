@@ -16,8 +16,10 @@ calls; the Python loop and the strings per call are gone either way.
 A design that does not tell its parameters apart (an anchor always in slot B: the slot effect and
 the anchor's strength are one parameter) holds the same parameters at 0 in both (audit._style_fit.held_out,
 from the rows' Gram matrix, which the weights scale but do not change the rank of), so it is grouped
-too. A bootstrap reweights the grouped rows, read per prompt: each resample's multinomial counts over
-the cell's sorted prompts (the same draws as the calls') times the calls each row stands for.
+too. A bootstrap reads the rows per prompt and sums them over prompts before fitting (style_fit):
+each resample's weights are its multinomial counts over the cell's sorted prompts (the same draws as
+the calls') times the prompts x distinct rows table of calls, so a resample costs a fit of the
+distinct rows, not of the calls.
 
 A fit with a separation (no finite maximum) is reported as none (null numbers, `converged` false) by
 both, whether Newton kept moving or stopped where the rounding let it (audit._style_fit.finite_fit: a
