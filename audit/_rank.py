@@ -164,7 +164,15 @@ def unit_kinds(per_unit: csr_matrix, weight: np.ndarray) -> tuple[csr_matrix, np
     key = np.full((n_units, 2 * width), -1.0)          # columns then values; -1 pads (no column is -1)
     key[at, pos] = rows.indices
     key[at, width + pos] = rows.data
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    # grouped by a 64-bit mix of each row's bits (a sort of n integers, not of n rows), then checked
+    # entry by entry against its group's first row; rows compared whole only if two ever collide
+    bits = key.view(np.uint64) + np.arange(1, 2 * width + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    bits = (bits ^ (bits >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)      # splitmix64's finaliser
+    bits = (bits ^ (bits >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    digest = (bits ^ (bits >> np.uint64(31))).sum(axis=1, dtype=np.uint64)
+    _, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
+    if not (key == key[first[inverse]]).all():
+        _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
     order = np.argsort(first)                          # the kinds by their first unit
     number = np.empty(order.size, np.int64)
     number[order] = np.arange(order.size)
