@@ -6,19 +6,15 @@
 -- pair): the kind's number (`kind`, 0-based, in the order of its first prompt among the pool's
 -- prompt_ids, so that with every prompt a kind of its own the kinds are the prompts in prompt_id
 -- order), how many prompts it stands for (`prompts`), the pair, lo's credit and the calls.
-WITH units AS (
-    SELECT prompt_idx, dense_rank() OVER (ORDER BY prompt_id) - 1 AS unit
-    FROM prompts WHERE pool_id = $pool_id
-), systems AS (
+WITH systems AS (
     SELECT candidate_id, dense_rank() OVER (ORDER BY candidate_id) - 1 AS code
     FROM (SELECT DISTINCT candidate_id FROM candidates WHERE pool_id = $pool_id)
 ), codes AS (
     SELECT c.cand_idx, s.code FROM candidates c JOIN systems s USING (candidate_id) WHERE c.pool_id = $pool_id
 ), calls AS (
-    SELECT coalesce(v.swapped, true) AS swapped, u.unit, ca.code AS a, cb.code AS b,
+    SELECT coalesce(v.swapped, true) AS swapped, v.prompt_idx AS unit, ca.code AS a, cb.code AS b,
            CASE WHEN v.value > 0 THEN 1.0 WHEN v.value < 0 THEN 0.0 ELSE 0.5 END AS credit
     FROM verdict_source v
-    JOIN units u ON u.prompt_idx = v.prompt_idx
     JOIN codes ca ON ca.cand_idx = v.a_idx
     JOIN codes cb ON cb.cand_idx = v.b_idx
     WHERE v.pool_id = $pool_id AND v.judge_id = $judge_id AND v.format_id = $format_id AND v.decoding = $decoding
@@ -39,8 +35,8 @@ WITH units AS (
     SELECT e.ord, e.unit, list_sort(list(t.tuple)) AS vec
     FROM edges e JOIN tuples t USING (lo, hi, credit, n) GROUP BY e.ord, e.unit
 ), kinds AS (
-    SELECT ord, vec, count(*)::BIGINT AS prompts, min(unit) AS first
-    FROM vectors GROUP BY ord, vec
+    SELECT x.ord, x.vec, count(*)::BIGINT AS prompts, min(p.prompt_id) AS first
+    FROM vectors x JOIN prompts p ON p.pool_id = $pool_id AND p.prompt_idx = x.unit GROUP BY x.ord, x.vec
 ), numbered AS (
     SELECT ord, (row_number() OVER (PARTITION BY ord ORDER BY first) - 1)::BIGINT AS kind, prompts,
            unnest(vec) AS tuple
