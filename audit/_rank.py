@@ -4,7 +4,8 @@ Strengths p_i by Hunter's MM algorithm, p_i <- W_i / sum_j n_ij / (p_i + p_j), w
 wins of i (a tie is half a win to each side) and n_ij the games between i and j, iterated to a
 relative change < 1e-10. `strength` = log p_i centred to mean 0; `lo`/`hi` = the 95% percentile
 bootstrap over prompts (seeded; drawn as multinomial counts of the prompts' kinds, prompts whose games
-are equal; its refits start from the fit and stop at 1e-8); `rank` 1 = strongest. A margin > 0 is a win for slot A, < 0 for slot B, 0 a tie; its size is not used.
+are equal; its refits start from the fit and stop at 1e-8); `rank` 1 = strongest. A margin > 0 is a
+win for slot A, < 0 for slot B, 0 a tie; its size is not used.
 
 The maximum-likelihood strengths exist only when every item has beaten, or tied, a chain of items
 leading to every other one (the win graph is strongly connected: Zermelo, Ford). Where it is not
