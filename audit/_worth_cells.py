@@ -92,9 +92,8 @@ def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baselin
     for key, a in cell_arrays(db, pool, target, baseline, strata):
         est = cell_estimate(a["f_all"], a["y"], a["f_lab"], a["w"], alpha)
         if strata is not None:
-            c_hw = None if est["classical_value"] is None else (est["classical_hi"] - est["classical_lo"]) / 2
             est |= stratified(a["f_all"], a["s_all"], a["y"], a["f_lab"], a["s_lab"], a["w"], alpha, strata,
-                              c_hw, a["y"].size)
+                              est["classical_half_width"], a["y"].size)
         rows.append({**key, **est})
     return rows
 
