@@ -90,6 +90,8 @@ DRIFT_JUDGE = "drift_judge"       # Drift: the newer version
 DRIFT_AGAINST = "drift_against"   # Drift: the version it is compared with
 DECISION_H = "decision_h"         # Judges: the ±H the decision prices
 DECISION_EPSILON = "decision_epsilon"   # Judges: the alternative annotator test's ε
+REPORT_H = "report_h"             # Report: the ±H the decision prices
+REPORT_EPSILON = "report_epsilon"   # Report: the alternative annotator test's ε
 
 PICKED = ("provider", "endpoint", "base_url", "model", "sim")   # the judge picker's fields, after its prefix
 
@@ -115,6 +117,7 @@ PAGE_PARAMS = {
     "align.py": (ALIGN_CELL, ALIGN_K, ALIGN_BUDGET, ALIGN_SHARE),
     "overview.py": (OVERVIEW_JUDGE,), "formats.py": (FORMATS_JUDGE,), "rankings.py": (RANKINGS_CELL,),
     "drift.py": (DRIFT_JUDGE, DRIFT_AGAINST), "judges.py": (DECISION_H, DECISION_EPSILON),
+    "report.py": (REPORT_H, REPORT_EPSILON),
 }
 
 
