@@ -264,3 +264,16 @@ def test_pool_page_confirms_an_import_and_names_its_checkbox_for_a_taken_name(db
     at.checkbox[0].check()
     at.button[0].click().run()
     assert not at.error and at.success[0].value.startswith("Imported pool 'mine': 1 prompt, 2 candidates.")
+
+
+def test_the_demos_mt_bench_pools_carry_their_questions_categories(db):
+    from tests.conftest import REPO
+    # MT-Bench's 80 questions, 81-160, in eight categories of ten, in this order (its question file)
+    blocks = ("writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities")
+    want = {str(q): blocks[(q - 81) // 10] for q in range(81, 161)}
+    import_pool(db, REPO / "ingest" / "demo" / "mtbench-pool.jsonl", "mtbench")
+    import_pool(db, REPO / "ingest" / "demo" / "mtbench-formats-pool.jsonl", "mtbench-formats")
+    for pool, n in (("mtbench", 80), ("mtbench-formats", 6)):
+        got = query_rows(db, "SELECT prompt_id, category FROM prompts JOIN pools USING (pool_id) WHERE name = ?",
+                         [pool])
+        assert len(got) == n and all(category == want[prompt] for prompt, category in got), got
