@@ -19,7 +19,8 @@ from scipy.sparse.csgraph import connected_components
 
 from audit import rank, rank_calls
 from audit._bias import cell_rng
-from audit._rank import bt_mm, mle_exists, unit_kinds
+from audit._rank import bt_mm, mle_exists
+from audit._rank_kinds import unit_kinds
 from audit._read import reading
 from ingest.scoring import import_verdicts
 from ingest.store import import_pool
