@@ -4,7 +4,8 @@
 -- the parsed values themselves, in numpy: a modulo over every verdict here costs more than the
 -- rest). decoding: 'greedy' (the paper's protocol) or 'constrained' (to the format's labels).
 -- The counts are of sample 0 (the `single` aggregate); the *_all counts are of every sample, and
--- repeated says whether any call was asked more than once (then the cell also has a `mean`).
+-- repeated says whether any call was asked more than once (then the cell also has a `mean`). Read from
+-- verdict_calls: the counts need no prompt or candidate, so an attached call is not joined to its ids.
 WITH counts AS (
     SELECT judge_id, format_id, decoding,
            count(*) FILTER (WHERE sample = 0) AS n_verdicts,
@@ -14,7 +15,7 @@ WITH counts AS (
            count(value) AS n_parsed_all,
            count(expected) AS n_expected_all,
            max(sample) > 0 AS repeated
-    FROM verdict_source
+    FROM verdict_calls
     WHERE pool_id = $pool_id
     GROUP BY judge_id, format_id, decoding
 ),
