@@ -32,9 +32,3 @@ SELECT r.pool_id, r.path, r.row_number, coalesce(getvariable('attached_judges')[
        coalesce(getvariable('attached_formats')[r.file_index::BIGINT + 1], r.file_format) AS format, r.prompt_id,
        r.a_id, r.b_id, r.raw, r.error, r.sample, r.decoding, r.tokens_in, r.tokens_out, r.latency_ms, r.has_probs
 FROM attached_rows r;
--- attached_file_keys: one row per (pool, file) the connection reads: its place in the list (file_index, as
--- read_parquet numbers it), its pool and its place among the pool's files (file_no): what turns attached_ids' key
--- into the files' own columns, so a join of the ids to the rows filters the files read and their row groups.
-CREATE OR REPLACE TEMP VIEW attached_file_keys AS
-SELECT (generate_subscripts(getvariable('attached_files'), 1) - 1)::UBIGINT AS file_index,
-       unnest(getvariable('attached_pools')) AS pool_id, unnest(getvariable('attached_file_nos')) AS file_no;

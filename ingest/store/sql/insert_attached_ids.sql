@@ -1,11 +1,11 @@
 -- Maps the rows of the pool's attached files (attached_raw.sql's attached_rows) to the pool's ids once, at attach
--- (schema/026): one row of attached_ids per file row whose prompt and candidates the pool holds (slot B looked up
+-- (schema/026): one row of attached_ids per file row, with its judging's cell run, whose prompt and candidates the pool holds (slot B looked up
 -- for comparative judgings alone, and required there), in (file, prompt, row) order so that a filter on the
 -- prompts skips the rest of the mapping. A row naming what the pool lacks gets no mapping row: the caller compares
 -- the count written with the files' rows and names the first such row (attached_unknown_call.sql). The prompts and
 -- candidates are the pool's alone, so their joins never build prompts x files.
 INSERT INTO attached_ids
-SELECT r.pool_id, r.file_no, r.file_row, p.prompt_idx, ca.cand_idx AS a_idx, cb.cand_idx AS b_idx,
+SELECT r.pool_id, c.cell_run_id, r.file_no, r.file_row, p.prompt_idx, ca.cand_idx AS a_idx, cb.cand_idx AS b_idx,
        coalesce(ca.position > cb.position, false) AS swapped
 FROM attached_rows r
 JOIN attached_file_judgings c ON c.file_index = r.file_index AND c.judge = coalesce(c.hive_judge, r.file_judge)
