@@ -28,7 +28,8 @@ SELECT * FROM attached_calls;
 -- what DuckDB builds its hash table on; read_parquet is handed their files and row range and reads only those
 -- files' row groups (measured at 1M candidates: a block of a tenth of the prompts read 1 row group of its cell's
 -- 8). Joined the other way (the rows to their judging, then to the ids), every block built its table on all of
--- its cell's rows.
+-- its cell's rows. The parse is looked up by one key of the judging and the answer (answer_of), which the row has
+-- only once joined to its ids: on the answer alone, DuckDB joined the parses to every file's rows first.
 CREATE OR REPLACE TEMP VIEW verdict_source_all AS
 SELECT * FROM verdicts
 UNION ALL BY NAME
@@ -43,5 +44,6 @@ FROM attached_ids m
 JOIN attached_judgings c ON c.cell_run_id = m.cell_run_id
 JOIN attached_rows r ON r.file_index = (getvariable('attached_pool_firsts')[m.pool_id] + m.file_no)::UBIGINT
                     AND r.file_row = m.file_row
-LEFT JOIN (SELECT cell_run_id, unnest(attached.parses, recursive := true)
-           FROM cell_runs WHERE attached IS NOT NULL) x ON x.cell_run_id = m.cell_run_id AND x.raw = r.raw;
+LEFT JOIN (SELECT {'run': cell_run_id, 'raw': p.raw} AS answer_of, p.answer, p.value, p.status
+           FROM (SELECT cell_run_id, unnest(attached.parses) AS p FROM cell_runs WHERE attached IS NOT NULL))
+       x ON x.answer_of = {'run': m.cell_run_id, 'raw': r.raw};
