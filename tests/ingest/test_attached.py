@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 
 import polars as pl
@@ -244,3 +245,89 @@ def test_a_query_about_one_cell_reads_only_the_files_that_can_hold_it(tmp_path):
     assert (judge, fmt) == ("alpha", "binary") and out["files"] == 12                # 2 judges x 3 formats x 2
     assert n == frame.filter((pl.col("judge") == judge) & (pl.col("format") == fmt)).height
     assert "Total Files Read: 2" in plan, plan
+
+
+def _shards_as_jsonl(hive, path):
+    """The hive shards' rows as they are now, one verdict file (judge and format from the folders)."""
+    parts = [pl.read_parquet(f).with_columns(pl.lit(f.parent.parent.name.split("=")[1]).alias("judge"),
+                                              pl.lit(f.parent.name.split("=")[1]).alias("format"))
+             for f in sorted(hive.glob("**/*.parquet"))]
+    return write_jsonl(path, pl.concat(parts, how="diagonal").to_dicts())
+
+
+def test_the_ids_are_mapped_again_when_a_file_changes_and_go_with_a_detach(tmp_path, capsys):
+    # the mapping (attached_ids) is made when attached and kept: a file rewritten since, with as many rows
+    # in another order and other answers, is refused until attached again, which maps it anew; then every
+    # command prints what the same rows imported print. Kept ids would pair the reversed rows' answers with
+    # the old rows' candidates (row i of the file is no longer the call it was), so the audit would differ.
+    pool, _, hive, _, _ = _files(tmp_path)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    pattern = [str(hive / "**" / "*.parquet")]
+    attach_verdicts(db, pattern, "s", hive=True)
+    first = _json(capsys, db, "audit")
+    shard = hive / "judge=alpha" / "format=likert5" / "part-0.parquet"
+    old = pl.read_parquet(shard)
+    new = old.reverse().with_columns(pl.Series("raw", ["5"] * (old.height // 2) + ["1"] * (old.height - old.height // 2)))
+    new.write_parquet(shard)
+    assert new.height == old.height and new["candidate_id"].to_list() != old["candidate_id"].to_list()
+    with pytest.raises(AuditError, match=f"{shard}: attached to pool 's', has changed"):
+        cells(db, "s")
+    attach_verdicts(db, pattern, "s", hive=True)
+    imported = tmp_path / "imported.duckdb"
+    import_pool(imported, pool, "s")
+    import_verdicts(imported, _shards_as_jsonl(hive, tmp_path / "now.jsonl"), "s")
+    for command in ("audit", "levels", "rank"):
+        assert _json(capsys, db, command) == _json(capsys, imported, command), command
+    assert _json(capsys, db, "audit") != first
+    n = query_rows(db, "SELECT count(*) FROM attached_ids")
+    assert n == query_rows(imported, "SELECT count(*) FROM verdicts")
+    detach_verdicts(db, "s")                                   # the mapping goes with the attach
+    assert query_rows(db, "SELECT count(*) FROM attached_ids") == [(0,)]
+    attach_verdicts(db, pattern, "s", hive=True)
+    assert query_rows(db, "SELECT count(*) FROM attached_ids") == n
+    assert _json(capsys, db, "audit") == _json(capsys, imported, "audit")
+
+
+def test_files_attached_before_their_ids_were_kept_are_refused_until_attached_again(tmp_path):
+    # an attach made before schema/026 kept no ids: readers refuse the pool by name (no row goes missing)
+    pool, _, hive, _, _ = _files(tmp_path)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    pattern = [str(hive / "**" / "*.parquet")]
+    attach_verdicts(db, pattern, "s", hive=True)
+    n = cells(db, "s")["n_verdicts"].sum()
+    import duckdb
+    with duckdb.connect(str(db)) as con:
+        con.execute("DELETE FROM attached_ids")
+    with pytest.raises(AuditError, match="pool 's': its files were attached before attach-verdicts kept"):
+        cells(db, "s")
+    attach_verdicts(db, pattern, "s", hive=True)
+    assert cells(db, "s")["n_verdicts"].sum() == n
+
+
+def test_a_query_about_some_prompts_reads_only_the_row_groups_that_hold_them(tmp_path):
+    # one cell's file written in prompt order, 4 row groups of 30 rows (12 prompts x 10 candidates): a read of
+    # its first 3 prompts (the audit's block of whole prompts) builds on their ids and hands read_parquet their
+    # rows' range, so it reads 1 row group of the 4; the count is the pool's 3 x 10 candidates
+    rows = synthetic_pool(12, k_range=(10, 10), seed=5)
+    pool = write_jsonl(tmp_path / "pool.jsonl", rows)
+    cell = tmp_path / "out" / "judge=alpha" / "format=binary"
+    cell.mkdir(parents=True)
+    pl.DataFrame({"prompt_id": [r["prompt_id"] for r in rows], "candidate_id": [r["candidate_id"] for r in rows],
+                  "raw": ["ACCEPT", "REJECT"] * 60}).write_parquet(cell / "part-0.parquet", row_group_size=30)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    attach_verdicts(db, [str(cell / "*.parquet")], "s", hive=True)
+    import duckdb
+
+    from ingest.store.connection import verdict_source
+    with duckdb.connect(str(db), read_only=True) as con:
+        verdict_source(con)
+        lo, hi = con.execute("SELECT min(prompt_idx), min(prompt_idx) + 2 FROM prompts").fetchone()
+        query = "SELECT count(*) FROM verdict_source WHERE prompt_idx BETWEEN $lo AND $hi"
+        n = con.execute(query, {"lo": lo, "hi": hi}).fetchone()[0]
+        plan = con.execute("EXPLAIN ANALYZE " + query, {"lo": lo, "hi": hi}).fetchall()[0][1]
+    assert n == 30
+    scanned = re.findall(r"Row Groups Scanned: (\d+) / 4\b", plan)     # the file's; the tables' are n / 1
+    assert scanned == ["1"], plan
