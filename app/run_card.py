@@ -75,6 +75,8 @@ def run_title(row: dict) -> str:
             parts.append(f"{plural(int(options['sample']), 'pair')} per probe type")
     if kind == "train":
         parts.append(train_subject(row))
+    if kind == "apply" and options.get("shards"):     # a student applied to shards
+        parts.append(f"shards {options['shards']} → {options.get('out')}")
     return " · ".join(parts)
 
 

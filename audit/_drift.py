@@ -10,9 +10,10 @@ Versions are per format: each format has its own template, so its own version. T
 verdict per call and judge name (a unique key per pool, judge, format, decoding, prompt, slots,
 sample), so two versions of one judge name never share a call: an earlier version is compared as
 another judge name (`against`: a re-run of the anchor set stored with --judge-name, or ChatGPT
-against ChatGPT-0301). Without `against`, `drift_sides` looks for a format with two versions on
-shared calls and otherwise raises an AuditError that says this. `compare_verdicts` is the pure
-comparison either way.
+against ChatGPT-0301). Without `against`, a format with two versions on shared calls is looked for,
+and otherwise an AuditError says this. `drift`, `drift_items` and `drift_report` compute in DuckDB a
+format at a time (out of core, 10M candidates); `drift_sides` and the pure `compare_verdicts` are the
+same comparison in memory, the reference the tests hold them to.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ._read import AuditError, reading
 KEY = ["format", "decoding", "prompt_idx", "a_idx", "b_idx", "sample"]
 VERSION = ["judge_model", "template_hash", "settings"]
 CELL_COLUMNS = ["format", "decoding", "n", "n_changed", "share_changed", "n_scored", "mean_abs_change", "n_moved"]
+MASK_JUDGES = 64         # drift_pairs.sql's bits; drift_pairs_joined.sql past them
 MOVED_COLUMNS = ["format", "decoding", "prompt_id", "a_id", "b_id", "sample", "reading_old", "reading",
                  "s_old", "s", "change"]
 
@@ -188,7 +190,9 @@ def drift_pairs(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     """The pairs of the pool's judges a drift can compare: judge, against (both orders), n_shared (the calls
     both answered: format, decoding, prompt, slots, sample); juries left out. Sorted by judge, against."""
     with reading(db) as read:
-        return read.frame("drift_pairs", pool_id=read.pool_id(pool))
+        pid = read.pool_id(pool)
+        many = read.frame("drift_pair_judges", pool_id=pid)["n"][0] > MASK_JUDGES
+        return read.frame("drift_pairs_joined" if many else "drift_pairs", pool_id=pid)
 
 
 def first_pair(pairs: pl.DataFrame) -> tuple[str, str] | None:
@@ -199,63 +203,98 @@ def first_pair(pairs: pl.DataFrame) -> tuple[str, str] | None:
 
 def drift(db: str | os.PathLike | None, pool: str, judge: str, against: str | None = None,
           baseline_version: int | None = None) -> pl.DataFrame:
-    """Per (format, decoding) cell: the latest version of `judge` against a stored earlier one (or
-    the judge `against`) on the same calls. Columns: CELL_COLUMNS (compare_verdicts'), read in DuckDB
-    a format at a time against another judge (compare_verdicts' numbers, out of core)."""
-    if against is not None:
-        return _against(db, pool, judge, against, 0)[0]
-    sides = drift_sides(db, pool, judge, against, baseline_version)
-    return compare_verdicts(sides["baseline"], sides["current"])[0]
+    """Per (format, decoding) cell: the latest version of `judge` against the judge `against` (or a stored
+    earlier version of its own) on the same calls. Columns: CELL_COLUMNS (compare_verdicts' numbers),
+    read in DuckDB a format at a time (sql/drift_cells.sql), out of core."""
+    with reading(db) as read:
+        _, formats = _comparison(read, pool, judge, against, baseline_version)
+        cells = [read.frame("drift_cells", **keys).with_columns(pl.lit(keys["format"]).alias("format"))
+                 for keys in formats]
+    return pl.concat(cells).with_columns((pl.col("n_changed") / pl.col("n")).alias("share_changed")) \
+        .select(CELL_COLUMNS)
 
 
 def drift_items(db: str | os.PathLike | None, pool: str, judge: str, against: str | None = None,
                 baseline_version: int | None = None, limit: int | None = None) -> pl.DataFrame:
-    """The calls that moved between the two versions (the first `limit`, all when None): format,
+    """The calls that moved between the two sides of `drift` (the first `limit`, all when None): format,
     decoding, prompt_id, a_id, b_id (null for pointwise), sample, reading_old, reading, s_old, s,
-    change (s - s_old); drift's n_moved counts them all."""
-    if against is not None:
-        return _against(db, pool, judge, against, limit, cells=False)[1]
-    sides = drift_sides(db, pool, judge, against, baseline_version)
-    moved = compare_verdicts(sides["baseline"], sides["current"])[1]
-    return moved if limit is None else moved.head(limit)
-
-
-def _against(db, pool: str, judge: str, against: str, limit: int | None,
-             cells: bool = True) -> tuple[pl.DataFrame | None, pl.DataFrame]:
-    """compare_verdicts' (cells, or None without `cells`; the first `limit` moved calls) of `judge`'s latest
-    version of each format against the judge `against`, computed in DuckDB a format at a time
-    (sql/drift_cells.sql, drift_moved.sql)."""
-    per_cell, moved = [], []
+    change (s - s_old); drift's n_moved counts them all. Read in DuckDB a format at a time
+    (sql/drift_moved.sql)."""
+    moved = []
     with reading(db) as read:
-        pid = read.pool_id(pool)
-        ids = [_judge_id(read, name) for name in (judge, against)]
-        formats = read.frame("drift_formats", pool_id=pid, judge_id=ids[0], against_id=ids[1])
-        if formats.height == 0:
-            raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
-        for name, lo, hi in formats.iter_rows():
-            keys = {"pool_id": pid, "judge_id": ids[0], "against_id": ids[1], "format": name, "lo": lo, "hi": hi}
-            if cells:
-                per_cell.append(read.frame("drift_cells", **keys).with_columns(pl.lit(name).alias("format")))
+        _, formats = _comparison(read, pool, judge, against, baseline_version)
+        for keys in formats:
             left = None if limit is None else limit - sum(m.height for m in moved)
             if left is None or left > 0:
-                moved.append(read.frame("drift_moved", **keys, limit=left).with_columns(pl.lit(name).alias("format")))
+                moved.append(read.frame("drift_moved", **keys, limit=left)
+                             .with_columns(pl.lit(keys["format"]).alias("format")))
     empty = pl.DataFrame(schema={"format": pl.String, "decoding": pl.String, "prompt_id": pl.String,
                                  "a_id": pl.String, "b_id": pl.String, "sample": pl.Int64, "reading_old": pl.String,
                                  "reading": pl.String, "s_old": pl.Float64, "s": pl.Float64, "change": pl.Float64})
-    moved = pl.concat([empty, *(m.select(MOVED_COLUMNS) for m in moved)], how="vertical_relaxed")
-    if not cells:
-        return None, moved
-    return pl.concat(per_cell).with_columns((pl.col("n_changed") / pl.col("n")).alias("share_changed")) \
-        .select(CELL_COLUMNS), moved
+    return pl.concat([empty, *(m.select(MOVED_COLUMNS) for m in moved)], how="vertical_relaxed")
+
+
+_NO_VERSIONS = {"versions": False, **{f"{side}_{part}": None for side in ("new", "old")
+                                      for part in ("model", "template", "settings")}}
+
+
+def _version_keys(row: dict, side: str) -> dict:
+    return {f"{side}_model": row["judge_model"], f"{side}_template": row["template_hash"],
+            f"{side}_settings": row["settings"]}
+
+
+def _comparison(read, pool: str, judge: str, against: str | None,
+                baseline_version: int | None) -> tuple[dict, list[dict]]:
+    """(head, formats) of a drift: head as drift_sides describes the two sides ({"current_version",
+    "baseline_version", "versions"}, the versions read per format in DuckDB, sql/drift_versions.sql), and
+    per format compared, in name order, the parameters of drift_cells.sql and drift_moved.sql. Against
+    another judge, every format the judge answered; without, the formats where the latest version shares
+    calls with an earlier one (version_pairs' choice, each candidate baseline tried in DuckDB), else the
+    AuditError that explains the workflow. No verdict is read into memory."""
+    pid = read.pool_id(pool)
+    jid = _judge_id(read, judge)
+    other = _judge_id(read, against) if against is not None else jid
+    vers = read.frame("drift_versions", pool_id=pid, judge_id=jid)
+    if vers.height == 0:
+        raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
+    formats = read.frame("drift_formats", pool_id=pid, judge_id=jid, against_id=other)
+    base = {"pool_id": pid, "judge_id": jid, "against_id": other}
+    current = _current_info(vers, judge)
+    if against is not None:
+        head = {"current_version": current, "versions": vers, "baseline_version": {
+            "judge": against, "versions": read.frame("drift_versions", pool_id=pid, judge_id=other).to_dicts()}}
+        return head, [{**base, **_NO_VERSIONS, "format": name, "lo": lo, "hi": hi}
+                      for name, lo, hi in formats.iter_rows()]
+    chosen, by_current, by_baseline = [], {}, {}
+    for name, lo, hi in formats.iter_rows():
+        mine = vers.filter(pl.col("format") == name).sort("last_cell_run")
+        latest = mine.row(-1, named=True)
+        earlier = mine.filter(pl.col("version") != latest["version"])
+        if baseline_version is not None:
+            earlier = earlier.filter(pl.col("version") == baseline_version)
+        for older in reversed(earlier.to_dicts()):
+            keys = {**base, "versions": True, **_version_keys(latest, "new"), **_version_keys(older, "old"),
+                    "format": name, "lo": lo, "hi": hi}
+            if read.frame("drift_cells", **keys).height:          # the two versions share calls
+                chosen.append(keys)
+                by_current[name] = {k: v for k, v in latest.items() if k != "format"}
+                by_baseline[name] = {k: v for k, v in older.items() if k != "format"}
+                break
+    if not chosen:
+        raise _workflow_error(pool, judge)
+    head = {"current_version": {**current, "by_format": by_current}, "versions": vers,
+            "baseline_version": {"judge": judge, "by_format": by_baseline}}
+    return head, chosen
 
 
 MOVED_BATCH = 200_000        # moved calls read at a time by drift_report
 
 
 @contextlib.contextmanager
-def drift_report(db: str | os.PathLike | None, pool: str, judge: str, against: str,
+def drift_report(db: str | os.PathLike | None, pool: str, judge: str, against: str | None = None,
+                 baseline_version: int | None = None,
                  batch_rows: int = MOVED_BATCH) -> Iterator[tuple[dict, Iterator[tuple[dict, Iterator[pl.DataFrame]]]]]:
-    """`judgeaudit drift --against`'s whole document, out of core: (head, cells) while the reading is open.
+    """`judgeaudit drift`'s whole document, out of core: (head, cells) while the reading is open.
 
     head: {"current_version", "baseline_version", "versions"} as drift_sides describes the two sides
     (`versions` a frame; the versions read per format in DuckDB, sql/drift_versions.sql, not from the
@@ -264,21 +303,12 @@ def drift_report(db: str | os.PathLike | None, pool: str, judge: str, against: s
     format at a time as `drift` and `drift_items` do, the moved calls read `batch_rows` at a time. Each
     cell's frames are read before the next cell is drawn."""
     with reading(db) as read:
-        pid = read.pool_id(pool)
-        ids = [_judge_id(read, name) for name in (judge, against)]
-        vers = read.frame("drift_versions", pool_id=pid, judge_id=ids[0])
-        if vers.height == 0:
-            raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
-        others = read.frame("drift_versions", pool_id=pid, judge_id=ids[1])
-        formats = read.frame("drift_formats", pool_id=pid, judge_id=ids[0], against_id=ids[1])
-        head = {"current_version": _current_info(vers, judge),
-                "baseline_version": {"judge": against, "versions": others.to_dicts()}, "versions": vers}
+        head, formats = _comparison(read, pool, judge, against, baseline_version)
 
         def cells():
-            for name, lo, hi in formats.iter_rows():
-                keys = {"pool_id": pid, "judge_id": ids[0], "against_id": ids[1], "format": name, "lo": lo, "hi": hi}
+            for keys in formats:
                 per_cell = read.frame("drift_cells", **keys).with_columns(
-                    pl.lit(name).alias("format"), (pl.col("n_changed") / pl.col("n")).alias("share_changed"))
+                    pl.lit(keys["format"]).alias("format"), (pl.col("n_changed") / pl.col("n")).alias("share_changed"))
                 moved = _Runs(pl.from_arrow(batch) for batch in read.batches("drift_moved", batch_rows, **keys,
                                                                             limit=None))
                 for cell in per_cell.select(CELL_COLUMNS).to_dicts():

@@ -148,6 +148,8 @@ def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
     params |= {"queue_id": 1, "annotator": "a"}           # the label queues' reads
     params |= {"baseline": "b", "by_prompt": False}       # the estimate's and the style fit's reads (issue 29)
     params |= {"against_id": 2, "lo": 1, "hi": 1, "format": "likert5", "limit": 10}   # drift against a judge
+    params |= {"versions": True, **{f"{side}_{part}": "x" for side in ("new", "old")      # or of its own versions
+                                    for part in ("model", "template", "settings")}}
     params |= {"strata": "score-bin"}                     # the stratified estimate's reads
     files = [f for f in (resources.files("audit") / "sql").iterdir() if f.name.endswith(".sql")]
     assert len(files) >= 6

@@ -15,7 +15,10 @@ from ingest.scoring.judges.distilled import Student
 from ._shards import COLUMNS, OUT_COLUMNS, out_schema, score_batch, write_whole
 
 
-def score_on_ray(student: Student, judge: str, todo: list[tuple[Path, Path]], batch_rows: int, progress) -> int:
+def score_on_ray(student: Student, judge: str, todo: list[tuple[Path, Path]], batch_rows: int, progress, meter,
+                 done: list[int]) -> None:
+    """Score each (shard, target) in turn, appending each shard's rows to `done` once it is written
+    whole; meter.batch after each batch the driver writes (a cancel stops there)."""
     try:
         import ray   # deferred: the optional extra, needed by --engine ray alone
     except ImportError:
@@ -31,7 +34,6 @@ def score_on_ray(student: Student, judge: str, todo: list[tuple[Path, Path]], ba
 
     def fn(batch: dict) -> dict:
         return score_batch(student, judge, batch)
-    rows = 0
     try:
         for path, target in todo:
             ds = ray.data.read_parquet(str(path)).select_columns(list(COLUMNS))
@@ -44,10 +46,10 @@ def score_on_ray(student: Student, judge: str, todo: list[tuple[Path, Path]], ba
                     for batch in scored.iter_batches(batch_format="pyarrow", batch_size=batch_rows):
                         writer.write_table(pa.table({c: batch[c].cast(pa.string()) for c in OUT_COLUMNS}))
                         n += batch.num_rows
+                        meter.batch(batch.num_rows)
             write_whole(target, write)
-            rows += n
+            done.append(n)
             progress(f"{path}: {n} rows -> {target} (ray)")
     finally:
         if started:
             ray.shutdown()
-    return rows

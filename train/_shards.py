@@ -29,6 +29,16 @@ def out_schema():
     return pa.schema([(c, pa.string()) for c in OUT_COLUMNS])
 
 
+def drop_leftovers(target: Path) -> int:
+    """Remove the temporary files a killed run left for `target` (a kill skips write_whole's clean-up;
+    one live run at a time writes an output folder: its run key); how many."""
+    gone = 0
+    for tmp in target.parent.glob(f".{target.name}.*.tmp") if target.parent.is_dir() else []:
+        tmp.unlink(missing_ok=True)
+        gone += 1
+    return gone
+
+
 def write_whole(target: Path, write: Callable) -> None:
     """Run write(tmp_path), then rename the temporary file to `target`: a reader never sees half a shard."""
     target.parent.mkdir(parents=True, exist_ok=True)

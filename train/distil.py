@@ -28,6 +28,7 @@ from ingest.store import reading
 from ingest.scoring.judges.distilled import (MODEL_FILE, WEIGHTS_FILE, Student, answers_from_outputs, features_of,
                                              model_sha256, student_text)
 
+from ._distil_agreement import human_agreement, humans_text, interval_text, proportion
 from .curate import pick_cell
 
 ALPHAS = (0.1, 1.0, 10.0, 100.0)     # the ridge penalty, chosen by leave-one-out on the training prompts
@@ -43,15 +44,17 @@ def held_out_prompts(prompt_ids: list[str], share: float, seed: int) -> set[str]
 
 
 def _agreement(teacher: np.ndarray, student: np.ndarray, labels: dict[str, float]) -> dict:
-    """Exact agreement of the two answers, the mean absolute difference of their normalised values,
-    and Spearman's rho of the values (None when either is constant)."""
+    """Exact agreement of the two answers with its 95% Wilson interval (exact_lo, exact_hi: None
+    below audit.MIN_N candidates), the mean absolute difference of their normalised values, and
+    Spearman's rho of the values (None when either is constant)."""
     lo, hi = min(labels.values()), max(labels.values())
     tv = np.array([labels[a] for a in teacher], dtype=float)
     sv = np.array([labels[a] for a in student], dtype=float)
     rho = None
     if tv.size > 1 and np.ptp(tv) > 0 and np.ptp(sv) > 0:
         rho = float(spearmanr(tv, sv).statistic)
-    return {"n": int(tv.size), "exact": float(np.mean(teacher == student)) if tv.size else None,
+    exact = proportion(teacher == student)
+    return {"n": int(tv.size), "exact": exact["share"], "exact_lo": exact["lo"], "exact_hi": exact["hi"],
             "mean_abs_diff": float(np.mean(np.abs(tv - sv)) / (hi - lo)) if tv.size and hi > lo else None,
             "spearman": rho}
 
@@ -144,11 +147,23 @@ def _train(db, pool: str, judge: str, fmt, out, features: str, held_out: float, 
                      "held_out_prompts": len(test), "held_out_share": held_out, "seed": seed},
             "threshold_rule": _rule_text(spec),
             "agreement_held_out": _agreement(teacher[is_test], predicted[is_test], answers),
-            "agreement_train": _agreement(teacher[~is_test], predicted[~is_test], answers)}
+            "agreement_train": _agreement(teacher[~is_test], predicted[~is_test], answers),
+            "humans_held_out": _with_humans(db, pool, data, is_test, predicted, answers, (lo, hi))}
     (out / "card.json").write_text(json.dumps(card, indent=1, sort_keys=True), encoding="utf-8")
     (out / "card.md").write_text(_card_markdown(card), encoding="utf-8")
     progress(f"wrote {out}")
     return card
+
+
+def _with_humans(db, pool: str, data, is_test: np.ndarray, predicted: np.ndarray, answers: dict,
+                 scale: tuple[float, float]) -> dict:
+    """The student's and the teacher's agreement with the pool's human labels on the held-out
+    candidates (train/_distil_agreement.py): accept labels and pair labels."""
+    lo, hi = scale
+    cands = data["cand_idx"].to_numpy()[is_test].tolist()
+    student = [(answers[a] - lo) / (hi - lo) for a in predicted[is_test]]
+    values = {"student": dict(zip(cands, student)), "teacher": dict(zip(cands, data["s"].to_numpy()[is_test].tolist()))}
+    return human_agreement(values, audit.human_items(db, pool, "pointwise"), audit.human_items(db, pool, "comparative"))
 
 
 def _rule_text(spec: dict) -> str:
@@ -177,6 +192,9 @@ def _card_markdown(card: dict) -> str:
         f"({d['held_out_candidates']} candidates) held out, seed {d['seed']}",
         f"- features: {_features_text(card['features'])}; model: {card['model']}",
         f"- threshold rule: {card['threshold_rule']}",
-        f"- held-out agreement with the teacher (n = {a['n']}): exact {num(a['exact'])}, mean absolute "
+        f"- held-out agreement with the teacher (n = {a['n']}): exact "
+        f"{interval_text(a['exact'], a.get('exact_lo'), a.get('exact_hi'))}, mean absolute "
         f"difference {num(a['mean_abs_diff'])} of the scale, Spearman {num(a['spearman'])}",
+        *(f"- {line}" for line in humans_text(card.get("humans_held_out"))),
+        "- intervals: 95% Wilson score intervals, the candidates (or labelled items) taken as independent",
         f"- model files' SHA-256: {card['sha256']}", ""])

@@ -20,13 +20,14 @@ from ingest.runs import RunRequest
 
 from ._common import REQUEST_LEAVES_OUT, CommaList, request_of
 from .align import align_cmd
-from .distil import distil_cmd
+from .distil import apply_cmd, distil_cmd
 from .evaluate import evaluate_cmd
 from .probes import probe_cmd
 from .scoring import score_cmd
 from .train import train_cmd
 
-COMMANDS = {c.name: c for c in (score_cmd, probe_cmd, train_cmd, evaluate_cmd, align_cmd, distil_cmd)}   # what the dashboard launches
+COMMANDS = {c.name: c for c in (score_cmd, probe_cmd, train_cmd, evaluate_cmd, align_cmd, distil_cmd,
+                                 apply_cmd)}   # what the dashboard launches
 
 
 def _command(name: str) -> click.Command:
@@ -48,10 +49,21 @@ def _words(option: click.Option, value) -> list[str]:
 
 
 def _options(command: click.Command) -> list[click.Option]:
-    found = [p for p in command.params if p.name not in REQUEST_LEAVES_OUT]
-    if any(not isinstance(p, click.Option) for p in found):
-        raise TypeError(f"judgeaudit {command.name}: a background command takes options only")
+    return [p for p in command.params if p.name not in REQUEST_LEAVES_OUT and isinstance(p, click.Option)]
+
+
+def _arguments(command: click.Command) -> list[click.Argument]:
+    """The command's positional arguments, in order; each one word (`apply DIR GLOB`)."""
+    found = [p for p in command.params if isinstance(p, click.Argument)]
+    if any(p.nargs != 1 for p in found):
+        raise TypeError(f"judgeaudit {command.name}: a background command's arguments are one word each")
     return found
+
+
+def _positional(command: click.Command, options: dict) -> list[str]:
+    """The arguments' words after `--` (so that a value that starts with '-' stays a value)."""
+    words = [str(options[a.name]) for a in _arguments(command) if options.get(a.name) is not None]
+    return ["--", *words] if words else []
 
 
 def defaults(command: str) -> dict:
@@ -71,7 +83,7 @@ def command_line(request: RunRequest) -> list[str]:
         value = request.options.get(option.name)
         if value is not None and value != unset.get(option.name) and value != []:
             argv += _words(option, value)
-    return argv
+    return argv + _positional(cmd, request.options)
 
 
 def _parsed(cmd: click.Command, argv: list[str]) -> RunRequest:
@@ -85,10 +97,11 @@ def request_for(command: str, **options) -> RunRequest:
     UserError for a value the command refuses (e.g. not one of its choices)."""
     cmd = _command(command)
     known = {o.name: o for o in _options(cmd)}
-    unknown = sorted(set(options) - set(known))
+    unknown = sorted(set(options) - set(known) - {a.name for a in _arguments(cmd)})
     if unknown:
         raise TypeError(f"judgeaudit {command}: no option {', '.join(unknown)}")
-    argv = [w for name, value in options.items() if value is not None for w in _words(known[name], value)]
+    argv = [w for name, value in options.items() if value is not None and name in known
+            for w in _words(known[name], value)] + _positional(cmd, options)
     try:
         return _parsed(cmd, argv)
     except click.ClickException as exc:

@@ -1,6 +1,7 @@
 """`judgeaudit distil` and `judgeaudit apply`: a student classifier trained on a judge's verdicts, and
-applied to Parquet shards (docs/command-line.md#judgeaudit-distil). `distil` is a background run
-(`judgeaudit runs` lists it); both print progress lines on stderr."""
+applied to Parquet shards (docs/command-line.md#judgeaudit-distil). Both are background runs
+(`judgeaudit runs` lists them: kinds `distil` and `apply`), done in the command's own process when
+typed in a terminal, launched by the dashboard otherwise; both print progress lines on stderr."""
 
 from __future__ import annotations
 
@@ -51,15 +52,23 @@ def distil_cmd(pool, judge, fmt, features, held_out, decoding, seed, out, db, as
               help="local: in this process; ray: Ray Data on RAY_ADDRESS's cluster, or a local one")
 @click.option("--judge-name", default=None, help="the judge column's value (default distilled-<model hash>)")
 @click.option("--batch-rows", default=65536, show_default=True, help="rows scored at a time")
+@click.option("--attach", "attach", default=None, metavar="POOL",
+              help="once every shard is scored, attach the output shards to POOL (as attach-verdicts does: "
+                   "it replaces the pool's attached files)")
+@db_option
 @json_option
-def apply_cmd(model_dir, shards, out, engine, judge_name, batch_rows, as_json):
+@run_command
+def apply_cmd(model_dir, shards, out, engine, judge_name, batch_rows, attach, db, as_json):
     """Score Parquet shards of pool rows with a student into verdict shards that attach-verdicts reads."""
-    from train.apply import apply
-    doc = apply(model_dir, shards, out, engine=engine, judge=judge_name, batch_rows=batch_rows, progress=_say)
+    from train.apply import apply_run
+    doc = apply_run(db, model_dir, shards, out, engine=engine, judge=judge_name, batch_rows=batch_rows,
+                    attach=attach, progress=_say)
     if as_json:
         emit_json(doc)
         return
     rate = f", {doc['rows_per_s']:,.0f} candidates/s" if doc["rows_per_s"] else ""
-    click.echo(f"{doc['scored']} shards scored ({doc['rows']:,} rows{rate}), {doc['skipped']} already scored; "
-               f"judge {doc['judge']}, format {doc['format']}: judgeaudit attach-verdicts '{out}/**/*.parquet' "
-               "--pool POOL")
+    then = (f"attached to pool {attach}" if doc.get("attached") else
+            f"judgeaudit attach-verdicts '{out}/**/*.parquet' --pool POOL")
+    click.echo(f"{doc['scored']} shards scored ({doc['rows']:,} rows{rate}), {doc['skipped']} already scored"
+               f"{', stopped on request' if doc['stopped'] else ''}; judge {doc['judge']}, format {doc['format']}: "
+               f"{then}")

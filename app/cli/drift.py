@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 import click
-import polars as pl
 
-from ._common import current, db_option, emit_json, emit_table, json_option, jsonable
+from ._common import current, db_option, emit_table, json_option, jsonable
 
 
 @click.command("drift")
@@ -23,36 +22,22 @@ from ._common import current, db_option, emit_json, emit_table, json_option, jso
 @json_option
 def drift_cmd(pool, judge, against, baseline_version, db, as_json):
     """Verdicts changed between two versions of a judge on the same calls, and by how much."""
-    if against is not None:
-        return _against(current(db), pool, judge, against, as_json)
-    from audit import compare_verdicts, drift_sides
-    sides = drift_sides(current(db), pool, judge, against=against, baseline_version=baseline_version)
-    cells, moved = compare_verdicts(sides["baseline"], sides["current"])
-    if as_json:
-        doc = {"pool": pool, "judge": judge, "against": against,
-               "current_version": sides["current_version"], "baseline_version": sides["baseline_version"],
-               "versions": sides["versions"].to_dicts(), "cells": []}
-        for cell in cells.to_dicts():
-            items = moved.filter((pl.col("format") == cell["format"]) & (pl.col("decoding") == cell["decoding"]))
-            doc["cells"].append({**cell, "moved": items.drop("format", "decoding").to_dicts()})
-        emit_json(doc)
-    else:
-        emit_table(cells, title=f"{judge} (latest version) against {against or 'its earlier version'}")
-        emit_table(moved.head(50), title=f"moved calls ({moved.height}; first 50)")
-
-
-def _against(db, pool: str, judge: str, against: str, as_json: bool) -> None:
-    """Against another judge: out of core, as the Drift page reads it (DuckDB a format at a time), the
-    JSON document written as it is read, the moved calls a batch at a time (the document emit_json
-    wrote, the moved calls written by polars)."""
-    from audit import drift, drift_items, drift_report
     if not as_json:
-        cells = drift(db, pool, judge, against=against)
-        moved = drift_items(db, pool, judge, against=against, limit=50)
-        emit_table(cells, title=f"{judge} (latest version) against {against}")
+        from audit import drift, drift_items
+        cells = drift(current(db), pool, judge, against=against, baseline_version=baseline_version)
+        moved = drift_items(current(db), pool, judge, against=against, baseline_version=baseline_version, limit=50)
+        emit_table(cells, title=f"{judge} (latest version) against {against or 'its earlier version'}")
         emit_table(moved, title=f"moved calls ({int(cells['n_moved'].sum())}; first 50)")
         return
-    with drift_report(db, pool, judge, against) as (head, cells):
+    _write_report(current(db), pool, judge, against, baseline_version)
+
+
+def _write_report(db, pool: str, judge: str, against: str | None, baseline_version: int | None) -> None:
+    """The JSON document out of core, as the Drift page reads it (DuckDB a format at a time), written as
+    it is read, the moved calls a batch at a time (the document emit_json wrote, the moved calls written
+    by polars)."""
+    from audit import drift_report
+    with drift_report(db, pool, judge, against, baseline_version) as (head, cells):
         doc = {"pool": pool, "judge": judge, "against": against, "current_version": head["current_version"],
                "baseline_version": head["baseline_version"], "versions": head["versions"].to_dicts(), "cells": []}
         out = click.get_text_stream("stdout")

@@ -4,9 +4,11 @@
 -- pairs: the calls of one format ($format, by name; the ids of the format rows of that name lie
 -- between $lo and $hi) that a judge's ($judge_id) latest version of it (the version of its newest cell run:
 -- reported model id, template hash, decoding settings) and another judge ($against_id, every version) both
--- answered, one row each: both readings (answer, or the parse status where none parsed) and normalised
--- scores s = (value - value_lo) / (value_hi - value_lo), the change s - s_old, and whether the reading
--- changed. A call answered in more than one run (format rows of the same name) counts with its newest.
+-- answered, or, with $versions, that two versions of one judge ($judge_id = $against_id) both answered (the
+-- newer: $new_model, $new_template, $new_settings; the older: $old_model, ...), one row each: both
+-- readings (answer, or the parse status where none parsed) and normalised scores
+-- s = (value - value_lo) / (value_hi - value_lo), the change s - s_old, and whether the reading changed.
+-- A call answered in more than one run (format rows of the same name) counts with its newest.
 -- (drift_cells.sql and drift_moved.sql read the same pairs; their WITH clauses are the same.)
 WITH answers AS (
     SELECT v.judge_id, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.sample, coalesce(v.cell_run_id, -1) AS run,
@@ -19,7 +21,10 @@ WITH answers AS (
     WHERE v.pool_id = $pool_id AND v.judge_id IN ($judge_id, $against_id) AND v.format_id BETWEEN $lo AND $hi
       AND f.name = $format
 ), latest AS (
-    SELECT arg_max(version, run) AS version FROM answers WHERE judge_id = $judge_id
+    SELECT CASE WHEN $versions THEN struct_pack(m := $new_model::VARCHAR, t := $new_template::VARCHAR,
+                                                s := $new_settings::VARCHAR)
+                ELSE arg_max(version, run) END AS version
+    FROM answers WHERE judge_id = $judge_id
 ), new AS (
     SELECT decoding, prompt_idx, a_idx, b_idx, sample, arg_max(answer, run) AS answer
     FROM answers WHERE judge_id = $judge_id AND version IS NOT DISTINCT FROM (SELECT version FROM latest)
@@ -27,6 +32,9 @@ WITH answers AS (
 ), old AS (
     SELECT decoding, prompt_idx, a_idx, b_idx, sample, arg_max(answer, run) AS answer
     FROM answers WHERE judge_id = $against_id
+      AND (NOT $versions OR version IS NOT DISTINCT FROM struct_pack(m := $old_model::VARCHAR,
+                                                                     t := $old_template::VARCHAR,
+                                                                     s := $old_settings::VARCHAR))
     GROUP BY ALL
 ), pairs AS (
     SELECT c.decoding, c.prompt_idx, c.a_idx, c.b_idx, c.sample, o.answer.reading AS reading_old,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+from scipy.stats import binomtest
 from streamlit.testing.v1 import AppTest
 
 from ingest.runs import cancel, list_runs
@@ -89,7 +90,12 @@ def test_a_trained_student_shows_its_card_then_its_curation(db, tmp_path, monkey
     at = _page(db, monkeypatch)
     text = " ".join(m.value for m in at.markdown)
     assert f"on {len(held)} candidates of 15 held-out prompts" in text      # 60 prompts x 0.25 = 15
-    assert f"exact {exact:.3f}" in text and f"mean absolute difference {mad:.3f}" in text
+    # its 95% Wilson interval, as scipy gives it, on the held-out candidates
+    ci = binomtest(int(np.sum(predicted == truth)), len(held)).proportion_ci(method="wilson")
+    assert f"exact {exact:.3f} (95% CI {ci.low:.3f}–{ci.high:.3f})" in text and f"mean absolute difference {mad:.3f}" in text
+    # no human label in this pool: too few, with n
+    assert "Held-out agreement with the human accept labels: too few labels (n = 0" in text
+    assert "Held-out agreement with the human pair labels: too few labels (n = 0" in text
     name = f"distilled-{student.sha256[:12]}"
     assert name in text
     # score with the student: a background score run of distilled:FOLDER

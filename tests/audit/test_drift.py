@@ -573,11 +573,34 @@ def test_drift_against_another_judge_read_in_duckdb_equals_the_comparison_in_mem
                            check_dtypes=False)
 
 
-def _in_memory_document(db, pool, judge, against):
-    """What `judgeaudit drift --against --json` printed when it compared in memory (drift_sides and
-    compare_verdicts, the cells' moved calls filtered from one frame): the reference of the document
-    that is now read out of core."""
-    sides = drift_sides(db, pool, judge, against=against)
+@pytest.mark.parametrize("fixture,baseline_version", [
+    ("three_versions", None), ("three_versions", 1), ("three_versions", 2), ("two_formats_two_versions", None),
+    ("two_formats_two_versions", 1), ("fewer_calls_later", None)])
+def test_drift_of_a_judges_own_versions_read_in_duckdb_equals_the_comparison_in_memory(request, fixture,
+                                                                                       baseline_version):
+    """Without --against, drift and drift_items read two versions of one judge in DuckDB too (the versions
+    from drift_versions.sql, each candidate baseline tried there), never the judge's verdicts in memory:
+    compare_verdicts on drift_sides' frames is the reference. fewer_calls_later: only likert5 has a second
+    version (on 4 of its 6 calls), so tournament is left out."""
+    from polars.testing import assert_frame_equal
+    db = request.getfixturevalue(fixture)
+    sides = drift_sides(db, "s", "j", baseline_version=baseline_version)
+    cells, moved = compare_verdicts(sides["baseline"], sides["current"])
+    assert moved.height > 0
+    got = drift(db, "s", "j", baseline_version=baseline_version)
+    assert_frame_equal(got, cells, check_exact=False, rel_tol=1e-12)
+    assert_frame_equal(drift_items(db, "s", "j", baseline_version=baseline_version), moved, check_dtypes=False)
+    assert_frame_equal(drift_items(db, "s", "j", baseline_version=baseline_version, limit=1), moved.head(1),
+                       check_dtypes=False)
+    if fixture == "fewer_calls_later":
+        assert got["format"].to_list() == ["likert5"] and got["n"].to_list() == [4]
+
+
+def _in_memory_document(db, pool, judge, against, baseline_version=None):
+    """What `judgeaudit drift --json` printed when it compared in memory (drift_sides and compare_verdicts,
+    the cells' moved calls filtered from one frame): the reference of the document that is now read out
+    of core."""
+    sides = drift_sides(db, pool, judge, against=against, baseline_version=baseline_version)
     cells, moved = compare_verdicts(sides["baseline"], sides["current"])
     doc = {"pool": pool, "judge": judge, "against": against, "current_version": sides["current_version"],
            "baseline_version": sides["baseline_version"], "versions": sides["versions"].to_dicts(), "cells": []}
@@ -615,6 +638,22 @@ def test_drift_cli_against_another_judge_prints_the_document_it_printed_in_memor
     assert sum(len(c["moved"]) for c in want["cells"]) > 0
     proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", judge, "--against", against, "--db", str(db),
                            "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    _same_document(json.loads(proc.stdout), want)
+
+
+@pytest.mark.parametrize("fixture,baseline_version", [("three_versions", None), ("three_versions", 1),
+                                                      ("two_formats_two_versions", None)])
+def test_drift_cli_of_a_judges_own_versions_prints_the_document_it_printed_in_memory(request, fixture,
+                                                                                     baseline_version):
+    """`judgeaudit drift --json` without --against reads out of core as well and prints what the in-memory
+    comparison printed (three_versions' default baseline is version 2, m-2; version 1 when asked)."""
+    db = request.getfixturevalue(fixture)
+    want = _in_memory_document(db, "s", "j", None, baseline_version)
+    assert want["against"] is None and sum(len(c["moved"]) for c in want["cells"]) > 0
+    extra = [] if baseline_version is None else ["--baseline-version", str(baseline_version)]
+    proc = subprocess.run([EXE, "drift", "--pool", "s", "--judge", "j", "--db", str(db), "--json", *extra],
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     _same_document(json.loads(proc.stdout), want)
 
@@ -665,3 +704,37 @@ def test_drift_report_names_a_judge_without_verdicts_on_the_pool(two_versions, w
     with pytest.raises(AuditError, match="judge 'elsewhere' has no verdicts on pool 's'"):
         with drift_report(two_versions, "s", "elsewhere", "j"):
             pass
+
+
+@pytest.mark.parametrize("n_judges,mask_judges", [(64, 64), (64, 10), (65, 64)])
+def test_drift_pairs_count_the_shared_calls_of_every_pair(tmp_path, write_jsonl, monkeypatch, n_judges, mask_judges):
+    """drift_pairs counts each call once per mask of the judges that answered it (bits 0 to 63), or joins the
+    calls past 64 judges (or past a lowered limit): both equal a count of the calls each two judges share,
+    made here from the rows written. Judge k answers the likert5 call of candidate c of prompt p when
+    (k + p + c) % 3 != 0, and binary calls only for k < 3: overlaps of every size, and pairs that share
+    only likert5 calls."""
+    import itertools
+
+    import audit._drift as drift_module
+    from audit import drift_pairs
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    path = tmp_path / "many.duckdb"
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": f"p{p}", "prompt": "q", "candidate_id": f"c{c}",
+                                                  "response": "r"} for p in range(2) for c in range(3)]), "s")
+    rows = [{"judge": f"j{k:02d}", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": f"c{c}", "raw": "3"}
+            for k in range(n_judges) for p in range(2) for c in range(3) if (k + p + c) % 3]
+    rows += [{"judge": f"j{k:02d}", "format": "binary", "prompt_id": "p0", "candidate_id": "c0", "raw": "yes"}
+             for k in range(3)]
+    import_verdicts(path, write_jsonl("v.jsonl", rows), "s")
+    calls = {}
+    for r in rows:
+        calls.setdefault(r["judge"], set()).add((r["format"], r["prompt_id"], r["candidate_id"]))
+    want = sorted((a, b, len(calls[a] & calls[b])) for a, b in itertools.permutations(sorted(calls), 2)
+                  if calls[a] & calls[b])
+    monkeypatch.setattr(drift_module, "MASK_JUDGES", mask_judges)
+    got = drift_pairs(path, "s")
+    assert got.rows() == want
+    # by hand: j00's likert5 calls are p0c1, p0c2, p1c0, p1c1 ((p + c) % 3 != 0), j01's p0c0, p0c1, p1c0, p1c2
+    # ((1 + p + c) % 3 != 0): p0c1 and p1c0 shared, plus the binary call of p0c0 both answered: 3
+    assert dict(((a, b), n) for a, b, n in got.rows())[("j00", "j01")] == 3

@@ -164,6 +164,9 @@ def test_migration_12_renames_the_columns_and_keeps_every_row(v11_db):
     # migration 18's cell_runs.attached: null on every cell run that is not an attach's
     assert all(r[-1] is None for r in after["cell_runs"])
     after["cell_runs"] = [r[:-1] for r in after["cell_runs"]]
+    # migration 25's prompts.category: none on every prompt written before it
+    assert after["prompts"] and all(r[-1] is None for r in after["prompts"])
+    after["prompts"] = [r[:-1] for r in after["prompts"]]
     # every row kept, value for value, but the pointwise formats' pairing (now none) and, from migration
     # 14, the labels' unnamed annotator ('' is 'import') with a queue_id (null: from a file) and the
     # label_queues' id mark
@@ -276,6 +279,9 @@ def test_migration_20_renames_the_answer_and_the_pair_labels_and_keeps_every_row
     assert "labels" not in _tables(v19_db) and _columns(v19_db, "pair_labels") == label_columns
     # every row kept, value for value, under the new names (a rename rewrites no value)
     after = _rows(v19_db, [TABLES_RENAMED.get(t, t) for t in before_tables])
+    # but migration 25's prompts.category, none on every prompt written before it
+    assert after["prompts"] and all(r[-1] is None for r in after["prompts"])
+    after["prompts"] = [r[:-1] for r in after["prompts"]]
     assert {t: after[TABLES_RENAMED.get(t, t)] for t in before_tables} == before
     # the moved columns are not empty: every member's call answered (a jury's median between two answers has none)
     answers = [row[verdict_columns.index("label")] for row in before["verdicts"]]

@@ -13,8 +13,10 @@ from app import data, tables, url_state
 from app.cli import request_for
 from app.run_card import distil_card
 from app.runs_panel import runs_panel
+from app.views.curate.distil_apply import apply_section
 from ingest import UserError
 from ingest.runs import run_key
+from train.distil import humans_text, interval_text
 
 COMPARATIVE = ("anchored", "tournament")    # the built-in formats a student cannot be trained on
 FEATURES = {"hashing": "hashed word n-grams (fast, no model)", "model": "the bundled model's hidden states (slow)"}
@@ -53,12 +55,18 @@ def _num(x) -> str:
 
 
 def card_sentence(card: dict) -> str:
-    """The card's held-out agreement with the teacher, with its n."""
+    """The card's held-out agreement with the teacher, with its n and 95% interval."""
     a, d = card["agreement_held_out"], card["data"]
     return (f"Held-out agreement with the teacher on {a['n']} candidates of {d['held_out_prompts']} held-out "
-            f"prompts: exact {_num(a['exact'])}, mean absolute difference {_num(a['mean_abs_diff'])} of the "
-            f"scale, Spearman {_num(a['spearman'])} (trained on {d['train_candidates']} candidates; "
-            f"{card['model']}).")
+            f"prompts: exact {interval_text(a['exact'], a.get('exact_lo'), a.get('exact_hi'))}, mean absolute "
+            f"difference {_num(a['mean_abs_diff'])} of the scale, Spearman {_num(a['spearman'])} (trained on "
+            f"{d['train_candidates']} candidates; {card['model']}).")
+
+
+def humans_lines(card: dict) -> str:
+    """The card's held-out agreement with the human labels (accept and pair), the student's beside the
+    teacher's, with intervals; 'too few labels' with n where a kind has fewer than audit.MIN_N items."""
+    return "\n".join(f"- {line[0].upper()}{line[1:]}" for line in humans_text(card.get("humans_held_out")))
 
 
 def _run_label(row: dict) -> str:
@@ -113,6 +121,10 @@ def student(pool: str, card: dict, scores: pl.DataFrame) -> None:
     name, teacher = student_name(card), card["teacher"]
     st.markdown(f"**{name}**, a student of {teacher['judge']} / {teacher['format']} / {teacher['decoding']}")
     st.markdown(card_sentence(card))
+    st.markdown(humans_lines(card))
+    st.caption("Intervals: 95% Wilson score intervals, the held-out candidates (or labelled items) taken as "
+               "independent. A candidate is accepted when its normalised score is ½ or more; of a pair, the "
+               "higher score wins.")
     st.caption(f"Threshold rule: {card['threshold_rule']}. Folder: {card['folder']}")
     scored = scores.filter((pl.col("judge") == name) & (pl.col("format") == teacher["format"])).height > 0
     if st.button("Score the pool with the student" if not scored else "Score the pool with the student again",
@@ -123,6 +135,7 @@ def student(pool: str, card: dict, scores: pl.DataFrame) -> None:
                        f"the judge {name}.")
         except UserError as exc:
             st.error(str(exc))
+    apply_section(pool, card, name)
     if not scored:
         return
     compare_curations(pool, card, name)
