@@ -87,10 +87,11 @@ def test_the_old_database_migrates_and_keeps_its_rows(old_db):
     new_in_15 = ("juries", "jury_members")                                                # empty
     new_in_16 = ("derived_results",)     # 017's derived results, empty (016's three tables: gone in 018)
     new_in_21 = ("judge_timings",)                                                        # empty
-    assert all(after[t] == 0 for t in new_in_14 + new_in_15 + new_in_16 + new_in_21)
+    new_in_26 = ("attached_ids",)                                                         # empty
+    assert all(after[t] == 0 for t in new_in_14 + new_in_15 + new_in_16 + new_in_21 + new_in_26)
     assert after["id_marks"] == before["id_marks"] + 1   # label_queues' mark
     assert {t: n for t, n in after.items() if t not in ("_migrations", "batch_exports", "batch_calls", "id_marks")
-            + new_in_14 + new_in_15 + new_in_16 + new_in_21} == \
+            + new_in_14 + new_in_15 + new_in_16 + new_in_21 + new_in_26} == \
         {TABLES_RENAMED.get(t, t): n for t, n in before.items() if t not in ("_migrations", "training_runs", "id_marks")}
 
 
