@@ -53,6 +53,8 @@ DISTIL_CELL = "distil_cell"            # Curate & Train: the teacher cell a stud
 DISTIL_FEATURES = "distil_features"    # Curate & Train: the student's features (hashing | model)
 DISTIL_SHARE = "distil_share"          # Curate & Train: the share of prompts held out
 DISTIL_RUN = "distil_run"              # Curate & Train: the finished distil run whose student shows
+DISTIL_SHARDS = "distil_shards"        # Curate & Train: the glob of Parquet shards a student is applied to
+DISTIL_OUT = "distil_out"              # Curate & Train: the folder the applied verdicts go to (empty: the student's)
 # Label: who labels, the queue, and a new queue's fields
 ANNOTATOR = "annotator"   # Label: who is labelling
 QUEUE = "queue"        # Label: the queue being labelled
@@ -90,6 +92,8 @@ DRIFT_JUDGE = "drift_judge"       # Drift: the newer version
 DRIFT_AGAINST = "drift_against"   # Drift: the version it is compared with
 DECISION_H = "decision_h"         # Judges: the ±H the decision prices
 DECISION_EPSILON = "decision_epsilon"   # Judges: the alternative annotator test's ε
+REPORT_H = "report_h"             # Report: the ±H the decision prices
+REPORT_EPSILON = "report_epsilon"   # Report: the alternative annotator test's ε
 
 PICKED = ("provider", "endpoint", "base_url", "model", "sim")   # the judge picker's fields, after its prefix
 
@@ -107,7 +111,7 @@ PAGE_PARAMS = {
                  CONCURRENCY, SWAP, SAMPLES, TEMPERATURE, JURY_MEMBERS, JURY_NAME, JURY_VOTE),
     "curate.py": (POLICY, JUDGE, FORMAT, CURATE_DECODING, RATE, SEEDS, BASE, PRESET, STEPS,
                   *(HYPER + h for h in HYPER_NAMES), METHOD, MIN_MARGIN, BOTH_ORDERS, GRID_FORMATS, GRID_RATES,
-                  DISTIL_CELL, DISTIL_FEATURES, DISTIL_SHARE, DISTIL_RUN),
+                  DISTIL_CELL, DISTIL_FEATURES, DISTIL_SHARE, DISTIL_RUN, DISTIL_SHARDS, DISTIL_OUT),
     "label.py": (ANNOTATOR, QUEUE, QUEUE_KIND, QUEUE_STRATEGY, QUEUE_ITEMS, QUEUE_CELL, LABEL_H),
     "probes.py": (PROBE_POOL, PROBE_JUDGES, *picker_keys(PROBE).values(), PROBE_STRATEGY, PROBE_SAMPLE),
     "evaluate.py": (*picker_keys(EVAL).values(), EVAL_RUNS, EVAL_STUDY, EVAL_MAX_NEW, EVAL_BATCH, EVAL_MAX_PROMPTS,
@@ -115,6 +119,7 @@ PAGE_PARAMS = {
     "align.py": (ALIGN_CELL, ALIGN_K, ALIGN_BUDGET, ALIGN_SHARE),
     "overview.py": (OVERVIEW_JUDGE,), "formats.py": (FORMATS_JUDGE,), "rankings.py": (RANKINGS_CELL,),
     "drift.py": (DRIFT_JUDGE, DRIFT_AGAINST), "judges.py": (DECISION_H, DECISION_EPSILON),
+    "report.py": (REPORT_H, REPORT_EPSILON),
 }
 
 

@@ -127,8 +127,9 @@ def decision_markdown(rows: list[dict]) -> list[str]:
     """The report's section: one bullet per cell, its decision in words."""
     if not rows:
         return []
-    h = rows[0]["half_width"]
+    h, eps = rows[0]["half_width"], rows[0]["epsilon"]
     return ["## The decision, per cell", "",
             f"What each cell's verdicts are worth in human labels (`estimate`), whether it passes the alternative "
-            f"annotator test (`alt-test`) and what ±{h:g} would cost (`plan`, at the prices in judgeaudit.toml).", "",
+            f"annotator test at ε = {eps:g} (`alt-test`) and what ±{h:g} would cost (`plan`, at the prices in "
+            f"judgeaudit.toml).", "",
             *[f"- **{r['judge']} × {r['format']} × {r['decoding']}**: {r['decision']}" for r in rows], ""]

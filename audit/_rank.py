@@ -3,8 +3,9 @@
 Strengths p_i by Hunter's MM algorithm, p_i <- W_i / sum_j n_ij / (p_i + p_j), where W_i counts the
 wins of i (a tie is half a win to each side) and n_ij the games between i and j, iterated to a
 relative change < 1e-10. `strength` = log p_i centred to mean 0; `lo`/`hi` = the 95% percentile
-bootstrap over prompts (seeded; its refits start from the fit and stop at 1e-8); `rank` 1 =
-strongest. A margin > 0 is a win for slot A, < 0 for slot B, 0 a tie; its size is not used.
+bootstrap over prompts (seeded; drawn as multinomial counts of the prompts' kinds, prompts whose games
+are equal; its refits start from the fit and stop at 1e-8); `rank` 1 = strongest. A margin > 0 is a
+win for slot A, < 0 for slot B, 0 a tie; its size is not used.
 
 The maximum-likelihood strengths exist only when every item has beaten, or tied, a chain of items
 leading to every other one (the win graph is strongly connected: Zermelo, Ford). Where it is not
@@ -28,11 +29,13 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ._bias import cell_rng
+from ._rank_kinds import unit_kinds
 from ._read import reading
 
 TOL = 1e-10
 BOOT_TOL = 1e-8          # bootstrap refits start from the fit and feed percentiles only
 MAX_ITER = 100_000
+DRAW_CELLS = 2_000_000   # a bootstrap chunk's draws x max(columns, kinds, items): its memory, not its numbers
 DEFAULT_PRIOR = 0.5
 RANK_COLUMNS = ["judge", "format", "decoding", "order", "prompt_id", "id", "strength", "lo", "hi", "rank", "games",
                 "wins", "n_calls", "n_units", "prior"]
@@ -149,16 +152,28 @@ def _largest_group(games: np.ndarray) -> np.ndarray:
 
 def fit_cell(unit: np.ndarray, i: np.ndarray, j: np.ndarray, credit: np.ndarray, n: int,
              n_boot: int, rng: np.random.Generator, prior: float | None = None,
-             n_games: np.ndarray | None = None) -> dict:
+             n_games: np.ndarray | None = None, unit_count: np.ndarray | None = None) -> dict:
     """Bradley-Terry strengths of n items from games (i vs j, credit = i's share of the win), with a
     95% percentile bootstrap that resamples the units (prompts) with replacement. `n_games`: a row
     stands for that many games of one unit and pair, `credit` then i's summed share (None: one each;
     the same numbers as the games one by one, since credits are halves and their sums exact).
+    `unit_count`: per unit, how many prompts it stands for (a kind of prompts with equal games;
+    None: one each).
+
+    The bootstrap draws the prompts' kinds, not the prompts: resampling N prompts with replacement
+    and summing their games is drawing Multinomial(N, count_k / N) prompts of each kind k and summing
+    count x the kind's games, the same distribution in B x K draws instead of B x N. The kinds are
+    numbered by their first unit, so where every prompt is a kind of its own the draws are those of
+    the prompts themselves, number for number.
 
     Returns strength, lo, hi (arrays of n; NaN outside the largest connected group), games, wins,
     prior (the virtual tie games per met pair that were used: 0 when the MLE exists)."""
     count = np.ones(credit.size) if n_games is None else np.asarray(n_games, float)
-    wins = (np.bincount(i * n + j, credit, n * n) + np.bincount(j * n + i, count - credit, n * n)).reshape(n, n)
+    units = int(unit.max()) + 1 if unit.size else 0
+    per_prompts = np.ones(units) if unit_count is None else np.asarray(unit_count, float)
+    times = per_prompts[unit] if unit.size else np.ones(0)
+    wins = (np.bincount(i * n + j, credit * times, n * n)
+            + np.bincount(j * n + i, (count - credit) * times, n * n)).reshape(n, n)
     games = wins + wins.T
     keep = _largest_group(games) if n > 1 else np.ones(n, bool)
     idx = np.flatnonzero(keep)
@@ -183,15 +198,16 @@ def fit_cell(unit: np.ndarray, i: np.ndarray, j: np.ndarray, credit: np.ndarray,
             raise KeyError((int(a[e < 0][0]), int(b[e < 0][0])))
         E = ei.size
         fwd_credit = np.where(lo_first, c, g - c)        # credit of the lower-numbered item ei
-        n_units = int(unit.max()) + 1
         per_unit = csr_matrix((np.concatenate([fwd_credit, g - fwd_credit]),
-                               (np.concatenate([u, u]), np.concatenate([e, e + E]))), shape=(n_units, 2 * E))
-        chunk = max(1, 2_000_000 // max(2 * E, n_units, m))
+                               (np.concatenate([u, u]), np.concatenate([e, e + E]))), shape=(units, 2 * E))
+        per_kind, kind_count = unit_kinds(per_unit, per_prompts)
+        n_prompts = int(round(kind_count.sum()))
+        chunk = max(1, DRAW_CELLS // max(2 * E, kind_count.size, m))
         draws = []
         for first in range(0, n_boot, chunk):
             size = min(chunk, n_boot - first)
-            weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=size).astype(float)
-            bw = np.asarray((per_unit.T @ weights.T).T)
+            weights = rng.multinomial(n_prompts, kind_count / n_prompts, size=size).astype(float)
+            bw = np.asarray((per_kind.T @ weights.T).T)
             bf, bb = bw[:, :E], bw[:, E:]
             bprior = np.where(_strong(ei, ej, bf, bb, m), 0.0, DEFAULT_PRIOR) if used == 0 \
                 else np.full(size, used)

@@ -1,15 +1,15 @@
 """Bradley-Terry rankings of systems read out of core (the derived results at 10M candidates).
 
-`rank(db, pool, by='candidate_id')` (audit.rank; by='prompt' is audit._rank.rank's) reads each comparative cell aggregated in DuckDB
-(rank_cell_games.sql: per orientation, prompt and ordered pair of systems, slot A's summed credit and
-the number of calls, the prompt and the systems as integer codes in prompt_id and candidate_id order)
-instead of one row per call with its strings, and fits each (cell, order) from those rows
-(audit._rank.fit_cell with `n_games`). The numbers are those of rank_calls on the calls one by one,
-bootstrap included: the units are numbered in prompt_id order as np.unique numbers the strings, the
-systems in candidate_id order as sorted() does, the generator is the cell's, and every credit is a
-multiple of one half, so the sums that replace the per-call rows are exact
-(tests/audit/test_rank_cells.py checks it against an independent fit: scipy's optimiser on the
-Bradley-Terry log-likelihood, and a plain bootstrap of prompts).
+`rank(db, pool, by='candidate_id')` (audit.rank; by='prompt' is audit._rank.rank's) reads each comparative cell as
+its prompts' kinds, grouped in DuckDB (rank_cell_kinds.sql: per order, the distinct per-prompt vectors
+of summed credit and calls per pair of systems, each with how many prompts it stands for, the systems as
+integer codes in candidate_id order) instead of one row per call with its strings, and fits each
+(cell, order) from those rows (audit._rank.fit_cell with `n_games` and `unit_count`). The fit is that
+of rank_calls on the calls one by one (every credit is a multiple of one half, so the sums that replace
+the per-call rows are exact), and so is the bootstrap: both draw the kinds numbered by their first
+prompt in prompt_id order with the cell's generator (tests/audit/test_rank_cells.py checks it against an
+independent fit: scipy's optimiser on the Bradley-Terry log-likelihood, and a bootstrap of the
+prompts' kinds; tests/audit/test_rank_kinds.py, the kinds' draws against the prompts' by simulation).
 """
 
 from __future__ import annotations
@@ -27,21 +27,24 @@ from ._rank import rank as rank_by_call
 
 def _fit_part(rows: dict, mask: np.ndarray, systems: np.ndarray, n_boot: int, rng: np.random.Generator,
               prior: float | None) -> pl.DataFrame:
-    """_rank_group's frame for the rows of one (cell, order) (`mask` of rank_cell_games' rows)."""
-    a_code, b_code = rows["a_code"][mask], rows["b_code"][mask]
-    present = np.unique(np.concatenate([a_code, b_code]))       # the part's systems, in id order
+    """_rank_group's frame for the rows of one (cell, order) (`mask` of rank_cell_kinds' rows: the
+    order's kinds, each a unit that stands for its `prompts`)."""
+    lo_code, hi_code = rows["lo"][mask], rows["hi"][mask]
+    present = np.unique(np.concatenate([lo_code, hi_code]))     # the part's systems, in id order
     local = np.full(systems.size, -1, np.int64)
     local[present] = np.arange(present.size)
     ids = systems[present].tolist()
-    _, unit = np.unique(rows["unit"][mask], return_inverse=True)
+    kind = rows["kind"][mask].astype(np.int64)
+    prompts = np.zeros(int(kind.max()) + 1, np.int64)
+    prompts[kind] = rows["prompts"][mask]
     n_games = rows["n"][mask]
-    fit = fit_cell(unit.astype(np.int64).ravel(), local[a_code], local[b_code], rows["credit"][mask],
-                   len(ids), n_boot, rng, prior, n_games=n_games)
+    fit = fit_cell(kind, local[lo_code], local[hi_code], rows["credit"][mask], len(ids), n_boot, rng, prior,
+                   n_games=n_games, unit_count=prompts)
     strength = fit["strength"]
     return pl.DataFrame({
         "id": ids, "strength": strength, "lo": fit["lo"], "hi": fit["hi"],
         "rank": _ranks(strength, ids), "games": fit["games"], "wins": fit["wins"],
-        "n_calls": int(n_games.sum()), "n_units": int(unit.max()) + 1 if unit.size else 0,
+        "n_calls": int((n_games * prompts[kind]).sum()), "n_units": int(prompts.sum()),
         "prior": fit["prior"]}).with_columns(pl.col("rank").replace(0, None))
 
 
@@ -54,10 +57,10 @@ def rank_systems(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, se
         cells = read.frame("rank_cells", pool_id=pid)
         systems = np.array(read.frame("rank_systems", pool_id=pid)["candidate_id"].to_list(), dtype=object)
         for judge_id, format_id, judge, fmt, decoding in cells.iter_rows():
-            rows = read.numpy("rank_cell_games", pool_id=pid, judge_id=judge_id, format_id=format_id,
-                         decoding=decoding)
+            rows = read.numpy("rank_cell_kinds", pool_id=pid, judge_id=judge_id, format_id=format_id,
+                              decoding=decoding)
             for order in ORDERS:
-                mask = np.ones(rows["unit"].size, bool) if order == "both" else ~rows["swapped"].astype(bool)
+                mask = rows["ord"] == order
                 if not mask.any():
                     continue
                 rng = cell_rng(seed, judge, fmt, decoding, order)

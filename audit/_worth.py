@@ -57,14 +57,16 @@ def share(x: float | None) -> float | None:
 def cell_estimate(f_all: np.ndarray, y: np.ndarray, f_lab: np.ndarray, w: np.ndarray, alpha: float) -> dict:
     """The estimate's numbers for one cell (pure): items' predictions f_all, the labelled items' y,
     f_lab and weights w. Values and interval ends are clipped to [0, 1] (`share`); effective_labels
-    compares the half-widths before clipping (how much narrower the judge makes the interval)."""
+    compares the half-widths before clipping (how much narrower the judge makes the interval), and
+    classical_half_width (no column) is the classical one before clipping, for the stratified estimate's."""
     n = int(y.size)
     c = classical_mean(y, alpha, w=None if np.all(w == 1) else w)
     p = ppi_mean(y, f_lab, f_all, alpha, w=None if np.all(w == 1) else w) if n else ppi_mean([], [], [])
     return {"n_labelled": n, "n_unlabelled": int(f_all.size - n),
             "classical_value": share(c["value"]), "classical_lo": share(c["lo"]), "classical_hi": share(c["hi"]),
             "ppi_value": share(p["value"]), "ppi_lo": share(p["lo"]), "ppi_hi": share(p["hi"]),
-            "ppi_lambda": p["lambda"], "effective_labels": effective_labels(n, c["half_width"], p["half_width"])}
+            "ppi_lambda": p["lambda"], "effective_labels": effective_labels(n, c["half_width"], p["half_width"]),
+            "classical_half_width": c["half_width"]}
 
 
 def _rows(items: pl.DataFrame, alpha: float, extra: dict) -> list[dict]:

@@ -20,18 +20,20 @@ import polars as pl
 from ._read import AuditError, reading
 from ._estimate import effective_labels
 from ._strata import stratified_ppi_mean
-from ._worth import CELL, ESTIMATE_COLUMNS, TARGETS, cell_estimate, human_values
+from ._worth import CELL, ESTIMATE_COLUMNS, TARGETS, cell_estimate, human_values, share
 
-STRATA = ("score-bin", "model", "split", "candidate_id")     # what `--strata` may split the items by
+STRATA = ("score-bin", "category", "model", "split", "candidate_id")     # what `--strata` may split the items by
 STRATIFIED_COLUMNS = ["strata", "n_strata", "stratified_value", "stratified_lo", "stratified_hi",
                       "stratified_effective_labels"]
 
 
 def stratified(f_all, s_all, y, f_lab, s_lab, w, alpha: float, by: str, classical_hw, n: int) -> dict:
-    """The stratified columns of one cell's row (audit/_strata.py), null without a label."""
+    """The stratified columns of one cell's row (audit/_strata.py), null without a label. Like the
+    unstratified estimate's, the value and interval ends are clipped to [0, 1] (audit._worth.share);
+    stratified_effective_labels compares the half-widths before clipping."""
     est = stratified_ppi_mean(y, f_lab, f_all, s_lab, s_all, alpha, w=w)
-    return {"strata": by, "n_strata": len(est["strata"]), "stratified_value": est["value"],
-            "stratified_lo": est["lo"], "stratified_hi": est["hi"],
+    return {"strata": by, "n_strata": len(est["strata"]), "stratified_value": share(est["value"]),
+            "stratified_lo": share(est["lo"]), "stratified_hi": share(est["hi"]),
             "stratified_effective_labels": effective_labels(n, classical_hw, est["half_width"])}
 
 
@@ -59,6 +61,11 @@ def cell_arrays(db: str | os.PathLike | None, pool: str, target: str, baseline: 
     as _groups gives them)], one per cell (and system), sorted."""
     with reading(db) as read:
         pid = read.pool_id(pool)
+        if strata == "category" and read.frame("pool_categories", pool_id=pid)["n_with"][0] == 0:
+            raise AuditError(f"--strata category: pool '{pool}' has no category of its prompts (a pool file "
+                             f"names one in its optional field 'category', an UltraFeedback file in 'source'; "
+                             f"import the pool again with it); split by one of: "
+                             f"{', '.join(s for s in STRATA if s != 'category')}")
         if target == "accept":
             humans = human_values(read.frame("human_accept_votes", pool_id=pid), ["cand_idx"])
             items = read.frame("accept_items", pool_id=pid, strata=strata)
@@ -85,22 +92,15 @@ def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baselin
     for key, a in cell_arrays(db, pool, target, baseline, strata):
         est = cell_estimate(a["f_all"], a["y"], a["f_lab"], a["w"], alpha)
         if strata is not None:
-            c_hw = None if est["classical_value"] is None else (est["classical_hi"] - est["classical_lo"]) / 2
             est |= stratified(a["f_all"], a["s_all"], a["y"], a["f_lab"], a["s_lab"], a["w"], alpha, strata,
-                              c_hw, a["y"].size)
+                              est["classical_half_width"], a["y"].size)
         rows.append({**key, **est})
     return rows
 
 
-def check_strata(strata: str | None, pool: str | None = None) -> None:
-    """Refuse strata the pool cannot be split by, saying which it can. A pool file's rows carry no
-    category (docs/files.md: prompt_id, prompt, candidate_id, response, reference, model, split), so
-    no pool has categories to split by."""
-    if strata == "category":
-        which = f"pool '{pool}' has" if pool else "pools have"
-        raise AuditError(f"--strata category: {which} no category of its prompts (a pool file's rows carry "
-                         f"prompt_id, prompt, candidate_id, response, reference, model and split, none a "
-                         f"category); split by one of: {', '.join(STRATA)}")
+def check_strata(strata: str | None) -> None:
+    """Refuse strata no item can be split by, saying which it can (a pool without categories is refused
+    `category` where it is read: cell_arrays)."""
     if strata is not None and strata not in STRATA:
         raise AuditError(f"--strata {strata}: use one of {', '.join(STRATA)}")
 
@@ -108,15 +108,15 @@ def check_strata(strata: str | None, pool: str | None = None) -> None:
 def estimate(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None = None,
              alpha: float = 0.05, strata: str | None = None) -> pl.DataFrame:
     """audit.estimate (its doc and columns: audit._worth.estimate), the items built and counted in DuckDB.
-    With `strata` (score-bin, model, split or candidate_id), also STRATIFIED_COLUMNS: strata (as given),
-    n_strata (the strata estimated, after pooling those with few labels), stratified_value/lo/hi
-    (stratified PPI++, audit/_strata.py) and stratified_effective_labels (n_labelled × (classical
-    half-width / stratified half-width)²)."""
+    With `strata` (score-bin, category, model, split or candidate_id), also STRATIFIED_COLUMNS: strata
+    (as given), n_strata (the strata estimated, after pooling those with few labels),
+    stratified_value/lo/hi (stratified PPI++, audit/_strata.py, clipped to [0, 1] as the others are)
+    and stratified_effective_labels (n_labelled × (classical half-width / stratified half-width)²)."""
     if target not in TARGETS:
         raise AuditError(f"--target {target}: use accept or winrate")
     if not 0 < alpha < 1:
         raise AuditError(f"--alpha {alpha}: must be between 0 and 1")
-    check_strata(strata, pool)
+    check_strata(strata)
     rows = estimate_cells(db, pool, target, baseline, alpha, strata)
     cols = ESTIMATE_COLUMNS + (["baseline"] if target == "winrate" else []) \
         + (STRATIFIED_COLUMNS if strata is not None else [])

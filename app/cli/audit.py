@@ -110,16 +110,24 @@ def variance_cmd(pool, db, as_json):
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="FILE.md (Markdown) or FILE.json (the checklist document)")
 @click.option("--seed", default=0, show_default=True)
+@click.option("--half-width", "half_width", type=float, default=0.05, show_default=True,
+              help="the decision per cell: the labels still needed, and their price, for an interval of ±H "
+                   "(as `plan --half-width`)")
+@click.option("--epsilon", type=float, default=0.2, show_default=True,
+              help="the decision per cell: the alternative annotator test's ε, the judge's advantage for its "
+                   "lower cost (as `alt-test --epsilon`)")
 @db_option
 @json_option
-def report_cmd(pool, out, seed, db, as_json):
-    """Export the reporting checklist (Markdown or JSON), from the database alone."""
+def report_cmd(pool, out, seed, half_width, epsilon, db, as_json):
+    """Export the reporting checklist (Markdown or JSON), from the database alone, with the decision per
+    cell at ±H and ε."""
     from audit import checklist, checklist_markdown, decisions
     from ingest.endpoints import label_price, prices
     if out.suffix.lower() not in (".md", ".json"):
         raise UserError(f"--out {out}: use a .md or .json file name")
     doc = checklist(current(db), pool, seed=seed)
-    doc["decisions"] = decisions(db, pool, prices=prices(db), label_price=label_price(db)).to_dicts()
+    doc["decisions"] = decisions(db, pool, half_width=half_width, epsilon=epsilon, prices=prices(db),
+                                 label_price=label_price(db)).to_dicts()
     text = json.dumps(jsonable(doc), indent=2, allow_nan=False) if out.suffix.lower() == ".json" \
         else checklist_markdown(doc)
     out.write_text(text, encoding="utf-8")

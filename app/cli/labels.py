@@ -69,7 +69,8 @@ def estimate_document(frame) -> dict:
               "(default: the one in the most labelled pairs)")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="1 - the intervals' coverage")
 @click.option("--strata", default=None, help="also a stratified PPI++ estimate, the items split by score-bin "
-              "(five bins of the cell's score) or a candidate field: model, split, candidate_id")
+              "(five bins of the cell's score), category (the prompt's, from the pool file) or a candidate "
+              "field: model, split, candidate_id")
 @db_option
 @json_option
 def estimate_cmd(pool, target, baseline, alpha, strata, db, as_json):

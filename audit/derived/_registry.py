@@ -88,9 +88,31 @@ def decisions_frame(db, pool: str, prices: tuple = (), label_price: float | None
                                label_price=label_price)
 
 
-def systems_frame(db, pool: str) -> pl.DataFrame:
+def systems_of(cands: pl.DataFrame) -> pl.DataFrame:
     """The pool's systems (its distinct candidate_ids), sorted: the baselines What labels are worth offers."""
-    return _pools.pool_candidates(db, pool).select("candidate_id").unique().sort("candidate_id")
+    return cands.select("candidate_id").unique().sort("candidate_id")
+
+
+DIGEST_PARTS = {"summary": _pool_summary.summary, "head": _pool_summary.head, "systems": systems_of}
+
+
+def pool_digest(db, pool: str) -> pl.DataFrame:
+    """What the pages read of the pool's candidates, from one read of them (audit.pool_candidates): the
+    Pool page's summary and first candidates, and the systems, as one frame (`digest` names each row's
+    part; a column a part lacks is null there), so a refresh reads the candidates once, not once per result."""
+    cands = _pools.pool_candidates(db, pool)
+    return pl.concat([part(cands).with_columns(pl.lit(name).alias("digest")) for name, part in DIGEST_PARTS.items()],
+                     how="diagonal")
+
+
+def digest_part(name: str, columns: list[str]) -> Callable[[pl.DataFrame], pl.DataFrame]:
+    """The part `name` of pool_digest's frame, in its own columns."""
+    return lambda digest: digest.filter(pl.col("digest") == name).select(columns)
+
+
+SUMMARY_COLUMNS = ["part", "x", "width", "n"]
+HEAD_COLUMNS = ["prompt_idx", "prompt_id", "candidate_id", "position", "k", "reference", "model", "split",
+                "response_chars"]
 
 
 def summed_counts(counts: pl.DataFrame) -> pl.DataFrame:
@@ -164,7 +186,12 @@ RESULTS: dict[str, Result] = {
     "drift_items": Result("the calls that moved between two judges", _drift.drift_items, judges_of=_two_judges,
                           first_view=first_moved),
     "placeholders": Result("whether the pool's texts are placeholders", _pools.placeholder_texts, basis="pool"),
-    "systems": Result("the pool's systems", systems_frame, basis="pool"),
-    "pool_summary": Result("the pool's summary", _pool_summary.pool_summary, basis="pool"),
-    "pool_head": Result("the pool's first candidates", _pool_summary.pool_head, basis="pool"),
+    # the pool's candidates read once for the three below (pool_digest), each made from it when read
+    "pool_digest": Result("the pool's summary, first candidates and systems", pool_digest, basis="pool"),
+    "systems": Result("the pool's systems", basis="pool", built_from="pool_digest",
+                      build=digest_part("systems", ["candidate_id"])),
+    "pool_summary": Result("the pool's summary", basis="pool", built_from="pool_digest",
+                           build=digest_part("summary", SUMMARY_COLUMNS)),
+    "pool_head": Result("the pool's first candidates", basis="pool", built_from="pool_digest",
+                        build=digest_part("head", HEAD_COLUMNS)),
 }

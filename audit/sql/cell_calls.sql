@@ -4,18 +4,22 @@
 -- the parsed values themselves, in numpy: a modulo over every verdict here costs more than the
 -- rest). decoding: 'greedy' (the paper's protocol) or 'constrained' (to the format's labels).
 -- The counts are of sample 0 (the `single` aggregate); the *_all counts are of every sample, and
--- repeated says whether any call was asked more than once (then the cell also has a `mean`).
-WITH counts AS (
-    SELECT judge_id, format_id, decoding,
-           count(*) FILTER (WHERE sample = 0) AS n_verdicts,
-           count(value) FILTER (WHERE sample = 0) AS n_parsed,
-           count(expected) FILTER (WHERE sample = 0) AS n_expected,
-           count(*) AS n_verdicts_all,
-           count(value) AS n_parsed_all,
-           count(expected) AS n_expected_all,
-           max(sample) > 0 AS repeated
-    FROM verdict_source
-    WHERE pool_id = $pool_id
+-- repeated says whether any call was asked more than once (then the cell also has a `mean`). Read from
+-- verdict_calls: the counts need no prompt or candidate, so an attached call is not joined to its ids.
+WITH counts AS (   -- grouped twice: by cell and whether sample 0, then by cell (plain counts, no FILTER, over
+    SELECT judge_id, format_id, decoding,   -- every call: measured at 1M candidates, about half the time)
+           coalesce(sum(n) FILTER (WHERE first), 0)::BIGINT AS n_verdicts,
+           coalesce(sum(n_value) FILTER (WHERE first), 0)::BIGINT AS n_parsed,
+           coalesce(sum(n_expected) FILTER (WHERE first), 0)::BIGINT AS n_expected,
+           sum(n)::BIGINT AS n_verdicts_all,
+           sum(n_value)::BIGINT AS n_parsed_all,
+           sum(n_expected)::BIGINT AS n_expected_all,
+           max(last_sample) > 0 AS repeated
+    FROM (SELECT judge_id, format_id, decoding, sample = 0 AS first, count(*) AS n, count(value) AS n_value,
+                 count(expected) AS n_expected, max(sample) AS last_sample
+          FROM verdict_calls
+          WHERE pool_id = $pool_id
+          GROUP BY judge_id, format_id, decoding, sample = 0)
     GROUP BY judge_id, format_id, decoding
 ),
 fmt AS (

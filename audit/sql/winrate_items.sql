@@ -6,7 +6,8 @@
 -- rounded to 12 decimals, is above / equal to / below the baseline's; comparative the mean over the
 -- pair's parsed calls in either order of 1 / 0.5 / 0 for a margin favouring s / tying / the baseline.
 -- stratum: the item's stratum by $strata (null: none; 'score-bin': min(floor(5 f), 4); 'model', 'split',
--- 'candidate_id': s's candidate's field on the prompt, '(none)' where it has no model).
+-- 'candidate_id': s's candidate's field on the prompt, '(none)' where it has no model; 'category': the
+-- prompt's, '(none)' where it has none).
 WITH cands AS (
     SELECT cand_idx, prompt_idx, candidate_id FROM candidates WHERE pool_id = $pool_id
 ), sb AS (
@@ -44,9 +45,11 @@ WITH cands AS (
     SELECT i.*, l.lo_idx IS NOT NULL AS is_labelled,
            CASE $strata WHEN 'score-bin' THEN least(floor(round(i.f, 12) * 5), 4)::BIGINT::VARCHAR
                         WHEN 'model' THEN coalesce(c.model, '(none)') WHEN 'split' THEN c.split
-                        WHEN 'candidate_id' THEN c.candidate_id END AS stratum
+                        WHEN 'candidate_id' THEN c.candidate_id
+                        WHEN 'category' THEN coalesce(pr.category, '(none)') END AS stratum
     FROM items i LEFT JOIN labelled l ON l.lo_idx = i.lo_idx AND l.hi_idx = i.hi_idx
     LEFT JOIN candidates c ON $strata IS NOT NULL AND c.pool_id = $pool_id AND c.cand_idx = i.s_idx
+    LEFT JOIN prompts pr ON $strata = 'category' AND pr.pool_id = $pool_id AND pr.prompt_idx = i.prompt_idx
 )
 SELECT judge, format, decoding, system, is_labelled,
        (CASE WHEN is_labelled THEN prompt_idx END)::BIGINT AS prompt_idx,

@@ -107,7 +107,7 @@ def build_mtbench(data: Path) -> None:
         w = wins.get((a["question_id"], a["model"]))
         pool.append({"prompt_id": str(a["question_id"]), "prompt": a["user_turn_1"],
                      "candidate_id": a["model"], "model": a["model"], "response": a["answer_turn_1"],
-                     "reference": round(w[0] / w[1], 6) if w else None})
+                     "reference": round(w[0] / w[1], 6) if w else None, "category": a["category"]})
     _write("mtbench-pool.jsonl", pool)
     inst = {r["instance_id"]: r for r in _rows(data / "llmbar" / "instances.jsonl")
             if r.get("mtbench_question_id") is not None}

@@ -1,7 +1,7 @@
 """Reading and validating a candidate pool file (docs/files.md#pool-file), vectorised with polars.
 
 Returns frames ready for the store (ingest.store.import_pool): prompts (prompt_idx, prompt_id,
-prompt) and candidates (cand_idx, prompt_idx, candidate_id, position, response, reference, model,
+prompt, category) and candidates (cand_idx, prompt_idx, candidate_id, position, response, reference, model,
 split).
 """
 
@@ -43,8 +43,13 @@ def _ultrafeedback_rows(t: Table, offset: int = 0) -> Table:
         pid = pl.col("id").cast(pl.String)
     else:
         pid = pl.lit("uf-") + (pl.col("_row") + offset + 1).cast(pl.String)
+    # a prompt's category: its `category`, else UltraFeedback's `source` (the data set it came from)
+    cat = next((name for name in ("category", "source") if name in df.columns), None)
+    if cat is not None and isinstance(df.schema[cat], (pl.List, pl.Struct, pl.Array)):
+        raise UserError(f"{t.at(first_row(df[cat].is_not_null()) or 0, cat)}: must be text, not {df.schema[cat]}")
+    category = pl.col(cat).cast(pl.String) if cat is not None else pl.lit(None, pl.String)
     df = df.select(pid.alias("prompt_id"), pl.col("instruction").cast(pl.String).alias("prompt"),
-                   "_row", "completions").explode("completions")
+                   "_row", category.alias("category"), "completions").explode("completions")
     df = df.filter(pl.col("completions").is_not_null())
     if df.height == 0:
         raise UserError(f"{t.path}: no completions in any row")
@@ -66,7 +71,7 @@ def _ultrafeedback_rows(t: Table, offset: int = 0) -> Table:
         if name in fields:
             ref = pl.coalesce(c.struct.field(name).cast(pl.Float64, strict=False), ref)
     model = c.struct.field("model").cast(pl.String) if "model" in fields else pl.lit(None, pl.String)
-    out = df.select("prompt_id", "prompt", "_row",
+    out = df.select("prompt_id", "prompt", "_row", "category",
                     c.struct.field("response").cast(pl.String).alias("response"),
                     ref.alias("reference"), model.alias("model"))
     idx = pl.int_range(pl.len()).over("_row")
@@ -75,7 +80,8 @@ def _ultrafeedback_rows(t: Table, offset: int = 0) -> Table:
     out = out.with_columns(pl.when(unique_models).then(pl.col("model"))
                            .otherwise(pl.lit("c") + idx.cast(pl.String)).alias("candidate_id"))
     lines = t.lines[out["_row"].to_numpy()]
-    return Table(t.path, t.kind, out.drop("_row"), lines, t.raw)
+    named = {"category": cat} if cat is not None and cat != "category" else {}
+    return Table(t.path, t.kind, out.drop("_row"), lines, t.raw, {**t.fields, **named})
 
 
 def pool_table(t: Table, offset: int = 0) -> tuple[Table, str]:
@@ -89,7 +95,8 @@ def pool_table(t: Table, offset: int = 0) -> tuple[Table, str]:
 
 def pool_rows(t: Table) -> pl.DataFrame:
     """The table's candidates checked one by one (required fields, ids, reference, split), as
-    (_row, prompt_id, prompt, candidate_id, response, reference, model, split)."""
+    (_row, prompt_id, prompt, candidate_id, response, reference, model, split, category); a category
+    is text, stripped, an empty one none."""
     cols = set(t.frame.columns)
     missing = [c for c in REQUIRED if c not in cols]
     if missing:
@@ -113,7 +120,9 @@ def pool_rows(t: Table) -> pl.DataFrame:
     bad = first_row(~split.is_in(SPLITS))
     if bad is not None:
         raise UserError(f"{t.at(bad, 'split')}: must be 'pool' or 'heldout', not {split[bad]!r}")
-    return pl.DataFrame({**text, "reference": reference, "model": model, "split": split}).with_row_index("_row")
+    category = text_column(t, "category").str.strip_chars().replace("", None)
+    return pl.DataFrame({**text, "reference": reference, "model": model, "split": split,
+                         "category": category}).with_row_index("_row")
 
 
 def _reference(t: Table) -> pl.Series:
@@ -153,9 +162,16 @@ def read_pool(path: str | Path, capped: bool = True) -> PoolData:
         first = df.filter(pl.col("prompt_id") == clash["prompt_id"][0])["_row"][0]
         raise UserError(f"{t.at(row, 'prompt')}: prompt {clash['prompt_id'][0]!r} has a different "
                         f"text here than at line {t.line_of(first)}")
+    first_category = pl.col("category").first().over("prompt_id", order_by="_row")
+    clash = df.filter(pl.col("category").ne_missing(first_category))
+    if clash.height:
+        row = clash["_row"][0]
+        first = df.filter(pl.col("prompt_id") == clash["prompt_id"][0])["_row"][0]
+        raise UserError(category_clash(t.at(row, "category"), clash["prompt_id"][0], clash["category"][0],
+                                       df["category"][first], t.line_of(first)))
 
     prompt_order = df.group_by("prompt_id").agg(pl.col("_row").min().alias("_first"),
-                                                 pl.col("prompt").first()) \
+                                                 pl.col("prompt").first(), pl.col("category").first()) \
         .sort("_first").with_row_index("prompt_idx")
     candidates = df.join(prompt_order.select("prompt_id", "prompt_idx"), on="prompt_id") \
         .sort("_row").with_columns(
@@ -164,8 +180,16 @@ def read_pool(path: str | Path, capped: bool = True) -> PoolData:
             pl.col("prompt_idx").cast(pl.Int32)) \
         .select("cand_idx", "prompt_idx", "candidate_id", "position", "response", "reference",
                 "model", "split")
-    prompts = prompt_order.select(pl.col("prompt_idx").cast(pl.Int32), "prompt_id", "prompt")
+    prompts = prompt_order.select(pl.col("prompt_idx").cast(pl.Int32), "prompt_id", "prompt", "category")
     return PoolData(prompts, candidates, layout, t)
+
+
+def category_clash(at: str, prompt: str, here: str | None, first: str | None, first_line: int) -> str:
+    """The message for a prompt whose candidates name different categories (a category is the prompt's)."""
+    def said(c):
+        return "none" if c is None else repr(c)
+    return (f"{at}: prompt {prompt!r} has category {said(here)} here but {said(first)} at line {first_line} "
+            "(a category is the prompt's: the same on every candidate of a prompt)")
 
 
 def pool_shape(candidates: pl.DataFrame) -> dict:

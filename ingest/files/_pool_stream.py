@@ -1,7 +1,7 @@
 """A pool file read in batches (files of any size from the command line): each batch of
 candidates is checked as read_pool checks a whole file and numbered as it would be (prompts in the
 order they first appear, a candidate's position within its prompt, its row in the file), from what
-the batches before it left: each prompt's index, first line, text hash and candidate count. A
+the batches before it left: each prompt's index, first line, text hash, category and candidate count. A
 candidate named twice in two batches is found from one hash a row, the file read again only to name
 the two lines. Nothing here touches the database: ingest.store.import_pool stores each batch."""
 
@@ -14,11 +14,12 @@ import numpy as np
 import polars as pl
 
 from .._errors import UserError
-from ._pool_file import pool_rows, pool_table
+from ._pool_file import category_clash, pool_rows, pool_table
 from ._streams import table_batches
 from ._tables import Table, first_repeat
 
-STATE = {"prompt_id": pl.String, "prompt_idx": pl.Int32, "_h": pl.UInt64, "_line": pl.Int64, "_n": pl.Int64}
+STATE = {"prompt_id": pl.String, "prompt_idx": pl.Int32, "_h": pl.UInt64, "_line": pl.Int64, "_n": pl.Int64,
+         "_c": pl.String}     # _c: the prompt's category (at its first line)
 
 
 class PoolStream:
@@ -72,18 +73,26 @@ class PoolStream:
         self.hashes.append(df["_key"])
         df = df.with_columns(pl.Series("_line", t.lines, pl.Int64))
         met = df.group_by("prompt_id").agg(pl.col("_i").min().alias("_first_i"), pl.col("_h").first(),
-                                           pl.col("_line").first().alias("_first_line"), pl.len().alias("_k")) \
+                                           pl.col("_line").first().alias("_first_line"), pl.len().alias("_k"),
+                                           pl.col("category").first().alias("_c")) \
             .sort("_first_i")
         met = met.join(self.state, on="prompt_id", how="left", suffix="_seen", maintain_order="left")
         # a prompt's text: the same as at its first line, in this batch or an earlier one
+        seen = pl.col("prompt_idx").is_not_null()
         ref = df.join(met.select("prompt_id", pl.coalesce("_h_seen", "_h").alias("_h0"),
-                                 pl.coalesce("_line", "_first_line").alias("_line0")),
+                                 pl.coalesce("_line", "_first_line").alias("_line0"),
+                                 pl.when(seen).then(pl.col("_c_seen")).otherwise(pl.col("_c")).alias("_c0")),
                       on="prompt_id", how="left", maintain_order="left")
         clash = ref.filter(pl.col("_h") != pl.col("_h0"))
         if clash.height:
             i = int(clash["_i"][0])
             raise UserError(f"{t.at(i, 'prompt')}: prompt {clash['prompt_id'][0]!r} has a different "
                             f"text here than at line {int(clash['_line0'][0])}")
+        # a prompt's category: the same on each of its candidates, as at its first line
+        clash = ref.filter(pl.col("category").ne_missing(pl.col("_c0")))
+        if clash.height:
+            raise UserError(category_clash(t.at(int(clash["_i"][0]), "category"), clash["prompt_id"][0],
+                                           clash["category"][0], clash["_c0"][0], int(clash["_line0"][0])))
         new = met.filter(pl.col("prompt_idx").is_null())
         new = new.with_columns((pl.int_range(pl.len()) + self.state.height).cast(pl.Int32).alias("prompt_idx"))
         known = met.filter(pl.col("prompt_idx").is_not_null())
@@ -91,7 +100,7 @@ class PoolStream:
             self.state.join(known.select("prompt_id", "_k"), on="prompt_id", how="left", maintain_order="left")
             .with_columns(pl.col("_n") + pl.col("_k").fill_null(0)).drop("_k"),
             new.select("prompt_id", "prompt_idx", "_h", pl.col("_first_line").alias("_line"),
-                       pl.col("_k").cast(pl.Int64).alias("_n"))])
+                       pl.col("_k").cast(pl.Int64).alias("_n"), "_c")])
         index = pl.concat([known.select("prompt_id", "prompt_idx", pl.col("_n").alias("_before")),
                            new.select("prompt_id", "prompt_idx", pl.lit(0, pl.Int64).alias("_before"))])
         candidates = df.join(index, on="prompt_id", how="left", maintain_order="left").with_columns(
@@ -100,7 +109,7 @@ class PoolStream:
             .select("cand_idx", "prompt_idx", "candidate_id", "position", "response", "reference", "model", "split")
         prompts = df.filter(pl.col("_i").is_in(new["_first_i"].implode())) \
             .join(new.select("prompt_id", "prompt_idx"), on="prompt_id", maintain_order="left") \
-            .sort("prompt_idx").select("prompt_idx", "prompt_id", "prompt")
+            .sort("prompt_idx").select("prompt_idx", "prompt_id", "prompt", "category")
         return prompts, candidates
 
     def _repeats(self, hashes: pl.Series) -> None:

@@ -90,7 +90,7 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
                 raise UserError(f"format {name!r} pairs against an anchor: attach reads pointwise and tournament "
                                 "formats (import anchored verdicts with import-verdicts)")
         # each distinct answer of each judging (judge, format) parsed once by its format's parser, before the
-        # judgings are recorded: every cell run the attach writes holds its parses (schema/018: one table touched)
+        # judgings are recorded: every cell run the attach writes holds its parses (schema/018)
         raws = unit.attached_distinct_raws(pid)
         answers = raws.select("format", "raw").unique()
         parsed = parse_distinct(answers, formats) if answers.height else \
@@ -106,7 +106,12 @@ def attach_verdicts(db: str | os.PathLike | None, patterns: list[str], pool: str
             format_id = unit.ensure_format(formats[name])
             cell_run_ids.append(unit.record_attached_judging(pid, judge, name, judge_id, format_id,
                                                              " ".join(map(str, patterns)), parsed))
-        unknown = unit.attached_unknown_call(pid)
+        # each row's names mapped to the pool's ids once (schema/026): the readers join on integers. A row the
+        # pool cannot map gets no mapping: fewer rows mapped than the files hold, and the first is named
+        mapped, rows = unit.map_attached_ids(pid), sum(f["n_rows"] for f in files)
+        unknown = unit.attached_unknown_call(pid) if mapped != rows else None
+        if mapped != rows and not unknown:
+            raise UserError(f"{mapped:,} of the {rows:,} attached rows map to one call of pool '{pool}' each")
         if unknown:
             path, row, field, value, prompt, fmt_name, kind = unknown
             where = f"{path}, row {row}, field '{field}'"

@@ -1,6 +1,7 @@
-"""Attached verdict sources (migrations 016, 018): Parquet files registered as a pool's read-only verdicts,
-read where they lie. The writes (attach, detach) run in a unit of work's transaction and touch one table
-of their own, `cell_runs` (an attach's cell runs hold its files and parsed answers); the read side, the
+"""Attached verdict sources (migrations 016, 018, 026): Parquet files registered as a pool's read-only verdicts,
+read where they lie. The writes (attach, detach) run in a unit of work's transaction and touch two tables
+of their own, `cell_runs` (an attach's cell runs hold its files and parsed answers) and `attached_ids` (each
+file row's prompt and candidate ids, mapped from its names once, at attach); the read side, the
 `verdict_source` view, is made on a connection by connection.verdict_source (the audit's readers, and the
 writers that must see attached calls: the scorer's answered calls, the juries)."""
 
@@ -50,13 +51,20 @@ def record_judging(con, pool: int, judge: str, fmt: str, judge_id: int, format_i
                    parsed: pl.DataFrame) -> int:
     """Record one judging (judge, format) of the attached files as a cell run of source 'attach' holding
     the files (as attach_files registered them) and the judging's distinct answers parsed (`parsed`:
-    judge, format, raw, label, value, status); its id. The one table an attach writes (schema/018)."""
+    judge, format, raw, label, value, status); its id. cell_runs: one of the two tables an attach writes."""
     con.register("parsed_raws", parsed.to_arrow())
     try:
         return _sql.first(con, "insert_attached_cell_run", pool_id=pool, judge_id=judge_id, format_id=format_id,
                           judge=judge, format=fmt, source_file=source_file)[0]
     finally:
         con.unregister("parsed_raws")
+
+
+def map_ids(con, pool: int) -> int:
+    """Map each row of the pool's attached files to the pool's ids once (attached_ids, schema/026), its
+    judgings recorded first (record_judging); how many rows were mapped: fewer than the files hold when a row
+    names a prompt or candidate the pool lacks (unknown_call names the first)."""
+    return _sql.first(con, "insert_attached_ids", pool_id=pool)[0]
 
 
 def unknown_call(con, pool: int) -> tuple | None:

@@ -190,6 +190,10 @@ class Writing(Reading):
         """The judging's cell run (source 'attach'), holding the attached files and the judging's parsed answers."""
         return _attached.record_judging(self._con, pool, judge, fmt, judge_id, format_id, source_file, parsed)
 
+    def map_attached_ids(self, pool: int) -> int:
+        """Each attached row of the pool mapped to its prompt and candidate ids, kept (schema/026); how many."""
+        return _attached.map_ids(self._con, pool)
+
     def attached_unknown_call(self, pool: int) -> tuple | None:
         """(path, row, field, value, prompt_id, format, kind) of the first row naming no prompt or candidate of the pool."""
         return _attached.unknown_call(self._con, pool)

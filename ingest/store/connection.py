@@ -102,14 +102,16 @@ def verdict_source(con: duckdb.DuckDBPyConnection,
                    judgings: tuple[tuple[str, str], ...] | None = None) -> dict[int, str]:
     """Make the temp view `verdict_source` on a read-only connection: one row per judge call, the
     stored verdicts and the rows of every pool's attached Parquet files (attach-verdicts), read
-    where they lie; with `judgings` ((judge, format) pairs), only those judgings' calls. A file
+    where they lie; with `judgings` ((judge, format) pairs), only those judgings' calls. Beside it,
+    `verdict_calls`: the same calls without their prompt and candidates (what counts per judging
+    read: an attached row is then not joined to the ids its attach mapped its names to). A file
     removed or changed since it was attached (size, modification time or row count) is left out,
     and its pool named in the returned {pool_id: message}: the audit refuses that pool until the files are attached again or detached."""
     from . import _sql   # on first use: `import audit` loads this module alone of the store
     broken = _all_verdicts(con)
     scope = list(judgings or [])
     _sql.execute(con, "scope_judgings", judges=[j for j, _ in scope], formats=[f for _, f in scope])
-    _sql.execute(con, "verdict_source_scoped" if judgings is not None else "verdict_source_whole")
+    _sql.script(con, "verdict_source_scoped" if judgings is not None else "verdict_source_whole")
     return broken
 
 
@@ -122,7 +124,7 @@ def _all_verdicts(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
     except duckdb.CatalogException:      # a database before migration 016 (a reader never migrates)
         files = []
     if not files:
-        _sql.execute(con, "verdict_source_stored")
+        _sql.script(con, "verdict_source_stored")
         return {}
     broken: dict[int, str] = {}
     for pid, pool, path, size, mtime_ns, *_ in files:
@@ -143,25 +145,48 @@ def _all_verdicts(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
             if counts.get(path) != n_rows:
                 broken.setdefault(pid, _changed(path, pool, "has changed (its row count)"))
         intact = [f for f in intact if f[0] not in broken]
+    for pid, pool in sorted({(f[0], f[1]) for f in intact if f[5]}):   # pools with attached rows
+        if not _mapped(con, pid):
+            broken.setdefault(pid, f"pool '{pool}': its files were attached before attach-verdicts kept their rows' "
+                                   f"ids; run `judgeaudit attach-verdicts --pool {pool} ...` again, or "
+                                   f"`judgeaudit detach-verdicts --pool {pool}`")
+    intact = [f for f in intact if f[0] not in broken]
     if not intact:
-        _sql.execute(con, "verdict_source_stored")
+        _sql.script(con, "verdict_source_stored")
         return broken
     attached_views(con, [(f[0], f[2], f[6], f[7]) for f in intact])
     return broken
 
 
+def _mapped(con: duckdb.DuckDBPyConnection, pool_id: int) -> bool:
+    """Whether the pool's attached rows were mapped to its ids when attached (schema/026)."""
+    from . import _sql
+    try:
+        return bool(_sql.first(con, "attached_mapped", pool_id=pool_id)[0])
+    except duckdb.CatalogException:      # a database before migration 026 (a reader never migrates)
+        return False
+
+
 def attached_views(con, files: list[tuple]) -> None:
     """The temp views over attached files on a connection (attached_rows, attached_raw, attached_judgings,
-    attached_file_judgings, verdict_source_all, verdict_source), from (pool_id, path, hive judge, hive format) of each file."""
+    attached_file_judgings, verdict_source_all, verdict_source), from (pool_id, path, hive judge, hive format)
+    of each file: one entry per (pool, file), in (pool, path) order, each file numbered by its place among
+    its pool's files (file_no, as attached_ids keys its rows)."""
     from . import _sql
+    files = sorted(files, key=lambda f: (f[0], f[1]))
+    seen: dict[int, int] = {}
+    file_nos = []
+    for f in files:
+        file_nos.append(seen.get(f[0], 0))
+        seen[f[0]] = file_nos[-1] + 1
     paths = sorted({f[1] for f in files})
     union = bool(paths) and _sql.first(con, "attached_schemas", files=paths)[0] > 1
-    _sql.script(con, "set_attached_files", files=paths, paths=[f[1] for f in files], pools=[f[0] for f in files],
-                judges=[f[2] for f in files], formats=[f[3] for f in files], union=union)
+    _sql.script(con, "set_attached_files", files=[f[1] for f in files], pools=[f[0] for f in files],
+                file_nos=file_nos, judges=[f[2] for f in files], formats=[f[3] for f in files], union=union)
     _sql.script(con, "attached_raw")
     _sql.script(con, "attached_judgings")
-    _sql.execute(con, "verdict_source_attached")
-    _sql.execute(con, "verdict_source_whole")
+    _sql.script(con, "verdict_source_attached")
+    _sql.script(con, "verdict_source_whole")
 
 
 def _changed(path: str, pool: str, what: str) -> str:

@@ -48,6 +48,31 @@ def test_the_judges_page_takes_h_and_epsilon_from_its_fields_and_keeps_them_in_t
     assert len(said) == 10 and all("±0.02 on" in m and "at ε = 0.2:" in m for m in said)
 
 
+def test_the_report_page_takes_h_and_epsilon_from_its_fields_and_keeps_them_in_the_address(demo_db, monkeypatch):
+    from audit import decisions
+    monkeypatch.delenv("JUDGEAUDIT_CONFIG", raising=False)
+    at = open_page(demo_db, monkeypatch, "report", {"pool": "mtbench", "report_h": "0.1", "report_epsilon": "0.15"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert (at.number_input(key="report_h").value, at.number_input(key="report_epsilon").value) == (0.1, 0.15)
+
+    def shown():
+        return "\n".join(m.value for m in at.markdown)
+
+    # the section's lines are audit.decisions' at ±0.1 and ε 0.15, as `report --half-width 0.1 --epsilon 0.15`
+    # writes them (tests/audit/test_decision.py)
+    want = [f"- **{r['judge']} × {r['format']} × {r['decoding']}**: {r['decision']}"
+            for r in decisions(demo_db, "mtbench", 0.1, 0.15).to_dicts()]
+    assert len(want) == 10 and all(line in shown() for line in want)
+    assert "alternative annotator test at ε = 0.15 (`alt-test`) and what ±0.1 would cost" in shown()
+    assert "±0.05 on" not in shown() and "at ε = 0.2:" not in shown()
+    # a field changed by hand reaches the section
+    at.number_input(key="report_h").set_value(0.02).run()
+    at.number_input(key="report_epsilon").set_value(0.2).run()
+    assert not at.exception, [e.value for e in at.exception]
+    lines = [line for line in shown().splitlines() if line.startswith("- **") and "alternative annotator" in line]
+    assert len(lines) == 10 and all("±0.02 on" in m and "at ε = 0.2:" in m for m in lines)
+
+
 def test_the_label_page_plans_for_the_h_of_its_field(demo_db, monkeypatch):
     from audit import decisions
     from app.views.label.screen import still_needed

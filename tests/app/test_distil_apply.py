@@ -18,6 +18,7 @@ from app.cli import cli, command_line, request_for
 from app.cli._request import COMMANDS
 from ingest.runs import cancel, get_run, kill_group, launch, list_runs
 from ingest.scoring.judges.distilled import Student
+from app.views.curate.distil_apply import apply_request
 from tests.app.conftest import open_page
 from tests.conftest import query_rows
 from tests.train.test_distil import taught  # noqa: F401 (the fixture)
@@ -87,7 +88,8 @@ def test_the_apply_form_starts_a_run_that_scores_the_shards_and_attaches_them(db
     assert not at.exception, at.exception
     next(t for t in at.text_input if t.label == "Shards (a glob)").set_value(f"{tmp_path}/shards/*.parquet")
     out_box = next(t for t in at.text_input if t.label == "Output folder")
-    assert out_box.value == str(Path(card["folder"]) / "applied")
+    assert out_box.value == "" and out_box.placeholder == str(Path(card["folder"]) / "applied")   # empty: there
+    assert apply_request("p", card, "x/*.parquet", "").options["out"] == str(Path(card["folder"]) / "applied")
     out_box.set_value(str(tmp_path / "applied"))
     next(b for b in at.button if b.label == "Apply").click().run()
     assert not at.exception, at.exception

@@ -86,3 +86,38 @@ def test_the_report_carries_the_decision(db, tmp_path, write_jsonl):
     # the likert cell is pointwise and the pool now holds an accept label: it is decided on accept labels
     assert by["likert5"]["target"] == "accept" and TOO_FEW in by["likert5"]["decision"]
     assert by["tournament"]["target"] == "winrate"
+
+
+def test_the_report_decides_at_the_h_and_epsilon_it_is_given(db, tmp_path, write_jsonl):
+    _write_pool(tmp_path, db)
+    _write_cells(tmp_path, db)
+    _write_labels(write_jsonl, db)
+    md, js = tmp_path / "r.md", tmp_path / "r.json"
+    for out in (md, js):
+        done = cli(db, "report", "--pool", "alt", "--out", str(out), "--half-width", "0.1", "--epsilon", "0.15")
+        assert done.returncode == 0, done.stderr
+    doc = json.loads(js.read_text())
+    by = {d["format"]: d for d in doc["decisions"]}
+    assert {(d["half_width"], d["epsilon"]) for d in doc["decisions"]} == {(0.1, 0.15)}
+    # the tournament cell's numbers are alt-test's at ε 0.15 and plan's at ±0.1 (their own arithmetic is
+    # tested in test_alt_test.py and test_plan.py), not those at the defaults
+    a = alt_test(db, "alt", "j", "tournament", epsilon=0.15).row(0, named=True)
+    p = plan(db, "alt", "winrate", 0.1)
+    p = p.filter(p["format"] == "tournament").row(0, named=True)
+    t = by["tournament"]
+    assert (t["alt_passed"], t["winning_rate"], t["labels_needed"]) == (a["passed"], a["winning_rate"],
+                                                                       p["labels_needed"])
+    at_default = plan(db, "alt", "winrate", 0.05)
+    assert t["labels_needed"] < at_default.filter(at_default["format"] == "tournament")["labels_needed"][0]
+    text = md.read_text()
+    assert "alternative annotator test at ε = 0.15 (`alt-test`) and what ±0.1 would cost" in text
+    assert f"- **j × tournament × greedy**: {t['decision']}" in text
+    assert "±0.1 on every system's win rate" in t["decision"] and "at ε = 0.15:" in t["decision"]
+    # without the options: ±0.05 and ε 0.2, as before
+    assert cli(db, "report", "--pool", "alt", "--out", str(js)).returncode == 0
+    assert {(d["half_width"], d["epsilon"]) for d in json.loads(js.read_text())["decisions"]} == {(0.05, 0.2)}
+    # out of range: refused, naming the option
+    bad = cli(db, "report", "--pool", "alt", "--out", str(js), "--half-width", "0")
+    assert bad.returncode == 1 and "--half-width 0.0: must be above 0" in bad.stderr
+    bad = cli(db, "report", "--pool", "alt", "--out", str(js), "--epsilon", "1")
+    assert bad.returncode == 1 and "--epsilon 1.0: must be at least 0 and below 1" in bad.stderr

@@ -14,6 +14,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from audit import rank, rank_calls
+from audit import _rank
 from audit._bias import cell_rng
 from audit._rank import ORDERS, RANK_COLUMNS, _nan_percentiles, bt_mm, fit_cell, mle_exists, win_matrix
 from tests.fixtures import build_db
@@ -529,8 +530,8 @@ def test_strengths_equal_to_twelve_decimals_rank_by_id():
 
 def _bootstrap_over_prompts(calls, n_boot, seed, prior=None, order="both"):
     """fit_cell's bootstrap spelled out one resample at a time, for the systems of one cell: the
-    cell's generator draws n_boot resamples of the prompts (multinomial counts); a resample counts
-    each call inside the largest connected group (ties: the group holding the first id) as often
+    cell's generator draws n_boot resamples of the prompts (multinomial counts of the prompts' kinds);
+    a resample counts each call inside the largest connected group (ties: the group holding the first id) as often
     as its prompt was drawn, takes the fit's prior when the fit needed one (or was given one) and
     else half a game only where that resample's MLE does not exist, and is refitted from the fit to
     1e-8. {id: (lo, hi)}."""
@@ -540,9 +541,22 @@ def _bootstrap_over_prompts(calls, n_boot, seed, prior=None, order="both"):
     prompts = sorted(set(part["prompt_id"]))
     unit = np.array([prompts.index(q) for q in part["prompt_id"]])
     wins_of, keep, used, strength = _reference_fit(part, ids, prior)
+    # the prompts' kinds (equal games inside the group), numbered by their first prompt: a resample
+    # draws how many prompts of each kind, counted through the kind's first prompt
+    kind_of: dict[bytes, int] = {}
+    first, count = [], []
+    for q in range(len(prompts)):
+        key = wins_of((unit == q).astype(float))[np.ix_(keep, keep)].tobytes()
+        if key not in kind_of:
+            kind_of[key] = len(first)
+            first.append(q)
+            count.append(0)
+        count[kind_of[key]] += 1
     draws = []
-    for counts in rng.multinomial(len(prompts), np.full(len(prompts), 1 / len(prompts)), size=n_boot):
-        w = wins_of(counts[unit].astype(float))[np.ix_(keep, keep)]
+    for drawn in rng.multinomial(len(prompts), np.array(count, float) / len(prompts), size=n_boot):
+        times = np.zeros(len(prompts))
+        times[first] = drawn
+        w = wins_of(times[unit])[np.ix_(keep, keep)]
         extra = used if used else (0.0 if mle_exists(w) else 0.5)
         draws.append(bt_mm(w + extra / 2 * (w + w.T > 0), tol=1e-8, start=strength)[0])
     lo, hi = np.full(len(ids), np.nan), np.full(len(ids), np.nan)
@@ -584,22 +598,26 @@ def test_bootstrap_over_prompts_equals_one_resample_at_a_time(prior):
     assert set(both.filter(pl.col("judge") == "top")["prior"]) == {0.5 if prior is None else prior}
 
 
-def test_bootstrap_over_prompts_in_several_chunks():
-    # 2,000 prompts of one call x vs y: 2,000,000 // 2,000 = 1,000 resamples a chunk, so 1,001 take
-    # two. Two items have a closed form (strength_x = log(W_x / W_y) / 2, the MLE exists in every
-    # resample here); the chunks draw what one multinomial of 1,001 rows draws.
+@pytest.mark.parametrize("draw_cells", [_rank.DRAW_CELLS, 6])
+def test_bootstrap_over_prompts_in_several_chunks(monkeypatch, draw_cells):
+    # 2,000 prompts of one call x vs y: three kinds (x won, tied, lost), numbered by their first
+    # prompt. With DRAW_CELLS = 6, a chunk is 6 // max(2 columns, 3 kinds, 2 items) = 2 resamples, so
+    # 1,001 take 501 chunks; they draw what one multinomial of 1,001 rows draws. Two items have a
+    # closed form (strength_x = log(W_x / W_y) / 2, the MLE exists in every resample here).
+    monkeypatch.setattr(_rank, "DRAW_CELLS", draw_cells)
     rng = np.random.default_rng(12)
     values = rng.choice([-1, 0, 1], size=2000, p=[0.3, 0.2, 0.5])
     calls = _calls([("x", "y", int(v), True, f"q{k:04d}") for k, v in enumerate(values)])
     out = rank_calls(calls, n_boot=1001, seed=3)
     x = out.filter(pl.col("id") == "x").row(0, named=True)
-    draw = cell_rng(3, "sim", "f", "greedy", "both").multinomial(2000, np.full(2000, 1 / 2000), size=1001)
     x_share = np.where(values > 0, 1.0, np.where(values < 0, 0.0, 0.5))
-    won, lost = draw @ x_share, draw @ (1 - x_share)
+    shares, first, counts = np.unique(x_share, return_index=True, return_counts=True)
+    order = np.argsort(first)
+    draw = cell_rng(3, "sim", "f", "greedy", "both").multinomial(2000, counts[order] / 2000, size=1001)
+    won, lost = draw @ shares[order], draw @ (1 - shares[order])
     lo, hi = np.percentile(np.log(won / lost) / 2, [2.5, 97.5])
     assert [x["lo"], x["hi"]] == pytest.approx([lo, hi], abs=1e-9)
-    # the 1,001st resample counts: the first 1,000 alone give another interval
-    assert np.percentile(np.log(won / lost)[:1000] / 2, 2.5) != pytest.approx(lo, abs=1e-9)
+    assert x["lo"] < x["strength"] < x["hi"]
 
 
 def test_rank_calls_cells_orders_and_an_empty_input():

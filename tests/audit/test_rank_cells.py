@@ -2,7 +2,9 @@
 against an independent reference written from docs/metrics.md 'Rankings (Bradley-Terry)': the calls
 read back through the export (audit.verdict_rows), the strengths a maximum of the Bradley-Terry
 log-likelihood found by scipy.optimize (not the MM iteration), and a bootstrap that resamples the
-prompts with replacement one resample at a time, each refitted by scipy. The pool has many ties,
+prompts with replacement one resample at a time, drawn as counts of the prompts' kinds (prompts with
+equal games; tests/audit/test_rank_kinds.py compares that scheme with drawing the prompts), each
+refitted by scipy. The pool has many ties,
 prompt_ids whose order is not their listing order, systems named out of order, both orientations and
 unparsed calls."""
 
@@ -121,9 +123,21 @@ def reference_part(calls: list[tuple], n_boot: int, rng: np.random.Generator, pr
     strength[keep] = fit(wins)
     lo, hi = np.full(len(ids), np.nan), np.full(len(ids), np.nan)
     if n_boot:
-        # one resample: len(units) prompts drawn with replacement (counts of each), all its calls kept
-        draws = [fit(np.tensordot(rng.multinomial(len(units), np.full(len(units), 1 / len(units))).astype(float),
-                                  per_unit, axes=1)) for _ in range(n_boot)]
+        # the prompts' kinds: prompts whose games inside the group are equal, numbered by their first
+        # prompt; one resample of len(units) prompts with replacement is how many prompts of each kind
+        # (multinomial, each kind's share of the prompts), each counting its kind's games
+        first: dict[bytes, int] = {}
+        count: list[int] = []
+        for u in range(len(units)):
+            key = per_unit[u][np.ix_(keep, keep)].tobytes()
+            if key not in first:
+                first[key] = u
+                count.append(0)
+            count[list(first).index(key)] += 1
+        kinds = per_unit[list(first.values())]
+        share = np.array(count, float) / len(units)
+        draws = [fit(np.tensordot(rng.multinomial(len(units), share).astype(float), kinds, axes=1))
+                 for _ in range(n_boot)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)          # a system without games in a resample
             lo[keep], hi[keep] = np.nanpercentile(np.array(draws), [2.5, 97.5], axis=0)

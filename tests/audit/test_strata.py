@@ -158,20 +158,26 @@ def _model(p, s):
     return "m-odd" if (p + SYSTEMS.index(s)) % 2 else "m-even"
 
 
-def _db(tmp_path, db, write_jsonl):
+def _accepts(p, s):
+    """One annotator's label: accept when likert >= 3, except on m-odd answers, which they reject when
+    likert is 5 (the judge errs there)."""
+    return _likert(p, s) >= 3 and not (_model(p, s) == "m-odd" and _likert(p, s) == 5)
+
+
+def _db(tmp_path, db, write_jsonl, category=None, accepts=_accepts):
+    """Pool 'tiny': N_PROMPTS prompts x SYSTEMS, judge j's likert5 on each; one annotator labels s1 and
+    s2 on the first 30 prompts by `accepts`. `category(p)`: each prompt's category (none without)."""
     rows = [{"prompt_id": f"p{p}", "prompt": f"question {p}", "candidate_id": s, "response": f"{s} answers {p}",
-             "model": _model(p, s)} for p in range(N_PROMPTS) for s in SYSTEMS]
+             "model": _model(p, s), **({"category": category(p)} if category else {})}
+            for p in range(N_PROMPTS) for s in SYSTEMS]
     (tmp_path / "pool.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     import_pool(db, tmp_path / "pool.jsonl", "tiny")
     verdicts = [{"judge": "j", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": s, "raw": str(_likert(p, s))}
                 for p in range(N_PROMPTS) for s in SYSTEMS]
     (tmp_path / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in verdicts))
     assert cli(db, "import-verdicts", str(tmp_path / "verdicts.jsonl"), "--pool", "tiny").returncode == 0
-    # one annotator labels s1 and s2 on the first 30 prompts: accept when likert >= 3, except on m-odd
-    # answers, which they reject when likert is 5 (the judge errs there)
-    labels = [{"prompt_id": f"p{p}", "candidate_id": s,
-               "label": "accept" if _likert(p, s) >= 3 and not (_model(p, s) == "m-odd" and _likert(p, s) == 5)
-               else "reject"} for p in range(30) for s in ("s1", "s2")]
+    labels = [{"prompt_id": f"p{p}", "candidate_id": s, "label": "accept" if accepts(p, s) else "reject"}
+              for p in range(30) for s in ("s1", "s2")]
     import_labels(db, write_jsonl("labels.jsonl", labels), "tiny")
     return labels
 
@@ -208,7 +214,7 @@ def test_estimate_by_score_bin_and_by_model_equals_the_arrays(db, tmp_path, writ
     assert bad.returncode == 1 and "pool 'tiny' has no category of its prompts" in bad.stderr
     assert "split by one of: score-bin, model, split, candidate_id" in bad.stderr
     bad = cli(db, "estimate", "--pool", "tiny", "--target", "accept", "--strata", "colour")
-    assert bad.returncode == 1 and "use one of score-bin, model, split, candidate_id" in bad.stderr
+    assert bad.returncode == 1 and "use one of score-bin, category, model, split, candidate_id" in bad.stderr
 
 
 def test_winrate_by_score_bin(db, tmp_path, write_jsonl):
@@ -223,6 +229,112 @@ def test_winrate_by_score_bin(db, tmp_path, write_jsonl):
     y = np.array([float(r["label"] == "A") for r in pairs])
     want = stratified_ppi_mean(y, pref[:40], pref, score_bins(pref[:40]), score_bins(pref))
     assert (row["stratified_lo"], row["stratified_hi"]) == pytest.approx((want["lo"], want["hi"]), abs=1e-12)
+
+
+
+# -- by the prompts' categories ---------------------------------------------------------------------------
+
+CATEGORIES = ("writing", "math", "coding")
+
+
+def _category(p):
+    return CATEGORIES[p % 3]
+
+
+def ppi_python_stratified(y, f_lab, s_lab, f_all, s_all) -> tuple[float, float, float]:
+    """(value, lo, hi) computed apart from audit/_strata.py: ppi-python's PPI++ (tuned λ) within each
+    stratum, combined by hand: θ = Σ (N_k/N)·θ_k, se² = Σ (N_k/N)²·se_k², se_k = its half-width / z."""
+    value = var = 0.0
+    for k in sorted(set(s_all)):
+        mine, fk = s_lab == k, f_all[s_all == k]
+        lo, hi = ppi_mean_ci(y[mine], f_lab[mine], fk, alpha=0.05, lam=None)
+        point = float(np.ravel(ppi_mean_pointestimate(y[mine], f_lab[mine], fk, lam=None))[0])
+        weight = fk.size / f_all.size
+        value += weight * point
+        var += weight ** 2 * ((hi[0] - lo[0]) / 2 / Z) ** 2
+    return value, value - Z * math.sqrt(var), value + Z * math.sqrt(var)
+
+
+def test_accept_by_category_equals_ppi_python_per_category(db, tmp_path, write_jsonl):
+    labels = _db(tmp_path, db, write_jsonl, category=_category)
+    every = [(p, s) for p in range(N_PROMPTS) for s in SYSTEMS]
+    lab = [(int(r["prompt_id"][1:]), r["candidate_id"]) for r in labels]
+    f_all = np.array([(_likert(p, s) - 1) / 4 for p, s in every])
+    f_lab = np.array([(_likert(p, s) - 1) / 4 for p, s in lab])
+    y = np.array([float(r["label"] == "accept") for r in labels])
+    # three categories of 20 prompts x 3 systems = 60 items each (weights 1/3); 10 labelled prompts x 2
+    # systems = 20 labels each (>= 10: none pooled)
+    value, lo, hi = ppi_python_stratified(y, f_lab, np.array([_category(p) for p, _ in lab]), f_all,
+                                          np.array([_category(p) for p, _ in every]))
+    (row,) = estimate(db, "tiny", "accept", strata="category").to_dicts()
+    assert (row["strata"], row["n_strata"], row["n_labelled"]) == ("category", 3, 60)
+    assert (row["stratified_value"], row["stratified_lo"], row["stratified_hi"]) == \
+        pytest.approx((value, lo, hi), abs=1e-9)
+    doc = json.loads(cli(db, "estimate", "--pool", "tiny", "--target", "accept", "--strata", "category",
+                         "--json").stdout)
+    assert doc["cells"][0]["stratified"]["n_strata"] == 3
+    assert (doc["cells"][0]["stratified"]["lo"], doc["cells"][0]["stratified"]["hi"]) == pytest.approx((lo, hi))
+
+
+def test_winrate_by_category_equals_ppi_python_per_category(db, tmp_path, write_jsonl):
+    _db(tmp_path, db, write_jsonl, category=_category)
+    pairs = [{"prompt_id": f"p{p}", "a_id": "s1", "b_id": "base",
+              "label": "A" if _likert(p, "s1") > _likert(p, "base") or p % 4 == 0 else "B"} for p in range(40)]
+    import_labels(db, write_jsonl("pairs.jsonl", pairs), "tiny")
+    row = estimate(db, "tiny", "winrate", baseline="base", strata="category") \
+        .filter(pl.col("system") == "s1").row(0, named=True)
+    pref = np.array([1.0 if _likert(p, "s1") > _likert(p, "base") else 0.5 if _likert(p, "s1") == _likert(p, "base")
+                     else 0.0 for p in range(N_PROMPTS)])
+    y = np.array([float(r["label"] == "A") for r in pairs])
+    # 40 labelled prompts: 14 writing (p % 3 = 0), 13 math, 13 coding; every one >= 10
+    cats = np.array([_category(p) for p in range(N_PROMPTS)])
+    value, lo, hi = ppi_python_stratified(y, pref[:40], cats[:40], pref, cats)
+    assert row["n_strata"] == 3
+    assert (row["stratified_value"], row["stratified_lo"], row["stratified_hi"]) == \
+        pytest.approx((value, lo, hi), abs=1e-9)
+
+
+def test_prompts_without_a_category_stand_together_and_a_pool_without_any_is_refused(db, tmp_path, write_jsonl):
+    # the first 30 prompts (the labelled ones) in their categories, the other 30 in none: '(none)' has no
+    # label, so it is pooled into the rest (0 labels < 10), which joins the stratum with the most labels;
+    # the three have 20 each, so the first by name: coding
+    labels = _db(tmp_path, db, write_jsonl, category=lambda p: _category(p) if p < 30 else None)
+    every = [(p, s) for p in range(N_PROMPTS) for s in SYSTEMS]
+    lab = [(int(r["prompt_id"][1:]), r["candidate_id"]) for r in labels]
+    s_all = np.array([_category(p) if p < 30 else "coding" for p, _ in every])
+    value, lo, hi = ppi_python_stratified(
+        np.array([float(r["label"] == "accept") for r in labels]), np.array([(_likert(p, s) - 1) / 4 for p, s in lab]),
+        np.array([_category(p) for p, _ in lab]), np.array([(_likert(p, s) - 1) / 4 for p, s in every]), s_all)
+    (row,) = estimate(db, "tiny", "accept", strata="category").to_dicts()
+    assert row["n_strata"] == 3
+    assert (row["stratified_lo"], row["stratified_hi"]) == pytest.approx((lo, hi), abs=1e-9)
+    # a pool none of whose prompts has a category: refused, naming the pool and the field
+    import_pool(db, write_jsonl("plain.jsonl", [{"prompt_id": "q", "prompt": "x", "candidate_id": "a",
+                                                 "response": "r"}]), "plain")
+    bad = cli(db, "estimate", "--pool", "plain", "--target", "accept", "--strata", "category")
+    assert bad.returncode == 1 and "--strata category: pool 'plain' has no category of its prompts" in bad.stderr
+    assert "optional field 'category'" in bad.stderr
+
+
+def test_the_stratified_interval_of_a_share_lies_in_0_1(db, tmp_path, write_jsonl):
+    # one accept in 60 labels (s1 on p0): the normal interval of a share of 1/60 reaches below 0
+    labels = _db(tmp_path, db, write_jsonl, category=_category, accepts=lambda p, s: (p, s) == (0, "s1"))
+    every = [(p, s) for p in range(N_PROMPTS) for s in SYSTEMS]
+    lab = [(int(r["prompt_id"][1:]), r["candidate_id"]) for r in labels]
+    y = np.array([float(r["label"] == "accept") for r in labels])
+    value, lo, hi = ppi_python_stratified(y, np.array([(_likert(p, s) - 1) / 4 for p, s in lab]),
+                                          np.array([_category(p) for p, _ in lab]),
+                                          np.array([(_likert(p, s) - 1) / 4 for p, s in every]),
+                                          np.array([_category(p) for p, _ in every]))
+    assert lo < 0 < value < hi < 1                      # the raw interval crosses 0
+    (row,) = estimate(db, "tiny", "accept", strata="category").to_dicts()
+    assert row["stratified_lo"] == 0.0                  # clipped, as the unstratified ones are
+    assert (row["stratified_value"], row["stratified_hi"]) == pytest.approx((value, hi), abs=1e-9)
+    # the classical interval by hand: 1/60 ± 1.96·sqrt((1/60)(59/60)/60) = 0.01667 ± 0.03239, clipped at 0
+    p = 1 / 60
+    assert (row["classical_lo"], row["classical_hi"]) == pytest.approx((0.0, p + Z * math.sqrt(p * (1 - p) / 60)))
+    # effective labels compare the half-widths before clipping: 60 × (classical hw / stratified hw)²
+    assert row["stratified_effective_labels"] == pytest.approx(60 * (Z * math.sqrt(p * (1 - p) / 60) / (hi - value)) ** 2)
 
 
 if __name__ == "__main__":

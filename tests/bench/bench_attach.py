@@ -1,7 +1,8 @@
-"""Benchmark: `judgeaudit attach-verdicts` (issue 29) on a pool of N candidates x 10 pointwise cells
+"""Benchmark: `judgeaudit attach-verdicts` on a pool of N candidates x 10 pointwise cells
 (5 judges x binary and likert5), as hive shards judge=J/format=F/part-K.parquet: the attach's time (the command, its start included), the
 database's growth, and `judgeaudit audit --json` on the attached pool against the same rows imported
-(both timed, each the median of --rounds runs; their output compared; the ratio attached/imported).
+(both timed, each the median of --rounds runs; their output compared; the ratio attached/imported), each
+command's peak RSS and the load average when it ended.
 
     .venv/bin/python tests/bench/bench_attach.py [--candidates 10000000] [--shards 4] [--rounds 3] [--no-import]
 """
@@ -55,12 +56,20 @@ def build(work: Path, n: int, shards: int, seed: int = 0) -> tuple[Path, Path]:
 
 def run(*args) -> tuple[float, str]:
     """The command, timed (its start included) without the derived results' refresh that a command bringing
-    verdicts runs after its work (audit/derived/; `bench_app.py --browser` times that refresh)."""
+    verdicts runs after its work (audit/derived/; `bench_app.py --browser` times that refresh); its peak RSS
+    and the load average are printed."""
     t = time.perf_counter()
-    proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "JUDGEAUDIT_NO_DERIVE": "1"})
-    assert proc.returncode == 0, proc.stderr
-    return time.perf_counter() - t, proc.stdout
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([EXE, *map(str, args)], stdout=out, stderr=err,
+                                env={**os.environ, "JUDGEAUDIT_NO_DERIVE": "1"})
+        _, status, usage = os.wait4(proc.pid, 0)
+        took = time.perf_counter() - t
+        out.seek(0)
+        err.seek(0)
+        assert os.waitstatus_to_exitcode(status) == 0, err.read().decode()
+        print(f"  {args[0]}: {took:.1f} s, peak RSS {usage.ru_maxrss / 2**20:.2f} GB, "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)
+        return took, out.read().decode()
 
 
 def main() -> None:

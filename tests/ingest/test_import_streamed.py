@@ -199,11 +199,30 @@ def test_pool_refusals_across_batches(tmp_path, db):
                                  rf"for prompt '{rows[2]['prompt_id']}' \(first at line 3\)"),
         (rows + [{**rows[0], "candidate_id": "other", "prompt": "changed"}],
          rf"line {n + 1}, field 'prompt': prompt 'p00003' has a different text here than at line 1"),
-        (rows[:-1] + [{**rows[-1], "response": None}], rf"line {n}, field 'response': missing or null"))
+        (rows[:-1] + [{**rows[-1], "response": None}], rf"line {n}, field 'response': missing or null"),
+        # a category on the prompt's candidate past its first batch, none at its first line
+        (rows + [{**rows[0], "candidate_id": "other", "category": "math"}],
+         rf"line {n + 1}, field 'category': prompt 'p00003' has category 'math' here but none at line 1"))
     for bad_rows, message in cases:
         with pytest.raises(UserError, match=message):
             import_pool(db, write_jsonl(tmp_path / "bad.jsonl", bad_rows), "p", batch_rows=2)
         assert db_snapshot(db) == before
+
+
+def test_categories_in_batches(tmp_path, db):
+    """A prompt's category is checked against its first line, in whatever batch either is read."""
+    rows = [{**r, "category": f"cat-{r['prompt_id'][-1]}"} for r in _interleaved_pool()]
+    path = write_jsonl(tmp_path / "pool.jsonl", rows)
+    one = import_pool(tmp_path / "one.duckdb", path, "p", batch_rows=10 ** 6)
+    assert import_pool(tmp_path / "many.duckdb", path, "p", batch_rows=2) == one
+    got = query_rows(tmp_path / "many.duckdb", "SELECT prompt_idx, prompt_id, category FROM prompts ORDER BY 1")
+    assert got == query_rows(tmp_path / "one.duckdb", "SELECT prompt_idx, prompt_id, category FROM prompts ORDER BY 1")
+    assert got[0] == (0, "p00003", "cat-3") and len(got) == 7
+    # the last row (p00003's "extra") names another category: refused, naming it against line 1
+    bad = rows[:-1] + [{**rows[-1], "category": "cat-9"}]
+    with pytest.raises(UserError, match=rf"line {len(rows)}, field 'category': prompt 'p00003' has category "
+                                        r"'cat-9' here but 'cat-3' at line 1"):
+        import_pool(db, write_jsonl(tmp_path / "bad.jsonl", bad), "p", batch_rows=2)
 
 
 def test_ultrafeedback_in_batches(tmp_path):

@@ -74,6 +74,64 @@ def test_ultrafeedback_layout(db, write_jsonl):
     got = query_rows(db, "SELECT candidate_id, reference FROM candidates ORDER BY cand_idx")
     # overall_score where present, else the mean of the fine-grained ratings (5)
     assert got == [("m1", 7.5), ("m2", 6.0), ("m1", 5.0)]
+    # the prompt's category: UltraFeedback's source
+    assert query_rows(db, "SELECT prompt, category FROM prompts ORDER BY prompt_idx") == \
+        [("Write a haiku", "evol"), ("Say hi", "evol")]
+    rows[1] = {**rows[1], "source": "sharegpt", "category": "chat"}     # a category of its own comes first
+    import_pool(db, write_jsonl("uf2.jsonl", [rows[1]]), "uf2")
+    assert query_rows(db, "SELECT category FROM prompts p JOIN pools USING (pool_id) WHERE name = 'uf2'") == [("chat",)]
+
+
+CATEGORIES = [
+    {"prompt_id": "q1", "prompt": "Say hi", "candidate_id": "a", "response": "hi", "category": "writing"},
+    {"prompt_id": "q1", "prompt": "Say hi", "candidate_id": "b", "response": "hello", "category": " writing "},
+    {"prompt_id": "q2", "prompt": "Count", "candidate_id": "a", "response": "1 2 3"},
+    {"prompt_id": "q3", "prompt": "Add", "candidate_id": "a", "response": "4", "category": ""},
+    {"prompt_id": "q4", "prompt": "Sum", "candidate_id": "a", "response": "5", "category": 7},
+]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_a_prompt_may_carry_a_category(db, tmp_path, write_jsonl, suffix):
+    # a category is text, stripped; an empty one, or none, is no category (a number is read as text)
+    rows = [{**r, "category": str(r["category"])} if suffix != ".jsonl" and "category" in r else r
+            for r in CATEGORIES]
+    if suffix == ".jsonl":
+        path = write_jsonl("pool.jsonl", rows)
+    elif suffix == ".csv":
+        path = tmp_path / "pool.csv"
+        pl.DataFrame(rows).write_csv(path)
+    else:
+        path = tmp_path / "pool.parquet"
+        pl.DataFrame(rows).write_parquet(path)
+    import_pool(db, path, "cats")
+    assert query_rows(db, "SELECT prompt_id, category FROM prompts ORDER BY prompt_idx") == \
+        [("q1", "writing"), ("q2", None), ("q3", None), ("q4", "7")]
+    # a file without the field: no prompt has one
+    import_pool(db, write_jsonl("plain.jsonl", ROWS), "plain")
+    assert query_rows(db, "SELECT count(category), count(*) FROM prompts JOIN pools USING (pool_id) "
+                          "WHERE name = 'plain'") == [(0, 2)]
+
+
+@pytest.mark.parametrize("lines, pattern", [
+    # the category is the prompt's: the same on every candidate of it, none on one and one on another too
+    ([CATEGORIES[0], {**CATEGORIES[1], "category": "coding"}],
+     r"pool.jsonl, line 2, field 'category': prompt 'q1' has category 'coding' here but 'writing' at line 1"),
+    ([CATEGORIES[0], CATEGORIES[2], {**CATEGORIES[1], "category": None}],
+     r"pool.jsonl, line 3, field 'category': prompt 'q1' has category none here but 'writing' at line 1"),
+    ([CATEGORIES[2], {**CATEGORIES[2], "candidate_id": "b", "category": "math"}],
+     r"pool.jsonl, line 2, field 'category': prompt 'q2' has category 'math' here but none at line 1"),
+    ([{**CATEGORIES[0], "category": ["writing"]}], r"pool.jsonl, line 1, field 'category': must be text"),
+])
+def test_category_refusals(db, write_jsonl, lines, pattern):
+    _expect_refusal(db, write_jsonl("pool.jsonl", lines), pattern)
+
+
+def test_a_csv_category_clash_names_its_line(db, tmp_path):
+    path = tmp_path / "pool.csv"
+    path.write_text("prompt_id,prompt,candidate_id,response,category\nq,x,a,r,math\nq,x,b,r,Math\n")
+    _expect_refusal(db, path, r"pool.csv, line 3, field 'category': prompt 'q' has category 'Math' here "
+                              r"but 'math' at line 2")
 
 
 def _expect_refusal(db, path, pattern, name="p"):
@@ -165,8 +223,10 @@ def test_the_example_pool_imports_as_it_is(db, tmp_path):
     # every field of DESIGN.md's pool file is listed, the four required ones marked so
     listed = pool_form.fields_markdown()
     assert [line.split("`")[1] for line in listed.splitlines()] == [
-        "prompt_id", "prompt", "candidate_id", "response", "reference", "model", "split"]
+        "prompt_id", "prompt", "candidate_id", "response", "reference", "model", "split", "category"]
     assert listed.count("(required)") == 4 and set(pool_form.EXAMPLE[0]) | {"split"} == {f[0] for f in pool_form.FIELDS}
+    assert query_rows(db, "SELECT prompt_id, category FROM prompts ORDER BY prompt_idx") == \
+        [("q1", "general"), ("q2", "math")]
 
 
 def _pool_page(db, monkeypatch):
@@ -204,3 +264,16 @@ def test_pool_page_confirms_an_import_and_names_its_checkbox_for_a_taken_name(db
     at.checkbox[0].check()
     at.button[0].click().run()
     assert not at.error and at.success[0].value.startswith("Imported pool 'mine': 1 prompt, 2 candidates.")
+
+
+def test_the_demos_mt_bench_pools_carry_their_questions_categories(db):
+    from tests.conftest import REPO
+    # MT-Bench's 80 questions, 81-160, in eight categories of ten, in this order (its question file)
+    blocks = ("writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities")
+    want = {str(q): blocks[(q - 81) // 10] for q in range(81, 161)}
+    import_pool(db, REPO / "ingest" / "demo" / "mtbench-pool.jsonl", "mtbench")
+    import_pool(db, REPO / "ingest" / "demo" / "mtbench-formats-pool.jsonl", "mtbench-formats")
+    for pool, n in (("mtbench", 80), ("mtbench-formats", 6)):
+        got = query_rows(db, "SELECT prompt_id, category FROM prompts JOIN pools USING (pool_id) WHERE name = ?",
+                         [pool])
+        assert len(got) == n and all(category == want[prompt] for prompt, category in got), got

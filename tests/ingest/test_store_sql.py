@@ -45,7 +45,7 @@ def empty(tmp_path_factory):
         con.execute(f"CREATE TEMP TABLE {name} AS {query} LIMIT 0")
     path = tmp_path_factory.mktemp("attached") / "verdicts.parquet"
     pl.DataFrame(ATTACHED).write_parquet(path)
-    PARAMS.update(files=[str(path)], paths=[str(path)], pools=[1], judges=[None], formats=[None], union=True)
+    PARAMS.update(files=[str(path)], pools=[1], file_nos=[0], judges=[None], formats=[None], union=True)
     for name in ("set_attached_files", "attached_raw", "attached_judgings", "verdict_source_attached", "scope_judgings",
                  "verdict_source_whole"):
         _sql.script(con, name, **{k: PARAMS[k] for k in _sql.params_of(_sql.text(name))})

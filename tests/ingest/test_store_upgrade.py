@@ -87,10 +87,11 @@ def test_the_old_database_migrates_and_keeps_its_rows(old_db):
     new_in_15 = ("juries", "jury_members")                                                # empty
     new_in_16 = ("derived_results",)     # 017's derived results, empty (016's three tables: gone in 018)
     new_in_21 = ("judge_timings",)                                                        # empty
-    assert all(after[t] == 0 for t in new_in_14 + new_in_15 + new_in_16 + new_in_21)
+    new_in_26 = ("attached_ids",)                                                         # empty
+    assert all(after[t] == 0 for t in new_in_14 + new_in_15 + new_in_16 + new_in_21 + new_in_26)
     assert after["id_marks"] == before["id_marks"] + 1   # label_queues' mark
     assert {t: n for t, n in after.items() if t not in ("_migrations", "batch_exports", "batch_calls", "id_marks")
-            + new_in_14 + new_in_15 + new_in_16 + new_in_21} == \
+            + new_in_14 + new_in_15 + new_in_16 + new_in_21 + new_in_26} == \
         {TABLES_RENAMED.get(t, t): n for t, n in before.items() if t not in ("_migrations", "training_runs", "id_marks")}
 
 
@@ -164,6 +165,9 @@ def test_migration_12_renames_the_columns_and_keeps_every_row(v11_db):
     # migration 18's cell_runs.attached: null on every cell run that is not an attach's
     assert all(r[-1] is None for r in after["cell_runs"])
     after["cell_runs"] = [r[:-1] for r in after["cell_runs"]]
+    # migration 25's prompts.category: none on every prompt written before it
+    assert after["prompts"] and all(r[-1] is None for r in after["prompts"])
+    after["prompts"] = [r[:-1] for r in after["prompts"]]
     # every row kept, value for value, but the pointwise formats' pairing (now none) and, from migration
     # 14, the labels' unnamed annotator ('' is 'import') with a queue_id (null: from a file) and the
     # label_queues' id mark
@@ -276,6 +280,9 @@ def test_migration_20_renames_the_answer_and_the_pair_labels_and_keeps_every_row
     assert "labels" not in _tables(v19_db) and _columns(v19_db, "pair_labels") == label_columns
     # every row kept, value for value, under the new names (a rename rewrites no value)
     after = _rows(v19_db, [TABLES_RENAMED.get(t, t) for t in before_tables])
+    # but migration 25's prompts.category, none on every prompt written before it
+    assert after["prompts"] and all(r[-1] is None for r in after["prompts"])
+    after["prompts"] = [r[:-1] for r in after["prompts"]]
     assert {t: after[TABLES_RENAMED.get(t, t)] for t in before_tables} == before
     # the moved columns are not empty: every member's call answered (a jury's median between two answers has none)
     answers = [row[verdict_columns.index("label")] for row in before["verdicts"]]

@@ -8,21 +8,25 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import data
+from app import data, url_state
 from app.cli import request_for
 from app.runs_panel import runs_panel
 from ingest import UserError
 from train.apply import apply_key
 
 
+def default_out(card: dict) -> str:
+    """Where a student's applied verdicts go when the form's output folder is left empty."""
+    return str(Path(card["folder"]) / "applied")
+
+
 def apply_request(pool: str, card: dict, shards: str, out: str):
     """The `judgeaudit apply` request of the form: the student's folder, the shards' glob, the output
-    folder, and the page's pool to attach the output to once every shard is scored."""
+    folder (empty: default_out), and the page's pool to attach the output to once every shard is scored."""
     if not shards.strip():
         raise UserError("Shards: a glob of Parquet files with the pool file's columns, e.g. /data/shards/**/*.parquet")
-    if not out.strip():
-        raise UserError("Output folder: where the verdict shards are written")
-    return request_for("apply", model_dir=card["folder"], shards=shards.strip(), out=out.strip(), attach=pool)
+    return request_for("apply", model_dir=card["folder"], shards=shards.strip(), out=out.strip() or default_out(card),
+                       attach=pool)
 
 
 def outcome_text(result: dict) -> str:
@@ -52,13 +56,16 @@ def apply_section(pool: str, card: dict, name: str) -> None:
                f"output is attached to pool {pool} (this replaces the pool's attached files), and the student "
                f"is the judge {name} there.")
     with st.form(f"apply-{name}"):
-        shards = st.text_input("Shards (a glob)", placeholder="/data/shards/**/*.parquet")
-        out = st.text_input("Output folder", value=str(Path(card["folder"]) / "applied"))
+        shards = st.text_input("Shards (a glob)", placeholder="/data/shards/**/*.parquet", key=url_state.DISTIL_SHARDS,
+                               bind="query-params")
+        out = st.text_input("Output folder", placeholder=default_out(card), key=url_state.DISTIL_OUT,
+                            bind="query-params", help="empty: a folder `applied` in the student's folder")
         go = st.form_submit_button("Apply", icon=":material/play_arrow:")
     if go:
         try:
             request = apply_request(pool, card, shards, out)
-            st.success(f"Started apply run {data.launch_run(request, pool=pool, key=apply_key(request.options['out']))}.")
+            run_id = data.launch_run(request, pool=pool, key=apply_key(request.options["out"]))
+            st.success(f"Started apply run {run_id}.")
         except UserError as exc:
             st.error(str(exc))
     runs_panel("apply", pool)

@@ -16,21 +16,26 @@ FIELDS = [   # (field, required, what it holds)
     ("reference", False, "number, higher is better: a reference score (human rating, win rate)"),
     ("model", False, "text: the model that wrote the response"),
     ("split", False, "`pool` (default) or `heldout`: held-out prompts are never curated, only evaluated"),
+    ("category", False, "text: the prompt's category (writing, math ...), the same on every row of the prompt; "
+                        "`estimate --strata category` splits by it"),
 ]
 
 EXAMPLE = [
     {"prompt_id": "q1", "prompt": "Name three primary colours.", "candidate_id": "sys-a",
-     "response": "Red, yellow and blue.", "reference": 4, "model": "model-a"},
+     "response": "Red, yellow and blue.", "reference": 4, "model": "model-a",
+     "category": "general"},
     {"prompt_id": "q1", "prompt": "Name three primary colours.", "candidate_id": "sys-b",
-     "response": "Red.", "reference": 1, "model": "model-b"},
+     "response": "Red.", "reference": 1, "model": "model-b",
+     "category": "general"},
     {"prompt_id": "q1", "prompt": "Name three primary colours.", "candidate_id": "sys-c",
-     "response": "In painting: red, yellow, blue; in light: red, green, blue.", "reference": 5, "model": "model-c"},
+     "response": "In painting: red, yellow, blue; in light: red, green, blue.", "reference": 5, "model": "model-c",
+     "category": "general"},
     {"prompt_id": "q2", "prompt": "What is 12 x 12?", "candidate_id": "sys-a", "response": "144", "reference": 5,
-     "model": "model-a"},
+     "model": "model-a", "category": "math"},
     {"prompt_id": "q2", "prompt": "What is 12 x 12?", "candidate_id": "sys-b", "response": "124", "reference": 1,
-     "model": "model-b"},
+     "model": "model-b", "category": "math"},
     {"prompt_id": "q2", "prompt": "What is 12 x 12?", "candidate_id": "sys-c", "response": "12 x 12 = 144.",
-     "reference": 5, "model": "model-c", "split": "heldout"},
+     "reference": 5, "model": "model-c", "split": "heldout", "category": "math"},
 ]
 
 

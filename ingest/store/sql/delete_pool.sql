@@ -5,6 +5,7 @@
 DELETE FROM subset_members WHERE subset_id IN (SELECT subset_id FROM subsets WHERE pool_id = $pool_id);
 DELETE FROM generations WHERE study_id IN (SELECT study_id FROM studies WHERE pool_id = $pool_id);
 DELETE FROM evaluations WHERE study_id IN (SELECT study_id FROM studies WHERE pool_id = $pool_id);
+DELETE FROM attached_ids WHERE pool_id = $pool_id;
 DELETE FROM batch_calls WHERE pool_id = $pool_id;
 DELETE FROM batch_exports WHERE pool_id = $pool_id;
 DELETE FROM calibrations WHERE pool_id = $pool_id;
