@@ -41,7 +41,7 @@ def build(db: Path, n_prompts: int, n_judges: int = 1) -> None:
     n = n_prompts * 4
     with writer(db) as con, transaction(con):
         con.execute("INSERT INTO pools (pool_id, name, layout) VALUES (1, 'big', 'rows')")
-        con.execute("INSERT INTO prompts SELECT 1, i, 'p' || i, 'Prompt ' || i FROM range($n) t(i)", {"n": n_prompts})
+        con.execute("INSERT INTO prompts (pool_id, prompt_idx, prompt_id, prompt) SELECT 1, i, 'p' || i, 'Prompt ' || i FROM range($n) t(i)", {"n": n_prompts})
         con.execute("INSERT INTO candidates SELECT 1, i, i // 4, 'c' || (i % 4), i % 4, 'a response', "
                     "floor(random() * 10), NULL, 'pool' FROM range($n) t(i)", {"n": n})
         for j in range(n_judges):
