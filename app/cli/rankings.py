@@ -53,7 +53,8 @@ def style_document(frame: pl.DataFrame, pool: str) -> dict:
     headers, lists, bold: {value, lo, hi} or null}, items: [{id, strength_raw, strength, lo, hi,
     rank_raw, rank}] (by rank), human: {n, converged, n_boot_unconverged, coefficients, excess} or
     null, why}]} from audit.style_rank's frame. `converged` false: no finite maximum-likelihood fit
-    (a system or feature separates the outcomes), its numbers null and `why` the reasons in words."""
+    (a system or feature separates the outcomes), its numbers null and `why` the reasons in words; where
+    it converged, `why` names a parameter held at 0 (e.g. the slot of an anchor always in slot B), else null."""
     cells = []
     for (judge, fmt, decoding), part in frame.group_by("judge", "format", "decoding", maintain_order=True):
         rows = {(r["part"], r["name"]): r for r in part.to_dicts()}
@@ -71,7 +72,8 @@ def style_document(frame: pl.DataFrame, pool: str) -> dict:
                       "n_comparisons": rows[("coefficient", "slot")]["n"],
                       "converged": rows[("coefficient", "slot")]["converged"],
                       "n_boot_unconverged": rows[("coefficient", "slot")]["boot_unconverged"],
-                      "why": rows[("coefficient", "slot")].get("why"),      # null when it converged
+                      # why there is no fit, or which parameter the design could not tell apart (held at 0)
+                      "why": rows[("coefficient", "slot")].get("why"),
                       "slot": _interval(rows[("coefficient", "slot")]),
                       "coefficients": {f: _interval(rows.get(("coefficient", f))) for f in STYLE_FEATURES},
                       "items": items, "human": human})

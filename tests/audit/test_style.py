@@ -395,3 +395,22 @@ def test_an_anchor_always_in_slot_b_holds_the_slot_at_zero(weight):
     np.testing.assert_allclose(beta[:3] - beta[3], [math.log(2.5 / 1.5), math.log(1 / 2), math.log(1.5 / 0.5)],
                                atol=1e-9)
     assert beta.sum() == pytest.approx(0, abs=1e-12)
+
+
+def test_rankings_page_says_which_parameter_an_anchored_cell_holds(length_db, monkeypatch):
+    """Anchored verdicts scored in one order put the anchor in slot B every time: the fit converges with
+    the slot held at 0, and the page says so (the fit's `why`) rather than showing a slot effect."""
+    from streamlit.testing.v1 import AppTest
+    score(ScoreRequest(pool="lp", judge="fake:anch?noise=0.5&slot_bias=0", formats=["anchored"], progress=False,
+                       db=length_db))
+    cell = style_rank(length_db, "lp", n_boot=0, seed=0).filter(pl.col("judge") == "anch")
+    slot = cell.filter((pl.col("part") == "coefficient") & (pl.col("name") == "slot")).row(0, named=True)
+    assert slot["converged"] and slot["value"] is None and "always in slot B" in slot["why"]
+    monkeypatch.setenv("JUDGEAUDIT_DB", str(length_db))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app" / "main.py"), default_timeout=300).run()
+    at.sidebar.selectbox[0].select("lp").run()
+    at.switch_page("views/rankings/page.py").run()
+    box = next(s for s in at.selectbox if s.label == "Judge / format / decoding")
+    box.select(next(o for o in box.options if o.startswith("anch / anchored"))).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert slot["why"] in [i.value for i in at.info] and not at.warning

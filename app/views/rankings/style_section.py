@@ -35,6 +35,8 @@ def style_section(pool: str, cell: tuple[str, str, str], n_boot: int) -> None:
             return
         scell = data.style_rank(pool, boot, 0, cell, RIDGE)
         st.caption(f"**Ridge-penalised fit (penalty {RIDGE:g})**, not the maximum-likelihood one: shrunk toward 0.")
+    elif slot["why"]:                       # a parameter the design cannot tell apart, held at 0
+        st.info(slot["why"])
     st.markdown("  \n".join(style_charts.style_sentences(scell)))
     coefs = style_charts.coefficient_table(scell)
     if coefs.filter(pl.col("feature") != "slot").height == 0:
