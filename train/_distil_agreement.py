@@ -25,7 +25,7 @@ import math
 import numpy as np
 import polars as pl
 
-import audit
+from audit import MIN_N, too_few
 
 Z95 = 1.959963984540054      # the standard normal's 97.5% point (scipy.stats.norm.ppf(0.975))
 
@@ -42,10 +42,10 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 def proportion(hits: np.ndarray) -> dict:
     """{n, k, share, lo, hi} of a boolean array: the share of True with its Wilson interval (None
-    below audit.MIN_N items, or for none)."""
+    below MIN_N (audit's) items, or for none)."""
     hits = np.asarray(hits, dtype=bool)
     n, k = int(hits.size), int(hits.sum())
-    lo, hi = wilson(k, n) if not audit.too_few(n) else (None, None)
+    lo, hi = wilson(k, n) if not too_few(n) else (None, None)
     return {"n": n, "k": k, "share": k / n if n else None, "lo": lo, "hi": hi}
 
 
@@ -87,15 +87,15 @@ def interval_text(share, lo, hi) -> str:
 
 def humans_text(humans: dict | None) -> list[str]:
     """One line per kind of human label: the student's and the teacher's agreement, with intervals and
-    n; 'too few labels' with n where there are fewer than audit.MIN_N items."""
+    n; 'too few labels' with n where there are fewer than MIN_N items."""
     if not humans:
         return ["human labels: none read when the student was trained"]
     lines = []
     for kind, what in (("accept", "accept labels"), ("pair", "pair labels")):
         h = humans[kind]
-        if audit.too_few(h["n_items"]):
+        if too_few(h["n_items"]):
             lines.append(f"held-out agreement with the human {what}: too few labels (n = {h['n_items']}, "
-                         f"at least {audit.MIN_N} needed)")
+                         f"at least {MIN_N} needed)")
             continue
         s, t = h["student"], h["teacher"]
         lines.append(f"held-out agreement with the human {what} (n = {h['n_items']}): student "

@@ -186,8 +186,8 @@ def test_the_ray_engine_writes_what_the_in_process_engine_writes(db, tmp_path, t
         assert a.equals(b)
 
 
-@pytest.mark.slow          # loads the bundled model and runs it on 48 candidates (~100 s on a shared 2-core machine)
-def test_model_features_train_a_student_on_the_bundled_models_hidden_states(db, tmp_path):
+def test_model_features_train_a_student_on_the_bundled_models_hidden_states(db, tmp_path, shared_bundled_judge):
+    """The `model` features on a small pool (48 candidates), the bundled model loaded once a session."""
     rows, quality = rows_of(12, seed=2)
     import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "p")
     verdicts = [{"judge": "t", "format": "likert5", "prompt_id": r["prompt_id"], "candidate_id": r["candidate_id"],
