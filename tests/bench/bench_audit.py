@@ -142,7 +142,7 @@ def build_sql(db: Path, work: Path, args) -> None:
         with transaction(con):
             con.execute("INSERT INTO pools (pool_id, name, source_file, layout) VALUES (1, 'bench', 'bench_audit.py', 'rows')")
             con.execute("INSERT INTO id_marks VALUES ('pools', 1)")
-            con.execute("INSERT INTO prompts SELECT 1, p, 'p' || p, 'Prompt ' || p FROM range($P) t(p)", {"P": args.prompts})
+            con.execute("INSERT INTO prompts (pool_id, prompt_idx, prompt_id, prompt) SELECT 1, p, 'p' || p, 'Prompt ' || p FROM range($P) t(p)", {"P": args.prompts})
             con.execute("INSERT INTO candidates (pool_id, cand_idx, prompt_idx, candidate_id, position, response, reference) "
                         "SELECT 1, i, i // $k, 'c' || (i % $k), i % $k, 'a response', CASE WHEN hash(i, 'missing') % 200 = 0 "
                         "THEN NULL ELSE CAST(hash(i, 'ref') % 10 AS DOUBLE) END FROM range($n) t(i)", {"k": args.k, "n": n})
@@ -158,7 +158,7 @@ def build_sql(db: Path, work: Path, args) -> None:
                     value, label = SQL_VALUES[name]
                     rows = VERDICT_ROWS.format(value=value, label=label)
                     params = {"k": args.k, "n": n, "jid": jid, "fid": fid, "j": j}
-                    con.execute(f"INSERT INTO verdicts (run_id, pool_id, judge_id, format_id, decoding, prompt_idx, a_idx, "
+                    con.execute(f"INSERT INTO verdicts (cell_run_id, pool_id, judge_id, format_id, decoding, prompt_idx, a_idx, "
                                 f"sample, raw, answer, value, status) SELECT {rid}, 1, {jid}, {fid}, 'greedy', prompt, i, 0, "
                                 f"raw, CASE WHEN bad THEN NULL ELSE raw END, value, CASE WHEN bad THEN 'no_label' ELSE 'ok' END "
                                 f"FROM ({rows})", params)
