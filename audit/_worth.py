@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from ._read import AuditError, reading
-from ._estimate import classical_mean, effective_labels, hansen_hurwitz, ppi_mean
+from ._estimate import classical_mean, effective_labels, ppi_mean
 
 ESTIMATE_COLUMNS = ["judge", "format", "decoding", "target", "system", "n_labelled", "n_unlabelled",
                     "classical_value", "classical_lo", "classical_hi", "ppi_value", "ppi_lo", "ppi_hi",

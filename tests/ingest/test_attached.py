@@ -5,7 +5,6 @@ with their file and row; a file that changes after attaching is refused by name 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 
