@@ -282,7 +282,7 @@ def main() -> None:
     wall, peak = statistics.median(r["wall_s"] for r in runs), statistics.median(r["peak_mb"] for r in runs)
     print(f"audit ({sum(c['n_verdicts'] for c in new_cells):,} verdicts, {len(new_cells)} cells, {n:,} candidates): "
           f"median {wall:.1f} s wall, {peak:,.0f} MB peak RSS of {len(runs)} runs")
-    if n <= args.old_max_candidates:
+    if args.old_repeats > 0 and n <= args.old_max_candidates:          # --old-repeats 0: the audit alone
         load = os.getloadavg()[0]
         t = time.perf_counter()
         proc = subprocess.run([sys.executable, __file__, "--child-old", str(db), str(args.old_repeats),
