@@ -208,9 +208,13 @@ def drift(db: str | os.PathLike | None, pool: str, judge: str, against: str | No
     read in DuckDB a format at a time (sql/drift_cells.sql), out of core."""
     with reading(db) as read:
         _, formats = _comparison(read, pool, judge, against, baseline_version)
-        cells = [read.frame("drift_cells", **keys).with_columns(pl.lit(keys["format"]).alias("format"))
-                 for keys in formats]
-    return pl.concat(cells).with_columns((pl.col("n_changed") / pl.col("n")).alias("share_changed")) \
+        return pl.concat([_cells_of(read, keys) if cells is None else cells for keys, cells in formats])
+
+
+def _cells_of(read, keys: dict) -> pl.DataFrame:
+    """drift_cells.sql's rows of one format (`keys`: its parameters) as drift's rows (CELL_COLUMNS)."""
+    return read.frame("drift_cells", **keys).with_columns(
+        pl.lit(keys["format"]).alias("format"), (pl.col("n_changed") / pl.col("n")).alias("share_changed")) \
         .select(CELL_COLUMNS)
 
 
@@ -223,7 +227,7 @@ def drift_items(db: str | os.PathLike | None, pool: str, judge: str, against: st
     moved = []
     with reading(db) as read:
         _, formats = _comparison(read, pool, judge, against, baseline_version)
-        for keys in formats:
+        for keys, _ in formats:
             left = None if limit is None else limit - sum(m.height for m in moved)
             if left is None or left > 0:
                 moved.append(read.frame("drift_moved", **keys, limit=left)
@@ -244,13 +248,14 @@ def _version_keys(row: dict, side: str) -> dict:
 
 
 def _comparison(read, pool: str, judge: str, against: str | None,
-                baseline_version: int | None) -> tuple[dict, list[dict]]:
+                baseline_version: int | None) -> tuple[dict, list[tuple[dict, pl.DataFrame | None]]]:
     """(head, formats) of a drift: head as drift_sides describes the two sides ({"current_version",
     "baseline_version", "versions"}, the versions read per format in DuckDB, sql/drift_versions.sql), and
     per format compared, in name order, the parameters of drift_cells.sql and drift_moved.sql. Against
     another judge, every format the judge answered; without, the formats where the latest version shares
     calls with an earlier one (version_pairs' choice, each candidate baseline tried in DuckDB), else the
-    AuditError that explains the workflow. No verdict is read into memory."""
+    AuditError that explains the workflow. Each format comes with its drift rows where finding it
+    computed them (None elsewhere), so they are not computed twice. No verdict is read into memory."""
     pid = read.pool_id(pool)
     jid = _judge_id(read, judge)
     other = _judge_id(read, against) if against is not None else jid
@@ -263,7 +268,7 @@ def _comparison(read, pool: str, judge: str, against: str | None,
     if against is not None:
         head = {"current_version": current, "versions": vers, "baseline_version": {
             "judge": against, "versions": read.frame("drift_versions", pool_id=pid, judge_id=other).to_dicts()}}
-        return head, [{**base, **_NO_VERSIONS, "format": name, "lo": lo, "hi": hi}
+        return head, [({**base, **_NO_VERSIONS, "format": name, "lo": lo, "hi": hi}, None)
                       for name, lo, hi in formats.iter_rows()]
     chosen, by_current, by_baseline = [], {}, {}
     for name, lo, hi in formats.iter_rows():
@@ -275,8 +280,9 @@ def _comparison(read, pool: str, judge: str, against: str | None,
         for older in reversed(earlier.to_dicts()):
             keys = {**base, "versions": True, **_version_keys(latest, "new"), **_version_keys(older, "old"),
                     "format": name, "lo": lo, "hi": hi}
-            if read.frame("drift_cells", **keys).height:          # the two versions share calls
-                chosen.append(keys)
+            cells = _cells_of(read, keys)
+            if cells.height:                                 # the two versions share calls
+                chosen.append((keys, cells))
                 by_current[name] = {k: v for k, v in latest.items() if k != "format"}
                 by_baseline[name] = {k: v for k, v in older.items() if k != "format"}
                 break
@@ -306,12 +312,11 @@ def drift_report(db: str | os.PathLike | None, pool: str, judge: str, against: s
         head, formats = _comparison(read, pool, judge, against, baseline_version)
 
         def cells():
-            for keys in formats:
-                per_cell = read.frame("drift_cells", **keys).with_columns(
-                    pl.lit(keys["format"]).alias("format"), (pl.col("n_changed") / pl.col("n")).alias("share_changed"))
+            for keys, per_cell in formats:
+                per_cell = _cells_of(read, keys) if per_cell is None else per_cell
                 moved = _Runs(pl.from_arrow(batch) for batch in read.batches("drift_moved", batch_rows, **keys,
                                                                             limit=None))
-                for cell in per_cell.select(CELL_COLUMNS).to_dicts():
+                for cell in per_cell.to_dicts():
                     yield cell, moved.of(cell["decoding"])
 
         yield head, cells()
