@@ -153,6 +153,14 @@ def _coefficient_rows(part: str, kept: np.ndarray, gamma: np.ndarray | None, dra
     return out
 
 
+def prompt_draws(rng: np.random.Generator, n_prompts: int, n_boot: int) -> np.ndarray:
+    """(n_boot, n_prompts): how often each of the cell's sorted prompts is drawn in each bootstrap resample
+    (multinomial counts of n_prompts draws with replacement), as floats; no rows without a bootstrap."""
+    if n_boot <= 0:
+        return np.zeros((0, n_prompts))
+    return rng.multinomial(n_prompts, np.full(n_prompts, 1.0 / n_prompts), size=n_boot).astype(float)
+
+
 def held_parameters(a: np.ndarray, b: np.ndarray, z: np.ndarray, n: int, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """held_out of the fit with the style features and of the one without (its slot alone)."""
     return held_out(a, b, z, n, w), held_out(a, b, z[:, :0], n, w)
@@ -188,8 +196,7 @@ def _style_cell(cell: pl.DataFrame, labels: pl.DataFrame | None, n_boot: int,
     fit = fit_style(a, b, y, z, n, penalty=penalty, held=held)
     plain = fit_style(a, b, y, np.zeros((big_n, 0)), n, penalty=penalty, held=held_plain)
     prompts, unit = np.unique(cell["prompt_id"].to_numpy().astype(str), return_inverse=True)
-    counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
-        .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
+    counts = prompt_draws(rng, prompts.size, n_boot)
     boot = _boot_fit(a, b, y, z, n, counts[:, unit], fit["theta"], penalty, held) \
         if n_boot > 0 and fit["finite"] else None
     human = _human_rows(cell, labels, prompts, mean, sd, kept)

@@ -40,7 +40,7 @@ from scipy.sparse.csgraph import connected_components
 from ._bias import cell_rng
 from ._read import reading
 from ._style import (_SCHEMA, STYLE_COLUMNS, _cell_rows, _human_rows, _with_counts, held_parameters,
-                     standardise, style_features)
+                     prompt_draws, standardise, style_features)
 from ._style_fit import _boot_fit, fit_style, held_out
 
 # Python's `\s` within a line (str.isspace(), less the line break) and `\d` (str.isdecimal()), as
@@ -120,8 +120,7 @@ def style_fit(ids: list[str], a: np.ndarray, b: np.ndarray, y: np.ndarray, raw: 
     held, held_plain = held_parameters(a, b, z, n, mult)
     fit = fit_style(a, b, y, z, n, w=mult, penalty=penalty, held=held)
     plain = fit_style(a, b, y, np.zeros((a.size, 0)), n, w=mult, penalty=penalty, held=held_plain)
-    counts = rng.multinomial(prompts.size, np.full(prompts.size, 1.0 / prompts.size), size=n_boot) \
-        .astype(float) if n_boot > 0 else np.zeros((0, prompts.size))
+    counts = prompt_draws(rng, prompts.size, n_boot)
     boot = None
     if n_boot > 0 and fit["finite"]:
         boot = _boot_fit(a, b, y, z, n, np.asarray((calls.T @ counts.T).T), fit["theta"], penalty, held)
