@@ -117,8 +117,9 @@ def test_the_apply_form_starts_a_run_that_scores_the_shards_and_attaches_them(db
     assert any("240/240" in (p.proto.text or "") for p in at.get("progress"))
 
 
-def test_a_cancelled_apply_keeps_whole_shards_and_the_next_run_scores_the_rest(db, tmp_path, taught):  # noqa: F811
-    rows, _ = taught
+def _apply_launched(db, tmp_path, rows) -> tuple[int, Path]:
+    """A student distilled into tmp_path/s applied by a background run, 5 rows a batch, to 60 shards of 100
+    rows (6,000), returned (run id, output folder) once its first shard is written whole."""
     distil(db, "p", "teacher", "likert5", tmp_path / "s", held_out=0.25, seed=3)
     many = [{**r, "candidate_id": f"{r['candidate_id']}-{k}"} for k in range(25) for r in rows]    # 6,000 rows
     _shards(tmp_path / "shards", many, 60)         # 100 rows a shard
@@ -130,6 +131,11 @@ def test_a_cancelled_apply_keeps_whole_shards_and_the_next_run_scores_the_rest(d
     deadline = time.monotonic() + 180
     while not list(out.glob("*.parquet")) and time.monotonic() < deadline:   # the first shard written whole
         time.sleep(0.05)
+    return run_id, out
+
+
+def test_a_cancelled_apply_keeps_whole_shards_and_the_next_run_scores_the_rest(db, tmp_path, taught):  # noqa: F811
+    run_id, out = _apply_launched(db, tmp_path, taught[0])
     row = cancel(db, run_id, wait_s=60)
     assert row["status"] == "cancelled", (row["error"], Path(row["log_path"]).read_text())
     kept = sorted(out.glob("*.parquet"))
@@ -144,18 +150,7 @@ def test_a_cancelled_apply_keeps_whole_shards_and_the_next_run_scores_the_rest(d
 
 
 def test_a_killed_apply_run_is_failed_and_the_next_scores_each_shard_once(db, tmp_path, taught):  # noqa: F811
-    rows, _ = taught
-    distil(db, "p", "teacher", "likert5", tmp_path / "s", held_out=0.25, seed=3)
-    many = [{**r, "candidate_id": f"{r['candidate_id']}-{k}"} for k in range(25) for r in rows]    # 6,000 rows
-    _shards(tmp_path / "shards", many, 60)
-    out = tmp_path / "v"
-    request = request_for("apply", model_dir=str(tmp_path / "s"), shards=f"{tmp_path}/shards/*.parquet",
-                          out=str(out), batch_rows=5)
-    run_id = launch(db, "apply", [sys.executable, "-m", "app.cli", *command_line(request)], request=request,
-                    key=apply_key(out))
-    deadline = time.monotonic() + 180
-    while not list(out.glob("*.parquet")) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    run_id, out = _apply_launched(db, tmp_path, taught[0])
     kill_group(get_run(db, run_id)["pid"])      # SIGKILL: no clean-up, the shard being written half there
     time.sleep(1)
     row = get_run(db, run_id)
