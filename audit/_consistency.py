@@ -251,8 +251,9 @@ def consistency(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: 
     for cell in cells.iter_rows(named=True):
         level = scale_level(cell["nominal_levels"])
         rng = cell_rng(seed, cell["judge"], cell["format"], cell["decoding"])
+        none = (np.zeros((0, 0), np.int64), np.zeros(0), 1, 0.0, 0)        # no repeated call: 1 sample, no item
         counts, values, samples, purity_sum, purity_n = tables.get(
-            (cell["judge_id"], cell["format_id"], cell["decoding"]), (np.zeros((0, 0), np.int64), np.zeros(0), 1, 0.0, 0))
+            (cell["judge_id"], cell["format_id"], cell["decoding"]), none)
         stats = cell_statistics(counts, values, samples, purity_sum, purity_n, level, n_boot, rng)
         rows.append({"judge": cell["judge"], "format": cell["format"], "decoding": cell["decoding"],
                      "level": level, **stats})
