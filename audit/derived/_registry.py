@@ -158,6 +158,10 @@ RESULTS: dict[str, Result] = {
     "scored_cells": Result("the scored cells (judge, format, decoding, score)", _scores.scored_cells, in_parts=True),
     "rank": Result("the Bradley-Terry rankings", _rank_cells.rank, in_parts=True,
                    first_view=lambda read, pool: ("candidate_id", 100)),      # the Rankings page's defaults
+    # each candidate's style counts: what the style fit joins every judging's calls to, counted once per pool
+    # (before style_rank, which reads it: a refresh computes it first)
+    "style_counts": Result("each candidate's style counts (length, headers, lists, bold)",
+                           _style_cells.pool_style_counts, basis="pool"),
     "style_rank": Result("the style-controlled rankings", _style_cells.style_rank, basis="labels", in_parts=True,
                          first_view=lambda read, pool: (0, 0)),   # every cell, no bootstrap: the page filters one
     # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
