@@ -5,7 +5,8 @@
 -- attached_ids alone, which keeps its ids and value since its attach (schema/026, 030), so reading it opens no
 -- file (a cell's scores and counts per judging). Only the rows of the pools whose files are intact (the files
 -- named with this connection's list, set_attached_files.sql): a pool with a changed file is left out, as it is
--- of verdict_source_all. An attached call carries no probability-weighted value (expected).
+-- of verdict_source_all, by its judgings (a cell run is one pool's: the few judgings are filtered, not every
+-- row). An attached call carries no probability-weighted value (expected).
 CREATE OR REPLACE TEMP VIEW verdict_values_all AS
 SELECT pool_id, judge_id, format_id, decoding, sample, prompt_idx, a_idx, b_idx, swapped, value, expected
 FROM verdicts
@@ -13,8 +14,8 @@ UNION ALL
 SELECT m.pool_id, c.judge_id, c.format_id, m.decoding, m.sample, m.prompt_idx, m.a_idx, m.b_idx, m.swapped, m.value,
        NULL::DOUBLE AS expected
 FROM attached_ids m
-JOIN attached_judgings c ON c.cell_run_id = m.cell_run_id
-WHERE list_contains(getvariable('attached_pools'), m.pool_id);
+JOIN (SELECT cell_run_id, judge_id, format_id FROM attached_judgings
+      WHERE list_contains(getvariable('attached_pools'), pool_id)) c ON c.cell_run_id = m.cell_run_id;
 -- verdict_source_all: one row per judge call with every column of the verdicts table: an attached call is a row of
 -- attached_ids (schema/026), which holds its judging's cell run and the ids its attach mapped the row's names to,
 -- joined to its file's row on integers: the file's place in the list (its pool's first file's, plus file_no) and
