@@ -356,6 +356,34 @@ def test_the_values_kept_are_the_files_rows_parsed(tmp_path):
     assert cells(attached, "s").equals(expect)
 
 
+def test_each_judgings_kept_rows_lie_in_row_groups_of_their_own(tmp_path):
+    # 2 judgings of 130,000 rows each (more than a DuckDB row group's 122,880): written one judging at a time,
+    # each judging's rows are contiguous (one row group, where they meet, holds both), so a read of one cell
+    # skips row groups holding the other's alone (written at once, the files' rows interleaved and every row
+    # group held both judgings' rows)
+    n_prompts, k = 13_000, 10
+    pool = pl.DataFrame({"prompt_id": [f"p{i // k}" for i in range(n_prompts * k)],
+                         "candidate_id": [f"c{i % k}" for i in range(n_prompts * k)]}).with_columns(
+        pl.lit("a prompt").alias("prompt"), pl.lit("an answer").alias("response"))
+    pool.write_parquet(tmp_path / "pool.parquet")
+    for fmt, raw in (("binary", "ACCEPT"), ("likert5", "4")):
+        folder = tmp_path / "out" / "judge=j" / f"format={fmt}"
+        folder.mkdir(parents=True)
+        pool.select("prompt_id", "candidate_id").with_columns(pl.lit(raw).alias("raw")).write_parquet(
+            folder / "part-0.parquet")
+    db = tmp_path / "a.duckdb"
+    import_pool(db, tmp_path / "pool.parquet", "s")
+    attach_verdicts(db, [str(tmp_path / "out" / "**" / "*.parquet")], "s", hive=True)
+    groups = query_rows(db, "SELECT row_group_id, stats FROM pragma_storage_info('attached_ids') "
+                            "WHERE column_name = 'cell_run_id' AND segment_type <> 'VALIDITY'")
+    spans = [(stats["min"], stats["max"]) for _, stats in groups]
+    runs = {run for span in spans for run in span}
+    assert len(runs) == 2 and len(groups) == 3                  # 260,000 rows: 3 row groups of up to 122,880
+    for run in runs:                                            # some row group holds the other judging alone
+        assert any(lo == hi != run for lo, hi in spans), spans
+    assert sorted(cells(db, "s")["n_verdicts"].to_list()) == [130_000, 130_000]
+
+
 def test_a_query_about_some_prompts_reads_only_the_row_groups_that_hold_them(tmp_path):
     # one cell's file written in prompt order, 4 row groups of 30 rows (12 prompts x 10 candidates): a read of
     # its first 3 prompts (the audit's block of whole prompts) builds on their ids and hands read_parquet their
