@@ -55,6 +55,23 @@ def shared_bundled_judge(bundled_judge, monkeypatch):
     return bundled_judge
 
 
+@pytest.fixture(scope="session")
+def bundled_model_folder(tmp_path_factory) -> Path:
+    """The bundled model (SmolLM2-135M, dequantised from its GGUF by train._model.load_base) saved once a
+    session as a transformers folder (config.json, safetensors, tokenizer): a `--base` that a command's
+    own process loads in a second or two, where the GGUF takes it tens of seconds to convert. The same
+    float32 weights and tokenizer as `--base local:smollm2`."""
+    pytest.importorskip("torch")
+    import torch
+    from train._model import load_base
+    folder = tmp_path_factory.mktemp("smollm2") / "smollm2"
+    model, tok = load_base("local:smollm2", dtype=torch.float32, device="cpu")
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    del model
+    return folder
+
+
 @pytest.fixture
 def database_named_by_argument(monkeypatch, tmp_path):
     """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails.
