@@ -56,18 +56,19 @@ def shared_bundled_judge(bundled_judge, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def bundled_model_folder(tmp_path_factory) -> Path:
-    """The bundled model (SmolLM2-135M, dequantised from its GGUF by train._model.load_base) saved once a
-    session as a transformers folder (config.json, safetensors, tokenizer): a `--base` that a command's
-    own process loads in a second or two, where the GGUF takes it tens of seconds to convert. The same
-    float32 weights and tokenizer as `--base local:smollm2`."""
-    pytest.importorskip("torch")
-    import torch
-    from train._model import load_base
+def bundled_model_folder(bundled_judge, tmp_path_factory) -> Path:
+    """The session's bundled model (SmolLM2-135M, loaded once: bundled_judge) saved as a transformers
+    folder (config.json, safetensors, tokenizer): a `--base` that a command's own process loads in a
+    second, where converting the GGUF takes it tens of seconds. A copy is saved (the loaded model keeps
+    its GGUF marker, which forbids saving: train._model._drop_gguf_marker takes it off the copy); the
+    same float32 weights and tokenizer as `--base local:smollm2` (tests/kill/test_kill.py checks)."""
+    import copy
+    from train._model import _drop_gguf_marker
     folder = tmp_path_factory.mktemp("smollm2") / "smollm2"
-    model, tok = load_base("local:smollm2", dtype=torch.float32, device="cpu")
+    model = copy.deepcopy(bundled_judge.lm)
+    _drop_gguf_marker(model)
     model.save_pretrained(folder)
-    tok.save_pretrained(folder)
+    bundled_judge.tokenizer.save_pretrained(folder)
     del model
     return folder
 

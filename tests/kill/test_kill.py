@@ -84,3 +84,18 @@ def test_a_demo_seeding_killed_between_a_pool_and_its_verdicts_resumes_with_the_
     seed_demo(killed, pools=(name,))
     want = query_rows(whole, DEMO_VERDICTS)
     assert len(want) > 1000 and query_rows(killed, DEMO_VERDICTS) == want
+
+
+def test_the_bundled_models_folder_loads_to_its_weights_and_tokenizer(bundled_model_folder, bundled_judge):
+    """What the kill points of train and evaluate fine-tune (tests/conftest.py's bundled_model_folder):
+    the folder loads, as `--base FOLDER` loads it (train._model.load_base), to the bundled model's own
+    float32 weights, tensor for tensor, and its tokenizer reads a chat turn to the same token ids."""
+    import torch
+    from train._model import load_base
+    model, tok = load_base(str(bundled_model_folder), dtype=torch.float32, device="cpu")
+    want, got = bundled_judge.lm.state_dict(), model.state_dict()
+    assert len(want) > 200 and sorted(got) == sorted(want)
+    assert [k for k in want if not torch.equal(got[k], want[k])] == []
+    turn = bundled_judge.tokenizer.apply_chat_template([{"role": "user", "content": "Rate this answer from 1 to 5."}],
+                                                       tokenize=False, add_generation_prompt=True)
+    assert len(tok(turn)["input_ids"]) > 10 and tok(turn)["input_ids"] == bundled_judge.tokenizer(turn)["input_ids"]
