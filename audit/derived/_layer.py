@@ -130,11 +130,11 @@ def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader)
     judges = None
     if not result.in_parts and result.judges_of is not None and result.basis != "pool":
         judges = tuple(result.judges_of(reader, pool, args))
-    key = ("marks", *db.state(), pool, result.basis, result.in_parts, judges)
+    key = ("marks", *db.state(), pool, result.basis, result.in_parts, result.reads_earlier, judges)
     marks = _recall(key)
     if marks is None or not all(m.files_unchanged() for m in marks):
         if result.in_parts and result.basis != "pool":
-            found = db.derived_judging_marks(pool, result.basis)
+            found = db.derived_judging_marks(pool, result.basis, result.reads_earlier)
             marks = None if found is None else list(found.values())
             if marks == []:                # no judging yet: the (empty) result is stored whole
                 marks = [db.derived_mark(pool, result.basis)]

@@ -46,7 +46,9 @@ class Result:
       computed and stored) and passed to `compute` by name: a result of the whole pool computed from
       the stored parts of others (the checklist, from the cells, slot bias and consistency);
     - `first_view(read, pool)`: the arguments a page's first view asks for (what `refresh` stores);
-      None when the page would show nothing to compute.
+      None when the page would show nothing to compute;
+    - `reads_earlier`: (in parts) a judging's part reads the calls of the judges of a lower id in its
+      format too (the pairs it makes with them), so it is stale when any of theirs moves (Mark.earlier).
 
     `read` is a `Reader`: `read(name, *args)` is another derived result of the pool, `read.db` the
     database's handle.
@@ -61,6 +63,7 @@ class Result:
     build: Callable[[pl.DataFrame], pl.DataFrame] | None = None
     uses: tuple[str, ...] = ()
     first_view: Callable = no_arguments
+    reads_earlier: bool = False
 
 
 def checklist_frame(db, pool: str, cells: pl.DataFrame | None = None, bias: pl.DataFrame | None = None,
@@ -179,8 +182,10 @@ RESULTS: dict[str, Result] = {
     "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts_by_judging,
                             in_parts=True, combine=summed_counts),
     "checklist": Result("the reporting checklist", checklist_frame, uses=("cells", "bias", "consistency")),
-    # the pairs of judges that share calls: what the Drift page offers and opens on (read once, not per view)
-    "drift_pairs": Result("the pairs of judges that share calls", _drift.drift_pairs),
+    # the pairs of judges that share calls: what the Drift page offers and opens on (read once, not per view);
+    # a judging's part counts its calls shared with each judge of a lower id, so a new judge computes its own
+    "drift_pairs": Result("the pairs of judges that share calls", _drift.drift_pair_parts, in_parts=True,
+                          combine=_drift.pairs_of_parts, reads_earlier=True),
     "drift": Result("the drift between two judges per cell", _drift.drift, judges_of=_two_judges,
                     first_view=first_two_judges),
     "drift_items": Result("the calls that moved between two judges", _drift.drift_items, judges_of=_two_judges,

@@ -8,7 +8,10 @@ A fingerprint (a `Mark`) covers one of three things:
   or parsed, an attached file attached, detached or changed on disk, a migration;
 - one judging of the pool (`sql/derived_judging_marks.sql`: a judge with a format): the same, of that
   judging alone, so a result stored in parts (one per judging, the cells of one judge and format)
-  stays current while another judge's verdicts come, or the same judge's in another format;
+  stays current while another judge's verdicts come, or the same judge's in another format; for a
+  result whose part reads the judges before its own too (`earlier`: the pairs of judges that share
+  calls, a judge's part counting those it shares with each judge of a lower id), that judging's and
+  theirs in its format, so a new judge (the highest id) computes its own parts alone;
 - some judges of the pool (their judgings' marks put together): a result that reads only some judges
   (a drift) stays current while another judge's verdicts come;
 - the pool's candidates alone (`sql/derived_pool_mark.sql`): a pool is replaced only whole.
@@ -20,6 +23,8 @@ here under the writer's lock). A result is Parquet bytes, so any polars frame ro
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import io
 import json
 import os
@@ -43,7 +48,8 @@ class Mark:
     basis 'pool'), its attached files with their size and modification time on disk when it was
     taken, what it covers (`judges`: None for the whole pool; `judging`: the (judge, format) of a part)
     and where a result under it is stored (`part`: part_name(judge, format) for that judging's part
-    of a result, '' for a whole result)."""
+    of a result, '' for a whole result); `earlier`: a judging's mark that covers the judgings of the
+    judges before it (by id) in its format too."""
     pool_id: int
     fingerprint: str
     n_verdicts: int
@@ -53,6 +59,7 @@ class Mark:
     judges: tuple[str, ...] | None = None
     part: str = ""
     judging: tuple[str, str] | None = None
+    earlier: bool = False
 
     def files_unchanged(self) -> bool:
         """Whether the attached files are on disk as when the mark was taken (no database read: a
@@ -104,13 +111,28 @@ def part_name(judge: str, fmt: str) -> str:
     return json.dumps([judge, fmt], ensure_ascii=False)
 
 
-def _judging_marks(con, pool: int, basis: str) -> dict[str, Mark]:
+def _judging_marks(con, pool: int, basis: str, earlier: bool = False) -> dict[str, Mark]:
     labels = _labels(con, pool) if basis == "labels" else ""
-    out = {}
-    for judge, fmt, mark, n, paths in _sql.rows(con, "derived_judging_marks", pool_id=pool):
+    out, ids = {}, {}
+    for judge, fmt, mark, n, paths, judge_id in _sql.rows(con, "derived_judging_marks", pool_id=pool):
         disk = _disk(paths)
         part = part_name(judge, fmt)
         out[part] = Mark(pool, f"{mark}{labels}|{disk}", int(n), tuple(paths), disk, basis, (judge,), part, (judge, fmt))
+        ids[part] = judge_id
+    return _with_earlier(out, ids) if earlier else out
+
+
+def _with_earlier(marks: dict[str, Mark], ids: dict[str, int]) -> dict[str, Mark]:
+    """Each judging's mark over its own and those of the judges before it (a lower id) in its format,
+    hashed (the judges' marks in id order), with their attached files."""
+    out = {}
+    for part, mark in marks.items():
+        judge_id, fmt = ids[part], mark.judging[1]
+        covered = sorted((ids[p], m) for p, m in marks.items() if m.judging[1] == fmt and ids[p] <= judge_id)
+        paths = tuple(p for _, m in covered for p in m.attached)
+        text = ";".join(f"{i}={m.fingerprint}" for i, m in covered)
+        out[part] = dataclasses.replace(mark, fingerprint=hashlib.sha256(text.encode()).hexdigest(), attached=paths,
+                                        disk=_disk(paths), earlier=True)
     return out
 
 
@@ -158,11 +180,12 @@ def derived_mark(db, pool: str, basis: str = "verdicts", judges: tuple[str, ...]
     return _within(db, pool, lambda con, pid: _of_judges(_judge_marks(con, pid, basis), pid, basis, tuple(judges)))
 
 
-def derived_judging_marks(db, pool: str, basis: str = "verdicts") -> dict[str, Mark] | None:
+def derived_judging_marks(db, pool: str, basis: str = "verdicts", earlier: bool = False) -> dict[str, Mark] | None:
     """{part name: the fingerprint now of that judging's part} for every judging of the pool, in judge
-    then format order; None as derived_mark."""
+    then format order (`earlier`: each over the judges before it in its format too, Mark.earlier); None
+    as derived_mark."""
     _check_basis(basis)
-    return _within(db, pool, lambda con, pid: _judging_marks(con, pid, basis))
+    return _within(db, pool, lambda con, pid: _judging_marks(con, pid, basis, earlier))
 
 
 def derived_parts(db, marks: list[Mark], name: str, params=()
@@ -239,8 +262,8 @@ class _Now:
         if not state.part:
             return _of_judges(_judge_marks(self._con, state.pool_id, state.basis), state.pool_id, state.basis,
                               state.judges).fingerprint
-        key = (state.pool_id, state.basis)
+        key = (state.pool_id, state.basis, state.earlier)
         if key not in self._judgings:
-            self._judgings[key] = _judging_marks(self._con, state.pool_id, state.basis)
+            self._judgings[key] = _judging_marks(self._con, state.pool_id, state.basis, state.earlier)
         marks = self._judgings[key]
         return marks[state.part].fingerprint if state.part in marks else None
