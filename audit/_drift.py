@@ -200,9 +200,14 @@ def drift_pair_parts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     against, n_shared for each judging the handle is scoped to (every judging of the pool when unscoped)
     and each judge of a lower id that shares calls with it in that format (sql/drift_pair_parts.sql). A
     pair is counted in the part of its judge of the higher id, so a new judge's parts are computed alone;
-    pairs_of_parts puts the parts together as drift_pairs."""
+    pairs_of_parts puts the parts together as drift_pairs. Scoped, a format at a time (its calls alone
+    joined at once: out of core at 10M candidates)."""
+    judgings = getattr(db, "judgings", None)
+    formats = sorted({fmt for _, fmt in judgings}) if judgings else [None]
     with reading(db) as read:
-        return read.frame("drift_pair_parts", pool_id=read.pool_id(pool))
+        pid = read.pool_id(pool)
+        frames = [read.frame("drift_pair_parts", pool_id=pid, format=fmt) for fmt in formats]
+    return pl.concat(frames).sort("judge", "format", "against")
 
 
 def pairs_of_parts(parts: pl.DataFrame) -> pl.DataFrame:

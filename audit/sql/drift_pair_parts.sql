@@ -7,9 +7,11 @@
 -- are their members' votes, not calls of their own). A judge's calls over one format row of a name are one row
 -- each (the store's rule); over several format rows of one name a call is counted once (made distinct, only
 -- there). The two sides are joined on the call (keys: the format's least id of its name, decoding, prompt,
--- candidates, sample), the judges of the part on one side, those of a lower id on the other.
+-- candidates, sample), the judges of the part on one side, those of a lower id on the other. $format: one
+-- format's parts alone (by name; null: every format's), so that a format's calls alone are joined at a time.
 WITH named AS (
     SELECT format_id, name, min(format_id) OVER (PARTITION BY name) AS format_key FROM formats
+    WHERE $format IS NULL OR name = $format
 ), judgings AS (
     SELECT v.judge_id, v.format_id, n.name AS format, n.format_key,
            count(*) OVER (PARTITION BY v.judge_id, n.name) AS n_rows
