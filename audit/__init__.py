@@ -13,7 +13,7 @@ from ._calibrate import calibrate, calibrate_frames, human_agreement, human_ceil
 from ._cells import CELL_COLUMNS, audit_cells
 from ._comparisons import COMPARISON_COLUMNS, comparisons
 from ._consistency import CONSISTENCY_COLUMNS, consistency
-from ._curation import baseline_values, cell_values, curation_prompts, pool_extent
+from ._curation import baseline_values, cell_values, cells_values, curation_prompts, pool_extent
 from ._decision import DECISION_COLUMNS, decisions
 from ._human_scale import calibrated_values, human_items, human_scale
 from ._drift import compare_verdicts, drift, drift_items, drift_pairs, drift_report, drift_sides, first_pair
@@ -53,7 +53,7 @@ __all__ = [
     "INTRANSITIVE_COLUMNS", "JUDGES_COLUMNS", "MINUS", "MIN_N", "PLAN_COLUMNS", "RANK_COLUMNS",
     "SIZE_COLUMNS", "STYLE_COLUMNS", "SUBSET_COLUMNS", "alt_test", "annotator_agreement", "audit_cells",
     "baseline_values", "bias", "bias_items", "calibrate", "calibrate_frames", "calibrated_values",
-    "candidate_scores", "candidate_texts", "cell_rng", "cell_values", "checklist", "checklist_markdown",
+    "candidate_scores", "candidate_texts", "cell_rng", "cell_values", "cells_values", "checklist", "checklist_markdown",
     "compare_verdicts", "comparisons", "consistency", "curation_prompts", "decisions", "draw_label_queue",
     "drift", "drift_items", "drift_pairs", "drift_report", "drift_sides", "effective_levels", "estimate", "eval_prompts",
     "export_counts", "first_pair", "holm", "human_agreement", "human_ceiling", "human_items", "human_scale",
