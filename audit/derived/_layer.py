@@ -258,16 +258,22 @@ def read(db, pool: str, name: str, *args, results: dict[str, Result] = RESULTS, 
         clear()
 
 
+SAVE_EVERY_S = 30.0     # a refresh stores what it computed at least this often (in seconds computed)
+
+
 class _Saves:
     """What a refresh computed, stored together (one transaction, the fingerprints now read once for
-    all; ingest.store.save_derived_many) when it ends or before anything is read through the layer
-    (a result's `uses`, a first view's), so that read finds them stored."""
+    all; ingest.store.save_derived_many) when it ends, before anything is read through the layer (a
+    result's `uses`, a first view's), so that read finds them stored, and once SAVE_EVERY_S seconds of
+    computing wait, so a page opened during a long refresh finds the results computed so far."""
 
     def __init__(self, db: Database):
-        self.db, self.waiting, self.entries = db, [], []
+        self.db, self.waiting = db, []
 
     def add(self, entry: dict, name: str, args: tuple, parts: list[tuple]) -> None:
         self.waiting.append((entry, name, args, parts))
+        if sum(entry["seconds"] for entry, *_ in self.waiting) >= SAVE_EVERY_S:
+            self.flush()
 
     def flush(self) -> None:
         if not self.waiting:

@@ -224,3 +224,26 @@ def _first_view(db, name):
     from audit.derived import Reader
     reader = Reader(Database(db), "s", DERIVED_RESULTS)
     return DERIVED_RESULTS[name].first_view(reader, "s")
+
+
+def test_a_long_refresh_stores_what_it_computed_as_it_goes(db, tmp_path, monkeypatch):
+    """Once SAVE_EVERY_S seconds of computing wait, the refresh stores them: a page opened while a later
+    result is still computing (here: while slot bias computes, with the threshold at 0) finds the cells
+    stored; at the default threshold the same small pool's cells wait for the end."""
+    from audit.derived import _layer
+    rows = synthetic_pool(6, seed=5)
+    import_pool(db, write_jsonl_path(tmp_path / "pool.jsonl", rows), "s")
+    import_verdicts(db, write_jsonl_path(tmp_path / "v.jsonl", synthetic_verdicts(rows, seed=5)), "s")
+    original, seen = DERIVED_RESULTS["bias"], []
+
+    def looking(db_, *args, **kwargs):          # what another process finds stored meanwhile
+        seen.append({n for (n,) in query_rows(db, "SELECT DISTINCT name FROM derived_results")})
+        return original.compute(db_, *args, **kwargs)
+    monkeypatch.setitem(DERIVED_RESULTS, "bias", replace(original, compute=looking))
+    for every_s, cells_stored in ((_layer.SAVE_EVERY_S, False), (0.0, True)):
+        monkeypatch.setattr(_layer, "SAVE_EVERY_S", every_s)
+        with duckdb.connect(str(db)) as con:
+            con.execute("DELETE FROM derived_results")
+        derived.forget()
+        derived.refresh(Database(db), "s", DERIVED_RESULTS)
+        assert ("cells" in seen[-1]) is cells_stored, (every_s, seen[-1])
