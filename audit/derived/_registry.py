@@ -14,6 +14,8 @@ from typing import Callable
 
 import polars as pl
 
+from ingest.store.database import Database
+
 from .. import _bias, _cells, _consistency, _drift, _export, _judges, _pool_summary, _pools, _positions, _report
 from .. import _alt_test_cells, _decision, _human_scale, _intransitive, _jury_size, _rank_cells, _scores, _style_cells
 from .. import _variance, _worth_cells
@@ -72,8 +74,22 @@ def checklist_frame(db, pool: str, cells: pl.DataFrame | None = None, bias: pl.D
 
 
 def judges_frame(db, pool: str, prices: tuple = ()) -> pl.DataFrame:
-    """audit.judges at the prices given as price_args (a hashable, storable form of judgeaudit.toml's)."""
-    return _judges.judges(db, pool, {k: dict(v) for k, v in prices})
+    """audit.judges at the prices given as price_args (a hashable, storable form of judgeaudit.toml's),
+    from the derived results cells, bias and consistency (read through the layer: stored, or computed
+    and stored), limited to the judgings the handle is scoped to, rather than computed again."""
+    from ._layer import read            # the layer reads this module's RESULTS
+    db = Database.of(db)
+    whole = Database(db.path)
+
+    def of_scope(name: str) -> pl.DataFrame:
+        frame = read(whole, pool, name)
+        if db.judgings is None:
+            return frame
+        keep = set(db.judgings)
+        return frame.filter(pl.Series([(j, f) in keep for j, f in zip(frame["judge"], frame["format"])],
+                                      dtype=pl.Boolean))
+    return _judges.judges(db, pool, {k: dict(v) for k, v in prices}, cells=of_scope("cells"),
+                          slots=of_scope("bias"), repeats=of_scope("consistency"))
 
 
 def price_args(prices: dict) -> tuple:
