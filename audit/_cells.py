@@ -49,12 +49,14 @@ class PoolView:
         self.prompt = sc.prompt[sc.order]
         _, self.gid = dense_groups(self.prompt, 1)         # each element's prompt as 0..n_prompts-1
         self.n_prompts = int(self.gid[-1]) + 1 if self.gid.size else 0
+        self.starts = m.group_starts(self.gid)             # where each prompt's elements begin
         r = sc.reference[sc.order]
         self.has_r = ~np.isnan(r)
         self.r_values, _ = m.levels(r[self.has_r])
         self.r_code = m.level_codes(r, self.r_values)   # ranks and ties of r, as small integers
         self.key = (m.tiebreak_key(sc.order.size, seed) if key is None else key)[sc.order]
         self._cache: list[tuple[str, np.ndarray, object]] = []
+        self._matrix: m.PromptMatrix | None | bool = False     # laid out on first use (matrix)
 
     def scores(self, row: np.ndarray) -> np.ndarray:
         return row if self.identity else row[self.order]
@@ -80,8 +82,39 @@ class PoolView:
         return idx[keep], (np.cumsum(kept_prompts) - 1)[gid[keep]]
 
     def tie_layout(self, valid: np.ndarray):
-        """Groups of >= 2 scored candidates (for top_tied): (element indices, group ids)."""
+        """Groups of >= 2 scored candidates: (element indices, group ids)."""
         return self._cached("tie", valid, lambda: self.pairs_layout(valid))
+
+    def matrix(self) -> m.PromptMatrix | None:
+        """The view's prompts laid out once for every cell (m.PromptMatrix: references and keys); None
+        where a prompt has more than m.SMALL_GROUP candidates (each cell then lays out its own)."""
+        if self._matrix is False:
+            sizes = np.diff(np.append(self.starts, self.gid.size))
+            self._matrix = (m.PromptMatrix(self.gid, self.r_code, self.key)
+                            if not sizes.size or sizes.max() <= m.SMALL_GROUP else None)
+        return self._matrix
+
+    def top_tied(self, valid: np.ndarray, code: np.ndarray) -> tuple[float, int]:
+        """top_tied's (sum, count) over the prompts with >= 2 scored candidates (`valid`; `code`: their
+        scores as level codes, others meaningless): how many of those prompts have their highest score
+        held by >= 2 of them, and how many there are: what m.top_tied gives over the groups of
+        tie_layout(valid), taken on the view's prompts in place where it can."""
+        matrix = self.matrix()
+        if matrix is None:
+            idx, g = self.tie_layout(valid)
+            return _sum(m.top_tied(g, code[idx]).astype(float)) if idx.size else (0.0, 0)
+        tied, groups = matrix.top_tied(code, valid)
+        return float(tied), groups
+
+    def ranked_stats(self, both: np.ndarray, code: np.ndarray) -> tuple[int, dict] | None:
+        """Over the prompts with >= 2 candidates having a score (`code`, level codes) and a reference
+        (`both`): how many there are and PromptStats' values for each, in prompt order; None without one."""
+        matrix = self.matrix()
+        if matrix is None:
+            idx, stats = self.ranked(both)
+            return (stats.n_groups, stats.compute(code[idx])) if idx.size else None
+        n_kept, st = matrix.compute(code, both)
+        return (n_kept, st) if n_kept else None
 
     def ranked(self, both: np.ndarray):
         """Groups of >= 2 candidates with score and reference: (element indices, PromptStats)."""
@@ -139,20 +172,20 @@ def cell_parts(view: PoolView, s: np.ndarray) -> dict:
     both = view.has_r if all_valid else valid & view.has_r
     every_scored_has_r = bool(both.all()) if all_valid else np.array_equal(both, valid)
     if not every_scored_has_r:  # otherwise the ranked groups below are the same groups
-        idx, g = view.tie_layout(valid)
-        if idx.size:
-            parts["top_tied"] = _sum(m.top_tied(g, code[idx]).astype(float))
+        tied = view.top_tied(valid, code)
+        if tied[1]:
+            parts["top_tied"] = tied
     if both.any():
         parts["joint"] = joint_counts(code[both], values, view.r_code[both], view.r_values)
-        idx, stats = view.ranked(both)
-        if idx.size:
-            st = stats.compute(code[idx])
+        ranked = view.ranked_stats(both, code)
+        if ranked is not None:
+            n_ranked, st = ranked
             tau_a, tau_b, somers = m.kendall_variants(st["n0"], st["cd"], st["n1"], st["n2"])
             if every_scored_has_r:
                 parts["top_tied"] = _sum(st["top_tied"])
             parts.update(tau_a=_sum(tau_a), tau_b=_sum(tau_b), somers_d=_sum(somers), top1=_sum(st["top1"]),
                          top1_expected=_sum(st["top1_expected"]), top1_uniform=_sum(st["top1_uniform"]),
-                         n_ranked_prompts=stats.n_groups)
+                         n_ranked_prompts=n_ranked)
     return parts
 
 

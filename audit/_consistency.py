@@ -7,8 +7,12 @@ agreement, Krippendorff's alpha (coincidence matrix) with a percentile bootstrap
 samples a mean of k would need for alpha 0.8 (Spearman-Brown), and the expected agreement of two
 independent draws from sample 0's label distribution.
 
+The pool is read once for every cell, aggregated in DuckDB (consistency_units.sql): only the calls
+asked more than once, as value counts per unit, never one row per verdict.
+
 Pure numpy below `consistency`; tests/audit/test_consistency.py checks each number against the textbook
-example and a brute-force implementation of the definitions.
+example and a brute-force implementation of the definitions, tests/audit/test_consistency_units.py the
+aggregated reading against the per-call one it replaced.
 """
 
 from __future__ import annotations
@@ -156,27 +160,20 @@ def samples_for_alpha(alpha: float, target: float = TARGET) -> int | None:
     return k
 
 
-def consistency_row(unit: np.ndarray, sample: np.ndarray, value: np.ndarray, purity: np.ndarray,
+def cell_statistics(counts: np.ndarray, values: np.ndarray, samples: int, purity_sum: float, purity_n: int,
                     level: str, n_boot: int, rng: np.random.Generator) -> dict:
-    """The statistics of one cell from its stored samples: unit (a call without its sample index),
-    sample index, parsed value (NaN unless parsed), purity Σ p² of the sample's normalised label
-    distribution (NaN without one). Keys: samples, n_items, flip_rate, agreement, alpha, alpha_lo,
-    alpha_hi, samples_for_alpha_08, expected_agreement (None where undefined)."""
+    """The statistics of one cell from its units' value counts (counts[u, c]: unit u's parsed samples
+    at values[c], the sorted distinct values, one row per unit with >= 2 of them, in unit order),
+    the most samples of any unit, and the sum and count of the purities of those units' sample 0
+    (consistency_row's keys; None where undefined)."""
     row = dict.fromkeys(["flip_rate", "agreement", "alpha", "alpha_lo", "alpha_hi",
                          "samples_for_alpha_08", "expected_agreement"])
-    row["samples"] = int(np.bincount(unit).max()) if unit.size else 0
-    items, kept = pairable(unit, value)
-    row["n_items"] = int(items.max()) + 1 if items.size else 0
+    row["samples"], row["n_items"] = int(samples), int(counts.shape[0])
     if not row["n_items"]:
         return row
-    values, code = np.unique(kept, return_inverse=True)
-    counts = unit_counts(items, code, values.size)
     row["flip_rate"], row["agreement"] = flip_and_agreement(counts)
-    parsed = ~np.isnan(value)
-    many = np.bincount(unit[parsed], minlength=int(unit.max()) + 1) >= 2     # the n_items units
-    first = (sample == 0) & many[unit] & ~np.isnan(purity)
-    if first.any():
-        row["expected_agreement"] = float(purity[first].mean())
+    if purity_n:
+        row["expected_agreement"] = float(purity_sum / purity_n)
     if values.size >= 2:
         uu, flat, weight = coincidence_parts(counts)
         o = np.bincount(flat, weights=weight, minlength=values.size ** 2).reshape(values.size, values.size)
@@ -184,6 +181,57 @@ def consistency_row(unit: np.ndarray, sample: np.ndarray, value: np.ndarray, pur
         lo, hi = bootstrap_alpha(counts, values, level, n_boot, rng)
         row.update(alpha=alpha, alpha_lo=lo, alpha_hi=hi, samples_for_alpha_08=samples_for_alpha(alpha))
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+
+
+def consistency_row(unit: np.ndarray, sample: np.ndarray, value: np.ndarray, purity: np.ndarray,
+                    level: str, n_boot: int, rng: np.random.Generator) -> dict:
+    """The statistics of one cell from its stored samples: unit (a call without its sample index),
+    sample index, parsed value (NaN unless parsed), purity Σ p² of the sample's normalised label
+    distribution (NaN without one). Keys: samples, n_items, flip_rate, agreement, alpha, alpha_lo,
+    alpha_hi, samples_for_alpha_08, expected_agreement (None where undefined)."""
+    samples = int(np.bincount(unit).max()) if unit.size else 0
+    items, kept = pairable(unit, value)
+    values, code = np.unique(kept, return_inverse=True)
+    n_items = int(items.max()) + 1 if items.size else 0
+    counts = unit_counts(items, code, values.size) if n_items else np.zeros((0, values.size), np.int64)
+    first = np.zeros(0, bool)
+    if n_items:
+        parsed = ~np.isnan(value)
+        many = np.bincount(unit[parsed], minlength=int(unit.max()) + 1) >= 2     # the n_items units
+        first = (sample == 0) & many[unit] & ~np.isnan(purity)
+    return cell_statistics(counts, values, samples, float(purity[first].sum()) if first.any() else 0.0,
+                           int(first.sum()), level, n_boot, rng)
+
+
+def unit_tables(rows: dict) -> dict:
+    """{(judge_id, format_id, decoding): [counts, values, samples, purity_sum, purity_n]} from
+    consistency_units' rows (numpy columns) for each cell with a repeated call: its units with >= 2
+    parsed samples as counts per sorted distinct value (cell_statistics' arguments but the level and
+    the bootstrap's). A cell without one has a sample per call: 1 sample, no unit."""
+    cell = rows["part"] == "cell"
+    out = {(j, f, d): [np.zeros((0, 0), np.int64), np.zeros(0), int(n), 0.0, 0]
+           for j, f, d, n in zip(rows["judge_id"][cell], rows["format_id"][cell], rows["decoding"][cell],
+                                 rows["n"][cell])}
+    vals = ~cell
+    if not vals.any():
+        return out
+    j, f, d = rows["judge_id"][vals], rows["format_id"][vals], rows["decoding"][vals]
+    p, a, b = (np.asarray(rows[k][vals], np.int64) for k in ("prompt_idx", "a_idx", "b_idx"))
+    value, n = np.asarray(rows["value"][vals], float), rows["n"][vals].astype(np.int64)
+    psum, pn = rows["purity_sum"][vals].astype(float), rows["purity_n"][vals].astype(np.int64)
+    new_cell = np.r_[True, (j[1:] != j[:-1]) | (f[1:] != f[:-1]) | (d[1:] != d[:-1])]
+    new_unit = new_cell | np.r_[True, (p[1:] != p[:-1]) | (a[1:] != a[:-1]) | (b[1:] != b[:-1])]
+    starts = np.flatnonzero(new_cell)
+    for lo, hi in zip(starts, np.r_[starts[1:], j.size]):
+        unit = np.cumsum(new_unit[lo:hi]) - 1
+        parsed = ~np.isnan(value[lo:hi])
+        values, code = np.unique(value[lo:hi][parsed], return_inverse=True)
+        counts = np.zeros((int(unit[-1]) + 1, values.size), np.int64)
+        np.add.at(counts, (unit[parsed], code), n[lo:hi][parsed])
+        entry = out[(j[lo], f[lo], d[lo])]
+        entry[:2] = counts, values
+        entry[3:] = float(psum[lo:hi].sum()), int(pn[lo:hi].sum())
+    return out
 
 
 def consistency(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: int = N_BOOT) -> pl.DataFrame:
@@ -198,13 +246,15 @@ def consistency(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: 
     rows = []
     with reading(db) as read:
         pid = read.pool_id(pool)
-        for cell in read.frame("cell_calls", pool_id=pid).iter_rows(named=True):
-            calls = read.numpy("consistency_calls", pool_id=pid, judge_id=cell["judge_id"],
-                          format_id=cell["format_id"], decoding=cell["decoding"])
-            level = scale_level(cell["nominal_levels"])
-            rng = cell_rng(seed, cell["judge"], cell["format"], cell["decoding"])
-            stats = consistency_row(calls["unit"].astype(np.int64), calls["sample"], calls["value"],
-                                    calls["purity"], level, n_boot, rng)
-            rows.append({"judge": cell["judge"], "format": cell["format"], "decoding": cell["decoding"],
-                         "level": level, **stats})
+        cells = read.frame("cell_calls", pool_id=pid)
+        tables = unit_tables(read.numpy("consistency_units", pool_id=pid)) if cells.height else {}
+    for cell in cells.iter_rows(named=True):
+        level = scale_level(cell["nominal_levels"])
+        rng = cell_rng(seed, cell["judge"], cell["format"], cell["decoding"])
+        none = (np.zeros((0, 0), np.int64), np.zeros(0), 1, 0.0, 0)        # no repeated call: 1 sample, no item
+        counts, values, samples, purity_sum, purity_n = tables.get(
+            (cell["judge_id"], cell["format_id"], cell["decoding"]), none)
+        stats = cell_statistics(counts, values, samples, purity_sum, purity_n, level, n_boot, rng)
+        rows.append({"judge": cell["judge"], "format": cell["format"], "decoding": cell["decoding"],
+                     "level": level, **stats})
     return pl.DataFrame(rows, schema=CONSISTENCY_COLUMNS)

@@ -58,20 +58,37 @@ def cell_values(db: str | os.PathLike | None, pool: str, judge: str, fmt: str, d
     """(prompt_idx, cand_idx, value = the normalised score s of each scored candidate of the one
     cell, by cand_idx; the cell's decoding as cell_decoding chose it). The same rows as
     candidate_scores' of that cell, read in blocks of whole prompts; no other cell is read."""
+    return cells_values(db, pool, judge, [fmt], decoding, score, block)[fmt]
+
+
+def cells_values(db: str | os.PathLike | None, pool: str, judge: str, formats, decoding: str | None = None,
+                 score: str = "label", block: int | None = None) -> dict[str, tuple[pl.DataFrame, str | None]]:
+    """{format: cell_values(db, pool, judge, format, decoding, score)} for several formats of one judge,
+    from one reading: the cells listed once and the pool's blocks read once for all of them."""
+    formats = list(formats)
     with reading(db) as read:
         pid = read.pool_id(pool)
         cells = read_cells(read, pid)
         scored = cells.filter(pl.col("n_parsed") > 0) if cells.height else cells
-        decoding = cell_decoding(scored, judge, fmt, decoding, score) if scored.height else decoding
-        one = cells.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("score") == score)
-                           & (pl.col("decoding") == decoding)) if cells.height else cells
-        if one.height == 0:
-            return pl.DataFrame(schema=VALUES), decoding
-        parts: list[pl.DataFrame] = []
-        with contextlib.closing(read_blocks(read, pid, one.head(1), block or BLOCK_CANDIDATES)) as blocks:
+        picked, out = [], {}
+        for fmt in formats:
+            dec = cell_decoding(scored, judge, fmt, decoding, score) if scored.height else decoding
+            one = cells.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("score") == score)
+                               & (pl.col("decoding") == dec)) if cells.height else cells
+            out[fmt] = (pl.DataFrame(schema=VALUES), dec)
+            if one.height:
+                picked.append((fmt, one.head(1)))
+        if not picked:
+            return out
+        parts: dict[str, list[pl.DataFrame]] = {fmt: [] for fmt, _ in picked}
+        both = pl.concat([one for _, one in picked])
+        with contextlib.closing(read_blocks(read, pid, both, block or BLOCK_CANDIDATES)) as blocks:
             for sc, cand_idx, _ in blocks:
-                idx = np.flatnonzero(~np.isnan(sc.S[0]))
-                parts.append(pl.DataFrame({"prompt_idx": sc.prompt[idx], "cand_idx": cand_idx[idx],
-                                           "value": sc.S[0][idx]}).cast(VALUES))
-    out = pl.concat(parts) if parts else pl.DataFrame(schema=VALUES)
-    return (out if out["cand_idx"].is_sorted() else out.sort("cand_idx")), decoding
+                for row, (fmt, _) in enumerate(picked):
+                    idx = np.flatnonzero(~np.isnan(sc.S[row]))
+                    parts[fmt].append(pl.DataFrame({"prompt_idx": sc.prompt[idx], "cand_idx": cand_idx[idx],
+                                                    "value": sc.S[row][idx]}).cast(VALUES))
+    for fmt, frames in parts.items():
+        frame = pl.concat(frames) if frames else pl.DataFrame(schema=VALUES)
+        out[fmt] = (frame if frame["cand_idx"].is_sorted() else frame.sort("cand_idx")), out[fmt][1]
+    return out

@@ -157,6 +157,91 @@ class PromptStats:
                       "top1_uniform": b["n_rt"] / k, "top_tied": (n_jt >= 2).astype(float)}
 
 
+class PromptMatrix:
+    """PromptStats for any subset of a fixed set of candidates, laid out once.
+
+    `group` gives each element's dense, contiguous group (one prompt), `r` its reference and `key`
+    its tie-break key, as for PromptStats. Groups are bucketed by their full size k, each bucket a
+    (k x G) matrix; `compute(s, present)` gives PromptStats(...).compute(s) of the groups that the
+    elements in `present` form, without laying them out again: a pair counts where both its members
+    are present, and the tops are taken among the present members. Every count is an integer, so
+    each group's values are PromptStats' exactly, and the groups come in the same (group) order.
+    For groups of at most SMALL_GROUP elements (PromptStats enumerates larger ones by offset)."""
+
+    def __init__(self, group: np.ndarray, r: np.ndarray, key: np.ndarray):
+        self.n_groups = int(group[-1]) + 1 if group.size else 0
+        starts = group_starts(group)
+        sizes = np.diff(np.append(starts, group.size))
+        if sizes.size and sizes.max() > SMALL_GROUP:
+            raise ValueError(f"PromptMatrix: groups of at most {SMALL_GROUP} elements")
+        self.buckets = []
+        for k in np.unique(sizes):
+            gids = np.flatnonzero(sizes == k)
+            idx = starts[gids][None, :] + np.arange(k)[:, None]        # k x G member indices
+            R = r[idx]
+            self.buckets.append({"gids": gids, "k": int(k), "idx": idx, "K": key[idx], "R": R,
+                                 "dr": [np.sign(R[i] - R[i + 1:]) for i in range(k - 1)]})
+
+    def compute(self, s: np.ndarray, present: np.ndarray) -> tuple[int, dict]:
+        """(how many groups have >= 2 present members; per such group, in group order,
+        PromptStats.compute's values over its present members). s: level codes or values (order and ties); r and s of
+        absent members are never compared."""
+        out = {name: np.zeros(self.n_groups) for name in
+               ("n", "n0", "cd", "n1", "n2", "top1", "top1_expected", "top1_uniform", "top_tied")}
+        for b in self.buckets:
+            self._bucket(b, s, present, out)
+        kept = out["n"] >= 2
+        n_kept = int(np.count_nonzero(kept))
+        if n_kept == self.n_groups:
+            return n_kept, out
+        return n_kept, {name: v[kept] for name, v in out.items()}
+
+    def top_tied(self, s: np.ndarray, present: np.ndarray) -> tuple[int, int]:
+        """Over the groups with >= 2 present members: how many have their highest s held by >= 2 of
+        them, and how many there are (top_tied's sum and count, as compute gives them)."""
+        tied = groups = 0
+        for b in self.buckets:
+            S, P = s[b["idx"]], present[b["idx"]]
+            n = P.sum(axis=0)
+            n_jt = (P & (S == np.where(P, S, _lowest(S.dtype)).max(axis=0))).sum(axis=0)
+            tied += int(np.count_nonzero((n >= 2) & (n_jt >= 2)))
+            groups += int(np.count_nonzero(n >= 2))
+        return tied, groups
+
+    @staticmethod
+    def _bucket(b: dict, s: np.ndarray, present: np.ndarray, out: dict) -> None:
+        gids, k, n_g = b["gids"], b["k"], len(b["gids"])
+        S, P, R = s[b["idx"]], present[b["idx"]], b["R"]
+        n = P.sum(axis=0)
+        cd, n1, n2 = np.zeros(n_g), np.zeros(n_g), np.zeros(n_g)
+        for i in range(k - 1):
+            both = P[i] & P[i + 1:]
+            ds = np.sign(S[i] - S[i + 1:])
+            cd += np.where(both, ds * b["dr"][i], 0).sum(axis=0)
+            n1 += (both & (ds == 0)).sum(axis=0)
+            n2 += (both & (b["dr"][i] == 0)).sum(axis=0)
+        jt = P & (S == np.where(P, S, _lowest(S.dtype)).max(axis=0))     # the tops among the present
+        rt = P & (R == np.where(P, R, _lowest(R.dtype)).max(axis=0))
+        K, n_jt, n_rt = b["K"], jt.sum(axis=0), rt.sum(axis=0)
+        best = np.where(jt[0], K[0], -1.0)
+        top1 = rt[0].copy()
+        for i in range(1, k):
+            better = jt[i] & (K[i] > best)
+            best = np.where(better, K[i], best)
+            top1 = np.where(better, rt[i], top1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values = {"n": n.astype(float), "n0": n * (n - 1) / 2.0, "cd": cd, "n1": n1, "n2": n2,
+                      "top1": top1.astype(float), "top1_expected": (jt & rt).sum(axis=0) / n_jt,
+                      "top1_uniform": n_rt / n, "top_tied": (n_jt >= 2).astype(float)}
+        for name, v in values.items():
+            out[name][gids] = v
+
+
+def _lowest(dtype: np.dtype):
+    """A value of `dtype` at or below every other (what an absent member holds when a top is taken)."""
+    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+
+
 def tiebreak_key(n: int, seed: int) -> np.ndarray:
     """The seeded tie-break key of each of a pool's n candidates, indexed by cand_idx: among
     candidates tied at the top of a prompt, the one with the largest key is picked (the audit's
@@ -185,8 +270,23 @@ def selected_member(group: np.ndarray, s: np.ndarray, key: np.ndarray) -> np.nda
     return np.flatnonzero(masked == best)
 
 
+PROBE = 512          # levels: the elements whose distinct values are tried before sorting
+PROBE_LEVELS = 16    # and at most this many of them
+
+
 def levels(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted distinct values of x (no NaN) and how many elements hold each."""
+    """The sorted distinct values of x (no NaN) and how many elements hold each.
+
+    A score takes few values (a label scale's), so the distinct values of the first PROBE elements
+    are tried first: when each element equals one of at most PROBE_LEVELS of them (their counts
+    add up to x's size: distinct values, so an element equals one at most), those are all of x's
+    values, counted by one comparison each; otherwise x is sorted."""
+    if x.size > PROBE:
+        probe = np.unique(x[:PROBE])
+        if probe.size <= PROBE_LEVELS:
+            counts = np.array([np.count_nonzero(x == v) for v in probe], dtype=np.int64)
+            if int(counts.sum()) == x.size:
+                return probe, counts
     xs = np.sort(x)
     if xs.size == 0:
         return xs, np.zeros(0, dtype=np.int64)

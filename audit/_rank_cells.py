@@ -1,15 +1,16 @@
 """Bradley-Terry rankings of systems read out of core (the derived results at 10M candidates).
 
-`rank(db, pool, by='candidate_id')` (audit.rank; by='prompt' is audit._rank.rank's) reads each comparative cell as
-its prompts' kinds, grouped in DuckDB (rank_cell_kinds.sql: per order, the distinct per-prompt vectors
+`rank(db, pool, by='candidate_id')` (audit.rank; by='prompt' is audit._rank.rank's) reads each comparative
+cell as its prompts' kinds, grouped in DuckDB (rank_cell_kinds.sql: per order, the distinct per-prompt vectors
 of summed credit and calls per pair of systems, each with how many prompts it stands for, the systems as
-integer codes in candidate_id order) instead of one row per call with its strings, and fits each
-(cell, order) from those rows (audit._rank.fit_cell with `n_games` and `unit_count`). The fit is that
-of rank_calls on the calls one by one (every credit is a multiple of one half, so the sums that replace
-the per-call rows are exact), and so is the bootstrap: both draw the kinds numbered by their first
-prompt in prompt_id order with the cell's generator (tests/audit/test_rank_cells.py checks it against an
-independent fit: scipy's optimiser on the Bradley-Terry log-likelihood, and a bootstrap of the
-prompts' kinds; tests/audit/test_rank_kinds.py, the kinds' draws against the prompts' by simulation).
+integer codes in candidate_id order; where no call is swapped the single order's calls are the both order's,
+so they are grouped once and fitted for both orders) instead of one row per call with its strings, and fits
+each (cell, order) from those rows (audit._rank.fit_cell with `n_games` and `unit_count`). The fit is that of
+rank_calls on the calls one by one (every credit is a multiple of one half, so the sums that replace the
+per-call rows are exact), and so is the bootstrap: both draw the kinds numbered by their first prompt in
+prompt_id order with the cell's generator (tests/audit/test_rank_cells.py checks it against an independent
+fit: scipy's optimiser on the Bradley-Terry log-likelihood, and a bootstrap of the prompts' kinds;
+tests/audit/test_rank_kinds.py, the kinds' draws against the prompts' by simulation).
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ def rank_systems(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, se
         for judge_id, format_id, judge, fmt, decoding in cells.iter_rows():
             rows = read.numpy("rank_cell_kinds", pool_id=pid, judge_id=judge_id, format_id=format_id,
                               decoding=decoding)
+            same = bool(rows["single_is_both"].size and rows["single_is_both"][0])   # no call swapped
             for order in ORDERS:
-                mask = rows["ord"] == order
+                mask = rows["ord"] == ("both" if same and order == "single" else order)
                 if not mask.any():
                     continue
                 rng = cell_rng(seed, judge, fmt, decoding, order)

@@ -5,13 +5,13 @@ Rankings page) no longer reads, as audit._style.style_rank does, every comparati
 strings and counts each response's style in a Python loop. The style counts of the used responses are
 computed in polars (`style_count_frame`: the regular expressions of audit._style.style_counts with
 Python's `\\s` and `\\d` spelled out as the characters Python matches, so the counts are the same), and
-each cell is read from DuckDB grouped (style_cell_rows.sql): one row per (prompt, when the human
-labels or a bootstrap need it) x system in slot A x system in slot B x outcome x both responses' style counts, with
-the number of calls it stands for. The fit weights each row by that number (`newton_pairs`'
-one-dimensional `w`): the same likelihood, gradient and Hessian as the calls one by one, summed in
-another order, so the numbers agree to rounding (1e-9 in tests/audit/test_style_cells.py, against the
-per-call fit). Where responses repeat their style the rows are far fewer than the
-calls; the Python loop and the strings per call are gone either way.
+every cell is read from DuckDB grouped, in one pass over the calls (style_rank_rows.sql): one row per
+(cell, prompt, when the human labels or a bootstrap need it) x system in slot A x system in slot B x
+outcome x both responses' style counts, with the number of calls it stands for. The fit weights each
+row by that number (`newton_pairs`' one-dimensional `w`): the same likelihood, gradient and Hessian
+as the calls one by one, summed in another order, so the numbers agree to rounding (1e-9 in
+tests/audit/test_style_cells.py, against the per-call fit). Where responses repeat their style the
+rows are far fewer than the calls; the Python loop and the strings per call are gone either way.
 
 A design that does not tell its parameters apart (an anchor always in slot B: the slot effect and
 the anchor's strength are one parameter) holds the same parameters at 0 in both (audit._style_fit.held_out,
@@ -163,16 +163,17 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
         counts = style_count_frame(read.frame("style_texts", pool_id=pid))
         labels = read.frame("style_labels", pool_id=pid)
         labels = _with_counts(labels, counts) if labels.height else None
-        cells = read.frame("style_cells", pool_id=pid)
+        by_prompt = n_boot > 0 or labels is not None
+        with read.frames(style_counts=counts):            # every cell's rows in one pass (style_rank_rows.sql)
+            every = read.frame("style_rank_rows", pool_id=pid, by_prompt=by_prompt)
         if cell is not None:
-            cells = cells.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
+            every = every.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
                                  & (pl.col("decoding") == cell[2]))
         systems = prompt_ids = None
-        with read.frames(style_counts=counts):
-            for judge_id, format_id, judge, fmt, decoding in cells.iter_rows():
-                by_prompt = n_boot > 0 or labels is not None
-                rows = read.frame("style_cell_rows", pool_id=pid, judge_id=judge_id, format_id=format_id,
-                             decoding=decoding, by_prompt=by_prompt)
+        if every.height:
+            cells = every.group_by(["judge", "format", "decoding"], maintain_order=True)
+            for (judge, fmt, decoding), rows in cells:
+                rows = rows.drop("judge", "format", "decoding")
                 if systems is None:
                     systems = np.array(read.frame("rank_systems", pool_id=pid)["candidate_id"].to_list(), object)
                 ids, inside, a, b = _largest_group(rows["a_code"].to_numpy(), rows["b_code"].to_numpy(), systems)

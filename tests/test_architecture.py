@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_audit_and_app_do_not_load_torch_or_httpx():
-    code = ("import sys, audit, app, app.cli, app.data; "
+    # audit's face is lazy (a name's module loads when it is asked for): every name is asked for
+    code = ("import sys, audit, app, app.cli, app.data; [getattr(audit, n) for n in audit.__all__]; "
             "bad = [m for m in ('torch', 'httpx', 'transformers', 'peft') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -27,7 +28,12 @@ def test_audit_loads_only_the_stores_database_handle_of_its_siblings():
     # audit's code imports ingest.store.database alone (the handle, with the connection rules and the
     # settings it reads); importing it runs the light ingest and ingest.store package files, which load
     # no formats, judges, runs or torch
-    code = ("import sys, audit; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+    # no torch, httpx or siblings' modules, nor SciPy's statistics, for the audit's cells alone (its face is lazy)
+    cells = subprocess.run([sys.executable, "-c", "import sys; from audit import audit_cells, intransitivity; "
+                            "print('scipy.stats' in sys.modules)"], capture_output=True, text=True, check=True)
+    assert cells.stdout.strip() == "False"
+    code = ("import sys, audit; [getattr(audit, n) for n in audit.__all__]; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('ingest', 'app', 'train', 'streamlit')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(eval(proc.stdout))

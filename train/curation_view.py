@@ -21,8 +21,8 @@ import polars as pl
 
 import audit
 
-from .curate import jaccard, keep_count
-from .subsets import curate_pool
+from .curate import jaccard, keep_count, select
+from .subsets import curate_pool, pool_heldout
 
 RATE, SEED, OVERLAP_RATES = 0.25, 0, (0.1, 0.25, 0.5)
 VALUE_BINS, CHAR_BINS = 40, 30
@@ -104,24 +104,38 @@ def split_view(view: pl.DataFrame) -> tuple[dict, pl.DataFrame, pl.DataFrame, pl
 def curation_overlap(db: str | os.PathLike | None, pool: str, judge: str | None = None, formats=None,
                      decoding: str | None = None, rates=OVERLAP_RATES, seed: int = SEED) -> pl.DataFrame:
     """train.curate.overlap's table (Jaccard overlap of the kept examples between each pair of the
-    judge's formats, at each rate) from one out-of-core curation per format: a pick's rank does not
-    depend on the rate, so the kept at rate r are the first keep_count(r, eligible) by rank. judge
-    None: the page's first judge and every format it scored."""
+    judge's formats, at each rate) from one out-of-core curation per format (curate_pool's, at rate 1):
+    a pick's rank does not depend on the rate, so the kept at rate r are the first keep_count(r,
+    eligible) by rank. The pool's held-out prompts and extent are read once, and its blocks once for
+    every format's cell (audit.cells_values); the overlaps are counted on marks by cand_idx. judge None:
+    the page's first judge and every format it scored."""
     cells = audit.scored_cells(db, pool)
     if judge is None:
         judge = first_choice(cells)[1]
     if formats is None:
         formats = sorted(cells.filter(pl.col("judge") == judge)["format"].unique().to_list()) if judge else []
-    ranked = {f: curate_pool(db, pool, "judge", 1.0, seed, judge, f, decoding=decoding)[0] for f in formats}
+    formats = list(formats)
+    ranked = {}
+    if formats:
+        held, _ = pool_heldout(db, pool)
+        n_cands, n_prompts = audit.pool_extent(db, pool)
+        mask = np.zeros(max(n_prompts, 1), dtype=bool)
+        mask[held.to_numpy()] = True
+        for fmt, (values, _) in audit.cells_values(db, pool, judge, formats, decoding).items():
+            values = values.filter(pl.Series(~mask[values["prompt_idx"].to_numpy()]))
+            ranked[fmt] = select(values, 1.0, seed, n_cands, n_prompts)["cand_idx"].to_numpy()   # by rank
+    marks = np.zeros(max((int(r.max()) + 1 for r in ranked.values() if r.size), default=0), dtype=bool)
     rows = []
     for rate in rates:
-        sets = {f: set(p.filter(pl.col("rank") < keep_count(rate, p.height))["cand_idx"].to_list()) if p.height
-                else set() for f, p in ranked.items()}
+        kept = {f: r[:keep_count(rate, r.size)] if r.size else r for f, r in ranked.items()}
         for i, a in enumerate(formats):
+            marks[kept[a]] = True
             for b in formats[i + 1:]:
-                union = sets[a] | sets[b]
-                rows.append({"rate": float(rate), "format_a": a, "format_b": b, "n_a": len(sets[a]),
-                             "n_b": len(sets[b]), "jaccard": len(sets[a] & sets[b]) / len(union) if union else None})
+                both = int(np.count_nonzero(marks[kept[b]]))
+                union = kept[a].size + kept[b].size - both
+                rows.append({"rate": float(rate), "format_a": a, "format_b": b, "n_a": int(kept[a].size),
+                             "n_b": int(kept[b].size), "jaccard": both / union if union else None})
+            marks[kept[a]] = False
     return pl.DataFrame(rows, schema=OVERLAP_SCHEMA)
 
 

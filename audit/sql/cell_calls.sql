@@ -5,7 +5,7 @@
 -- rest). decoding: 'greedy' (the paper's protocol) or 'constrained' (to the format's labels).
 -- The counts are of sample 0 (the `single` aggregate); the *_all counts are of every sample, and
 -- repeated says whether any call was asked more than once (then the cell also has a `mean`). Read from
--- verdict_calls: the counts need no prompt or candidate, so an attached call is not joined to its ids.
+-- verdict_values: the counts need no answer text, so an attached call is its row of attached_ids, its file not read.
 WITH counts AS (   -- grouped twice: by cell and whether sample 0, then by cell (plain counts, no FILTER, over
     SELECT judge_id, format_id, decoding,   -- every call: measured at 1M candidates, about half the time)
            coalesce(sum(n) FILTER (WHERE first), 0)::BIGINT AS n_verdicts,
@@ -17,7 +17,7 @@ WITH counts AS (   -- grouped twice: by cell and whether sample 0, then by cell 
            max(last_sample) > 0 AS repeated
     FROM (SELECT judge_id, format_id, decoding, sample = 0 AS first, count(*) AS n, count(value) AS n_value,
                  count(expected) AS n_expected, max(sample) AS last_sample
-          FROM verdict_calls
+          FROM verdict_values
           WHERE pool_id = $pool_id
           GROUP BY judge_id, format_id, decoding, sample = 0)
     GROUP BY judge_id, format_id, decoding

@@ -6,7 +6,7 @@
 SELECT a_idx, coalesce(b_idx, -1) AS b_idx, swapped,
        CASE WHEN $expected THEN expected ELSE value END AS value,
        1.0 / count(*) OVER (PARTITION BY a_idx, coalesce(b_idx, -1)) AS weight
-FROM verdict_source
+FROM verdict_values
 WHERE pool_id = $pool_id AND judge_id = $judge_id AND format_id = $format_id AND decoding = $decoding
   AND prompt_idx BETWEEN $prompt_lo AND $prompt_hi
   AND (CASE WHEN $expected THEN expected ELSE value END) IS NOT NULL

@@ -5,7 +5,7 @@
 -- prompts $prompt_lo..$prompt_hi: the audit reads a pool in blocks of whole prompts.
 SELECT a_idx, coalesce(b_idx, -1) AS b_idx, swapped,
        CASE WHEN $expected THEN expected ELSE value END AS value
-FROM verdict_source
+FROM verdict_values
 WHERE pool_id = $pool_id AND judge_id = $judge_id AND format_id = $format_id AND decoding = $decoding
   AND prompt_idx BETWEEN $prompt_lo AND $prompt_hi
   AND (CASE WHEN $expected THEN expected ELSE value END) IS NOT NULL

@@ -6,6 +6,8 @@
 -- pair): the kind's number (`kind`, 0-based, in the order of its first prompt among the pool's
 -- prompt_ids, so that with every prompt a kind of its own the kinds are the prompts in prompt_id
 -- order), how many prompts it stands for (`prompts`), the pair, lo's credit and the calls.
+-- When no call of the cell is swapped the single order is the both order (the same calls): then only
+-- 'both' is grouped, and every row says so (`single_is_both`), for the caller to fit it as 'single' too.
 WITH systems AS (
     SELECT candidate_id, dense_rank() OVER (ORDER BY candidate_id) - 1 AS code
     FROM (SELECT DISTINCT candidate_id FROM candidates WHERE pool_id = $pool_id)
@@ -19,15 +21,18 @@ WITH systems AS (
     JOIN codes cb ON cb.cand_idx = v.b_idx
     WHERE v.pool_id = $pool_id AND v.judge_id = $judge_id AND v.format_id = $format_id AND v.decoding = $decoding
       AND v.a_idx <> v.b_idx AND v.value IS NOT NULL
-), forward AS (          -- per orientation, prompt and pair: lo's credit and the calls
+), forward AS MATERIALIZED (   -- per orientation, prompt and pair: lo's credit and the calls
     SELECT swapped, unit, least(a, b) AS lo, greatest(a, b) AS hi,
            sum(CASE WHEN a <= b THEN credit ELSE 1.0 - credit END)::DOUBLE AS credit, count(*)::BIGINT AS n
     FROM calls GROUP BY swapped, unit, least(a, b), greatest(a, b)
+), same AS (
+    SELECT coalesce(NOT bool_or(swapped), false) AS single_is_both FROM forward
 ), edges AS (
     SELECT 'both' AS ord, unit, lo, hi, sum(credit)::DOUBLE AS credit, sum(n)::BIGINT AS n
     FROM forward GROUP BY unit, lo, hi
     UNION ALL
-    SELECT 'single' AS ord, unit, lo, hi, credit, n FROM forward WHERE NOT swapped
+    SELECT 'single' AS ord, unit, lo, hi, credit, n FROM forward
+    WHERE NOT swapped AND NOT (SELECT single_is_both FROM same)
 ), tuples AS (        -- each distinct (pair, credit, calls) numbered, so that a prompt's vector is a list of integers
     SELECT lo, hi, credit, n, (row_number() OVER (ORDER BY lo, hi, credit, n))::BIGINT AS tuple
     FROM (SELECT DISTINCT lo, hi, credit, n FROM edges)
@@ -42,6 +47,7 @@ WITH systems AS (
            unnest(vec) AS tuple
     FROM kinds
 )
-SELECT k.ord, k.kind, k.prompts, t.lo::BIGINT AS lo, t.hi::BIGINT AS hi, t.credit, t.n
+SELECT k.ord, k.kind, k.prompts, t.lo::BIGINT AS lo, t.hi::BIGINT AS hi, t.credit, t.n,
+       (SELECT single_is_both FROM same) AS single_is_both
 FROM numbered k JOIN tuples t USING (tuple)
 ORDER BY k.ord, k.kind, lo, hi

@@ -63,8 +63,10 @@ def record_judging(con, pool: int, judge: str, fmt: str, judge_id: int, format_i
 def map_ids(con, pool: int) -> int:
     """Map each row of the pool's attached files to the pool's ids once (attached_ids, schema/026), its
     judgings recorded first (record_judging); how many rows were mapped: fewer than the files hold when a row
-    names a prompt or candidate the pool lacks (unknown_call names the first)."""
-    return _sql.first(con, "insert_attached_ids", pool_id=pool)[0]
+    names a prompt or candidate the pool lacks (unknown_call names the first). One judging at a time: each
+    judging's rows then lie in row groups of their own (insert_attached_ids.sql)."""
+    return sum(_sql.first(con, "insert_attached_ids", pool_id=pool, cell_run_id=run)[0]
+               for run, in _sql.rows(con, "attached_cell_runs", pool_id=pool))
 
 
 def unknown_call(con, pool: int) -> tuple | None:

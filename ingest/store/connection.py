@@ -103,8 +103,8 @@ def verdict_source(con: duckdb.DuckDBPyConnection,
     """Make the temp view `verdict_source` on a read-only connection: one row per judge call, the
     stored verdicts and the rows of every pool's attached Parquet files (attach-verdicts), read
     where they lie; with `judgings` ((judge, format) pairs), only those judgings' calls. Beside it,
-    `verdict_calls`: the same calls without their prompt and candidates (what counts per judging
-    read: an attached row is then not joined to the ids its attach mapped its names to). A file
+    `verdict_values`: the same calls with their ids and what the audit scores them by alone (decoding,
+    sample, value, expected): an attached call is then its row of attached_ids, its file not read. A file
     removed or changed since it was attached (size, modification time or row count) is left out,
     and its pool named in the returned {pool_id: message}: the audit refuses that pool until the files are attached again or detached."""
     from . import _sql   # on first use: `import audit` loads this module alone of the store
@@ -116,7 +116,7 @@ def verdict_source(con: duckdb.DuckDBPyConnection,
 
 
 def _all_verdicts(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
-    """The temp view `verdict_source_all` (every judge's calls, stored and attached); the pools whose
+    """The temp views `verdict_source_all` and `verdict_values_all` (every judge's calls, stored and attached); the pools whose
     attached files changed, with what to say (verdict_source)."""
     from . import _sql
     try:
@@ -148,7 +148,7 @@ def _all_verdicts(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
     for pid, pool in sorted({(f[0], f[1]) for f in intact if f[5]}):   # pools with attached rows
         if not _mapped(con, pid):
             broken.setdefault(pid, f"pool '{pool}': its files were attached before attach-verdicts kept their rows' "
-                                   f"ids; run `judgeaudit attach-verdicts --pool {pool} ...` again, or "
+                                   f"ids and values; run `judgeaudit attach-verdicts --pool {pool} ...` again, or "
                                    f"`judgeaudit detach-verdicts --pool {pool}`")
     intact = [f for f in intact if f[0] not in broken]
     if not intact:
@@ -159,17 +159,17 @@ def _all_verdicts(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
 
 
 def _mapped(con: duckdb.DuckDBPyConnection, pool_id: int) -> bool:
-    """Whether the pool's attached rows were mapped to its ids when attached (schema/026)."""
+    """Whether the pool's attached rows were mapped to its ids, their values kept, when attached (schema/026, 030)."""
     from . import _sql
     try:
         return bool(_sql.first(con, "attached_mapped", pool_id=pool_id)[0])
-    except duckdb.CatalogException:      # a database before migration 026 (a reader never migrates)
-        return False
+    except (duckdb.CatalogException, duckdb.BinderException):   # a database before migration 026 or 030
+        return False                                            # (a reader never migrates)
 
 
 def attached_views(con, files: list[tuple]) -> None:
     """The temp views over attached files on a connection (attached_rows, attached_raw, attached_judgings,
-    attached_file_judgings, verdict_source_all, verdict_source), from (pool_id, path, hive judge, hive format)
+    attached_file_judgings, verdict_source_all, verdict_values_all, verdict_source, verdict_values), from (pool_id, path, hive judge, hive format)
     of each file: one entry per (pool, file), in (pool, path) order, each file numbered by its place among
     its pool's files (file_no, as attached_ids keys its rows)."""
     from . import _sql

@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 import audit
-from audit import baseline_values, cell_values, curation_prompts, pool_extent
+from audit import baseline_values, cell_values, cells_values, curation_prompts, pool_extent
 from ingest.store import import_pool
 from ingest.scoring import import_verdicts
 from tests.train.test_curate_pool import scored  # noqa: F401  (a 40-prompt pool with two judges' verdicts, and its fixture)
@@ -63,6 +63,25 @@ def test_cell_values_are_the_cells_normalised_scores(db, write_jsonl):
     empty, _ = cell_values(db, "p", "nobody", "likert5")
     assert empty.height == 0 and empty.schema == pl.Schema({"prompt_idx": pl.Int64, "cand_idx": pl.Int64,
                                                             "value": pl.Float64})
+
+
+def test_cells_values_read_several_formats_in_one_pass_as_cell_values_reads_each(db, write_jsonl):
+    _pool(db, write_jsonl)
+    # judge j: likert5 a 5 -> 1, b 2 -> 0.25; binary a ACCEPT -> 1, c REJECT -> 0, d ACCEPT -> 1;
+    # numeric100 none (no such cell: empty, as cell_values' of it)
+    v = [{"judge": "j", "format": f, "prompt_id": p, "candidate_id": c, "raw": raw}
+         for f, p, c, raw in (("likert5", "r", "a", "5"), ("likert5", "r", "b", "2"), ("binary", "r", "a", "ACCEPT"),
+                              ("binary", "q", "c", "REJECT"), ("binary", "s", "d", "ACCEPT"))]
+    import_verdicts(db, write_jsonl("v.jsonl", v), "p")
+    for block in (None, 1):
+        got = cells_values(db, "p", "j", ["likert5", "binary", "numeric100"], block=block)
+        assert list(got) == ["likert5", "binary", "numeric100"]
+        assert got["likert5"][0].rows() == [(0, 0, 1.0), (0, 1, 0.25)]
+        assert got["binary"][0].rows() == [(0, 0, 1.0), (1, 2, 0.0), (2, 3, 1.0)]
+        assert got["numeric100"][0].height == 0
+        for fmt, (frame, decoding) in got.items():
+            one, dec = cell_values(db, "p", "j", fmt, block=block)
+            assert frame.equals(one) and decoding == dec
 
 
 def test_baseline_values_refuse_the_judge_policy(scored):

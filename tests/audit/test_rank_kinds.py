@@ -177,8 +177,10 @@ def test_the_kinds_duckdb_reads_by_hand(db, tmp_path):
         pid = read.pool_id("kinds")
         judge_id, format_id, *_, decoding = read.frame("rank_cells", pool_id=pid).row(0)
         got = read.frame("rank_cell_kinds", pool_id=pid, judge_id=judge_id, format_id=format_id, decoding=decoding)
-    assert got.rows() == [("both", 0, 3, 0, 1, 1.0, 1), ("both", 1, 2, 1, 2, 0.5, 1), ("both", 2, 1, 0, 2, 2.0, 2),
-                          ("single", 0, 3, 0, 1, 1.0, 1), ("single", 1, 2, 1, 2, 0.5, 1), ("single", 2, 1, 0, 2, 1.0, 1)]
+    assert got.drop("single_is_both").rows() == [
+        ("both", 0, 3, 0, 1, 1.0, 1), ("both", 1, 2, 1, 2, 0.5, 1), ("both", 2, 1, 0, 2, 2.0, 2),
+        ("single", 0, 3, 0, 1, 1.0, 1), ("single", 1, 2, 1, 2, 0.5, 1), ("single", 2, 1, 0, 2, 1.0, 1)]
+    assert not got["single_is_both"].any()             # q5's z-x call is swapped: the orders differ
     # the ranking counts the prompts and calls the kinds stand for: 7 calls over 6 prompts both ways,
     # 6 forward; x: 3 wins over y and 2 over z, 5 games
     out = rank(db, "kinds", n_boot=50).sort("order", "id")
@@ -189,5 +191,32 @@ def test_the_kinds_duckdb_reads_by_hand(db, tmp_path):
     # the same calls one by one (rank_calls) give the same frame, bootstrap included
     calls = pl.DataFrame([{"judge": "J", "format": "tournament", "prompt_id": q, "a_id": a, "b_id": b,
                            "value": {"A+": 1.0, "TIE": 0.0, "B+": -1.0}[r], "swapped": a == "z" and b == "x"}
+                          for q, a, b, r in verdicts])
+    assert out.equals(rank_calls(calls, n_boot=50).sort("order", "id"))
+
+
+def test_without_a_swapped_call_the_single_order_is_the_both_order_grouped_once(db, tmp_path):
+    # every call forward (x in slot A, as the pool lists it): the single order's calls are the both
+    # order's, so DuckDB groups only 'both' and says so; the ranking still has both orders, each the
+    # calls one by one (rank_calls), bootstrap included: q0, q1 x beat y; q2 y tied z; q3 x lost to z
+    rows = [{"prompt_id": f"q{k}", "prompt": f"Q{k}", "candidate_id": c, "response": f"{c} to {k}"}
+            for k in range(4) for c in ("x", "y", "z")]
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "fwd")
+    verdicts = [("q0", "x", "y", "A+"), ("q1", "x", "y", "A+"), ("q2", "y", "z", "TIE"), ("q3", "x", "z", "B+")]
+    lines = [{"judge": "J", "format": "tournament", "prompt_id": q, "a_id": a, "b_id": b, "raw": r}
+             for q, a, b, r in verdicts]
+    import_verdicts(db, write_jsonl(tmp_path / "verdicts.jsonl", lines), "fwd")
+    with reading(db) as read:
+        pid = read.pool_id("fwd")
+        judge_id, format_id, *_, decoding = read.frame("rank_cells", pool_id=pid).row(0)
+        got = read.frame("rank_cell_kinds", pool_id=pid, judge_id=judge_id, format_id=format_id, decoding=decoding)
+    # kinds by first prompt: q0 (x-y 1 win, 2 prompts), q2 (y-z half), q3 (x-z no win)
+    assert got.drop("single_is_both").rows() == [("both", 0, 2, 0, 1, 1.0, 1), ("both", 1, 1, 1, 2, 0.5, 1),
+                                                 ("both", 2, 1, 0, 2, 0.0, 1)]
+    assert got["single_is_both"].all()
+    out = rank(db, "fwd", n_boot=50).sort("order", "id")
+    assert out["order"].to_list() == ["both"] * 3 + ["single"] * 3
+    calls = pl.DataFrame([{"judge": "J", "format": "tournament", "prompt_id": q, "a_id": a, "b_id": b,
+                           "value": {"A+": 1.0, "TIE": 0.0, "B+": -1.0}[r], "swapped": False}
                           for q, a, b, r in verdicts])
     assert out.equals(rank_calls(calls, n_boot=50).sort("order", "id"))

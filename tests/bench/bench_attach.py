@@ -5,6 +5,10 @@ database's growth, and `judgeaudit audit --json` on the attached pool against th
 command's peak RSS and the load average when it ended.
 
     .venv/bin/python tests/bench/bench_attach.py [--candidates 10000000] [--shards 4] [--rounds 3] [--no-import]
+        [--workdir DIR [--skip-build]]
+
+--workdir keeps the pool, its shards and both databases in DIR (default: a temporary folder, removed);
+--skip-build reuses them (both databases as a run with that --workdir left them) and times the audits alone.
 """
 
 from __future__ import annotations
@@ -54,10 +58,10 @@ def build(work: Path, n: int, shards: int, seed: int = 0) -> tuple[Path, Path]:
     return pool_file, hive
 
 
-def run(*args) -> tuple[float, str]:
+def run(*args) -> tuple[float, str, float]:
     """The command, timed (its start included) without the derived results' refresh that a command bringing
     verdicts runs after its work (audit/derived/; `bench_app.py --browser` times that refresh); its peak RSS
-    and the load average are printed."""
+    and the load average are printed; (wall seconds, its output, its CPU seconds)."""
     t = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([EXE, *map(str, args)], stdout=out, stderr=err,
@@ -67,9 +71,10 @@ def run(*args) -> tuple[float, str]:
         out.seek(0)
         err.seek(0)
         assert os.waitstatus_to_exitcode(status) == 0, err.read().decode()
-        print(f"  {args[0]}: {took:.1f} s, peak RSS {usage.ru_maxrss / 2**20:.2f} GB, "
+        cpu = usage.ru_utime + usage.ru_stime
+        print(f"  {args[0]}: {took:.1f} s, {cpu:.1f} s CPU, peak RSS {usage.ru_maxrss / 2**20:.2f} GB, "
               f"load {os.getloadavg()[0]:.1f}", flush=True)
-        return took, out.read().decode()
+        return took, out.read().decode(), cpu
 
 
 def main() -> None:
@@ -78,14 +83,27 @@ def main() -> None:
     ap.add_argument("--shards", type=int, default=4, help="files per (judge, format) cell")
     ap.add_argument("--no-import", action="store_true", help="skip the imported copy and its audit")
     ap.add_argument("--rounds", type=int, default=3, help="audit runs per pool (the median is reported)")
+    ap.add_argument("--workdir", type=Path, help="keep the files and databases here (default: a temporary folder)")
+    ap.add_argument("--skip-build", action="store_true", help="reuse --workdir's databases: time the audits alone")
     args = ap.parse_args()
+    if args.skip_build and not args.workdir:
+        ap.error("--skip-build needs --workdir")
     with tempfile.TemporaryDirectory(prefix="bench-attach-") as tmp:
-        work = Path(tmp)
-        pool_file, hive = build(work, args.candidates, args.shards)
+        work = args.workdir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         db = work / "attached.duckdb"
+        if args.skip_build:
+            took, attached = audit(db, args.rounds)
+            print(f"audit --json on the attached pool: {took:.1f} s (median of {args.rounds})", flush=True)
+            if not args.no_import:
+                base, same = audit(work / "imported.duckdb", args.rounds)
+                print(f"audit --json on the imported pool: {base:.1f} s (median of {args.rounds}); the same "
+                      f"output: {same == attached}; attached / imported = {took / base:.2f}")
+            return
+        pool_file, hive = build(work, args.candidates, args.shards)
         run("import-pool", pool_file, "--pool", "big", "--db", db)
         before = db.stat().st_size
-        took, _ = run("attach-verdicts", str(hive / "**" / "*.parquet"), "--pool", "big", "--hive", "--db", db)
+        took, _, _ = run("attach-verdicts", str(hive / "**" / "*.parquet"), "--pool", "big", "--hive", "--db", db)
         grew = db.stat().st_size - before
         print(f"attach-verdicts: {took:.1f} s (start included); the database grew {grew / 2**20:.2f} MiB "
               f"({before / 2**20:.1f} -> {db.stat().st_size / 2**20:.1f} MiB)", flush=True)
@@ -111,13 +129,16 @@ def main() -> None:
 
 
 def audit(db: Path, rounds: int) -> tuple[float, str]:
-    """The median wall time of `judgeaudit audit --json` over `rounds` runs (start included), and its output."""
-    times, outs = [], set()
+    """The median wall time of `judgeaudit audit --json` over `rounds` runs (start included), and its output;
+    the median CPU time is printed."""
+    times, cpus, outs = [], [], set()
     for _ in range(rounds):
-        took, out = run("audit", "--pool", "big", "--json", "--db", db)
+        took, out, cpu = run("audit", "--pool", "big", "--json", "--db", db)
         times.append(took)
+        cpus.append(cpu)
         outs.add(out)
     assert len(outs) == 1, "audit printed different outputs on the same pool"
+    print(f"  audit: median {statistics.median(times):.2f} s wall, {statistics.median(cpus):.2f} s CPU", flush=True)
     return statistics.median(times), outs.pop()
 
 if __name__ == "__main__":

@@ -305,6 +305,85 @@ def test_files_attached_before_their_ids_were_kept_are_refused_until_attached_ag
     assert cells(db, "s")["n_verdicts"].sum() == n
 
 
+def test_files_attached_before_their_values_were_kept_are_refused_until_attached_again(tmp_path):
+    # an attach made before schema/030 kept the rows' ids but not their decoding, sample and value (null after
+    # the migration adds the columns): readers refuse the pool by name, as they would read no value for it
+    pool, _, hive, _, _ = _files(tmp_path)
+    db = tmp_path / "a.duckdb"
+    import_pool(db, pool, "s")
+    pattern = [str(hive / "**" / "*.parquet")]
+    attach_verdicts(db, pattern, "s", hive=True)
+    n = cells(db, "s")["n_verdicts"].sum()
+    import duckdb
+    with duckdb.connect(str(db)) as con:
+        con.execute("UPDATE attached_ids SET decoding = NULL, sample = NULL, value = NULL")
+    with pytest.raises(AuditError, match="pool 's': its files were attached before attach-verdicts kept their rows' "
+                                         "ids and values"):
+        cells(db, "s")
+    attach_verdicts(db, pattern, "s", hive=True)
+    assert cells(db, "s")["n_verdicts"].sum() == n
+
+
+def test_the_values_kept_are_the_files_rows_parsed(tmp_path):
+    # each attached row's kept decoding, sample and value (schema/030) are what the same row imported holds:
+    # samples and decodings of their own in the files (a call asked 3 times, some constrained), answers that do
+    # not parse (value null) and rows without an answer; the audit reads these values alone (no file is opened
+    # for them), so its numbers are the imported pool's
+    rows = synthetic_pool(6, k_range=(3, 3), seed=2)
+    pool = write_jsonl(tmp_path / "pool.jsonl", rows)
+    raws = ["4", "2", "I cannot rate this", None, "5", "Score: 3"]
+    lines = [{"prompt_id": r["prompt_id"], "candidate_id": r["candidate_id"], "judge": "j", "format": "likert5",
+              "sample": s, "decoding": "constrained" if i % 4 == 0 else "greedy", "raw": raws[(i + s) % len(raws)]}
+             for i, r in enumerate(rows) for s in range(3)]
+    out = tmp_path / "shards" / "part-0.parquet"
+    out.parent.mkdir()
+    pl.DataFrame(lines).write_parquet(out)
+    imported, attached = tmp_path / "i.duckdb", tmp_path / "a.duckdb"
+    for db in (imported, attached):
+        import_pool(db, pool, "s")
+    import_verdicts(imported, write_jsonl(tmp_path / "v.jsonl", lines), "s")
+    attach_verdicts(attached, [str(out)], "s")
+    keys = "SELECT prompt_idx, a_idx, decoding, sample, value FROM {} ORDER BY ALL"
+    kept = query_rows(attached, keys.format("attached_ids"))
+    assert len(kept) == 6 * 3 * 3 and kept == query_rows(imported, keys.format("verdicts"))
+    # by hand: 54 rows cycle through the 6 answers, 9 each; "4", "2", "5", "Score: 3" parse (36 values),
+    # "I cannot rate this" does not and None has no answer (18 nulls)
+    assert sum(v is not None for *_, v in kept) == 36
+    assert sorted({v for *_, v in kept if v is not None}) == [2.0, 3.0, 4.0, 5.0]
+    assert {(d, s) for _, _, d, s, _ in kept} == {(d, s) for d in ("constrained", "greedy") for s in range(3)}
+    expect = cells(imported, "s")
+    assert expect.height == 4          # greedy and constrained, each single and mean
+    assert cells(attached, "s").equals(expect)
+
+
+def test_each_judgings_kept_rows_lie_in_row_groups_of_their_own(tmp_path):
+    # 2 judgings of 130,000 rows each (more than a DuckDB row group's 122,880): written one judging at a time,
+    # each judging's rows are contiguous (one row group, where they meet, holds both), so a read of one cell
+    # skips row groups holding the other's alone (written at once, the files' rows interleaved and every row
+    # group held both judgings' rows)
+    n_prompts, k = 13_000, 10
+    pool = pl.DataFrame({"prompt_id": [f"p{i // k}" for i in range(n_prompts * k)],
+                         "candidate_id": [f"c{i % k}" for i in range(n_prompts * k)]}).with_columns(
+        pl.lit("a prompt").alias("prompt"), pl.lit("an answer").alias("response"))
+    pool.write_parquet(tmp_path / "pool.parquet")
+    for fmt, raw in (("binary", "ACCEPT"), ("likert5", "4")):
+        folder = tmp_path / "out" / "judge=j" / f"format={fmt}"
+        folder.mkdir(parents=True)
+        pool.select("prompt_id", "candidate_id").with_columns(pl.lit(raw).alias("raw")).write_parquet(
+            folder / "part-0.parquet")
+    db = tmp_path / "a.duckdb"
+    import_pool(db, tmp_path / "pool.parquet", "s")
+    attach_verdicts(db, [str(tmp_path / "out" / "**" / "*.parquet")], "s", hive=True)
+    groups = query_rows(db, "SELECT row_group_id, stats FROM pragma_storage_info('attached_ids') "
+                            "WHERE column_name = 'cell_run_id' AND segment_type <> 'VALIDITY'")
+    spans = [(stats["min"], stats["max"]) for _, stats in groups]
+    runs = {run for span in spans for run in span}
+    assert len(runs) == 2 and len(groups) == 3                  # 260,000 rows: 3 row groups of up to 122,880
+    for run in runs:                                            # some row group holds the other judging alone
+        assert any(lo == hi != run for lo, hi in spans), spans
+    assert sorted(cells(db, "s")["n_verdicts"].to_list()) == [130_000, 130_000]
+
+
 def test_a_query_about_some_prompts_reads_only_the_row_groups_that_hold_them(tmp_path):
     # one cell's file written in prompt order, 4 row groups of 30 rows (12 prompts x 10 candidates): a read of
     # its first 3 prompts (the audit's block of whole prompts) builds on their ids and hands read_parquet their

@@ -1,4 +1,7 @@
--- Every judge call when no file is attached: one row per stored call (the verdicts table), with its prompt and
--- candidates (verdict_source_all) and without them (verdict_calls_all); verdict_source and verdict_calls read them.
+-- Every judge call when no file is attached: one row per stored call (the verdicts table), with every column
+-- (verdict_source_all) and with what the audit scores it by alone (verdict_values_all); verdict_source and
+-- verdict_values read them.
 CREATE OR REPLACE TEMP VIEW verdict_source_all AS SELECT * FROM verdicts;
-CREATE OR REPLACE TEMP VIEW verdict_calls_all AS SELECT * EXCLUDE (prompt_idx, a_idx, b_idx, swapped) FROM verdicts;
+CREATE OR REPLACE TEMP VIEW verdict_values_all AS
+SELECT pool_id, judge_id, format_id, decoding, sample, prompt_idx, a_idx, b_idx, swapped, value, expected
+FROM verdicts;
