@@ -14,6 +14,8 @@ from typing import Callable
 
 import polars as pl
 
+from ingest.store.database import Database
+
 from .. import _bias, _cells, _consistency, _drift, _export, _judges, _pool_summary, _pools, _positions, _report
 from .. import _alt_test_cells, _decision, _human_scale, _intransitive, _jury_size, _rank_cells, _scores, _style_cells
 from .. import _variance, _worth_cells
@@ -75,8 +77,34 @@ def checklist_frame(db, pool: str, cells: pl.DataFrame | None = None, bias: pl.D
 
 
 def judges_frame(db, pool: str, prices: tuple = ()) -> pl.DataFrame:
-    """audit.judges at the prices given as price_args (a hashable, storable form of judgeaudit.toml's)."""
-    return _judges.judges(db, pool, {k: dict(v) for k, v in prices})
+    """audit.judges at the prices given as price_args (a hashable, storable form of judgeaudit.toml's),
+    from the derived results cells, bias and consistency of the judgings the handle is scoped to
+    (stored_parts: the stored parts, not computed again)."""
+    db = Database.of(db)
+    marks = db.derived_judging_marks(pool, "verdicts")
+    cells, slots, repeats = (stored_parts(db, pool, name, marks) for name in ("cells", "bias", "consistency"))
+    return _judges.judges(db, pool, {k: dict(v) for k, v in prices}, cells=cells, slots=slots, repeats=repeats)
+
+
+def stored_parts(db, pool: str, name: str, marks: dict | None) -> pl.DataFrame:
+    """The derived result `name` (stored in parts, at no arguments, of basis 'verdicts') of the judgings
+    `db` is scoped to (every judging unscoped), in judge then format order: each judging's part as
+    stored where it is current under `marks` (db.derived_judging_marks), the others computed here in one
+    computation scoped to them (the layer stores them when it reads `name`)."""
+    compute = RESULTS[name].compute
+    scope = None if db.judgings is None else set(db.judgings)
+    marks = [m for m in (marks or {}).values() if scope is None or tuple(m.judging) in scope]
+    if not marks:                  # an old database, or no judging stored in parts: computed whole
+        return compute(db, pool)
+    parts, _ = db.derived_parts(marks, name, ())
+    missing = [m for m in marks if parts.get(m.part) is None]
+    if missing:
+        fresh = compute(db.scoped([m.judging for m in missing]), pool)
+        for m in missing:
+            parts[m.part] = fresh.filter((pl.col("judge") == m.judging[0]) & (pl.col("format") == m.judging[1]))
+    frames = [parts[m.part] for m in marks]
+    rows = [f for f in frames if f.height] or frames[:1]
+    return rows[0] if len(rows) == 1 else pl.concat(rows, how="vertical_relaxed")
 
 
 def price_args(prices: dict) -> tuple:
