@@ -330,6 +330,8 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS) -> dict:
             if not missing:
                 out.append({"name": name, "status": "current", "seconds": 0.0, "parts": len(marks), "computed": 0})
                 continue
+            if result.reads_stored:        # its compute reads their stored parts: store what is waiting
+                saves.flush()
             seconds, parts = _computed(db, pool, result, args, missing, reader)
             entry = {"name": name, "status": "computed", "seconds": round(seconds, 3), "parts": len(marks),
                      "computed": len(parts)}

@@ -65,6 +65,7 @@ class Result:
     build: Callable[[pl.DataFrame], pl.DataFrame] | None = None
     uses: tuple[str, ...] = ()
     first_view: Callable = no_arguments
+    reads_stored: tuple[str, ...] = ()
     reads_earlier: bool = False
 
 
@@ -193,7 +194,7 @@ RESULTS: dict[str, Result] = {
                          first_view=lambda read, pool: (0, 0)),   # every cell, no bootstrap: the page filters one
     # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
     "judges_board": Result("the judges' leaderboard", judges_frame, basis="labels", in_parts=True,
-                           combine=_judges.with_front),   # the Pareto front spans judges
+                           combine=_judges.with_front, reads_stored=("cells", "bias", "consistency")),   # the Pareto front spans judges
     "estimate": Result("what the labels are worth (PPI++ per cell)", _worth_cells.estimate, basis="labels",
                        in_parts=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
     # a jury's part: its members' verdicts are read whatever the scope (audit/_jury_size.py)

@@ -14,6 +14,7 @@ from polars.testing import assert_frame_equal
 
 import audit
 from audit import derived
+from audit.derived import _registry
 from ingest import Database
 from ingest.scoring import import_verdicts
 from ingest.store import _sql, import_pool
@@ -163,16 +164,26 @@ def test_a_refresh_takes_the_fingerprints_once_and_stores_what_it_computed_toget
         ran.append(query)
         return original(con, query, **params)
     monkeypatch.setattr(_sql, "rows", counting)
+    cells_scopes, cells = [], _registry.RESULTS["cells"]
+
+    def counting_cells(db_, *args, **kwargs):        # the cells computed, by the refresh or by judges_board
+        cells_scopes.append(db_.judgings)
+        return cells.compute(db_, *args, **kwargs)
+    for registry in (_registry.RESULTS, DERIVED_RESULTS):
+        monkeypatch.setitem(registry, "cells", replace(cells, compute=counting_cells))
     derived.forget()
     done = derived.refresh(Database(db), "s", DERIVED_RESULTS)["results"]
+    # gamma's cells computed once: the leaderboard reads them stored (the refresh stores them first)
+    assert len(cells_scopes) == 1, cells_scopes
     computed = [r["name"] for r in done if r["status"] != "current"]
     assert all(r["status"] == "computed" for r in done if r["status"] != "current")
     assert len(computed) >= 15
     scans = ran.count("derived_judging_marks") + ran.count("derived_mark")
-    # 2 at the start; per store (before the checklist's reads, before the drift's first view, at the end)
-    # at most 2; and those the reads through the layer take (the judgings' marks of the state after a
-    # store, once for the checklist's three results): 8 here, where it was one or two per result (43)
-    assert scans <= 8, ran
+    # 2 at the start; per store (before the leaderboard, which reads the stored cells, slot bias and
+    # consistency, and its marks; before the checklist's reads, before the drift's first view, at the
+    # end) at most 2; and those the reads through the layer take (the judgings' marks of the state after
+    # a store, once for the checklist's three results): 11 here, where it was one or two per result (43)
+    assert scans <= 11, ran
     assert ran.count("derived_fingerprints") == len(done)       # one query per result, no frame read
     monkeypatch.undo()
     derived.forget()
