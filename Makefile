@@ -43,7 +43,7 @@ $(STAMP): pyproject.toml $(APP_STAMP) $(LLAMA_STAMP)
 app: $(APP_STAMP)
 	$(VENV)/bin/judgeaudit app
 
-# `make test`: every test not marked slow (what CI runs; meant to stay within 25 min on 2 cores);
+# `make test`: every test not marked slow (what CI runs; meant to stay within 30 min of tests on 2 cores);
 # `make test-slow`: the rest (the kill points past the first per command, the bundled model's runs, the
 # browser's long walks, the 10M-row import: README)
 test: $(STAMP)

@@ -209,9 +209,11 @@ def human_agreement(labels: pl.DataFrame, n_boot: int = 2000, seed: int = 0) -> 
 
 
 def _load(db, pool: str, labels: pl.DataFrame | None):
+    """(calls, labels, samples): with the stored labels, only the calls on their pairs (the others would
+    be dropped by `judgements`); with labels given, every comparative call."""
     with reading(db) as read:
         pid = read.pool_id(pool)
-        calls = read.frame("calibration_calls", pool_id=pid)
+        calls = read.frame("calibration_calls" if labels is not None else "calibration_labelled_calls", pool_id=pid)
         samples = read.frame("calibration_samples", pool_id=pid)
         if labels is None:
             labels = read.frame("labels", pool_id=pid)

@@ -18,7 +18,7 @@ import polars as pl
 from ._alt_test_cells import alt_test
 from ._plan import plan
 from ._read import reading
-from ._worth_cells import estimate
+from ._worth_cells import cell_arrays, estimate
 
 DECISION_SCHEMA = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "target": pl.String,
                    "n_labelled": pl.Int64, "n_systems": pl.Int64,
@@ -99,8 +99,10 @@ def decisions(db: str | os.PathLike | None, pool: str, half_width: float = 0.05,
     worth, plans = {}, {}
     for target, n in (("accept", held["accepts"]), ("winrate", held["pairs"])):
         if n:
-            worth[target] = estimate(db, pool, target, alpha=alpha)
-            plans[target] = plan(db, pool, target, half_width, alpha=alpha, prices=prices, label_price=label_price)
+            arrays = cell_arrays(db, pool, target, None)       # the items read once for both
+            worth[target] = estimate(db, pool, target, alpha=alpha, arrays=arrays)
+            plans[target] = plan(db, pool, target, half_width, alpha=alpha, prices=prices, label_price=label_price,
+                                 arrays=arrays)
     rows = []
     for cell in cells.to_dicts():
         key = (cell["judge"], cell["format"], cell["decoding"])

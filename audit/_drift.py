@@ -195,6 +195,30 @@ def drift_pairs(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
         return read.frame("drift_pairs_joined" if many else "drift_pairs", pool_id=pid)
 
 
+def drift_pair_parts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """drift_pairs by part (a judging: judge with a format), as the derived results store it: judge, format,
+    against, n_shared for each judging the handle is scoped to (every judging of the pool when unscoped)
+    and each judge of a lower id that shares calls with it in that format (sql/drift_pair_parts.sql). A
+    pair is counted in the part of its judge of the higher id, so a new judge's parts are computed alone;
+    pairs_of_parts puts the parts together as drift_pairs. Scoped, a format at a time (its calls alone
+    joined at once: out of core at 10M candidates)."""
+    judgings = getattr(db, "judgings", None)
+    formats = sorted({fmt for _, fmt in judgings}) if judgings else [None]
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        frames = [read.frame("drift_pair_parts", pool_id=pid, format=fmt) for fmt in formats]
+    return pl.concat(frames).sort("judge", "format", "against")
+
+
+def pairs_of_parts(parts: pl.DataFrame) -> pl.DataFrame:
+    """drift_pairs (judge, against in both orders, n_shared summed over the formats; sorted) from
+    drift_pair_parts' rows (each pair once per format)."""
+    both = pl.concat([parts.select("judge", "against", "n_shared"),
+                      parts.select(pl.col("against").alias("judge"), pl.col("judge").alias("against"), "n_shared")])
+    return both.group_by("judge", "against").agg(pl.col("n_shared").sum().cast(pl.Int64)) \
+        .filter(pl.col("n_shared") > 0).sort("judge", "against")
+
+
 def first_pair(pairs: pl.DataFrame) -> tuple[str, str] | None:
     """The pair a drift opens on: the first judge (by name) that shares calls with another, against the
     first such other; None when no two judges share a call."""

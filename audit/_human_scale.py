@@ -110,40 +110,13 @@ def cell_map(x: np.ndarray, y: np.ndarray, prompt: np.ndarray, rng: np.random.Ge
             "brier_mapped": None if mapped is None else float(np.mean((mapped - y) ** 2))}
 
 
-def accept_items(points: pl.DataFrame, votes: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
-    """judge, format, decoding, prompt_idx, cand_idx, system, x, y: the labelled candidates of each
-    pointwise cell (votes: cand_idx, annotator, y; points: judge, format, decoding, cand_idx, f)."""
-    humans = votes.group_by("cand_idx").agg(pl.col("y").mean())
-    return points.join(humans, on="cand_idx").join(
-        cands.select("cand_idx", "prompt_idx", pl.col("candidate_id").alias("system")), on="cand_idx") \
-        .select(*CELL, "prompt_idx", "cand_idx", "system", pl.col("f").alias("x"), "y") \
-        .sort(*CELL, "prompt_idx", "cand_idx")
-
-
-def prefer_items(points: pl.DataFrame, pairs: pl.DataFrame, votes: pl.DataFrame, cands: pl.DataFrame) -> pl.DataFrame:
-    """judge, format, decoding, prompt_idx, lo_idx, hi_idx, lo_system, hi_system, x, y: the labelled
-    pairs each cell judged (pairs: comparative predictions f for lo_idx; points: pointwise scores)."""
-    humans = votes.group_by("prompt_idx", "lo_idx", "hi_idx").agg(pl.col("y").mean())
-    score = points.select(*CELL, "cand_idx", "f")
-    pw = humans.join(score.rename({"cand_idx": "lo_idx", "f": "f_lo"}), on="lo_idx") \
-        .join(score.rename({"cand_idx": "hi_idx", "f": "f_hi"}), on=[*CELL, "hi_idx"]) \
-        .with_columns(((1.0 + pl.col("f_lo") - pl.col("f_hi")) / 2.0).alias("x"))
-    cp = humans.join(pairs.drop("prompt_idx"), on=["lo_idx", "hi_idx"]).rename({"f": "x"})
-    sys = cands.select("cand_idx", pl.col("candidate_id"))
-    cols = [*CELL, "prompt_idx", "lo_idx", "hi_idx", "x", "y"]
-    return pl.concat([pw.select(cols), cp.select(cols)]) \
-        .join(sys.rename({"cand_idx": "lo_idx", "candidate_id": "lo_system"}), on="lo_idx") \
-        .join(sys.rename({"cand_idx": "hi_idx", "candidate_id": "hi_system"}), on="hi_idx") \
-        .sort(*CELL, "prompt_idx", "lo_idx", "hi_idx")
-
-
-def human_scale_frames(points: pl.DataFrame, pairs: pl.DataFrame, accept_votes: pl.DataFrame,
-                       pair_votes: pl.DataFrame, cands: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
-    """Pure: one row per (cell, target) with labelled items (the module's doc). Columns:
-    HUMAN_SCALE_SCHEMA's."""
+def human_scale_frames(accept: pl.DataFrame, prefer: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
+    """Pure: one row per (cell, target) with labelled items (the module's doc), from the items of each
+    target: accept (judge, format, decoding, prompt_idx, cand_idx, system, x, y) and prefer (judge,
+    format, decoding, prompt_idx, lo_idx, hi_idx, lo_system, hi_system, x, y), each sorted by cell and
+    prompt. Columns: HUMAN_SCALE_SCHEMA's."""
     rows = []
-    for target, items in (("accept", accept_items(points, accept_votes, cands)),
-                          ("prefer", prefer_items(points, pairs, pair_votes, cands))):
+    for target, items in (("accept", accept), ("prefer", prefer)):
         for (judge, fmt, dec), g in items.group_by(CELL, maintain_order=True):
             rng = cell_rng(seed, judge, fmt, dec, "human scale", target)
             x, y = g["x"].to_numpy(), g["y"].to_numpy()
@@ -163,21 +136,31 @@ def human_scale_frames(points: pl.DataFrame, pairs: pl.DataFrame, accept_votes: 
     return pl.DataFrame(rows, schema=HUMAN_SCALE_SCHEMA)
 
 
+ACCEPT_ITEMS = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "prompt_idx": pl.Int64,
+                "cand_idx": pl.Int64, "system": pl.String, "x": pl.Float64, "y": pl.Float64}
+PREFER_ITEMS = {"judge": pl.String, "format": pl.String, "decoding": pl.String, "prompt_idx": pl.Int64,
+                "lo_idx": pl.Int64, "hi_idx": pl.Int64, "lo_system": pl.String, "hi_system": pl.String,
+                "x": pl.Float64, "y": pl.Float64}
+
+
 def human_scale(db: str | os.PathLike | None, pool: str, seed: int = 0) -> pl.DataFrame:
     """The pool's scores on the human scale, one row per (judge, format, decoding, target) with
     labelled items (docs/metrics.md#scores-on-the-human-scale). Columns: judge, format, decoding,
     target (accept | prefer), n (labelled items), n_prompts, map_score and map_p (the isotonic map's
     points, fitted on every item), brier_raw (of the score itself against the human value),
     brier_mapped (of the cross-fitted map's; null with one prompt), carry_over (per system: system,
-    n, residual, lo, hi, flagged), n_flagged."""
+    n, residual, lo, hi, flagged), n_flagged.
+
+    DuckDB builds the items (human_scale_accept_items.sql, human_scale_prefer_items.sql), reading only
+    the labelled candidates' and pairs' verdicts: a kind of label the pool lacks reads none."""
     with reading(db) as read:
         pid = read.pool_id(pool)
-        points = read.frame("point_predictions", pool_id=pid)
-        pairs = read.frame("pair_predictions", pool_id=pid)
-        accept_votes = read.frame("human_accept_votes", pool_id=pid)
-        pair_votes = read.frame("human_pair_votes", pool_id=pid)
-        cands = read.frame("pool_items", pool_id=pid)
-    return human_scale_frames(points, pairs, accept_votes, pair_votes, cands, seed)
+        held = read.frame("label_counts", pool_id=pid).row(0, named=True)
+        accept = read.frame("human_scale_accept_items", pool_id=pid) if held["accepts"] else None
+        prefer = read.frame("human_scale_prefer_items", pool_id=pid) if held["pairs"] else None
+    accept = pl.DataFrame(schema=ACCEPT_ITEMS) if accept is None else accept.cast(ACCEPT_ITEMS)
+    prefer = pl.DataFrame(schema=PREFER_ITEMS) if prefer is None else prefer.cast(PREFER_ITEMS)
+    return human_scale_frames(accept, prefer, seed)
 
 
 def calibrated_values(scale: pl.DataFrame, judge: str, fmt: str, decoding: str | None,

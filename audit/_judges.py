@@ -99,7 +99,9 @@ def _length_excess(db, pool: str, has_labels: bool, comparative: bool) -> dict:
     return _by_cell(style)
 
 
-def judges(db: str | os.PathLike | None, pool: str, prices: dict | None = None, seed: int = 0) -> pl.DataFrame:
+def judges(db: str | os.PathLike | None, pool: str, prices: dict | None = None, seed: int = 0,
+           cells: pl.DataFrame | None = None, slots: pl.DataFrame | None = None,
+           repeats: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per (judge, format, decoding) of the pool, juries included, ordered so.
 
     prices: {judge name: {"input": USD per million input tokens, "output": ...}} (the app reads them
@@ -110,17 +112,24 @@ def judges(db: str | os.PathLike | None, pool: str, prices: dict | None = None, 
     flip_rate (`consistency`), tokens_in, tokens_out (summed over the calls paid for), cost_usd,
     cost_per_1000 (per 1,000 verdicts: sample-0 calls), latency_ms_p50/p95, effective_labels,
     on_front (on the Pareto front of agreement against cost per 1,000), reasons (a struct: why a
-    value is null, per REASON_FIELDS)."""
+    value is null, per REASON_FIELDS).
+
+    cells, slots, repeats: audit_cells', bias's and consistency's frames for the pool at `seed` where the
+    caller holds them already (the stored derived results, audit/derived/: judges_frame), limited to
+    the cells the board is of; None: computed here."""
     prices = prices or {}
-    cells = audit_cells(db, pool, seed=seed).filter(
+    cells = (audit_cells(db, pool, seed=seed) if cells is None else cells).filter(
         (pl.col("score") == "label") & pl.col("aggregate").is_in(["single", "jury"]))
     if "members" not in cells.columns:
         cells = cells.with_columns(pl.lit(None, pl.List(pl.String)).alias("members"))
     has_labels = stored_labels(db, pool).height > 0
     comparative = bool((cells["kind"] == "comparative").any()) if cells.height else False
     calib = _by_cell(calibrate(db, pool, seed=seed)) if has_labels and comparative else {}
-    slots = _by_cell(bias(db, pool, seed=seed)) if comparative else {}
-    repeats = _by_cell(consistency(db, pool, seed=seed))
+    if comparative:
+        slots = _by_cell(bias(db, pool, seed=seed) if slots is None else slots)
+    else:
+        slots = {}
+    repeats = _by_cell(consistency(db, pool, seed=seed) if repeats is None else repeats)
     length = _length_excess(db, pool, has_labels, comparative)
     with reading(db) as read:
         pid = read.pool_id(pool)

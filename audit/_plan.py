@@ -165,20 +165,22 @@ def call_prices(db, pool: str, prices: dict) -> dict:
 
 
 def plan(db: str | os.PathLike | None, pool: str, target: str, half_width: float, baseline: str | None = None,
-         alpha: float = 0.05, prices: dict | None = None, label_price: float | None = None) -> pl.DataFrame:
+         alpha: float = 0.05, prices: dict | None = None, label_price: float | None = None,
+         arrays: list | None = None) -> pl.DataFrame:
     """One row per cell (and, for `winrate`, per system against the baseline), PLAN_COLUMNS: judge,
     format, decoding, target, system; n_labelled, n_items (the items the cell scored), n_frame (the
     items of the pool: its candidates, or the prompts the system shares with the baseline);
     half_width (H, as asked); labels_needed, cost_usd, plan ("method/queue"): the cheapest plan's;
     plans (each plan: method, queue, half_width now, labels_needed, label_cost_usd, calls_needed,
-    call_cost_usd, cost_usd, reachable; cheapest first); reason (why there is no plan: fewer than 2 labels)."""
+    call_cost_usd, cost_usd, reachable; cheapest first); reason (why there is no plan: fewer than 2 labels).
+    arrays: cell_arrays(db, pool, target, baseline) where the caller read it already."""
     if target not in TARGETS:
         raise AuditError(f"--target {target}: use accept or winrate")
     if not half_width > 0:
         raise AuditError(f"--half-width {half_width}: must be above 0")
     if not 0 < alpha < 1:
         raise AuditError(f"--alpha {alpha}: must be between 0 and 1")
-    cells = cell_arrays(db, pool, target, baseline)
+    cells = cell_arrays(db, pool, target, baseline) if arrays is None else arrays
     base = cells[0][0].get("baseline") if cells else baseline
     with reading(db) as read:
         frames = dict(read.frame("plan_items", pool_id=read.pool_id(pool),

@@ -86,10 +86,11 @@ def cell_arrays(db: str | os.PathLike | None, pool: str, target: str, baseline: 
 
 
 def estimate_cells(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None,
-                   alpha: float, strata: str | None = None) -> list[dict]:
-    """audit.estimate's rows (before its frame): the module's doc."""
+                   alpha: float, strata: str | None = None, arrays: list | None = None) -> list[dict]:
+    """audit.estimate's rows (before its frame): the module's doc. arrays: cell_arrays' list for these
+    arguments where the caller read it already."""
     rows = []
-    for key, a in cell_arrays(db, pool, target, baseline, strata):
+    for key, a in cell_arrays(db, pool, target, baseline, strata) if arrays is None else arrays:
         est = cell_estimate(a["f_all"], a["y"], a["f_lab"], a["w"], alpha)
         if strata is not None:
             est |= stratified(a["f_all"], a["s_all"], a["y"], a["f_lab"], a["s_lab"], a["w"], alpha, strata,
@@ -106,18 +107,20 @@ def check_strata(strata: str | None) -> None:
 
 
 def estimate(db: str | os.PathLike | None, pool: str, target: str, baseline: str | None = None,
-             alpha: float = 0.05, strata: str | None = None) -> pl.DataFrame:
+             alpha: float = 0.05, strata: str | None = None, arrays: list | None = None) -> pl.DataFrame:
     """audit.estimate (its doc and columns: audit._worth.estimate), the items built and counted in DuckDB.
     With `strata` (score-bin, category, model, split or candidate_id), also STRATIFIED_COLUMNS: strata
     (as given), n_strata (the strata estimated, after pooling those with few labels),
     stratified_value/lo/hi (stratified PPI++, audit/_strata.py, clipped to [0, 1] as the others are)
-    and stratified_effective_labels (n_labelled × (classical half-width / stratified half-width)²)."""
+    and stratified_effective_labels (n_labelled × (classical half-width / stratified half-width)²).
+    arrays: cell_arrays(db, pool, target, baseline, strata) where the caller read it already (the
+    decisions read it once for the estimate and the plan)."""
     if target not in TARGETS:
         raise AuditError(f"--target {target}: use accept or winrate")
     if not 0 < alpha < 1:
         raise AuditError(f"--alpha {alpha}: must be between 0 and 1")
     check_strata(strata)
-    rows = estimate_cells(db, pool, target, baseline, alpha, strata)
+    rows = estimate_cells(db, pool, target, baseline, alpha, strata, arrays)
     cols = ESTIMATE_COLUMNS + (["baseline"] if target == "winrate" else []) \
         + (STRATIFIED_COLUMNS if strata is not None else [])
     schema = {c: pl.Float64 for c in cols} | {c: pl.String for c in ("judge", "format", "decoding", "target",

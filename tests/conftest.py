@@ -55,6 +55,24 @@ def shared_bundled_judge(bundled_judge, monkeypatch):
     return bundled_judge
 
 
+@pytest.fixture(scope="session")
+def bundled_model_folder(bundled_judge, tmp_path_factory) -> Path:
+    """The session's bundled model (SmolLM2-135M, loaded once: bundled_judge) saved as a transformers
+    folder (config.json, safetensors, tokenizer): a `--base` that a command's own process loads in a
+    second, where converting the GGUF takes it tens of seconds. A copy is saved (the loaded model keeps
+    its GGUF marker, which forbids saving: train._model._drop_gguf_marker takes it off the copy); the
+    same float32 weights and tokenizer as `--base local:smollm2` (tests/kill/test_kill.py checks)."""
+    import copy
+    from train._model import _drop_gguf_marker
+    folder = tmp_path_factory.mktemp("smollm2") / "smollm2"
+    model = copy.deepcopy(bundled_judge.lm)
+    _drop_gguf_marker(model)
+    model.save_pretrained(folder)
+    bundled_judge.tokenizer.save_pretrained(folder)
+    del model
+    return folder
+
+
 @pytest.fixture
 def database_named_by_argument(monkeypatch, tmp_path):
     """$JUDGEAUDIT_DB names another (missing) file: a function that dropped its db argument fails.

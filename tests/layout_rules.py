@@ -355,7 +355,7 @@ def sql_built_from_text(root: Path) -> list[str]:
 
 
 DERIVED_VERBS = {"derived_mark", "derived_judging_marks", "derived_parts", "derived_result", "save_derived",
-                 "save_derived_parts", "params_json"}
+                 "save_derived_parts", "params_json", "derived_fingerprints", "derived_marks_now", "save_derived_many"}
 
 
 def derived_machinery_in_app(root: Path) -> list[str]:

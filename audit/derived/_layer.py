@@ -123,18 +123,24 @@ class Reader:
         return read(self.db, self.pool, name, *args, results=self.results, bar=self.bar)
 
 
-def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader) -> list | None:
+def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader, now=None) -> list | None:
     """The marks the result is stored under now: one per judging of the pool for a result in parts
     (in judge, then format order), else one; None when there is no such pool or the database predates
-    the derived results. Kept in this process while the database file and the attached files are unchanged."""
+    the derived results. Kept in this process while the database file and the attached files are unchanged.
+    `now`: the fingerprints a refresh took at its start (ingest.store.derived_marks_now), used as they are."""
     judges = None
     if not result.in_parts and result.judges_of is not None and result.basis != "pool":
         judges = tuple(result.judges_of(reader, pool, args))
-    key = ("marks", *db.state(), pool, result.basis, result.in_parts, judges)
+    if now is not None:
+        if result.in_parts and result.basis != "pool":
+            marks = list(now.judgings(result.basis, result.reads_earlier).values())
+            return marks or [now.whole(result.basis)]
+        return [now.whole(result.basis, judges)]
+    key = ("marks", *db.state(), pool, result.basis, result.in_parts, result.reads_earlier, judges)
     marks = _recall(key)
     if marks is None or not all(m.files_unchanged() for m in marks):
         if result.in_parts and result.basis != "pool":
-            found = db.derived_judging_marks(pool, result.basis)
+            found = db.derived_judging_marks(pool, result.basis, result.reads_earlier)
             marks = None if found is None else list(found.values())
             if marks == []:                # no judging yet: the (empty) result is stored whole
                 marks = [db.derived_mark(pool, result.basis)]
@@ -152,26 +158,32 @@ def _parts(frame: pl.DataFrame, marks: list) -> dict:
     return {m: frame.filter((pl.col("judge") == m.judging[0]) & (pl.col("format") == m.judging[1])) for m in marks}
 
 
-def _compute_missing(db: Database, pool: str, name: str, result: Result, args: tuple,
-                     missing: list, reader: "Reader") -> list[tuple]:
-    """Compute the parts (or the whole) under the `missing` marks and store each; [(mark, frame,
-    seconds, stored)]. The results it `uses` are read through the layer first (their time not counted)."""
-    out = []
+def _computed(db: Database, pool: str, result: Result, args: tuple, missing: list, reader: "Reader"
+              ) -> tuple[float, list[tuple]]:
+    """Compute the parts (or the whole) under the `missing` marks: (seconds, [(mark, frame, its share of
+    the seconds)]). The results it `uses` are read through the layer first (their time not counted)."""
     if not result.in_parts or not missing[0].part:
         (mark,) = missing
         used = {u: reader(u) for u in result.uses}
         t0 = time.monotonic()
         frame = result.compute(db, pool, *args, **used)
         seconds = time.monotonic() - t0
-        return [(mark, frame, seconds, db.save_derived(mark, name, args, frame, seconds))]
+        return seconds, [(mark, frame, seconds)]
     t0 = time.monotonic()
     frame = result.compute(db.scoped([m.judging for m in missing]), pool, *args)
     seconds = time.monotonic() - t0
     total = sum(m.n_verdicts or 1 for m in missing)       # each part's share of the time, by its verdicts
     parts = _parts(frame, missing)
-    shares = [seconds * (m.n_verdicts or 1) / total for m in parts]
-    stored = db.save_derived_parts(name, args, [(m, part, share) for (m, part), share in zip(parts.items(), shares)])
-    return [(m, part, seconds, ok) for (m, part), ok in zip(parts.items(), stored)]
+    return seconds, [(m, part, seconds * (m.n_verdicts or 1) / total) for m, part in parts.items()]
+
+
+def _compute_missing(db: Database, pool: str, name: str, result: Result, args: tuple,
+                     missing: list, reader: "Reader") -> list[tuple]:
+    """Compute the parts (or the whole) under the `missing` marks and store each; [(mark, frame,
+    seconds, stored)]."""
+    seconds, parts = _computed(db, pool, result, args, missing, reader)
+    stored = db.save_derived_parts(name, args, parts)
+    return [(m, part, seconds, ok) for (m, part, _), ok in zip(parts, stored)]
 
 
 def _whole(result: Result, frames: list[pl.DataFrame]) -> pl.DataFrame:
@@ -246,37 +258,87 @@ def read(db, pool: str, name: str, *args, results: dict[str, Result] = RESULTS, 
         clear()
 
 
+SAVE_EVERY_S = 30.0     # a refresh stores what it computed at least this often (in seconds computed)
+
+
+class _Saves:
+    """What a refresh computed, stored together (one transaction, the fingerprints now read once for
+    all; ingest.store.save_derived_many) when it ends, before anything is read through the layer (a
+    result's `uses`, a first view's), so that read finds them stored, and once SAVE_EVERY_S seconds of
+    computing wait, so a page opened during a long refresh finds the results computed so far."""
+
+    def __init__(self, db: Database):
+        self.db, self.waiting = db, []
+
+    def add(self, entry: dict, name: str, args: tuple, parts: list[tuple]) -> None:
+        self.waiting.append((entry, name, args, parts))
+        if sum(entry["seconds"] for entry, *_ in self.waiting) >= SAVE_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.waiting:
+            return
+        waiting, self.waiting = self.waiting, []
+        stored = self.db.save_derived_many([(name, args, parts) for _, name, args, parts in waiting])
+        for (entry, *_), ok in zip(waiting, stored):
+            entry["status"] = "computed" if all(ok) else "not stored"
+
+
+class _SavingReader(Reader):
+    """A refresh's Reader: what it computed is stored before a result is read through the layer."""
+
+    def __init__(self, db: Database, pool: str, results: dict[str, Result], saves: _Saves):
+        super().__init__(db, pool, results)
+        self.saves = saves
+
+    def __call__(self, name: str, *args) -> pl.DataFrame:
+        self.saves.flush()
+        return super().__call__(name, *args)
+
+
 def refresh(db, pool: str, results: dict[str, Result] = RESULTS) -> dict:
     """Bring every derived result of the pool (with the arguments of a page's first view) up to date,
     computing only the parts (or wholes) that are stale or missing: after a run brings verdicts, so
     the first page view reads them. {"pool", "n_verdicts", "results": [{name, status, seconds, parts,
     computed}]}: status 'current' (every part stored under its fingerprint), 'computed' (and stored)
     or 'not stored' (the verdicts moved meanwhile, or the database could not be written); parts: how
-    many the result is stored in, computed: how many of them were computed now."""
+    many the result is stored in, computed: how many of them were computed now.
+
+    The fingerprints are taken once, at the start (what every result is computed under), and which
+    parts are current is asked of the stored fingerprints alone; what is computed is stored together,
+    each part only if its fingerprint is still the one it was computed under."""
     db = Database.of(db)
-    reader = Reader(db, pool, results)
+    saves = _Saves(db)
+    reader = _SavingReader(db, pool, results, saves)
+    now = db.derived_marks_now(pool)
+    if now is None:                        # no such pool (the caller migrated the database first)
+        known = ", ".join(pools(db)["name"]) or "none"
+        raise AuditError(f"no pool named '{pool}' (known: {known})")
     out, n_verdicts = [], None
-    for name, result in results.items():
-        if result.built_from:
-            continue
-        args = result.first_view(reader, pool)
-        if args is None:                   # nothing the page's first view computes (Drift of one judge)
-            continue
-        marks = _marks(db, pool, result, args, reader)
-        if marks is None:                  # no such pool (the caller migrated the database first)
-            known = ", ".join(pools(db)["name"]) or "none"
-            raise AuditError(f"no pool named '{pool}' (known: {known})")
-        if result.basis != "pool" and (result.in_parts or result.judges_of is None):
-            n_verdicts = sum(m.n_verdicts for m in marks)
-        stored, _ = _stored_parts(db, name, args, marks)
-        missing = [m for m in marks if stored[m.part] is None]
-        if not missing:
-            out.append({"name": name, "status": "current", "seconds": 0.0, "parts": len(marks), "computed": 0})
-            continue
-        done = _compute_missing(db, pool, name, result, args, missing, reader)
-        seconds = max(s for _, _, s, _ in done)      # one computation, of the whole or of the missing parts
-        out.append({"name": name, "status": "computed" if all(ok for *_, ok in done) else "not stored",
-                    "seconds": round(seconds, 3), "parts": len(marks), "computed": len(done)})
+    try:                                   # what was computed is stored even when a later result fails
+        for name, result in results.items():
+            if result.built_from:
+                continue
+            args = result.first_view(reader, pool)
+            if args is None:                   # nothing the page's first view computes (Drift of one judge)
+                continue
+            marks = _marks(db, pool, result, args, reader, now)
+            if result.basis != "pool" and (result.in_parts or result.judges_of is None):
+                n_verdicts = sum(m.n_verdicts for m in marks)
+            current = db.derived_fingerprints(marks, name, args)
+            missing = [m for m in marks if not current[m.part]]
+            if not missing:
+                out.append({"name": name, "status": "current", "seconds": 0.0, "parts": len(marks), "computed": 0})
+                continue
+            if result.reads_stored:        # its compute reads their stored parts: store what is waiting
+                saves.flush()
+            seconds, parts = _computed(db, pool, result, args, missing, reader)
+            entry = {"name": name, "status": "computed", "seconds": round(seconds, 3), "parts": len(marks),
+                     "computed": len(parts)}
+            saves.add(entry, name, args, parts)
+            out.append(entry)
+    finally:
+        saves.flush()
     return {"pool": pool, "n_verdicts": n_verdicts, "results": out}
 
 

@@ -14,6 +14,8 @@ from typing import Callable
 
 import polars as pl
 
+from ingest.store.database import Database
+
 from .. import _bias, _cells, _consistency, _drift, _export, _judges, _pool_summary, _pools, _positions, _report
 from .. import _alt_test_cells, _decision, _human_scale, _intransitive, _jury_size, _rank_cells, _scores, _style_cells
 from .. import _variance, _worth_cells
@@ -46,7 +48,9 @@ class Result:
       computed and stored) and passed to `compute` by name: a result of the whole pool computed from
       the stored parts of others (the checklist, from the cells, slot bias and consistency);
     - `first_view(read, pool)`: the arguments a page's first view asks for (what `refresh` stores);
-      None when the page would show nothing to compute.
+      None when the page would show nothing to compute;
+    - `reads_earlier`: (in parts) a judging's part reads the calls of the judges of a lower id in its
+      format too (the pairs it makes with them), so it is stale when any of theirs moves (Mark.earlier).
 
     `read` is a `Reader`: `read(name, *args)` is another derived result of the pool, `read.db` the
     database's handle.
@@ -61,6 +65,8 @@ class Result:
     build: Callable[[pl.DataFrame], pl.DataFrame] | None = None
     uses: tuple[str, ...] = ()
     first_view: Callable = no_arguments
+    reads_stored: tuple[str, ...] = ()
+    reads_earlier: bool = False
 
 
 def checklist_frame(db, pool: str, cells: pl.DataFrame | None = None, bias: pl.DataFrame | None = None,
@@ -72,8 +78,34 @@ def checklist_frame(db, pool: str, cells: pl.DataFrame | None = None, bias: pl.D
 
 
 def judges_frame(db, pool: str, prices: tuple = ()) -> pl.DataFrame:
-    """audit.judges at the prices given as price_args (a hashable, storable form of judgeaudit.toml's)."""
-    return _judges.judges(db, pool, {k: dict(v) for k, v in prices})
+    """audit.judges at the prices given as price_args (a hashable, storable form of judgeaudit.toml's),
+    from the derived results cells, bias and consistency of the judgings the handle is scoped to
+    (stored_parts: the stored parts, not computed again)."""
+    db = Database.of(db)
+    marks = db.derived_judging_marks(pool, "verdicts")
+    cells, slots, repeats = (stored_parts(db, pool, name, marks) for name in ("cells", "bias", "consistency"))
+    return _judges.judges(db, pool, {k: dict(v) for k, v in prices}, cells=cells, slots=slots, repeats=repeats)
+
+
+def stored_parts(db, pool: str, name: str, marks: dict | None) -> pl.DataFrame:
+    """The derived result `name` (stored in parts, at no arguments, of basis 'verdicts') of the judgings
+    `db` is scoped to (every judging unscoped), in judge then format order: each judging's part as
+    stored where it is current under `marks` (db.derived_judging_marks), the others computed here in one
+    computation scoped to them (the layer stores them when it reads `name`)."""
+    compute = RESULTS[name].compute
+    scope = None if db.judgings is None else set(db.judgings)
+    marks = [m for m in (marks or {}).values() if scope is None or tuple(m.judging) in scope]
+    if not marks:                  # an old database, or no judging stored in parts: computed whole
+        return compute(db, pool)
+    parts, _ = db.derived_parts(marks, name, ())
+    missing = [m for m in marks if parts.get(m.part) is None]
+    if missing:
+        fresh = compute(db.scoped([m.judging for m in missing]), pool)
+        for m in missing:
+            parts[m.part] = fresh.filter((pl.col("judge") == m.judging[0]) & (pl.col("format") == m.judging[1]))
+    frames = [parts[m.part] for m in marks]
+    rows = [f for f in frames if f.height] or frames[:1]
+    return rows[0] if len(rows) == 1 else pl.concat(rows, how="vertical_relaxed")
 
 
 def price_args(prices: dict) -> tuple:
@@ -166,7 +198,7 @@ RESULTS: dict[str, Result] = {
                          first_view=lambda read, pool: (0, 0)),   # every cell, no bootstrap: the page filters one
     # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
     "judges_board": Result("the judges' leaderboard", judges_frame, basis="labels", in_parts=True,
-                           combine=_judges.with_front),   # the Pareto front spans judges
+                           combine=_judges.with_front, reads_stored=("cells", "bias", "consistency")),   # the Pareto front spans judges
     "estimate": Result("what the labels are worth (PPI++ per cell)", _worth_cells.estimate, basis="labels",
                        in_parts=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
     # a jury's part: its members' verdicts are read whatever the scope (audit/_jury_size.py)
@@ -183,8 +215,10 @@ RESULTS: dict[str, Result] = {
     "export_counts": Result("the verdict export's rows per sample and status", _export.export_counts_by_judging,
                             in_parts=True, combine=summed_counts),
     "checklist": Result("the reporting checklist", checklist_frame, uses=("cells", "bias", "consistency")),
-    # the pairs of judges that share calls: what the Drift page offers and opens on (read once, not per view)
-    "drift_pairs": Result("the pairs of judges that share calls", _drift.drift_pairs),
+    # the pairs of judges that share calls: what the Drift page offers and opens on (read once, not per view);
+    # a judging's part counts its calls shared with each judge of a lower id, so a new judge computes its own
+    "drift_pairs": Result("the pairs of judges that share calls", _drift.drift_pair_parts, in_parts=True,
+                          combine=_drift.pairs_of_parts, reads_earlier=True),
     "drift": Result("the drift between two judges per cell", _drift.drift, judges_of=_two_judges,
                     first_view=first_two_judges),
     "drift_items": Result("the calls that moved between two judges", _drift.drift_items, judges_of=_two_judges,

@@ -9,37 +9,55 @@
 -- readings (answer, or the parse status where none parsed) and normalised scores
 -- s = (value - value_lo) / (value_hi - value_lo), the change s - s_old, and whether the reading changed.
 -- A call answered in more than one run (format rows of the same name) counts with its newest.
+-- The verdicts are read once, as plain columns: a version is found per cell run (runs: the distinct runs of the
+-- two judges, a handful), each side is the rows of its runs, and the sides are joined on the call. One format
+-- row ($lo = $hi) holds one row per judge and call (the store's rule), so a side is its rows as they are; over
+-- several format rows of one name a side keeps each call's newest row (the aggregate, only then).
 -- (drift_cells.sql and drift_moved.sql read the same pairs; their WITH clauses are the same.)
-WITH answers AS (
+WITH calls AS (
     SELECT v.judge_id, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.sample, coalesce(v.cell_run_id, -1) AS run,
-           struct_pack(reading := coalesce(v.answer, v.status),
-                       s := (v.value - f.value_lo) / nullif(f.value_hi - f.value_lo, 0)) AS answer,
-           struct_pack(m := r.judge_model, t := r.template_hash, s := CAST(r.decoding_settings AS VARCHAR)) AS version
+           coalesce(v.answer, v.status) AS reading, (v.value - f.value_lo) / nullif(f.value_hi - f.value_lo, 0) AS s
     FROM verdict_source v
     JOIN formats f USING (format_id)
-    LEFT JOIN cell_runs r ON r.cell_run_id = v.cell_run_id
     WHERE v.pool_id = $pool_id AND v.judge_id IN ($judge_id, $against_id) AND v.format_id BETWEEN $lo AND $hi
       AND f.name = $format
+), runs AS (
+    SELECT d.judge_id, d.run,
+           struct_pack(m := r.judge_model, t := r.template_hash, s := CAST(r.decoding_settings AS VARCHAR)) AS version
+    FROM (SELECT DISTINCT judge_id, run FROM calls) d
+    LEFT JOIN cell_runs r ON r.cell_run_id = d.run
 ), latest AS (
     SELECT CASE WHEN $versions THEN struct_pack(m := $new_model::VARCHAR, t := $new_template::VARCHAR,
                                                 s := $new_settings::VARCHAR)
                 ELSE arg_max(version, run) END AS version
-    FROM answers WHERE judge_id = $judge_id
+    FROM runs WHERE judge_id = $judge_id
+), sides AS (
+    SELECT judge_id, run,
+           judge_id = $judge_id AND version IS NOT DISTINCT FROM (SELECT version FROM latest) AS is_new,
+           judge_id = $against_id AND (NOT $versions OR version IS NOT DISTINCT FROM
+               struct_pack(m := $old_model::VARCHAR, t := $old_template::VARCHAR, s := $old_settings::VARCHAR)) AS is_old
+    FROM runs
 ), new AS (
-    SELECT decoding, prompt_idx, a_idx, b_idx, sample, arg_max(answer, run) AS answer
-    FROM answers WHERE judge_id = $judge_id AND version IS NOT DISTINCT FROM (SELECT version FROM latest)
-    GROUP BY ALL
+    SELECT c.decoding, c.prompt_idx, c.a_idx, c.b_idx, c.sample, c.reading, c.s
+    FROM calls c JOIN sides d ON d.judge_id = c.judge_id AND d.run = c.run
+    WHERE d.is_new AND $lo = $hi
+    UNION ALL
+    SELECT c.decoding, c.prompt_idx, c.a_idx, c.b_idx, c.sample, arg_max_null(c.reading, c.run), arg_max_null(c.s, c.run)
+    FROM calls c JOIN sides d ON d.judge_id = c.judge_id AND d.run = c.run
+    WHERE d.is_new AND $lo < $hi
+    GROUP BY c.decoding, c.prompt_idx, c.a_idx, c.b_idx, c.sample
 ), old AS (
-    SELECT decoding, prompt_idx, a_idx, b_idx, sample, arg_max(answer, run) AS answer
-    FROM answers WHERE judge_id = $against_id
-      AND (NOT $versions OR version IS NOT DISTINCT FROM struct_pack(m := $old_model::VARCHAR,
-                                                                     t := $old_template::VARCHAR,
-                                                                     s := $old_settings::VARCHAR))
-    GROUP BY ALL
+    SELECT c.decoding, c.prompt_idx, c.a_idx, c.b_idx, c.sample, c.reading, c.s
+    FROM calls c JOIN sides d ON d.judge_id = c.judge_id AND d.run = c.run
+    WHERE d.is_old AND $lo = $hi
+    UNION ALL
+    SELECT c.decoding, c.prompt_idx, c.a_idx, c.b_idx, c.sample, arg_max_null(c.reading, c.run), arg_max_null(c.s, c.run)
+    FROM calls c JOIN sides d ON d.judge_id = c.judge_id AND d.run = c.run
+    WHERE d.is_old AND $lo < $hi
+    GROUP BY c.decoding, c.prompt_idx, c.a_idx, c.b_idx, c.sample
 ), pairs AS (
-    SELECT c.decoding, c.prompt_idx, c.a_idx, c.b_idx, c.sample, o.answer.reading AS reading_old,
-           c.answer.reading AS reading, o.answer.s AS s_old, c.answer.s AS s, c.answer.s - o.answer.s AS change,
-           c.answer.reading <> o.answer.reading AS changed
+    SELECT c.decoding, c.prompt_idx, c.a_idx, c.b_idx, c.sample, o.reading AS reading_old, c.reading,
+           o.s AS s_old, c.s, c.s - o.s AS change, c.reading <> o.reading AS changed
     FROM new c
     JOIN old o ON o.decoding = c.decoding AND o.prompt_idx = c.prompt_idx AND o.a_idx = c.a_idx
               AND o.b_idx IS NOT DISTINCT FROM c.b_idx AND o.sample = c.sample

@@ -4,9 +4,13 @@
 WITH pairs AS (
     SELECT DISTINCT least(a_idx, b_idx) AS lo_idx, greatest(a_idx, b_idx) AS hi_idx
     FROM pair_labels WHERE pool_id = $pool_id AND a_idx <> b_idx
+), ends AS (             -- each pair once per end (two equality joins: no join on a disjunction)
+    SELECT lo_idx, hi_idx, lo_idx AS cand_idx FROM pairs
+    UNION ALL
+    SELECT lo_idx, hi_idx, hi_idx AS cand_idx FROM pairs
 ), labelled AS (
-    SELECT c.candidate_id, count(DISTINCT (p.lo_idx, p.hi_idx)) AS n
-    FROM pairs p JOIN candidates c ON c.pool_id = $pool_id AND c.cand_idx IN (p.lo_idx, p.hi_idx)
+    SELECT c.candidate_id, count(DISTINCT (e.lo_idx, e.hi_idx)) AS n
+    FROM ends e JOIN candidates c ON c.pool_id = $pool_id AND c.cand_idx = e.cand_idx
     GROUP BY c.candidate_id
 ), answered AS (
     SELECT candidate_id, count(*) AS n FROM candidates WHERE pool_id = $pool_id GROUP BY candidate_id

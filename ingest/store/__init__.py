@@ -37,8 +37,9 @@ _EXPORTS = {
     "_file_import": ["NotInPlace"],
     "_timings": ["judge_timings"],
 }
-_EXPORTS["_derived"] = ["derived_judging_marks", "derived_mark", "derived_parts", "derived_result", "params_json",
-                         "save_derived", "save_derived_parts"]
+_EXPORTS["_derived"] = ["derived_fingerprints", "derived_judging_marks", "derived_mark", "derived_marks_now",
+                         "derived_parts", "derived_result", "params_json", "save_derived", "save_derived_many",
+                         "save_derived_parts"]
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_MODULE_OF)
 # the verbs a Database handle offers bound to itself (`db.import_pool(path, pool)`): every function of

@@ -664,3 +664,21 @@ def test_a_cell_without_judgements_or_resamples_counts_no_pairs():
     cell = cell_agreement(none, none, none, 0, np.random.default_rng(0))
     assert (cell["n"], cell["n_pairs"], cell["n_no_ties"]) == (0, 0, 0)
     assert cell["kappa_lo"] is None and cell["n_pairs_needed"] is None
+
+
+def test_the_calls_on_the_stored_labels_pairs_alone_give_the_same_cells(tmp_path):
+    """With the stored labels, calibrate reads only the calls on their pairs (calibration_labelled_calls.sql);
+    with the same labels passed in, every comparative call: the same rows (a pool of many TIE verdicts,
+    second samples, pairs labelled either way round and by two annotators)."""
+    from polars.testing import assert_frame_equal
+
+    from audit import calibrate
+    from audit._calibrate import stored_labels
+    from ingest import Database
+    from tests.audit.test_worth_cells import labelled_pool
+    db = Database(tmp_path / "c.duckdb")
+    labelled_pool(db, tmp_path)
+    got = calibrate(db, "lab", n_boot=200)
+    assert got.height >= 2 and got["n"].min() > 0
+    assert_frame_equal(got, calibrate(db, "lab", labels=stored_labels(db, "lab"), n_boot=200),
+                       check_exact=False, rel_tol=1e-9, abs_tol=1e-12)

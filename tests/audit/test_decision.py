@@ -4,6 +4,7 @@ with its n, "too few labels to say" where that is the truth; on a database, the 
 
 import json
 
+import polars as pl
 import pytest
 
 from audit import alt_test, decisions, estimate, plan
@@ -121,3 +122,31 @@ def test_the_report_decides_at_the_h_and_epsilon_it_is_given(db, tmp_path, write
     assert bad.returncode == 1 and "--half-width 0.0: must be above 0" in bad.stderr
     bad = cli(db, "report", "--pool", "alt", "--out", str(js), "--epsilon", "1")
     assert bad.returncode == 1 and "--epsilon 1.0: must be at least 0 and below 1" in bad.stderr
+
+
+def test_the_items_are_read_once_per_target(db, tmp_path, monkeypatch):
+    """The decisions read each target's items once (cell_arrays) for both the estimate and the plan, and
+    print the numbers of the two commands run on their own (each reading the items itself)."""
+    import audit._decision as D
+    from audit import estimate, plan
+    from tests.audit.test_worth_cells import labelled_pool
+    labelled_pool(db, tmp_path)
+    reads = []
+    real = D.cell_arrays
+    monkeypatch.setattr(D, "cell_arrays", lambda *a, **k: reads.append(a[2]) or real(*a, **k))
+    rows = {(r["judge"], r["format"], r["decoding"]): r for r in decisions(db, "lab").to_dicts()}
+    assert sorted(reads) == ["accept", "winrate"]
+    for target in ("accept", "winrate"):
+        worth, plans = estimate(db, "lab", target), plan(db, "lab", target, 0.05)
+        for (judge, fmt, dec), g in worth.group_by("judge", "format", "decoding"):
+            r = rows[judge, fmt, dec]
+            if r["target"] != target:
+                continue
+            assert r["n_labelled"] == g["n_labelled"].sum()
+            want = g["effective_labels"].drop_nulls()
+            assert (r["effective_labels"] is None) == (want.len() == 0)
+            if want.len():
+                assert r["effective_labels"] == pytest.approx(want.mean(), rel=1e-12)
+            p = plans.filter((pl.col("judge") == judge) & (pl.col("format") == fmt) & (pl.col("decoding") == dec))
+            need = p["labels_needed"].to_list()        # summed over systems; null where one has no plan
+            assert r["labels_needed"] == (None if not need or None in need else sum(need))

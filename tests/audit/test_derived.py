@@ -76,6 +76,8 @@ def _fresh(db, name, pool="s", *args):
     result = ORIGINAL[name]
     if name == "export_counts":            # stored per judging, summed when read: the audit's own counts
         return audit.export_counts(Database(db), pool)
+    if name == "drift_pairs":              # stored per judging, put together when read: the whole pool's count
+        return audit.drift_pairs(Database(db), pool)
     if result.built_from:
         return result.build(ORIGINAL[result.built_from].compute(Database(db), pool))
     return result.compute(Database(db), pool, *args)
@@ -205,9 +207,13 @@ def test_derived_results_follow_every_change(db, tmp_path, counted):
     start = dict(counted)
     first = _session(db)
     assert "gamma" not in first["cells"]["judge"].to_list()
-    # those read from the whole pool's verdicts: the checklist, and which judges share calls
-    assert {n for n in NAMES if counted[n] > start[n]} == {"checklist", "drift_pairs"}
+    # the one read from the whole pool's verdicts: the checklist; which judges share calls is stored per
+    # judging, each pair in the part of its judge of the higher id (gamma's, the last judge, gone), so the
+    # others' parts put together are the whole again, nothing computed
+    assert {n for n in NAMES if counted[n] > start[n]} == {"checklist"}
     assert_frame_equal(first["cells"], _fresh(db, "cells"), check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+    assert_frame_equal(first["drift_pairs"], _fresh(db, "drift_pairs"))
+    assert "gamma" not in first["drift_pairs"]["judge"].to_list()
 
     # a jury of two judges (its verdicts are rows of the store, the members' votes): every judge's parts,
     # since a result marks the jury's rows among all of them

@@ -738,3 +738,70 @@ def test_drift_pairs_count_the_shared_calls_of_every_pair(tmp_path, write_jsonl,
     # by hand: j00's likert5 calls are p0c1, p0c2, p1c0, p1c1 ((p + c) % 3 != 0), j01's p0c0, p0c1, p1c0, p1c2
     # ((1 + p + c) % 3 != 0): p0c1 and p1c0 shared, plus the binary call of p0c0 both answered: 3
     assert dict(((a, b), n) for a, b, n in got.rows())[("j00", "j01")] == 3
+
+
+@pytest.fixture
+def many_ties(tmp_path, write_jsonl):
+    """Judges 'j' and 'k' on 30 prompts x 4 candidates: likert5 readings of three levels and some that do
+    not parse, binary, and tournament pairs in both orders with three readings; each judge leaves out a
+    random tenth of its calls, and k's likert5 calls lie in two format rows of that name (a copy of the
+    row, every call in both with other readings in the copy's newer run, then a third removed from the old
+    row): many ties, unparsed readings on either side, calls answered twice."""
+    import random
+
+    import duckdb
+
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    rng = random.Random(39)
+    path = tmp_path / "ties.duckdb"
+    cands = [(f"p{p}", f"c{c}") for p in range(30) for c in range(4)]
+    import_pool(path, write_jsonl("pool.jsonl", [{"prompt_id": p, "prompt": "q", "candidate_id": c, "response": "r"}
+                                                 for p, c in cands]), "s")
+    pairs = [(p, f"c{a}", f"c{b}") for p in (f"p{i}" for i in range(30)) for a in range(4) for b in range(4) if a != b]
+
+    def rows(judge):
+        out = [{"judge": judge, "format": "likert5", "prompt_id": p, "candidate_id": c,
+                "raw": rng.choice(["2", "3", "3", "4", "unsure"])} for p, c in cands if rng.random() > 0.1]
+        out += [{"judge": judge, "format": "binary", "prompt_id": p, "candidate_id": c,
+                 "raw": rng.choice(["yes", "no"])} for p, c in cands if rng.random() > 0.1]
+        out += [{"judge": judge, "format": "tournament", "prompt_id": p, "a_id": a, "b_id": b,
+                 "raw": rng.choice(["A+", "B+", "tie"])} for p, a, b in pairs if rng.random() > 0.1]
+        return out
+    import_verdicts(path, write_jsonl("j.jsonl", rows("j")), "s")
+    import_verdicts(path, write_jsonl("k.jsonl", rows("k")), "s")
+    con = duckdb.connect(str(path))
+    try:
+        fid, new, run = con.execute("SELECT format_id, (SELECT max(format_id) + 1 FROM formats), "
+                                    "(SELECT max(cell_run_id) + 1 FROM cell_runs) FROM formats "
+                                    "WHERE name = 'likert5'").fetchone()
+        k = con.execute("SELECT judge_id FROM judges WHERE name = 'k'").fetchone()[0]
+        con.execute("INSERT INTO formats SELECT $new, name, kind, pairing, spec, value_lo, value_hi, template, "
+                    "spec_hash FROM formats WHERE format_id = $f", {"new": new, "f": fid})
+        con.execute("INSERT INTO cell_runs SELECT * REPLACE ($run AS cell_run_id, $new AS format_id) FROM cell_runs "
+                    "WHERE judge_id = $k AND format_id = $f", {"run": run, "new": new, "k": k, "f": fid})
+        con.execute("INSERT INTO verdicts SELECT * REPLACE ($new AS format_id, $run AS cell_run_id, "
+                    "CASE WHEN prompt_idx % 2 = 0 THEN '5' ELSE answer END AS answer, "
+                    "CASE WHEN prompt_idx % 2 = 0 THEN 5 ELSE value END AS value) "
+                    "FROM verdicts WHERE format_id = $f AND judge_id = $k", {"new": new, "run": run, "f": fid, "k": k})
+        con.execute("DELETE FROM verdicts WHERE format_id = $f AND judge_id = $k AND prompt_idx % 3 = 0",
+                    {"f": fid, "k": k})
+    finally:
+        con.close()
+    return path
+
+
+@pytest.mark.parametrize("judge,against", [("j", "k"), ("k", "j")])
+def test_drift_with_many_ties_and_calls_answered_twice_equals_the_comparison_in_memory(many_ties, judge, against):
+    """drift and drift_items (DuckDB: the verdicts read once as plain columns, the sides joined on the call,
+    a call's newest row kept over two format rows of one name) equal compare_verdicts on drift_sides'
+    frames (in memory, every verdict read): the same cells, the same moved calls in the same order."""
+    from polars.testing import assert_frame_equal
+    sides = drift_sides(many_ties, "s", judge, against=against)
+    cells, moved = compare_verdicts(sides["baseline"], sides["current"])
+    got = drift(many_ties, "s", judge, against=against)
+    assert got["n"].sum() > 250 and moved.height > 100 and cells.height == 3
+    assert_frame_equal(got, cells, check_exact=False, rel_tol=1e-12)
+    assert_frame_equal(drift_items(many_ties, "s", judge, against=against), moved, check_dtypes=False)
+    assert_frame_equal(drift_items(many_ties, "s", judge, against=against, limit=7), moved.head(7),
+                       check_dtypes=False)

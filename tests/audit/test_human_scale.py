@@ -162,3 +162,83 @@ def test_calibrate_json_adds_the_human_scale(db, tmp_path, capsys):
     assert [m["score"] for m in got["map"]] == want["map_score"] and [m["p"] for m in got["map"]] == want["map_p"]
     assert got["carry_over"] == want["carry_over"] and got["n"] == want["n"] and got["target"] == "accept"
     assert [c["system"] for c in got["carry_over"] if c["flagged"]] == ["s2"]
+
+
+# The per-verdict path the items now come from DuckDB in place of (human_scale_*_items.sql): every
+# pointwise score, every judged pair and every candidate read into polars and joined there. Kept here as
+# the reference the aggregated read must equal.
+def _old_accept_items(points, votes, cands):
+    humans = votes.group_by("cand_idx").agg(pl.col("y").mean())
+    return points.join(humans, on="cand_idx").join(
+        cands.select("cand_idx", "prompt_idx", pl.col("candidate_id").alias("system")), on="cand_idx") \
+        .select(*H.CELL, "prompt_idx", "cand_idx", "system", pl.col("f").alias("x"), "y") \
+        .sort(*H.CELL, "prompt_idx", "cand_idx")
+
+
+def _old_prefer_items(points, pairs, votes, cands):
+    humans = votes.group_by("prompt_idx", "lo_idx", "hi_idx").agg(pl.col("y").mean())
+    score = points.select(*H.CELL, "cand_idx", "f")
+    pw = humans.join(score.rename({"cand_idx": "lo_idx", "f": "f_lo"}), on="lo_idx") \
+        .join(score.rename({"cand_idx": "hi_idx", "f": "f_hi"}), on=[*H.CELL, "hi_idx"]) \
+        .with_columns(((1.0 + pl.col("f_lo") - pl.col("f_hi")) / 2.0).alias("x"))
+    cp = humans.join(pairs.drop("prompt_idx"), on=["lo_idx", "hi_idx"]).rename({"f": "x"})
+    sys = cands.select("cand_idx", pl.col("candidate_id"))
+    cols = [*H.CELL, "prompt_idx", "lo_idx", "hi_idx", "x", "y"]
+    return pl.concat([pw.select(cols), cp.select(cols)]) \
+        .join(sys.rename({"cand_idx": "lo_idx", "candidate_id": "lo_system"}), on="lo_idx") \
+        .join(sys.rename({"cand_idx": "hi_idx", "candidate_id": "hi_system"}), on="hi_idx") \
+        .sort(*H.CELL, "prompt_idx", "lo_idx", "hi_idx")
+
+
+def _old_human_scale(db, pool: str, seed: int = 0) -> pl.DataFrame:
+    from audit._read import reading
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        points = read.frame("point_predictions", pool_id=pid)
+        pairs = read.frame("pair_predictions", pool_id=pid)
+        accept_votes = read.frame("human_accept_votes", pool_id=pid)
+        pair_votes = read.frame("human_pair_votes", pool_id=pid)
+        cands = read.frame("pool_items", pool_id=pid)
+    return H.human_scale_frames(_old_accept_items(points, accept_votes, cands).cast(H.ACCEPT_ITEMS),
+                                _old_prefer_items(points, pairs, pair_votes, cands).cast(H.PREFER_ITEMS), seed)
+
+
+def _assert_same_scale(got: pl.DataFrame, want: pl.DataFrame) -> None:
+    assert got.columns == want.columns and got.height == want.height > 0
+    for g, w in zip(got.iter_rows(named=True), want.iter_rows(named=True)):
+        assert [g[k] for k in ("judge", "format", "decoding", "target", "n", "n_prompts", "n_flagged")] == \
+            [w[k] for k in ("judge", "format", "decoding", "target", "n", "n_prompts", "n_flagged")]
+        for k in ("map_score", "map_p"):
+            np.testing.assert_allclose(g[k], w[k], rtol=0, atol=1e-9)
+        for k in ("brier_raw", "brier_mapped"):
+            assert (g[k] is None) == (w[k] is None) and (g[k] is None or abs(g[k] - w[k]) <= 1e-9)
+        assert [c["system"] for c in g["carry_over"]] == [c["system"] for c in w["carry_over"]]
+        for cg, cw in zip(g["carry_over"], w["carry_over"]):
+            assert (cg["n"], cg["flagged"]) == (cw["n"], cw["flagged"])
+            for k in ("residual", "lo", "hi"):
+                assert (cg[k] is None) == (cw[k] is None) and (cg[k] is None or abs(cg[k] - cw[k]) <= 1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_the_aggregated_read_equals_the_per_verdict_path(db, tmp_path, seed):
+    """On a pool of many equal scores and TIE verdicts, second samples of some calls, pair labels (some
+    by two annotators) and accept labels, pointwise and comparative cells of two judges: the items
+    read in DuckDB give the same maps, Brier scores and carry-over as every prediction joined in polars."""
+    from tests.audit.test_worth_cells import labelled_pool
+    labelled_pool(db, tmp_path, seed=seed + 3)
+    got, want = human_scale(db, "lab", seed=seed), _old_human_scale(db, "lab", seed=seed)
+    assert set(got["target"]) == {"accept", "prefer"} and got.height >= 4
+    _assert_same_scale(got, want)
+
+
+def test_accept_labels_alone_and_no_labels(db, tmp_path):
+    """Accept labels only: the accept rows, equal to the per-verdict path's, and no prefer row; the
+    same pool's verdicts without a label: no row."""
+    planted_pool(db, tmp_path)
+    _assert_same_scale(human_scale(db, "hs"), _old_human_scale(db, "hs"))
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    import_pool(db, write_jsonl(tmp_path / "bare.jsonl", [candidate("p0", "s0"), candidate("p1", "s0")]), "bare")
+    import_verdicts(db, write_jsonl(tmp_path / "bv.jsonl", pointwise("j", "likert5", [("p0", "s0", "3"),
+                                                                                     ("p1", "s0", "4")])), "bare")
+    assert human_scale(db, "bare").height == 0

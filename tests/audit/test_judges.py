@@ -165,3 +165,37 @@ def test_prices_are_read_from_judgeaudit_toml_and_checked(tmp_path, monkeypatch)
     (tmp_path / "judgeaudit.toml").write_text('[prices.gpt-4o]\ninput = -1\noutput = 1\n', encoding="utf-8")
     with pytest.raises(UserError, match=r"prices.gpt-4o.input': a number >= 0"):
         prices(db)
+
+
+def test_the_stored_board_reads_the_stored_results_and_equals_the_computed_one(board, tmp_path, monkeypatch):
+    """The derived result judges_board (audit/derived/: judges_frame) reads the stored cells, slot bias
+    and consistency instead of computing them again, limited to the judgings it is computed for (a
+    jury's included): whole and per judging, its rows equal the leaderboard computed from scratch."""
+    import shutil
+
+    from polars.testing import assert_frame_equal
+
+    import audit._judges as J
+    from audit import derived
+    from audit.derived._registry import judges_frame, price_args
+    from ingest import Database
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(board, db)
+    monkeypatch.delenv("JUDGEAUDIT_CONFIG", raising=False)
+    want = judges(db, "p", PRICES)              # every column computed here, nothing stored yet
+    assert set(want["aggregate"]) == {"single", "jury"} and want["b"].drop_nulls().len() > 0
+    judgings = (("alpha", "tournament"), ("panel", "tournament"), ("beta", "likert5"))
+    want_part = {j: judges(Database(db).scoped([j]), "p", PRICES) for j in judgings}   # so too, one judging's
+    derived.forget()
+    derived.refresh(db, "p")                     # stores cells, bias, consistency (and the board at no prices)
+    for name in ("audit_cells", "bias", "consistency"):    # from here on they are read, not computed
+        monkeypatch.setattr(J, name, lambda *a, _n=name, **k: pytest.fail(f"{_n} computed again"))
+    whole = judges_frame(Database(db), "p", price_args(PRICES))
+    assert_frame_equal(whole, want, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+    for judging in judgings:
+        part = judges_frame(Database(db).scoped([judging]), "p", price_args(PRICES))
+        assert part.height == want_part[judging].height > 0
+        assert set(zip(part["judge"], part["format"])) == {judging}
+        assert_frame_equal(part, want_part[judging], check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+    stored = derived.read(Database(db), "p", "judges_board", price_args(PRICES))   # in parts, put together
+    assert_frame_equal(stored, want, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)

@@ -71,15 +71,16 @@ def drawn(page) -> int:
 
 def _drawn_all(page) -> int:
     """Wait until the page's script has run and its charts are drawn: every chart element holds its
-    SVG, and the count has held for four looks 1.5 s apart (the browser lays out a first visit's
-    elements a few seconds after the run ends, later on a loaded machine); that count."""
+    SVG, and the count has held for three looks a second apart, six while it is 0 (the browser lays out
+    a first visit's elements a few seconds after the run ends, later on a loaded machine; the tests'
+    counts of each page's charts catch a look taken too early); that count."""
     seen: list[int] = []
-    for _ in range(120):
+    for _ in range(180):
         _settled(page)
-        page.wait_for_timeout(1500)
+        page.wait_for_timeout(1000)
         now, elements = drawn(page), page.get_by_test_id("stVegaLiteChart").count()
         seen = seen + [now] if now == elements and (not seen or seen[-1] == now) else [now] if now == elements else []
-        if len(seen) == 4:
+        if len(seen) >= (3 if now else 6):
             return now
     return seen[-1] if seen else drawn(page)
 

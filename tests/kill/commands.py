@@ -22,8 +22,9 @@ from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 from .harness import Command, Rows, cli
 
 NOWHERE = "http://127.0.0.1:9/v1"      # nothing listens there: `score --batch-out` makes no call
-TRAIN = ["--base", "local:smollm2", "--max-steps", "2", "--batch-size", "2", "--micro-batch-size", "2",
-         "--max-length", "256", "--seed", "0"]
+# the bundled model, as a folder the session saved it to once (tests/conftest.py's bundled_model_folder):
+# the same weights as `--base local:smollm2`, loaded in a second or two instead of converted from the GGUF
+TRAIN = ["--max-steps", "2", "--batch-size", "2", "--micro-batch-size", "2", "--max-length", "256", "--seed", "0"]
 
 # -- the plain rows: names for ids; no timestamps, latencies or paths of the folder ----------------------
 
@@ -172,8 +173,9 @@ def answer_batch(requests: Path, results: Path) -> None:
 
 # -- the commands ------------------------------------------------------------------------------------------
 
-def commands(inputs: Inputs, adapter: Callable[[], Path]) -> dict[str, Command]:
-    """name -> Command; `adapter()` gives the folder of a trained adapter (evaluate's input)."""
+def commands(inputs: Inputs, adapter: Callable[[], Path], base: Callable[[], Path]) -> dict[str, Command]:
+    """name -> Command; `adapter()` gives the folder of a trained adapter (evaluate's input), `base()` the
+    bundled model's folder that train fine-tunes (and evaluate, through the adapter's config, loads)."""
     def nothing(folder: Path) -> None:
         pass
 
@@ -229,7 +231,8 @@ def commands(inputs: Inputs, adapter: Callable[[], Path]) -> dict[str, Command]:
                            "--out", str(f / "subset.jsonl"), "--json"],
                 {"subsets": SUBSETS, "members": MEMBERS}, ("members",), files=subset_file),
         Command("train", curated_small,
-                lambda f: ["train", "--subset", str(f / "subset.jsonl"), "--out", str(f / "adapter"), *TRAIN, "--json"],
+                lambda f: ["train", "--subset", str(f / "subset.jsonl"), "--out", str(f / "adapter"), "--base", str(base()),
+                           *TRAIN, "--json"],
                 {"finished runs": FINISHED}, ("finished runs",), files=adapter_files, records_run=True,
                 stage=train_stage),
         Command("evaluate", curated_small,

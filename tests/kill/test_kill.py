@@ -9,6 +9,7 @@ each point found.
 """
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -29,12 +30,15 @@ def points() -> list:
 
 @pytest.fixture(scope="session")
 def bench(tmp_path_factory):
-    """name -> (Command, base folder, Reference), each made on first use; the trained adapter of
-    train's reference is evaluate's input."""
+    """bench(name, model) -> (Command, base folder, Reference), each made on first use; the trained adapter
+    of train's reference is evaluate's input, `model` (the bundled model's folder, saved once a session:
+    tests/conftest.py) train's base."""
     root = tmp_path_factory.mktemp("kill")
-    made = {}
+    made, model = {}, {}
 
-    def get(name: str):
+    def get(name: str, folder_of_model: Path | None = None):
+        if folder_of_model is not None:
+            model.setdefault("folder", folder_of_model)
         if name not in made:
             cmd = cmds[name]
             folder = root / name.replace(" ", "").replace("-", "_")
@@ -44,13 +48,14 @@ def bench(tmp_path_factory):
             made[name] = (cmd, base, reference(cmd, base, folder / "reference"))
         return made[name]
 
-    cmds = commands(Inputs(root / "inputs"), lambda: get("train")[2].folder / "adapter")
+    cmds = commands(Inputs(root / "inputs"), lambda: get("train")[2].folder / "adapter", lambda: model["folder"])
     return get
 
 
 @pytest.mark.parametrize("name,point", points())
-def test_a_command_killed_anywhere_opens_shows_dead_and_reruns_to_the_same_rows(bench, name, point):
-    cmd, base, ref = bench(name)
+def test_a_command_killed_anywhere_opens_shows_dead_and_reruns_to_the_same_rows(bench, name, point, request):
+    # train and evaluate: the bundled model's folder, asked for only by them (the others load no model)
+    cmd, base, ref = bench(name, request.getfixturevalue("bundled_model_folder") if name in MODEL else None)
     folder = base.parent / f"point-{point}"
     rec = kill_point(cmd, base, folder, point, ref)
     log(rec)
@@ -79,3 +84,18 @@ def test_a_demo_seeding_killed_between_a_pool_and_its_verdicts_resumes_with_the_
     seed_demo(killed, pools=(name,))
     want = query_rows(whole, DEMO_VERDICTS)
     assert len(want) > 1000 and query_rows(killed, DEMO_VERDICTS) == want
+
+
+def test_the_bundled_models_folder_loads_to_its_weights_and_tokenizer(bundled_model_folder, bundled_judge):
+    """What the kill points of train and evaluate fine-tune (tests/conftest.py's bundled_model_folder):
+    the folder loads, as `--base FOLDER` loads it (train._model.load_base), to the bundled model's own
+    float32 weights, tensor for tensor, and its tokenizer reads a chat turn to the same token ids."""
+    import torch
+    from train._model import load_base
+    model, tok = load_base(str(bundled_model_folder), dtype=torch.float32, device="cpu")
+    want, got = bundled_judge.lm.state_dict(), model.state_dict()
+    assert len(want) > 200 and sorted(got) == sorted(want)
+    assert [k for k in want if not torch.equal(got[k], want[k])] == []
+    turn = bundled_judge.tokenizer.apply_chat_template([{"role": "user", "content": "Rate this answer from 1 to 5."}],
+                                                       tokenize=False, add_generation_prompt=True)
+    assert len(tok(turn)["input_ids"]) > 10 and tok(turn)["input_ids"] == bundled_judge.tokenizer(turn)["input_ids"]

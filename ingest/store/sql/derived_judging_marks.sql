@@ -4,7 +4,7 @@
 -- parses, the schema's version, and the pool's juries: who they are, since a result marks a jury's rows
 -- among every judge's), with its stored verdicts' count and its attached files' paths. A judging's mark
 -- changes whenever any of these does; another judging's verdicts (another judge's, or another format of
--- the same judge) leave it as it is.
+-- the same judge) leave it as it is. With the judge's id (derived results whose part reads the judges before it).
 WITH runs AS (
     SELECT judge_id, format_id,
            concat_ws(':', count(*), max(cell_run_id), count(finished_at),
@@ -37,7 +37,8 @@ SELECT j.name AS judge,
                  coalesce(CAST(s.latest AS VARCHAR), '-'), coalesce(fl.files_mark, '-'), r.n_parses,
                  (SELECT juries_mark FROM panels)) AS mark,
        coalesce(s.n, 0) AS n_verdicts,
-       coalesce(fl.paths, []) AS paths
+       coalesce(fl.paths, []) AS paths,
+       r.judge_id
 FROM runs r
 JOIN judges j ON j.judge_id = r.judge_id
 JOIN formats f ON f.format_id = r.format_id
