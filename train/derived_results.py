@@ -47,9 +47,10 @@ DERIVED_RESULTS: dict[str, Result] = {
     # the held-out prompts of the default rule: the pool's prompt ids alone, so once per pool (before the
     # curation preview and overlap, which read it stored)
     "curation_heldout": Result("the held-out prompts of curation's default rule", heldout_frame, basis="pool"),
-    "curation": Result("the curation preview (picks, the cut, lengths)", curation_view, judges_of=_curated_judge),
+    "curation": Result("the curation preview (picks, the cut, lengths)", curation_view, judges_of=_curated_judge,
+                       reads_stored=("curation_heldout", "style_counts")),
     "curation_overlap": Result("the overlap of the selected examples between formats", curation_overlap,
-                               judges_of=_overlap_judge),
+                               judges_of=_overlap_judge, reads_stored=("curation_heldout",)),
     "student_overlap": Result("a student's curation against its teacher's", student_overlap,
                               judges_of=lambda read, pool, args: tuple(args[:2]),
                               first_view=lambda read, pool: None),   # shown only once a student is chosen

@@ -195,10 +195,12 @@ RESULTS: dict[str, Result] = {
     "style_counts": Result("each candidate's style counts (length, headers, lists, bold)",
                            _style_cells.pool_style_counts, basis="pool"),
     "style_rank": Result("the style-controlled rankings", _style_cells.style_rank, basis="labels", in_parts=True,
-                         first_view=lambda read, pool: (0, 0)),   # every cell, no bootstrap: the page filters one
+                         first_view=lambda read, pool: (0, 0),   # every cell, no bootstrap: the page filters one
+                         reads_stored=("style_counts",)),
     # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
     "judges_board": Result("the judges' leaderboard", judges_frame, basis="labels", in_parts=True,
-                           combine=_judges.with_front, reads_stored=("cells", "bias", "consistency")),   # the Pareto front spans judges
+                           combine=_judges.with_front,    # the Pareto front spans judges
+                           reads_stored=("cells", "bias", "consistency", "style_counts")),
     "estimate": Result("what the labels are worth (PPI++ per cell)", _worth_cells.estimate, basis="labels",
                        in_parts=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
     # a jury's part: its members' verdicts are read whatever the scope (audit/_jury_size.py)

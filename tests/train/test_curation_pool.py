@@ -65,7 +65,8 @@ def test_the_stored_held_out_prompts_are_the_rules(pools):
     assert stored.filter(pl.col("part") == "heldout").height == 42
     held_m, rule_m = held_out(db, "marked")
     marked_ids = sorted({r["prompt_id"] for r in marked if r["split"] == "heldout"})
-    assert sorted(by_idx[i] for i in held_m.to_list()) == marked_ids and rule_m == {"rule": "split", "n": len(marked_ids)}
+    assert sorted(by_idx[i] for i in held_m.to_list()) == marked_ids
+    assert rule_m == {"rule": "split", "n": len(marked_ids)}
 
 
 def test_held_out_computed_where_nothing_is_stored(db, tmp_path):
@@ -102,3 +103,25 @@ def test_preview_picks_equal_curate_pools(pools, pool):
             assert summary["n_heldout_prompts"] == (42 if pool == "share" else summary["n_heldout_prompts"]) > 0
     with pytest.raises(ValueError, match="unknown policy 'best'"):
         preview_picks(db, pool, "best", 0.25, 0, None, None, None)
+
+
+def test_a_refresh_hashes_the_prompt_ids_once_and_a_new_judge_not_at_all(db, tmp_path, monkeypatch):
+    """The first refresh computes the held-out prompts once (curation_heldout), stored before the preview
+    and the overlap read them; a judge whose verdicts come later is curated without computing them."""
+    import train.curation_view as view
+    rows = synthetic_pool(60, seed=6)
+    verdicts = synthetic_verdicts(rows, ("alpha", "beta"), seed=6)
+    import_pool(db, write_jsonl(tmp_path / "p.jsonl", rows), "p")
+    import_verdicts(db, write_jsonl(tmp_path / "b.jsonl", [v for v in verdicts if v["judge"] == "beta"]), "p")
+    calls = []
+    real = view.pool_heldout
+    monkeypatch.setattr(view, "pool_heldout", lambda *a, **k: calls.append(a) or real(*a, **k))
+    derived.refresh(db, "p", DERIVED_RESULTS)
+    assert len(calls) == 1
+    import_verdicts(db, write_jsonl(tmp_path / "a.jsonl", [v for v in verdicts if v["judge"] == "alpha"]), "p")
+    done = {r["name"]: r["status"] for r in derived.refresh(db, "p", DERIVED_RESULTS)["results"]}
+    assert done["curation"] == "computed" and done["curation_heldout"] == "current" and len(calls) == 1
+    picks, summary = preview_picks(db, "p", "judge", 0.25, 0, "alpha", "binary", None)
+    want, want_summary, _ = curate_pool(db, "p", "judge", 0.25, 0, "alpha", "binary")
+    assert_frame_equal(picks, want)
+    assert summary == want_summary and summary["n_heldout_prompts"] == 6                    # round(0.1 x 60)
