@@ -258,3 +258,18 @@ def test_a_long_refresh_stores_what_it_computed_as_it_goes(db, tmp_path, monkeyp
         derived.forget()
         derived.refresh(Database(db), "s", DERIVED_RESULTS)
         assert ("cells" in seen[-1]) is cells_stored, (every_s, seen[-1])
+
+
+def test_a_pool_replaced_by_one_of_as_many_candidates_is_read_anew_in_the_same_process(db, tmp_path):
+    """The pool's results are kept in this process under their fingerprint: a pool replaced by another
+    of the same size (three prompts of one candidate each, other texts) must not be served from the
+    old one's copy. The first candidates' response lengths are those written: 1 then 3 characters."""
+    def pool(text):
+        rows = [{"prompt_id": f"p{p}", "prompt": "q", "candidate_id": "c0", "response": text} for p in range(3)]
+        return write_jsonl_path(tmp_path / f"pool-{len(text)}.jsonl", rows)
+    import_pool(db, pool("r"), "s")
+    head = derived.read(Database(db), "s", "pool_head", results=DERIVED_RESULTS)
+    assert head["response_chars"].to_list() == [1, 1, 1]
+    import_pool(db, pool("rrr"), "s", replace=True)
+    head = derived.read(Database(db), "s", "pool_head", results=DERIVED_RESULTS)    # no forget(): one process
+    assert head["response_chars"].to_list() == [3, 3, 3]
