@@ -95,7 +95,8 @@ def test_the_report_decides_at_the_h_and_epsilon_it_is_given(db, tmp_path, write
     _write_labels(write_jsonl, db)
     md, js = tmp_path / "r.md", tmp_path / "r.json"
     for out in (md, js):
-        done = cli_here(capsys, db, "report", "--pool", "alt", "--out", str(out), "--half-width", "0.1", "--epsilon", "0.15")
+        done = cli_here(capsys, db, "report", "--pool", "alt", "--out", str(out), "--half-width", "0.1",
+                        "--epsilon", "0.15")
         assert done.returncode == 0, done.stderr
     doc = json.loads(js.read_text())
     by = {d["format"]: d for d in doc["decisions"]}
