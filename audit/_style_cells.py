@@ -37,6 +37,8 @@ import polars as pl
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from ingest.store.database import Database
+
 from ._bias import cell_rng
 from ._read import reading
 from ._style import (_SCHEMA, STYLE_COLUMNS, _cell_rows, _human_rows, _with_counts, held_parameters,
@@ -77,6 +79,35 @@ def style_count_frame(texts: pl.DataFrame) -> pl.DataFrame:
                         body.str.count_matches(HEADER_RE).cast(pl.Int64).alias("headers"),
                         body.str.count_matches(LIST_RE).cast(pl.Int64).alias("lists"),
                         body.str.count_matches(BOLD_RE).cast(pl.Int64).alias("bold"))
+
+
+POOL_BATCH = 200_000          # candidates whose texts are held at once while the pool's style is counted
+
+
+def pool_style_counts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """(cand_idx, chars, headers, lists, bold) of every candidate of the pool (style_count_frame), its
+    texts read a batch of POOL_BATCH cand_idx at a time: what the style fit joins its calls to. It depends
+    on the pool's texts alone, so it is the derived result 'style_counts' (basis 'pool': stored by the
+    pool's first refresh, deleted with the pool when it is replaced) that `style_rank` reads for every
+    judging instead of counting the texts again. The counts are Int32 (10M candidates: 240 MB)."""
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        end = int(read.frame("style_pool_size", pool_id=pid)["n"][0])
+        parts = [style_count_frame(read.frame("style_pool_texts", pool_id=pid, lo=lo, hi=lo + POOL_BATCH))
+                 for lo in range(0, end, POOL_BATCH)]
+    frame = pl.concat(parts) if parts else style_count_frame(pl.DataFrame(schema={"cand_idx": pl.Int64,
+                                                                                   "response": pl.String}))
+    return frame.cast({c: pl.Int32 for c in ("chars", "headers", "lists", "bold")})
+
+
+def stored_style_counts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame | None:
+    """The derived result 'style_counts' (pool_style_counts' frame) as stored, when it is current (the
+    database of `db`, whichever judgings `db` is scoped to: the counts are the pool's); None where it
+    is not stored (a pool not refreshed yet, a database before the derived results). Read, never
+    computed or stored here: storing is the derived layer's (audit.derived)."""
+    whole = Database(Database.of(db).path)
+    mark = whole.derived_mark(pool, "pool")
+    return None if mark is None else whole.derived_result(mark, "style_counts")[0]
 
 
 def _standardise(raw: np.ndarray, mult: np.ndarray | None):
@@ -154,13 +185,19 @@ def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
 
 
 def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
-               cell: tuple[str, str, str] | None = None, penalty: float = 0.0) -> pl.DataFrame:
+               cell: tuple[str, str, str] | None = None, penalty: float = 0.0,
+               counts: pl.DataFrame | None = None) -> pl.DataFrame:
     """audit.style_rank (its columns: audit._style.style_rank, which reads every call), each cell read
-    grouped from DuckDB (the module's doc)."""
+    grouped from DuckDB (the module's doc). `counts`: the pool's style counts (pool_style_counts' frame);
+    None: the stored ones (stored_style_counts) where current, else those of the texts the calls and
+    labels use, counted now."""
     frames = []
+    if counts is None:
+        counts = stored_style_counts(db, pool)
     with reading(db) as read:
         pid = read.pool_id(pool)
-        counts = style_count_frame(read.frame("style_texts", pool_id=pid))
+        if counts is None:
+            counts = style_count_frame(read.frame("style_texts", pool_id=pid))
         labels = read.frame("style_labels", pool_id=pid)
         labels = _with_counts(labels, counts) if labels.height else None
         by_prompt = n_boot > 0 or labels is not None

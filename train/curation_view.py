@@ -21,7 +21,9 @@ import polars as pl
 
 import audit
 
-from .curate import jaccard, keep_count, select
+from ingest import Database
+
+from .curate import POLICIES, jaccard, keep_count, select, summarise
 from .subsets import curate_pool, pool_heldout
 
 RATE, SEED, OVERLAP_RATES = 0.25, 0, (0.1, 0.25, 0.5)
@@ -70,16 +72,79 @@ def bins(values: np.ndarray, kept: np.ndarray, most: int) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
+HELDOUT_SCHEMA = {"part": pl.String, "prompt_idx": pl.Int64, "json": pl.String}
+
+
+def heldout_frame(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
+    """The pool's held-out prompts under the default rule (train.subsets.pool_heldout: the marked ones,
+    else heldout.SHARE of them by their ids' keys) as the derived result 'curation_heldout' (basis
+    'pool': it depends on the prompt ids alone, so it is computed once per pool, not per judging):
+    part 'heldout' (one row per prompt_idx) and part 'rule' (one row, the rule as JSON)."""
+    held, rule = pool_heldout(db, pool)
+    rows = pl.DataFrame({"prompt_idx": held.cast(pl.Int64)}).select(pl.lit("heldout").alias("part"), "prompt_idx",
+                                                                    pl.lit(None, pl.String).alias("json"))
+    return pl.concat([rows, pl.DataFrame({"part": ["rule"], "prompt_idx": [None], "json": [json.dumps(rule)]},
+                                         schema=HELDOUT_SCHEMA)])
+
+
+def _stored(db, pool: str, name: str) -> pl.DataFrame | None:
+    """The derived result `name` of the pool's candidates alone (basis 'pool') as stored when current, else
+    None: read here, never computed or stored (that is the derived layer's, at the pool's refresh)."""
+    whole = Database(Database.of(db).path)
+    mark = whole.derived_mark(pool, "pool")
+    return None if mark is None else whole.derived_result(mark, name)[0]
+
+
+def held_out(db, pool: str) -> tuple[pl.Series, dict]:
+    """pool_heldout(db, pool) (the default rule): the stored 'curation_heldout' where current, else computed."""
+    frame = _stored(db, pool, "curation_heldout")
+    if frame is None:
+        return pool_heldout(db, pool)
+    return frame.filter(pl.col("part") == "heldout")["prompt_idx"], \
+        json.loads(frame.filter(pl.col("part") == "rule")["json"][0])
+
+
+def lengths(db, pool: str) -> pl.DataFrame:
+    """cand_idx, chars (a float) of every candidate: the stored 'style_counts' where current (its chars,
+    Python's len of the response, as DuckDB's length counts: code points), else audit.baseline_values'."""
+    counts = _stored(db, pool, "style_counts")
+    if counts is None:
+        return audit.baseline_values(db, pool, "length").select("cand_idx", pl.col("value").alias("chars"))
+    return counts.select(pl.col("cand_idx").cast(pl.Int64), pl.col("chars").cast(pl.Float64))
+
+
+def preview_picks(db, pool: str, policy: str, rate: float, seed: int, judge, fmt, decoding
+                  ) -> tuple[pl.DataFrame, dict]:
+    """train.subsets.curate_pool's (picks, summary) at the default held-out share and score 'label', with
+    the held-out prompts read stored (held_out): per judging only its cell is read and selected from."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
+    if policy == "full":
+        rate = 1.0
+    held, _ = held_out(db, pool)
+    if policy == "judge":
+        if judge is None or fmt is None:
+            raise ValueError("policy 'judge' needs a judge and a format")
+        values, decoding = audit.cell_values(db, pool, judge, fmt, decoding, "label")
+    else:
+        values = audit.baseline_values(db, pool, policy).sort("cand_idx")
+    n_cands, n_prompts = audit.pool_extent(db, pool)
+    mask = np.zeros(max(n_prompts, 1), dtype=bool)
+    mask[held.to_numpy()] = True
+    values = values.filter(pl.Series(~mask[values["prompt_idx"].to_numpy()]))
+    picks = select(values, rate, seed, n_cands, n_prompts)
+    return picks, summarise(picks, held.len(), policy, judge, fmt, decoding, "label", rate, seed)
+
+
 def curation_view(db: str | os.PathLike | None, pool: str, policy: str | None = None, judge: str | None = None,
                   fmt: str | None = None, decoding: str | None = None, rate: float = RATE, seed: int = SEED
                   ) -> pl.DataFrame:
     """The preview of one curation as parts (module docstring); policy None: the page's first choice."""
     if policy is None:
         policy, judge, fmt = first_choice(audit.scored_cells(db, pool))
-    picks, summary, _ = curate_pool(db, pool, policy, rate, seed, judge, fmt, decoding=decoding)
+    picks, summary = preview_picks(db, pool, policy, rate, seed, judge, fmt, decoding)
     kept = picks["kept"].to_numpy()
-    lengths = audit.baseline_values(db, pool, "length").select("cand_idx", pl.col("value").alias("chars"))
-    chars = picks.select("cand_idx", "kept").join(lengths, on="cand_idx", how="inner")
+    chars = picks.select("cand_idx", "kept").join(lengths(db, pool), on="cand_idx", how="inner")
     examples = pl.concat([picks.filter("kept").tail(3).with_columns(pl.lit("kept").alias("set")),
                           picks.filter(~pl.col("kept")).head(3).with_columns(pl.lit("dropped").alias("set"))])
     texts = audit.candidate_texts(db, pool, examples["cand_idx"].to_list()).select(
@@ -117,7 +182,7 @@ def curation_overlap(db: str | os.PathLike | None, pool: str, judge: str | None 
     formats = list(formats)
     ranked = {}
     if formats:
-        held, _ = pool_heldout(db, pool)
+        held, _ = held_out(db, pool)
         n_cands, n_prompts = audit.pool_extent(db, pool)
         mask = np.zeros(max(n_prompts, 1), dtype=bool)
         mask[held.to_numpy()] = True

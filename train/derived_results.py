@@ -13,7 +13,7 @@ from audit.derived import RESULTS, Result, price_args
 from ingest.endpoints import label_price, prices
 from ingest.scoring import count_calls
 
-from .curation_view import curation_overlap, curation_view, first_choice, student_overlap
+from .curation_view import curation_overlap, curation_view, first_choice, heldout_frame, student_overlap
 
 
 def call_plan_frame(db, pool: str, formats: tuple, schedule: str = "listing", swap: str = "0") -> pl.DataFrame:
@@ -44,9 +44,13 @@ DERIVED_RESULTS: dict[str, Result] = {
     "judges_board": replace(RESULTS["judges_board"], first_view=lambda read, pool: (price_args(prices(read.db)),)),
     "decisions": replace(RESULTS["decisions"],
                          first_view=lambda read, pool: (price_args(prices(read.db)), label_price(read.db))),
-    "curation": Result("the curation preview (picks, the cut, lengths)", curation_view, judges_of=_curated_judge),
+    # the held-out prompts of the default rule: the pool's prompt ids alone, so once per pool (before the
+    # curation preview and overlap, which read it stored)
+    "curation_heldout": Result("the held-out prompts of curation's default rule", heldout_frame, basis="pool"),
+    "curation": Result("the curation preview (picks, the cut, lengths)", curation_view, judges_of=_curated_judge,
+                       reads_stored=("curation_heldout", "style_counts")),
     "curation_overlap": Result("the overlap of the selected examples between formats", curation_overlap,
-                               judges_of=_overlap_judge),
+                               judges_of=_overlap_judge, reads_stored=("curation_heldout",)),
     "student_overlap": Result("a student's curation against its teacher's", student_overlap,
                               judges_of=lambda read, pool, args: tuple(args[:2]),
                               first_view=lambda read, pool: None),   # shown only once a student is chosen

@@ -190,11 +190,17 @@ RESULTS: dict[str, Result] = {
     "scored_cells": Result("the scored cells (judge, format, decoding, score)", _scores.scored_cells, in_parts=True),
     "rank": Result("the Bradley-Terry rankings", _rank_cells.rank, in_parts=True,
                    first_view=lambda read, pool: ("candidate_id", 100)),      # the Rankings page's defaults
+    # each candidate's style counts: what the style fit joins every judging's calls to, counted once per pool
+    # (before style_rank, which reads it: a refresh computes it first)
+    "style_counts": Result("each candidate's style counts (length, headers, lists, bold)",
+                           _style_cells.pool_style_counts, basis="pool"),
     "style_rank": Result("the style-controlled rankings", _style_cells.style_rank, basis="labels", in_parts=True,
-                         first_view=lambda read, pool: (0, 0)),   # every cell, no bootstrap: the page filters one
+                         first_view=lambda read, pool: (0, 0),   # every cell, no bootstrap: the page filters one
+                         reads_stored=("style_counts",)),
     # at no prices: a package that knows the server's (train.DERIVED_RESULTS) gives its first view
     "judges_board": Result("the judges' leaderboard", judges_frame, basis="labels", in_parts=True,
-                           combine=_judges.with_front, reads_stored=("cells", "bias", "consistency")),   # the Pareto front spans judges
+                           combine=_judges.with_front,    # the Pareto front spans judges
+                           reads_stored=("cells", "bias", "consistency", "style_counts")),
     "estimate": Result("what the labels are worth (PPI++ per cell)", _worth_cells.estimate, basis="labels",
                        in_parts=True, first_view=lambda read, pool: ("winrate", None, 0.05)),
     # a jury's part: its members' verdicts are read whatever the scope (audit/_jury_size.py)

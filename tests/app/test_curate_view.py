@@ -100,14 +100,14 @@ def test_a_second_session_runs_no_curation_for_the_page(pool, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     from tests.conftest import REPO
-    calls = {"curation": 0, "curation_overlap": 0, "scored_cells": 0, "placeholders": 0, "curate_pool": 0}
+    calls = {"curation": 0, "curation_overlap": 0, "scored_cells": 0, "placeholders": 0, "preview_picks": 0}
     for name in ("curation", "curation_overlap", "scored_cells", "placeholders"):
         fn = DERIVED_RESULTS[name].compute
         monkeypatch.setitem(DERIVED_RESULTS, name, replace(DERIVED_RESULTS[name], compute=lambda *a, _n=name, _f=fn: calls.__setitem__(_n, calls[_n] + 1) or _f(*a)))
     import train.curation_view
-    real = train.curation_view.curate_pool
-    monkeypatch.setattr(train.curation_view, "curate_pool",
-                        lambda *a, **k: calls.__setitem__("curate_pool", calls["curate_pool"] + 1) or real(*a, **k))
+    real = train.curation_view.preview_picks
+    monkeypatch.setattr(train.curation_view, "preview_picks",
+                        lambda *a, **k: calls.__setitem__("preview_picks", calls["preview_picks"] + 1) or real(*a, **k))
     derived.forget()
 
     def session():
@@ -119,7 +119,7 @@ def test_a_second_session_runs_no_curation_for_the_page(pool, monkeypatch):
 
     metrics, tables = session()
     assert calls["curation"] == calls["curation_overlap"] == calls["scored_cells"] == calls["placeholders"] == 1, calls
-    assert calls["curate_pool"] == 1, calls      # the preview (the overlap reads alpha's 4 formats in one pass)
+    assert calls["preview_picks"] == 1, calls      # the preview (the overlap reads alpha's 4 formats in one pass)
     cands, scores = audit.pool_candidates(pool, "s"), audit.candidate_scores(pool, "s", judge="alpha", fmt="binary")
     _, s = curate(cands, scores, "judge", 0.25, 0, "alpha", "binary")
     assert metrics[:2] == [str(s["n_eligible"]), str(s["n_selected"])]

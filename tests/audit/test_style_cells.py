@@ -470,3 +470,60 @@ def test_a_finite_fit_beyond_15_keeps_its_numbers():
     gone = style_fit(["x", "y"], a[won], b[won], y[won], raw[won], mult[won], unit[won], prompts, None, None, 0,
                      np.random.default_rng(0))
     assert not gone[0]["converged"] and gone[0]["value"] is None
+
+
+# -- the pool's style counts: counted once per pool, read by every judging's refresh ---------------------
+
+def test_pool_style_counts_in_batches_equal_pythons_per_text(db, tmp_path, monkeypatch):
+    """Every candidate of the tied pool counted by audit._style.style_counts in Python, one text at a
+    time, against pool_style_counts read in batches of 7 cand_idx (a batch boundary inside prompts)."""
+    import audit._style_cells as cells
+    tied_style_pool(db, tmp_path, n_prompts=30)
+    monkeypatch.setattr(cells, "POOL_BATCH", 7)
+    got = cells.pool_style_counts(db, "tied")
+    want = pool_texts(db, "tied")
+    assert got.height == want.height > 7 * 3
+    assert got["cand_idx"].to_list() == want["cand_idx"].to_list()
+    for c in COUNTS:
+        assert got[c].to_list() == want[c].to_list(), c
+    assert int(want["headers"].sum()) > 0 and int(want["lists"].sum()) > 0 and int(want["bold"].sum()) > 0
+
+
+def test_style_counts_are_computed_once_per_pool_and_again_when_it_is_replaced(db, tmp_path, monkeypatch):
+    """A refresh stores the pool's style counts; a judge whose verdicts come later refreshes style_rank's
+    parts of its judgings without counting a text (the stored counts read); the result equals the
+    per-call path. The pool replaced with other texts: the counts are made again, from the new texts."""
+    import audit._style_cells as cells
+    from audit import derived
+    from ingest.scoring import import_verdicts
+    from ingest.store import import_pool
+    from train.derived_results import DERIVED_RESULTS
+    rows = synthetic_pool(40, k_range=(3, 4), seed=5)
+    rng = np.random.default_rng(5)
+    for r in rows:
+        r["response"] = "".join(rng.choice(MARKDOWN, int(rng.integers(1, 6)))) + "y" * int(rng.integers(0, 200))
+    verdicts = [v for v in synthetic_verdicts(rows, ("alpha", "beta"), 5, swap_rate=0.5)
+                if v["format"] == "tournament"]
+    import_pool(db, write_jsonl(tmp_path / "pool.jsonl", rows), "p")
+    import_verdicts(db, write_jsonl(tmp_path / "a.jsonl", [v for v in verdicts if v["judge"] == "alpha"]), "p")
+    texts_counted = []
+    real = cells.style_count_frame
+    monkeypatch.setattr(cells, "style_count_frame", lambda texts: texts_counted.append(texts.height) or real(texts))
+    derived.refresh(db, "p", DERIVED_RESULTS)
+    assert sum(texts_counted) == len(rows)                    # every candidate once, by style_counts
+    import_verdicts(db, write_jsonl(tmp_path / "b.jsonl", [v for v in verdicts if v["judge"] == "beta"]), "p")
+    texts_counted.clear()
+    done = {r["name"]: r for r in derived.refresh(db, "p", DERIVED_RESULTS)["results"]}
+    assert done["style_rank"]["computed"] == 1 and done["style_counts"]["status"] == "current"
+    assert texts_counted == []                                # the new judging's part counted no text
+    assert_frame_equal(derived.read(db, "p", "style_rank", 0, 0, results=DERIVED_RESULTS),
+                       per_call_style_rank(db, "p", 0, 0), check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+    for r in rows:
+        r["response"] = "## head\n- one\n- two\n**b** " + r["response"]
+    import_pool(db, write_jsonl(tmp_path / "pool2.jsonl", rows), "p", replace=True)
+    assert cells.stored_style_counts(db, "p") is None          # deleted with the old pool
+    derived.refresh(db, "p", DERIVED_RESULTS)
+    stored = cells.stored_style_counts(db, "p")
+    want = pool_texts(db, "p")
+    assert stored["headers"].to_list() == want["headers"].to_list() and min(want["lists"]) >= 2
+    assert stored["chars"].to_list() == want["chars"].to_list()
