@@ -106,6 +106,18 @@ def cli(db: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([EXE, *args, "--db", str(db)], capture_output=True, text=True, timeout=120)
 
 
+def cli_here(capsys, db: Path, *args: str) -> subprocess.CompletedProcess:
+    """`judgeaudit ARGS --db DB` run in this process (app.cli.main, what the console script calls), its
+    printed lines read from capsys: what `cli` returns, without a process's Python and import start-up
+    (seconds each), for tests of a command's document and refusals rather than of the process."""
+    from app.cli import main
+    capsys.readouterr()
+    argv = [*args, "--db", str(db)]
+    code = main(argv)
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["judgeaudit", *argv], code, out.out, out.err)
+
+
 def db_snapshot(path: Path) -> dict:
     """Row counts of every table: to check that a refused import changed nothing."""
     import duckdb

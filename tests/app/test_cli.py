@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
-from tests.conftest import EXE
+from tests.conftest import EXE, cli_here
 
 
 def run(*args, ok=True):
@@ -24,30 +24,38 @@ def files(tmp_path):
             write_jsonl(tmp_path / "verdicts.jsonl", synthetic_verdicts(rows, seed=3)))
 
 
-def test_end_to_end_json(db, files):
+def test_end_to_end_json(db, files, capsys):
+    """The commands' documents, each run in this process (app.cli.main, what the script calls: the
+    same document without a process's start-up); the script itself in two processes below."""
     pool, verdicts = files
-    assert json.loads(run("import-pool", pool, "--pool", "s", "--json").stdout)["n_prompts"] == 12
-    listed = json.loads(run("pools", "--json").stdout)
+
+    def here(*args):
+        proc = cli_here(capsys, db, *map(str, args))
+        assert proc.returncode == 0, proc.stderr
+        return proc
+    assert json.loads(here("import-pool", pool, "--pool", "s", "--json").stdout)["n_prompts"] == 12
+    listed = json.loads(here("pools", "--json").stdout)
     assert listed == {"pools": [{"name": "s", "n_prompts": 12, "n_candidates": listed["pools"][0]["n_candidates"]}]}
-    imported = json.loads(run("import-verdicts", verdicts, "--pool", "s", "--json").stdout)
+    imported = json.loads(here("import-verdicts", verdicts, "--pool", "s", "--json").stdout)
     assert imported["imported"] > 0
 
-    doc = json.loads(run("audit", "--pool", "s", "--json").stdout)
+    doc = json.loads(here("audit", "--pool", "s", "--json").stdout)
     keys = {"judge", "format", "n_verdicts", "n_candidates", "n_prompts", "parse_rate", "distinct",
             "tie_prob", "d1", "d2", "top_tied", "spearman", "tau_a", "tau_b", "somers_d", "top1",
             "top1_expected", "top1_uniform"}
     assert len(doc["cells"]) == 8 and all(keys <= set(c) for c in doc["cells"])
-    doc = json.loads(run("bias", "--pool", "s", "--json", "--n-boot", "100").stdout)
+    doc = json.loads(here("bias", "--pool", "s", "--json", "--n-boot", "100").stdout)
     keys = {"judge", "format", "n_pairs", "q", "q_lo", "q_hi", "b", "b_lo", "b_hi", "consistency",
             "self_tie_rate"}
     assert len(doc["cells"]) == 2 and all(keys <= set(c) for c in doc["cells"])
+    printed = {}
     for command in ("levels", "stability", "positions", "variance"):
-        out = run(command, "--pool", "s", "--json").stdout
+        out = printed[command] = here(command, "--pool", "s", "--json").stdout
         assert out.count("\n") == 1 and json.loads(out)
-    # seeded subsampling gives the same figures in every process
-    assert len({run("stability", "--pool", "s", "--json").stdout for _ in range(3)}) == 1
+    # seeded subsampling gives the same figures in every process: two of the script's own, and this one
+    assert {run("stability", "--pool", "s", "--json").stdout for _ in range(2)} == {printed["stability"]}
     # the human-readable table mentions every judge
-    text = run("audit", "--pool", "s").stdout
+    text = here("audit", "--pool", "s").stdout
     assert "alpha" in text and "beta" in text
 
 

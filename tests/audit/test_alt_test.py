@@ -24,7 +24,7 @@ from audit._alt_test import alignment, alt_test_annotations, by_rejected
 from audit._alt_test_cells import answer_of
 from ingest.scoring import import_verdicts
 from ingest.store import import_labels, import_pool
-from tests.conftest import cli
+from tests.conftest import cli_here
 
 
 # -- the authors' reference (verbatim, see the module's doc) -------------------------------------------
@@ -375,23 +375,23 @@ def test_accept_labels_on_a_pointwise_cell(db, tmp_path, write_jsonl, capsys):
     capsys.readouterr()
 
 
-def test_the_command_prints_the_document_and_refuses_naming_what_is_missing(db, tmp_path, write_jsonl):
+def test_the_command_prints_the_document_and_refuses_naming_what_is_missing(db, tmp_path, write_jsonl, capsys):
     _write_pool(tmp_path, db)
     _write_cells(tmp_path, db)
     args = ("alt-test", "--pool", "alt", "--judge", "j", "--format", "tournament")
-    no_labels = cli(db, *args)
+    no_labels = cli_here(capsys, db, *args)
     assert no_labels.returncode == 1 and "the pool holds no pair labels (A / B / tie)" in no_labels.stderr
     _write_labels(write_jsonl, db, annotators=("ann",))
-    alone = cli(db, *args)
+    alone = cli_here(capsys, db, *args)
     assert alone.returncode == 1 and "needs at least 2 annotators; the pool's pair labels (A / B / tie) name only 1" \
         in alone.stderr
     _write_labels(write_jsonl, db, annotators=("ann", "bob"), n_prompts=25)
-    few = cli(db, *args)
+    few = cli_here(capsys, db, *args)
     assert few.returncode == 1
     assert ("no annotator has 30 items that 2 or more annotators labelled and the cell judged (there are 25 such "
             "items; the most: ann 25, bob 25); each annotator tested needs 30 (ann needs 5 more)") in few.stderr
     _write_labels(write_jsonl, db)
-    doc = json.loads(cli(db, *args, "--json").stdout)
+    doc = json.loads(cli_here(capsys, db, *args, "--json").stdout)
     (cell,) = doc["cells"]
     assert set(cell) >= {"judge", "format", "decoding", "epsilon", "winning_rate", "advantage_probability",
                          "passed", "n_items", "annotators"}
@@ -399,9 +399,9 @@ def test_the_command_prints_the_document_and_refuses_naming_what_is_missing(db, 
         ("j", "tournament", "greedy", 0.2, 40)
     assert [set(a) >= {"annotator", "n_items", "p_value", "won"} for a in cell["annotators"]] == [True] * 3
     assert cell["passed"] == (cell["winning_rate"] >= 0.5)
-    text = cli(db, *args)
+    text = cli_here(capsys, db, *args)
     assert text.returncode == 0 and "winning rate" in text.stdout and "40 items" in text.stdout
-    missing = cli(db, "alt-test", "--pool", "alt", "--judge", "nobody", "--format", "tournament")
+    missing = cli_here(capsys, db, "alt-test", "--pool", "alt", "--judge", "nobody", "--format", "tournament")
     assert missing.returncode == 1 and "no parsed verdicts of judge 'nobody'" in missing.stderr
 
 

@@ -11,7 +11,7 @@ from audit import alt_test, decisions, estimate, plan
 from audit._decision import TOO_FEW, decision_sentence
 from ingest.store import import_labels
 from tests.audit.test_alt_test import _write_cells, _write_labels, _write_pool
-from tests.conftest import cli
+from tests.conftest import cli_here
 
 ROW = {"target": "accept", "n_labelled": 40, "n_systems": 1, "effective_labels": 61.2, "epsilon": 0.2,
        "alt_passed": True, "winning_rate": 2 / 3, "advantage_probability": 0.8125, "alt_annotators": 3,
@@ -72,14 +72,14 @@ def test_without_labels_every_cell_is_too_few_to_say(db, tmp_path):
     assert found.height == 2 and all(d.count(TOO_FEW) == 3 for d in found["decision"])
 
 
-def test_the_report_carries_the_decision(db, tmp_path, write_jsonl):
+def test_the_report_carries_the_decision(db, tmp_path, write_jsonl, capsys):
     _write_pool(tmp_path, db)
     _write_cells(tmp_path, db)
     _write_labels(write_jsonl, db)
     import_labels(db, write_jsonl("one.jsonl", [{"prompt_id": "p0", "candidate_id": "s0", "label": "accept"}]), "alt")
     md, js = tmp_path / "r.md", tmp_path / "r.json"
-    assert cli(db, "report", "--pool", "alt", "--out", str(md)).returncode == 0
-    assert cli(db, "report", "--pool", "alt", "--out", str(js)).returncode == 0
+    assert cli_here(capsys, db, "report", "--pool", "alt", "--out", str(md)).returncode == 0
+    assert cli_here(capsys, db, "report", "--pool", "alt", "--out", str(js)).returncode == 0
     text = md.read_text()
     assert "## The decision, per cell" in text and "- **j × tournament × greedy**: its verdicts are worth" in text
     doc = json.loads(js.read_text())
@@ -89,13 +89,14 @@ def test_the_report_carries_the_decision(db, tmp_path, write_jsonl):
     assert by["tournament"]["target"] == "winrate"
 
 
-def test_the_report_decides_at_the_h_and_epsilon_it_is_given(db, tmp_path, write_jsonl):
+def test_the_report_decides_at_the_h_and_epsilon_it_is_given(db, tmp_path, write_jsonl, capsys):
     _write_pool(tmp_path, db)
     _write_cells(tmp_path, db)
     _write_labels(write_jsonl, db)
     md, js = tmp_path / "r.md", tmp_path / "r.json"
     for out in (md, js):
-        done = cli(db, "report", "--pool", "alt", "--out", str(out), "--half-width", "0.1", "--epsilon", "0.15")
+        done = cli_here(capsys, db, "report", "--pool", "alt", "--out", str(out), "--half-width", "0.1",
+                        "--epsilon", "0.15")
         assert done.returncode == 0, done.stderr
     doc = json.loads(js.read_text())
     by = {d["format"]: d for d in doc["decisions"]}
@@ -115,12 +116,12 @@ def test_the_report_decides_at_the_h_and_epsilon_it_is_given(db, tmp_path, write
     assert f"- **j × tournament × greedy**: {t['decision']}" in text
     assert "±0.1 on every system's win rate" in t["decision"] and "at ε = 0.15:" in t["decision"]
     # without the options: ±0.05 and ε 0.2, as before
-    assert cli(db, "report", "--pool", "alt", "--out", str(js)).returncode == 0
+    assert cli_here(capsys, db, "report", "--pool", "alt", "--out", str(js)).returncode == 0
     assert {(d["half_width"], d["epsilon"]) for d in json.loads(js.read_text())["decisions"]} == {(0.05, 0.2)}
     # out of range: refused, naming the option
-    bad = cli(db, "report", "--pool", "alt", "--out", str(js), "--half-width", "0")
+    bad = cli_here(capsys, db, "report", "--pool", "alt", "--out", str(js), "--half-width", "0")
     assert bad.returncode == 1 and "--half-width 0.0: must be above 0" in bad.stderr
-    bad = cli(db, "report", "--pool", "alt", "--out", str(js), "--epsilon", "1")
+    bad = cli_here(capsys, db, "report", "--pool", "alt", "--out", str(js), "--epsilon", "1")
     assert bad.returncode == 1 and "--epsilon 1.0: must be at least 0 and below 1" in bad.stderr
 
 

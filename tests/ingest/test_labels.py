@@ -12,7 +12,7 @@ import pytest
 from audit import draw_label_queue, estimate
 from ingest import UserError
 from ingest.store import import_labels, import_pool, record_label, save_label_queue, skip_item, undo_item
-from tests.conftest import cli, db_snapshot, query_rows
+from tests.conftest import cli_here, db_snapshot, query_rows
 
 SYSTEMS = ("x", "y", "z")
 
@@ -46,7 +46,7 @@ def test_both_shapes_import_and_the_annotator_defaults_to_import(db, tmp_path, w
     ({"prompt_id": "p0", "candidate_id": "y", "label": "reject", "annotator": "u"},
      "line 2, field 'label': contradicts line 1"),
 ])
-def test_a_bad_accept_row_refuses_the_whole_file_with_its_line(db, tmp_path, write_jsonl, bad, message):
+def test_a_bad_accept_row_refuses_the_whole_file_with_its_line(db, tmp_path, write_jsonl, bad, message, capsys):
     _pool(tmp_path, db)
     good = {"prompt_id": "p0", "candidate_id": "y", "label": "accept", "annotator": "u"}
     before = db_snapshot(db)
@@ -55,7 +55,7 @@ def test_a_bad_accept_row_refuses_the_whole_file_with_its_line(db, tmp_path, wri
         import_labels(db, path, "tiny")
     assert str(path) in str(err.value)
     assert db_snapshot(db) == before
-    proc = cli(db, "import-labels", str(path), "--pool", "tiny")      # the CLI says the same on stderr
+    proc = cli_here(capsys, db, "import-labels", str(path), "--pool", "tiny")      # the CLI says the same on stderr
     assert proc.returncode == 1 and "line 2" in proc.stderr
 
 
@@ -130,12 +130,12 @@ def test_label_skip_undo_and_the_stored_order(db, tmp_path):
         record_label(db, qid, 2, "accept")
 
 
-def test_an_accept_queue_through_the_cli_and_its_weight_in_the_estimate(db, tmp_path, write_jsonl):
+def test_an_accept_queue_through_the_cli_and_its_weight_in_the_estimate(db, tmp_path, write_jsonl, capsys):
     _pool(tmp_path, db, n_prompts=20)
     rows = [{"judge": "j", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": c, "raw": str(1 + (p + i) % 5)}
             for p in range(20) for i, c in enumerate(SYSTEMS)]
-    assert cli(db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
-    proc = cli(db, "label-queue", "--pool", "tiny", "--n", "6", "--kind", "accept", "--strategy", "active",
+    assert cli_here(capsys, db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
+    proc = cli_here(capsys, db, "label-queue", "--pool", "tiny", "--n", "6", "--kind", "accept", "--strategy", "active",
                 "--judge", "j", "--format", "likert5", "--annotator", "ann", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -146,15 +146,15 @@ def test_an_accept_queue_through_the_cli_and_its_weight_in_the_estimate(db, tmp_
         record_label(db, doc["queue_id"], pos, "accept" if pos % 2 else "reject")
     (row,) = estimate(db, "tiny", "accept").to_dicts()
     assert row["n_labelled"] == 6 and row["classical_value"] == pytest.approx(0.5)   # weight m / (M pi) = 1
-    bad = cli(db, "label-queue", "--pool", "tiny", "--n", "3", "--strategy", "active")
+    bad = cli_here(capsys, db, "label-queue", "--pool", "tiny", "--n", "3", "--strategy", "active")
     assert bad.returncode == 1 and "--strategy active needs the cell" in bad.stderr
 
 
-def test_an_active_queue_follows_the_residuals_after_40_labels(db, tmp_path, write_jsonl):
+def test_an_active_queue_follows_the_residuals_after_40_labels(db, tmp_path, write_jsonl, capsys):
     _pool(tmp_path, db, n_prompts=40)                  # 120 candidates
     rows = [{"judge": "j", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": c, "raw": str(1 + (p + 2 * i) % 5)}
             for p in range(40) for i, c in enumerate(SYSTEMS)]
-    assert cli(db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
+    assert cli_here(capsys, db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
     # 50 labels by 'ann' on x and y: right at the ends (likert 1 reject, 5 accept), alternating elsewhere
     labels = []
     for p in range(25):
@@ -170,13 +170,13 @@ def test_an_active_queue_follows_the_residuals_after_40_labels(db, tmp_path, wri
     assert pi.sum() < 10 and pi.max() > 1.2 * pi.min()   # not uniform (which would be 10/70 each)
 
 
-def test_labels_from_an_unequal_queue_weigh_m_over_m_frame_pi(db, tmp_path, write_jsonl):
+def test_labels_from_an_unequal_queue_weigh_m_over_m_frame_pi(db, tmp_path, write_jsonl, capsys):
     import polars as pl
     from audit._estimate import classical_mean, ppi_mean
     _pool(tmp_path, db, n_prompts=10)                  # 30 candidates, likert 1 + (p + i) % 5
     rows = [{"judge": "j", "format": "likert5", "prompt_id": f"p{p}", "candidate_id": c, "raw": str(1 + (p + i) % 5)}
             for p in range(10) for i, c in enumerate(SYSTEMS)]
-    assert cli(db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
+    assert cli_here(capsys, db, "import-verdicts", str(write_jsonl("v.jsonl", rows)), "--pool", "tiny").returncode == 0
     # a queue of m = 4 drawn from M = 30 with unequal pi; a file label on a fifth candidate weighs 1
     pis = [0.05, 0.1, 0.2, 0.4]
     items = pl.DataFrame({"prompt_idx": [0, 1, 2, 3], "a_idx": [None] * 4, "b_idx": [None] * 4,

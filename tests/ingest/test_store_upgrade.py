@@ -2,11 +2,12 @@
 before the store's rooms) and tests/data/v11 (schema 11, before migration 012 renamed run_id and
 job_id). Each holds the file and what its version printed."""
 
+import contextlib
 import gzip
+import io
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -57,8 +58,14 @@ def _renamed(doc):
 
 
 def _cli(db: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app.cli", *args, "--db", str(db)], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2])
+    """`judgeaudit ARGS --db DB` run in this process (app.cli.main, what the console script calls), what it
+    printed caught: the documents of a migrated database, without a process's start-up per command."""
+    from app.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    argv = [*args, "--db", str(db)]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return subprocess.CompletedProcess(["judgeaudit", *argv], code, out.getvalue(), err.getvalue())
 
 
 def test_the_old_database_migrates_and_keeps_its_rows(old_db):
