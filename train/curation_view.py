@@ -24,7 +24,7 @@ import audit
 from ingest import Database
 
 from .curate import POLICIES, jaccard, keep_count, select, summarise
-from .subsets import curate_pool, pool_heldout
+from .subsets import curate_pool, pool_heldout, select_outside
 
 RATE, SEED, OVERLAP_RATES = 0.25, 0, (0.1, 0.25, 0.5)
 VALUE_BINS, CHAR_BINS = 40, 30
@@ -128,11 +128,7 @@ def preview_picks(db, pool: str, policy: str, rate: float, seed: int, judge, fmt
         values, decoding = audit.cell_values(db, pool, judge, fmt, decoding, "label")
     else:
         values = audit.baseline_values(db, pool, policy).sort("cand_idx")
-    n_cands, n_prompts = audit.pool_extent(db, pool)
-    mask = np.zeros(max(n_prompts, 1), dtype=bool)
-    mask[held.to_numpy()] = True
-    values = values.filter(pl.Series(~mask[values["prompt_idx"].to_numpy()]))
-    picks = select(values, rate, seed, n_cands, n_prompts)
+    picks = select_outside(db, pool, values, held, rate, seed)
     return picks, summarise(picks, held.len(), policy, judge, fmt, decoding, "label", rate, seed)
 
 

@@ -57,12 +57,17 @@ def curate_pool(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
             values = mapped
     else:
         values = audit.baseline_values(db, pool, policy).sort("cand_idx")
+    picks = select_outside(db, pool, values, held, rate, seed)
+    return picks, summarise(picks, held.len(), policy, judge, fmt, decoding, score, rate, seed), rule
+
+
+def select_outside(db, pool: str, values: pl.DataFrame, held: pl.Series, rate: float, seed: int) -> pl.DataFrame:
+    """curate.select over the candidates' `values` outside the held-out prompts `held` (prompt_idx)."""
     n_cands, n_prompts = audit.pool_extent(db, pool)
     mask = np.zeros(max(n_prompts, 1), dtype=bool)
     mask[held.to_numpy()] = True
     values = values.filter(pl.Series(~mask[values["prompt_idx"].to_numpy()]))
-    picks = select(values, rate, seed, n_cands, n_prompts)
-    return picks, summarise(picks, held.len(), policy, judge, fmt, decoding, score, rate, seed), rule
+    return select(values, rate, seed, n_cands, n_prompts)
 
 
 def message_lines(examples: pl.DataFrame) -> list[str]:
