@@ -144,17 +144,23 @@ class PromptStats:
             n0, cd, n1, n2 = pair_counts(b["local"], s[b["members"]], b["r_members"], n_g)
         jt, rt, K = S == S.max(axis=0), b["rt"], b["K"]
         n_jt = jt.sum(axis=0)
-        # the judge-top member with the largest key, row by row (an argmax over axis 0 of a
-        # k x G matrix is far slower for small k)
-        best = np.where(jt[0], K[0], -1.0)
-        top1 = rt[0].copy()
-        for i in range(1, k):
-            better = jt[i] & (K[i] > best)
-            best = np.where(better, K[i], best)
-            top1 = np.where(better, rt[i], top1)
+        top1 = judge_top_is_reference_top(jt, K, rt)
         return gids, {"n": np.full(n_g, float(k)), "n0": n0, "cd": cd, "n1": n1, "n2": n2,
                       "top1": top1.astype(float), "top1_expected": (jt & rt).sum(axis=0) / n_jt,
                       "top1_uniform": b["n_rt"] / k, "top_tied": (n_jt >= 2).astype(float)}
+
+
+def judge_top_is_reference_top(jt: np.ndarray, K: np.ndarray, rt: np.ndarray) -> np.ndarray:
+    """Per group (column) of k x G matrices: whether the judge-top member (jt) with the largest key K
+    is a reference top (rt), row by row (an argmax over axis 0 of a k x G matrix is far slower for
+    small k); a group with no judge-top member reads row 0's rt."""
+    best = np.where(jt[0], K[0], -1.0)
+    top1 = rt[0].copy()
+    for i in range(1, jt.shape[0]):
+        better = jt[i] & (K[i] > best)
+        best = np.where(better, K[i], best)
+        top1 = np.where(better, rt[i], top1)
+    return top1
 
 
 class PromptMatrix:
@@ -223,12 +229,7 @@ class PromptMatrix:
         jt = P & (S == np.where(P, S, _lowest(S.dtype)).max(axis=0))     # the tops among the present
         rt = P & (R == np.where(P, R, _lowest(R.dtype)).max(axis=0))
         K, n_jt, n_rt = b["K"], jt.sum(axis=0), rt.sum(axis=0)
-        best = np.where(jt[0], K[0], -1.0)
-        top1 = rt[0].copy()
-        for i in range(1, k):
-            better = jt[i] & (K[i] > best)
-            best = np.where(better, K[i], best)
-            top1 = np.where(better, rt[i], top1)
+        top1 = judge_top_is_reference_top(jt, K, rt)
         with np.errstate(divide="ignore", invalid="ignore"):
             values = {"n": n.astype(float), "n0": n * (n - 1) / 2.0, "cd": cd, "n1": n1, "n2": n2,
                       "top1": top1.astype(float), "top1_expected": (jt & rt).sum(axis=0) / n_jt,

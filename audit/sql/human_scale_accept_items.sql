@@ -21,5 +21,4 @@ SELECT j.name AS judge, fm.name AS format, p.decoding, c.prompt_idx::BIGINT AS p
 FROM points p JOIN humans h USING (cand_idx)
 JOIN judges j USING (judge_id) JOIN formats fm USING (format_id)
 JOIN candidates c ON c.pool_id = $pool_id AND c.cand_idx = p.cand_idx
-JOIN prompts pr ON pr.pool_id = $pool_id AND pr.prompt_idx = c.prompt_idx
 ORDER BY judge, format, decoding, prompt_idx, cand_idx
