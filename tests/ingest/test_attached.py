@@ -288,8 +288,16 @@ def test_the_ids_are_mapped_again_when_a_file_changes_and_go_with_a_detach(tmp_p
     assert _json(capsys, db, "audit") == _json(capsys, imported, "audit")
 
 
-def test_files_attached_before_their_ids_were_kept_are_refused_until_attached_again(tmp_path):
+@pytest.mark.parametrize("before, undo, refusal", [
     # an attach made before schema/026 kept no ids: readers refuse the pool by name (no row goes missing)
+    ("026", "DELETE FROM attached_ids", "pool 's': its files were attached before attach-verdicts kept"),
+    # one made before schema/030 kept the rows' ids but not their decoding, sample and value (null after the
+    # migration adds the columns): readers refuse the pool by name, as they would read no value for it
+    ("030", "UPDATE attached_ids SET decoding = NULL, sample = NULL, value = NULL",
+     "pool 's': its files were attached before attach-verdicts kept their rows' ids and values"),
+])
+def test_files_attached_before_the_schema_kept_their_rows_are_refused_until_attached_again(tmp_path, before, undo,
+                                                                                           refusal):
     pool, _, hive, _, _ = _files(tmp_path)
     db = tmp_path / "a.duckdb"
     import_pool(db, pool, "s")
@@ -298,27 +306,8 @@ def test_files_attached_before_their_ids_were_kept_are_refused_until_attached_ag
     n = cells(db, "s")["n_verdicts"].sum()
     import duckdb
     with duckdb.connect(str(db)) as con:
-        con.execute("DELETE FROM attached_ids")
-    with pytest.raises(AuditError, match="pool 's': its files were attached before attach-verdicts kept"):
-        cells(db, "s")
-    attach_verdicts(db, pattern, "s", hive=True)
-    assert cells(db, "s")["n_verdicts"].sum() == n
-
-
-def test_files_attached_before_their_values_were_kept_are_refused_until_attached_again(tmp_path):
-    # an attach made before schema/030 kept the rows' ids but not their decoding, sample and value (null after
-    # the migration adds the columns): readers refuse the pool by name, as they would read no value for it
-    pool, _, hive, _, _ = _files(tmp_path)
-    db = tmp_path / "a.duckdb"
-    import_pool(db, pool, "s")
-    pattern = [str(hive / "**" / "*.parquet")]
-    attach_verdicts(db, pattern, "s", hive=True)
-    n = cells(db, "s")["n_verdicts"].sum()
-    import duckdb
-    with duckdb.connect(str(db)) as con:
-        con.execute("UPDATE attached_ids SET decoding = NULL, sample = NULL, value = NULL")
-    with pytest.raises(AuditError, match="pool 's': its files were attached before attach-verdicts kept their rows' "
-                                         "ids and values"):
+        con.execute(undo)
+    with pytest.raises(AuditError, match=refusal):
         cells(db, "s")
     attach_verdicts(db, pattern, "s", hive=True)
     assert cells(db, "s")["n_verdicts"].sum() == n
