@@ -23,7 +23,7 @@ from ingest.store.database import Database
 
 from .._pools import pools
 from .._read import AuditError
-from ._registry import RESULTS, Result
+from ._registry import RESULTS, Result, parts_by_judging, put_together
 
 _MEMO_SIZE = 256
 _memo: OrderedDict = OrderedDict()          # key -> frame or marks, this process's copies
@@ -153,11 +153,6 @@ def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader,
     return marks
 
 
-def _parts(frame: pl.DataFrame, marks: list) -> dict:
-    """{mark: the frame's rows of its judging}."""
-    return {m: frame.filter((pl.col("judge") == m.judging[0]) & (pl.col("format") == m.judging[1])) for m in marks}
-
-
 def _computed(db: Database, pool: str, result: Result, args: tuple, missing: list, reader: "Reader"
               ) -> tuple[float, list[tuple]]:
     """Compute the parts (or the whole) under the `missing` marks: (seconds, [(mark, frame, its share of
@@ -173,7 +168,7 @@ def _computed(db: Database, pool: str, result: Result, args: tuple, missing: lis
     frame = result.compute(db.scoped([m.judging for m in missing]), pool, *args)
     seconds = time.monotonic() - t0
     total = sum(m.n_verdicts or 1 for m in missing)       # each part's share of the time, by its verdicts
-    parts = _parts(frame, missing)
+    parts = parts_by_judging(frame, missing)
     return seconds, [(m, part, seconds * (m.n_verdicts or 1) / total) for m, part in parts.items()]
 
 
@@ -187,10 +182,8 @@ def _compute_missing(db: Database, pool: str, name: str, result: Result, args: t
 
 
 def _whole(result: Result, frames: list[pl.DataFrame]) -> pl.DataFrame:
-    """The parts put together (in the marks' order, judging by judging) and combined. An empty part adds
-    no row, so it is left out (its column types, from an audit function's empty frame, may be wider)."""
-    rows = [f for f in frames if f.height] or frames[:1]
-    frame = rows[0] if len(rows) == 1 else pl.concat(rows, how="vertical_relaxed")
+    """The parts put together (in the marks' order, judging by judging) and combined."""
+    frame = put_together(frames)
     return result.combine(frame) if result.combine else frame
 
 

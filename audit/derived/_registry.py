@@ -101,9 +101,18 @@ def stored_parts(db, pool: str, name: str, marks: dict | None) -> pl.DataFrame:
     missing = [m for m in marks if parts.get(m.part) is None]
     if missing:
         fresh = compute(db.scoped([m.judging for m in missing]), pool)
-        for m in missing:
-            parts[m.part] = fresh.filter((pl.col("judge") == m.judging[0]) & (pl.col("format") == m.judging[1]))
-    frames = [parts[m.part] for m in marks]
+        parts.update({m.part: part for m, part in parts_by_judging(fresh, missing).items()})
+    return put_together([parts[m.part] for m in marks])
+
+
+def parts_by_judging(frame: pl.DataFrame, marks: list) -> dict:
+    """{mark: the frame's rows of its judging}."""
+    return {m: frame.filter((pl.col("judge") == m.judging[0]) & (pl.col("format") == m.judging[1])) for m in marks}
+
+
+def put_together(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """Parts in their order, one frame. An empty part adds no row, so it is left out (its column types,
+    from an audit function's empty frame, may be wider)."""
     rows = [f for f in frames if f.height] or frames[:1]
     return rows[0] if len(rows) == 1 else pl.concat(rows, how="vertical_relaxed")
 
