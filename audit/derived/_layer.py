@@ -265,7 +265,7 @@ class _Saves:
 
     def add(self, entry: dict, name: str, args: tuple, parts: list[tuple]) -> None:
         self.waiting.append((entry, name, args, parts))
-        if sum(entry["seconds"] for entry, *_ in self.waiting) >= SAVE_EVERY_S:
+        if sum(waiting["seconds"] for waiting, *_ in self.waiting) >= SAVE_EVERY_S:
             self.flush()
 
     def flush(self) -> None:
