@@ -75,7 +75,6 @@ def score_cmd(pool, judge_spec, formats, concurrency, drain_after, cooldown, swa
     if batch_out is not None:
         return print_export(request, batch_out, as_json)
     result = score(request)
-    refresh_derived(db, pool)
     if as_json:
         emit_json(result)
     else:
@@ -84,3 +83,4 @@ def score_cmd(pool, judge_spec, formats, concurrency, drain_after, cooldown, swa
                    f"{result['unparsed']} unparsed")
         for note in result["notes"]:
             click.echo(f"note: {note}")
+    refresh_derived(db, pool)         # after the summary: at 10M the pages' results take minutes to store

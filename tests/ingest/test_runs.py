@@ -40,6 +40,21 @@ def _wait(db, run_id, statuses=("finished", "failed", "cancelled"), seconds=120)
     raise AssertionError(f"run {run_id} still {runs.get_run(db, run_id)['status']} after {seconds} s")
 
 
+def _wait_exit(pid: int, seconds=120) -> None:
+    """Until the launched process has ended: a run is closed before its command prints its summary
+    and stores the pages' results."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return
+        if state == "Z":          # ended, not yet reaped by this (launching) process
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"process {pid} still running after {seconds} s")
+
+
 def _launch(db, request: RunRequest, **kw) -> int:
     """Launch a request as the dashboard does (app.data.launch_run): the request is the run's config,
     the process gets the command line built from it."""
@@ -66,6 +81,7 @@ def test_launched_run_finishes_with_its_log_progress_and_cli_listing(db, write_j
     assert row["pid"] and row["started_at"] and row["finished_at"] and row["error"] is None
     assert row["progress"]["done"] == row["progress"]["total"] == 24
     assert Path(row["log_path"]).is_file() and Path(row["out_dir"]).is_dir()
+    _wait_exit(row["pid"])
     assert "finished: 24 calls made" in runs.log_tail(db, rid)
     # the config is the request as launched, and beside it what the run resolved (its judge, formats)
     assert RunRequest.from_config(row["config"]) == request and "argv" not in row["config"]
