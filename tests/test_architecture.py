@@ -162,6 +162,8 @@ def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
     con.execute("CREATE TEMP TABLE wanted_df (cand_idx BIGINT, ord BIGINT)")   # candidate_texts' frame
     con.execute("CREATE TEMP TABLE style_counts (cand_idx BIGINT, chars BIGINT, headers BIGINT, lists BIGINT, "
                 "bold BIGINT)")                           # style_cell_rows' frame (audit/_style_cells.py)
+    con.execute("CREATE TEMP TABLE tournament_cells (judge_id INTEGER, format_id INTEGER, decoding VARCHAR, "
+                "cell BIGINT)")                           # intransitive_calls' frame (audit/_intransitive.py)
     from ingest.store.connection import verdict_source
     assert verdict_source(con) == {}     # the audit reads verdicts through this view (a Database's reading)
     for f in files:
