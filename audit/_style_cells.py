@@ -5,9 +5,14 @@ Rankings page) no longer reads, as audit._style.style_rank does, every comparati
 strings and counts each response's style in a Python loop. The style counts of the used responses are
 computed in polars (`style_count_frame`: the regular expressions of audit._style.style_counts with
 Python's `\\s` and `\\d` spelled out as the characters Python matches, so the counts are the same), and
-every cell is read from DuckDB grouped, in one pass over the calls (style_rank_rows.sql): one row per
-(cell, prompt, when the human labels or a bootstrap need it) x system in slot A x system in slot B x
-outcome x both responses' style counts, with the number of calls it stands for. The fit weights each
+every cell's calls are grouped, in one pass over them: one row per (cell, prompt, when the human labels
+or a bootstrap need it) x system in slot A x system in slot B x outcome x both responses' style counts,
+with the number of calls it stands for. DuckDB hands over the calls as integers only (style_rank_calls.sql:
+one key of cell, outcome and prompt, and the two cand_idx), each candidate is a style kind (its system
+and its four counts, numbered once per pool: `candidate_kinds`) and the calls are counted on one integer
+of (key, kind of A, kind of B) in numpy (`style_groups`: np.bincount where the range is small, as when
+responses repeat their style), instead of joining every call to its candidates' systems and counts and
+grouping on fifteen columns in DuckDB (as style_rank_rows.sql did before). The fit weights each
 row by that number (`newton_pairs`' one-dimensional `w`): the same likelihood, gradient and Hessian
 as the calls one by one, summed in another order, so the numbers agree to rounding (1e-9 in
 tests/audit/test_style_cells.py, against the per-call fit). Where responses repeat their style the
@@ -29,6 +34,7 @@ weights do not change), so it is grouped too: no cell is read call by call any m
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -41,7 +47,7 @@ from ingest.store.database import Database
 
 from ._bias import cell_rng
 from ._read import reading
-from ._style import (_SCHEMA, STYLE_COLUMNS, _cell_rows, _human_rows, _with_counts, held_parameters,
+from ._style import (_SCHEMA, COUNTS, STYLE_COLUMNS, _cell_rows, _human_rows, _with_counts, held_parameters,
                      prompt_draws, standardise, style_features)
 from ._style_fit import _boot_fit, fit_style, held_out
 
@@ -184,6 +190,110 @@ def _largest_group(a_code: np.ndarray, b_code: np.ndarray, systems: np.ndarray):
     return systems[present[keep_sys]].tolist(), inside, remap[a[inside]], remap[b[inside]]
 
 
+def candidate_kinds(cand_idx: np.ndarray, code: np.ndarray, counts: pl.DataFrame, n_cand: int):
+    """(kind, table): kind[cand_idx] = the candidate's style kind, 1.. (0: no style counts), one per distinct
+    (system code, chars, headers, lists, bold) among the candidates `counts` (style_count_frame's frame)
+    holds, numbered in that order; table[kind] = that (code, chars, headers, lists, bold). code: the
+    system code of each cand_idx. The five numbers are packed into one integer where they fit 63 bits."""
+    system = np.zeros(n_cand, np.int64)
+    system[cand_idx] = code
+    styled_idx = counts["cand_idx"].to_numpy()
+    columns = [system[styled_idx], *(counts[c].to_numpy() for c in COUNTS)]
+    bits = [max(1, int(c.max(initial=0)).bit_length()) for c in columns]
+    kind = np.zeros(n_cand, np.int64)
+    if sum(bits) <= 63 and min(int(c.min(initial=0)) for c in columns) >= 0:
+        packed = columns[0]                                 # a fresh array: packed in place
+        for c, width in zip(columns[1:], bits[1:]):
+            packed <<= width
+            packed |= c
+        distinct, inverse = np.unique(packed, return_inverse=True)
+        table = np.zeros((distinct.size + 1, 5), np.int64)
+        for j in range(4, -1, -1):                          # unpacked, the last number first
+            table[1:, j] = distinct & ((1 << bits[j]) - 1)
+            distinct = distinct >> bits[j]
+    else:
+        rows, inverse = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
+        table = np.vstack([np.zeros((1, 5), np.int64), rows])
+    kind[styled_idx] = inverse.ravel() + 1
+    return kind, table
+
+
+def style_groups(key: np.ndarray, a_idx: np.ndarray, b_idx: np.ndarray, kind: np.ndarray, table: np.ndarray) -> dict:
+    """Pure: the calls grouped as the style fit weighs them alike. A call: its `key` (a non-negative
+    integer standing for its cell, outcome and, when the caller needs it, its prompt) and its candidates
+    in slot A and slot B; kind and table: candidate_kinds'. One group per (key, kind of A, kind of B) of
+    the calls between two different systems whose candidates both have style counts: {"key",
+    "a_code", "b_code", "a" and "b" (n, 4: chars, headers, lists, bold), "n" (the calls)}, in that
+    order. The calls are counted on one integer per call (np.bincount where its range is small, as
+    when responses repeat their style; a sort otherwise), and only the groups are then looked at."""
+    small = np.int32 if table.shape[0] < 1 << 31 else np.int64
+    kind = kind.astype(small, copy=False)
+    sizes = [int(key.max(initial=0)) + 1, table.shape[0], table.shape[0]]
+    key, ka, kb, n = _counted([key, kind[a_idx], kind[b_idx]], sizes)
+    keep = (ka > 0) & (kb > 0) & (table[ka, 0] != table[kb, 0])
+    key, ka, kb, n = key[keep], ka[keep], kb[keep], n[keep]
+    return {"key": key, "a_code": table[ka, 0], "b_code": table[kb, 0], "a": table[ka, 1:], "b": table[kb, 1:],
+            "n": n}
+
+
+def _counted(columns: list[np.ndarray], sizes: list[int]) -> list[np.ndarray]:
+    """The distinct rows of the integer columns (each in 0..size-1), in lexicographic order, and how many
+    times each occurs: the columns as one mixed-radix key, counted by np.bincount where the key's range
+    is small, else sorted (np.unique); a range beyond 63 bits sorts the rows themselves."""
+    space = math.prod(max(1, s) for s in sizes)
+    if space >= 1 << 63:
+        rows, n = np.unique(np.column_stack(columns), axis=0, return_counts=True)
+        return [*rows.T, n]
+    key = columns[0].astype(np.int64)
+    for column, size in zip(columns[1:], sizes[1:]):
+        key *= size                                        # in place: no array more than the key
+        key += column
+    if space <= max(1 << 22, 4 * key.size):
+        n = np.bincount(key, minlength=1)
+        key = np.flatnonzero(n)
+        n = n[key]
+    else:
+        key, n = np.unique(key, return_counts=True)
+    out = []
+    for size in reversed(sizes):
+        out.append(key % size)
+        key = key // size
+    return [*reversed(out), n]
+
+
+def _groups(read, pid: int, counts: pl.DataFrame, by_prompt: bool):
+    """(cells, groups, prompt_ids): the pool's comparative cells (judge, format, decoding) by their number,
+    their calls grouped (style_groups, with "cell", "y" and "unit": the prompt's rank in prompt_id order,
+    0 unless by_prompt) and, when by_prompt, the prompt_id of each unit. The calls come as integers
+    (style_rank_calls.sql: a cell's number made of its ids, the outcome and the prompt in one key)."""
+    decodings = read.frame("style_decodings", pool_id=pid)["decoding"].to_list()
+    if not decodings:
+        return {}, None, None
+    names = read.frame("style_cell_names")
+    judges, formats = (dict(names.filter(pl.col("what") == w).select("id", "name").iter_rows()) for w in ("judge", "format"))
+    n_formats, n_decodings = max(formats) + 1, len(decodings)
+    prompts = read.frame("style_prompt_ids", pool_id=pid) if by_prompt else None
+    n_prompts = int(prompts["prompt_idx"].max()) + 1 if by_prompt and prompts.height else 1
+    calls = read.numpy("style_rank_calls", pool_id=pid, decodings=decodings, n_formats=n_formats,
+                       by_prompt=by_prompt, n_prompts=n_prompts)
+    systems = read.numpy("style_systems", pool_id=pid)
+    n_cand = int(systems["cand_idx"].max(initial=-1)) + 1
+    kind, table = candidate_kinds(systems["cand_idx"], systems["code"], counts, n_cand)
+    groups = style_groups(calls["key"], calls["a_idx"], calls["b_idx"], kind, table)
+    cell_y, prompt = (groups["key"] // n_prompts, groups["key"] % n_prompts) if by_prompt \
+        else (groups["key"], np.zeros_like(groups["key"]))
+    groups.update(cell=cell_y // 3, y=(cell_y % 3) / 2.0, unit=prompt)
+    prompt_ids = None
+    if by_prompt:
+        unit_of = np.zeros(n_prompts, np.int64)
+        unit_of[prompts["prompt_idx"].to_numpy()] = np.arange(prompts.height)
+        groups["unit"] = unit_of[prompt]
+        prompt_ids = np.array(prompts["prompt_id"].to_list(), object)
+    cells = {c: (judges[c // n_decodings // n_formats], formats[c // n_decodings % n_formats], decodings[c % n_decodings])
+             for c in np.unique(groups["cell"]).tolist()}
+    return cells, groups, prompt_ids
+
+
 def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed: int = 0,
                cell: tuple[str, str, str] | None = None, penalty: float = 0.0,
                counts: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -200,41 +310,32 @@ def style_rank(db: str | os.PathLike | None, pool: str, n_boot: int = 1000, seed
             counts = style_count_frame(read.frame("style_texts", pool_id=pid))
         labels = read.frame("style_labels", pool_id=pid)
         labels = _with_counts(labels, counts) if labels.height else None
-        by_prompt = n_boot > 0 or labels is not None
-        with read.frames(style_counts=counts):            # every cell's rows in one pass (style_rank_rows.sql)
-            every = read.frame("style_rank_rows", pool_id=pid, by_prompt=by_prompt)
-        if cell is not None:
-            every = every.filter((pl.col("judge") == cell[0]) & (pl.col("format") == cell[1])
-                                 & (pl.col("decoding") == cell[2]))
-        systems = prompt_ids = None
-        if every.height:
-            cells = every.group_by(["judge", "format", "decoding"], maintain_order=True)
-            for (judge, fmt, decoding), rows in cells:
-                rows = rows.drop("judge", "format", "decoding")
-                if systems is None:
-                    systems = np.array(read.frame("rank_systems", pool_id=pid)["candidate_id"].to_list(), object)
-                ids, inside, a, b = _largest_group(rows["a_code"].to_numpy(), rows["b_code"].to_numpy(), systems)
-                rows = rows.filter(pl.Series(inside))
-                units, unit = np.unique(rows["unit"].to_numpy(), return_inverse=True)
-                judged = None
-                if labels is not None:
-                    if prompt_ids is None:
-                        prompt_ids = np.array(read.frame("style_prompt_ids", pool_id=pid)["prompt_id"].to_list(), object)
-                    prompts = prompt_ids[units].astype(str)
-                    names = np.array(ids, dtype=object)
-                    judged = pl.DataFrame({"prompt_id": prompts[unit], "a_id": names[a], "b_id": names[b]},
-                                          schema={"prompt_id": pl.String, "a_id": pl.String, "b_id": pl.String})
-                else:
-                    prompts = units                      # only their number and order are used
-                raw = style_features(rows.select([f"a_{c}" for c in ("chars", "headers", "lists", "bold")]).to_numpy(),
-                                     rows.select([f"b_{c}" for c in ("chars", "headers", "lists", "bold")]).to_numpy())
-                mult = rows["n"].to_numpy().astype(float)
-                out = style_fit(ids, a, b, rows["y"].to_numpy(), raw, mult, unit, prompts, judged, labels,
-                                n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
-                frames.append(pl.DataFrame(out, schema={c: t for c, t in _SCHEMA.items()
-                                                        if c not in ("judge", "format", "decoding")})
-                              .with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),
-                                            pl.lit(decoding).alias("decoding")))
+        cells, groups, prompt_ids = _groups(read, pid, counts, by_prompt=n_boot > 0 or labels is not None)
+        systems = None
+        for c, (judge, fmt, decoding) in sorted(cells.items(), key=lambda item: item[1]):
+            if cell is not None and (judge, fmt, decoding) != tuple(cell):
+                continue
+            mine = groups["cell"] == c
+            if systems is None:
+                systems = np.array(read.frame("rank_systems", pool_id=pid)["candidate_id"].to_list(), object)
+            ids, inside, a, b = _largest_group(groups["a_code"][mine], groups["b_code"][mine], systems)
+            rows = {k: v[mine][inside] for k, v in groups.items() if k not in ("cell", "key")}
+            units, unit = np.unique(rows["unit"], return_inverse=True)
+            judged = None
+            if labels is not None:
+                prompts = prompt_ids[units].astype(str)
+                names = np.array(ids, dtype=object)
+                judged = pl.DataFrame({"prompt_id": prompts[unit], "a_id": names[a], "b_id": names[b]},
+                                      schema={"prompt_id": pl.String, "a_id": pl.String, "b_id": pl.String})
+            else:
+                prompts = units                      # only their number and order are used
+            raw = style_features(rows["a"], rows["b"])
+            out = style_fit(ids, a, b, rows["y"], raw, rows["n"].astype(float), unit, prompts, judged, labels,
+                            n_boot, cell_rng(seed, judge, fmt, decoding, "style"), penalty)
+            frames.append(pl.DataFrame(out, schema={c: t for c, t in _SCHEMA.items()
+                                                    if c not in ("judge", "format", "decoding")})
+                          .with_columns(pl.lit(judge).alias("judge"), pl.lit(fmt).alias("format"),
+                                        pl.lit(decoding).alias("decoding")))
     if not frames:
         return pl.DataFrame(schema=_SCHEMA)
     return pl.concat(frames).select(STYLE_COLUMNS).with_columns(pl.selectors.float().fill_nan(None)) \

@@ -153,6 +153,7 @@ def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
               "study": "s", "study_id": 1, "pool": None, "sha256": None, "prompt_lo": 0, "prompt_hi": 0, "judge": "j"}
     params |= {"queue_id": 1, "annotator": "a"}           # the label queues' reads
     params |= {"baseline": "b", "by_prompt": False}       # the estimate's and the style fit's reads (issue 29)
+    params |= {"decodings": ["greedy"], "n_formats": 1, "n_prompts": 1}   # the style fit's calls (_style_cells)
     params |= {"against_id": 2, "lo": 1, "hi": 1, "format": "likert5", "limit": 10}   # drift against a judge
     params |= {"versions": True, **{f"{side}_{part}": "x" for side in ("new", "old")      # or of its own versions
                                     for part in ("model", "template", "settings")}}
@@ -160,8 +161,6 @@ def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
     files = [f for f in (resources.files("audit") / "sql").iterdir() if f.name.endswith(".sql")]
     assert len(files) >= 6
     con.execute("CREATE TEMP TABLE wanted_df (cand_idx BIGINT, ord BIGINT)")   # candidate_texts' frame
-    con.execute("CREATE TEMP TABLE style_counts (cand_idx BIGINT, chars BIGINT, headers BIGINT, lists BIGINT, "
-                "bold BIGINT)")                           # style_cell_rows' frame (audit/_style_cells.py)
     con.execute("CREATE TEMP TABLE tournament_cells (judge_id INTEGER, format_id INTEGER, decoding VARCHAR, "
                 "cell BIGINT)")                           # intransitive_calls' frame (audit/_intransitive.py)
     from ingest.store.connection import verdict_source

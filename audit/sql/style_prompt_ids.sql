@@ -1,3 +1,3 @@
--- One row per prompt of the pool, in prompt_id order: the row's position is the prompt's `unit` in
--- style_rank_rows.
-SELECT prompt_id FROM prompts WHERE pool_id = $pool_id ORDER BY prompt_id
+-- One row per prompt of the pool, in prompt_id order: its prompt_idx and prompt_id; the row's position
+-- is the prompt's `unit` in the style fit's rows (audit._style_cells.style_groups).
+SELECT prompt_idx::INTEGER AS prompt_idx, prompt_id FROM prompts WHERE pool_id = $pool_id ORDER BY prompt_id
