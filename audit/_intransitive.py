@@ -64,8 +64,7 @@ def kinds_share(kinds: np.ndarray, counts: np.ndarray, n_boot: int, rng: np.rand
 
 
 BLOCK = 1 << 24     # entries of the per-prompt pair (k x k) and triad (C(k, 3)) arrays held at once
-_FLAG = np.array([2, 4, 1], np.uint8)          # a call's s (-1, 0, +1) as a flag: hi preferred, a tie, lo preferred
-_SIGN = np.array([0, 1, -1, 0, 0], np.int8)     # a pair's flag -> its decisive verdict (0: none, or its calls differ)
+_LO, _HI, _UNDECIDED = 1, 2, 4      # a pair's flag: every call preferred lo, every call hi, neither (a tie, or both)
 
 
 def candidate_places(cand_prompt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -96,15 +95,17 @@ def prompt_kinds(cell: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray
     The prompts of k candidates (k >= 3) are the rows of a (cells x prompts, k, k) array of their pairs'
     verdicts, filled from the calls in one pass, as many rows at once as BLOCK allows (at 1M candidates
     every cell's prompts at once); their triads are the C(k, 3) columns of that array."""
-    lo, hi, cell = np.asarray(lo), np.asarray(hi), np.asarray(cell, np.int64)
-    flag = _FLAG[np.asarray(s, np.int64) + 1]
+    lo, hi, cell = np.asarray(lo), np.asarray(hi), np.asarray(cell)
+    # s = -1, 0, +1 -> _HI, _UNDECIDED, _LO (1 shifted by (s + 2) mod 3)
+    flag = np.left_shift(np.uint8(1), ((np.asarray(s, np.int8) + 2) % 3).view(np.uint8))
     k_cand, row_cand, place, of_size = candidate_places(cand_prompt)
     base = (row_cand * k_cand + place) * k_cand           # lo's row and place in its k's array, less the cell
-    k_call = k_cand[lo]
+    sizes = np.flatnonzero(of_size).tolist()
+    k_call = k_cand[lo] if len(sizes) > 1 else None
     found: dict[tuple[int, int, int], int] = {}
-    for k in [k for k in np.flatnonzero(of_size).tolist() if k >= 3]:
-        if k_call.size and k_call.min() == k_call.max() == k:
-            calls = slice(None)                            # every call is on a prompt of k candidates
+    for k in [k for k in sizes if k >= 3]:
+        if k_call is None:
+            calls = slice(None)                            # every prompt has k candidates
         else:
             calls = np.flatnonzero(k_call == k)
             if calls.size == 0:
@@ -113,7 +114,10 @@ def prompt_kinds(cell: np.ndarray, lo: np.ndarray, hi: np.ndarray, s: np.ndarray
         triads = np.array(list(combinations(range(k), 3)))
         per_block = max(1, BLOCK // max(k * k, triads.shape[0]))
         # the call's pair in the (cells x prompts, k, k) array: the row (cell, prompt), lo's place, hi's place
-        at = cell[calls] * (n_rows * k * k) + base[lo[calls]] + place[hi[calls]]
+        at = cell[calls].astype(np.int64)
+        at *= n_rows * k * k
+        at += base[lo[calls]]
+        at += place[hi[calls]]
         for first, block_at, flags in _blocks(at, flag[calls], per_block * k * k):
             rows = min(per_block, n_cells * n_rows - first // (k * k))
             cycles, counted = _triad_counts(block_at - first, flags, rows, k, triads)
@@ -140,12 +144,12 @@ def _blocks(at: np.ndarray, flags: np.ndarray, size: int):
 
 def _triad_counts(at: np.ndarray, flags: np.ndarray, rows: int, k: int, triads: np.ndarray):
     """Per row of a block: how many of its counted triads are cycles, and how many it has. `at` = each
-    call's entry in the block's (rows, k, k) array of pairs, `flags` its _FLAG."""
+    call's entry in the block's (rows, k, k) array of pairs, `flags` its flag (_LO, _HI, _UNDECIDED)."""
     pair = np.zeros(rows * k * k, np.uint8)
     pair[at] = flags                                       # a pair of several calls keeps one call's flag,
     differ = pair[at] != flags
-    pair[at[differ]] = 4                                   # or, where they differ, none decisive
-    sign = _SIGN[pair].reshape(rows, k, k)
+    pair[at[differ]] = _UNDECIDED                          # or, where they differ, none decisive
+    sign = ((pair == _LO).view(np.int8) - (pair == _HI).view(np.int8)).reshape(rows, k, k)     # 0: not decisive
     x, y, z = triads.T
     s_xy, s_yz, s_xz = sign[:, x, y], sign[:, y, z], sign[:, x, z]
     counted = s_xy * s_yz * s_xz != 0

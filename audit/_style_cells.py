@@ -270,7 +270,8 @@ def _groups(read, pid: int, counts: pl.DataFrame, by_prompt: bool):
     if not decodings:
         return {}, None, None
     names = read.frame("style_cell_names")
-    judges, formats = (dict(names.filter(pl.col("what") == w).select("id", "name").iter_rows()) for w in ("judge", "format"))
+    judges, formats = (dict(names.filter(pl.col("what") == w).select("id", "name").iter_rows())
+                       for w in ("judge", "format"))
     n_formats, n_decodings = max(formats) + 1, len(decodings)
     prompts = read.frame("style_prompt_ids", pool_id=pid) if by_prompt else None
     n_prompts = int(prompts["prompt_idx"].max()) + 1 if by_prompt and prompts.height else 1
@@ -289,8 +290,8 @@ def _groups(read, pid: int, counts: pl.DataFrame, by_prompt: bool):
         unit_of[prompts["prompt_idx"].to_numpy()] = np.arange(prompts.height)
         groups["unit"] = unit_of[prompt]
         prompt_ids = np.array(prompts["prompt_id"].to_list(), object)
-    cells = {c: (judges[c // n_decodings // n_formats], formats[c // n_decodings % n_formats], decodings[c % n_decodings])
-             for c in np.unique(groups["cell"]).tolist()}
+    cells = {c: (judges[c // n_decodings // n_formats], formats[c // n_decodings % n_formats],
+                 decodings[c % n_decodings]) for c in np.unique(groups["cell"]).tolist()}
     return cells, groups, prompt_ids
 
 

@@ -24,8 +24,9 @@ def _reference(key, a_idx, b_idx, code, counts: pl.DataFrame) -> pl.DataFrame:
 
 
 def _frame(groups: dict) -> pl.DataFrame:
-    cols = {"key": groups["key"], "a_code": groups["a_code"], **{f"a_{c}": groups["a"][:, i] for i, c in enumerate(COUNTS)},
-            "b_code": groups["b_code"], **{f"b_{c}": groups["b"][:, i] for i, c in enumerate(COUNTS)}, "n": groups["n"]}
+    cols = {"key": groups["key"], "a_code": groups["a_code"],
+            **{f"a_{c}": groups["a"][:, i] for i, c in enumerate(COUNTS)}, "b_code": groups["b_code"],
+            **{f"b_{c}": groups["b"][:, i] for i, c in enumerate(COUNTS)}, "n": groups["n"]}
     return pl.DataFrame({k: np.asarray(v, np.int64) for k, v in cols.items()}).sort(list(cols)[:-1])
 
 
