@@ -5,7 +5,7 @@ cell's calls as integers (rank_cell_calls.sql: prompt, the candidates in slots A
 and groups them into its prompts' kinds in numpy (audit._rank_kinds.prompt_kinds: per order, the distinct
 per-prompt vectors of summed credit and calls per pair of systems, each with how many prompts it stands for),
 the systems as integer codes in candidate_id order and the prompts as their places in prompt_id order, both
-read once per pool (rank_candidate_codes.sql, rank_prompt_order.sql); where no call is swapped the single
+read once per call, not per cell (rank_candidate_codes.sql, rank_prompt_order.sql); where no call is swapped the single
 order's calls are the both order's, so they are grouped once and fitted for both orders. Each (cell, order)
 is fitted from its kinds (audit._rank.fit_cell with `n_games` and `unit_count`). The fit is that of
 rank_calls on the calls one by one (every credit is a multiple of one half, so the sums that replace the
@@ -15,7 +15,7 @@ fit: scipy's optimiser on the Bradley-Terry log-likelihood, and a bootstrap of t
 against the kinds grouped in DuckDB as before, number for number; tests/audit/test_rank_kinds.py, the
 kinds' draws against the prompts' by simulation). Grouped in numpy, not DuckDB (list aggregates of each
 prompt's pairs, grouped by list, joined to the codes and the prompts per cell): measured at 1M candidates,
-about a tenth of the CPU time.
+a tournament cell's kinds in 0.16 s of CPU rather than 1.12 s, an anchored cell's in 0.09 s rather than 0.58 s.
 """
 
 from __future__ import annotations
