@@ -5,6 +5,7 @@ equal, found exactly, so that resampling the prompts is drawing how many of each
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 from scipy.sparse import csr_matrix
 
 
@@ -41,43 +42,58 @@ def unit_kinds(per_unit: csr_matrix, weight: np.ndarray) -> tuple[csr_matrix, np
 
 
 PACKED_COLUMNS = 8      # the most float64 columns a prompt's vector is packed into (memory: prompts x columns)
+PACKED_TABLE = 1 << 22  # the most (slot A, slot B, credit) entries of packed_kinds' table of digits
 
 
-def prompt_kinds(unit: np.ndarray, lo: np.ndarray, hi: np.ndarray, credit: np.ndarray) -> dict:
+def prompt_kinds(unit: np.ndarray, a: np.ndarray, b: np.ndarray, credit: np.ndarray) -> dict:
     """The prompts' kinds of one (cell, order) from its calls (audit._rank_cells): per call its prompt
-    (`unit`: the prompt's place in prompt_id order), its pair of systems (`lo` <= `hi`, integer codes)
-    and lo's credit in halves (2 a win, 1 a tie, 0 a loss). A prompt's vector is, per pair it met,
-    lo's summed credit and its number of calls; prompts with equal vectors are one kind, the kinds
-    numbered in the order of their first prompt (with every prompt a kind of its own, the kinds are
-    the prompts in prompt_id order). Exact: the vectors are compared whole, never by a digest alone.
+    (`unit`: the prompt's place in prompt_id order), the systems in slots A and B (integer codes) and
+    A's credit in halves (2 a win, 1 a tie, 0 a loss). A prompt's vector is, per pair of systems it
+    met (lo <= hi), lo's summed credit and its number of calls; prompts with equal vectors are one kind,
+    the kinds numbered in the order of their first prompt (with every prompt a kind of its own, the
+    kinds are the prompts in prompt_id order). Exact: the vectors are compared whole, never by a
+    digest alone.
 
     Found by packing each prompt's vector into a few integers (packed_kinds) where it fits, else by
     sorting the calls by prompt and pair (sorted_kinds); tests/audit/test_rank_kinds.py holds them
     equal. Returns per (kind, pair) row, sorted by kind and pair: `kind`, `lo`, `hi`, `credit` (lo's
     summed share, a multiple of one half) and `n` (calls); and per kind `prompts`, how many it stands for."""
-    unit, lo, hi, credit = (np.asarray(x, np.int64) for x in (unit, lo, hi, credit))
+    unit, a, b, credit = (np.asarray(x, np.int64) for x in (unit, a, b, credit))
     if unit.size == 0:
         empty = np.zeros(0, np.int64)
         return {"kind": empty, "lo": empty, "hi": empty, "credit": np.zeros(0), "n": empty, "prompts": empty}
-    n_sys = int(hi.max()) + 1
-    pair, pairs = lo * n_sys + hi, None
-    if n_sys * n_sys >= 2 ** 62 // (int(unit.max()) + 1):     # too many systems to key (prompt, pair) on codes
-        pairs, pair = np.unique(pair, return_inverse=True)    # the pairs met, numbered in (lo, hi) order
-    n_pairs = n_sys * n_sys if pairs is None else pairs.size
-    found = packed_kinds(unit, pair, credit, n_pairs)
-    first, prompts = found if found is not None else sorted_kinds(unit, pair, credit, n_pairs)
+    n_sys = int(max(a.max(), b.max())) + 1
+    found = packed_kinds(unit, a * n_sys + b, credit, n_sys) if 3 * n_sys * n_sys <= PACKED_TABLE else None
+    if found is None:
+        keyed, pair, lo_credit, n_pairs, _ = _by_pair(unit, a, b, credit, n_sys)
+        found = sorted_kinds(keyed, pair, lo_credit, n_pairs)
+    first, prompts = found
     # each kind's rows are those of its first prompt: its calls summed per pair (its places increase with
     # the kind's number, so sorting by prompt sorts by kind)
     chosen = np.zeros(int(unit.max()) + 1, bool)
     chosen[first] = True
     pick = chosen[unit]
-    entry_unit, entry_pair, summed, calls = _entries(unit[pick], pair[pick], credit[pick], n_pairs)
+    picked, pair, lo_credit, n_pairs, pairs = _by_pair(unit[pick], a[pick], b[pick], credit[pick], n_sys)
+    entry_unit, entry_pair, summed, calls = _entries(picked, pair, lo_credit, n_pairs)
     kind_of = np.zeros(chosen.size, np.int64)
     kind_of[first] = np.arange(first.size)
     if pairs is not None:
         entry_pair = pairs[entry_pair]
     return {"kind": kind_of[entry_unit], "lo": entry_pair // n_sys, "hi": entry_pair % n_sys,
             "credit": summed / 2.0, "n": calls, "prompts": prompts}
+
+
+def _by_pair(unit, a, b, credit, n_sys: int):
+    """The calls as (unit, pair, lo's credit, how many pair numbers, the pairs or None): a pair is
+    lo * n_sys + hi, or where that keyed with the prompt would pass 2^62, its number among the pairs
+    met (`pairs`, in (lo, hi) order)."""
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    pair, pairs = lo * n_sys + hi, None
+    if n_sys * n_sys >= 2 ** 62 // (int(unit.max()) + 1):     # too many systems to key (prompt, pair) on codes
+        pairs, pair = np.unique(pair, return_inverse=True)
+        pair = np.ravel(pair)
+    n_pairs = n_sys * n_sys if pairs is None else pairs.size
+    return unit, pair, np.where(a <= b, credit, 2 - credit), n_pairs, pairs
 
 
 def _entries(unit: np.ndarray, pair: np.ndarray, credit: np.ndarray, n_pairs: int):
@@ -102,17 +118,19 @@ def _numbered(first: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndar
     return first[order], np.bincount(number[np.ravel(group)], minlength=order.size)
 
 
-def packed_kinds(unit: np.ndarray, pair: np.ndarray, credit: np.ndarray, n_pairs: int,
+def packed_kinds(unit: np.ndarray, ab: np.ndarray, credit: np.ndarray, n_sys: int,
                  max_columns: int = PACKED_COLUMNS) -> tuple[np.ndarray, np.ndarray] | None:
     """The kinds (each kind's first prompt, in that order, and its number of prompts) with each
-    prompt's vector packed into integers, summed over its calls in any order (one bincount, no sort):
-    a pair's entry is one digit n + (m + 1) c in base (m + 1)(2m + 1), where n <= m calls (m: the most
-    calls of one prompt) and c <= 2n lo's credit in halves, so no digit carries into the next; as many
-    pairs per float64 column as keep it below 2^53 (every partial sum an exact integer). None where
-    that takes more than `max_columns` columns, or the pairs are too many to count."""
-    if n_pairs > 1 << 22:
-        return None
-    met = np.flatnonzero(np.bincount(pair, minlength=n_pairs))      # the pairs met, in (lo, hi) order
+    prompt's vector packed into integers, summed over its calls in any order (one bincount, no sort).
+    `ab`: each call's slots as a * n_sys + b. A pair's entry is one digit n + (m + 1) c in base
+    (m + 1)(2m + 1), where n <= m calls (m: the most calls of one prompt) and c <= 2n lo's credit in
+    halves, so no digit carries into the next; as many pairs per float64 column as keep it below 2^53
+    (every partial sum an exact integer). A call's digit is looked up by (ab, A's credit) in a table.
+    The prompts grouped by their columns in polars (hashed, exact; groups in the order of their first
+    prompt). None where that takes more than `max_columns` columns."""
+    slot_a, slot_b = np.divmod(np.arange(n_sys * n_sys), n_sys)
+    pair_of = np.minimum(slot_a, slot_b) * n_sys + np.maximum(slot_a, slot_b)
+    met = np.unique(pair_of[np.bincount(ab, minlength=n_sys * n_sys) > 0])    # in (lo, hi) order
     per_prompt = np.bincount(unit)
     m = int(per_prompt.max())
     base = (m + 1) * (2 * m + 1)
@@ -122,20 +140,19 @@ def packed_kinds(unit: np.ndarray, pair: np.ndarray, credit: np.ndarray, n_pairs
     n_col = -(-met.size // per_column) if per_column else max_columns + 1
     if n_col > max_columns:
         return None
-    index = np.zeros(n_pairs, np.int64)
+    index = np.zeros(n_sys * n_sys, np.int64)                      # per pair its number among those met
     index[met] = np.arange(met.size)
-    e = index[pair]
-    radix = np.array([base ** (k % per_column) for k in range(met.size)], np.float64)    # exact: < 2^53
-    digit = (1 + (m + 1) * credit) * radix[e]
+    e = index[pair_of]                                              # per (a, b): its pair's number
+    radix = np.array([base ** (k % per_column) for k in range(met.size)], np.float64)[e]   # exact: < 2^53
+    digit = np.stack([(1 + (m + 1) * np.where(slot_a <= slot_b, c, 2 - c)) * radix for c in range(3)], axis=1)
+    by_call = digit.ravel()[ab * 3 + credit]
+    bins = unit if n_col == 1 else unit * n_col + (e // per_column)[ab]
     present = np.flatnonzero(per_prompt)                            # the prompts with calls, in order
-    packed = np.bincount(unit * n_col + e // per_column, digit, per_prompt.size * n_col).reshape(-1, n_col)[present]
-    key = packed[:, 0]
-    for column in packed.T[1:]:                                     # equal vectors: equal in every column
-        (_, a), (_, b) = np.unique(key, return_inverse=True), np.unique(column, return_inverse=True)
-        key = np.ravel(a) * (int(b.max()) + 1) + np.ravel(b)
-    _, first, group = np.unique(key, return_index=True, return_inverse=True)
-    first, prompts = _numbered(first, group)
-    return present[first], prompts
+    packed = np.bincount(bins, by_call, per_prompt.size * n_col).reshape(-1, n_col)[present].astype(np.int64)
+    columns = [f"c{k}" for k in range(n_col)]
+    kinds = pl.DataFrame(packed, schema=columns).with_row_index("first") \
+        .group_by(columns, maintain_order=True).agg(pl.col("first").first(), pl.len())
+    return present[kinds["first"].to_numpy()], kinds["len"].to_numpy().astype(np.int64)
 
 
 def sorted_kinds(unit: np.ndarray, pair: np.ndarray, credit: np.ndarray, n_pairs: int

@@ -236,20 +236,21 @@ def test_without_a_swapped_call_the_single_order_is_the_both_order_grouped_once(
 
 # -- the prompts' kinds from the calls (audit._rank_kinds.prompt_kinds) -------------------------------------
 
-def _kinds_one_by_one(unit, lo, hi, credit) -> list[tuple]:
-    """The definition, in Python: each prompt's vector {(lo, hi): [credit in halves, calls]}, the prompts
-    taken in order (unit is the place in prompt_id order) and a kind per new vector. Rows (kind,
-    prompts, lo, hi, credit, n), sorted by kind and pair."""
+def _kinds_one_by_one(unit, a, b, credit) -> list[tuple]:
+    """The definition, in Python: each prompt's vector {(lo, hi): [lo's credit in halves, calls]} (A's
+    credit, or 2 minus it where B is the lower code), the prompts taken in order (unit is the place in
+    prompt_id order) and a kind per new vector. Rows (kind, prompts, lo, hi, credit, n), sorted by
+    kind and pair."""
     vectors: dict[int, dict] = {}
-    for u, a, b, c in zip(unit.tolist(), lo.tolist(), hi.tolist(), credit.tolist()):
-        entry = vectors.setdefault(u, {}).setdefault((a, b), [0, 0])
-        entry[0] += c
+    for u, x, y, c in zip(unit.tolist(), a.tolist(), b.tolist(), credit.tolist()):
+        entry = vectors.setdefault(u, {}).setdefault((min(x, y), max(x, y)), [0, 0])
+        entry[0] += c if x <= y else 2 - c
         entry[1] += 1
     kinds: dict[tuple, list] = {}
     for u in sorted(vectors):
         key = tuple(sorted((pair, c, n) for pair, (c, n) in vectors[u].items()))
         kinds.setdefault(key, [len(kinds), 0])[1] += 1
-    return sorted((k, count, a, b, c / 2, n) for key, (k, count) in kinds.items() for (a, b), c, n in key)
+    return sorted((k, count, lo, hi, c / 2, n) for key, (k, count) in kinds.items() for (lo, hi), c, n in key)
 
 
 def _rows(kinds: dict) -> list[tuple]:
@@ -258,8 +259,9 @@ def _rows(kinds: dict) -> list[tuple]:
 
 
 def _random_calls(seed: int, n_prompts: int, n_systems: int, per_prompt: int, repeat: float):
-    """Calls of prompts (places 0..n_prompts - 1, some without a call) between random systems, some asked
-    again, in no order: (unit, lo, hi, credit in halves)."""
+    """Calls of prompts (places 0..n_prompts - 1, some without a call) between random systems in
+    either slot (a system against itself too), some asked again, in no order: (unit, a, b, A's credit
+    in halves)."""
     rng = np.random.default_rng(seed)
     n = n_prompts * per_prompt
     unit = rng.integers(0, n_prompts, n)
@@ -268,53 +270,55 @@ def _random_calls(seed: int, n_prompts: int, n_systems: int, per_prompt: int, re
     unit, a, b = np.r_[unit, unit[again]], np.r_[a, a[again]], np.r_[b, b[again]]
     credit = rng.choice([0, 1, 2], size=unit.size, p=[0.4, 0.3, 0.3])
     order = rng.permutation(unit.size)
-    return unit[order], np.minimum(a, b)[order], np.maximum(a, b)[order], credit[order]
+    return unit[order], a[order], b[order], credit[order]
 
 
 def test_prompt_kinds_by_hand():
-    # places 0..3; systems 0, 1, 2. Prompt 3: 0-1 won twice (4 halves, 2 calls); prompt 1: 1-2 tied once;
-    # prompt 0: 0-1 won and lost (2 halves, 2 calls) and 1-2 tied; prompt 2: 1-2 tied. Kinds by first
-    # prompt: 0 (prompt 0), 1 (prompts 1, 2), 2 (prompt 3)
+    # places 0..3; systems 0, 1, 2. Prompt 3: 0 beat 1 twice, once from slot B (4 halves, 2 calls);
+    # prompt 1: 1-2 tied once; prompt 0: 0 beat 1 and lost to it (2 halves, 2 calls) and 1-2 tied;
+    # prompt 2: 2-1 tied. Kinds by first prompt: 0 (prompt 0), 1 (prompts 1, 2), 2 (prompt 3)
     unit = np.array([3, 1, 0, 3, 0, 2, 0])
-    lo, hi = np.array([0, 1, 0, 0, 1, 1, 0]), np.array([1, 2, 1, 1, 2, 2, 1])
-    credit = np.array([2, 1, 2, 2, 1, 1, 0])
+    a, b = np.array([0, 1, 0, 1, 1, 2, 0]), np.array([1, 2, 1, 0, 2, 1, 1])
+    credit = np.array([2, 1, 2, 0, 1, 1, 0])
     want = [(0, 1, 0, 1, 1.0, 2), (0, 1, 1, 2, 0.5, 1), (1, 2, 1, 2, 0.5, 1), (2, 1, 0, 1, 2.0, 2)]
-    assert _rows(prompt_kinds(unit, lo, hi, credit)) == want == _kinds_one_by_one(unit, lo, hi, credit)
-    pair = lo * 3 + hi
-    for found in (packed_kinds(unit, pair, credit, 9), sorted_kinds(unit, pair, credit, 9)):
+    assert _rows(prompt_kinds(unit, a, b, credit)) == want == _kinds_one_by_one(unit, a, b, credit)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    for found in (packed_kinds(unit, a * 3 + b, credit, 3),
+                  sorted_kinds(unit, lo * 3 + hi, np.where(a <= b, credit, 2 - credit), 9)):
         assert [x.tolist() for x in found] == [[0, 1, 3], [1, 2, 1]]   # each kind's first prompt, its prompts
 
 
 @pytest.mark.parametrize("seed,n_prompts,n_systems,per_prompt,repeat,packs", [
     (0, 300, 3, 2, 0.0, True),        # few kinds: one packed column
     (1, 500, 4, 6, 0.3, True),        # a tournament of four, some calls asked twice
-    (2, 400, 6, 8, 0.5, True),        # 15 pairs: two columns or more
-    (3, 300, 40, 5, 0.2, False),      # 780 pairs: too many to pack, sorted
+    (2, 400, 6, 8, 0.5, True),        # 21 pairs: several columns
+    (3, 300, 40, 5, 0.2, False),      # 820 pairs: too many to pack, sorted
     (4, 50, 2, 30, 0.9, True),        # many calls per prompt: wide digits
 ])
 def test_prompt_kinds_packed_and_sorted_are_the_kinds_one_by_one(monkeypatch, seed, n_prompts, n_systems,
                                                                    per_prompt, repeat, packs):
-    unit, lo, hi, credit = _random_calls(seed, n_prompts, n_systems, per_prompt, repeat)
-    want = _kinds_one_by_one(unit, lo, hi, credit)
-    assert _rows(prompt_kinds(unit, lo, hi, credit)) == want
-    pair = lo * n_systems + hi
-    packed = packed_kinds(unit, pair, credit, n_systems * n_systems)
+    unit, a, b, credit = _random_calls(seed, n_prompts, n_systems, per_prompt, repeat)
+    want = _kinds_one_by_one(unit, a, b, credit)
+    assert _rows(prompt_kinds(unit, a, b, credit)) == want
+    packed = packed_kinds(unit, a * n_systems + b, credit, n_systems)
     assert (packed is not None) == packs
     if packed is not None:
-        assert [x.tolist() for x in packed] == [x.tolist() for x in sorted_kinds(unit, pair, credit, n_systems ** 2)]
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        by_sort = sorted_kinds(unit, lo * n_systems + hi, np.where(a <= b, credit, 2 - credit), n_systems ** 2)
+        assert [x.tolist() for x in packed] == [x.tolist() for x in by_sort]
     monkeypatch.setattr(_rank_kinds, "packed_kinds", lambda *args: None)     # the sorted way alone
-    assert _rows(prompt_kinds(unit, lo, hi, credit)) == want
+    assert _rows(prompt_kinds(unit, a, b, credit)) == want
     # every segment's digest the same: each is checked against its group's first, and grouped whole
     monkeypatch.setattr(_rank_kinds, "equal_segments", lambda token, seg, width: equal_segments(
         token, seg, width, digests=lambda t, s, w: np.zeros(s.size, np.uint64)))
-    assert _rows(prompt_kinds(unit, lo, hi, credit)) == want
+    assert _rows(prompt_kinds(unit, a, b, credit)) == want
 
 
 def test_prompt_kinds_of_no_call_and_of_systems_too_many_to_key():
     empty = prompt_kinds(np.zeros(0, int), np.zeros(0, int), np.zeros(0, int), np.zeros(0, int))
     assert all(v.size == 0 for v in empty.values())
-    # codes as large as 2^31: (prompt, pair) keyed on the pairs met, numbered
-    unit, lo, hi, credit = _random_calls(5, 200, 5, 3, 0.3)
+    # codes as large as 2^31: (prompt, pair) keyed on the pairs met, numbered; too many to pack
+    unit, a, b, credit = _random_calls(5, 200, 5, 3, 0.3)
     big = np.array([0, 7, 2 ** 20, 2 ** 30, 2 ** 31])
-    want = [(k, count, int(big[a]), int(big[b]), c, n) for k, count, a, b, c, n in _kinds_one_by_one(unit, lo, hi, credit)]
-    assert _rows(prompt_kinds(unit, big[lo], big[hi], credit)) == want
+    want = [(k, count, int(big[lo]), int(big[hi]), c, n) for k, count, lo, hi, c, n in _kinds_one_by_one(unit, a, b, credit)]
+    assert _rows(prompt_kinds(unit, big[a], big[b], credit)) == want
