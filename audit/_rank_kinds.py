@@ -65,16 +65,16 @@ def prompt_kinds(unit: np.ndarray, a: np.ndarray, b: np.ndarray, credit: np.ndar
     n_sys = int(max(a.max(), b.max())) + 1
     found = packed_kinds(unit, a * n_sys + b, credit, n_sys) if 3 * n_sys * n_sys <= PACKED_TABLE else None
     if found is None:
-        keyed, pair, lo_credit, n_pairs, _ = _by_pair(unit, a, b, credit, n_sys)
-        found = sorted_kinds(keyed, pair, lo_credit, n_pairs)
+        pair, lo_credit, n_pairs, _ = _by_pair(a, b, credit, n_sys, int(unit.max()) + 1)
+        found = sorted_kinds(unit, pair, lo_credit, n_pairs)
     first, prompts = found
     # each kind's rows are those of its first prompt: its calls summed per pair (its places increase with
     # the kind's number, so sorting by prompt sorts by kind)
     chosen = np.zeros(int(unit.max()) + 1, bool)
     chosen[first] = True
     pick = chosen[unit]
-    picked, pair, lo_credit, n_pairs, pairs = _by_pair(unit[pick], a[pick], b[pick], credit[pick], n_sys)
-    entry_unit, entry_pair, summed, calls = _entries(picked, pair, lo_credit, n_pairs)
+    pair, lo_credit, n_pairs, pairs = _by_pair(a[pick], b[pick], credit[pick], n_sys, chosen.size)
+    entry_unit, entry_pair, summed, calls = _entries(unit[pick], pair, lo_credit, n_pairs)
     kind_of = np.zeros(chosen.size, np.int64)
     kind_of[first] = np.arange(first.size)
     if pairs is not None:
@@ -83,17 +83,17 @@ def prompt_kinds(unit: np.ndarray, a: np.ndarray, b: np.ndarray, credit: np.ndar
             "credit": summed / 2.0, "n": calls, "prompts": prompts}
 
 
-def _by_pair(unit, a, b, credit, n_sys: int):
-    """The calls as (unit, pair, lo's credit, how many pair numbers, the pairs or None): a pair is
-    lo * n_sys + hi, or where that keyed with the prompt would pass 2^62, its number among the pairs
-    met (`pairs`, in (lo, hi) order)."""
+def _by_pair(a, b, credit, n_sys: int, n_units: int):
+    """The calls (slots a, b; A's credit) as (pair, lo's credit, how many pair numbers, the pairs or
+    None): a pair is lo * n_sys + hi, or where that keyed with one of n_units prompts would pass 2^62,
+    its number among the pairs met (`pairs`, in (lo, hi) order)."""
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     pair, pairs = lo * n_sys + hi, None
-    if n_sys * n_sys >= 2 ** 62 // (int(unit.max()) + 1):     # too many systems to key (prompt, pair) on codes
+    if n_sys * n_sys >= 2 ** 62 // n_units:                  # too many systems to key (prompt, pair) on codes
         pairs, pair = np.unique(pair, return_inverse=True)
         pair = np.ravel(pair)
     n_pairs = n_sys * n_sys if pairs is None else pairs.size
-    return unit, pair, np.where(a <= b, credit, 2 - credit), n_pairs, pairs
+    return pair, np.where(a <= b, credit, 2 - credit), n_pairs, pairs
 
 
 def _entries(unit: np.ndarray, pair: np.ndarray, credit: np.ndarray, n_pairs: int):

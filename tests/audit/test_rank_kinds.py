@@ -320,5 +320,6 @@ def test_prompt_kinds_of_no_call_and_of_systems_too_many_to_key():
     # codes as large as 2^31: (prompt, pair) keyed on the pairs met, numbered; too many to pack
     unit, a, b, credit = _random_calls(5, 200, 5, 3, 0.3)
     big = np.array([0, 7, 2 ** 20, 2 ** 30, 2 ** 31])
-    want = [(k, count, int(big[lo]), int(big[hi]), c, n) for k, count, lo, hi, c, n in _kinds_one_by_one(unit, a, b, credit)]
+    want = [(k, count, int(big[lo]), int(big[hi]), c, n)
+            for k, count, lo, hi, c, n in _kinds_one_by_one(unit, a, b, credit)]
     assert _rows(prompt_kinds(unit, big[a], big[b], credit)) == want
