@@ -7,7 +7,9 @@ rate's (winrate_items: those of audit._worth.winrate_items) are built in numpy: 
 read once, as integer codes, for every cell in scope, then each cell's calls alone (its judge, format
 and decoding: a scoped refresh reads only the new judgings') grouped by candidate or by pair with
 np.bincount, the ids being 0..n-1; DuckDB no longer groups 10M scores by candidate in a hash table.
-Either returns the labelled items one by one and the others as (cell, system, f, stratum, how many):
+In a pool without labels (the estimate is then each cell's count of items) the win rate's items are
+only counted, f null, a pointwise cell's scores not read. Either returns the labelled items one by one
+and the others as (cell, system, f, stratum, how many):
 the unlabelled items enter the estimate only through their predictions' mean and variance, so the
 predictions of every item are those counts repeated (np.repeat), the labelled items' in prompt order
 as before. The numbers are those of the item frame, summed in another order (to 1e-9:
@@ -54,6 +56,11 @@ def _groups(items: pl.DataFrame, humans: pl.DataFrame, on: list[str], keys: list
         n = g["n"].to_numpy()
         lab = g.filter(pl.col("is_labelled") & pl.col("y").is_not_null())
         m = lab["n"].to_numpy()
+        if g["f"].null_count() == g.height:      # counted only (no label, no strata): their number is all
+            nothing = np.broadcast_to(np.array(np.nan), (int(n.sum()),))     # that is read: no copy of it
+            yield dict(zip(keys, key)), {"f_all": nothing, "s_all": nothing, **{k: np.zeros(0) for k in
+                                                                                 ("y", "f_lab", "s_lab", "w")}}
+            continue
         yield dict(zip(keys, key)), {
             "f_all": np.repeat(g["f"].to_numpy(), n), "s_all": np.repeat(g["stratum"].to_numpy(), n),
             "y": np.repeat(lab["y"].to_numpy(), m), "f_lab": np.repeat(lab["f"].to_numpy(), m),
@@ -99,17 +106,21 @@ def _columns(frame: pl.DataFrame) -> dict:
     return {c: frame[c].to_numpy() for c in frame.columns}
 
 
-def _preferences(read, pid: int, cell: dict, sb: dict) -> tuple[np.ndarray, np.ndarray]:
+def _preferences(read, pid: int, cell: dict, sb: dict, counts_only: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """(judged: which of sb's items the cell judged, f: its preference for s, on every item (meaningless
-    where not judged)). Pointwise: a candidate's score is the mean over its parsed calls of the
-    normalised score, rounded to 12 decimals; f = 1 / 0.5 / 0 as s's is above / equal to / below the
-    baseline's (both scored). Comparative: f = the mean over the pair's parsed calls, in either order,
-    of 1 / 0.5 / 0 for a margin favouring s / tying / favouring the baseline. The cell's calls are read
-    alone (its judge, format and decoding) and grouped by candidate or item with np.bincount (the ids
-    are 0..size-1)."""
+    where not judged; None with `counts_only`, and a pointwise cell's scores are then not read)).
+    Pointwise: a candidate's score is the mean over its parsed calls of the normalised score, rounded
+    to 12 decimals; f = 1 / 0.5 / 0 as s's is above / equal to / below the baseline's (both scored).
+    Comparative: f = the mean over the pair's parsed calls, in either order, of 1 / 0.5 / 0 for a
+    margin favouring s / tying / favouring the baseline. The cell's calls are read alone (its judge,
+    format and decoding) and grouped by candidate or item with np.bincount (the ids are 0..size-1)."""
     args = {"pool_id": pid, "judge_id": cell["judge_id"], "format_id": cell["format_id"], "decoding": cell["decoding"]}
     size, n_items = sb["size"], sb["s_idx"].size
     with np.errstate(invalid="ignore", divide="ignore"):
+        if cell["kind"] == "pointwise" and counts_only:
+            scored = np.zeros(size, bool)
+            scored[read.frame("estimate_scored", **args)["a_idx"].to_numpy()] = True
+            return scored[sb["s_idx"]] & scored[sb["b_idx"]], None
         if cell["kind"] == "pointwise":
             calls = _columns(read.frame("estimate_points", **args))
             points = np.round(np.bincount(calls["a_idx"], weights=calls["x"], minlength=size)
@@ -118,10 +129,12 @@ def _preferences(read, pid: int, cell: dict, sb: dict) -> tuple[np.ndarray, np.n
             return ~(np.isnan(ps) | np.isnan(pb)), np.where(ps > pb, 1.0, np.where(ps < pb, 0.0, 0.5))
         calls = _columns(read.frame("estimate_calls", **args))
         lo, hi = calls["lo_idx"].astype(np.int64), calls["hi_idx"].astype(np.int64)
-        at = sb["row"][np.where(sb["is_base"][lo], hi, lo)]     # the item of the pair's end that is not the baseline
+        at = sb["row"][np.where(sb["is_base"][lo], hi, lo)]     # the item of the end that is not the baseline
         hit = at >= 0
-        hit[hit] = (sb["lo_idx"][at[hit]] == lo[hit]) & (sb["hi_idx"][at[hit]] == hi[hit])   # s's pair with its baseline
+        hit[hit] = (sb["lo_idx"][at[hit]] == lo[hit]) & (sb["hi_idx"][at[hit]] == hi[hit])  # s and its baseline
         count = np.bincount(at[hit], minlength=n_items)
+        if counts_only:
+            return count > 0, None
         f = np.bincount(at[hit], weights=calls["x"][hit], minlength=n_items) / count
         return count > 0, np.where(sb["s_idx"] == sb["lo_idx"], f, 1.0 - f)
 
@@ -143,14 +156,25 @@ def _unlabelled(system: np.ndarray, f: np.ndarray, stratum: pl.Series | None, th
         .group_by("system", "f", "stratum").agg(pl.len().alias("n"))
 
 
-def _cell_items(read, pid: int, cell: dict, sb: dict, labelled: np.ndarray, strata: str | None,
+def _cell_items(read, pid: int, cell: dict, sb: dict, labelled: np.ndarray | None, strata: str | None,
                 names: pl.Series) -> pl.DataFrame | None:
     """One cell's rows of winrate_items (None where it judged no item): its labelled items one by one,
-    the others counted per (system, f, stratum); `labelled`: which of sb's items have a human label,
-    `names`: the systems' names by code."""
-    judged, f = _preferences(read, pid, cell, sb)
+    the others counted per (system, f, stratum); `labelled`: which of sb's items have a human label
+    (None: the pool has no label of a pair, and with no strata the items are only counted, per system,
+    f left null: an estimate without labels reads their number alone), `names`: the systems' names by
+    code."""
+    counts_only = labelled is None and strata is None
+    labelled = np.zeros(sb["s_idx"].size, bool) if labelled is None else labelled
+    judged, f = _preferences(read, pid, cell, sb, counts_only)
     if not judged.any():
         return None
+    if counts_only:
+        n = np.bincount(sb["system"][judged], minlength=names.len())
+        at = np.flatnonzero(n)
+        return pl.DataFrame({"judge": cell["judge"], "format": cell["format"], "decoding": cell["decoding"],
+                             "system": names.gather(at), "is_labelled": False, "n": n[at]}) \
+            .with_columns(pl.lit(None).alias(c) for c in ("prompt_idx", "lo_idx", "hi_idx", "s_idx", "f", "stratum")) \
+            .select(pl.col(c).cast(t) for c, t in ITEM_SCHEMA.items())
     stratum = sb["stratum"]
     if strata == "score-bin":
         with np.errstate(invalid="ignore"):
@@ -177,10 +201,11 @@ def winrate_items(read, pid: int, systems: list[str], baseline: str, strata: str
     items without a human label (n = how many; prompt and pair null); sorted by cell, system,
     is_labelled, prompt. An item is a prompt that s and the baseline both answered and the cell judged,
     f its preference for s (_preferences); labelled: its pair has a human label (`humans`); stratum by
-    `strata` (estimate_candidates.sql; 'score-bin': min(floor(5 f), 4)). The pool's candidates are
-    read once for all the cells in scope, each cell's calls by themselves."""
+    `strata` (estimate_candidates.sql; 'score-bin': min(floor(5 f), 4)). In a pool without a label of a
+    pair and without strata, f is null: the items are only counted per cell and system (_cell_items).
+    The pool's candidates are read once for all the cells in scope, each cell's calls by themselves."""
     sb = _pairs(read, pid, systems, baseline, strata)
-    labelled = np.zeros(sb["s_idx"].size, bool)
+    labelled = None
     if humans.height:
         keys = humans["lo_idx"].cast(pl.Int64).to_numpy() * sb["size"] + humans["hi_idx"].cast(pl.Int64).to_numpy()
         labelled = np.isin(sb["lo_idx"] * sb["size"] + sb["hi_idx"], keys)

@@ -68,7 +68,9 @@ def per_item_inputs(db, pool: str, accepts: list[dict]) -> dict:
         .then(1.0).otherwise(0.0).alias("y"), *DESIGN).sort("prompt_idx", "lo_idx", "hi_idx", "annotator")
     accept_votes = pl.DataFrame([{"prompt_id": a["prompt_id"], "candidate_id": a["candidate_id"],
                                   "annotator": a.get("annotator", "file"),
-                                  "y": 1.0 if a["label"] == "accept" else 0.0} for a in accepts]) \
+                                  "y": 1.0 if a["label"] == "accept" else 0.0} for a in accepts],
+                                schema={"prompt_id": pl.String, "candidate_id": pl.String, "annotator": pl.String,
+                                        "y": pl.Float64}) \
         .join(cands, on=["prompt_id", "candidate_id"]) \
         .select("prompt_idx", "cand_idx", "annotator", "y", *DESIGN).sort("cand_idx", "annotator")
     return {k: v.cast({c: t for c, t in IDX.items() if c in v.columns})
@@ -133,6 +135,18 @@ def test_estimate_equals_the_per_item_path(lab, target, baseline, alpha):
     assert set(new["format"]) >= ({"tournament", "likert5"} if target == "winrate" else {"binary", "likert5"})
     assert_frame_equal(new, per_item_estimate(db, "lab", accepts, target, baseline, alpha),
                        check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+
+
+@pytest.mark.parametrize("baseline", [None, "c1"])
+def test_estimate_of_a_pool_without_labels_equals_the_per_item_path(db, tmp_path, baseline):
+    """Without a human label (the bench pool's case) the win rate's items are only counted (f left null,
+    a pointwise cell's scores not read): the same frame as the per-item path's, n_unlabelled per cell
+    and system, every other number null."""
+    from tests.fixtures import build_db
+    build_db(db, tmp_path, n_prompts=40, pool="lab")
+    new = estimate(db, "lab", "winrate", baseline=baseline)
+    assert new.height >= 4 and (new["n_unlabelled"] > 0).all() and new["ppi_value"].is_null().all()
+    assert_frame_equal(new, per_item_estimate(db, "lab", [], "winrate", baseline))
 
 
 def test_default_baseline_and_a_wrong_one(lab):
