@@ -201,12 +201,17 @@ def drift_pair_parts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     and each judge of a lower id that shares calls with it in that format (sql/drift_pair_parts.sql). A
     pair is counted in the part of its judge of the higher id, so a new judge's parts are computed alone;
     pairs_of_parts puts the parts together as drift_pairs. Scoped, a format at a time (its calls alone
-    joined at once: out of core at 10M candidates)."""
+    read at once: out of core at 10M candidates). Two judgings are compared by a summary of each (its
+    number of calls, sums of hashes of its call keys: one pass over the calls); only those whose summaries
+    differ are joined on the call. The scope is given to the SQL by name (verdict_source's judgings, read
+    from the handle), so that it is not found by reading every call of it."""
     judgings = getattr(db, "judgings", None)
     formats = sorted({fmt for _, fmt in judgings}) if judgings else [None]
+    scope = {"judges": None, "formats": None} if judgings is None else \
+        {"judges": [j for j, _ in judgings], "formats": [f for _, f in judgings]}
     with reading(db) as read:
         pid = read.pool_id(pool)
-        frames = [read.frame("drift_pair_parts", pool_id=pid, format=fmt) for fmt in formats]
+        frames = [read.frame("drift_pair_parts", pool_id=pid, format=fmt, **scope) for fmt in formats]
     return pl.concat(frames).sort("judge", "format", "against")
 
 
@@ -231,7 +236,7 @@ def drift(db: str | os.PathLike | None, pool: str, judge: str, against: str | No
     earlier version of its own) on the same calls. Columns: CELL_COLUMNS (compare_verdicts' numbers),
     read in DuckDB a format at a time (sql/drift_cells.sql), out of core."""
     with reading(db) as read:
-        _, formats = _comparison(read, pool, judge, against, baseline_version)
+        _, formats = _comparison(read, pool, judge, against, baseline_version, head=False)
         return pl.concat([_cells_of(read, keys) if cells is None else cells for keys, cells in formats])
 
 
@@ -250,7 +255,7 @@ def drift_items(db: str | os.PathLike | None, pool: str, judge: str, against: st
     (sql/drift_moved.sql)."""
     moved = []
     with reading(db) as read:
-        _, formats = _comparison(read, pool, judge, against, baseline_version)
+        _, formats = _comparison(read, pool, judge, against, baseline_version, head=False)
         for keys, _ in formats:
             left = None if limit is None else limit - sum(m.height for m in moved)
             if left is None or left > 0:
@@ -271,29 +276,34 @@ def _version_keys(row: dict, side: str) -> dict:
             f"{side}_settings": row["settings"]}
 
 
-def _comparison(read, pool: str, judge: str, against: str | None,
-                baseline_version: int | None) -> tuple[dict, list[tuple[dict, pl.DataFrame | None]]]:
+def _comparison(read, pool: str, judge: str, against: str | None, baseline_version: int | None,
+                head: bool = True) -> tuple[dict | None, list[tuple[dict, pl.DataFrame | None]]]:
     """(head, formats) of a drift: head as drift_sides describes the two sides ({"current_version",
     "baseline_version", "versions"}, the versions read per format in DuckDB, sql/drift_versions.sql), and
     per format compared, in name order, the parameters of drift_cells.sql and drift_moved.sql. Against
     another judge, every format the judge answered; without, the formats where the latest version shares
     calls with an earlier one (version_pairs' choice, each candidate baseline tried in DuckDB), else the
     AuditError that explains the workflow. Each format comes with its drift rows where finding it
-    computed them (None elsewhere), so they are not computed twice. No verdict is read into memory."""
+    computed them (None elsewhere), so they are not computed twice. No verdict is read into memory.
+    Against another judge and without `head` (drift and drift_items, which show no head) the versions
+    are not read, and head is None."""
     pid = read.pool_id(pool)
     jid = _judge_id(read, judge)
     other = _judge_id(read, against) if against is not None else jid
-    vers = read.frame("drift_versions", pool_id=pid, judge_id=jid)
-    if vers.height == 0:
-        raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
     formats = read.frame("drift_formats", pool_id=pid, judge_id=jid, against_id=other)
+    if formats.height == 0:          # the formats the judge answered in the pool: none without a verdict there
+        raise AuditError(f"judge '{judge}' has no verdicts on pool '{pool}'")
     base = {"pool_id": pid, "judge_id": jid, "against_id": other}
+    compared = [({**base, **_NO_VERSIONS, "format": name, "lo": lo, "hi": hi}, None)
+                for name, lo, hi in formats.iter_rows()]
+    if against is not None and not head:
+        return None, compared
+    vers = read.frame("drift_versions", pool_id=pid, judge_id=jid)
     current = _current_info(vers, judge)
     if against is not None:
-        head = {"current_version": current, "versions": vers, "baseline_version": {
-            "judge": against, "versions": read.frame("drift_versions", pool_id=pid, judge_id=other).to_dicts()}}
-        return head, [({**base, **_NO_VERSIONS, "format": name, "lo": lo, "hi": hi}, None)
-                      for name, lo, hi in formats.iter_rows()]
+        return {"current_version": current, "versions": vers, "baseline_version": {
+            "judge": against, "versions": read.frame("drift_versions", pool_id=pid, judge_id=other).to_dicts()}}, \
+            compared
     chosen, by_current, by_baseline = [], {}, {}
     for name, lo, hi in formats.iter_rows():
         mine = vers.filter(pl.col("format") == name).sort("last_cell_run")

@@ -13,7 +13,7 @@
 -- row ($lo = $hi) holds one row per judge and call (the store's rule), so a side is its rows as they are; over
 -- several format rows of one name a side keeps each call's newest row (the aggregate, only then).
 -- (drift_cells.sql and drift_moved.sql read the same pairs; their WITH clauses are the same.)
-WITH calls AS (
+WITH calls AS NOT MATERIALIZED (   -- read by each side where it is used (its filters pushed into the scan)
     SELECT v.judge_id, v.decoding, v.prompt_idx, v.a_idx, v.b_idx, v.sample, coalesce(v.cell_run_id, -1) AS run,
            coalesce(v.answer, v.status) AS reading, (v.value - f.value_lo) / nullif(f.value_hi - f.value_lo, 0) AS s
     FROM verdict_source v

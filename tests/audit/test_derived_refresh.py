@@ -119,6 +119,40 @@ def test_a_new_judge_counts_its_own_pairs_and_a_changed_judge_every_part_that_co
     assert _stored_pairs(db).rows() == _want(calls) == audit.drift_pairs(db, "s").rows()
 
 
+def test_judges_that_answered_the_same_calls_share_them_all_and_others_of_as_many_calls_are_joined(
+        db, write_jsonl, monkeypatch):
+    """drift_pair_parts compares two judgings by their summaries (the number of calls, two sums of hashes of
+    the call keys) and joins the calls only where they differ: judges that answered the same calls (with
+    other readings) share them all, judges of as many calls but not the same ones share what a join counts;
+    both the whole refresh and a new judge's parts alone equal the calls counted here from the rows written.
+    j0, j1 and j3 answer every likert5 call; j2 and j4 six each ((k + p + c) % 3 != 0), three of them shared."""
+    _pool(db, write_jsonl)
+    every = {("likert5", f"p{p}", f"c{c}") for p in range(3) for c in range(3)}
+    calls = {"j0": every | {("binary", "p0", "c0")}, "j1": set(every),
+             "j2": {c for c in _calls(2) if c[0] == "likert5"}}
+    for judge in calls:
+        import_verdicts(db, write_jsonl(f"{judge}.jsonl", _rows(judge, int(judge[1]), calls[judge])), "s")
+    scopes = _counting(monkeypatch, "drift_pairs")
+    derived.forget()
+    derived.refresh(Database(db), "s", DERIVED_RESULTS)
+    assert _stored_pairs(db).rows() == _want(calls) == audit.drift_pairs(db, "s").rows()
+    # by hand: j0 and j1 answered the same nine likert5 calls (j0 one binary call more): 9 shared
+    assert dict(((a, b), n) for a, b, n in _stored_pairs(db).rows())[("j0", "j1")] == 9
+
+    calls["j3"], calls["j4"] = set(every), {c for c in _calls(1) if c[0] == "likert5"}
+    for judge in ("j3", "j4"):
+        import_verdicts(db, write_jsonl(f"{judge}.jsonl", _rows(judge, int(judge[1]), calls[judge])), "s")
+    derived.forget()
+    derived.refresh(Database(db), "s", DERIVED_RESULTS)
+    assert scopes[-1] == (("j3", "likert5"), ("j4", "likert5"))
+    assert _stored_pairs(db).rows() == _want(calls) == audit.drift_pairs(db, "s").rows()
+    got = dict(((a, b), n) for a, b, n in _stored_pairs(db).rows())
+    # by hand: j4's six likert5 calls ((1 + p + c) % 3 != 0) and j2's ((2 + p + c) % 3 != 0): as many, and
+    # the three with (p + c) % 3 == 0 shared; j3 shares all nine with j0 and j1, six with j2 and with j4
+    assert (got[("j4", "j2")], got[("j3", "j0")], got[("j3", "j1")], got[("j3", "j2")], got[("j4", "j3")]) == \
+        (3, 9, 9, 6, 6)
+
+
 def test_pairs_over_two_format_rows_of_one_name_count_each_call_once(db, write_jsonl):
     """A judge whose likert5 calls lie in two format rows of that name (a copy of the row, as a changed
     template makes), some calls in both: each call counts once, as drift_pairs (one mask per call) counts it."""

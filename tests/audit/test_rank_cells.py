@@ -18,8 +18,13 @@ from scipy.optimize import minimize
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+import polars as pl
+
 from audit import rank, verdict_rows
 from audit._bias import cell_rng
+from audit._rank import ORDERS, _ranks, fit_cell, ranking_frame
+from audit._read import reading
+from ingest.store.database import Database
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 
 HALF_A_GAME = 0.5      # docs/metrics.md: without a maximum-likelihood fit, half a virtual tie game per met pair
@@ -204,3 +209,69 @@ def test_intervals_hold_the_strength_and_shrink_with_more_prompts(db, tmp_path):
     # nine times the prompts: intervals about a third as wide (1 / sqrt(9)); at least half as wide here
     width = {name: (f["hi"] - f["lo"]).drop_nulls().mean() for name, f in (("small", small), ("large", large))}
     assert width["large"] < 0.5 * width["small"], width
+
+
+# -- the kinds grouped in DuckDB, as before (the reference the kinds grouped in numpy must equal) ----------
+
+def _fit_before(rows: dict, mask: np.ndarray, systems: np.ndarray, n_boot: int, rng, prior) -> pl.DataFrame:
+    """One (cell, order)'s frame from the rows of sql/rank_cell_kinds_before.sql under `mask`."""
+    lo_code, hi_code = rows["lo"][mask], rows["hi"][mask]
+    present = np.unique(np.concatenate([lo_code, hi_code]))
+    local = np.full(systems.size, -1, np.int64)
+    local[present] = np.arange(present.size)
+    ids = systems[present].tolist()
+    kind = rows["kind"][mask].astype(np.int64)
+    prompts = np.zeros(int(kind.max()) + 1, np.int64)
+    prompts[kind] = rows["prompts"][mask]
+    n_games = rows["n"][mask]
+    fit = fit_cell(kind, local[lo_code], local[hi_code], rows["credit"][mask], len(ids), n_boot, rng, prior,
+                   n_games=n_games, unit_count=prompts)
+    return pl.DataFrame({
+        "id": ids, "strength": fit["strength"], "lo": fit["lo"], "hi": fit["hi"],
+        "rank": _ranks(fit["strength"], ids), "games": fit["games"], "wins": fit["wins"],
+        "n_calls": int((n_games * prompts[kind]).sum()), "n_units": int(prompts.sum()),
+        "prior": fit["prior"]}).with_columns(pl.col("rank").replace(0, None))
+
+
+def rank_before(db, pool: str, n_boot: int, seed: int, prior) -> pl.DataFrame:
+    """audit.rank(by='candidate_id') as it was when DuckDB grouped each cell's kinds (the SQL kept in
+    tests/audit/sql/rank_cell_kinds_before.sql: list aggregates of each prompt's pairs, grouped by list)."""
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        cells = read.frame("rank_cells", pool_id=pid)
+        systems = np.array(read.frame("rank_systems", pool_id=pid)["candidate_id"].to_list(), dtype=object)
+    frames = []
+    with Database.of(db).reading(queries="tests.audit") as read:
+        for judge_id, format_id, judge, fmt, decoding in cells.iter_rows():
+            rows = read.numpy("rank_cell_kinds_before", pool_id=pid, judge_id=judge_id, format_id=format_id,
+                              decoding=decoding)
+            same = bool(rows["single_is_both"].size and rows["single_is_both"][0])
+            for order in ORDERS:
+                mask = rows["ord"] == ("both" if same and order == "single" else order)
+                if mask.any():
+                    frames.append(_fit_before(rows, mask, systems, n_boot, cell_rng(seed, judge, fmt, decoding, order),
+                                              prior).with_columns(
+                        pl.lit(None, pl.String).alias("prompt_id"), pl.lit(judge).alias("judge"),
+                        pl.lit(fmt).alias("format"), pl.lit(decoding).alias("decoding"),
+                        pl.lit(order).alias("order")))
+    return ranking_frame(frames)
+
+
+@pytest.mark.parametrize("n_boot,seed,prior,packed", [(0, 0, None, True), (60, 3, None, True), (40, 2, 1.0, True),
+                                                      (60, 3, None, False)])
+def test_rank_by_system_equals_the_kinds_grouped_in_duckdb(db, tmp_path, monkeypatch, n_boot, seed, prior, packed):
+    # the kinds grouped in numpy (packed into integers, or sorted by prompt and pair) against the SQL
+    # that grouped them before: the same frame, bootstrap draws included (to 1e-9; equal in fact)
+    from audit import _rank_kinds
+    tied_pool(db, tmp_path)
+    if not packed:
+        monkeypatch.setattr(_rank_kinds, "packed_kinds", lambda *args: None)
+    want = rank_before(db, "tied", n_boot, seed, prior)
+    got = rank(db, "tied", n_boot=n_boot, seed=seed, prior=prior)
+    assert got.drop("strength", "lo", "hi").equals(want.drop("strength", "lo", "hi"))
+    for column in ("strength", "lo", "hi"):
+        assert got[column].to_list() == pytest.approx(want[column].to_list(), abs=1e-9, nan_ok=True)
+    assert got.height > 0 and (got["lo"].drop_nulls().len() > 0) == (n_boot > 0)
+    # one judge's cells alone (a refresh's part): those rows of the whole
+    one = rank(Database.of(db).scoped([("beta", "tournament")]), "tied", n_boot=n_boot, seed=seed, prior=prior)
+    assert one.height > 0 and one.equals(got.filter(pl.col("judge") == "beta"))

@@ -1,10 +1,11 @@
-"""The rankings' bootstrap over the prompts' kinds (audit._rank.fit_cell, audit/sql/rank_cell_kinds.sql):
+"""The rankings' bootstrap over the prompts' kinds (audit._rank.fit_cell, audit._rank_kinds.prompt_kinds):
 resampling n prompts with replacement and summing their games is drawing Multinomial(n, count_k / n)
 prompts of each kind k (prompts whose games are equal) and summing count x the kind's games. The kinds
 by hand; where every prompt is a kind of its own, the draws of the prompts number for number; by
 simulation over 30 small pools with ties, the interval ends of the kinds' scheme against the prompts'
 scheme (the one before, spelled out here) within their Monte Carlo error, and the point fit unchanged;
-the kinds DuckDB reads, by hand."""
+the kinds read from the database, by hand; the kinds packed into integers equal to the kinds sorted
+by prompt and pair, and both to grouping the prompts' vectors one by one in Python."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from scipy.sparse.csgraph import connected_components
 from audit import rank, rank_calls
 from audit._bias import cell_rng
 from audit._rank import bt_mm, mle_exists
-from audit._rank_kinds import unit_kinds
+from audit import _rank_kinds
+from audit._rank_cells import _lookup, cell_kinds
+from audit._rank_kinds import equal_segments, packed_kinds, prompt_kinds, sorted_kinds, unit_kinds
 from audit._read import reading
 from ingest.scoring import import_verdicts
 from ingest.store import import_pool
@@ -159,6 +162,21 @@ def test_the_schemes_differ_where_the_draws_are_wrong():
 
 # -- the kinds read from the database ----------------------------------------------------------------------
 
+def _read_kinds(db, pool: str) -> tuple[list[tuple], bool]:
+    """The first cell's kinds as rows (order, kind, prompts, lo, hi, credit, n), 'both' then 'single',
+    and whether the single order is the both order (no call swapped)."""
+    with reading(db) as read:
+        pid = read.pool_id(pool)
+        judge_id, format_id, *_, decoding = read.frame("rank_cells", pool_id=pid).row(0)
+        codes, places = read.numpy("rank_candidate_codes", pool_id=pid), read.numpy("rank_prompt_order", pool_id=pid)
+        kinds = cell_kinds(read, pid, judge_id, format_id, decoding, _lookup(codes["cand_idx"], codes["code"]),
+                           _lookup(places["prompt_idx"], places["place"]))
+    rows = [(order, int(k), int(part["prompts"][k]), int(lo), int(hi), float(c), int(n))
+            for order, part in kinds.items()
+            for k, lo, hi, c, n in zip(part["kind"], part["lo"], part["hi"], part["credit"], part["n"])]
+    return rows, kinds.get("single") is kinds["both"]
+
+
 def test_the_kinds_duckdb_reads_by_hand(db, tmp_path):
     # six prompts listed x, y, z, their prompt_ids out of listing order. q0, q2, q4: x beat y once (A+);
     # q1, q3: y tied z (TIE); q5: x-z asked both ways, x won both (A+ forward, B+ with z in slot A).
@@ -173,14 +191,11 @@ def test_the_kinds_duckdb_reads_by_hand(db, tmp_path):
     lines = [{"judge": "J", "format": "tournament", "prompt_id": q, "a_id": a, "b_id": b, "raw": r}
              for q, a, b, r in verdicts]
     import_verdicts(db, write_jsonl(tmp_path / "verdicts.jsonl", lines), "kinds")
-    with reading(db) as read:
-        pid = read.pool_id("kinds")
-        judge_id, format_id, *_, decoding = read.frame("rank_cells", pool_id=pid).row(0)
-        got = read.frame("rank_cell_kinds", pool_id=pid, judge_id=judge_id, format_id=format_id, decoding=decoding)
-    assert got.drop("single_is_both").rows() == [
+    got, single_is_both = _read_kinds(db, "kinds")
+    assert got == [
         ("both", 0, 3, 0, 1, 1.0, 1), ("both", 1, 2, 1, 2, 0.5, 1), ("both", 2, 1, 0, 2, 2.0, 2),
         ("single", 0, 3, 0, 1, 1.0, 1), ("single", 1, 2, 1, 2, 0.5, 1), ("single", 2, 1, 0, 2, 1.0, 1)]
-    assert not got["single_is_both"].any()             # q5's z-x call is swapped: the orders differ
+    assert not single_is_both                          # q5's z-x call is swapped: the orders differ
     # the ranking counts the prompts and calls the kinds stand for: 7 calls over 6 prompts both ways,
     # 6 forward; x: 3 wins over y and 2 over z, 5 games
     out = rank(db, "kinds", n_boot=50).sort("order", "id")
@@ -197,7 +212,7 @@ def test_the_kinds_duckdb_reads_by_hand(db, tmp_path):
 
 def test_without_a_swapped_call_the_single_order_is_the_both_order_grouped_once(db, tmp_path):
     # every call forward (x in slot A, as the pool lists it): the single order's calls are the both
-    # order's, so DuckDB groups only 'both' and says so; the ranking still has both orders, each the
+    # order's, so only 'both' is grouped, and 'single' is the same kinds; the ranking still has both orders, each the
     # calls one by one (rank_calls), bootstrap included: q0, q1 x beat y; q2 y tied z; q3 x lost to z
     rows = [{"prompt_id": f"q{k}", "prompt": f"Q{k}", "candidate_id": c, "response": f"{c} to {k}"}
             for k in range(4) for c in ("x", "y", "z")]
@@ -206,17 +221,105 @@ def test_without_a_swapped_call_the_single_order_is_the_both_order_grouped_once(
     lines = [{"judge": "J", "format": "tournament", "prompt_id": q, "a_id": a, "b_id": b, "raw": r}
              for q, a, b, r in verdicts]
     import_verdicts(db, write_jsonl(tmp_path / "verdicts.jsonl", lines), "fwd")
-    with reading(db) as read:
-        pid = read.pool_id("fwd")
-        judge_id, format_id, *_, decoding = read.frame("rank_cells", pool_id=pid).row(0)
-        got = read.frame("rank_cell_kinds", pool_id=pid, judge_id=judge_id, format_id=format_id, decoding=decoding)
+    got, single_is_both = _read_kinds(db, "fwd")
     # kinds by first prompt: q0 (x-y 1 win, 2 prompts), q2 (y-z half), q3 (x-z no win)
-    assert got.drop("single_is_both").rows() == [("both", 0, 2, 0, 1, 1.0, 1), ("both", 1, 1, 1, 2, 0.5, 1),
-                                                 ("both", 2, 1, 0, 2, 0.0, 1)]
-    assert got["single_is_both"].all()
+    both = [("both", 0, 2, 0, 1, 1.0, 1), ("both", 1, 1, 1, 2, 0.5, 1), ("both", 2, 1, 0, 2, 0.0, 1)]
+    assert got == both + [("single", *row[1:]) for row in both]
+    assert single_is_both
     out = rank(db, "fwd", n_boot=50).sort("order", "id")
     assert out["order"].to_list() == ["both"] * 3 + ["single"] * 3
     calls = pl.DataFrame([{"judge": "J", "format": "tournament", "prompt_id": q, "a_id": a, "b_id": b,
                            "value": {"A+": 1.0, "TIE": 0.0, "B+": -1.0}[r], "swapped": False}
                           for q, a, b, r in verdicts])
     assert out.equals(rank_calls(calls, n_boot=50).sort("order", "id"))
+
+
+# -- the prompts' kinds from the calls (audit._rank_kinds.prompt_kinds) -------------------------------------
+
+def _kinds_one_by_one(unit, a, b, credit) -> list[tuple]:
+    """The definition, in Python: each prompt's vector {(lo, hi): [lo's credit in halves, calls]} (A's
+    credit, or 2 minus it where B is the lower code), the prompts taken in order (unit is the place in
+    prompt_id order) and a kind per new vector. Rows (kind, prompts, lo, hi, credit, n), sorted by
+    kind and pair."""
+    vectors: dict[int, dict] = {}
+    for u, x, y, c in zip(unit.tolist(), a.tolist(), b.tolist(), credit.tolist()):
+        entry = vectors.setdefault(u, {}).setdefault((min(x, y), max(x, y)), [0, 0])
+        entry[0] += c if x <= y else 2 - c
+        entry[1] += 1
+    kinds: dict[tuple, list] = {}
+    for u in sorted(vectors):
+        key = tuple(sorted((pair, c, n) for pair, (c, n) in vectors[u].items()))
+        kinds.setdefault(key, [len(kinds), 0])[1] += 1
+    return sorted((k, count, lo, hi, c / 2, n) for key, (k, count) in kinds.items() for (lo, hi), c, n in key)
+
+
+def _rows(kinds: dict) -> list[tuple]:
+    return [(int(k), int(kinds["prompts"][k]), int(a), int(b), float(c), int(n))
+            for k, a, b, c, n in zip(kinds["kind"], kinds["lo"], kinds["hi"], kinds["credit"], kinds["n"])]
+
+
+def _random_calls(seed: int, n_prompts: int, n_systems: int, per_prompt: int, repeat: float):
+    """Calls of prompts (places 0..n_prompts - 1, some without a call) between random systems in
+    either slot (a system against itself too), some asked again, in no order: (unit, a, b, A's credit
+    in halves)."""
+    rng = np.random.default_rng(seed)
+    n = n_prompts * per_prompt
+    unit = rng.integers(0, n_prompts, n)
+    a, b = rng.integers(0, n_systems, n), rng.integers(0, n_systems, n)
+    again = rng.random(n) < repeat                         # the same prompt and pair asked once more
+    unit, a, b = np.r_[unit, unit[again]], np.r_[a, a[again]], np.r_[b, b[again]]
+    credit = rng.choice([0, 1, 2], size=unit.size, p=[0.4, 0.3, 0.3])
+    order = rng.permutation(unit.size)
+    return unit[order], a[order], b[order], credit[order]
+
+
+def test_prompt_kinds_by_hand():
+    # places 0..3; systems 0, 1, 2. Prompt 3: 0 beat 1 twice, once from slot B (4 halves, 2 calls);
+    # prompt 1: 1-2 tied once; prompt 0: 0 beat 1 and lost to it (2 halves, 2 calls) and 1-2 tied;
+    # prompt 2: 2-1 tied. Kinds by first prompt: 0 (prompt 0), 1 (prompts 1, 2), 2 (prompt 3)
+    unit = np.array([3, 1, 0, 3, 0, 2, 0])
+    a, b = np.array([0, 1, 0, 1, 1, 2, 0]), np.array([1, 2, 1, 0, 2, 1, 1])
+    credit = np.array([2, 1, 2, 0, 1, 1, 0])
+    want = [(0, 1, 0, 1, 1.0, 2), (0, 1, 1, 2, 0.5, 1), (1, 2, 1, 2, 0.5, 1), (2, 1, 0, 1, 2.0, 2)]
+    assert _rows(prompt_kinds(unit, a, b, credit)) == want == _kinds_one_by_one(unit, a, b, credit)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    for found in (packed_kinds(unit, a * 3 + b, credit, 3),
+                  sorted_kinds(unit, lo * 3 + hi, np.where(a <= b, credit, 2 - credit), 9)):
+        assert [x.tolist() for x in found] == [[0, 1, 3], [1, 2, 1]]   # each kind's first prompt, its prompts
+
+
+@pytest.mark.parametrize("seed,n_prompts,n_systems,per_prompt,repeat,packs", [
+    (0, 300, 3, 2, 0.0, True),        # few kinds: one packed column
+    (1, 500, 4, 6, 0.3, True),        # a tournament of four, some calls asked twice
+    (2, 400, 6, 8, 0.5, True),        # 21 pairs: several columns
+    (3, 300, 40, 5, 0.2, False),      # 820 pairs: too many to pack, sorted
+    (4, 50, 2, 30, 0.9, True),        # many calls per prompt: wide digits
+])
+def test_prompt_kinds_packed_and_sorted_are_the_kinds_one_by_one(monkeypatch, seed, n_prompts, n_systems,
+                                                                   per_prompt, repeat, packs):
+    unit, a, b, credit = _random_calls(seed, n_prompts, n_systems, per_prompt, repeat)
+    want = _kinds_one_by_one(unit, a, b, credit)
+    assert _rows(prompt_kinds(unit, a, b, credit)) == want
+    packed = packed_kinds(unit, a * n_systems + b, credit, n_systems)
+    assert (packed is not None) == packs
+    if packed is not None:
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        by_sort = sorted_kinds(unit, lo * n_systems + hi, np.where(a <= b, credit, 2 - credit), n_systems ** 2)
+        assert [x.tolist() for x in packed] == [x.tolist() for x in by_sort]
+    monkeypatch.setattr(_rank_kinds, "packed_kinds", lambda *args: None)     # the sorted way alone
+    assert _rows(prompt_kinds(unit, a, b, credit)) == want
+    # every segment's digest the same: each is checked against its group's first, and grouped whole
+    monkeypatch.setattr(_rank_kinds, "equal_segments", lambda token, seg, width: equal_segments(
+        token, seg, width, digests=lambda t, s, w: np.zeros(s.size, np.uint64)))
+    assert _rows(prompt_kinds(unit, a, b, credit)) == want
+
+
+def test_prompt_kinds_of_no_call_and_of_systems_too_many_to_key():
+    empty = prompt_kinds(np.zeros(0, int), np.zeros(0, int), np.zeros(0, int), np.zeros(0, int))
+    assert all(v.size == 0 for v in empty.values())
+    # codes as large as 2^31: (prompt, pair) keyed on the pairs met, numbered; too many to pack
+    unit, a, b, credit = _random_calls(5, 200, 5, 3, 0.3)
+    big = np.array([0, 7, 2 ** 20, 2 ** 30, 2 ** 31])
+    want = [(k, count, int(big[lo]), int(big[hi]), c, n)
+            for k, count, lo, hi, c, n in _kinds_one_by_one(unit, a, b, credit)]
+    assert _rows(prompt_kinds(unit, big[a], big[b], credit)) == want

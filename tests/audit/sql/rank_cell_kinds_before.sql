@@ -1,3 +1,5 @@
+-- The reference of tests/audit/test_rank_cells.py (rank_before): how audit/sql/rank_cell_kinds.sql grouped
+-- the kinds before audit._rank_kinds.prompt_kinds grouped them in numpy (issue 39: about a tenth of its CPU).
 -- The prompts' kinds of one comparative cell, per order ('both': every parsed call between two
 -- different candidates; 'single': those in the forward orientation, an unknown one counting as not
 -- forward). A prompt's vector is, per pair of systems (lo < hi: their ranks among the pool's
