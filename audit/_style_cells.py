@@ -277,7 +277,7 @@ def _groups(read, pid: int, counts: pl.DataFrame, by_prompt: bool):
     n_prompts = int(prompts["prompt_idx"].max()) + 1 if by_prompt and prompts.height else 1
     calls = read.numpy("style_rank_calls", pool_id=pid, decodings=decodings, n_formats=n_formats,
                        by_prompt=by_prompt, n_prompts=n_prompts)
-    systems = read.numpy("style_systems", pool_id=pid)
+    systems = read.numpy("rank_candidate_codes", pool_id=pid)      # the systems coded as the rankings code them
     n_cand = int(systems["cand_idx"].max(initial=-1)) + 1
     kind, table = candidate_kinds(systems["cand_idx"], systems["code"], counts, n_cand)
     groups = style_groups(calls["key"], calls["a_idx"], calls["b_idx"], kind, table)
