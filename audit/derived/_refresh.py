@@ -98,7 +98,8 @@ class _Plan:
     read) waits for that first. A result reads only results before it in the registry (a later one is
     read through the layer as any page reads it). After a failure the results not started are skipped."""
 
-    def __init__(self, names: list[str], workers: int):
+    def __init__(self, results: dict[str, Result], names: list[str], workers: int):
+        self.results = results
         self.order = {name: i for i, name in enumerate(names)}
         self.done = {name: threading.Event() for name in names}
         self.slots = _Slots(workers, len(names))
@@ -106,9 +107,11 @@ class _Plan:
         self.local = threading.local()          # the name of the result this thread computes
 
     def wait_for(self, name: str) -> None:
-        """Wait (the slot given back meanwhile) until the result `name` is computed, where it is one of
-        this refresh's before the calling result; at once otherwise."""
+        """Wait (the slot given back meanwhile) until the result `name` (or the one it is built from) is
+        computed, where it is one of this refresh's before the calling result; at once otherwise."""
         mine = getattr(self.local, "name", None)
+        while name in self.results and self.results[name].built_from:    # made from another when read
+            name = self.results[name].built_from
         if name not in self.done or mine is None or self.order[name] >= self.order[mine] \
                 or self.done[name].is_set():
             return
@@ -177,7 +180,7 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS, workers: int | 
         known = ", ".join(pools(db)["name"]) or "none"
         raise AuditError(f"no pool named '{pool}' (known: {known})")
     names = [name for name, result in results.items() if not result.built_from]
-    saves, plan = _Saves(db), _Plan(names, refresh_workers(workers))
+    saves, plan = _Saves(db), _Plan(results, names, refresh_workers(workers))
     reader = _SavingReader(db, pool, results, saves, plan)
     entries: dict[str, dict | None] = {}
 
