@@ -68,7 +68,9 @@ def per_item_inputs(db, pool: str, accepts: list[dict]) -> dict:
         .then(1.0).otherwise(0.0).alias("y"), *DESIGN).sort("prompt_idx", "lo_idx", "hi_idx", "annotator")
     accept_votes = pl.DataFrame([{"prompt_id": a["prompt_id"], "candidate_id": a["candidate_id"],
                                   "annotator": a.get("annotator", "file"),
-                                  "y": 1.0 if a["label"] == "accept" else 0.0} for a in accepts]) \
+                                  "y": 1.0 if a["label"] == "accept" else 0.0} for a in accepts],
+                                schema={"prompt_id": pl.String, "candidate_id": pl.String, "annotator": pl.String,
+                                        "y": pl.Float64}) \
         .join(cands, on=["prompt_id", "candidate_id"]) \
         .select("prompt_idx", "cand_idx", "annotator", "y", *DESIGN).sort("cand_idx", "annotator")
     return {k: v.cast({c: t for c, t in IDX.items() if c in v.columns})
@@ -135,6 +137,18 @@ def test_estimate_equals_the_per_item_path(lab, target, baseline, alpha):
                        check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
 
 
+@pytest.mark.parametrize("baseline", [None, "c1"])
+def test_estimate_of_a_pool_without_labels_equals_the_per_item_path(db, tmp_path, baseline):
+    """Without a human label (the bench pool's case) the win rate's items are only counted (f left null,
+    a pointwise cell's scores not read): the same frame as the per-item path's, n_unlabelled per cell
+    and system, every other number null."""
+    from tests.fixtures import build_db
+    build_db(db, tmp_path, n_prompts=40, pool="lab")
+    new = estimate(db, "lab", "winrate", baseline=baseline)
+    assert new.height >= 4 and (new["n_unlabelled"] > 0).all() and new["ppi_value"].is_null().all()
+    assert_frame_equal(new, per_item_estimate(db, "lab", [], "winrate", baseline))
+
+
 def test_default_baseline_and_a_wrong_one(lab):
     """The default baseline: the system in the most labelled pairs (ties by name), as the per-item path
     chooses it."""
@@ -172,6 +186,58 @@ def test_judges_skips_the_estimate_of_a_target_without_labels_and_prints_the_sam
         else:
             assert r["effective_labels"] is None, r
     assert new["effective_labels"].is_not_null().any() is labelled
+
+
+# -- reference 3: the items as the SQL before them built them ------------------------------------------
+
+def items_before(db, pool: str, baseline: str, strata: str | None, judgings=None) -> pl.DataFrame:
+    """winrate_items.sql as it was before the items were built in numpy (kept beside this test): DuckDB
+    grouped every pointwise score by candidate and every comparative call by pair, joined the pairs of
+    each system with the baseline and counted the unlabelled items."""
+    import duckdb
+    from pathlib import Path
+    from ingest.store.connection import verdict_source
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        if judgings is None:
+            verdict_source(con)
+        else:
+            verdict_source(con, judgings)
+        pid = con.execute("SELECT pool_id FROM pools WHERE name = $name", {"name": pool}).fetchall()[0][0]
+        text = (Path(__file__).with_name("winrate_items_before.sql")).read_text()
+        return con.sql(text, params={"pool_id": pid, "baseline": baseline, "strata": strata}).pl()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("baseline", ["c0", "c1", "c2"])
+@pytest.mark.parametrize("strata", [None, "score-bin", "model", "split", "candidate_id"])
+def test_items_equal_the_sql_before(lab, baseline, strata):
+    """audit._worth_cells.winrate_items (numpy, each cell's calls read alone) gives the frame the former
+    winrate_items.sql gave: the labelled items one by one, the others counted per (cell, system, f,
+    stratum), in the same order; and a database scoped to one judging gives that judging's rows."""
+    import audit._worth_cells as WC
+    from audit._read import reading
+    from ingest import Database
+    db, _ = lab
+
+    def new(handle):
+        with reading(handle) as read:
+            pid = read.pool_id("lab")
+            systems = read.frame("rank_systems", pool_id=pid)["candidate_id"].to_list()
+            humans = W.human_values(read.frame("human_pair_votes", pool_id=pid), ["lo_idx", "hi_idx"])
+            return WC.winrate_items(read, pid, systems, baseline, strata, humans)
+
+    got, want = new(db), items_before(db, "lab", baseline, strata)
+    assert got.height == want.height > 20 and (got["n"] > 1).any()
+    assert got["is_labelled"].any() is (baseline != "c2")       # the labelled pairs are c0's and c1's
+    assert {"likert5", "tournament"} <= set(got["format"])        # pointwise and comparative cells
+    assert_frame_equal(got, want.cast(got.schema), check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    one = ("beta", "tournament")
+    scoped = new(Database(db).scoped([one]))
+    assert scoped.height > 0
+    assert_frame_equal(scoped, got.filter((pl.col("judge") == one[0]) & (pl.col("format") == one[1])))
+    assert_frame_equal(scoped, items_before(db, "lab", baseline, strata, (one,)).cast(got.schema))
 
 
 # -- reference 2: the definition, on a hand-sized pool ------------------------------------------------
