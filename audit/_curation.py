@@ -61,15 +61,23 @@ def cell_values(db: str | os.PathLike | None, pool: str, judge: str, fmt: str, d
     return cells_values(db, pool, judge, [fmt], decoding, score, block)[fmt]
 
 
-def cells_values(db: str | os.PathLike | None, pool: str, judge: str, formats, decoding: str | None = None,
+def cells_values(db: str | os.PathLike | None, pool: str, judge: str | None, formats=None, decoding: str | None = None,
                  score: str = "label", block: int | None = None) -> dict[str, tuple[pl.DataFrame, str | None]]:
     """{format: cell_values(db, pool, judge, format, decoding, score)} for several formats of one judge,
-    from one reading: the cells listed once and the pool's blocks read once for all of them."""
-    formats = list(formats)
+    from one reading: the cells listed once and the pool's blocks read once for all of them. judge None:
+    the first judge by name with a scored cell (a cell with parsed calls; none: {}); formats None: every
+    format that judge scored, sorted (the Curate page's first choice, train.curation_view.first_choice)."""
     with reading(db) as read:
         pid = read.pool_id(pool)
         cells = read_cells(read, pid)
         scored = cells.filter(pl.col("n_parsed") > 0) if cells.height else cells
+        if judge is None:
+            if scored.height == 0:
+                return {}
+            judge = scored["judge"].sort()[0]
+        if formats is None:
+            formats = scored.filter(pl.col("judge") == judge)["format"].unique().sort().to_list()
+        formats = list(formats)
         picked, out = [], {}
         for fmt in formats:
             dec = cell_decoding(scored, judge, fmt, decoding, score) if scored.height else decoding

@@ -13,8 +13,8 @@ normalised scores; see _with_mean_cells).
   app's st.cache_data wrappers in app/data.py are the only cache).
 - `read_blocks(read, pool_id, cells)`: the same, one block of whole prompts at a time (the audit
   out of core; see the section below).
-- `score_values(db, pool)` (public): per cell, each distinct score and how many candidates hold
-  it (the histograms), read in blocks.
+- `score_values(db, pool)` (public, in _score_values.py): per cell, each distinct score and how
+  many candidates hold it (the histograms).
 - `candidate_scores(db, pool, judge, fmt)` (public): per cell (of one judge and format, when
   given), each scored candidate with its score and reference (what curation picks from), in blocks.
 - `scored_cells(db, pool)` (public): the cells candidate_scores has rows for, from counts alone.
@@ -308,29 +308,6 @@ def cell_levels(db: str | os.PathLike | None, pool: str, block: int | None = Non
                 for c in range(cells.height):
                     tallies[c].append(m.levels(sc.S[c][~np.isnan(sc.S[c])]))
     return cells, [merged_levels(t) for t in tallies]
-
-
-def score_values(db: str | os.PathLike | None, pool: str, block: int | None = None) -> pl.DataFrame:
-    """One row per (judge, format, decoding, score, score value): how many candidates hold it.
-
-    Columns: judge, format, decoding, score (label | expected), s (normalised score), n, mult5 (the
-    raw 0-100 value is a multiple of 5; null for other scales). The pool is read in blocks of
-    whole prompts (read_blocks), so memory follows the block, not the pool.
-    """
-    cells, levels = cell_levels(db, pool, block)
-    frames = []
-    for c, cell in enumerate(cells.iter_rows(named=True)):
-        values, n = levels[c]
-        counts = pl.DataFrame({"s": values, "n": n}, schema={"s": pl.Float64, "n": pl.UInt32})
-        frames.append(counts.with_columns(
-            pl.lit(cell["judge"]).alias("judge"), pl.lit(cell["format"]).alias("format"),
-            pl.lit(cell["decoding"]).alias("decoding"), pl.lit(cell["score"]).alias("score"),
-            (pl.when(pl.lit(bool(cell["scale_0_100"]))).then(((pl.col("s") * 100).round(6) % 5) == 0)
-             .otherwise(None)).alias("mult5")))
-    if not frames:
-        return pl.DataFrame(schema={"judge": pl.String, "format": pl.String, "decoding": pl.String,
-                                    "score": pl.String, "s": pl.Float64, "n": pl.UInt32, "mult5": pl.Boolean})
-    return pl.concat(frames).select("judge", "format", "decoding", "score", "s", "n", "mult5")
 
 
 def scored_cells(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:

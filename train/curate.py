@@ -18,6 +18,7 @@ coin among prompts sharing the value at the cut.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -44,6 +45,26 @@ def prompt_key(n_prompts: int, seed: int) -> np.ndarray:
     """The seeded key of each of a pool's prompts (by prompt_idx) for ties at the cut; a stream of
     its own, so it does not repeat the candidates' keys."""
     return np.random.default_rng([seed, 1]).random(n_prompts)
+
+
+@functools.lru_cache(maxsize=2)
+def prompts_by_key(n_prompts: int, seed: int) -> np.ndarray:
+    """The pool's prompt indices by prompt_key, descending (a tie: the lower index first), computed once
+    per (pool size, seed): the curations of several cells of a pool share it (read-only)."""
+    order = np.argsort(-prompt_key(n_prompts, seed), kind="stable")
+    order.flags.writeable = False
+    return order
+
+
+def by_prompt_key(p_idx: np.ndarray, n_prompts: int, seed: int) -> np.ndarray:
+    """np.argsort(-prompt_key(n_prompts, seed)[p_idx], kind="stable") for prompt indices in ascending order,
+    each at most once (a prompt's one pick): the pool's prompts_by_key with the others left out, no sort."""
+    if p_idx.size > 1 and not np.all(p_idx[1:] > p_idx[:-1]):
+        return np.argsort(-prompt_key(n_prompts, seed)[p_idx], kind="stable")
+    place = np.full(n_prompts, -1, dtype=np.int64)
+    place[p_idx] = np.arange(p_idx.size)
+    ordered = place[prompts_by_key(n_prompts, seed)]
+    return ordered[ordered >= 0]
 
 
 def select(cands: pl.DataFrame, rate: float, seed: int, n_pool_candidates: int,
@@ -77,7 +98,7 @@ def select(cands: pl.DataFrame, rate: float, seed: int, n_pool_candidates: int,
     masked = np.where(top, key, -1.0)              # keys are in [0, 1): a top member always wins
     pick = np.flatnonzero(masked == np.repeat(np.maximum.reduceat(masked, starts), sizes))
     p_idx, p_val = prompt[pick], value[pick]
-    by_key = np.argsort(-prompt_key(n_pool_prompts, seed)[p_idx], kind="stable")
+    by_key = by_prompt_key(p_idx, n_pool_prompts, seed)
     by_rank = by_key[np.argsort(-p_val[by_key], kind="stable")]     # value, then the prompt key, descending
     n_keep = keep_count(rate, pick.size)
     rank = np.arange(pick.size, dtype=np.int64)

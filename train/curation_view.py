@@ -168,21 +168,18 @@ def curation_overlap(db: str | os.PathLike | None, pool: str, judge: str | None 
     judge's formats, at each rate) from one out-of-core curation per format (curate_pool's, at rate 1):
     a pick's rank does not depend on the rate, so the kept at rate r are the first keep_count(r,
     eligible) by rank. The pool's held-out prompts and extent are read once, and its blocks once for
-    every format's cell (audit.cells_values); the overlaps are counted on marks by cand_idx. judge None:
-    the page's first judge and every format it scored."""
-    cells = audit.scored_cells(db, pool)
-    if judge is None:
-        judge = first_choice(cells)[1]
-    if formats is None:
-        formats = sorted(cells.filter(pl.col("judge") == judge)["format"].unique().to_list()) if judge else []
-    formats = list(formats)
+    every format's cell (audit.cells_values, which also lists the cells); the overlaps are counted on marks
+    by cand_idx. judge None: the page's first judge (first_choice's) and every format it scored."""
+    formats = None if formats is None else list(formats)
+    cells = audit.cells_values(db, pool, judge, formats, decoding)
+    formats = list(cells) if formats is None else formats
     ranked = {}
     if formats:
         held, _ = held_out(db, pool)
         n_cands, n_prompts = audit.pool_extent(db, pool)
         mask = np.zeros(max(n_prompts, 1), dtype=bool)
         mask[held.to_numpy()] = True
-        for fmt, (values, _) in audit.cells_values(db, pool, judge, formats, decoding).items():
+        for fmt, (values, _) in cells.items():
             values = values.filter(pl.Series(~mask[values["prompt_idx"].to_numpy()]))
             ranked[fmt] = select(values, 1.0, seed, n_cands, n_prompts)["cand_idx"].to_numpy()   # by rank
     marks = np.zeros(max((int(r.max()) + 1 for r in ranked.values() if r.size), default=0), dtype=bool)

@@ -21,8 +21,6 @@ import polars as pl
 
 from ingest.store.database import Database
 
-from .._pools import pools
-from .._read import AuditError
 from ._registry import RESULTS, Result, parts_by_judging, put_together
 
 _MEMO_SIZE = 256
@@ -123,7 +121,7 @@ class Reader:
         return read(self.db, self.pool, name, *args, results=self.results, bar=self.bar)
 
 
-def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader, now=None) -> list | None:
+def marks_of(db: Database, pool: str, result: Result, args: tuple, reader: Reader, now=None) -> list | None:
     """The marks the result is stored under now: one per judging of the pool for a result in parts
     (in judge, then format order), else one; None when there is no such pool or the database predates
     the derived results. Kept in this process while the database file and the attached files are unchanged.
@@ -153,7 +151,7 @@ def _marks(db: Database, pool: str, result: Result, args: tuple, reader: Reader,
     return marks
 
 
-def _computed(db: Database, pool: str, result: Result, args: tuple, missing: list, reader: "Reader"
+def computed_parts(db: Database, pool: str, result: Result, args: tuple, missing: list, reader: "Reader"
               ) -> tuple[float, list[tuple]]:
     """Compute the parts (or the whole) under the `missing` marks: (seconds, [(mark, frame, its share of
     the seconds)]). The results it `uses` are read through the layer first (their time not counted)."""
@@ -176,7 +174,7 @@ def _compute_missing(db: Database, pool: str, name: str, result: Result, args: t
                      missing: list, reader: "Reader") -> list[tuple]:
     """Compute the parts (or the whole) under the `missing` marks and store each; [(mark, frame,
     seconds, stored)]."""
-    seconds, parts = _computed(db, pool, result, args, missing, reader)
+    seconds, parts = computed_parts(db, pool, result, args, missing, reader)
     stored = db.save_derived_parts(name, args, parts)
     return [(m, part, seconds, ok) for (m, part, _), ok in zip(parts, stored)]
 
@@ -212,7 +210,7 @@ def read(db, pool: str, name: str, *args, results: dict[str, Result] = RESULTS, 
     reader = Reader(db, pool, results, bar)
     if result.built_from:
         return result.build(reader(result.built_from, *args))
-    marks = _marks(db, pool, result, args, reader)
+    marks = marks_of(db, pool, result, args, reader)
     if marks is None:                     # no such pool, or an old schema: the audit says which
         return result.compute(db, pool, *args)
     key = (name, str(db.path), pool, json.dumps(list(args), sort_keys=True, default=str),
@@ -249,118 +247,3 @@ def read(db, pool: str, name: str, *args, results: dict[str, Result] = RESULTS, 
         return job.wait(show, lambda s: progress_text(result.what, pool, n, s, job.expected, unit))
     finally:
         clear()
-
-
-SAVE_EVERY_S = 30.0     # a refresh stores what it computed at least this often (in seconds computed)
-
-
-class _Saves:
-    """What a refresh computed, stored together (one transaction, the fingerprints now read once for
-    all; ingest.store.save_derived_many) when it ends, before anything is read through the layer (a
-    result's `uses`, a first view's), so that read finds them stored, and once SAVE_EVERY_S seconds of
-    computing wait, so a page opened during a long refresh finds the results computed so far."""
-
-    def __init__(self, db: Database):
-        self.db, self.waiting = db, []
-
-    def add(self, entry: dict, name: str, args: tuple, parts: list[tuple]) -> None:
-        self.waiting.append((entry, name, args, parts))
-        if sum(waiting["seconds"] for waiting, *_ in self.waiting) >= SAVE_EVERY_S:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.waiting:
-            return
-        waiting, self.waiting = self.waiting, []
-        stored = self.db.save_derived_many([(name, args, parts) for _, name, args, parts in waiting])
-        for (entry, *_), ok in zip(waiting, stored):
-            entry["status"] = "computed" if all(ok) else "not stored"
-
-
-class _SavingReader(Reader):
-    """A refresh's Reader: what it computed is stored before a result is read through the layer."""
-
-    def __init__(self, db: Database, pool: str, results: dict[str, Result], saves: _Saves):
-        super().__init__(db, pool, results)
-        self.saves = saves
-
-    def __call__(self, name: str, *args) -> pl.DataFrame:
-        self.saves.flush()
-        return super().__call__(name, *args)
-
-
-def refresh(db, pool: str, results: dict[str, Result] = RESULTS) -> dict:
-    """Bring every derived result of the pool (with the arguments of a page's first view) up to date,
-    computing only the parts (or wholes) that are stale or missing: after a run brings verdicts, so
-    the first page view reads them. {"pool", "n_verdicts", "results": [{name, status, seconds, parts,
-    computed}]}: status 'current' (every part stored under its fingerprint), 'computed' (and stored)
-    or 'not stored' (the verdicts moved meanwhile, or the database could not be written); parts: how
-    many the result is stored in, computed: how many of them were computed now.
-
-    The fingerprints are taken once, at the start (what every result is computed under), and which
-    parts are current is asked of the stored fingerprints alone; what is computed is stored together,
-    each part only if its fingerprint is still the one it was computed under."""
-    db = Database.of(db)
-    saves = _Saves(db)
-    reader = _SavingReader(db, pool, results, saves)
-    now = db.derived_marks_now(pool)
-    if now is None:                        # no such pool (the caller migrated the database first)
-        known = ", ".join(pools(db)["name"]) or "none"
-        raise AuditError(f"no pool named '{pool}' (known: {known})")
-    out, n_verdicts = [], None
-    try:                                   # what was computed is stored even when a later result fails
-        for name, result in results.items():
-            if result.built_from:
-                continue
-            args = result.first_view(reader, pool)
-            if args is None:                   # nothing the page's first view computes (Drift of one judge)
-                continue
-            marks = _marks(db, pool, result, args, reader, now)
-            if result.basis != "pool" and (result.in_parts or result.judges_of is None):
-                n_verdicts = sum(m.n_verdicts for m in marks)
-            current = db.derived_fingerprints(marks, name, args)
-            missing = [m for m in marks if not current[m.part]]
-            if not missing:
-                out.append({"name": name, "status": "current", "seconds": 0.0, "parts": len(marks), "computed": 0})
-                continue
-            if result.reads_stored:        # its compute reads their stored parts: store what is waiting
-                saves.flush()
-            seconds, parts = _computed(db, pool, result, args, missing, reader)
-            entry = {"name": name, "status": "computed", "seconds": round(seconds, 3), "parts": len(marks),
-                     "computed": len(parts)}
-            saves.add(entry, name, args, parts)
-            out.append(entry)
-    finally:
-        saves.flush()
-    return {"pool": pool, "n_verdicts": n_verdicts, "results": out}
-
-
-def refresh_line(result: dict, seconds: float) -> str:
-    """The line a command prints after refreshing a pool's derived results (refresh's document)."""
-    done = [r for r in result["results"] if r["status"] == "computed"]
-    lost = [r["name"] for r in result["results"] if r["status"] == "not stored"]
-    names = [r["name"] if r["parts"] == r["computed"] else f"{r['name']} ({r['computed']} of {r['parts']} parts)"
-             for r in done]
-    what = f"stored {len(done)} ({', '.join(names)})" if done else "all current, none computed"
-    tail = f"; not stored (the pool changed meanwhile, or the database is read-only): {', '.join(lost)}" if lost else ""
-    n = result["n_verdicts"]
-    return (f"derived results of pool '{result['pool']}' ({n or 0:,} verdicts): {what} "
-            f"in {seconds:.1f} s{tail}")
-
-
-def refresh_after(db, pool: str | None, results: dict[str, Result] = RESULTS,
-                  say: Callable[[str], None] = print) -> None:
-    """What a command that brought verdicts ends with: the pool's derived results refreshed (every
-    pool's when the command names none: a batch file names its pools), a line per pool said. A
-    failure is said, not raised: the verdicts are stored all the same, and the first page view (or
-    `judgeaudit derive --pool P`) computes what is missing."""
-    db = Database.of(db)
-    for name in [pool] if pool else pools(db)["name"].to_list():
-        t0 = time.monotonic()
-        try:
-            result = refresh(db, name, results)
-        except Exception as exc:
-            say(f"derived results of pool '{name}' not stored: {type(exc).__name__}: {exc} "
-                f"(`judgeaudit derive --pool {name}` tries again)")
-            continue
-        say(refresh_line(result, time.monotonic() - t0))

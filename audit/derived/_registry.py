@@ -17,7 +17,8 @@ import polars as pl
 from ingest.store.database import Database
 
 from .. import _bias, _cells, _consistency, _drift, _export, _judges, _pool_summary, _pools, _positions, _report
-from .. import _alt_test_cells, _decision, _human_scale, _intransitive, _jury_size, _rank_cells, _scores, _style_cells
+from .. import _alt_test_cells, _decision, _human_scale, _intransitive, _jury_size, _rank_cells, _score_values, _scores
+from .. import _style_cells
 from .. import _variance, _worth_cells
 
 BASES = ("verdicts", "labels", "pool")
@@ -194,7 +195,7 @@ RESULTS: dict[str, Result] = {
     "bias_items": Result("slot bias per item", _bias.bias_items, in_parts=True),
     "positions": Result("the selected candidates' positions", _positions.position_selection, in_parts=True),
     "variance": Result("the variance decomposition of the audit's cells", built_from="cells", build=single_variance),
-    "score_values": Result("the score levels per cell", _scores.score_values, in_parts=True),
+    "score_values": Result("the score levels per cell", _score_values.score_values, in_parts=True),
     "consistency": Result("repeat consistency per cell", _consistency.consistency, in_parts=True),
     "scored_cells": Result("the scored cells (judge, format, decoding, score)", _scores.scored_cells, in_parts=True),
     "rank": Result("the Bradley-Terry rankings", _rank_cells.rank, in_parts=True,

@@ -6,8 +6,22 @@
 -- The counts are of sample 0 (the `single` aggregate); the *_all counts are of every sample, and
 -- repeated says whether any call was asked more than once (then the cell also has a `mean`). Read from
 -- verdict_values: the counts need no answer text, so an attached call is its row of attached_ids, its file not read.
-WITH counts AS (   -- grouped twice: by cell and whether sample 0, then by cell (plain counts, no FILTER, over
-    SELECT judge_id, format_id, decoding,   -- every call: measured at 1M candidates, about half the time)
+WITH coded AS (   -- the decoding as a small code (one of the three known; another kept as its text): grouped
+    SELECT judge_id, format_id, sample, value, expected,   -- by integer keys, measured at 1M candidates in
+           CASE decoding WHEN 'greedy' THEN 0 WHEN 'constrained' THEN 1 WHEN 'sampled' THEN 2 END AS code,
+           decoding                                          -- about half the time of grouping by its text
+    FROM verdict_values
+    WHERE pool_id = $pool_id
+),
+grouped AS (
+    SELECT judge_id, format_id, code, CASE WHEN code IS NULL THEN decoding END AS other, sample = 0 AS first,
+           count(*) AS n, count(value) AS n_value, count(expected) AS n_expected, max(sample) AS last_sample
+    FROM coded
+    GROUP BY judge_id, format_id, code, other, sample = 0
+),
+counts AS (   -- grouped twice: by cell and whether sample 0, then by cell (plain counts, no FILTER, over
+    SELECT judge_id, format_id,   -- every call: measured at 1M candidates, about half the time)
+           coalesce(other, CASE code WHEN 0 THEN 'greedy' WHEN 1 THEN 'constrained' ELSE 'sampled' END) AS decoding,
            coalesce(sum(n) FILTER (WHERE first), 0)::BIGINT AS n_verdicts,
            coalesce(sum(n_value) FILTER (WHERE first), 0)::BIGINT AS n_parsed,
            coalesce(sum(n_expected) FILTER (WHERE first), 0)::BIGINT AS n_expected,
@@ -15,12 +29,8 @@ WITH counts AS (   -- grouped twice: by cell and whether sample 0, then by cell 
            sum(n_value)::BIGINT AS n_parsed_all,
            sum(n_expected)::BIGINT AS n_expected_all,
            max(last_sample) > 0 AS repeated
-    FROM (SELECT judge_id, format_id, decoding, sample = 0 AS first, count(*) AS n, count(value) AS n_value,
-                 count(expected) AS n_expected, max(sample) AS last_sample
-          FROM verdict_values
-          WHERE pool_id = $pool_id
-          GROUP BY judge_id, format_id, decoding, sample = 0)
-    GROUP BY judge_id, format_id, decoding
+    FROM grouped
+    GROUP BY judge_id, format_id, code, other
 ),
 fmt AS (
     SELECT format_id, name, kind, pairing, value_lo, value_hi,

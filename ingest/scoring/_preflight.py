@@ -15,21 +15,22 @@ import time
 from .._errors import UserError
 from .._redact import redact
 from ..store import Database, reading
-from ._estimate import plan_chars
-from ._schedule import plan_calls
+from ._plan_size import plan_size
 from .formats import BUILTIN, stored_formats
 from .judges import CallHints, JudgeError, parse_judge
 from .. import settings
 
 
-def _pool(db, pool: str, names: list[str]):
-    """The pool's candidates with their prompts, and the named formats, read through the store's one
-    door (its lock rule: the dashboard's threads take turns with each other and with runs)."""
+def _pool(db, pool: str, names: list[str], texts: bool = True):
+    """The pool's candidates with their prompts (texts False: the texts' lengths alone, the store's
+    candidate_lengths), and the named formats, read through the store's one door (its lock rule: the
+    dashboard's threads take turns with each other and with runs)."""
     path = Database.of(db).path
     if not path.is_file():
         raise UserError(f"no database at {path}")
     with reading(path) as unit:
-        cands = unit.candidates_with_prompts(unit.pool_id(pool))
+        pid = unit.pool_id(pool)
+        cands = unit.candidates_with_prompts(pid) if texts else unit.candidate_lengths(pid)
         known = {**stored_formats(unit.format_rows()), **BUILTIN}
     unknown = [n for n in names if n not in known]
     if unknown:
@@ -41,14 +42,16 @@ def count_calls(db, pool: str, formats: list[str], schedule: str = "listing", sw
                 seed: int = 0) -> dict:
     """How many calls `judgeaudit score` would plan for the pool (the plan of a scoring run), and the
     characters they give the judge (ingest.scoring._estimate.plan_chars): {"total": N, "per_format":
-    {format: n}, "chars": {format: characters}}. Already-answered calls are not subtracted."""
-    cands, fmts = _pool(db, pool, formats)
-    plan, _ = plan_calls(cands.select("cand_idx", "prompt_idx", "position", "reference"), fmts, schedule,
-                         swap_sample, seed)
-    per = {f.name: plan.filter(plan["format"] == f.name).height for f in fmts}
-    chars = plan_chars(plan, cands.select("prompt_idx", "prompt"), cands.select("cand_idx", "response"),
-                       {f.name: f for f in fmts})
-    return {"total": plan.height, "per_format": per, "chars": {f.name: chars.get(f.name, 0) for f in fmts}}
+    {format: n}, "chars": {format: characters}}. Already-answered calls are not subtracted. Counted
+    from the texts' lengths, the plan never built (_plan_size.plan_size; plan_calls and plan_chars
+    give the same numbers)."""
+    cands, fmts = _pool(db, pool, formats, texts=False)
+    per: dict[str, int] = {}
+    chars: dict[str, int] = {}
+    for fmt in fmts:          # a format named twice is planned twice (as plan_calls does)
+        n, c = plan_size(cands, fmt, schedule, swap_sample, seed)
+        per[fmt.name], chars[fmt.name] = per.get(fmt.name, 0) + n, chars.get(fmt.name, 0) + c
+    return {"total": sum(per.values()), "per_format": per, "chars": chars}
 
 
 def check_call(db, pool: str, judge: str, fmt_name: str, api_key_env: str | None = None,

@@ -34,21 +34,33 @@ def anchored_plan(cands: pl.DataFrame, fmt: Format, swap_sample: int | str, seed
     """Every candidate in slot A against its prompt's anchor (the anchor against itself is kept: a
     self-comparison), plus the reverse order for `swap_sample` seeded candidates. Returns the plan
     and how many prompts got a seeded anchor (no complete references)."""
+    joined, seeded = with_anchors(cands, seed)
+    forward = joined.select(pl.lit(fmt.name).alias("format"), "prompt_idx", pl.col("cand_idx").alias("a_idx"),
+                            pl.col("anchor_idx").alias("b_idx"), pl.lit(False).alias("swapped"),
+                            pl.lit(0).alias("sample"))
+    others = joined.filter(pl.col("cand_idx") != pl.col("anchor_idx"))
+    chosen = others.filter(pl.Series(reversed_anchored(others.height, swap_sample, seed)))
+    reverse = chosen.select(pl.lit(fmt.name).alias("format"), "prompt_idx", pl.col("anchor_idx").alias("a_idx"),
+                            pl.col("cand_idx").alias("b_idx"), pl.lit(True).alias("swapped"),
+                            pl.lit(0).alias("sample"))
+    return pl.concat([forward, reverse]), seeded
+
+
+def with_anchors(cands: pl.DataFrame, seed: int) -> tuple[pl.DataFrame, int]:
+    """Each candidate (its columns kept) with its prompt's anchor (anchor_idx: the reference anchor, else a
+    seeded one), by prompt and position; and how many prompts got a seeded anchor."""
     anchors = reference_anchors(cands)
     missing = cands.join(anchors, on="prompt_idx", how="anti")["prompt_idx"].unique().sort()
     if len(missing):
         anchors = pl.concat([anchors, seeded_anchors(cands, missing.to_numpy(), seed)
                              .with_columns(pl.col("anchor_idx").cast(anchors["anchor_idx"].dtype))])
-    joined = cands.join(anchors, on="prompt_idx").sort("prompt_idx", "position")
-    forward = joined.select(pl.lit(fmt.name).alias("format"), "prompt_idx", pl.col("cand_idx").alias("a_idx"),
-                            pl.col("anchor_idx").alias("b_idx"), pl.lit(False).alias("swapped"),
-                            pl.lit(0).alias("sample"))
-    others = joined.filter(pl.col("cand_idx") != pl.col("anchor_idx"))
-    chosen = others.filter(pl.Series(_pick(others.height, swap_sample, np.random.default_rng([seed, 1]))))
-    reverse = chosen.select(pl.lit(fmt.name).alias("format"), "prompt_idx", pl.col("anchor_idx").alias("a_idx"),
-                            pl.col("cand_idx").alias("b_idx"), pl.lit(True).alias("swapped"),
-                            pl.lit(0).alias("sample"))
-    return pl.concat([forward, reverse]), len(missing)
+    return cands.join(anchors, on="prompt_idx").sort("prompt_idx", "position"), len(missing)
+
+
+def reversed_anchored(n_others: int, swap_sample: int | str, seed: int) -> np.ndarray:
+    """Mask of the anchored calls (other than the anchor's own, in with_anchors' order) also asked in the
+    reverse order: `swap_sample` seeded ones, or all."""
+    return _pick(n_others, swap_sample, np.random.default_rng([seed, 1]))
 
 
 def tournament_plan(cands: pl.DataFrame, fmt: Format, schedule: str, swap_sample: int | str,

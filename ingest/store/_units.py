@@ -57,6 +57,11 @@ class Reading:
         """cand_idx, prompt_idx, position, reference, response, prompt; by prompt and position."""
         return _sql.frame(self._con, "candidates_with_prompts", pool_id=pool)
 
+    def candidate_lengths(self, pool: int) -> pl.DataFrame:
+        """cand_idx, prompt_idx, position, reference, n_response, n_prompt (the texts' lengths in
+        characters, not the texts); by prompt and position."""
+        return _sql.frame(self._con, "candidate_lengths", pool_id=pool)
+
     def format_rows(self) -> list[dict]:
         """Each stored format: {format_id, name, spec, template} (scoring.formats.stored_formats
         makes them Formats)."""

@@ -1,0 +1,246 @@
+"""The refresh: every derived result of a pool (with a page's first-view arguments) brought up to date,
+computing only the parts (or wholes) that are stale or missing, after a run brings verdicts.
+
+Results compute at once, as many as the machine has cores (WORKERS, or refresh's `workers`; 1: one after
+another, for debugging): each in a thread of its own that takes a computing slot, the earliest in the
+registry first, and waits (its slot given back) for the results it reads: those it `uses`, those it
+`reads_stored`, and those its first view or `judges_of` read. A computation's DuckDB queries and numpy
+loops release the GIL. What is stored, and the refresh's document, are the sequential refresh's: the
+fingerprints are taken once at the start, each result's parts are computed under them, and one writer
+(_Saves) stores what waits.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Callable
+
+import polars as pl
+
+from ingest.store.database import Database
+
+from .._pools import pools
+from .._read import AuditError
+from ._layer import Reader, computed_parts, marks_of
+from ._registry import RESULTS, Result
+
+SAVE_EVERY_S = 30.0     # a refresh stores what it computed at least this often (in seconds computed)
+WORKERS: int | None = None   # results a refresh computes at once; None: one per core (1: one after another)
+
+
+def refresh_workers(workers: int | None = None) -> int:
+    """How many results a refresh computes at once: `workers` when given, else WORKERS, else one per core
+    this process may run on (a computation's DuckDB queries and numpy loops release the GIL, so two
+    results on two cores take about the time of the longer one); at least 1."""
+    n = WORKERS if workers is None else workers
+    if n is None:
+        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, int(n))
+
+
+class _Saves:
+    """What a refresh computed, stored together (one transaction, the fingerprints now read once for
+    all; ingest.store.save_derived_many) when it ends, before anything is read through the layer (a
+    result's `uses`, a first view's) or a result that `reads_stored` others computes, so that it finds
+    them stored, and once SAVE_EVERY_S seconds of computing wait, so a page opened during a long
+    refresh finds the results computed so far. The refresh's workers add to it; one flush at a time
+    writes (the one writer), in the order the results were added."""
+
+    def __init__(self, db: Database):
+        self.db, self.waiting = db, []
+        self._lock = threading.RLock()
+
+    def add(self, entry: dict, name: str, args: tuple, parts: list[tuple]) -> None:
+        with self._lock:
+            self.waiting.append((entry, name, args, parts))
+            if sum(waiting["seconds"] for waiting, *_ in self.waiting) >= SAVE_EVERY_S:
+                self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self.waiting:
+                return
+            waiting, self.waiting = self.waiting, []
+            stored = self.db.save_derived_many([(name, args, parts) for _, name, args, parts in waiting])
+            for (entry, *_), ok in zip(waiting, stored):
+                entry["status"] = "computed" if all(ok) else "not stored"
+
+
+class _Slots:
+    """The refresh's computing slots: as many results compute at once as there are slots, the waiting
+    one earliest in the registry first (every result waits from the start); a result that waits for another (what it reads) gives its slot
+    back meanwhile, so no slot sits idle on a wait and no two results wait on each other's slot."""
+
+    def __init__(self, n: int, count: int):
+        self._free, self._waiting = n, set(range(count))
+        self._turn = threading.Condition()
+
+    def take(self, i: int) -> None:
+        with self._turn:
+            self._waiting.add(i)
+            self._turn.wait_for(lambda: self._free > 0 and i == min(self._waiting))
+            self._waiting.discard(i)
+            self._free -= 1
+            self._turn.notify_all()
+
+    def give(self) -> None:
+        with self._turn:
+            self._free += 1
+            self._turn.notify_all()
+
+
+class _Plan:
+    """One refresh's results, each computed in a thread of its own when a slot is free (registry order
+    first): `done[name]` is set once the result is computed and added to the saves (or found current,
+    or skipped), so a result that reads it (`uses`, `reads_stored`, a first view's or `judges_of`'s
+    read) waits for that first. A result reads only results before it in the registry (a later one is
+    read through the layer as any page reads it). After a failure the results not started are skipped."""
+
+    def __init__(self, results: dict[str, Result], names: list[str], workers: int):
+        self.results = results
+        self.order = {name: i for i, name in enumerate(names)}
+        self.done = {name: threading.Event() for name in names}
+        self.slots = _Slots(workers, len(names))
+        self.errors: dict[str, BaseException] = {}
+        self.local = threading.local()          # the name of the result this thread computes
+
+    def wait_for(self, name: str) -> None:
+        """Wait (the slot given back meanwhile) until the result `name` (or the one it is built from) is
+        computed, where it is one of this refresh's before the calling result; at once otherwise."""
+        mine = getattr(self.local, "name", None)
+        while name in self.results and self.results[name].built_from:    # made from another when read
+            name = self.results[name].built_from
+        if name not in self.done or mine is None or self.order[name] >= self.order[mine] \
+                or self.done[name].is_set():
+            return
+        self.slots.give()
+        try:
+            self.done[name].wait()
+        finally:
+            self.slots.take(self.order[mine])
+
+
+class _SavingReader(Reader):
+    """A refresh's Reader: a result of this refresh is read once computed, and what the refresh
+    computed is stored before a result is read through the layer."""
+
+    def __init__(self, db: Database, pool: str, results: dict[str, Result], saves: _Saves, plan: "_Plan"):
+        super().__init__(db, pool, results)
+        self.saves, self.plan = saves, plan
+
+    def __call__(self, name: str, *args) -> pl.DataFrame:
+        self.plan.wait_for(name)
+        self.saves.flush()
+        return super().__call__(name, *args)
+
+
+def _refresh_one(db: Database, pool: str, name: str, result: Result, reader: _SavingReader, now) -> dict | None:
+    """The refresh of one result: its entry ({name, status, seconds, parts, computed, n_verdicts}),
+    its computed parts added to the saves; None where the page's first view computes nothing."""
+    args = result.first_view(reader, pool)
+    if args is None:                   # nothing the page's first view computes (Drift of one judge)
+        return None
+    marks = marks_of(db, pool, result, args, reader, now)
+    n_verdicts = sum(m.n_verdicts for m in marks) \
+        if result.basis != "pool" and (result.in_parts or result.judges_of is None) else None
+    current = db.derived_fingerprints(marks, name, args)
+    missing = [m for m in marks if not current[m.part]]
+    if not missing:
+        return {"name": name, "status": "current", "seconds": 0.0, "parts": len(marks), "computed": 0,
+                "n_verdicts": n_verdicts}
+    for stored in result.reads_stored:  # its compute reads their stored parts: store what is waiting
+        reader.plan.wait_for(stored)
+    if result.reads_stored:
+        reader.saves.flush()
+    seconds, parts = computed_parts(db, pool, result, args, missing, reader)
+    entry = {"name": name, "status": "computed", "seconds": round(seconds, 3), "parts": len(marks),
+             "computed": len(parts), "n_verdicts": n_verdicts}
+    reader.saves.add(entry, name, args, parts)
+    return entry
+
+
+def refresh(db, pool: str, results: dict[str, Result] = RESULTS, workers: int | None = None) -> dict:
+    """Bring every derived result of the pool (with the arguments of a page's first view) up to date,
+    computing only the parts (or wholes) that are stale or missing: after a run brings verdicts, so
+    the first page view reads them. {"pool", "n_verdicts", "results": [{name, status, seconds, parts,
+    computed}]}: status 'current' (every part stored under its fingerprint), 'computed' (and stored)
+    or 'not stored' (the verdicts moved meanwhile, or the database could not be written); parts: how
+    many the result is stored in, computed: how many of them were computed now.
+
+    The fingerprints are taken once, at the start (what every result is computed under), and which
+    parts are current is asked of the stored fingerprints alone; what is computed is stored together,
+    each part only if its fingerprint is still the one it was computed under. `workers` results
+    (refresh_workers: one per core by default) compute at once, each after the results it reads; what
+    is stored, and the document (in the registry's order), are the sequential refresh's (workers=1)."""
+    db = Database.of(db)
+    now = db.derived_marks_now(pool)
+    if now is None:                        # no such pool (the caller migrated the database first)
+        known = ", ".join(pools(db)["name"]) or "none"
+        raise AuditError(f"no pool named '{pool}' (known: {known})")
+    names = [name for name, result in results.items() if not result.built_from]
+    saves, plan = _Saves(db), _Plan(results, names, refresh_workers(workers))
+    reader = _SavingReader(db, pool, results, saves, plan)
+    entries: dict[str, dict | None] = {}
+
+    def run(name: str) -> None:
+        i = plan.order[name]
+        plan.local.name = name
+        plan.slots.take(i)
+        try:
+            if not plan.errors:            # after a failure, what has not started is left
+                entries[name] = _refresh_one(db, pool, name, results[name], reader, now)
+        except BaseException as exc:       # raised again by the refresh, once every thread has ended
+            plan.errors[name] = exc
+        finally:
+            plan.done[name].set()
+            plan.slots.give()
+
+    threads = [threading.Thread(target=run, args=(name,), daemon=True, name=f"judgeaudit-refresh-{name}")
+               for name in names]
+    try:                                   # what was computed is stored even when a result fails
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        saves.flush()
+    if plan.errors:
+        raise plan.errors[min(plan.errors, key=plan.order.__getitem__)]
+    out = [entries[name] for name in names if entries.get(name) is not None]
+    n_verdicts = next((e["n_verdicts"] for e in reversed(out) if e["n_verdicts"] is not None), None)
+    for entry in out:
+        del entry["n_verdicts"]
+    return {"pool": pool, "n_verdicts": n_verdicts, "results": out}
+
+
+def refresh_line(result: dict, seconds: float) -> str:
+    """The line a command prints after refreshing a pool's derived results (refresh's document)."""
+    done = [r for r in result["results"] if r["status"] == "computed"]
+    lost = [r["name"] for r in result["results"] if r["status"] == "not stored"]
+    names = [r["name"] if r["parts"] == r["computed"] else f"{r['name']} ({r['computed']} of {r['parts']} parts)"
+             for r in done]
+    what = f"stored {len(done)} ({', '.join(names)})" if done else "all current, none computed"
+    tail = f"; not stored (the pool changed meanwhile, or the database is read-only): {', '.join(lost)}" if lost else ""
+    n = result["n_verdicts"]
+    return (f"derived results of pool '{result['pool']}' ({n or 0:,} verdicts): {what} "
+            f"in {seconds:.1f} s{tail}")
+
+
+def refresh_after(db, pool: str | None, results: dict[str, Result] = RESULTS,
+                  say: Callable[[str], None] = print) -> None:
+    """What a command that brought verdicts ends with: the pool's derived results refreshed (every
+    pool's when the command names none: a batch file names its pools), a line per pool said. A
+    failure is said, not raised: the verdicts are stored all the same, and the first page view (or
+    `judgeaudit derive --pool P`) computes what is missing."""
+    db = Database.of(db)
+    for name in [pool] if pool else pools(db)["name"].to_list():
+        t0 = time.monotonic()
+        try:
+            result = refresh(db, name, results)
+        except Exception as exc:
+            say(f"derived results of pool '{name}' not stored: {type(exc).__name__}: {exc} "
+                f"(`judgeaudit derive --pool {name}` tries again)")
+            continue
+        say(refresh_line(result, time.monotonic() - t0))
