@@ -43,11 +43,13 @@ $(STAMP): pyproject.toml $(APP_STAMP) $(LLAMA_STAMP)
 app: $(APP_STAMP)
 	$(VENV)/bin/judgeaudit app
 
-# `make test`: every test not marked slow (what CI runs; meant to stay within 30 min of tests on 2 cores);
-# `make test-slow`: the rest (the kill points past the first per command, the bundled model's runs, the
+# `make test`: every test not marked slow (what CI runs; meant to stay within 30 min of tests on 2 cores),
+# on 2 pytest-xdist workers, each test file whole on one worker (--dist loadfile: a module's fixtures,
+# such as the seeded demo database, made once, not on both; a session's, the bundled model, once a
+# worker); `make test-slow`: the rest (the kill points past the first per command, the bundled model's runs, the
 # browser's long walks, the 10M-row import: README)
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n 2 --dist loadfile
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow
