@@ -12,7 +12,7 @@ and seconds (medians of --rounds); the refresh's whole wall time, CPU time and p
 results were recomputed.
 
     .venv/bin/python tests/bench/bench_refresh_judge.py [--prompts 250000] [--rounds 1]
-        [--workdir DIR [--skip-build]]
+        [--workdir DIR [--skip-build]] [--workers N]
 
 With --workdir and --skip-build, DIR/big.duckdb (the built pool), DIR/refreshed.duckdb (it after the
 first refresh, with that refresh's time in DIR/first_refresh.json) and DIR/judge3.parquet are reused.
@@ -38,12 +38,12 @@ EXE = str(Path(sys.executable).with_name("judgeaudit"))
 POOL = "big"
 
 
-def refresh_pool(db: str, pool: str) -> dict:
+def refresh_pool(db: str, pool: str, workers: int | None = None) -> dict:
     # The one call timed: the refresh the command that brings verdicts ends with; it returns
     # {"results": [{"name", "status", "seconds", "parts", "computed"}]} ("parts": since migration 019)
     from audit.derived import refresh
     from train.derived_results import DERIVED_RESULTS
-    return refresh(db, pool, DERIVED_RESULTS)
+    return refresh(db, pool, DERIVED_RESULTS, workers=workers)
 
 
 FORMATS = ("binary", "likert5", "numeric100", "anchored", "tournament")
@@ -83,21 +83,22 @@ def verdict_file(db: Path, out: Path, judge: str) -> int:
         return con.execute(f"SELECT count(*) FROM read_parquet('{out}')").fetchone()[0]
 
 
-def timed_refresh(db: Path) -> dict:
+def timed_refresh(db: Path, workers: int | None = None) -> dict:
     """refresh_pool on `db` in a process of its own (as the command runs it: nothing of this one's
     caches): its result, wall and CPU seconds (user + system) and peak RSS."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, __file__, "--refresh", str(db)], env=env, check=True,
+    more = ["--workers", str(workers)] if workers else []
+    out = subprocess.run([sys.executable, __file__, "--refresh", str(db), *more], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
-def refresh_here(db: str) -> dict:
+def refresh_here(db: str, workers: int | None = None) -> dict:
     import train.derived_results  # noqa: F401  (the modules' import is the process's start, not the refresh)
     from ingest.store import ensure_current
     ensure_current(db)           # as the command does before it refreshes (an older database is upgraded)
     t, c = time.perf_counter(), time.process_time()
-    result = refresh_pool(db, POOL)
+    result = refresh_pool(db, POOL, workers)
     return {"results": result["results"], "n_verdicts": result.get("n_verdicts"),
             "wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c,
             "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2}
@@ -132,10 +133,13 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--skip-build", action="store_true",
                     help="reuse WORKDIR's big.duckdb, refreshed.duckdb and verdict file from an earlier run")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="results the refresh computes at once (default: one per core; 1: one after another, "
+                         "each result's seconds then its own)")
     ap.add_argument("--refresh", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.refresh:
-        print(json.dumps(refresh_here(args.refresh)))
+        print(json.dumps(refresh_here(args.refresh, args.workers)))
         return
     from tests.bench.bench_app import build
     work = args.workdir or Path(tempfile.mkdtemp(prefix="judgeaudit-refresh-judge-"))
@@ -152,7 +156,7 @@ def main() -> None:
               f"{time.perf_counter() - t:.1f} s", flush=True)
     if not (reuse and refreshed.exists() and first_json.exists()):
         copy_db(big, refreshed)
-        first = timed_refresh(refreshed)
+        first = timed_refresh(refreshed, args.workers)
         first["load"] = load()
         first_json.write_text(json.dumps(first))
     else:
@@ -172,7 +176,7 @@ def main() -> None:
         copy_db(refreshed, one)
         took, imported = import_verdicts(one, verdicts)
         assert imported["imported"] > 0, imported
-        m = timed_refresh(one)
+        m = timed_refresh(one, args.workers)
         m["import_s"], m["imported"], m["load"] = took, imported, load()
         rounds.append(m)
         n = sum(x["status"] == "computed" for x in m["results"])
