@@ -216,3 +216,35 @@ def test_cells_differing_only_in_format_or_decoding_draw_their_own_resamples(db,
         ("odd", "constrained", 40), ("odd", "greedy", 40), ("odd2", "greedy", 40)]
     assert len({r["q"] for r in got}) == 1 and len({r["b"] for r in got}) == 1
     assert len({(r["q_lo"], r["q_hi"], r["b_lo"], r["b_hi"]) for r in got}) == 3
+
+
+def test_the_cells_counted_by_integer_keys_equal_the_cells_counted_by_names(db, write_jsonl):
+    """comparative_cells.sql counts by (judge_id, format_id, decoding code) and then names the cells;
+    before, it grouped every call by the judges' and formats' names and the decoding's text (kept in
+    tests/audit/sql/comparative_cells_before.sql): the same rows on calls of two judges, two formats,
+    both decodings, swapped and unswapped calls, self-comparisons parsed, unparsed and tied."""
+    from audit._read import reading
+    from ingest.store.database import Database
+    _two_candidate_pool(db, write_jsonl, [(1, 0)] * 30)
+    rng = np.random.default_rng(7)
+    rows = []
+    for judge in ("j1", "j2"):
+        for fmt, decoding in (("tournament", "greedy"), ("odd", "greedy"), ("odd", "constrained")):
+            names = list(LABEL.values()) if fmt == "tournament" else list(ODD_LABELS)
+            for p in range(30):
+                for a, b in (("x", "y"), ("y", "x"), ("x", "x"), ("y", "y")):
+                    if rng.random() < 0.3:
+                        continue
+                    raw = "no verdict here" if rng.random() < 0.1 else names[rng.integers(len(names))]
+                    rows.append({"judge": judge, "format": fmt, "decoding": decoding, "prompt_id": f"q{p}",
+                                 "a_id": a, "b_id": b, "raw": raw})
+    import_verdicts(db, write_jsonl("v.jsonl", rows), "p", format_specs=[_odd_format(write_jsonl, "odd")])
+    with reading(db) as read:
+        pid = read.pool_id("p")
+        got = read.frame("comparative_cells", pool_id=pid)
+    with Database.of(db).reading(queries="tests.audit") as read:
+        want = read.frame("comparative_cells_before", pool_id=pid)
+    assert got.height == 6 and got["n_self"].sum() > 0 and got["n_self_tie"].sum() > 0
+    assert 0 < got["n_reverse_calls"].sum() < got["n_calls"].sum()
+    assert (got["n_self_parsed"] < got["n_self"]).any()          # some self-comparisons unparsed
+    assert got.rows() == want.rows()
