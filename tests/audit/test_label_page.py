@@ -71,3 +71,26 @@ def test_label_cells_are_the_cells_with_a_parsed_verdict(db, write_jsonl):
     import_verdicts(db, write_jsonl("v.jsonl", v), "tiny")
     got = sorted(label_cells(db, "tiny").select("judge", "format", "decoding", "kind").rows())
     assert got == [("j", "likert5", "greedy", "pointwise"), ("k", "tournament", "greedy", "comparative")]
+
+
+def test_label_cells_found_by_ids_equal_the_cells_found_by_names(db, write_jsonl):
+    """label_cells.sql finds the cells by (judge_id, format_id, the decoding's code) and names them after;
+    before, a distinct over every parsed call's names and decoding text (kept in
+    tests/audit/sql/label_cells_before.sql): the same rows, with both decodings, a judge under two formats,
+    unparsed calls and a cell with no parsed call."""
+    from audit._read import reading
+    from ingest.store.database import Database
+    _pool(db, write_jsonl)
+    v = [{"judge": j, "format": f, "decoding": d, "prompt_id": f"p{p}", "candidate_id": c,
+          "raw": "cannot say" if (j == "m" or (p + ord(c)) % 3 == 0) else str(1 + (p + ord(c)) % 5)}
+         for j in ("j", "k", "m") for f in ("likert5", "numeric100") for d in ("greedy", "constrained")
+         for p in range(3) for c in "xyz" if not (j == "k" and d == "constrained")]
+    v += [{"judge": "k", "format": "tournament", "prompt_id": "p0", "a_id": "x", "b_id": "y", "raw": "A+"}]
+    import_verdicts(db, write_jsonl("v.jsonl", v), "tiny")
+    with reading(db) as read:
+        pid = read.pool_id("tiny")
+        got = read.frame("label_cells", pool_id=pid)
+    with Database.of(db).reading(queries="tests.audit") as read:
+        want = read.frame("label_cells_before", pool_id=pid)
+    assert got.height == 7 and set(got["decoding"]) == {"greedy", "constrained"}
+    assert got.rows() == want.rows()
