@@ -81,11 +81,17 @@ def write_jsonl(path: Path, rows) -> Path:
 
 
 def build_db(db: Path, folder: Path, n_prompts: int = 60, seed: int = 0, pool: str = "synth",
-             judges=("alpha", "beta")) -> dict:
-    """Write a synthetic pool and its verdicts to files and import both into `db`."""
-    rows = synthetic_pool(n_prompts, seed=seed)
+             judges=("alpha", "beta"), k_range=(2, 6), missing_ref: float = 0.1, unparsed: float = 0.05,
+             edit=None) -> dict:
+    """Write a synthetic pool and its verdicts to files and import both into `db` (synthetic_pool's and
+    synthetic_verdicts' arguments; `edit(verdicts, rng)`, with a generator seeded by `seed`, changes the
+    verdicts before they are written: a label distribution on some, for instance)."""
+    rows = synthetic_pool(n_prompts, k_range=k_range, seed=seed, missing_ref=missing_ref)
     pool_file = write_jsonl(folder / f"{pool}-pool.jsonl", rows)
-    verdict_file = write_jsonl(folder / f"{pool}-verdicts.jsonl", synthetic_verdicts(rows, judges, seed))
+    verdicts = synthetic_verdicts(rows, judges, seed, unparsed=unparsed)
+    if edit is not None:
+        edit(verdicts, np.random.default_rng(seed))
+    verdict_file = write_jsonl(folder / f"{pool}-verdicts.jsonl", verdicts)
     import_pool(db, pool_file, pool)
     return import_verdicts(db, verdict_file, pool)
 

@@ -10,9 +10,8 @@ import polars as pl
 import pytest
 
 import audit
-from ingest.scoring import import_verdicts
 from ingest.store import import_pool
-from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
+from tests.fixtures import build_db, synthetic_pool
 from train.curate import keep_count, select
 from train.curation_view import OVERLAP_RATES, OVERLAP_SCHEMA, curation_overlap, first_choice, held_out
 
@@ -51,10 +50,7 @@ def pool_db(request, tmp_path_factory):
     seed = request.param
     folder = tmp_path_factory.mktemp(f"overlap{seed}")
     db = folder / "audit.duckdb"
-    rows = synthetic_pool(40, k_range=(1, 5), seed=seed, missing_ref=0.1)
-    import_pool(db, write_jsonl(folder / "pool.jsonl", rows), "p")
-    verdicts = synthetic_verdicts(rows, judges=("zeta", "alpha"), seed=seed, unparsed=0.2)
-    import_verdicts(db, write_jsonl(folder / "v.jsonl", verdicts), "p")
+    build_db(db, folder, 40, seed=seed, pool="p", judges=("zeta", "alpha"), k_range=(1, 5), unparsed=0.2)
     return db
 
 
