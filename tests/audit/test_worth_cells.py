@@ -191,23 +191,13 @@ def test_judges_skips_the_estimate_of_a_target_without_labels_and_prints_the_sam
 # -- reference 3: the items as the SQL before them built them ------------------------------------------
 
 def items_before(db, pool: str, baseline: str, strata: str | None, judgings=None) -> pl.DataFrame:
-    """winrate_items.sql as it was before the items were built in numpy (kept beside this test): DuckDB
+    """winrate_items.sql as it was before the items were built in numpy (kept in tests/audit/sql/): DuckDB
     grouped every pointwise score by candidate and every comparative call by pair, joined the pairs of
     each system with the baseline and counted the unlabelled items."""
-    import duckdb
-    from pathlib import Path
-    from ingest.store.connection import verdict_source
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        if judgings is None:
-            verdict_source(con)
-        else:
-            verdict_source(con, judgings)
-        pid = con.execute("SELECT pool_id FROM pools WHERE name = $name", {"name": pool}).fetchall()[0][0]
-        text = (Path(__file__).with_name("winrate_items_before.sql")).read_text()
-        return con.sql(text, params={"pool_id": pid, "baseline": baseline, "strata": strata}).pl()
-    finally:
-        con.close()
+    from ingest.store.database import Database
+    handle = Database.of(db) if judgings is None else Database.of(db).scoped(judgings)
+    with handle.reading(queries="tests.audit") as read:
+        return read.frame("winrate_items_before", pool_id=read.pool_id(pool), baseline=baseline, strata=strata)
 
 
 @pytest.mark.parametrize("baseline", ["c0", "c1", "c2"])
