@@ -24,7 +24,9 @@ def per_call_consistency(db, pool: str, seed: int = 0, n_boot: int = 200) -> pl.
     rows = []
     with reading(db) as read:
         pid = read.pool_id(pool)
-        for cell in read.frame("cell_calls", pool_id=pid).iter_rows(named=True):
+        cells = read.frame("cell_calls", pool_id=pid)
+    with Database.of(db).reading(queries="tests.audit") as read:      # tests/audit/sql/consistency_calls.sql
+        for cell in cells.iter_rows(named=True):
             calls = read.numpy("consistency_calls", pool_id=pid, judge_id=cell["judge_id"],
                                format_id=cell["format_id"], decoding=cell["decoding"])
             level = scale_level(cell["nominal_levels"])

@@ -14,14 +14,14 @@ from audit import intransitivity
 from audit._bias import cell_rng
 import audit._intransitive as intransitive_module
 from audit._intransitive import INTRANSITIVE_SCHEMA, RANDOM_SHARE, kinds_share, pooled_share, prompt_kinds
-from audit._read import reading
 from ingest.scoring import import_verdicts
 from ingest.store import import_pool
+from ingest.store.database import Database
 from tests.fixtures import write_jsonl
 
 
 def per_prompt_intransitivity(db, pool: str, seed: int = 0, n_boot: int = 500) -> pl.DataFrame:
-    with reading(db) as read:
+    with Database.of(db).reading(queries="tests.audit") as read:      # tests/audit/sql/tournament_triads.sql
         triads = read.frame("tournament_triads", pool_id=read.pool_id(pool))
     rows = []
     for (judge, fmt, dec), g in triads.group_by(["judge", "format", "decoding"], maintain_order=True):
