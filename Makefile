@@ -47,12 +47,13 @@ app: $(APP_STAMP)
 # on 2 pytest-xdist workers, each test file whole on one worker (--dist loadfile: a module's fixtures,
 # such as the seeded demo database, made once, not on both; a session's, the bundled model, once a
 # worker); `make test-slow`: the rest (the kill points past the first per command, the bundled model's runs, the
-# browser's long walks, the 10M-row import: README)
+# browser's long walks, the 10M-row import: README), on 2 workers test by test (--dist load: the kill points,
+# one file, run two at a time)
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" -n 2 --dist loadfile
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m slow
+	$(PY) -m pytest -q -m slow -n 2 --dist load
 
 bench: $(APP_STAMP)
 	$(PY) tests/bench/bench_audit.py
