@@ -28,6 +28,7 @@ from itertools import combinations
 import numpy as np
 import polars as pl
 
+from . import _metrics as m
 from ._bias import cell_rng
 from ._read import reading
 
@@ -158,20 +159,12 @@ def _triad_counts(at: np.ndarray, flags: np.ndarray, rows: int, k: int, triads: 
 
 
 def _tally(cell: np.ndarray, cycles: np.ndarray, counted: np.ndarray, n_cells: int):
-    """The distinct (cell, cycles, counted) rows and how many there are of each."""
+    """The distinct (cell, cycles, counted) rows and how many there are of each (m.distinct_counts)."""
     if cell.size == 0:
         return np.zeros((0, 3), np.int64), np.zeros(0, np.int64)
     t = int(counted.max()) + 1
-    if n_cells * t * t >= 1 << 62:                         # C(k, 3) for k in the thousands: no single key
-        return np.unique(np.column_stack([cell, cycles, counted]), axis=0, return_counts=True)
-    key = (cell * t + cycles) * t + counted
-    if n_cells * t * t <= 1 << 22:
-        n = np.bincount(key)
-        key = np.flatnonzero(n)
-        n = n[key]
-    else:
-        key, n = np.unique(key, return_counts=True)
-    return np.column_stack([key // (t * t), key // t % t, key % t]), n
+    *columns, n = m.distinct_counts([cell, cycles, counted], [n_cells, t, t])
+    return np.column_stack(columns), n
 
 
 def intransitivity(db: str | os.PathLike | None, pool: str, seed: int = 0, n_boot: int = N_BOOT) -> pl.DataFrame:

@@ -6,6 +6,8 @@ contiguous, plus a dense group index; everything is vectorised across all groups
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 ROUND = 12  # scores are rounded to 12 decimals before any comparison
@@ -379,3 +381,28 @@ def bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -
         idx = rng.integers(0, n, size=(hi - lo, n))
         out[lo:hi] = values[idx].mean(axis=1)
     return out
+
+
+def distinct_counts(columns: list[np.ndarray], sizes: list[int]) -> list[np.ndarray]:
+    """The distinct rows of the integer columns (each in 0..size-1), in lexicographic order, and how many
+    times each occurs: the columns as one mixed-radix key, counted by np.bincount where the key's range
+    is small, else sorted (np.unique); a range beyond 63 bits sorts the rows themselves."""
+    space = math.prod(max(1, s) for s in sizes)
+    if space >= 1 << 63:
+        rows, n = np.unique(np.column_stack(columns), axis=0, return_counts=True)
+        return [*rows.T, n]
+    key = columns[0].astype(np.int64)
+    for column, size in zip(columns[1:], sizes[1:]):
+        key *= size                                        # in place: no array more than the key
+        key += column
+    if space <= max(1 << 22, 4 * key.size):
+        n = np.bincount(key, minlength=1)
+        key = np.flatnonzero(n)
+        n = n[key]
+    else:
+        key, n = np.unique(key, return_counts=True)
+    out = []
+    for size in reversed(sizes):
+        out.append(key % size)
+        key = key // size
+    return [*reversed(out), n]

@@ -34,7 +34,6 @@ weights do not change), so it is grouped too: no cell is read call by call any m
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 
@@ -45,6 +44,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ingest.store.database import Database
 
+from . import _metrics as m
 from ._bias import cell_rng
 from ._read import reading
 from ._style import (_SCHEMA, COUNTS, STYLE_COLUMNS, _cell_rows, _human_rows, _with_counts, held_parameters,
@@ -229,36 +229,11 @@ def style_groups(key: np.ndarray, a_idx: np.ndarray, b_idx: np.ndarray, kind: np
     small = np.int32 if table.shape[0] < 1 << 31 else np.int64
     kind = kind.astype(small, copy=False)
     sizes = [int(key.max(initial=0)) + 1, table.shape[0], table.shape[0]]
-    key, ka, kb, n = _counted([key, kind[a_idx], kind[b_idx]], sizes)
+    key, ka, kb, n = m.distinct_counts([key, kind[a_idx], kind[b_idx]], sizes)
     keep = (ka > 0) & (kb > 0) & (table[ka, 0] != table[kb, 0])
     key, ka, kb, n = key[keep], ka[keep], kb[keep], n[keep]
     return {"key": key, "a_code": table[ka, 0], "b_code": table[kb, 0], "a": table[ka, 1:], "b": table[kb, 1:],
             "n": n}
-
-
-def _counted(columns: list[np.ndarray], sizes: list[int]) -> list[np.ndarray]:
-    """The distinct rows of the integer columns (each in 0..size-1), in lexicographic order, and how many
-    times each occurs: the columns as one mixed-radix key, counted by np.bincount where the key's range
-    is small, else sorted (np.unique); a range beyond 63 bits sorts the rows themselves."""
-    space = math.prod(max(1, s) for s in sizes)
-    if space >= 1 << 63:
-        rows, n = np.unique(np.column_stack(columns), axis=0, return_counts=True)
-        return [*rows.T, n]
-    key = columns[0].astype(np.int64)
-    for column, size in zip(columns[1:], sizes[1:]):
-        key *= size                                        # in place: no array more than the key
-        key += column
-    if space <= max(1 << 22, 4 * key.size):
-        n = np.bincount(key, minlength=1)
-        key = np.flatnonzero(n)
-        n = n[key]
-    else:
-        key, n = np.unique(key, return_counts=True)
-    out = []
-    for size in reversed(sizes):
-        out.append(key % size)
-        key = key // size
-    return [*reversed(out), n]
 
 
 def _groups(read, pid: int, counts: pl.DataFrame, by_prompt: bool):

@@ -1,4 +1,4 @@
-"""The style fit's calls grouped in numpy (audit._style_cells.candidate_kinds, style_groups, _counted)
+"""The style fit's calls grouped in numpy (audit._style_cells.candidate_kinds, style_groups, _metrics.distinct_counts)
 against polars' group_by on the calls one by one with their candidates' systems and style counts: the
 same groups and counts, whichever way the key is counted (np.bincount on a small range, a sort on a
 large one, the rows themselves beyond 63 bits) and whether the five numbers of a kind pack into one
@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 
 from audit._style import COUNTS
-from audit._style_cells import _counted, candidate_kinds, style_groups
+from audit._metrics import distinct_counts
+from audit._style_cells import candidate_kinds, style_groups
 
 
 def _reference(key, a_idx, b_idx, code, counts: pl.DataFrame) -> pl.DataFrame:
@@ -59,5 +60,5 @@ def test_counted_the_three_ways():
     cols = [rng.integers(0, 4, 1000), rng.integers(0, 5, 1000), rng.integers(0, 6, 1000)]
     rows, n = np.unique(np.column_stack(cols), axis=0, return_counts=True)
     for sizes in ([4, 5, 6], [4, 5, 1 << 38], [4, 1 << 31, 1 << 33]):
-        *got, got_n = _counted(cols, sizes)
+        *got, got_n = distinct_counts(cols, sizes)
         assert np.array_equal(np.column_stack(got), rows) and np.array_equal(got_n, n)
