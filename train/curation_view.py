@@ -24,7 +24,7 @@ import audit
 from ingest import Database
 
 from .curate import POLICIES, jaccard, keep_count, select, summarise
-from .subsets import curate_pool, pool_heldout, select_outside
+from .subsets import curate_pool, held_mask, outside, pool_heldout, select_outside
 
 RATE, SEED, OVERLAP_RATES = 0.25, 0, (0.1, 0.25, 0.5)
 VALUE_BINS, CHAR_BINS = 40, 30
@@ -177,11 +177,10 @@ def curation_overlap(db: str | os.PathLike | None, pool: str, judge: str | None 
     if formats:
         held, _ = held_out(db, pool)
         n_cands, n_prompts = audit.pool_extent(db, pool)
-        mask = np.zeros(max(n_prompts, 1), dtype=bool)
-        mask[held.to_numpy()] = True
+        mask = held_mask(held, n_prompts)
         for fmt, (values, _) in cells.items():
-            values = values.filter(pl.Series(~mask[values["prompt_idx"].to_numpy()]))
-            ranked[fmt] = select(values, 1.0, seed, n_cands, n_prompts)["cand_idx"].to_numpy()   # by rank
+            picks = select(outside(values, mask), 1.0, seed, n_cands, n_prompts)
+            ranked[fmt] = picks["cand_idx"].to_numpy()                 # by rank
     marks = np.zeros(max((int(r.max()) + 1 for r in ranked.values() if r.size), default=0), dtype=bool)
     rows = []
     for rate in rates:

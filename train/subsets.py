@@ -64,10 +64,19 @@ def curate_pool(db: str | os.PathLike | None, pool: str, policy: str, rate: floa
 def select_outside(db, pool: str, values: pl.DataFrame, held: pl.Series, rate: float, seed: int) -> pl.DataFrame:
     """curate.select over the candidates' `values` outside the held-out prompts `held` (prompt_idx)."""
     n_cands, n_prompts = audit.pool_extent(db, pool)
+    return select(outside(values, held_mask(held, n_prompts)), rate, seed, n_cands, n_prompts)
+
+
+def held_mask(held: pl.Series, n_prompts: int) -> np.ndarray:
+    """Per prompt_idx of a pool of n_prompts prompts, whether it is held out (`held`: their prompt_idx)."""
     mask = np.zeros(max(n_prompts, 1), dtype=bool)
     mask[held.to_numpy()] = True
-    values = values.filter(pl.Series(~mask[values["prompt_idx"].to_numpy()]))
-    return select(values, rate, seed, n_cands, n_prompts)
+    return mask
+
+
+def outside(values: pl.DataFrame, mask: np.ndarray) -> pl.DataFrame:
+    """The rows of `values` whose prompt_idx is not held out (held_mask's `mask`)."""
+    return values.filter(pl.Series(~mask[values["prompt_idx"].to_numpy()]))
 
 
 def message_lines(examples: pl.DataFrame) -> list[str]:
