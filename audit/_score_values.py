@@ -3,7 +3,7 @@ normalised score and how many candidates hold it.
 
 A pointwise candidate's score is its one call's value, normalised: (v - lo) / (hi - lo), rounded (a
 pointwise call is one per candidate and sample, the store's rule); so a pointwise cell's levels are its
-calls' values grouped and counted in SQL, every cell in one read (pointwise_value_counts.sql), then
+calls' values grouped and counted in SQL, every cell in one read (cell_value_counts.sql), then
 normalised value by value as _scores.normalised_scores does call by call. A comparative candidate's
 score is a mean over its calls (a tournament's matches, an anchored format's forward calls), so those
 cells are scored candidate by candidate as before (_scores.read_blocks) and their scores tallied.
