@@ -203,15 +203,14 @@ def drift_pair_parts(db: str | os.PathLike | None, pool: str) -> pl.DataFrame:
     pairs_of_parts puts the parts together as drift_pairs. Scoped, a format at a time (its calls alone
     read at once: out of core at 10M candidates). Two judgings are compared by a summary of each (its
     number of calls, sums of hashes of its call keys: one pass over the calls); only those whose summaries
-    differ are joined on the call. The scope is given to the SQL by name (verdict_source's judgings, read
-    from the handle), so that it is not found by reading every call of it."""
+    differ are joined on the call. The scope is the reading's own (its scope_judgings, by id), not found
+    by reading every call of it."""
     judgings = getattr(db, "judgings", None)
     formats = sorted({fmt for _, fmt in judgings}) if judgings else [None]
-    scope = {"judges": None, "formats": None} if judgings is None else \
-        {"judges": [j for j, _ in judgings], "formats": [f for _, f in judgings]}
     with reading(db) as read:
         pid = read.pool_id(pool)
-        frames = [read.frame("drift_pair_parts", pool_id=pid, format=fmt, **scope) for fmt in formats]
+        frames = [read.frame("drift_pair_parts", pool_id=pid, format=fmt, scoped=judgings is not None)
+                  for fmt in formats]
     return pl.concat(frames).sort("judge", "format", "against")
 
 

@@ -158,7 +158,7 @@ def test_every_sql_file_runs_on_an_empty_migrated_database(tmp_path):
     params |= {"versions": True, **{f"{side}_{part}": "x" for side in ("new", "old")      # or of its own versions
                                     for part in ("model", "template", "settings")}}
     params |= {"strata": "score-bin"}                     # the stratified estimate's reads
-    params |= {"judges": None, "formats": None}           # drift_pair_parts' scope (null: every judging)
+    params |= {"scoped": False}                           # drift_pair_parts' scope (false: every judging)
     files = [f for f in (resources.files("audit") / "sql").iterdir() if f.name.endswith(".sql")]
     assert len(files) >= 6
     con.execute("CREATE TEMP TABLE wanted_df (cand_idx BIGINT, ord BIGINT)")   # candidate_texts' frame

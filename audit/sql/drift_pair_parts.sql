@@ -1,6 +1,6 @@
--- The pairs of judges that share calls, by part: one row per judging of the scope (a judge with a format, by
--- name: $judges[i] with $formats[i], the judgings a reading is scoped to; every judging of the pool ($pool_id)
--- when $judges is null) and per judge of a lower id that answered at least one same call in that format (by
+-- The pairs of judges that share calls, by part: one row per judging of the scope (a judge with a format: with
+-- $scoped, the judgings the reading is scoped to, its scope_judgings; else every judging of the pool ($pool_id))
+-- and per judge of a lower id that answered at least one same call in that format (by
 -- name, decoding, prompt, slot A, slot B, sample): judge, format, against (the judge of the lower id) and
 -- n_shared, the calls both answered. Each pair of judges is counted once per format, in the part of its judge
 -- of the higher id: a new judge (the highest id) counts its own calls against the others' and leaves their
@@ -26,14 +26,10 @@ WITH named AS (
     JOIN named n USING (format_id)
     JOIN judges j USING (judge_id)
     WHERE j.provider <> 'jury'
-), scope AS (                  -- the judgings of the scope, by name (a list of pairs), or every judging
-    SELECT g.judge_id, g.format_id FROM judgings g WHERE $judges IS NULL
+), scope AS (                  -- the judgings of the reading's scope (their ids, read from no call), or every judging
+    SELECT g.judge_id, g.format_id FROM judgings g WHERE NOT $scoped
     UNION ALL
-    SELECT g.judge_id, g.format_id
-    FROM (SELECT unnest($judges::VARCHAR[]) AS judge, unnest($formats::VARCHAR[]) AS format) s
-    JOIN judges j ON j.name = s.judge
-    JOIN judgings g ON g.judge_id = j.judge_id AND g.format = s.format
-    WHERE $judges IS NOT NULL
+    SELECT g.judge_id, g.format_id FROM judgings g SEMI JOIN scope_judgings s USING (judge_id, format_id) WHERE $scoped
 ), tops AS (                   -- per format (its key) the highest judge of the scope: the judges below it are read
     SELECT g.format_key, max(g.judge_id) AS top FROM judgings g SEMI JOIN scope s USING (judge_id, format_id) GROUP BY 1
 ), mine AS (
