@@ -47,9 +47,12 @@ class PoolView:
         self.order = sc.order
         self.identity = bool(np.all(np.diff(sc.order) == 1)) if sc.order.size else True
         self.prompt = sc.prompt[sc.order]
-        _, self.gid = dense_groups(self.prompt, 1)         # each element's prompt as 0..n_prompts-1
-        self.n_prompts = int(self.gid[-1]) + 1 if self.gid.size else 0
-        self.starts = m.group_starts(self.gid)             # where each prompt's elements begin
+        change = np.empty(self.prompt.size, dtype=bool)    # dense_groups(self.prompt, 1): every prompt is kept
+        change[:1] = True
+        np.not_equal(self.prompt[1:], self.prompt[:-1], out=change[1:])
+        self.starts = np.flatnonzero(change)               # where each prompt's elements begin
+        self.gid = np.cumsum(change) - 1                   # each element's prompt as 0..n_prompts-1
+        self.n_prompts = self.starts.size
         r = sc.reference[sc.order]
         self.has_r = ~np.isnan(r)
         self.r_values, _ = m.levels(r[self.has_r])
@@ -132,7 +135,11 @@ MEANS = ("tau_a", "tau_b", "somers_d", "top1", "top1_expected", "top1_uniform")
 
 
 def _sum(values: np.ndarray) -> tuple[float, int]:
-    """The sum and count of the non-NaN values (a mean taken later, possibly over several blocks)."""
+    """The sum and count of the non-NaN values (a mean taken later, possibly over several blocks). Without
+    a NaN (a NaN sum has one), the array itself is summed: the same numbers, in the same order."""
+    total = float(np.ascontiguousarray(values).sum()) if values.size else 0.0
+    if not np.isnan(total):
+        return total, int(values.size)
     values = values[~np.isnan(values)]
     return float(values.sum()) if values.size else 0.0, int(values.size)
 
@@ -176,7 +183,9 @@ def cell_parts(view: PoolView, s: np.ndarray) -> dict:
         if tied[1]:
             parts["top_tied"] = tied
     if both.any():
-        parts["joint"] = joint_counts(code[both], values, view.r_code[both], view.r_values)
+        every = all_valid and every_scored_has_r        # every candidate: no copy of the codes
+        parts["joint"] = (joint_counts(code, values, view.r_code, view.r_values) if every else
+                          joint_counts(code[both], values, view.r_code[both], view.r_values))
         ranked = view.ranked_stats(both, code)
         if ranked is not None:
             n_ranked, st = ranked

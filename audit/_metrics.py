@@ -165,6 +165,9 @@ def judge_top_is_reference_top(jt: np.ndarray, K: np.ndarray, rt: np.ndarray) ->
     return top1
 
 
+STATS = ("n", "n0", "cd", "n1", "n2", "top1", "top1_expected", "top1_uniform", "top_tied")   # per group
+
+
 class PromptMatrix:
     """PromptStats for any subset of a fixed set of candidates, laid out once.
 
@@ -174,7 +177,13 @@ class PromptMatrix:
     elements in `present` form, without laying them out again: a pair counts where both its members
     are present, and the tops are taken among the present members. Every count is an integer, so
     each group's values are PromptStats' exactly, and the groups come in the same (group) order.
-    For groups of at most SMALL_GROUP elements (PromptStats enumerates larger ones by offset)."""
+    For groups of at most SMALL_GROUP elements (PromptStats enumerates larger ones by offset).
+
+    Laid out once per bucket: the pairs' (i < j) reference order sign(r_i - r_j) (pairs x G, int8), the tops
+    of r, each member's rank by key in its group (the largest key highest, of two equal keys the earlier
+    member, as judge_top_is_reference_top picks). A cell costs a few integer operations: its pairs' code
+    differences, and one maximum of code * 2k + 2 * rank + (reference top) per group: the judge top's member
+    with the largest key, and in its last bit, top1."""
 
     def __init__(self, group: np.ndarray, r: np.ndarray, key: np.ndarray):
         self.n_groups = int(group[-1]) + 1 if group.size else 0
@@ -183,26 +192,40 @@ class PromptMatrix:
         if sizes.size and sizes.max() > SMALL_GROUP:
             raise ValueError(f"PromptMatrix: groups of at most {SMALL_GROUP} elements")
         self.buckets = []
-        for k in np.unique(sizes):
+        for k in np.flatnonzero(np.bincount(sizes)).tolist():        # the sizes that occur (at most 64)
             gids = np.flatnonzero(sizes == k)
             idx = starts[gids][None, :] + np.arange(k)[:, None]        # k x G member indices
-            R = r[idx]
-            self.buckets.append({"gids": gids, "k": int(k), "idx": idx, "K": key[idx], "R": R,
-                                 "dr": [np.sign(R[i] - R[i + 1:]) for i in range(k - 1)]})
+            R, K = r[idx], key[idx]
+            dr = _pairwise(np.greater, R, bool).astype(np.int8) - _pairwise(np.less, R, bool)
+            rank = np.zeros((k, len(gids)), dtype=np.int16)           # members with a smaller key, and
+            for j in range(k):                                        # later members with the same key
+                rank += K[j] < K
+                rank[:j] += K[j] == K[:j]
+            rt, rank2 = R == R.max(axis=0), 2 * rank                  # rt: the tops when all are present
+            r_tied = dr == 0
+            n2 = r_tied.sum(axis=0, dtype=np.int16).astype(float)
+            n2.flags.writeable = False                                # compute returns it as it is
+            self.buckets.append({"gids": gids, "k": k, "idx": idx, "R": R, "dr": dr, "r_tied": r_tied,
+                                 "rank2": rank2, "rank2_rt": rank2 + rt, "rt": rt, "n2": n2, "n_rt": rt.sum(axis=0)})
 
     def compute(self, s: np.ndarray, present: np.ndarray) -> tuple[int, dict]:
         """(how many groups have >= 2 present members; per such group, in group order,
-        PromptStats.compute's values over its present members). s: level codes or values (order and ties); r and s of
-        absent members are never compared."""
-        out = {name: np.zeros(self.n_groups) for name in
-               ("n", "n0", "cd", "n1", "n2", "top1", "top1_expected", "top1_uniform", "top_tied")}
-        for b in self.buckets:
-            self._bucket(b, s, present, out)
+        PromptStats.compute's values over its present members). s: level codes (level_codes': int8, int16
+        or int32, >= 0) or values (coded here: order and ties); r and s of absent members are never compared."""
+        if s.dtype not in (np.int8, np.int16, np.int32):
+            s = level_codes(s, np.unique(s[present]))
+        every = bool(present.all())
+        parts = [(b["gids"], self._bucket(b, s, None if every else present)) for b in self.buckets]
+        if len(parts) == 1 and parts[0][0].size == self.n_groups:    # one size: already in group order
+            out = parts[0][1]
+        else:
+            out = {name: np.zeros(self.n_groups) for name in STATS}
+            for gids, values in parts:
+                for name, v in values.items():
+                    out[name][gids] = v
         kept = out["n"] >= 2
         n_kept = int(np.count_nonzero(kept))
-        if n_kept == self.n_groups:
-            return n_kept, out
-        return n_kept, {name: v[kept] for name, v in out.items()}
+        return n_kept, out if n_kept == self.n_groups else {name: v[kept] for name, v in out.items()}
 
     def top_tied(self, s: np.ndarray, present: np.ndarray) -> tuple[int, int]:
         """Over the groups with >= 2 present members: how many have their highest s held by >= 2 of
@@ -217,27 +240,46 @@ class PromptMatrix:
         return tied, groups
 
     @staticmethod
-    def _bucket(b: dict, s: np.ndarray, present: np.ndarray, out: dict) -> None:
-        gids, k, n_g = b["gids"], b["k"], len(b["gids"])
-        S, P, R = s[b["idx"]], present[b["idx"]], b["R"]
-        n = P.sum(axis=0)
-        cd, n1, n2 = np.zeros(n_g), np.zeros(n_g), np.zeros(n_g)
-        for i in range(k - 1):
-            both = P[i] & P[i + 1:]
-            ds = np.sign(S[i] - S[i + 1:])
-            cd += np.where(both, ds * b["dr"][i], 0).sum(axis=0)
-            n1 += (both & (ds == 0)).sum(axis=0)
-            n2 += (both & (b["dr"][i] == 0)).sum(axis=0)
-        jt = P & (S == np.where(P, S, _lowest(S.dtype)).max(axis=0))     # the tops among the present
-        rt = P & (R == np.where(P, R, _lowest(R.dtype)).max(axis=0))
-        K, n_jt, n_rt = b["K"], jt.sum(axis=0), rt.sum(axis=0)
-        top1 = judge_top_is_reference_top(jt, K, rt)
+    def _bucket(b: dict, s: np.ndarray, present: np.ndarray | None) -> dict:
+        """One bucket's values (present None: every member is present)."""
+        k, n_g, S = b["k"], len(b["gids"]), s[b["idx"]]
+        d = _pairwise(np.subtract, S, S.dtype)    # s_i - s_j of the pairs (codes >= 0: fits their type)
+        tied, d = d == 0, np.sign(d, out=d)
+        d *= b["dr"]                              # +1 concordant, -1 discordant, 0 tied
+        width = 2 * k                             # code * 2k + 2 * rank + (reference top)
+        C = np.multiply(S, width, dtype=np.int16 if S.dtype == np.int8 else np.int64)
+        if present is None:
+            rt, n_rt, n2, n = b["rt"], b["n_rt"], b["n2"], np.full(n_g, k, dtype=np.int16)
+            C += b["rank2_rt"]
+        else:
+            P = present[b["idx"]]
+            n, both = P.sum(axis=0, dtype=np.int16), _pairwise(np.logical_and, P, bool)
+            tied &= both
+            d *= both
+            n2 = (both & b["r_tied"]).sum(axis=0, dtype=np.int16).astype(float)
+            rt = P & (b["R"] == np.where(P, b["R"], _lowest(b["R"].dtype)).max(axis=0))   # the tops among the present
+            n_rt = rt.sum(axis=0, dtype=np.int16)
+            C += b["rank2"] + rt
+            C[~P] = -1
+        top = C.max(axis=0)                       # the judge top's member with the largest key
+        jt = C >= top - top % width               # the members holding the highest code
+        n_jt = jt.sum(axis=0, dtype=np.int16)
+        jt &= rt
         with np.errstate(divide="ignore", invalid="ignore"):
-            values = {"n": n.astype(float), "n0": n * (n - 1) / 2.0, "cd": cd, "n1": n1, "n2": n2,
-                      "top1": top1.astype(float), "top1_expected": (jt & rt).sum(axis=0) / n_jt,
-                      "top1_uniform": n_rt / n, "top_tied": (n_jt >= 2).astype(float)}
-        for name, v in values.items():
-            out[name][gids] = v
+            return {"n": n.astype(float), "n0": n * (n - 1) / 2.0, "cd": d.sum(axis=0, dtype=np.int16).astype(float),
+                    "n1": tied.sum(axis=0, dtype=np.int16).astype(float), "n2": n2, "top1": (top & 1).astype(float),
+                    "top1_expected": jt.sum(axis=0, dtype=np.int16) / n_jt, "top1_uniform": n_rt / n,
+                    "top_tied": (n_jt >= 2).astype(float)}
+
+
+def _pairwise(op, X: np.ndarray, dtype) -> np.ndarray:
+    """op(X[i], X[j]) of the pairs of rows i < j of a k x G matrix (i, then j, ascending): pairs x G."""
+    k, at = X.shape[0], 0
+    out = np.empty((k * (k - 1) // 2, X.shape[1]), dtype=dtype)
+    for i in range(k - 1):
+        op(X[i], X[i + 1:], out=out[at:at + k - 1 - i])
+        at += k - 1 - i
+    return out
 
 
 def _lowest(dtype: np.dtype):
@@ -274,7 +316,7 @@ def selected_member(group: np.ndarray, s: np.ndarray, key: np.ndarray) -> np.nda
 
 
 PROBE = 512          # levels: the elements whose distinct values are tried before sorting
-PROBE_LEVELS = 16    # and at most this many of them
+PROBE_LEVELS = 64    # and at most this many of them (64 comparisons cost less than one sort)
 
 
 def levels(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -297,7 +339,7 @@ def levels(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return xs[starts], np.diff(np.append(starts, xs.size))
 
 
-COMPARE_LEVELS = 48  # up to this many levels, codes come from one comparison per level
+COMPARE_LEVELS = 127  # up to this many levels (int8 codes), one comparison per level (a binary search costs more)
 
 
 def level_codes(x: np.ndarray, values: np.ndarray) -> np.ndarray:

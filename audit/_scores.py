@@ -67,28 +67,38 @@ def normalised_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.n
     against the anchor); tournament: sigma(v) as Response A, 1 - sigma(v) as Response B, over its
     matches against other candidates. weight (optional): each row's weight in its candidate's mean
     (1 / the call's parsed samples: a call then counts once, with the mean of its samples).
+
+    Every sum is taken call by call in the calls' order (np.bincount), so a score is the same
+    double whichever way it is counted: a weight of 1 is no weight (counts are whole numbers).
     """
     if pairing == "tournament":   # self-comparisons carry no information about a candidate
         match = a != b
         if not match.all():
             a, b, value = a[match], b[match], value[match]
             weight = None if weight is None else weight[match]
+        a, b = a.astype(np.intp, copy=False), b.astype(np.intp, copy=False)   # once, not per bincount
         sig = 1.0 / (1.0 + np.exp(-value))
-        w = np.ones(a.size) if weight is None else weight
-        count = np.bincount(a, weights=w, minlength=n) + np.bincount(b, weights=w, minlength=n)
-        total = np.bincount(a, weights=w * sig, minlength=n) + np.bincount(b, weights=w * (1.0 - sig), minlength=n)
+        if weight is None:
+            count = np.bincount(a, minlength=n) + np.bincount(b, minlength=n)
+            total = np.bincount(a, weights=sig, minlength=n) + np.bincount(b, weights=1.0 - sig, minlength=n)
+        else:
+            count = np.bincount(a, weights=weight, minlength=n) + np.bincount(b, weights=weight, minlength=n)
+            total = (np.bincount(a, weights=weight * sig, minlength=n)
+                     + np.bincount(b, weights=weight * (1.0 - sig), minlength=n))
     else:
         keep = ~swapped if pairing == "anchored" else slice(None)
-        idx, val = a[keep], (value[keep] - lo) / (hi - lo)
+        idx, val = a[keep], np.subtract(value[keep], lo, dtype=float)
+        val /= hi - lo                    # (v - lo) / (hi - lo), in the one array
         if weight is not None:
             w = weight[keep]
             count, total = np.bincount(idx, weights=w, minlength=n), np.bincount(idx, weights=w * val, minlength=n)
             with np.errstate(invalid="ignore", divide="ignore"):
                 return np.round(total / count, ROUND)
-        count = np.bincount(idx, minlength=n)
-        if count.max(initial=0) <= 1:  # one call per candidate (the usual case): no mean to take
+        ascending = idx.size < 2 or bool((idx[1:] > idx[:-1]).all())    # no candidate twice (no count needed)
+        count = None if ascending else np.bincount(idx, minlength=n)
+        if ascending or count.max(initial=0) <= 1:  # one call per candidate (the usual case): no mean to take
             out = np.full(n, np.nan)
-            out[idx] = np.round(val, ROUND)
+            out[idx] = np.round(val, ROUND, out=val)
             return out
         total = np.bincount(idx, weights=val, minlength=n)
     with np.errstate(invalid="ignore", divide="ignore"):
