@@ -97,8 +97,11 @@ def normalised_scores(pairing: str, lo: float, hi: float, a: np.ndarray, b: np.n
         ascending = idx.size < 2 or bool((idx[1:] > idx[:-1]).all())    # no candidate twice (no count needed)
         count = None if ascending else np.bincount(idx, minlength=n)
         if ascending or count.max(initial=0) <= 1:  # one call per candidate (the usual case): no mean to take
+            np.round(val, ROUND, out=val)
+            if ascending and idx.size == n:         # each of the n candidates, in order
+                return val
             out = np.full(n, np.nan)
-            out[idx] = np.round(val, ROUND, out=val)
+            out[idx] = val
             return out
         total = np.bincount(idx, weights=val, minlength=n)
     with np.errstate(invalid="ignore", divide="ignore"):
