@@ -165,9 +165,6 @@ def judge_top_is_reference_top(jt: np.ndarray, K: np.ndarray, rt: np.ndarray) ->
     return top1
 
 
-STATS = ("n", "n0", "cd", "n1", "n2", "top1", "top1_expected", "top1_uniform", "top_tied")   # per group
-
-
 class PromptMatrix:
     """PromptStats for any subset of a fixed set of candidates, laid out once.
 
@@ -179,11 +176,10 @@ class PromptMatrix:
     each group's values are PromptStats' exactly, and the groups come in the same (group) order.
     For groups of at most SMALL_GROUP elements (PromptStats enumerates larger ones by offset).
 
-    Laid out once per bucket: the pairs' (i < j) reference order sign(r_i - r_j) (pairs x G, int8), the tops
-    of r, each member's rank by key in its group (the largest key highest, of two equal keys the earlier
-    member, as judge_top_is_reference_top picks). A cell costs a few integer operations: its pairs' code
-    differences, and one maximum of code * 2k + 2 * rank + (reference top) per group: the judge top's member
-    with the largest key, and in its last bit, top1."""
+    Laid out once per bucket: the pairs' (i < j) reference order sign(r_i - r_j), the tops of r, each member's
+    rank by key (the largest key highest, of two equal keys the earlier member, as judge_top_is_reference_top
+    picks). A cell then costs a few integer operations: its pairs' code differences, and one maximum of
+    code * 2k + 2 * rank + (reference top) per group (the judge top's member with the largest key; top1)."""
 
     def __init__(self, group: np.ndarray, r: np.ndarray, key: np.ndarray):
         self.n_groups = int(group[-1]) + 1 if group.size else 0
@@ -202,11 +198,12 @@ class PromptMatrix:
                 rank += K[j] < K
                 rank[:j] += K[j] == K[:j]
             rt, rank2 = R == R.max(axis=0), 2 * rank                  # rt: the tops when all are present
-            r_tied = dr == 0
-            n2 = r_tied.sum(axis=0, dtype=np.int16).astype(float)
+            lo, hi = (int(R.min()), int(R.max())) if R.dtype.kind in "iu" and R.size else (0, 1 << 15)
+            n2 = (dr == 0).sum(axis=0, dtype=np.int16).astype(float)
             n2.flags.writeable = False                                # compute returns it as it is
-            self.buckets.append({"gids": gids, "k": k, "idx": idx, "R": R, "dr": dr, "r_tied": r_tied,
-                                 "rank2": rank2, "rank2_rt": rank2 + rt, "rt": rt, "n2": n2, "n_rt": rt.sum(axis=0)})
+            self.buckets.append({"gids": gids, "k": k, "idx": idx, "R": R, "dr": dr,
+                                 "rank2": rank2, "rank2_rt": rank2 + rt, "rt": rt, "n2": n2, "n_rt": rt.sum(axis=0),
+                                 "r1": R.astype(np.int16) - (lo - 1) if hi - lo < (1 << 14) else None})   # r >= 1
 
     def compute(self, s: np.ndarray, present: np.ndarray) -> tuple[int, dict]:
         """(how many groups have >= 2 present members; per such group, in group order,
@@ -214,12 +211,12 @@ class PromptMatrix:
         or int32, >= 0) or values (coded here: order and ties); r and s of absent members are never compared."""
         if s.dtype not in (np.int8, np.int16, np.int32):
             s = level_codes(s, np.unique(s[present]))
-        every = bool(present.all())
-        parts = [(b["gids"], self._bucket(b, s, None if every else present)) for b in self.buckets]
+        parts = [(b["gids"], self._bucket(b, s, None if present.all() else present)) for b in self.buckets]
         if len(parts) == 1 and parts[0][0].size == self.n_groups:    # one size: already in group order
             out = parts[0][1]
         else:
-            out = {name: np.zeros(self.n_groups) for name in STATS}
+            out = {name: np.zeros(self.n_groups) for name in
+                   ("n", "n0", "cd", "n1", "n2", "top1", "top1_expected", "top1_uniform", "top_tied")}
             for gids, values in parts:
                 for name, v in values.items():
                     out[name][gids] = v
@@ -256,11 +253,13 @@ class PromptMatrix:
             n, both = P.sum(axis=0, dtype=np.int16), _pairwise(np.logical_and, P, bool)
             tied &= both
             d *= both
-            n2 = (both & b["r_tied"]).sum(axis=0, dtype=np.int16).astype(float)
-            rt = P & (b["R"] == np.where(P, b["R"], _lowest(b["R"].dtype)).max(axis=0))   # the tops among the present
+            n2 = (both & (b["dr"] == 0)).sum(axis=0, dtype=np.int16).astype(float)
+            r = b["r1"] * P if b["r1"] is not None else np.where(P, b["R"], _lowest(b["R"].dtype))  # (np.where: slow)
+            rt = (r == r.max(axis=0)) & P         # the tops among the present (r1 >= 1: 0 where absent)
             n_rt = rt.sum(axis=0, dtype=np.int16)
-            C += b["rank2"] + rt
-            C[~P] = -1
+            C += b["rank2"] + rt + 1
+            C *= P                                # -1 where absent (below every present member)
+            C -= 1
         top = C.max(axis=0)                       # the judge top's member with the largest key
         jt = C >= top - top % width               # the members holding the highest code
         n_jt = jt.sum(axis=0, dtype=np.int16)
