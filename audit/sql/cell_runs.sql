@@ -2,8 +2,10 @@
 -- latest cell run: the source (score | import), the verbatim template, the recorded decoding settings,
 -- the schedule. A cell run's decoding mode is read from its verdicts (cell runs recorded before the mode was
 -- a setting hold it only there), else from its settings, else greedy. A cell run whose verdicts hold several
--- decodings (an imported or attached file whose rows name them) gets one of them, any (as any_value chose
--- among its calls before).
+-- decodings (an imported or attached file whose rows name them) gets one of them, any: any_value over its
+-- distinct decodings, in the order the hash table gives them. Before, any_value over its calls took the first
+-- stored call's on a pool small enough to be read by one thread, and any at scale, where threads race; no
+-- column of verdict_source keeps the order the calls were stored in, so neither choice is kept.
 -- `modes` groups the pool's calls by integer keys alone: the cell run and its decoding as a small code (as in
 -- cell_calls.sql; another decoding kept as its text, told by its code alone, so each call's text is compared
 -- once), a distinct of a few rows per cell run, named after. any_value of the decoding's text over every

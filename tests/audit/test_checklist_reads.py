@@ -120,8 +120,9 @@ def test_the_pools_hold_what_the_comparison_needs(pools):
 
 def test_a_cell_run_of_several_decodings_gets_one_of_them(db, write_jsonl):
     """A file whose rows name two decodings of one judge and format is one cell run: old and new
-    give it one mode, one of the decodings its calls hold (any_value's choice, not defined by either),
-    and the same rows otherwise."""
+    give it one mode, one of the decodings its calls hold, and the same rows otherwise. Which one is
+    any_value's choice in both: the old query's, over the calls, is the first stored call's on a pool this
+    small (one thread) and any at scale; the new one's, over the distinct decodings, the hash table's."""
     _pool(db, write_jsonl, "p", 3)
     rows = _calls("j1", "likert5", "greedy", range(3), 1, 0) + _calls("j1", "likert5", "constrained", range(3), 1, 1)
     import_verdicts(db, write_jsonl("v.jsonl", rows), "p")
