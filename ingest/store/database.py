@@ -12,7 +12,9 @@ connection, runs SQL text or registers a frame.
 
 A handle may be scoped to some judgings (`db.scoped([("j1", "likert5")])`, a judge with a format): its
 readings' `verdict_source` then holds only their calls, so any audit function given it computes only
-their cells (the derived results' parts, one per judging).
+their cells (the derived results' parts, one per judging). A handle may also hold the fingerprints a
+refresh took at its start (`db.at(now)`), which a result computed from others' stored parts reads
+them under (audit.derived's leaderboard), so that it takes none again.
 """
 
 from __future__ import annotations
@@ -37,16 +39,24 @@ class Database:
     else ./judgeaudit.duckdb). A `Database` is path-like, so it goes wherever a path went."""
 
     def __init__(self, path: str | os.PathLike | None = None,
-                 judgings: tuple[tuple[str, str], ...] | None = None):
+                 judgings: tuple[tuple[str, str], ...] | None = None, marks_now=None):
         if isinstance(path, Database):
             path = path.path
         self.path = settings.database_path(path).resolve()
         self.judgings = None if judgings is None else tuple(sorted((str(j), str(f)) for j, f in judgings))
+        self.marks_now = marks_now
 
     def scoped(self, judgings) -> "Database":
         """The same database with every reading scoped to these judgings' calls ((judge, format)
         pairs): what an audit function reads through it computes those judgings' cells alone."""
-        return Database(self.path, tuple(judgings))
+        return Database(self.path, tuple(judgings), self.marks_now)
+
+    def at(self, marks_now) -> "Database":
+        """The same database whose derived results are read under the fingerprints `marks_now`
+        (ingest.store.derived_marks_now: a refresh's, taken at its start) rather than taken again:
+        what a result computed from others' stored parts reads them under (`marks_now`; None: taken
+        when read)."""
+        return Database(self.path, self.judgings, marks_now)
 
     @classmethod
     def of(cls, db: "Database | str | os.PathLike | None") -> "Database":
@@ -64,10 +74,11 @@ class Database:
         return f"Database({str(self.path)!r}{scope})"
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Database) and (other.path, other.judgings) == (self.path, self.judgings)
+        return isinstance(other, Database) and \
+            (other.path, other.judgings, other.marks_now) == (self.path, self.judgings, self.marks_now)
 
     def __hash__(self) -> int:
-        return hash((self.path, self.judgings))
+        return hash((self.path, self.judgings, self.marks_now))
 
     def exists(self) -> bool:
         return self.path.is_file()
