@@ -29,6 +29,13 @@ from ._layer import Reader, computed_parts, marks_of, read_under
 from ._registry import RESULTS, Result
 
 SAVE_EVERY_S = 30.0     # a refresh stores what it computed at least this often (in seconds computed)
+# the audit's queries that several results of a refresh read with the same parameters and scope, read once
+# per refresh (Database.sharing): the cells' call counts (cells, positions, consistency, scored_cells), slot
+# bias's items (bias, bias_items), the label cells (alt_test, decisions twice), the candidates' and systems'
+# codes (rank, style_rank, estimate); up to SHARED_BYTES of rows kept (more is read again, as before)
+SHARED_READS = frozenset(("audit", name) for name in (
+    "cell_calls", "bias_items", "label_cells", "rank_candidate_codes", "rank_systems"))
+SHARED_BYTES = 256 << 20
 WORKERS: int | None = None   # results a refresh computes at once; None: one per core (1: one after another)
 
 
@@ -194,7 +201,7 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS, workers: int | 
     computed under. `workers` results (refresh_workers: one per core by default) compute at once, each
     after the results it reads; what is stored, and the document (in the registry's order), are the
     sequential refresh's (workers=1)."""
-    db = Database.of(db)
+    db = Database.of(db).sharing(SHARED_READS, SHARED_BYTES)   # kept for this refresh alone
     now = db.derived_marks_now(pool)
     if now is None:                        # no such pool (the caller migrated the database first)
         known = ", ".join(pools(db)["name"]) or "none"
