@@ -12,7 +12,9 @@ connection, runs SQL text or registers a frame.
 
 A handle may be scoped to some judgings (`db.scoped([("j1", "likert5")])`, a judge with a format): its
 readings' `verdict_source` then holds only their calls, so any audit function given it computes only
-their cells (the derived results' parts, one per judging).
+their cells (the derived results' parts, one per judging). A handle may also hold the fingerprints a
+refresh took at its start (`db.at(now)`), which a result computed from others' stored parts reads
+them under (audit.derived's leaderboard), so that it takes none again.
 """
 
 from __future__ import annotations
@@ -38,18 +40,20 @@ class Database:
     else ./judgeaudit.duckdb). A `Database` is path-like, so it goes wherever a path went."""
 
     def __init__(self, path: str | os.PathLike | None = None,
-                 judgings: tuple[tuple[str, str], ...] | None = None, shared: "SharedReads | None" = None):
+                 judgings: tuple[tuple[str, str], ...] | None = None, shared: "SharedReads | None" = None,
+                 marks_now=None):
         if isinstance(path, Database):
             path = path.path
         self.path = settings.database_path(path).resolve()
         self.judgings = None if judgings is None else tuple(sorted((str(j), str(f)) for j, f in judgings))
         self.shared = shared
+        self.marks_now = marks_now
 
     def scoped(self, judgings) -> "Database":
         """The same database with every reading scoped to these judgings' calls ((judge, format)
         pairs): what an audit function reads through it computes those judgings' cells alone. It
         shares the reads this handle shares (`sharing`)."""
-        return Database(self.path, tuple(judgings), self.shared)
+        return Database(self.path, tuple(judgings), self.shared, self.marks_now)
 
     def sharing(self, names, budget_bytes: int) -> "Database":
         """The same database (and scope) whose readings keep the rows of the named queries (a set of
@@ -58,7 +62,14 @@ class Database:
         rows are kept (later ones are read as before). For one pass over a database that does not move
         meanwhile, or whose results are dropped when it did (a refresh: what it computed is stored only
         under the fingerprints taken at its start), where several results read the same rows."""
-        return Database(self.path, self.judgings, SharedReads(names, budget_bytes))
+        return Database(self.path, self.judgings, SharedReads(names, budget_bytes), self.marks_now)
+
+    def at(self, marks_now) -> "Database":
+        """The same database (scope and shared reads) whose derived results are read under the
+        fingerprints `marks_now` (ingest.store.derived_marks_now: a refresh's, taken at its start)
+        rather than taken again: what a result computed from others' stored parts reads them under
+        (`marks_now`; None: taken when read)."""
+        return Database(self.path, self.judgings, self.shared, marks_now)
 
     @classmethod
     def of(cls, db: "Database | str | os.PathLike | None") -> "Database":
