@@ -201,6 +201,31 @@ def _stored_parts(db: Database, name: str, args: tuple, marks: list) -> tuple[di
     return db.derived_parts(marks, name, args)
 
 
+def _key(name: str, db: Database, pool: str, args: tuple, marks: list) -> tuple:
+    """The key of this process's copy of a result: its name, database, pool, arguments and fingerprints."""
+    return (name, str(db.path), pool, json.dumps(list(args), sort_keys=True, default=str),
+            tuple(m.fingerprint for m in marks))
+
+
+def read_under(reader: Reader, now, name: str, args: tuple, unstored: dict) -> pl.DataFrame:
+    """The result `name` for `args` as `read` gives it, but under the fingerprints `now` (a refresh's,
+    taken at its start; ingest.store.derived_marks_now), so that no fingerprint is taken again: each
+    part as `unstored` holds it ({mark: frame}: computed under `now` and not stored, the refresh's
+    own), else as stored under its mark; a part neither computed and stored as `read` does."""
+    db, pool, result = reader.db, reader.pool, reader.results[name]
+    if result.built_from:
+        return result.build(reader(result.built_from, *args))
+    marks = marks_of(db, pool, result, args, reader, now)
+    key = _key(name, db, pool, args, marks)
+    frame = _recall(key)
+    if frame is None:
+        rest = [m for m in marks if m not in unstored]
+        frames = _stored_parts(db, name, args, rest)[0] if rest else {}
+        frames.update({m.part: unstored[m] for m in marks if m in unstored})
+        frame = _remember(key, _current(db, pool, name, result, args, marks, frames, reader)[0])
+    return frame
+
+
 def read(db, pool: str, name: str, *args, results: dict[str, Result] = RESULTS, bar=no_bar) -> pl.DataFrame:
     """The result `name` of the pool for `args`: this process's copy while what it is computed from is
     unchanged, else the stored frame (its parts) when current, else computed once (while `bar()`'s
@@ -213,8 +238,7 @@ def read(db, pool: str, name: str, *args, results: dict[str, Result] = RESULTS, 
     marks = marks_of(db, pool, result, args, reader)
     if marks is None:                     # no such pool, or an old schema: the audit says which
         return result.compute(db, pool, *args)
-    key = (name, str(db.path), pool, json.dumps(list(args), sort_keys=True, default=str),
-           tuple(m.fingerprint for m in marks))
+    key = _key(name, db, pool, args, marks)
     frame = _recall(key)
     if frame is not None:
         return frame

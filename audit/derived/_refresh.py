@@ -6,8 +6,10 @@ another, for debugging): each in a thread of its own that takes a computing slot
 registry first, and waits (its slot given back) for the results it reads: those it `uses`, those it
 `reads_stored`, and those its first view or `judges_of` read. A computation's DuckDB queries and numpy
 loops release the GIL. What is stored, and the refresh's document, are the sequential refresh's: the
-fingerprints are taken once at the start, each result's parts are computed under them, and one writer
-(_Saves) stores what waits.
+fingerprints are taken once at the start, each result's parts are computed under them, a result it
+reads is read under them too (what it computed, else what is stored under them: no fingerprint taken
+again), and one writer (_Saves) stores what waits, checking once per store that the verdicts did not
+move meanwhile.
 """
 
 from __future__ import annotations
@@ -23,10 +25,17 @@ from ingest.store.database import Database
 
 from .._pools import pools
 from .._read import AuditError
-from ._layer import Reader, computed_parts, marks_of
+from ._layer import Reader, computed_parts, marks_of, read_under
 from ._registry import RESULTS, Result
 
 SAVE_EVERY_S = 30.0     # a refresh stores what it computed at least this often (in seconds computed)
+# the audit's queries that several results of a refresh read with the same parameters and scope, read once
+# per refresh (Database.sharing): the cells' call counts (cells, positions, consistency, scored_cells), slot
+# bias's items (bias, bias_items), the label cells (alt_test, decisions twice), the candidates' and systems'
+# codes (rank, style_rank, estimate); up to SHARED_BYTES of rows kept (more is read again, as before)
+SHARED_READS = frozenset(("audit", name) for name in (
+    "cell_calls", "bias_items", "label_cells", "rank_candidate_codes", "rank_systems"))
+SHARED_BYTES = 256 << 20
 WORKERS: int | None = None   # results a refresh computes at once; None: one per core (1: one after another)
 
 
@@ -42,14 +51,15 @@ def refresh_workers(workers: int | None = None) -> int:
 
 class _Saves:
     """What a refresh computed, stored together (one transaction, the fingerprints now read once for
-    all; ingest.store.save_derived_many) when it ends, before anything is read through the layer (a
-    result's `uses`, a first view's) or a result that `reads_stored` others computes, so that it finds
-    them stored, and once SAVE_EVERY_S seconds of computing wait, so a page opened during a long
+    all, each part stored only where its fingerprint still holds; ingest.store.save_derived_many) when
+    it ends, before a result that `reads_stored` one of those waiting computes (its compute reads them
+    from the store), and once SAVE_EVERY_S seconds of computing wait, so a page opened during a long
     refresh finds the results computed so far. The refresh's workers add to it; one flush at a time
-    writes (the one writer), in the order the results were added."""
+    writes (the one writer), in the order the results were added. What is not stored (waiting, or
+    refused at a flush: the verdicts moved) stays here for the refresh's reads (`unstored`)."""
 
     def __init__(self, db: Database):
-        self.db, self.waiting = db, []
+        self.db, self.waiting, self.refused = db, [], []
         self._lock = threading.RLock()
 
     def add(self, entry: dict, name: str, args: tuple, parts: list[tuple]) -> None:
@@ -64,8 +74,23 @@ class _Saves:
                 return
             waiting, self.waiting = self.waiting, []
             stored = self.db.save_derived_many([(name, args, parts) for _, name, args, parts in waiting])
-            for (entry, *_), ok in zip(waiting, stored):
+            for (entry, name, args, parts), ok in zip(waiting, stored):
                 entry["status"] = "computed" if all(ok) else "not stored"
+                self.refused += [(name, args, part) for part, saved in zip(parts, ok) if not saved]
+
+    def flush_for(self, names: tuple[str, ...]) -> None:
+        """Flush when one of the results `names` waits (a compute is about to read them stored)."""
+        with self._lock:
+            if any(name in names for _, name, _, _ in self.waiting):
+                self.flush()
+
+    def unstored(self, name: str, args: tuple) -> dict:
+        """{mark: frame}: the parts of the result `name` for `args` computed by this refresh and not
+        stored (waiting, or refused); the others are stored, or were not computed."""
+        with self._lock:
+            parts = [part for _, n, a, ps in self.waiting if (n, a) == (name, args) for part in ps]
+            parts += [part for n, a, part in self.refused if (n, a) == (name, args)]
+        return {mark: frame for mark, frame, _ in parts}
 
 
 class _Slots:
@@ -122,21 +147,22 @@ class _Plan:
             self.slots.take(self.order[mine])
 
 
-class _SavingReader(Reader):
-    """A refresh's Reader: a result of this refresh is read once computed, and what the refresh
-    computed is stored before a result is read through the layer."""
+class _RefreshReader(Reader):
+    """A refresh's Reader: a result of this refresh is read once computed, and every result under the
+    fingerprints the refresh took at its start (`now`), never taken again: its parts as computed
+    (those not stored yet held by the saves), else as stored (read_under). So nothing is stored for
+    a read, and a read sees the parts the refresh computed whether or not they were stored."""
 
-    def __init__(self, db: Database, pool: str, results: dict[str, Result], saves: _Saves, plan: "_Plan"):
+    def __init__(self, db: Database, pool: str, results: dict[str, Result], saves: _Saves, plan: "_Plan", now):
         super().__init__(db, pool, results)
-        self.saves, self.plan = saves, plan
+        self.saves, self.plan, self.now = saves, plan, now
 
     def __call__(self, name: str, *args) -> pl.DataFrame:
         self.plan.wait_for(name)
-        self.saves.flush()
-        return super().__call__(name, *args)
+        return read_under(self, self.now, name, args, self.saves.unstored(name, args))
 
 
-def _refresh_one(db: Database, pool: str, name: str, result: Result, reader: _SavingReader, now) -> dict | None:
+def _refresh_one(db: Database, pool: str, name: str, result: Result, reader: _RefreshReader, now) -> dict | None:
     """The refresh of one result: its entry ({name, status, seconds, parts, computed, n_verdicts}),
     its computed parts added to the saves; None where the page's first view computes nothing."""
     args = result.first_view(reader, pool)
@@ -150,10 +176,9 @@ def _refresh_one(db: Database, pool: str, name: str, result: Result, reader: _Sa
     if not missing:
         return {"name": name, "status": "current", "seconds": 0.0, "parts": len(marks), "computed": 0,
                 "n_verdicts": n_verdicts}
-    for stored in result.reads_stored:  # its compute reads their stored parts: store what is waiting
+    for stored in result.reads_stored:  # its compute reads their stored parts: store those waiting
         reader.plan.wait_for(stored)
-    if result.reads_stored:
-        reader.saves.flush()
+    reader.saves.flush_for(result.reads_stored)
     seconds, parts = computed_parts(db, pool, result, args, missing, reader)
     entry = {"name": name, "status": "computed", "seconds": round(seconds, 3), "parts": len(marks),
              "computed": len(parts), "n_verdicts": n_verdicts}
@@ -169,19 +194,22 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS, workers: int | 
     or 'not stored' (the verdicts moved meanwhile, or the database could not be written); parts: how
     many the result is stored in, computed: how many of them were computed now.
 
-    The fingerprints are taken once, at the start (what every result is computed under), and which
-    parts are current is asked of the stored fingerprints alone; what is computed is stored together,
-    each part only if its fingerprint is still the one it was computed under. `workers` results
-    (refresh_workers: one per core by default) compute at once, each after the results it reads; what
-    is stored, and the document (in the registry's order), are the sequential refresh's (workers=1)."""
-    db = Database.of(db)
+    The fingerprints are taken once, at the start (what every result is computed, and every result it
+    reads is read, under), and which parts are current is asked of the stored fingerprints alone; what
+    is computed is stored together (at the end, before a result that reads it stored computes, and
+    every SAVE_EVERY_S seconds computed), each part only if its fingerprint is still the one it was
+    computed under. `workers` results (refresh_workers: one per core by default) compute at once, each
+    after the results it reads; what is stored, and the document (in the registry's order), are the
+    sequential refresh's (workers=1)."""
+    db = Database.of(db).sharing(SHARED_READS, SHARED_BYTES)   # kept for this refresh alone
     now = db.derived_marks_now(pool)
     if now is None:                        # no such pool (the caller migrated the database first)
         known = ", ".join(pools(db)["name"]) or "none"
         raise AuditError(f"no pool named '{pool}' (known: {known})")
+    db = db.at(now)                        # what the results computed from others' stored parts read them under
     names = [name for name, result in results.items() if not result.built_from]
     saves, plan = _Saves(db), _Plan(results, names, refresh_workers(workers))
-    reader = _SavingReader(db, pool, results, saves, plan)
+    reader = _RefreshReader(db, pool, results, saves, plan, now)
     entries: dict[str, dict | None] = {}
 
     def run(name: str) -> None:

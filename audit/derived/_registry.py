@@ -81,9 +81,10 @@ def checklist_frame(db, pool: str, cells: pl.DataFrame | None = None, bias: pl.D
 def judges_frame(db, pool: str, prices: tuple = ()) -> pl.DataFrame:
     """audit.judges at the prices given as price_args (a hashable, storable form of judgeaudit.toml's),
     from the derived results cells, bias and consistency of the judgings the handle is scoped to
-    (stored_parts: the stored parts, not computed again)."""
+    (stored_parts: the stored parts, not computed again), under the fingerprints the handle holds (a
+    refresh's, Database.at) or, where it holds none, those taken now."""
     db = Database.of(db)
-    marks = db.derived_judging_marks(pool, "verdicts")
+    marks = db.derived_judging_marks(pool, "verdicts") if db.marks_now is None else db.marks_now.judgings("verdicts")
     cells, slots, repeats = (stored_parts(db, pool, name, marks) for name in ("cells", "bias", "consistency"))
     return _judges.judges(db, pool, {k: dict(v) for k, v in prices}, cells=cells, slots=slots, repeats=repeats)
 

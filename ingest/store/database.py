@@ -12,7 +12,9 @@ connection, runs SQL text or registers a frame.
 
 A handle may be scoped to some judgings (`db.scoped([("j1", "likert5")])`, a judge with a format): its
 readings' `verdict_source` then holds only their calls, so any audit function given it computes only
-their cells (the derived results' parts, one per judging).
+their cells (the derived results' parts, one per judging). A handle may also hold the fingerprints a
+refresh took at its start (`db.at(now)`), which a result computed from others' stored parts reads
+them under (audit.derived's leaderboard), so that it takes none again.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import threading
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Iterator
@@ -37,16 +40,36 @@ class Database:
     else ./judgeaudit.duckdb). A `Database` is path-like, so it goes wherever a path went."""
 
     def __init__(self, path: str | os.PathLike | None = None,
-                 judgings: tuple[tuple[str, str], ...] | None = None):
+                 judgings: tuple[tuple[str, str], ...] | None = None, shared: "SharedReads | None" = None,
+                 marks_now=None):
         if isinstance(path, Database):
             path = path.path
         self.path = settings.database_path(path).resolve()
         self.judgings = None if judgings is None else tuple(sorted((str(j), str(f)) for j, f in judgings))
+        self.shared = shared
+        self.marks_now = marks_now
 
     def scoped(self, judgings) -> "Database":
         """The same database with every reading scoped to these judgings' calls ((judge, format)
-        pairs): what an audit function reads through it computes those judgings' cells alone."""
-        return Database(self.path, tuple(judgings))
+        pairs): what an audit function reads through it computes those judgings' cells alone. It
+        shares the reads this handle shares (`sharing`)."""
+        return Database(self.path, tuple(judgings), self.shared, self.marks_now)
+
+    def sharing(self, names, budget_bytes: int) -> "Database":
+        """The same database (and scope) whose readings keep the rows of the named queries (a set of
+        (package, query name)) for every handle made from it (`scoped` too): a query read again with
+        the same parameters and scope returns the rows read the first time, until `budget_bytes` of
+        rows are kept (later ones are read as before). For one pass over a database that does not move
+        meanwhile, or whose results are dropped when it did (a refresh: what it computed is stored only
+        under the fingerprints taken at its start), where several results read the same rows."""
+        return Database(self.path, self.judgings, SharedReads(names, budget_bytes), self.marks_now)
+
+    def at(self, marks_now) -> "Database":
+        """The same database (scope and shared reads) whose derived results are read under the
+        fingerprints `marks_now` (ingest.store.derived_marks_now: a refresh's, taken at its start)
+        rather than taken again: what a result computed from others' stored parts reads them under
+        (`marks_now`; None: taken when read)."""
+        return Database(self.path, self.judgings, self.shared, marks_now)
 
     @classmethod
     def of(cls, db: "Database | str | os.PathLike | None") -> "Database":
@@ -89,7 +112,7 @@ class Database:
             raise error(connection.missing_database(self.path))
         with connection.read_only(self.path, timeout_s) as con:
             changed = connection.verdict_source(con, self.judgings)
-            yield Reading(con, queries, error, changed)
+            yield Reading(con, queries, error, changed, self.shared, self.judgings)
 
     def __getattr__(self, name: str):
         """The store's verbs, bound to this database: `db.import_pool(path, pool)` is
@@ -109,24 +132,74 @@ def query_text(queries: str, name: str) -> str:
     return (resources.files(queries) / "sql" / f"{name}.sql").read_text(encoding="utf-8")
 
 
+class SharedReads:
+    """The rows of some named queries, kept for the handles of one pass (Database.sharing): per
+    (package, query, scope, parameters), the first read's rows; a second reader of the same key waits
+    for the first. Kept until `budget_bytes` are held; numpy arrays are kept read-only (a reader that
+    would change them in place fails rather than change another reader's rows)."""
+
+    def __init__(self, names, budget_bytes: int):
+        self.names = frozenset(names)
+        self.budget_bytes, self.held_bytes = budget_bytes, 0
+        self._rows: dict = {}
+        self._locks: dict = {}
+        self._guard = threading.Lock()
+
+    def get(self, key: tuple, read, size) -> object:
+        """The rows under `key`: those kept, else read() (kept when `size(rows)` bytes fit the budget)."""
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:                          # one reader of a key at a time: the others find its rows
+            if key in self._rows:
+                return self._rows[key]
+            rows = read()
+            n = size(rows)
+            with self._guard:
+                if self.held_bytes + n <= self.budget_bytes:
+                    self._rows[key] = rows
+                    self.held_bytes += n
+            return rows
+
+
+def _read_only(arrays: dict) -> dict:
+    """The arrays, each made read-only (numpy's flag; fetchnumpy's arrays are the reader's own)."""
+    for a in arrays.values():
+        a.flags.writeable = False
+    return arrays
+
+
 class Reading:
     """Named reads on one read-only connection: each runs sql/NAME.sql of the reading's package with
-    its `$parameters` bound (never pasted in)."""
+    its `$parameters` bound (never pasted in). With `shared` (Database.sharing), the queries it names
+    are read once per scope and parameters, their rows kept for the pass."""
 
-    def __init__(self, con, queries: str, error: type[UserError], changed: dict[int, str]):
+    def __init__(self, con, queries: str, error: type[UserError], changed: dict[int, str],
+                 shared: SharedReads | None = None, scope: tuple | None = None):
         self._con, self._queries, self._error, self._changed = con, queries, error, changed
+        self._shared, self._scope = shared, scope
 
     def _run(self, name: str, params: dict):
         return self._con.sql(query_text(self._queries, name), params=params)
 
+    def _kept(self, kind: str, name: str, params: dict, read, size, keeping=lambda rows: rows):
+        """read(), or, where the query is one the pass shares, the rows kept for it (read once, made
+        ready to be kept by `keeping`)."""
+        if self._shared is None or (self._queries, name) not in self._shared.names:
+            return read()
+        key = (kind, self._queries, name, self._scope, tuple(sorted((k, repr(v)) for k, v in params.items())))
+        return self._shared.get(key, lambda: keeping(read()), size)
+
     def frame(self, name: str, /, **params) -> pl.DataFrame:
         """The query's rows as a polars frame."""
-        return self._run(name, params).pl()
+        return self._kept("frame", name, params, lambda: self._run(name, params).pl(), lambda f: f.estimated_size())
 
     def numpy(self, name: str, /, **params) -> dict:
         """One numpy array per column (for large results headed to numpy; the SQL replaces NULLs,
-        which would otherwise arrive as masked arrays)."""
-        return self._run(name, params).fetchnumpy()
+        which would otherwise arrive as masked arrays). Rows kept for a pass (`shared`) are read-only
+        arrays, and each reader gets its own dict of them."""
+        arrays = self._kept("numpy", name, params, lambda: self._run(name, params).fetchnumpy(),
+                            lambda a: sum(v.nbytes for v in a.values()), _read_only)
+        return dict(arrays)
 
     def rows(self, name: str, /, **params) -> list[tuple]:
         return self._con.execute(query_text(self._queries, name), params).fetchall()

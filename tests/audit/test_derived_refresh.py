@@ -17,7 +17,7 @@ from polars.testing import assert_frame_equal
 import audit
 from audit import derived
 from audit.derived import _registry
-from ingest import Database
+from ingest import Database, store
 from ingest.scoring import import_verdicts
 from ingest.store import _sql, import_pool
 from tests.conftest import query_rows
@@ -184,11 +184,12 @@ def test_pairs_over_two_format_rows_of_one_name_count_each_call_once(db, write_j
 def test_a_refresh_takes_the_fingerprints_once_and_stores_what_it_computed_together(db, tmp_path, monkeypatch,
                                                                                      workers):
     """After a third judge's verdicts: the verdicts' fingerprints (derived_judging_marks.sql, derived_mark.sql:
-    each reads every verdict of the pool) are taken once at the start, once in the one transaction that
-    stores what was computed, and once per time a result is read through the layer meanwhile (the
-    checklist's cells, slot bias and consistency; the drift's first view, the pairs), not once or twice per
-    result; no stored frame is read to learn whether it is current. What is stored is what a fresh
-    computation gives."""
+    each reads every verdict of the pool) are taken once at the start and once in each transaction that
+    stores what was computed (the check that they did not move), never for a result read through the layer
+    (the checklist's cells, slot bias and consistency, the drift's and the curation's first views, the
+    leaderboard's stored parts: read under the refresh's fingerprints); no stored frame is read to learn
+    whether it is current. What is stored is what a fresh computation gives."""
+    from audit.derived import _refresh
     rows = synthetic_pool(6, seed=4)
     import_pool(db, write_jsonl_path(tmp_path / "pool.jsonl", rows), "s")
     verdicts = synthetic_verdicts(rows, judges=("alpha", "beta", "gamma"), seed=4)
@@ -196,12 +197,19 @@ def test_a_refresh_takes_the_fingerprints_once_and_stores_what_it_computed_toget
     derived.forget()
     derived.refresh(Database(db), "s", DERIVED_RESULTS)
     import_verdicts(db, write_jsonl_path(tmp_path / "g.jsonl", [v for v in verdicts if v["judge"] == "gamma"]), "s")
+    monkeypatch.setattr(_refresh, "SAVE_EVERY_S", 1e9)      # no store for the time computed: the pool is small
     ran, original = [], _sql.rows               # every query of the store (_sql.first reads through rows)
 
     def counting(con, query, /, **params):
         ran.append(query)
         return original(con, query, **params)
     monkeypatch.setattr(_sql, "rows", counting)
+    stores, save_many = [], store.save_derived_many     # the transactions that store (the handle's verb)
+
+    def storing(db_, results):
+        stores.append([name for name, _, parts in results if parts])
+        return save_many(db_, results)
+    monkeypatch.setattr(store, "save_derived_many", storing)
     cells_scopes, cells = [], _registry.RESULTS["cells"]
 
     def counting_cells(db_, *args, **kwargs):        # the cells computed, by the refresh or by judges_board
@@ -216,14 +224,13 @@ def test_a_refresh_takes_the_fingerprints_once_and_stores_what_it_computed_toget
     computed = [r["name"] for r in done if r["status"] != "current"]
     assert all(r["status"] == "computed" for r in done if r["status"] != "current")
     assert len(computed) >= 15
-    scans = ran.count("derived_judging_marks") + ran.count("derived_mark")
-    # 2 at the start; per store (before the leaderboard, which reads the stored cells, slot bias and
-    # consistency, and its marks; before the checklist's reads, before the drift's first view, at the
-    # end) at most 2; and those the reads through the layer take (the judgings' marks of the state after
-    # a store, once for the checklist's three results): 11 here, where it was one or two per result (43).
-    # Results computed at once store at the same points, but what waits there is split otherwise (a
-    # store may find more computed, the next less): 12 or 13 seen, never one per result
-    assert scans <= (11 if workers == 1 else 15), ran
+    # two stores: before the leaderboard (it reads the cells, slot bias and consistency stored, computed
+    # now; the style counts it and the style fit read stored are current), and at the end; none for a read
+    assert len(stores) == 2 and "judges_board" not in stores[0] and {"cells", "bias", "consistency"} <= set(stores[0])
+    assert "judges_board" in stores[1] and "checklist" in stores[1]
+    # one of each fingerprint at the start and at most one of each per store: 3 where it was 9 and 2
+    assert ran.count("derived_judging_marks") <= 1 + len(stores), ran
+    assert ran.count("derived_mark") <= 1 + len(stores), ran
     assert ran.count("derived_fingerprints") == len(done)       # one query per result, no frame read
     monkeypatch.undo()
     derived.forget()
@@ -258,12 +265,62 @@ def test_a_write_while_a_refresh_computes_leaves_what_it_moved_unstored(db, tmp_
     derived.forget()
     again = {r["name"]: r for r in derived.refresh(Database(db), "s", DERIVED_RESULTS)["results"]}
     assert again["checklist"]["status"] == "computed"
-    # beta's four cells parts were computed and stored when the checklist read the cells through the
-    # layer (after the write): all eight current now
-    assert again["cells"]["status"] == "current" and again["cells"]["parts"] == 8
+    # the checklist read the cells under the refresh's fingerprints (alpha's four parts), so beta's four
+    # are computed by the next refresh, alpha's read as stored
+    assert (again["cells"]["status"], again["cells"]["computed"], again["cells"]["parts"]) == ("computed", 4, 8)
     derived.forget()
     cells = derived.read(Database(db), "s", "cells", results=DERIVED_RESULTS)
     assert_frame_equal(cells, audit.audit_cells(Database(db), "s"), check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def test_a_write_to_a_judging_while_a_refresh_computes_leaves_its_parts_unstored(db, tmp_path, monkeypatch):
+    """Beta's verdicts come, then more of its likert5 verdicts land while the refresh computes slot bias
+    (after it computed the cells): the parts of beta's likert5 judging that the refresh computed are not
+    stored (the one check in the store's transaction finds its fingerprint moved), beta's other judgings'
+    parts are, and the results read through the layer meanwhile (the checklist's cells) took no
+    fingerprint again. The next refresh computes beta's likert5 parts alone, and equals a fresh computation."""
+    rows = synthetic_pool(6, seed=8)
+    import_pool(db, write_jsonl_path(tmp_path / "pool.jsonl", rows), "s")
+    verdicts = synthetic_verdicts(rows, seed=8)
+    alpha = [v for v in verdicts if v["judge"] == "alpha"]
+    beta = [v for v in verdicts if v["judge"] == "beta"]
+    late = [v for v in beta if v["format"] == "likert5" and v["prompt_id"] == rows[0]["prompt_id"]]
+    assert late
+    import_verdicts(db, write_jsonl_path(tmp_path / "a.jsonl", alpha), "s")
+    derived.forget()
+    derived.refresh(Database(db), "s", DERIVED_RESULTS)
+    import_verdicts(db, write_jsonl_path(tmp_path / "b.jsonl", [v for v in beta if v not in late]), "s")
+    late_file, original, ran = write_jsonl_path(tmp_path / "late.jsonl", late), DERIVED_RESULTS["bias"], []
+
+    def writing(db_, *args, **kwargs):
+        import_verdicts(db, late_file, "s")                 # lands while the refresh computes slot bias
+        ran.clear()                                         # the queries of the refresh from here on
+        return original.compute(db_, *args, **kwargs)
+    monkeypatch.setitem(DERIVED_RESULTS, "bias", replace(original, compute=writing))
+    rows_of = _sql.rows
+
+    def counting(con, query, /, **params):
+        ran.append(query)
+        return rows_of(con, query, **params)
+    monkeypatch.setattr(_sql, "rows", counting)
+    derived.forget()
+    done = {r["name"]: r["status"] for r in derived.refresh(Database(db), "s", DERIVED_RESULTS)["results"]}
+    monkeypatch.undo()
+    assert done["cells"] == "not stored" and done["checklist"] == "not stored"
+    # after the write: one fingerprint of the judgings per store (two: before the leaderboard, at the end)
+    assert ran.count("derived_judging_marks") == 2, ran
+    stored = {part for (part,) in query_rows(db, "SELECT part FROM derived_results WHERE name = 'cells'")}
+    formats = ("binary", "likert5", "numeric100", "tournament")
+    assert stored == {f'["{j}", "{f}"]' for j in ("alpha", "beta") for f in formats} - {'["beta", "likert5"]'}
+    derived.forget()
+    again = {r["name"]: r for r in derived.refresh(Database(db), "s", DERIVED_RESULTS)["results"]}
+    assert (again["cells"]["status"], again["cells"]["computed"], again["cells"]["parts"]) == ("computed", 1, 8)
+    assert again["checklist"]["status"] == "computed"
+    derived.forget()
+    for name in ("cells", "bias"):
+        assert_frame_equal(derived.read(Database(db), "s", name, results=DERIVED_RESULTS),
+                           DERIVED_RESULTS[name].compute(Database(db), "s"), check_exact=False, rel_tol=1e-9,
+                           abs_tol=1e-12)
 
 
 def write_jsonl_path(path, rows):
