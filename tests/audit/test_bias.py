@@ -2,7 +2,10 @@
 self-tie rate's denominator, the reference-gap correlation's sign, and bootstrap seeds that belong
 to the cell (judge, format, decoding) rather than to its position in the table."""
 
+import collections
+
 import numpy as np
+import polars as pl
 import pytest
 import scipy.stats as ss
 
@@ -248,3 +251,67 @@ def test_the_cells_counted_by_integer_keys_equal_the_cells_counted_by_names(db, 
     assert 0 < got["n_reverse_calls"].sum() < got["n_calls"].sum()
     assert (got["n_self_parsed"] < got["n_self"]).any()          # some self-comparisons unparsed
     assert got.rows() == want.rows()
+
+
+def test_the_items_read_from_the_reverse_calls_first_equal_the_items_of_every_call_grouped(db, write_jsonl):
+    """bias_items.sql reads a judging with few reverse calls (under a fifth of its parsed calls) by grouping
+    them first and reading only the forward calls of their items, and groups every call of a judging with
+    many; before, it grouped every parsed comparative call of the cells with a reverse call (kept in
+    tests/audit/sql/bias_items_before.sql): the same rows, in the same order, on judge j1 asked mostly
+    forward and j2 asked in both orders, under a tournament, an odd-valued and an anchored format, three
+    decodings with repeated samples, many ties, unparsed calls, self-comparisons and a candidate without a
+    reference; and a database scoped to one judging gives that judging's rows of both."""
+    from polars.testing import assert_frame_equal
+    from audit._read import reading
+    from ingest.store.database import Database
+    rows, n = [], 30
+    for p in range(n):      # references 1, 2, 3 (the anchor: b); the last prompt's c has none
+        rows += [{"prompt_id": f"q{p}", "prompt": "P", "candidate_id": c, "response": c,
+                  "reference": None if (p, c) == (n - 1, "c") else r} for c, r in (("a", 1), ("b", 2), ("c", 3))]
+    import_pool(db, write_jsonl("p.jsonl", rows), "p")
+    rng = np.random.default_rng(11)
+    every = [(a, b) for a in "abc" for b in "abc"]
+    anchored = [(a, b) for a, b in every if "b" in (a, b)]
+    verdicts, parsed, n_reverse = [], collections.Counter(), collections.Counter()
+    for judge in ("j1", "j2"):
+        for fmt, pairs in (("tournament", every), ("odd", every), ("anchored", anchored)):
+            names = list(ODD_LABELS) if fmt == "odd" else ["TIE"] * 3 + list(LABEL.values())   # ties often
+            for decoding in ("greedy", "constrained", "sampled"):
+                for p in range(n):
+                    for a, b in pairs:
+                        reverse = a > b if fmt != "anchored" else a == "b" != b    # later-listed or anchor in A
+                        if rng.random() < (0.85 if judge == "j1" and reverse else 0.25):
+                            continue
+                        for sample in range(rng.integers(1, 4) if decoding == "sampled" else 1):
+                            raw = "no verdict here" if rng.random() < 0.15 else names[rng.integers(len(names))]
+                            verdicts.append({"judge": judge, "format": fmt, "decoding": decoding, "sample": int(sample),
+                                             "prompt_id": f"q{p}", "a_id": a, "b_id": b, "raw": raw})
+                            parsed[judge, fmt] += raw != "no verdict here"
+                            n_reverse[judge, fmt] += reverse and raw != "no verdict here"
+    import_verdicts(db, write_jsonl("v.jsonl", verdicts), "p", format_specs=[_odd_format(write_jsonl, "odd")])
+    for judging, n_parsed in parsed.items():       # j1's judgings read reverse calls first, j2's grouped whole
+        assert (n_reverse[judging] * 5 < n_parsed) is (judging[0] == "j1"), judging
+
+    def before(handle):
+        with handle.reading(queries="tests.audit") as read:
+            return read.frame("bias_items_before", pool_id=read.pool_id("p"))
+
+    def new(handle):
+        with reading(handle) as read:
+            return read.frame("bias_items", pool_id=read.pool_id("p"))
+
+    got, want = new(db), before(Database.of(db))
+    assert got.height > 100 and set(got["decoding"]) == {"greedy", "constrained", "sampled"}
+    assert set(got["format"]) == {"tournament", "odd", "anchored"}
+    assert got.group_by("judge", "format").len()["len"].min() >= 10                   # both paths give items
+    assert (got["v_fwd"] == 0).sum() > 10 and (got["v_rev"] == 0).sum() > 10       # ties in either order
+    assert got["ref_gap"].is_null().any() and (got["x"] != got["y"]).all()
+    means = got.filter((pl.col("decoding") == "sampled") & (pl.col("format") != "odd"))   # integer margins:
+    assert ((means["v_fwd"] % 1 != 0) | (means["v_rev"] % 1 != 0)).any()                # samples averaged
+    assert_frame_equal(got, want, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    for one in (("j1", "anchored"), ("j2", "odd")):
+        scoped = new(Database(db).scoped([one]))
+        assert scoped.height > 0
+        assert_frame_equal(scoped, got.filter((pl.col("judge") == one[0]) & (pl.col("format") == one[1])))
+        assert_frame_equal(scoped, before(Database(db).scoped([one])), check_exact=False, rel_tol=1e-12,
+                           abs_tol=1e-12)
