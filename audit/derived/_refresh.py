@@ -227,13 +227,14 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS, workers: int | 
 
     threads = [threading.Thread(target=run, args=(name,), daemon=True, name=f"judgeaudit-refresh-{name}")
                for name in names]
-    try:                                   # what was computed is stored even when a result fails
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        saves.flush()
+    with db.holding():                     # the verdicts' blocks read once kept in memory for every result
+        try:                               # what was computed is stored even when a result fails
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            saves.flush()
     if plan.errors:
         raise plan.errors[min(plan.errors, key=plan.order.__getitem__)]
     out = [entries[name] for name in names if entries.get(name) is not None]

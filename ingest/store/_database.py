@@ -13,7 +13,7 @@ import duckdb
 
 from .._errors import UserError
 from . import _sql
-from .connection import IN_PROCESS, missing_database, open_with_retry, read_only
+from .connection import IN_PROCESS, missing_database, open_with_retry, read_only, released
 from .database import Database
 
 
@@ -56,7 +56,7 @@ def writer(path: str | os.PathLike | None = None) -> Iterator[duckdb.DuckDBPyCon
     if p.exists() and p.is_dir():
         raise UserError(f"{p}: is a directory, not a database file")
     p.parent.mkdir(parents=True, exist_ok=True)
-    with IN_PROCESS:
+    with IN_PROCESS, released(p):          # a `holding` block's connection closed for the write
         con = open_with_retry(p, read_only=False)
         try:
             migrate(con)

@@ -2,7 +2,8 @@
 lookup. The read side of the store, and the only module of `ingest` that `audit` imports
 (with the error type it raises).
 
-DuckDB allows one read-write process or many read-only ones. Every connection is short-lived; a
+DuckDB allows one read-write process or many read-only ones. Every connection is short-lived (a
+long pass may keep one read-only connection open beside them: `holding`); a
 process that finds the file locked waits with exponential backoff and says so on stderr.
 """
 
@@ -29,6 +30,50 @@ from .._errors import UserError
 # ("Table Function with name python_arrow_scan does not exist"), and a read-only connection cannot
 # open beside a read-write one. Connections are short-lived, so waiting here costs little.
 IN_PROCESS = threading.RLock()
+
+
+# The read-only connection a `holding` block keeps open per database file (its path): while it is open,
+# every short-lived read-only connection of this process to that file joins its DuckDB instance, so
+# the blocks one read brought into the instance's buffer pool are there for the next, not read from
+# the file and checksummed again (a refresh reads the same verdicts for many results). A writer of
+# this process closes it for its write and opens it again after (`released`).
+_HELD: dict[str, duckdb.DuckDBPyConnection] = {}
+
+
+@contextlib.contextmanager
+def holding(path: Path) -> Iterator[None]:
+    """While the block runs, keep one read-only connection to the file open in this process (see
+    _HELD). Other processes' writers wait meanwhile (the file's shared lock), as they wait for any
+    reader; this process's writers do not (`released`). Nested blocks on one file keep the first's."""
+    key = str(path)
+    with IN_PROCESS:
+        if key in _HELD:
+            yield
+            return
+        _HELD[key] = open_with_retry(path, read_only=True)
+    try:
+        yield
+    finally:
+        with IN_PROCESS:
+            con = _HELD.pop(key, None)
+            if con is not None:
+                con.close()
+
+
+@contextlib.contextmanager
+def released(path: Path) -> Iterator[None]:
+    """Under IN_PROCESS: the file's held connection (if a `holding` block keeps one) closed for the
+    block, so that a read-write connection may open (DuckDB refuses read-only and read-write
+    connections to one file side by side in a process), and opened again after it."""
+    con = _HELD.pop(str(path), None)
+    if con is None:
+        yield
+        return
+    con.close()
+    try:
+        yield
+    finally:
+        _HELD[str(path)] = open_with_retry(path, read_only=True)
 
 
 def missing_database(path: Path) -> str:

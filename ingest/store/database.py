@@ -102,6 +102,13 @@ class Database:
         mtimes = [f.stat().st_mtime for f in (self.path, wal) if f.exists()]
         return str(self.path), max(mtimes, default=0.0)
 
+    def holding(self):
+        """A block during which this process keeps one read-only connection to the file open, so
+        that its readings' connections share one DuckDB instance and the blocks it read (a long pass
+        over the same verdicts: a refresh) stay in memory between them; this process's writers close
+        it for their write (connection.holding)."""
+        return connection.holding(self.path)
+
     @contextlib.contextmanager
     def reading(self, queries: str = "ingest.store", error: type[UserError] = UserError,
                 timeout_s: float | None = None) -> Iterator["Reading"]:
