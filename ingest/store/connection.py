@@ -46,11 +46,13 @@ def holding(path: Path) -> Iterator[None]:
     _HELD). Other processes' writers wait meanwhile (the file's shared lock), as they wait for any
     reader; this process's writers do not (`released`). Nested blocks on one file keep the first's."""
     key = str(path)
-    with IN_PROCESS:
-        if key in _HELD:
-            yield
-            return
-        _HELD[key] = open_with_retry(path, read_only=True)
+    with IN_PROCESS:                     # not held while the block runs: other threads read meanwhile
+        nested = key in _HELD
+        if not nested:
+            _HELD[key] = open_with_retry(path, read_only=True)
+    if nested:
+        yield
+        return
     try:
         yield
     finally:

@@ -51,6 +51,11 @@ def test_readings_join_the_held_instance_and_writers_of_this_process_write(db, t
         assert _threads_setting(handle) == other
         with handle.holding():                                             # nested: the same connection
             assert _threads_setting(handle) == other
+            seen = []                                                      # and another thread reads meanwhile
+            reader = threading.Thread(target=lambda: seen.append(_threads_setting(handle)))
+            reader.start()
+            reader.join(timeout=30)
+            assert seen == [other]
         import_labels(db, write_jsonl(tmp_path / "labels.jsonl", labels), "s")   # a writer of this process
         assert _n_labels(handle) == len(labels)                            # seen after the write
     assert str(handle.path) not in connection._HELD
