@@ -30,6 +30,8 @@ def dense_groups(prompt: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndar
         return np.zeros(0, bool), np.zeros(0, np.int64)
     change = np.concatenate(([True], prompt[1:] != prompt[:-1]))
     gid = np.cumsum(change) - 1
+    if min_size <= 1:                  # every prompt kept: its ids as they are (no count, no renumbering)
+        return np.ones(prompt.size, bool), gid
     keep = np.bincount(gid)[gid] >= min_size
     kept = gid[keep]
     if kept.size == 0:
@@ -47,11 +49,8 @@ class PoolView:
         self.order = sc.order
         self.identity = bool(np.all(np.diff(sc.order) == 1)) if sc.order.size else True
         self.prompt = sc.prompt[sc.order]
-        change = np.empty(self.prompt.size, dtype=bool)    # dense_groups(self.prompt, 1): every prompt is kept
-        change[:1] = True
-        np.not_equal(self.prompt[1:], self.prompt[:-1], out=change[1:])
-        self.starts = np.flatnonzero(change)               # where each prompt's elements begin
-        self.gid = np.cumsum(change) - 1                   # each element's prompt as 0..n_prompts-1
+        _, self.gid = dense_groups(self.prompt, 1)         # each element's prompt as 0..n_prompts-1
+        self.starts = m.group_starts(self.gid)             # where each prompt's elements begin
         self.n_prompts = self.starts.size
         r = sc.reference[sc.order]
         self.has_r = ~np.isnan(r)
