@@ -149,26 +149,26 @@ class _Plan:
 
 class _RefreshReader(Reader):
     """A refresh's Reader: a result of this refresh is read once computed, and every result under the
-    fingerprints the refresh took at its start (`now`), never taken again: its parts as computed
+    fingerprints the refresh took at its start (its handle's `marks_now`), never taken again: its parts as computed
     (those not stored yet held by the saves), else as stored (read_under). So nothing is stored for
     a read, and a read sees the parts the refresh computed whether or not they were stored."""
 
-    def __init__(self, db: Database, pool: str, results: dict[str, Result], saves: _Saves, plan: "_Plan", now):
+    def __init__(self, db: Database, pool: str, results: dict[str, Result], saves: _Saves, plan: "_Plan"):
         super().__init__(db, pool, results)
-        self.saves, self.plan, self.now = saves, plan, now
+        self.saves, self.plan = saves, plan
 
     def __call__(self, name: str, *args) -> pl.DataFrame:
         self.plan.wait_for(name)
-        return read_under(self, self.now, name, args, self.saves.unstored(name, args))
+        return read_under(self, self.db.marks_now, name, args, self.saves.unstored(name, args))
 
 
-def _refresh_one(db: Database, pool: str, name: str, result: Result, reader: _RefreshReader, now) -> dict | None:
+def _refresh_one(db: Database, pool: str, name: str, result: Result, reader: _RefreshReader) -> dict | None:
     """The refresh of one result: its entry ({name, status, seconds, parts, computed, n_verdicts}),
     its computed parts added to the saves; None where the page's first view computes nothing."""
     args = result.first_view(reader, pool)
     if args is None:                   # nothing the page's first view computes (Drift of one judge)
         return None
-    marks = marks_of(db, pool, result, args, reader, now)
+    marks = marks_of(db, pool, result, args, reader, db.marks_now)
     n_verdicts = sum(m.n_verdicts for m in marks) \
         if result.basis != "pool" and (result.in_parts or result.judges_of is None) else None
     current = db.derived_fingerprints(marks, name, args)
@@ -206,10 +206,10 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS, workers: int | 
     if now is None:                        # no such pool (the caller migrated the database first)
         known = ", ".join(pools(db)["name"]) or "none"
         raise AuditError(f"no pool named '{pool}' (known: {known})")
-    db = db.at(now)                        # what the results computed from others' stored parts read them under
+    db = db.at(now)                        # every read of the refresh under these (the reader, the leaderboard)
     names = [name for name, result in results.items() if not result.built_from]
     saves, plan = _Saves(db), _Plan(results, names, refresh_workers(workers))
-    reader = _RefreshReader(db, pool, results, saves, plan, now)
+    reader = _RefreshReader(db, pool, results, saves, plan)
     entries: dict[str, dict | None] = {}
 
     def run(name: str) -> None:
@@ -218,7 +218,7 @@ def refresh(db, pool: str, results: dict[str, Result] = RESULTS, workers: int | 
         plan.slots.take(i)
         try:
             if not plan.errors:            # after a failure, what has not started is left
-                entries[name] = _refresh_one(db, pool, name, results[name], reader, now)
+                entries[name] = _refresh_one(db, pool, name, results[name], reader)
         except BaseException as exc:       # raised again by the refresh, once every thread has ended
             plan.errors[name] = exc
         finally:
