@@ -121,9 +121,10 @@ def cli_here(capsys, db: Path, *args: str) -> subprocess.CompletedProcess:
 def db_snapshot(path: Path) -> dict:
     """Row counts of every table: to check that a refused import changed nothing."""
     import duckdb
+    from ingest.store.connection import CONFIG
     if not path.exists():
         return {}
-    con = duckdb.connect(str(path), read_only=True)
+    con = duckdb.connect(str(path), read_only=True, config=CONFIG)
     try:
         tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
         return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in tables}
@@ -134,7 +135,8 @@ def db_snapshot(path: Path) -> dict:
 def query_rows(db: Path, sql: str, params: list | None = None) -> list[tuple]:
     """Run one query (its ? parameters bound to `params`) on a database file, read-only, and close it again."""
     import duckdb
-    con = duckdb.connect(str(db), read_only=True)
+    from ingest.store.connection import CONFIG
+    con = duckdb.connect(str(db), read_only=True, config=CONFIG)
     try:
         return con.execute(sql, params).fetchall()
     finally:

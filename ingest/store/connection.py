@@ -40,6 +40,13 @@ IN_PROCESS = threading.RLock()
 _HELD: dict[str, duckdb.DuckDBPyConnection] = {}
 
 
+# Every connection's settings (one set: DuckDB refuses a second connection to an open file with other
+# settings). Extensions are never downloaded: the ones the store uses are linked into the library,
+# but DuckDB 2 replays a killed writer's log through `core_functions` and, left to itself, tries
+# to download it first, which fails offline, so the file would not open after a kill.
+CONFIG = {"autoinstall_known_extensions": False}
+
+
 @contextlib.contextmanager
 def holding(path: Path) -> Iterator[None]:
     """While the block runs, keep one read-only connection to the file open in this process (see
@@ -102,7 +109,7 @@ def open_with_retry(path: Path, read_only: bool, timeout_s: float | None = None,
     delay, told = 0.05, False
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only)
+            con = duckdb.connect(str(path), read_only=read_only, config=CONFIG)
             # DuckDB's own progress bar draws on stdout past 2 s, inside a command's --json output
             con.execute("SET enable_progress_bar = false")
             return con

@@ -65,9 +65,9 @@ def test_audit_refuses_a_missing_database(tmp_path):
 
 SETTING = """
 import sys, duckdb
-from ingest.store.connection import open_with_retry
+from ingest.store.connection import CONFIG, open_with_retry
 read_only = sys.argv[2] == "ro"
-for con in (duckdb.connect(sys.argv[1], read_only=read_only), open_with_retry(sys.argv[1], read_only=read_only)):
+for con in (duckdb.connect(sys.argv[1], read_only=read_only, config=CONFIG), open_with_retry(sys.argv[1], read_only=read_only)):
     print(con.execute("SELECT current_setting('enable_progress_bar')").fetchall()[0][0])
     con.close()
 """

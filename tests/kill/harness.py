@@ -32,6 +32,8 @@ from typing import Callable
 
 import duckdb
 
+from ingest.store.connection import CONFIG
+
 REPO = Path(__file__).resolve().parents[2]
 DB_NAME = "judgeaudit.duckdb"
 DEAD = ("failed", "cancelled")
@@ -166,7 +168,7 @@ def run_rows(folder: Path) -> dict[int, str]:
     db = folder / DB_NAME
     if not db.exists():
         return {}
-    con = duckdb.connect(str(db), read_only=True)
+    con = duckdb.connect(str(db), read_only=True, config=CONFIG)
     try:
         tables = {r[0] for r in _rows(con, "SELECT table_name FROM information_schema.tables")}
         return dict(_rows(con, "SELECT run_id, status FROM runs")) if "runs" in tables else {}
@@ -175,7 +177,7 @@ def run_rows(folder: Path) -> dict[int, str]:
 
 
 def _attached(**dbs: Path):
-    con = duckdb.connect()
+    con = duckdb.connect(config=CONFIG)
     for alias, path in dbs.items():
         con.execute(f"ATTACH '{path}' AS {alias} (READ_ONLY)")
     return con
@@ -356,7 +358,7 @@ def kill_point(cmd: Command, base: Path, folder: Path, point: int, ref: Referenc
 def _cell_runs_running(folder: Path) -> list[int]:
     if not (folder / DB_NAME).exists():
         return []
-    con = duckdb.connect(str(folder / DB_NAME), read_only=True)
+    con = duckdb.connect(str(folder / DB_NAME), read_only=True, config=CONFIG)
     try:
         return [r[0] for r in _rows(con, "SELECT cell_run_id FROM cell_runs WHERE status = 'running'")]
     except duckdb.CatalogException:       # not migrated that far yet
