@@ -51,16 +51,13 @@ class _PageAdvice:
 
 @contextlib.contextmanager
 def small_pages() -> Iterator[None]:
-    """While the block runs, numpy's arrays are not advised onto 2 MiB pages (unless the user chose
-    with NUMPY_MADVISE_HUGEPAGE, which is then left as it is). numpy advises every array of 4 MiB or
-    more (madvise MADV_HUGEPAGE), and a refresh allocates thousands of them (its reads' columns, their
-    gathers): measured at 10M candidates on a 2-core virtual machine, the kernel's time in the refresh
-    after a judge fell from 14-16 s to 10 s and the refresh from 30-33 s to 27-29 s without the advice
-    (a huge page's first touch there costs more than its 512 small pages'; docs/scale.md). Only the
-    advice changes: every array and number is the same."""
-    if os.environ.get("NUMPY_MADVISE_HUGEPAGE") is not None:
-        yield
-        return
+    """While the block runs, numpy's arrays are not advised onto 2 MiB pages; then the advice is as it
+    was. numpy advises every array of 4 MiB or more (madvise MADV_HUGEPAGE, unless NUMPY_MADVISE_HUGEPAGE=0
+    at its import), and a refresh allocates thousands of them (its reads' columns, their gathers):
+    measured at 10M candidates on a 2-core virtual machine, the kernel's time in the refresh after a
+    judge fell from 14-16 s to 10 s and the refresh from 30-33 s to 27-29 s without the advice (a huge
+    page's first touch there costs more than its 512 small pages'; docs/scale.md). Only the advice
+    changes: every array and number is the same."""
     advise = (getattr(np, "_core", None) or np.core).multiarray._set_madvise_hugepage   # numpy 2, numpy 1
     with _PageAdvice.lock:
         if _PageAdvice.running == 0:

@@ -6,10 +6,9 @@
 -- The counts are of sample 0 (the `single` aggregate); the *_all counts are of every sample, and
 -- repeated says whether any call was asked more than once (then the cell also has a `mean`). Read from
 -- verdict_values: the counts need no answer text, so an attached call is its row of attached_ids, its file not read.
-WITH coded AS (   -- the decoding as a small code (one of the three known; another kept as its text): grouped
-    SELECT judge_id, format_id, sample, value, expected,   -- by integer keys, measured at 1M candidates in
-           CASE decoding WHEN 'greedy' THEN 0 WHEN 'constrained' THEN 1 WHEN 'sampled' THEN 2 END AS code,
-           decoding                                          -- about half the time of grouping by its text
+WITH coded AS (   -- the decoding as a small code (decoding_codes.sql: another kept as its text), grouped
+    SELECT judge_id, format_id, sample, value, expected,   -- by integer keys
+           decoding_code(decoding) AS code, decoding
     FROM verdict_values
     WHERE pool_id = $pool_id
 ),
@@ -21,7 +20,7 @@ grouped AS (
 ),
 counts AS (   -- grouped twice: by cell and whether sample 0, then by cell (plain counts, no FILTER, over
     SELECT judge_id, format_id,   -- every call: measured at 1M candidates, about half the time)
-           coalesce(other, CASE code WHEN 0 THEN 'greedy' WHEN 1 THEN 'constrained' ELSE 'sampled' END) AS decoding,
+           decoding_name(code, other) AS decoding,
            coalesce(sum(n) FILTER (WHERE first), 0)::BIGINT AS n_verdicts,
            coalesce(sum(n_value) FILTER (WHERE first), 0)::BIGINT AS n_parsed,
            coalesce(sum(n_expected) FILTER (WHERE first), 0)::BIGINT AS n_expected,

@@ -6,21 +6,20 @@
 -- distinct decodings, in the order the hash table gives them. Before, any_value over its calls took the first
 -- stored call's on a pool small enough to be read by one thread, and any at scale, where threads race; no
 -- column of verdict_source keeps the order the calls were stored in, so neither choice is kept.
--- `modes` groups the pool's calls by integer keys alone: the cell run and its decoding as a small code (as in
--- cell_calls.sql; another decoding kept as its text, told by its code alone, so each call's text is compared
+-- `modes` groups the pool's calls by integer keys alone: the cell run and its decoding as a small code
+-- (decoding_codes.sql; another decoding kept as its text, told by its code alone, so each call's text is compared
 -- once), a distinct of a few rows per cell run, named after. any_value of the decoding's text over every
 -- call (0.51 s of a refresh at 165M calls) took twice the CPU at 16.5M.
 WITH coded AS (
     SELECT DISTINCT cell_run_id, code, CASE WHEN code IS NULL THEN decoding END AS other
     FROM (SELECT cell_run_id, decoding,
-                 CASE decoding WHEN 'greedy' THEN 0 WHEN 'constrained' THEN 1 WHEN 'sampled' THEN 2 END AS code
+                 decoding_code(decoding) AS code
           FROM verdict_source
           WHERE pool_id = $pool_id)
 ),
 modes AS (
     SELECT cell_run_id,
-           any_value(coalesce(other, CASE code WHEN 0 THEN 'greedy' WHEN 1 THEN 'constrained' WHEN 2 THEN 'sampled' END))
-               AS decoding
+           any_value(decoding_name(code, other)) AS decoding
     FROM coded
     GROUP BY cell_run_id
 ),

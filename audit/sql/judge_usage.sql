@@ -2,8 +2,8 @@
 -- itself; for a jury, each member): the calls paid for, their input and output tokens (summed over
 -- the calls that report them; every sample of a judge's own calls, the members' sample-0 calls for a
 -- jury, whose votes are made of those) and how many calls report tokens.
--- The calls are summed once by integer keys alone (judge, format, the decoding as a small code as in
--- cell_calls.sql, another decoding kept as its text, told by its code so that each call's text is compared
+-- The calls are summed once by integer keys alone (judge, format, the decoding as a small code,
+-- decoding_codes.sql, another decoding kept as its text, told by its code so that each call's text is compared
 -- once; and whether the call is a sample 0): a few rows per judging. The judges' own sums (every sample; a
 -- jury's own rows are its votes, not calls) and the juries' (their members' sample-0 sums, one row per jury
 -- a member sits on) are made of those rows, and named last. Counts and sums add up, so the sums of the parts
@@ -14,7 +14,7 @@ WITH calls AS (
            count(*) AS n_calls, count(tokens_in) AS n_with_tokens, sum(tokens_in) AS tokens_in,
            sum(tokens_out) AS tokens_out
     FROM (SELECT judge_id, format_id, decoding, sample = 0 AS first, tokens_in, tokens_out,
-                 CASE decoding WHEN 'greedy' THEN 0 WHEN 'constrained' THEN 1 WHEN 'sampled' THEN 2 END AS code
+                 decoding_code(decoding) AS code
           FROM verdict_source
           WHERE pool_id = $pool_id)
     GROUP BY judge_id, format_id, code, other, first
@@ -32,8 +32,7 @@ paid AS (
     WHERE c.first
 )
 SELECT j.name AS judge, f.name AS format,
-       coalesce(p.other, CASE p.code WHEN 0 THEN 'greedy' WHEN 1 THEN 'constrained' WHEN 2 THEN 'sampled' END)
-           AS decoding,
+       decoding_name(p.code, p.other) AS decoding,
        m.name AS payer, CAST(sum(p.n_calls) AS BIGINT) AS n_calls,
        CAST(sum(p.n_with_tokens) AS BIGINT) AS n_with_tokens, CAST(sum(p.tokens_in) AS BIGINT) AS tokens_in,
        CAST(sum(p.tokens_out) AS BIGINT) AS tokens_out

@@ -166,6 +166,7 @@ def verdict_source(con: duckdb.DuckDBPyConnection,
     scope = list(judgings or [])
     _sql.execute(con, "scope_judgings", judges=[j for j, _ in scope], formats=[f for _, f in scope])
     _sql.script(con, "verdict_source_scoped" if judgings is not None else "verdict_source_whole")
+    _sql.script(con, "decoding_codes")   # the decoding as a small code and back, for the audit's grouped reads
     return broken
 
 

@@ -1,8 +1,8 @@
 """The refresh turns numpy's huge-page advice off while it runs (audit.derived._refresh.small_pages): on
 a 2-core virtual machine a 2 MiB page's first touch cost more than its 512 small pages', a third of the
-refresh's CPU at 10M candidates (docs/scale.md). The advice comes back after, a user's
-NUMPY_MADVISE_HUGEPAGE is left alone, and on a kernel that huge-pages advised memory only, an array
-made under it is backed by small pages (read from /proc/self/smaps)."""
+refresh's CPU at 10M candidates (docs/scale.md). The advice comes back after (as it was), and on a
+kernel that huge-pages advised memory only, an array made under it lies on small pages (read from
+/proc/self/smaps)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,7 @@ def advised() -> bool:
 
 
 @pytest.fixture(autouse=True)
-def advice_on(monkeypatch):
-    monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+def advice_on():
     before = ADVISE(True)
     yield
     ADVISE(before)
@@ -57,10 +56,7 @@ def test_a_refresh_computes_without_the_advice_and_gives_it_back(db, monkeypatch
     assert advised()
 
 
-def test_the_users_choice_is_left_as_it_is(monkeypatch):
-    monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
-    with small_pages():
-        assert advised()
+def test_an_advice_off_before_stays_off():
     ADVISE(False)
     with small_pages():
         assert not advised()

@@ -189,3 +189,21 @@ def test_the_read_verbs_answer_from_what_is_stored_and_make_no_file(tmp_path, wr
     assert got == [("likert5", "q1", "a", None, None, "HTTP 500", 0, "greedy", "pointwise"),
                    ("tournament", "q1", "b", "a", "A+", None, 1, "constrained", "comparative")]
     assert verdict_file_rows(db, "q", "j") == []
+
+
+def test_the_decoding_codes_go_there_and_back(tmp_path):
+    """decoding_codes.sql (beside the verdict views): the three known modes as 0, 1, 2 and another as its text,
+    each named again as it was; every audit query that groups by the code reads these three macros."""
+    from ingest.store.connection import verdict_source
+    con = duckdb.connect(str(tmp_path / "codes.duckdb"))
+    migrate(con)
+    verdict_source(con)
+    rows = con.execute("SELECT d, decoding_code(d), decoding_other(d), decoding_name(decoding_code(d), decoding_other(d)) "
+                       "FROM (VALUES ('greedy'), ('constrained'), ('sampled'), ('beam-4')) t(d) ORDER BY d").fetchall()
+    assert rows == [("beam-4", None, "beam-4", "beam-4"), ("constrained", 1, None, "constrained"),
+                    ("greedy", 0, None, "greedy"), ("sampled", 2, None, "sampled")]
+    audit_sql = resources.files("audit") / "sql"
+    users = sorted(f.name for f in audit_sql.iterdir() if "decoding_code(" in f.read_text())
+    assert users == ["cell_calls.sql", "cell_runs.sql", "comparative_cells.sql", "judge_usage.sql", "label_cells.sql"]
+    assert not [f.name for f in audit_sql.iterdir() if "WHEN 'greedy'" in f.read_text()]   # written out nowhere else
+    con.close()
