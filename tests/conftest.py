@@ -143,6 +143,12 @@ def query_rows(db: Path, sql: str, params: list | None = None) -> list[tuple]:
         con.close()
 
 
+def sidebar_link(page, name: str):
+    """The sidebar's link to a page (a Playwright locator): a page may link to another in its body too (the
+    Overview to its next steps), so a link found by its name alone can be two."""
+    return page.get_by_test_id("stSidebarNav").get_by_role("link", name=name, exact=True)
+
+
 def free_port() -> int:
     import socket
     with socket.socket() as s:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port, wait_http
+from tests.conftest import free_port, sidebar_link, wait_http
 from tests.fixtures import synthetic_pool, synthetic_verdicts, write_jsonl
 from tests.openai_server import OpenAIServer
 
@@ -68,7 +68,7 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
         expect(page.get_by_text("greedy → constrained decoding").first).to_be_visible()
         expect(page.locator(".vega-embed").first).to_be_visible()
 
-        page.get_by_role("link", name="Pool").click()
+        sidebar_link(page, "Pool").click()
         expect(page.get_by_label("Pool name")).to_be_visible()       # the Pool page has run: its uploader is live
         page.locator("input[type=file]").set_input_files(str(bad_file))
         expect(page.get_by_text("bad-pool.jsonl").first).to_be_visible()   # the upload reached the server
@@ -88,14 +88,14 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
         subprocess.run([exe, "import-verdicts", str(verdicts), "--pool", "browser"], check=True,
                        env={**os.environ, "JUDGEAUDIT_DB": str(tmp_path / "browser.duckdb")}, capture_output=True)
 
-        page.get_by_role("link", name="Formats").click()
+        sidebar_link(page, "Formats").click()
         expect(page.get_by_text("Score histograms")).to_be_visible()
         expect(page.locator(".vega-embed").first).to_be_visible()
         expect(page.get_by_text("Diagnostics across judges")).to_be_visible()
         page.screenshot(path=str(tmp_path / "formats.png"), full_page=True)
 
         # Test connection: one real call to the loopback test server, its raw reply and parsed answer
-        page.get_by_role("link", name="Score").click()
+        sidebar_link(page, "Score").click()
         page.get_by_text("Other endpoint (no API key)").click()
         page.get_by_label("Base URL").fill(srv.url)
         page.get_by_label("Model", exact=True).fill("test-judge")
@@ -105,7 +105,7 @@ def test_upload_histograms_ties_and_checklist(app_url, tmp_path):
         expect(page.get_by_text("parsed answer ACCEPT")).to_be_visible()
         assert srv.requests >= 1
 
-        page.get_by_role("link", name="Report").click()              # every page shows: no "View more"
+        sidebar_link(page, "Report").click()                   # every page shows: no "View more"
         with page.expect_download() as info:
             page.get_by_role("button", name="Download Markdown").click()
         text = Path(info.value.path()).read_text()
@@ -139,7 +139,7 @@ def test_password_gate(locked_app_url):
         password.fill("open sesame")
         page.get_by_role("button", name="Log in").click()
         expect(page.get_by_role("heading", name="Overview")).to_be_visible()
-        page.get_by_role("link", name="Score").click()
+        sidebar_link(page, "Score").click()
         expect(page.get_by_text("API key variable")).to_have_count(0)         # no key box on the Score page
         expect(page.get_by_role("radio", name="Simulated judge")).to_be_visible()
         browser.close()

@@ -10,6 +10,7 @@ import pytest
 from tests.browser.test_browser import CHROMIUM, _serve_app
 from tests.browser.test_browser_reload import (_choose, _settled, _shot, _sidebar_pool,  # noqa: F401
                                                browser_page, demo_and_mine)
+from tests.conftest import sidebar_link
 from tests.fixtures import synthetic_pool, write_jsonl
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install "
@@ -54,7 +55,7 @@ def test_repeats_from_the_score_page_read_as_flip_rate_and_alpha(mine_only, brow
     page.get_by_role("button", name="Launch").click()
     expect(page.get_by_text(re.compile(r"Started run \d+"))).to_be_visible()
     expect(page.get_by_text(re.compile(r"Run \d+ · finished"))).to_be_visible(timeout=120_000)
-    page.get_by_role("link", name="Formats").click()
+    sidebar_link(page, "Formats").click()
     expect(page.get_by_role("heading", name="Are the samples consistent?")).to_be_visible()
     # the sentence names the cell as sampled (T = 0.7), with its flip rate over its calls and its α
     words = page.locator(".st-key-formats_consistency")
@@ -79,7 +80,7 @@ def test_a_pool_switch_keeps_the_pool_and_the_judge_in_the_address(demo_and_mine
     expect(_sidebar_pool(page)).to_have_value("mtbench-formats")
     expect(page.get_by_role("combobox", name="Judge", exact=True)).to_have_value("smollm2-demo-t1")
     # the Overview's judge too
-    page.get_by_role("link", name="Overview").click()
+    sidebar_link(page, "Overview").click()
     expect(page.get_by_role("heading", name="Overview", exact=True)).to_be_visible()
     _choose(page, page.get_by_role("combobox", name="Judge", exact=True), "smollm2-demo-t0.7")
     expect(page).to_have_url(re.compile(r"overview_judge=smollm2-demo-t0\.7"))

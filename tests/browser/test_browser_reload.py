@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import sidebar_link
 from tests.fixtures import synthetic_pool, write_jsonl
 from tests.browser.test_browser import ARGS, CHROMIUM, _serve_app, _settled
 
@@ -79,7 +80,7 @@ def test_the_pool_and_the_form_choices_in_the_url_survive_a_reload(demo_and_mine
     expect(_sidebar_pool(page)).to_have_value("mtbench-formats")
     _choose(page, _sidebar_pool(page), "mine")
     expect(page).to_have_url(re.compile(r"[?&]pool=mine\b"))
-    page.get_by_role("link", name="Score").click()
+    sidebar_link(page, "Score").click()
     expect(page.get_by_role("heading", name="Score")).to_be_visible()
     expect(page).to_have_url(re.compile(r"/score\?(.*&)?pool=mine\b"))        # the pool travels to each page
     # the form: numeric100 removed from the formats, a swap sample of 2
